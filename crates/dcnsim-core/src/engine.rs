@@ -1,0 +1,909 @@
+//! The simulation: fabric state, hosts, flows and the event loop.
+//!
+//! Per hop a packet costs at most two events: its arrival at the next node
+//! (scheduled when its transmission starts, at start + serialization +
+//! propagation) and, only when the port has more to send, a TxDone at the end
+//! of its serialization. An idle port transmits immediately on enqueue.
+
+use crate::host::cc::{Cc, CongestionControl};
+use crate::host::dctcp::Dctcp;
+use crate::host::reno::Reno;
+use crate::host::tcp::{Receiver, TcpSender};
+use crate::host::udp::UdpSource;
+use crate::host::{Flow, Host, Sender};
+use crate::metrics::{ColumnData as C, Results, Table};
+use crate::net::port::Egress;
+use crate::net::{FlowId, NodeKind, Packet, PacketArena, PktId, PktKind, PortId, Routes, Topology};
+use crate::scenario::schema::{Arrivals, SizeDist, TransportKind};
+use crate::sim::rng::mix64;
+use crate::sim::{ser_time, stream, EventQueue, Rng, SimTime, Stream};
+use crate::switch::{BufferParams, DropReason, MarkReason, Red, Scheduler, SwitchBuffer};
+use crate::workload::FlowSpec;
+
+/// TCP parameters shared by all TCP flows.
+#[derive(Clone, Debug)]
+pub struct TcpParams {
+    pub init_cwnd: u32,
+    pub min_rto: SimTime,
+    pub init_rto: SimTime,
+    pub dctcp_g: f64,
+    pub reno_ecn: bool,
+}
+
+/// UDP parameters shared by all UDP flows.
+#[derive(Clone, Debug)]
+pub struct UdpParams {
+    pub rate_bps: Option<u64>,
+    pub arrivals: Arrivals,
+    pub sizes: SizeDist,
+    pub packet_size: u32,
+}
+
+/// Engine configuration, fully resolved (no defaults left, no files).
+#[derive(Clone, Debug)]
+pub struct SimConfig {
+    pub seed: u64,
+    pub max_time: SimTime,
+    pub mtu: u32,
+    pub header: u32,
+    pub ack_size: u32,
+    pub queues: usize,
+    pub scheduler: Scheduler,
+    pub red: Option<Red>,
+    /// Drop (rather than pass) non-ECT packets that RED selects.
+    pub drop_non_ect: bool,
+    pub buffer: BufferParams,
+    pub switch_latency: SimTime,
+    pub tcp: TcpParams,
+    pub udp: UdpParams,
+    pub tags: Vec<String>,
+    pub fct_bins: Vec<u64>,
+    /// Check packet conservation and buffer bounds as the run goes.
+    pub check_invariants: bool,
+}
+
+#[derive(Copy, Clone, Debug)]
+enum Ev {
+    /// A packet has been fully received through `port` (the receiving end).
+    Arrive { port: PortId, pkt: PktId },
+    /// The transmitter of `port` finished a packet and has more to send.
+    TxDone { port: PortId },
+    /// The next pending flow spec starts.
+    NextArrival,
+    Rto { flow: FlowId, gen: u32 },
+    UdpSend { flow: FlowId },
+}
+
+/// Why a run ended.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum EndReason {
+    /// Every flow finished.
+    Completed,
+    /// The max_time limit was reached.
+    MaxTime,
+    /// Nothing left to happen but flows are unfinished (e.g. lost UDP datagrams).
+    Idle,
+}
+
+impl EndReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EndReason::Completed => "completed",
+            EndReason::MaxTime => "max_time",
+            EndReason::Idle => "idle",
+        }
+    }
+}
+
+struct SwitchState {
+    buffer: SwitchBuffer,
+    rng: Rng,
+}
+
+/// A running simulation.
+pub struct Sim {
+    cfg: SimConfig,
+    topo: Topology,
+    routes: Routes,
+    /// Extra delay added to arrivals through each port: propagation + switch latency.
+    arrive_delay: Vec<SimTime>,
+    egress: Vec<Egress>,
+    switches: Vec<SwitchState>,
+    hosts: Vec<Host>,
+    flows: Vec<Flow>,
+    specs: Vec<FlowSpec>,
+    next_spec: usize,
+    active: usize,
+    finished: usize,
+    pkts: PacketArena,
+    q: EventQueue<Ev>,
+    now: SimTime,
+    events: u64,
+    end: Option<EndReason>,
+    // conservation counters
+    pkts_created: u64,
+    pkts_consumed: u64,
+    pkts_dropped: u64,
+    ecn_marks: u64,
+    max_live: usize,
+    violations: Vec<String>,
+}
+
+impl Sim {
+    /// Build a simulation. `specs` need not be sorted.
+    pub fn new(topo: Topology, routes: Routes, cfg: SimConfig, mut specs: Vec<FlowSpec>) -> Sim {
+        specs.sort_by_key(|s| s.start); // stable: ties keep workload order
+        let nq = cfg.queues;
+        let egress = (0..topo.ports.len()).map(|_| Egress::new(nq)).collect();
+        let arrive_delay = topo
+            .ports
+            .iter()
+            .map(|p| {
+                let peer = topo.ports[p.peer as usize].node;
+                let lat = if topo.nodes[peer as usize].kind == NodeKind::Switch { cfg.switch_latency } else { SimTime::ZERO };
+                p.delay + lat
+            })
+            .collect();
+        let switches = topo
+            .switches
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| SwitchState {
+                buffer: SwitchBuffer::new(cfg.buffer.clone(), topo.nodes[n as usize].ports.len()),
+                rng: stream(cfg.seed, Stream::SwitchAqm, i as u64),
+            })
+            .collect();
+        let hosts = topo
+            .hosts
+            .iter()
+            .map(|&n| Host { node: n, port: topo.nodes[n as usize].ports[0], ready: vec![Default::default(); nq] })
+            .collect();
+        let mut q = EventQueue::new();
+        if let Some(first) = specs.first() {
+            q.push(first.start, Ev::NextArrival);
+        }
+        Sim {
+            cfg,
+            topo,
+            routes,
+            arrive_delay,
+            egress,
+            switches,
+            hosts,
+            flows: Vec::new(),
+            specs,
+            next_spec: 0,
+            active: 0,
+            finished: 0,
+            pkts: PacketArena::new(),
+            q,
+            now: SimTime::ZERO,
+            events: 0,
+            end: None,
+            pkts_created: 0,
+            pkts_consumed: 0,
+            pkts_dropped: 0,
+            ecn_marks: 0,
+            max_live: 0,
+            violations: Vec::new(),
+        }
+    }
+
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+    pub fn flows_total(&self) -> usize {
+        self.flows.len()
+    }
+    pub fn flows_planned(&self) -> usize {
+        self.specs.len()
+    }
+    pub fn flows_finished(&self) -> usize {
+        self.finished
+    }
+    pub fn done(&self) -> bool {
+        self.end.is_some()
+    }
+    pub fn end_reason(&self) -> Option<EndReason> {
+        self.end
+    }
+    pub fn max_time(&self) -> SimTime {
+        self.cfg.max_time
+    }
+    pub fn topology(&self) -> &Topology {
+        &self.topo
+    }
+    /// DCTCP alpha of a flow (tests and diagnostics).
+    pub fn flow_alpha(&self, f: FlowId) -> Option<f64> {
+        match &self.flows.get(f as usize)?.sender {
+            Sender::Tcp(t) => t.cc.alpha(),
+            _ => None,
+        }
+    }
+    /// Bytes acknowledged so far by a flow (tests and diagnostics).
+    pub fn flow_acked(&self, f: FlowId) -> u64 {
+        match &self.flows[f as usize].sender {
+            Sender::Tcp(t) => t.snd_una,
+            Sender::Udp(_) => self.flows[f as usize].rx.bytes,
+        }
+    }
+    /// Current depth in bytes of queue `queue` of port `port`.
+    pub fn queue_bytes(&self, port: PortId, queue: usize) -> u64 {
+        self.egress[port as usize].queues[queue].bytes
+    }
+    /// Bytes transmitted so far by a port (all queues).
+    pub fn port_tx_bytes(&self, port: PortId) -> u64 {
+        self.egress[port as usize].queues.iter().map(|q| q.stats.tx_bytes).sum()
+    }
+    /// Invariant violations found so far (only with `check_invariants`).
+    pub fn violations(&self) -> &[String] {
+        &self.violations
+    }
+    /// (created, consumed at hosts, dropped, live) packet counts.
+    pub fn packet_counts(&self) -> (u64, u64, u64, u64) {
+        (self.pkts_created, self.pkts_consumed, self.pkts_dropped, self.pkts.live() as u64)
+    }
+
+    /// Process events up to and including time `limit` (or until the run ends).
+    pub fn run_until(&mut self, limit: SimTime) {
+        if self.end.is_none() && self.specs.is_empty() && self.flows.is_empty() {
+            self.end = Some(EndReason::Completed);
+        }
+        while self.end.is_none() {
+            let t = match self.q.peek_time() {
+                None => {
+                    self.end = Some(if self.active == 0 { EndReason::Completed } else { EndReason::Idle });
+                    break;
+                }
+                Some(t) => t,
+            };
+            if t > self.cfg.max_time {
+                if limit >= self.cfg.max_time {
+                    self.now = self.cfg.max_time;
+                    self.end = Some(EndReason::MaxTime);
+                }
+                break;
+            }
+            if t > limit {
+                break;
+            }
+            let (t, ev) = self.q.pop().unwrap();
+            self.now = t;
+            self.events += 1;
+            self.dispatch(ev);
+            if self.active == 0 && self.next_spec >= self.specs.len() {
+                self.end = Some(EndReason::Completed);
+            }
+        }
+        if self.end.is_none() && limit > self.now {
+            self.now = limit.min(self.cfg.max_time);
+        }
+    }
+
+    /// Run to the end.
+    pub fn run(&mut self) {
+        self.run_until(SimTime::MAX);
+    }
+
+    #[inline]
+    fn dispatch(&mut self, ev: Ev) {
+        match ev {
+            Ev::Arrive { port, pkt } => {
+                let node = self.topo.ports[port as usize].node;
+                let n = &self.topo.nodes[node as usize];
+                match n.kind {
+                    NodeKind::Switch => self.switch_rx(n.index, port, pkt),
+                    NodeKind::Host => self.host_rx(pkt),
+                }
+            }
+            Ev::TxDone { port } => {
+                self.egress[port as usize].txdone_pending = false;
+                self.try_tx(port);
+            }
+            Ev::NextArrival => {
+                let spec = self.specs[self.next_spec].clone();
+                self.next_spec += 1;
+                if let Some(n) = self.specs.get(self.next_spec) {
+                    self.q.push(n.start, Ev::NextArrival);
+                }
+                self.start_flow(spec);
+            }
+            Ev::Rto { flow, gen } => self.on_rto(flow, gen),
+            Ev::UdpSend { flow } => self.udp_send(flow),
+        }
+    }
+
+    // ---------------------------------------------------------------- switch
+
+    fn switch_rx(&mut self, sw: u32, in_port: PortId, pkt: PktId) {
+        let (dst, hash, prio, size, ect) = {
+            let p = self.pkts.get(pkt);
+            (p.dst, p.hash, p.prio, p.size, p.ect)
+        };
+        let out = match self.routes.next_hop(sw, dst, hash) {
+            Some(o) => o,
+            None => {
+                // unreachable destination: routing guarantees this cannot happen on validated topologies
+                self.drop_pkt(pkt, None, DropReason::BufferFull);
+                return;
+            }
+        };
+        let qi = (prio as usize).min(self.cfg.queues - 1);
+        let st = &mut self.switches[sw as usize];
+        let eg = &mut self.egress[out as usize];
+        if !st.buffer.admits(eg.bytes, eg.queues[qi].bytes, size as u64) {
+            self.drop_pkt(pkt, Some((out, qi)), DropReason::BufferFull);
+            return;
+        }
+        if let Some(red) = &self.cfg.red {
+            if red.decide(eg.queues[qi].bytes, &mut st.rng) {
+                if ect {
+                    self.pkts.get_mut(pkt).ce = true;
+                    eg.queues[qi].stats.count_mark(MarkReason::EcnThreshold);
+                    self.ecn_marks += 1;
+                } else if self.cfg.drop_non_ect {
+                    self.drop_pkt(pkt, Some((out, qi)), DropReason::Aqm);
+                    return;
+                }
+            }
+        }
+        st.buffer.on_enqueue(eg.bytes, size as u64);
+        eg.bytes += size as u64;
+        eg.queues[qi].push(pkt, size, self.now);
+        self.pkts.get_mut(pkt).ingress = in_port;
+        if self.cfg.check_invariants {
+            let lim = st.buffer.queue_limit();
+            if eg.queues[qi].bytes > lim {
+                self.violations.push(format!("t={} port {out} queue {qi}: {} B > limit {lim} B", self.now, eg.queues[qi].bytes));
+            }
+        }
+        self.try_tx(out);
+    }
+
+    fn drop_pkt(&mut self, pkt: PktId, at: Option<(PortId, usize)>, why: DropReason) {
+        if let Some((port, q)) = at {
+            self.egress[port as usize].queues[q].stats.count_drop(why);
+        }
+        let f = self.pkts.get(pkt).flow;
+        if let Some(fl) = self.flows.get_mut(f as usize) {
+            fl.drops += 1;
+        }
+        self.pkts_dropped += 1;
+        self.pkts.free(pkt);
+    }
+
+    // ------------------------------------------------------------ transmitter
+
+    /// Start a transmission on `port` if it is idle and has something to send;
+    /// if it is busy and has a backlog, make sure a TxDone will wake it.
+    fn try_tx(&mut self, port: PortId) {
+        let eg = &self.egress[port as usize];
+        if eg.busy_until > self.now {
+            if !eg.txdone_pending && self.has_backlog(port) {
+                let t = eg.busy_until;
+                self.egress[port as usize].txdone_pending = true;
+                self.q.push(t, Ev::TxDone { port });
+            }
+            return;
+        }
+        let node = self.topo.ports[port as usize].node;
+        let n = &self.topo.nodes[node as usize];
+        let pkt = match n.kind {
+            NodeKind::Switch => {
+                let sw = n.index as usize;
+                let eg = &mut self.egress[port as usize];
+                let qi = match self.cfg.scheduler.select(&eg.queues, &mut eg.sched, &self.pkts, |_| false) {
+                    Some(q) => q,
+                    None => return,
+                };
+                let size = self.pkts.get(eg.queues[qi].head().unwrap()).size;
+                self.switches[sw].buffer.on_dequeue(eg.bytes, size as u64);
+                eg.bytes -= size as u64;
+                eg.queues[qi].pop(size, self.now).unwrap()
+            }
+            NodeKind::Host => match self.host_next_packet(n.index) {
+                Some(p) => p,
+                None => return,
+            },
+        };
+        self.transmit(port, pkt);
+    }
+
+    fn has_backlog(&self, port: PortId) -> bool {
+        let eg = &self.egress[port as usize];
+        if eg.bytes > 0 {
+            return true;
+        }
+        let node = self.topo.ports[port as usize].node;
+        let n = &self.topo.nodes[node as usize];
+        n.kind == NodeKind::Host && self.hosts[n.index as usize].ready.iter().any(|r| !r.is_empty())
+    }
+
+    fn transmit(&mut self, port: PortId, pkt: PktId) {
+        let info = &self.topo.ports[port as usize];
+        let size = self.pkts.get(pkt).size;
+        let done = self.now + ser_time(size as u64, info.rate_bps);
+        let peer = info.peer;
+        self.q.push(done + self.arrive_delay[port as usize], Ev::Arrive { port: peer, pkt });
+        self.egress[port as usize].busy_until = done;
+        if self.has_backlog(port) {
+            self.egress[port as usize].txdone_pending = true;
+            self.q.push(done, Ev::TxDone { port });
+        }
+    }
+
+    // ------------------------------------------------------------------ hosts
+
+    /// Enqueue a host-generated packet (ACK, datagram) on the host's NIC.
+    fn nic_enqueue(&mut self, host: u32, pkt: PktId) {
+        let port = self.hosts[host as usize].port;
+        let (size, prio) = {
+            let p = self.pkts.get(pkt);
+            (p.size, p.prio)
+        };
+        let qi = (prio as usize).min(self.cfg.queues - 1);
+        let eg = &mut self.egress[port as usize];
+        eg.bytes += size as u64;
+        eg.queues[qi].push(pkt, size, self.now);
+        self.try_tx(port);
+    }
+
+    fn host_next_packet(&mut self, h: u32) -> Option<PktId> {
+        let port = self.hosts[h as usize].port;
+        let eg = &mut self.egress[port as usize];
+        if eg.bytes > 0 {
+            let qi = Scheduler::Strict.select(&eg.queues, &mut eg.sched, &self.pkts, |_| false)?;
+            let size = self.pkts.get(eg.queues[qi].head().unwrap()).size;
+            eg.bytes -= size as u64;
+            return eg.queues[qi].pop(size, self.now);
+        }
+        for class in (0..self.cfg.queues).rev() {
+            while let Some(f) = self.hosts[h as usize].ready[class].pop_front() {
+                let fl = &mut self.flows[f as usize];
+                fl.in_ready = false;
+                if fl.finished {
+                    continue;
+                }
+                let Sender::Tcp(tcp) = &mut fl.sender else { continue };
+                let seg = match tcp.next_segment(fl.size) {
+                    Some(s) => s,
+                    None => continue,
+                };
+                let still = tcp.can_send(fl.size);
+                tcp.arm_if_idle(self.now);
+                let ect = tcp.cc.ecn_capable();
+                if seg.retx {
+                    fl.retx += 1;
+                }
+                let p = Packet {
+                    kind: PktKind::Data,
+                    flow: f,
+                    src: fl.src,
+                    dst: fl.dst,
+                    seq: seg.seq,
+                    size: seg.len + self.cfg.header,
+                    payload: seg.len,
+                    prio: fl.prio,
+                    ect,
+                    ce: false,
+                    ece: false,
+                    retx: seg.retx,
+                    hash: fl.hash,
+                    ts: self.now,
+                    ingress: u32::MAX,
+                };
+                if still {
+                    fl.in_ready = true;
+                    self.hosts[h as usize].ready[class].push_back(f);
+                }
+                self.ensure_timer(f);
+                self.pkts_created += 1;
+                return Some(self.pkts.alloc(p));
+            }
+        }
+        None
+    }
+
+    fn host_rx(&mut self, pkt: PktId) {
+        let (kind, f) = {
+            let p = self.pkts.get(pkt);
+            (p.kind, p.flow)
+        };
+        if self.flows[f as usize].finished {
+            self.pkts_consumed += 1;
+            self.pkts.free(pkt);
+            return;
+        }
+        match kind {
+            PktKind::Data => self.on_data(f, pkt),
+            PktKind::Ack => self.on_ack(f, pkt),
+        }
+    }
+
+    fn on_data(&mut self, f: FlowId, pkt: PktId) {
+        let fl = &mut self.flows[f as usize];
+        let p = self.pkts.get_mut(pkt);
+        if p.ce {
+            fl.ecn_marks += 1;
+        }
+        match fl.sender {
+            Sender::Tcp(_) => {
+                let ack = fl.rx.on_data(p.seq, p.payload as u64);
+                // Turn the data packet into its ACK in place: no allocation.
+                let ce = p.ce;
+                std::mem::swap(&mut p.src, &mut p.dst);
+                p.kind = PktKind::Ack;
+                p.seq = ack;
+                p.size = self.cfg.ack_size;
+                p.payload = 0;
+                p.ece = ce;
+                p.ce = false;
+                p.ect = false;
+                let host = p.src;
+                self.nic_enqueue(host, pkt);
+            }
+            Sender::Udp(_) => {
+                fl.rx.bytes += p.size as u64;
+                let done = fl.rx.bytes >= fl.size;
+                self.pkts_consumed += 1;
+                self.pkts.free(pkt);
+                if done {
+                    self.finish_flow(f);
+                }
+            }
+        }
+    }
+
+    fn on_ack(&mut self, f: FlowId, pkt: PktId) {
+        let (ack, ece, ts) = {
+            let p = self.pkts.get(pkt);
+            (p.seq, p.ece, p.ts)
+        };
+        self.pkts_consumed += 1;
+        self.pkts.free(pkt);
+        let now = self.now;
+        let fl = &mut self.flows[f as usize];
+        let Sender::Tcp(tcp) = &mut fl.sender else { return };
+        let out = tcp.on_ack(ack, ece, ts, now, fl.size);
+        if out.finished {
+            self.finish_flow(f);
+            return;
+        }
+        self.make_ready(f);
+        self.ensure_timer(f);
+    }
+
+    /// Put a TCP flow on its host's ready list if its window allows a segment.
+    fn make_ready(&mut self, f: FlowId) {
+        let fl = &mut self.flows[f as usize];
+        let Sender::Tcp(tcp) = &fl.sender else { return };
+        if fl.in_ready || fl.finished || !tcp.can_send(fl.size) {
+            return;
+        }
+        fl.in_ready = true;
+        let class = (fl.prio as usize).min(self.cfg.queues - 1);
+        let h = fl.src;
+        self.hosts[h as usize].ready[class].push_back(f);
+        let port = self.hosts[h as usize].port;
+        self.try_tx(port);
+    }
+
+    /// Keep one timer event in the queue no later than the RTO deadline.
+    fn ensure_timer(&mut self, f: FlowId) {
+        let Sender::Tcp(tcp) = &mut self.flows[f as usize].sender else { return };
+        if let Some(d) = tcp.rto_deadline {
+            if tcp.timer_at.map_or(true, |t| d < t) {
+                tcp.timer_gen = tcp.timer_gen.wrapping_add(1);
+                tcp.timer_at = Some(d);
+                let gen = tcp.timer_gen;
+                self.q.push(d, Ev::Rto { flow: f, gen });
+            }
+        }
+    }
+
+    fn on_rto(&mut self, f: FlowId, gen: u32) {
+        let now = self.now;
+        let fl = &mut self.flows[f as usize];
+        if fl.finished {
+            return;
+        }
+        let Sender::Tcp(tcp) = &mut fl.sender else { return };
+        if tcp.timer_gen != gen {
+            return; // superseded
+        }
+        tcp.timer_at = None;
+        match tcp.rto_deadline {
+            None => return,
+            Some(d) if d > now => {}
+            Some(_) => {
+                tcp.on_timeout(now);
+                self.make_ready(f);
+            }
+        }
+        self.ensure_timer(f);
+    }
+
+    fn udp_send(&mut self, f: FlowId) {
+        let fl = &mut self.flows[f as usize];
+        let Sender::Udp(u) = &mut fl.sender else { return };
+        if u.sent >= fl.size {
+            return;
+        }
+        let sz = (u.next_size() as u64).min(fl.size - u.sent) as u32;
+        u.sent += sz as u64;
+        let more = u.sent < fl.size;
+        let gap = u.next_gap();
+        let p = Packet {
+            kind: PktKind::Data,
+            flow: f,
+            src: fl.src,
+            dst: fl.dst,
+            seq: u.sent - sz as u64,
+            size: sz,
+            payload: sz,
+            prio: fl.prio,
+            ect: false,
+            ce: false,
+            ece: false,
+            retx: false,
+            hash: fl.hash,
+            ts: self.now,
+            ingress: u32::MAX,
+        };
+        let src = fl.src;
+        self.pkts_created += 1;
+        let id = self.pkts.alloc(p);
+        self.max_live = self.max_live.max(self.pkts.live());
+        self.nic_enqueue(src, id);
+        if more {
+            self.q.push(self.now + gap, Ev::UdpSend { flow: f });
+        }
+    }
+
+    // ------------------------------------------------------------------ flows
+
+    fn start_flow(&mut self, spec: FlowSpec) {
+        let id = self.flows.len() as FlowId;
+        let hash = mix64(self.cfg.seed ^ mix64(id as u64 ^ 0xF10F)) as u32;
+        let ideal = self.ideal_fct(&spec, hash);
+        let host_rate = self.topo.ports[self.hosts[spec.src as usize].port as usize].rate_bps;
+        let mss = self.cfg.mtu - self.cfg.header;
+        let sender = match spec.transport {
+            TransportKind::Dctcp | TransportKind::Reno => {
+                let cc = if spec.transport == TransportKind::Dctcp {
+                    Cc::Dctcp(Dctcp::new(self.cfg.tcp.dctcp_g))
+                } else {
+                    Cc::Reno(Reno { ecn: self.cfg.tcp.reno_ecn })
+                };
+                Sender::Tcp(Box::new(TcpSender::new(cc, mss, self.cfg.tcp.init_cwnd, self.cfg.tcp.min_rto, self.cfg.tcp.init_rto)))
+            }
+            TransportKind::Udp => Sender::Udp(Box::new(UdpSource {
+                rate_bps: self.cfg.udp.rate_bps.unwrap_or(host_rate),
+                arrivals: self.cfg.udp.arrivals,
+                sizes: self.cfg.udp.sizes,
+                mean_size: self.cfg.udp.packet_size,
+                max_size: self.cfg.mtu,
+                sent: 0,
+                rng: stream(self.cfg.seed, Stream::Flow, id as u64),
+            })),
+        };
+        let is_udp = matches!(sender, Sender::Udp(_));
+        self.flows.push(Flow {
+            id,
+            src: spec.src,
+            dst: spec.dst,
+            size: spec.size,
+            start: self.now,
+            tag: spec.tag,
+            prio: spec.prio,
+            hash,
+            transport: spec.transport,
+            ideal,
+            repeat_until: spec.repeat_until,
+            sender,
+            rx: Receiver::default(),
+            drops: 0,
+            ecn_marks: 0,
+            retx: 0,
+            finished: false,
+            end: SimTime::ZERO,
+            in_ready: false,
+        });
+        self.active += 1;
+        if is_udp {
+            self.udp_send(id);
+        } else {
+            self.make_ready(id);
+        }
+    }
+
+    fn finish_flow(&mut self, f: FlowId) {
+        let now = self.now;
+        let fl = &mut self.flows[f as usize];
+        fl.finished = true;
+        fl.end = now;
+        fl.rx.clear();
+        if let Sender::Tcp(t) = &mut fl.sender {
+            t.rto_deadline = None;
+        }
+        self.active -= 1;
+        self.finished += 1;
+        if let Some(until) = fl.repeat_until {
+            if now < until {
+                let spec = FlowSpec {
+                    src: fl.src,
+                    dst: fl.dst,
+                    size: fl.size,
+                    start: now,
+                    prio: fl.prio,
+                    tag: fl.tag,
+                    transport: fl.transport,
+                    repeat_until: Some(until),
+                };
+                self.start_flow(spec);
+            }
+        }
+    }
+
+    /// FCT of the flow alone on an idle fabric with an unlimited window: the
+    /// bottleneck link on its path serializes every packet back to back once
+    /// the first arrives; the last packet then crosses the remaining hops, and
+    /// (for TCP) its ACK returns over the whole path.
+    pub fn ideal_fct(&self, spec: &FlowSpec, hash: u32) -> SimTime {
+        let path = self.routes.path(&self.topo, spec.src, spec.dst, hash);
+        let udp = spec.transport == TransportKind::Udp;
+        let (mss, hdr) = if udp { (self.cfg.mtu as u64, 0) } else { ((self.cfg.mtu - self.cfg.header) as u64, self.cfg.header as u64) };
+        let full = spec.size / mss;
+        let rem = spec.size % mss;
+        let last = if rem > 0 { rem + hdr } else { mss + hdr };
+        let npk = full + (rem > 0) as u64;
+        let wire_total = full * (mss + hdr) + if rem > 0 { rem + hdr } else { 0 };
+        let first = if npk > 1 || rem == 0 { mss + hdr } else { last };
+        let rate = |p: PortId| self.topo.ports[p as usize].rate_bps;
+        let b = (0..path.len()).min_by_key(|&i| (rate(path[i]), i)).unwrap();
+        let mut t = SimTime::ZERO;
+        for &p in &path[..b] {
+            t += ser_time(first, rate(p)) + self.arrive_delay[p as usize];
+        }
+        // the bottleneck serializes all bytes
+        let _ = npk;
+        t += ser_time(wire_total, rate(path[b])) + self.arrive_delay[path[b] as usize];
+        for &p in &path[b + 1..] {
+            t += ser_time(last, rate(p)) + self.arrive_delay[p as usize];
+        }
+        if !udp {
+            for &p in path.iter().rev() {
+                let back = self.topo.ports[p as usize].peer;
+                t += ser_time(self.cfg.ack_size as u64, rate(back)) + self.arrive_delay[back as usize];
+            }
+        }
+        t
+    }
+
+    // ---------------------------------------------------------------- results
+
+    /// Finalize at the current time and build the result tables.
+    pub fn results(&mut self) -> Results {
+        let now = self.now;
+        let mut ft = Table::default();
+        let n = self.flows.len();
+        let mut cols: [Vec<u64>; 7] = Default::default();
+        let (mut src, mut dst) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let mut slowdown = Vec::with_capacity(n);
+        let (mut prio, mut tag, mut fin) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut drops, mut marks, mut retx) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        for f in &self.flows {
+            let fct = if f.finished { (f.end - f.start).0 } else { 0 };
+            cols[0].push(f.id as u64);
+            cols[1].push(f.size);
+            cols[2].push(f.start.0);
+            cols[3].push(if f.finished { f.end.0 } else { 0 });
+            cols[4].push(fct);
+            cols[5].push(f.ideal.0);
+            cols[6].push(self.flow_acked(f.id));
+            src.push(f.src);
+            dst.push(f.dst);
+            slowdown.push(if f.finished && f.ideal.0 > 0 { fct as f64 / f.ideal.0 as f64 } else { f64::NAN });
+            prio.push(f.prio);
+            tag.push(f.tag);
+            fin.push(f.finished as u8);
+            drops.push(f.drops);
+            marks.push(f.ecn_marks);
+            retx.push(f.retx);
+        }
+        let [id, size, start, end, fct, ideal, acked] = cols;
+        ft.push("flow_id", C::U64(id));
+        ft.push("src", C::U32(src));
+        ft.push("dst", C::U32(dst));
+        ft.push("size_bytes", C::U64(size));
+        ft.push("start_ps", C::U64(start));
+        ft.push("end_ps", C::U64(end));
+        ft.push("fct_ps", C::U64(fct));
+        ft.push("ideal_fct_ps", C::U64(ideal));
+        ft.push("slowdown", C::F64(slowdown));
+        ft.push("priority", C::U8(prio));
+        ft.push("tag", C::U16(tag));
+        ft.push("finished", C::U8(fin));
+        ft.push("delivered_bytes", C::U64(acked));
+        ft.push("drops", C::U32(drops));
+        ft.push("ecn_marks", C::U32(marks));
+        ft.push("retx", C::U32(retx));
+
+        let mut pt = Table::default();
+        let mut node = vec![];
+        let mut port = vec![];
+        let mut peer = vec![];
+        let mut queue = vec![];
+        let mut rate = vec![];
+        let mut c: [Vec<u64>; 7] = Default::default();
+        let mut mean = vec![];
+        for (pid, eg) in self.egress.iter_mut().enumerate() {
+            let info = &self.topo.ports[pid];
+            let peer_node = self.topo.ports[info.peer as usize].node;
+            for (qi, qq) in eg.queues.iter_mut().enumerate() {
+                node.push(info.node);
+                port.push(info.local);
+                peer.push(peer_node);
+                queue.push(qi as u8);
+                rate.push(info.rate_bps);
+                mean.push(qq.mean_bytes(now));
+                let s = &qq.stats;
+                c[0].push(s.tx_bytes);
+                c[1].push(s.tx_packets);
+                c[2].push(s.drops());
+                c[3].push(s.drops_buffer_full);
+                c[4].push(s.drops_aqm);
+                c[5].push(s.ecn_marks);
+                c[6].push(s.max_bytes);
+            }
+        }
+        let [tx_b, tx_p, dr, dr_bf, dr_aqm, mk, mx] = c;
+        pt.push("node", C::U32(node));
+        pt.push("port", C::U32(port));
+        pt.push("peer_node", C::U32(peer));
+        pt.push("queue", C::U8(queue));
+        pt.push("rate_bps", C::U64(rate));
+        pt.push("tx_bytes", C::U64(tx_b));
+        pt.push("tx_packets", C::U64(tx_p));
+        pt.push("drops", C::U64(dr));
+        pt.push("drops_buffer_full", C::U64(dr_bf));
+        pt.push("drops_aqm", C::U64(dr_aqm));
+        pt.push("ecn_marks", C::U64(mk));
+        pt.push("max_depth_bytes", C::U64(mx));
+        pt.push("mean_depth_bytes", C::F64(mean));
+
+        let unfinished = self.flows.len() - self.finished + (self.specs.len() - self.next_spec);
+        let summary = serde_json::json!({
+            "seed": self.cfg.seed,
+            "sim_time_ps": now.0,
+            "events": self.events,
+            "flows_total": self.flows.len() + (self.specs.len() - self.next_spec),
+            "flows_started": self.flows.len(),
+            "flows_finished": self.finished,
+            "flows_unfinished": unfinished,
+            "end_reason": self.end.map(|e| e.as_str()).unwrap_or("stopped"),
+            "fct_bins": self.cfg.fct_bins,
+            "hosts": self.topo.num_hosts(),
+            "switches": self.topo.num_switches(),
+            "packets_created": self.pkts_created,
+            "packets_dropped": self.pkts_dropped,
+            "ecn_marks": self.ecn_marks,
+            "packets_in_flight": self.pkts.live(),
+            "invariant_violations": self.violations,
+            "version": env!("CARGO_PKG_VERSION"),
+        });
+        Results {
+            flows: ft,
+            ports: pt,
+            tags: self.cfg.tags.clone(),
+            nodes: self.topo.nodes.iter().map(|n| n.name.clone()).collect(),
+            summary,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,59 @@
+//! Hosts: a NIC with per-priority queues and the flows it serves.
+//!
+//! The NIC pulls: when its port is free it first drains its own queues
+//! (ACKs, UDP datagrams), then asks the ready flows of the highest priority,
+//! round robin, for one segment each, as an RDMA NIC arbitrates its queue
+//! pairs. So a window-limited flow never sits in an unbounded host queue.
+pub mod cc;
+pub mod dctcp;
+pub mod reno;
+pub mod tcp;
+pub mod udp;
+
+use crate::net::{FlowId, HostId, NodeId, PortId};
+use crate::scenario::schema::TransportKind;
+use crate::sim::SimTime;
+use std::collections::VecDeque;
+use tcp::{Receiver, TcpSender};
+use udp::UdpSource;
+
+/// One host.
+#[derive(Clone, Debug)]
+pub struct Host {
+    pub node: NodeId,
+    pub port: PortId,
+    /// Flows with a segment ready to send, per priority.
+    pub ready: Vec<VecDeque<FlowId>>,
+}
+
+/// Sender side of a flow.
+#[derive(Clone, Debug)]
+pub enum Sender {
+    Tcp(Box<TcpSender>),
+    Udp(Box<UdpSource>),
+}
+
+/// One flow: a transfer of `size` bytes from `src` to `dst`.
+#[derive(Clone, Debug)]
+pub struct Flow {
+    pub id: FlowId,
+    pub src: HostId,
+    pub dst: HostId,
+    pub size: u64,
+    pub start: SimTime,
+    pub tag: u16,
+    pub prio: u8,
+    pub hash: u32,
+    pub transport: TransportKind,
+    pub ideal: SimTime,
+    /// Persistent workloads: start an identical flow when this one finishes, until then.
+    pub repeat_until: Option<SimTime>,
+    pub sender: Sender,
+    pub rx: Receiver,
+    pub drops: u32,
+    pub ecn_marks: u32,
+    pub retx: u32,
+    pub finished: bool,
+    pub end: SimTime,
+    pub in_ready: bool,
+}

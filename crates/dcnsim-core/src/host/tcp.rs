@@ -1,0 +1,299 @@
+//! The window-based sender and the receiver shared by DCTCP and Reno:
+//! byte sequence numbers, per-packet cumulative ACKs with ECN-Echo and an
+//! echoed timestamp, NewReno fast retransmit / fast recovery (RFC 6582),
+//! RTO per RFC 6298 with exponential back-off and go-back-N after a timeout.
+
+use super::cc::{Cc, CongestionControl, Window};
+use crate::sim::SimTime;
+use std::collections::BTreeMap;
+
+/// Per-flow sender state.
+#[derive(Clone, Debug)]
+pub struct TcpSender {
+    pub w: Window,
+    pub cc: Cc,
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    /// Highest sequence ever sent (snd_nxt can move back after an RTO).
+    pub snd_max: u64,
+    dupacks: u32,
+    in_recovery: bool,
+    recover: u64,
+    /// Segment to retransmit before any new data (fast retransmit / partial ACK).
+    pending_retx: Option<u64>,
+    srtt: f64,
+    rttvar: f64,
+    has_rtt: bool,
+    pub rto: SimTime,
+    min_rto: SimTime,
+    /// When the retransmission timer expires, if armed.
+    pub rto_deadline: Option<SimTime>,
+    /// Time of the timer event currently in the event queue (lazy re-arming).
+    pub timer_at: Option<SimTime>,
+    pub timer_gen: u32,
+    pub timeouts: u32,
+}
+
+/// What an ACK did.
+#[derive(Default, Debug, Clone, Copy)]
+pub struct AckOutcome {
+    pub finished: bool,
+    pub retransmit: bool,
+}
+
+/// A segment to put on the wire.
+#[derive(Debug, Clone, Copy)]
+pub struct Segment {
+    pub seq: u64,
+    pub len: u32,
+    pub retx: bool,
+}
+
+impl TcpSender {
+    pub fn new(cc: Cc, mss: u32, init_cwnd_pkts: u32, min_rto: SimTime, init_rto: SimTime) -> TcpSender {
+        let mss = mss as f64;
+        TcpSender {
+            w: Window { cwnd: init_cwnd_pkts as f64 * mss, ssthresh: f64::INFINITY, mss, cwr_end: 0 },
+            cc,
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            dupacks: 0,
+            in_recovery: false,
+            recover: 0,
+            pending_retx: None,
+            srtt: 0.0,
+            rttvar: 0.0,
+            has_rtt: false,
+            rto: init_rto.max(min_rto),
+            min_rto,
+            rto_deadline: None,
+            timer_at: None,
+            timer_gen: 0,
+            timeouts: 0,
+        }
+    }
+
+    #[inline]
+    pub fn inflight(&self) -> u64 {
+        self.snd_nxt - self.snd_una
+    }
+
+    /// Whether the window allows another segment now.
+    #[inline]
+    pub fn can_send(&self, size: u64) -> bool {
+        if self.pending_retx.is_some() {
+            return true;
+        }
+        if self.snd_nxt >= size {
+            return false;
+        }
+        let next = (size - self.snd_nxt).min(self.w.mss as u64);
+        (self.inflight() + next) as f64 <= self.w.cwnd.max(self.w.mss)
+    }
+
+    /// The next segment to send; advances snd_nxt.
+    pub fn next_segment(&mut self, size: u64) -> Option<Segment> {
+        let mss = self.w.mss as u64;
+        if let Some(seq) = self.pending_retx.take() {
+            if seq < self.snd_max && seq >= self.snd_una {
+                return Some(Segment { seq, len: (size - seq).min(mss) as u32, retx: true });
+            }
+        }
+        if !self.can_send(size) {
+            return None;
+        }
+        let seq = self.snd_nxt;
+        let len = (size - seq).min(mss);
+        self.snd_nxt += len;
+        let retx = seq < self.snd_max;
+        self.snd_max = self.snd_max.max(self.snd_nxt);
+        Some(Segment { seq, len: len as u32, retx })
+    }
+
+    fn rtt_sample(&mut self, r: SimTime) {
+        // RFC 6298 2.2/2.3 with alpha = 1/8, beta = 1/4.
+        let r = r.0 as f64;
+        if !self.has_rtt {
+            self.srtt = r;
+            self.rttvar = r / 2.0;
+            self.has_rtt = true;
+        } else {
+            self.rttvar = 0.75 * self.rttvar + 0.25 * (self.srtt - r).abs();
+            self.srtt = 0.875 * self.srtt + 0.125 * r;
+        }
+        let rto = SimTime((self.srtt + 4.0 * self.rttvar).round() as u64);
+        self.rto = rto.max(self.min_rto);
+    }
+
+    /// Smoothed RTT, if sampled.
+    pub fn srtt(&self) -> Option<SimTime> {
+        self.has_rtt.then(|| SimTime(self.srtt as u64))
+    }
+
+    /// Process a cumulative ACK.
+    pub fn on_ack(&mut self, ack: u64, ece: bool, ts_echo: SimTime, now: SimTime, size: u64) -> AckOutcome {
+        let mut out = AckOutcome::default();
+        if ack > self.snd_una {
+            let acked = ack - self.snd_una;
+            self.snd_una = ack;
+            if self.snd_nxt < self.snd_una {
+                self.snd_nxt = self.snd_una;
+            }
+            self.rtt_sample(now - ts_echo);
+            self.dupacks = 0;
+            if self.in_recovery {
+                if ack >= self.recover {
+                    self.in_recovery = false;
+                    self.w.cwnd = self.w.ssthresh.max(self.w.min_cwnd());
+                } else {
+                    // NewReno partial ACK: retransmit the next hole, deflate.
+                    self.pending_retx = Some(self.snd_una);
+                    out.retransmit = true;
+                    self.w.cwnd = (self.w.cwnd - acked as f64 + self.w.mss).max(self.w.mss);
+                }
+            } else {
+                self.cc.on_ack(&mut self.w, acked, ece, ack, self.snd_nxt);
+            }
+            if self.snd_una >= size {
+                out.finished = true;
+                self.rto_deadline = None;
+            } else if self.inflight() > 0 || self.pending_retx.is_some() {
+                self.rto_deadline = Some(now + self.rto);
+            } else {
+                self.rto_deadline = None;
+            }
+        } else if ack == self.snd_una && self.snd_max > self.snd_una {
+            self.dupacks += 1;
+            if self.dupacks == 3 && !self.in_recovery && ack >= self.recover {
+                let inflight = self.snd_max - self.snd_una;
+                self.cc.on_fast_retransmit(&mut self.w, inflight);
+                self.in_recovery = true;
+                self.recover = self.snd_max;
+                self.pending_retx = Some(self.snd_una);
+                out.retransmit = true;
+            } else if self.in_recovery {
+                self.w.cwnd += self.w.mss;
+            }
+        }
+        out
+    }
+
+    /// The retransmission timer fired at `now`. Returns true if it really expired.
+    pub fn on_timeout(&mut self, now: SimTime) -> bool {
+        match self.rto_deadline {
+            Some(d) if d <= now => {}
+            _ => return false,
+        }
+        let inflight = self.snd_max - self.snd_una;
+        self.cc.on_timeout(&mut self.w, inflight);
+        self.recover = self.snd_max;
+        self.in_recovery = false;
+        self.dupacks = 0;
+        self.snd_nxt = self.snd_una; // go-back-N: resend everything unacknowledged
+        self.pending_retx = None;
+        self.rto = SimTime((self.rto.0.saturating_mul(2)).min(SimTime::from_ms(60_000).0));
+        self.rto_deadline = Some(now + self.rto);
+        self.timeouts += 1;
+        true
+    }
+
+    /// Arm the timer if data is outstanding and none is armed (on first transmission).
+    pub fn arm_if_idle(&mut self, now: SimTime) {
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rto);
+        }
+    }
+}
+
+/// Per-flow receiver: cumulative ACK point plus out-of-order segments.
+#[derive(Clone, Debug, Default)]
+pub struct Receiver {
+    pub rcv_nxt: u64,
+    ooo: BTreeMap<u64, u64>,
+    pub bytes: u64,
+}
+
+impl Receiver {
+    /// Accept a segment [seq, seq+len); returns the new cumulative ACK.
+    pub fn on_data(&mut self, seq: u64, len: u64) -> u64 {
+        let end = seq + len;
+        if end <= self.rcv_nxt {
+            return self.rcv_nxt;
+        }
+        if seq <= self.rcv_nxt {
+            self.bytes += end - self.rcv_nxt;
+            self.rcv_nxt = end;
+            while let Some((&s, &e)) = self.ooo.iter().next() {
+                if s > self.rcv_nxt {
+                    break;
+                }
+                self.ooo.remove(&s);
+                if e > self.rcv_nxt {
+                    self.bytes += e - self.rcv_nxt;
+                    self.rcv_nxt = e;
+                }
+            }
+        } else {
+            let e = self.ooo.entry(seq).or_insert(end);
+            if end > *e {
+                *e = end;
+            }
+        }
+        self.rcv_nxt
+    }
+    pub fn clear(&mut self) {
+        self.ooo = BTreeMap::new();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::reno::Reno;
+
+    #[test]
+    fn receiver_reassembles() {
+        let mut r = Receiver::default();
+        assert_eq!(r.on_data(0, 100), 100);
+        assert_eq!(r.on_data(200, 100), 100);
+        assert_eq!(r.on_data(300, 100), 100);
+        assert_eq!(r.on_data(100, 100), 400);
+        assert_eq!(r.on_data(0, 100), 400);
+        assert_eq!(r.bytes, 400);
+    }
+
+    #[test]
+    fn three_dupacks_trigger_fast_retransmit() {
+        let mut s = TcpSender::new(Cc::Reno(Reno { ecn: false }), 1000, 10, SimTime::from_ms(1), SimTime::from_ms(1));
+        for _ in 0..10 {
+            s.next_segment(100_000).unwrap();
+        }
+        assert!(!s.can_send(100_000));
+        let t = SimTime::from_us(10);
+        s.on_ack(1000, false, SimTime::ZERO, t, 100_000);
+        for i in 0..3 {
+            let o = s.on_ack(1000, false, SimTime::ZERO, t, 100_000);
+            assert_eq!(o.retransmit, i == 2);
+        }
+        let seg = s.next_segment(100_000).unwrap();
+        assert_eq!(seg.seq, 1000);
+        assert!(seg.retx);
+    }
+
+    #[test]
+    fn timeout_goes_back_and_backs_off() {
+        let mut s = TcpSender::new(Cc::Reno(Reno { ecn: false }), 1000, 4, SimTime::from_ms(1), SimTime::from_ms(1));
+        for _ in 0..4 {
+            s.next_segment(10_000).unwrap();
+        }
+        s.arm_if_idle(SimTime::ZERO);
+        assert!(!s.on_timeout(SimTime::from_us(999)));
+        assert!(s.on_timeout(SimTime::from_ms(1)));
+        assert_eq!(s.snd_nxt, 0);
+        assert_eq!(s.rto, SimTime::from_ms(2));
+        assert_eq!(s.w.cwnd, 1000.0);
+        let seg = s.next_segment(10_000).unwrap();
+        assert!(seg.retx && seg.seq == 0);
+    }
+}

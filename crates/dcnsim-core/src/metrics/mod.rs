@@ -1,0 +1,88 @@
+//! Result tables handed to the bindings as typed columns: one row per flow
+//! (flows.parquet) and one row per port queue (ports.parquet). Columns are
+//! plain vectors so the bindings can pass them on without conversion.
+
+/// One typed column.
+#[derive(Clone, Debug)]
+pub enum ColumnData {
+    U64(Vec<u64>),
+    U32(Vec<u32>),
+    U16(Vec<u16>),
+    U8(Vec<u8>),
+    F64(Vec<f64>),
+}
+
+impl ColumnData {
+    pub fn len(&self) -> usize {
+        match self {
+            ColumnData::U64(v) => v.len(),
+            ColumnData::U32(v) => v.len(),
+            ColumnData::U16(v) => v.len(),
+            ColumnData::U8(v) => v.len(),
+            ColumnData::F64(v) => v.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// numpy dtype string of the column.
+    pub fn dtype(&self) -> &'static str {
+        match self {
+            ColumnData::U64(_) => "<u8",
+            ColumnData::U32(_) => "<u4",
+            ColumnData::U16(_) => "<u2",
+            ColumnData::U8(_) => "|u1",
+            ColumnData::F64(_) => "<f8",
+        }
+    }
+    /// Little-endian bytes of the column.
+    pub fn to_le_bytes(&self) -> Vec<u8> {
+        match self {
+            ColumnData::U64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            ColumnData::U32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            ColumnData::U16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            ColumnData::U8(v) => v.clone(),
+            ColumnData::F64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        }
+    }
+}
+
+/// A named set of equally long columns.
+#[derive(Clone, Debug, Default)]
+pub struct Table {
+    pub columns: Vec<(String, ColumnData)>,
+}
+
+impl Table {
+    pub fn push(&mut self, name: &str, c: ColumnData) {
+        self.columns.push((name.to_string(), c));
+    }
+    pub fn get(&self, name: &str) -> Option<&ColumnData> {
+        self.columns.iter().find(|(n, _)| n == name).map(|(_, c)| c)
+    }
+    pub fn rows(&self) -> usize {
+        self.columns.first().map(|(_, c)| c.len()).unwrap_or(0)
+    }
+    pub fn u64(&self, name: &str) -> &[u64] {
+        match self.get(name) {
+            Some(ColumnData::U64(v)) => v,
+            _ => panic!("no u64 column {name}"),
+        }
+    }
+    pub fn f64(&self, name: &str) -> &[f64] {
+        match self.get(name) {
+            Some(ColumnData::F64(v)) => v,
+            _ => panic!("no f64 column {name}"),
+        }
+    }
+}
+
+/// Everything a run produces.
+#[derive(Clone, Debug)]
+pub struct Results {
+    pub flows: Table,
+    pub ports: Table,
+    pub tags: Vec<String>,
+    pub nodes: Vec<String>,
+    pub summary: serde_json::Value,
+}

@@ -1,0 +1,12 @@
+//! Network: packets, the fabric graph, topology builders and ECMP routing.
+pub mod clos;
+pub mod dumbbell;
+pub mod fat_tree;
+pub mod packet;
+pub mod port;
+pub mod routing;
+pub mod topology;
+
+pub use packet::{FlowId, HostId, NodeId, Packet, PacketArena, PktId, PktKind, PortId};
+pub use routing::Routes;
+pub use topology::{NodeKind, Topology};

@@ -1,0 +1,118 @@
+//! Packets and the packet arena. Packets are pooled and addressed by index
+//! (as htsim pools them); events carry a `PktId`, never a packet.
+
+use crate::sim::SimTime;
+
+pub type PktId = u32;
+pub type FlowId = u32;
+pub type HostId = u32;
+pub type NodeId = u32;
+pub type PortId = u32;
+
+/// What a frame carries.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum PktKind {
+    /// Transport payload.
+    Data,
+    /// Cumulative acknowledgement (`seq` = next byte expected).
+    Ack,
+}
+
+/// One frame in flight or in a queue.
+#[derive(Clone, Debug)]
+pub struct Packet {
+    pub kind: PktKind,
+    pub flow: FlowId,
+    pub src: HostId,
+    pub dst: HostId,
+    /// Data: byte offset of the first payload byte. Ack: cumulative ack.
+    pub seq: u64,
+    /// Bytes on the wire (what the link serializes and the buffer holds).
+    pub size: u32,
+    /// Payload bytes (data only).
+    pub payload: u32,
+    /// Traffic class, 0..7.
+    pub prio: u8,
+    /// ECN-capable transport (RFC 3168 ECT).
+    pub ect: bool,
+    /// Congestion Experienced mark.
+    pub ce: bool,
+    /// ACK: ECN-Echo of the acknowledged packet's CE (DCTCP per-packet echo).
+    pub ece: bool,
+    /// Data: this is a retransmission. Ack: echoes it.
+    pub retx: bool,
+    /// ECMP hash of the flow (stable per flow).
+    pub hash: u32,
+    /// Data: when the sender sent it. Ack: echoed timestamp (RTT sample, RFC 7323 style).
+    pub ts: SimTime,
+    /// Port this packet entered the current switch through (ingress accounting).
+    pub ingress: PortId,
+}
+
+impl Packet {
+    pub fn blank() -> Packet {
+        Packet {
+            kind: PktKind::Data,
+            flow: 0,
+            src: 0,
+            dst: 0,
+            seq: 0,
+            size: 0,
+            payload: 0,
+            prio: 0,
+            ect: false,
+            ce: false,
+            ece: false,
+            retx: false,
+            hash: 0,
+            ts: SimTime::ZERO,
+            ingress: u32::MAX,
+        }
+    }
+}
+
+/// Reusable packet storage with a free list.
+#[derive(Default)]
+pub struct PacketArena {
+    slots: Vec<Packet>,
+    free: Vec<PktId>,
+    live: usize,
+}
+
+impl PacketArena {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    #[inline]
+    pub fn alloc(&mut self, p: Packet) -> PktId {
+        self.live += 1;
+        if let Some(id) = self.free.pop() {
+            self.slots[id as usize] = p;
+            id
+        } else {
+            self.slots.push(p);
+            (self.slots.len() - 1) as PktId
+        }
+    }
+    #[inline]
+    pub fn free(&mut self, id: PktId) {
+        self.live -= 1;
+        self.free.push(id);
+    }
+    #[inline]
+    pub fn get(&self, id: PktId) -> &Packet {
+        &self.slots[id as usize]
+    }
+    #[inline]
+    pub fn get_mut(&mut self, id: PktId) -> &mut Packet {
+        &mut self.slots[id as usize]
+    }
+    /// Packets currently allocated (in queues or on links).
+    pub fn live(&self) -> usize {
+        self.live
+    }
+    /// High-water mark of the arena.
+    pub fn capacity_used(&self) -> usize {
+        self.slots.len()
+    }
+}

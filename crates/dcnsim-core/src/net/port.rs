@@ -1,0 +1,23 @@
+//! Runtime state of one egress port: its queues (one per traffic class), the
+//! transmitter, and the scheduler state. Hosts and switches both have them.
+
+use crate::sim::SimTime;
+use crate::switch::{PktQueue, SchedState};
+
+#[derive(Clone, Debug, Default)]
+pub struct Egress {
+    pub queues: Vec<PktQueue>,
+    /// Bytes in all queues of the port.
+    pub bytes: u64,
+    /// The transmitter is busy until this time.
+    pub busy_until: SimTime,
+    /// A TxDone event for this port is in the event queue.
+    pub txdone_pending: bool,
+    pub sched: SchedState,
+}
+
+impl Egress {
+    pub fn new(queues: usize) -> Egress {
+        Egress { queues: vec![PktQueue::default(); queues], ..Default::default() }
+    }
+}

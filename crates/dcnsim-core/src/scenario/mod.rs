@@ -1,0 +1,752 @@
+//! Scenario layer: text -> schema (validated) -> running simulation.
+//!
+//! A scenario may list `[[variant]]` tables; each is a set of keys that
+//! override the base scenario (tables merge key by key, everything else is
+//! replaced). Every error names the key, the value and what was expected.
+pub mod schema;
+pub mod units;
+
+use crate::engine::{SimConfig, TcpParams, UdpParams, Sim};
+use crate::net::fat_tree::FatTreeShape;
+use crate::net::{clos, dumbbell, fat_tree, Routes, Topology};
+use crate::sim::SimTime;
+use crate::switch::{BufferParams, Red, Scheduler};
+use crate::workload::cdf::FlowSizeCdf;
+use crate::workload::incast::Rounds;
+use crate::workload::{self, FlowSpec, GenCtx};
+use schema::*;
+use std::fmt;
+
+/// A user error in a scenario: which key, and what is wrong with its value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScenarioError {
+    pub key: String,
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.key.is_empty() {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "{}: {}", self.key, self.message)
+        }
+    }
+}
+impl std::error::Error for ScenarioError {}
+
+fn err(key: impl Into<String>, message: impl Into<String>) -> ScenarioError {
+    ScenarioError { key: key.into(), message: message.into() }
+}
+
+/// A parsed scenario file: the base table and its variants, not yet validated.
+#[derive(Debug, Clone)]
+pub struct Document {
+    base: toml::Table,
+    variants: Vec<(String, toml::Table)>,
+}
+
+impl Document {
+    /// Parse TOML text.
+    pub fn from_toml(text: &str) -> Result<Document, ScenarioError> {
+        let v: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+            let msg = e.message().replace('\n', " ");
+            let pos = e.span().map(|s| {
+                let line = text[..s.start.min(text.len())].matches('\n').count() + 1;
+                format!(" (line {line})")
+            });
+            err("", format!("malformed TOML: {}{}", msg.trim(), pos.unwrap_or_default()))
+        })?;
+        Document::from_table(v)
+    }
+
+    /// Parse JSON text (a scenario given as a dict).
+    pub fn from_json(text: &str) -> Result<Document, ScenarioError> {
+        let v: toml::Value = serde_json::from_str(text).map_err(|e| err("", format!("malformed JSON scenario: {e}")))?;
+        match v {
+            toml::Value::Table(t) => Document::from_table(t),
+            _ => Err(err("", "a scenario must be a table (dict) at the top level")),
+        }
+    }
+
+    fn from_table(mut base: toml::Table) -> Result<Document, ScenarioError> {
+        let mut variants = Vec::new();
+        if let Some(v) = base.remove("variant") {
+            let arr = match v {
+                toml::Value::Array(a) => a,
+                _ => return Err(err("variant", "expected an array of tables ([[variant]])")),
+            };
+            for (i, item) in arr.into_iter().enumerate() {
+                let mut t = match item {
+                    toml::Value::Table(t) => t,
+                    other => return Err(err(format!("variant[{i}]"), format!("invalid value {other}, expected a table"))),
+                };
+                let name = match t.remove("name") {
+                    Some(toml::Value::String(s)) if !s.is_empty() => s,
+                    Some(other) => return Err(err(format!("variant[{i}].name"), format!("invalid value {other}, expected a non-empty string"))),
+                    None => return Err(err(format!("variant[{i}].name"), "missing; every variant needs a name")),
+                };
+                if variants.iter().any(|(n, _): &(String, toml::Table)| *n == name) {
+                    return Err(err(format!("variant[{i}].name"), format!("duplicate variant name \"{name}\"")));
+                }
+                variants.push((name, t));
+            }
+        }
+        Ok(Document { base, variants })
+    }
+
+    pub fn variant_names(&self) -> Vec<String> {
+        self.variants.iter().map(|(n, _)| n.clone()).collect()
+    }
+
+    /// The validated scenario for the base (`None`) or a named variant.
+    pub fn scenario(&self, variant: Option<&str>) -> Result<Scenario, ScenarioError> {
+        let mut t = self.base.clone();
+        if let Some(name) = variant {
+            let (_, over) = self
+                .variants
+                .iter()
+                .find(|(n, _)| n == name)
+                .ok_or_else(|| err("variant", format!("no variant named \"{name}\"; expected one of {:?}", self.variant_names())))?;
+            merge(&mut t, over);
+        }
+        let s: Scenario = serde_path_to_error::deserialize(toml::Value::Table(t)).map_err(|e| {
+            let path = e.path().to_string();
+            let key = if path == "." { String::new() } else { path };
+            let key = match variant {
+                Some(v) if !key.is_empty() => format!("{key} (variant \"{v}\")"),
+                _ => key,
+            };
+            err(key, e.into_inner().to_string().replace('\n', " "))
+        })?;
+        validate(&s).map_err(|e| match variant {
+            Some(v) if !e.key.is_empty() => ScenarioError { key: format!("{} (variant \"{v}\")", e.key), ..e },
+            _ => e,
+        })?;
+        Ok(s)
+    }
+}
+
+/// Deep-merge `over` into `base`: tables merge recursively, other values replace.
+fn merge(base: &mut toml::Table, over: &toml::Table) {
+    for (k, v) in over {
+        match (base.get_mut(k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o),
+            _ => {
+                base.insert(k.clone(), v.clone());
+            }
+        }
+    }
+}
+
+// ------------------------------------------------------------------ validation
+
+fn require<T: Copy>(v: Option<T>, key: &str, what: &str) -> Result<T, ScenarioError> {
+    v.ok_or_else(|| err(key, format!("missing; expected {what}")))
+}
+
+fn positive_rate(l: &LinkSpec, key: &str) -> Result<(), ScenarioError> {
+    if l.rate.0 == 0 {
+        return Err(err(format!("{key}.rate"), "invalid value \"0bps\", expected a rate > 0"));
+    }
+    Ok(())
+}
+
+/// Check every range and cross-key rule that serde cannot express.
+pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
+    if s.scenario.name.trim().is_empty() {
+        return Err(err("scenario.name", "empty; expected a name"));
+    }
+    if s.scenario.max_time.0 .0 == 0 {
+        return Err(err("scenario.max_time", "invalid value 0, expected a duration > 0"));
+    }
+    let t = &s.topology;
+    let mtu = t.mtu.map(|b| b.0).unwrap_or(1500);
+    if !(128..=65535).contains(&mtu) {
+        return Err(err("topology.mtu", format!("invalid value {mtu} B, expected 128B..65535B")));
+    }
+    for (k, l) in [("topology.host_link", &t.host_link), ("topology.fabric_link", &t.fabric_link), ("topology.core_link", &t.core_link), ("topology.bottleneck", &t.bottleneck)] {
+        if let Some(l) = l {
+            positive_rate(l, k)?;
+        }
+    }
+    let kind_name = match t.kind {
+        TopologyKind::Dumbbell => "dumbbell",
+        TopologyKind::Clos2 => "clos2",
+        TopologyKind::FatTree3 => "fat_tree3",
+        TopologyKind::Custom => "custom",
+    };
+    let allowed: &[&str] = match t.kind {
+        TopologyKind::Dumbbell => &["senders", "receivers", "bottleneck", "host_link"],
+        TopologyKind::Clos2 => &["servers_per_tor", "tors", "spines", "oversubscription", "host_link", "fabric_link"],
+        TopologyKind::FatTree3 => &["k", "pods", "tors_per_pod", "aggs_per_pod", "hosts_per_tor", "cores", "host_link", "fabric_link", "core_link"],
+        TopologyKind::Custom => &["hosts", "switches", "links"],
+    };
+    let present: [(&str, bool); 17] = [
+        ("host_link", t.host_link.is_some()),
+        ("fabric_link", t.fabric_link.is_some()),
+        ("core_link", t.core_link.is_some()),
+        ("senders", t.senders.is_some()),
+        ("receivers", t.receivers.is_some()),
+        ("bottleneck", t.bottleneck.is_some()),
+        ("servers_per_tor", t.servers_per_tor.is_some()),
+        ("tors", t.tors.is_some()),
+        ("spines", t.spines.is_some()),
+        ("oversubscription", t.oversubscription.is_some()),
+        ("k", t.k.is_some()),
+        ("pods", t.pods.is_some()),
+        ("tors_per_pod", t.tors_per_pod.is_some()),
+        ("aggs_per_pod", t.aggs_per_pod.is_some()),
+        ("hosts_per_tor", t.hosts_per_tor.is_some()),
+        ("cores", t.cores.is_some()),
+        ("links", t.links.is_some() || t.hosts.is_some() || t.switches.is_some()),
+    ];
+    for (k, p) in present {
+        let ok = allowed.contains(&k) || (k == "links" && t.kind == TopologyKind::Custom);
+        if p && !ok {
+            return Err(err(format!("topology.{k}"), format!("not used by kind = \"{kind_name}\"; allowed keys: {}", allowed.join(", "))));
+        }
+    }
+    let n_hosts = match t.kind {
+        TopologyKind::Dumbbell => {
+            require(t.host_link, "topology.host_link", "{ rate = \"...\", delay = \"...\" }")?;
+            require(t.bottleneck, "topology.bottleneck", "{ rate = \"...\", delay = \"...\" }")?;
+            let s = require(t.senders, "topology.senders", "the number of sending hosts (>= 1)")?;
+            if s == 0 {
+                return Err(err("topology.senders", "invalid value 0, expected >= 1"));
+            }
+            let r = t.receivers.unwrap_or(1);
+            if r == 0 {
+                return Err(err("topology.receivers", "invalid value 0, expected >= 1"));
+            }
+            s + r
+        }
+        TopologyKind::Clos2 => {
+            let hl = require(t.host_link, "topology.host_link", "{ rate = \"...\", delay = \"...\" }")?;
+            let spt = require(t.servers_per_tor, "topology.servers_per_tor", "hosts per ToR (>= 1)")?;
+            let tors = require(t.tors, "topology.tors", "the number of ToR switches (>= 1)")?;
+            if spt == 0 || tors == 0 {
+                return Err(err(if spt == 0 { "topology.servers_per_tor" } else { "topology.tors" }, "invalid value 0, expected >= 1"));
+            }
+            match (t.spines, t.oversubscription) {
+                (Some(0), _) => return Err(err("topology.spines", "invalid value 0, expected >= 1")),
+                (Some(_), Some(_)) => return Err(err("topology.oversubscription", "give either spines or oversubscription, not both")),
+                (None, None) => return Err(err("topology.spines", "missing; expected the number of spines (or give oversubscription)")),
+                (None, Some(o)) if !(o > 0.0 && o.is_finite()) => return Err(err("topology.oversubscription", format!("invalid value {o}, expected a number > 0"))),
+                _ => {}
+            }
+            let _ = hl;
+            spt * tors
+        }
+        TopologyKind::FatTree3 => {
+            require(t.host_link, "topology.host_link", "{ rate = \"...\", delay = \"...\" }")?;
+            fat_tree_shape(t)?.hosts()
+        }
+        TopologyKind::Custom => {
+            let hosts = t.hosts.as_ref().ok_or_else(|| err("topology.hosts", "missing; expected a list of host names"))?;
+            let sw = t.switches.as_ref().ok_or_else(|| err("topology.switches", "missing; expected a list of switch names"))?;
+            let links = t.links.as_ref().ok_or_else(|| err("topology.links", "missing; expected a list of { a, b, rate, delay }"))?;
+            if hosts.len() < 2 {
+                return Err(err("topology.hosts", format!("{} host(s), expected at least 2", hosts.len())));
+            }
+            let mut names = std::collections::BTreeSet::new();
+            for (i, n) in hosts.iter().chain(sw.iter()).enumerate() {
+                if !names.insert(n.as_str()) {
+                    let key = if i < hosts.len() { format!("topology.hosts[{i}]") } else { format!("topology.switches[{}]", i - hosts.len()) };
+                    return Err(err(key, format!("duplicate node name \"{n}\"")));
+                }
+            }
+            for (i, l) in links.iter().enumerate() {
+                for (end, name) in [("a", &l.a), ("b", &l.b)] {
+                    if !names.contains(name.as_str()) {
+                        return Err(err(format!("topology.links[{i}].{end}"), format!("invalid value \"{name}\", expected the name of a host or switch")));
+                    }
+                }
+                if l.a == l.b {
+                    return Err(err(format!("topology.links[{i}].b"), format!("\"{}\" links a node to itself", l.b)));
+                }
+                if l.rate.0 == 0 {
+                    return Err(err(format!("topology.links[{i}].rate"), "invalid value \"0bps\", expected a rate > 0"));
+                }
+            }
+            for (i, h) in hosts.iter().enumerate() {
+                let deg = links.iter().filter(|l| &l.a == h || &l.b == h).count();
+                if deg != 1 {
+                    return Err(err(format!("topology.hosts[{i}]"), format!("host \"{h}\" has {deg} links, expected exactly 1 (a single NIC)")));
+                }
+            }
+            hosts.len() as u32
+        }
+    };
+    if n_hosts < 2 {
+        return Err(err("topology", format!("{n_hosts} host(s), expected at least 2")));
+    }
+
+    // switch
+    let sw = &s.switch;
+    let nq = sw.queues.unwrap_or(1);
+    if !(1..=8).contains(&nq) {
+        return Err(err("switch.queues", format!("invalid value {nq}, expected 1..8")));
+    }
+    if let Some(w) = &sw.weights {
+        if sw.scheduler != SchedulerKind::Dwrr {
+            return Err(err("switch.weights", "only used with scheduler = \"dwrr\""));
+        }
+        if w.len() != nq as usize {
+            return Err(err("switch.weights", format!("{} weights for {nq} queues, expected one per queue", w.len())));
+        }
+        if let Some(i) = w.iter().position(|&x| x == 0) {
+            return Err(err(format!("switch.weights[{i}]"), "invalid value 0, expected a weight >= 1"));
+        }
+    }
+    let b = &sw.buffer;
+    match b.model {
+        BufferModel::Static => {
+            for (k, p) in [("pool", b.pool.is_some()), ("guaranteed", b.guaranteed.is_some()), ("alpha", b.alpha.is_some())] {
+                if p {
+                    return Err(err(format!("switch.buffer.{k}"), "only used with model = \"shared\""));
+                }
+            }
+            if b.queue.map(|q| q.0) == Some(0) {
+                return Err(err("switch.buffer.queue", "invalid value 0 B, expected a size > 0"));
+            }
+        }
+        BufferModel::Shared => {
+            if b.queue.is_some() {
+                return Err(err("switch.buffer.queue", "only used with model = \"static\"; the shared model takes pool, guaranteed, alpha"));
+            }
+            if b.pool.map(|q| q.0) == Some(0) {
+                return Err(err("switch.buffer.pool", "invalid value 0 B, expected a size > 0"));
+            }
+            if let Some(a) = b.alpha {
+                if !(a > 0.0 && a.is_finite()) {
+                    return Err(err("switch.buffer.alpha", format!("invalid value {a}, expected a number > 0")));
+                }
+            }
+        }
+    }
+    if let Some(e) = &sw.ecn {
+        match (e.k, e.low, e.high) {
+            (Some(_), Some(_), _) | (Some(_), _, Some(_)) => return Err(err("switch.ecn.k", "give either k (step marking) or low/high (RED), not both")),
+            (None, None, _) => return Err(err("switch.ecn.low", "missing; expected a size (or give k for step marking)")),
+            (None, _, None) => return Err(err("switch.ecn.high", "missing; expected a size (or give k for step marking)")),
+            (None, Some(lo), Some(hi)) if lo.0 > hi.0 => {
+                return Err(err("switch.ecn.low", format!("invalid value {} B, expected low <= high ({} B)", lo.0, hi.0)))
+            }
+            _ => {}
+        }
+        if let Some(p) = e.pmax {
+            if !(p > 0.0 && p <= 1.0) {
+                return Err(err("switch.ecn.pmax", format!("invalid value {p}, expected a probability in (0, 1]")));
+            }
+        }
+    }
+
+    // transport
+    let tr = &s.transport;
+    let header = tr.header.map(|b| b.0).unwrap_or(40);
+    if header >= mtu {
+        return Err(err("transport.header", format!("invalid value {header} B, expected less than the MTU ({mtu} B)")));
+    }
+    if tr.ack_size.map(|b| b.0) == Some(0) {
+        return Err(err("transport.ack_size", "invalid value 0 B, expected >= 1B"));
+    }
+    if tr.init_cwnd == Some(0) {
+        return Err(err("transport.init_cwnd", "invalid value 0, expected >= 1 packet"));
+    }
+    if let Some(g) = tr.g {
+        if !(g > 0.0 && g <= 1.0) {
+            return Err(err("transport.g", format!("invalid value {g}, expected a gain in (0, 1]")));
+        }
+    }
+    if let Some(r) = tr.udp.rate {
+        if r.0 == 0 {
+            return Err(err("transport.udp.rate", "invalid value \"0bps\", expected a rate > 0"));
+        }
+    }
+    if let Some(p) = tr.udp.packet_size {
+        if p.0 == 0 || p.0 > mtu {
+            return Err(err("transport.udp.packet_size", format!("invalid value {} B, expected 1B..MTU ({mtu} B)", p.0)));
+        }
+    }
+
+    // workloads
+    for (i, w) in s.workload.iter().enumerate() {
+        validate_workload(w, i, n_hosts)?;
+    }
+
+    if let Some(bins) = &s.metrics.fct_bins {
+        if bins.is_empty() || bins.windows(2).any(|w| w[0].0 >= w[1].0) {
+            return Err(err("metrics.fct_bins", "expected a non-empty list of strictly increasing sizes"));
+        }
+    }
+    Ok(())
+}
+
+fn fat_tree_shape(t: &TopologyConfig) -> Result<FatTreeShape, ScenarioError> {
+    if let Some(k) = t.k {
+        for (name, p) in [("pods", t.pods), ("tors_per_pod", t.tors_per_pod), ("aggs_per_pod", t.aggs_per_pod), ("hosts_per_tor", t.hosts_per_tor), ("cores", t.cores)] {
+            if p.is_some() {
+                return Err(err(format!("topology.{name}"), "give either k or the explicit sizes, not both"));
+            }
+        }
+        if k < 2 || k % 2 == 1 {
+            return Err(err("topology.k", format!("invalid value {k}, expected an even radix >= 2")));
+        }
+        return Ok(FatTreeShape::k_ary(k));
+    }
+    let what = "a count >= 1 (or give k for a k-ary fat-tree)";
+    let s = FatTreeShape {
+        pods: require(t.pods, "topology.pods", what)?,
+        tors_per_pod: require(t.tors_per_pod, "topology.tors_per_pod", what)?,
+        aggs_per_pod: require(t.aggs_per_pod, "topology.aggs_per_pod", what)?,
+        hosts_per_tor: require(t.hosts_per_tor, "topology.hosts_per_tor", what)?,
+        cores: require(t.cores, "topology.cores", what)?,
+    };
+    for (name, v) in [("pods", s.pods), ("tors_per_pod", s.tors_per_pod), ("aggs_per_pod", s.aggs_per_pod), ("hosts_per_tor", s.hosts_per_tor), ("cores", s.cores)] {
+        if v == 0 {
+            return Err(err(format!("topology.{name}"), "invalid value 0, expected >= 1"));
+        }
+    }
+    if s.cores % s.aggs_per_pod != 0 {
+        return Err(err("topology.cores", format!("invalid value {}, expected a multiple of aggs_per_pod ({})", s.cores, s.aggs_per_pod)));
+    }
+    Ok(s)
+}
+
+fn validate_workload(w: &WorkloadConfig, i: usize, hosts: u32) -> Result<(), ScenarioError> {
+    let key = |k: &str| format!("workload[{i}].{k}");
+    let kind_name = match w.kind {
+        WorkloadKind::Poisson => "poisson",
+        WorkloadKind::Incast => "incast",
+        WorkloadKind::Permutation => "permutation",
+        WorkloadKind::Flows => "flows",
+    };
+    let allowed: &[&str] = match w.kind {
+        WorkloadKind::Poisson => &["sizes", "load", "cluster_size"],
+        WorkloadKind::Incast => &["fan_in", "size", "period", "groups", "receiver", "load"],
+        WorkloadKind::Permutation => &["size"],
+        WorkloadKind::Flows => &["flows"],
+    };
+    for (k, p) in [
+        ("sizes", w.sizes.is_some()),
+        ("load", w.load.is_some()),
+        ("cluster_size", w.cluster_size.is_some()),
+        ("fan_in", w.fan_in.is_some()),
+        ("size", w.size.is_some()),
+        ("period", w.period.is_some()),
+        ("groups", w.groups.is_some()),
+        ("receiver", w.receiver.is_some()),
+        ("flows", w.flows.is_some()),
+    ] {
+        if p && !allowed.contains(&k) {
+            return Err(err(key(k), format!("not used by kind = \"{kind_name}\"; allowed keys: {}", allowed.join(", "))));
+        }
+    }
+    if let Some(p) = w.priority {
+        if p > 7 {
+            return Err(err(key("priority"), format!("invalid value {p}, expected 0..7")));
+        }
+    }
+    if let (Some(a), Some(b)) = (w.start, w.stop) {
+        if b.0 <= a.0 {
+            return Err(err(key("stop"), format!("invalid value {}, expected a time after start ({})", b.0, a.0)));
+        }
+    }
+    if let Some(l) = w.load {
+        if !(l > 0.0 && l <= 1.0) {
+            return Err(err(key("load"), format!("invalid value {l}, expected a fraction in (0, 1]")));
+        }
+    }
+    match w.kind {
+        WorkloadKind::Poisson => {
+            let sizes = w.sizes.as_deref().ok_or_else(|| err(key("sizes"), format!("missing; expected one of {:?} or a CDF file path", FlowSizeCdf::builtin_names())))?;
+            resolve_cdf(sizes).map_err(|m| err(key("sizes"), m))?;
+            require(w.load, &key("load"), "the offered load, a fraction in (0, 1]")?;
+            if let Some(c) = w.cluster_size {
+                if c < 2 || c > hosts {
+                    return Err(err(key("cluster_size"), format!("invalid value {c}, expected 2..{hosts} (the topology has {hosts} hosts)")));
+                }
+            }
+        }
+        WorkloadKind::Incast => {
+            let n = require(w.fan_in, &key("fan_in"), "the number of senders per round")?;
+            if n == 0 || n >= hosts {
+                return Err(err(key("fan_in"), format!("invalid value {n}, expected 1..{} (the topology has {hosts} hosts)", hosts - 1)));
+            }
+            let sz = require(w.size, &key("size"), "bytes per sender, e.g. \"256KB\"")?;
+            if sz.0 == 0 {
+                return Err(err(key("size"), "invalid value 0 B, expected > 0"));
+            }
+            if w.period.is_some() && w.load.is_some() {
+                return Err(err(key("load"), "give either period or load, not both"));
+            }
+            if let Some(IncastPeriod::Every(d)) = w.period {
+                if d.0 .0 == 0 {
+                    return Err(err(key("period"), "invalid value 0, expected an interval > 0"));
+                }
+            }
+            let g = w.groups.unwrap_or(1);
+            if g == 0 {
+                return Err(err(key("groups"), "invalid value 0, expected >= 1"));
+            }
+            if let Some(r) = w.receiver {
+                if r >= hosts {
+                    return Err(err(key("receiver"), format!("invalid value {r}, expected a host index 0..{}", hosts - 1)));
+                }
+            }
+        }
+        WorkloadKind::Permutation => {
+            let sz = require(w.size, &key("size"), "bytes per flow, e.g. \"1MB\"")?;
+            if sz.0 == 0 {
+                return Err(err(key("size"), "invalid value 0 B, expected > 0"));
+            }
+        }
+        WorkloadKind::Flows => {
+            let flows = w.flows.as_ref().ok_or_else(|| err(key("flows"), "missing; expected a list of { src, dst, size, start }"))?;
+            for (j, f) in flows.iter().enumerate() {
+                let fk = |k: &str| format!("workload[{i}].flows[{j}].{k}");
+                for (k, h) in [("src", f.src), ("dst", f.dst)] {
+                    if h >= hosts {
+                        return Err(err(fk(k), format!("invalid value {h}, expected a host index 0..{} (the topology has {hosts} hosts)", hosts - 1)));
+                    }
+                }
+                if f.src == f.dst {
+                    return Err(err(fk("dst"), format!("invalid value {}, expected a host other than src", f.dst)));
+                }
+                if f.size.0 == 0 {
+                    return Err(err(fk("size"), "invalid value 0 B, expected > 0"));
+                }
+                if let Some(p) = f.priority {
+                    if p > 7 {
+                        return Err(err(fk("priority"), format!("invalid value {p}, expected 0..7")));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A built-in distribution name or a CDF file path.
+pub fn resolve_cdf(name: &str) -> Result<FlowSizeCdf, String> {
+    if let Some(c) = FlowSizeCdf::builtin(name) {
+        return Ok(c);
+    }
+    let text = std::fs::read_to_string(name).map_err(|e| {
+        format!("invalid value \"{name}\", expected one of {:?} or a readable CDF file ({e})", FlowSizeCdf::builtin_names())
+    })?;
+    FlowSizeCdf::parse(&text).map_err(|e| format!("CDF file \"{name}\": {e}"))
+}
+
+// ------------------------------------------------------------------- building
+
+fn link(l: LinkSpec) -> (u64, SimTime) {
+    (l.rate.0, l.delay.0)
+}
+
+/// The fabric described by a validated topology config.
+pub fn build_topology(t: &TopologyConfig) -> Result<Topology, ScenarioError> {
+    Ok(match t.kind {
+        TopologyKind::Dumbbell => dumbbell::build(t.senders.unwrap(), t.receivers.unwrap_or(1), link(t.host_link.unwrap()), link(t.bottleneck.unwrap())),
+        TopologyKind::Clos2 => {
+            let h = t.host_link.unwrap();
+            let f = t.fabric_link.unwrap_or(h);
+            let spt = t.servers_per_tor.unwrap();
+            let spines = t.spines.unwrap_or_else(|| {
+                let down = spt as f64 * h.rate.0 as f64;
+                ((down / (f.rate.0 as f64 * t.oversubscription.unwrap())).ceil() as u32).max(1)
+            });
+            clos::build(spt, t.tors.unwrap(), spines, link(h), link(f))
+        }
+        TopologyKind::FatTree3 => {
+            let h = t.host_link.unwrap();
+            let f = t.fabric_link.unwrap_or(h);
+            let c = t.core_link.unwrap_or(f);
+            fat_tree::build(fat_tree_shape(t)?, link(h), link(f), link(c))
+        }
+        TopologyKind::Custom => {
+            let mut topo = Topology::default();
+            let mut ids = std::collections::BTreeMap::new();
+            for h in t.hosts.as_ref().unwrap() {
+                ids.insert(h.clone(), topo.add_host(h.clone()));
+            }
+            for s in t.switches.as_ref().unwrap() {
+                ids.insert(s.clone(), topo.add_switch(s.clone()));
+            }
+            for l in t.links.as_ref().unwrap() {
+                topo.connect(ids[&l.a], ids[&l.b], l.rate.0, l.delay.0);
+            }
+            topo
+        }
+    })
+}
+
+/// Information about a validated scenario, without running it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Summary {
+    pub name: String,
+    pub description: String,
+    pub variants: Vec<String>,
+    pub hosts: usize,
+    pub switches: usize,
+}
+
+/// Validate the base and every variant; build the topology to check it routes.
+pub fn check(doc: &Document, variant: Option<&str>) -> Result<Summary, ScenarioError> {
+    let names = doc.variant_names();
+    for v in &names {
+        doc.scenario(Some(v))?;
+    }
+    let s = doc.scenario(variant)?;
+    let topo = build_topology(&s.topology)?;
+    Routes::build(&topo).map_err(|u| err("topology", format!("disconnected: {} cannot reach {}", u.from, u.to)))?;
+    Ok(Summary { name: s.scenario.name.clone(), description: s.scenario.description.clone(), variants: names, hosts: topo.num_hosts(), switches: topo.num_switches() })
+}
+
+/// Options that do not belong in the scenario file.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    pub seed: Option<u64>,
+    pub check_invariants: bool,
+}
+
+/// Turn a validated scenario into a ready-to-run simulation.
+pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
+    let seed = opts.seed.unwrap_or(s.scenario.seed);
+    let topo = build_topology(&s.topology)?;
+    let routes = Routes::build(&topo).map_err(|u| err("topology", format!("disconnected: {} cannot reach {}", u.from, u.to)))?;
+    let mtu = s.topology.mtu.map(|b| b.0).unwrap_or(1500) as u32;
+    let sw = &s.switch;
+    let nq = sw.queues.unwrap_or(1) as usize;
+    let buffer = match sw.buffer.model {
+        BufferModel::Static => BufferParams::Static { queue_cap: sw.buffer.queue.map(|b| b.0).unwrap_or(1_000_000) },
+        BufferModel::Shared => {
+            let pool = sw.buffer.pool.map(|b| b.0).unwrap_or(16_000_000);
+            let guaranteed = sw.buffer.guaranteed.map(|b| b.0).unwrap_or(50_000);
+            let max_ports = topo.switches.iter().map(|&n| topo.nodes[n as usize].ports.len()).max().unwrap_or(0) as u64;
+            if guaranteed * max_ports > pool {
+                return Err(err(
+                    "switch.buffer.guaranteed",
+                    format!("invalid value {guaranteed} B: {max_ports} ports x {guaranteed} B exceeds the pool ({pool} B); expected guaranteed <= pool / ports"),
+                ));
+            }
+            BufferParams::Shared { pool, guaranteed, alpha: sw.buffer.alpha.unwrap_or(1.0) }
+        }
+    };
+    let scheduler = match sw.scheduler {
+        SchedulerKind::Strict => Scheduler::Strict,
+        SchedulerKind::Dwrr => {
+            let w = sw.weights.clone().unwrap_or_else(|| vec![1; nq]);
+            Scheduler::Dwrr { quanta: w.iter().map(|&x| x as u64 * mtu as u64).collect() }
+        }
+    };
+    let red = sw.ecn.as_ref().map(|e| match e.k {
+        Some(k) => Red { low: k.0, high: k.0, pmax: 1.0 },
+        None => Red { low: e.low.unwrap().0, high: e.high.unwrap().0, pmax: e.pmax.unwrap_or(1.0) },
+    });
+    let tr = &s.transport;
+    let min_rto = tr.min_rto.map(|d| d.0).unwrap_or(SimTime::from_ms(1));
+    let cfg_tags = &mut Vec::<String>::new();
+    let mut tag_id = |name: &str| -> u16 {
+        if let Some(p) = cfg_tags.iter().position(|t| t == name) {
+            p as u16
+        } else {
+            cfg_tags.push(name.to_string());
+            (cfg_tags.len() - 1) as u16
+        }
+    };
+    let max_time = s.scenario.max_time.0;
+    let arrivals_end = s.scenario.arrivals_for.map(|d| d.0).unwrap_or(max_time);
+    let hosts = topo.num_hosts() as u32;
+    let host_rate = topo.ports[topo.host_port(0) as usize].rate_bps;
+    let mut specs: Vec<FlowSpec> = Vec::new();
+    for (i, w) in s.workload.iter().enumerate() {
+        let default_tag = match w.kind {
+            WorkloadKind::Poisson => "background",
+            WorkloadKind::Incast => "incast",
+            WorkloadKind::Permutation => "permutation",
+            WorkloadKind::Flows => "flows",
+        };
+        let ctx = GenCtx {
+            hosts,
+            host_rate_bps: host_rate,
+            seed,
+            index: i as u32,
+            start: w.start.map(|d| d.0).unwrap_or(SimTime::ZERO),
+            stop: w.stop.map(|d| d.0).unwrap_or(arrivals_end),
+            prio: w.priority.unwrap_or(0),
+            tag: tag_id(w.tag.as_deref().unwrap_or(default_tag)),
+            transport: w.transport.unwrap_or(tr.kind),
+        };
+        match w.kind {
+            WorkloadKind::Poisson => {
+                let cdf = resolve_cdf(w.sizes.as_deref().unwrap()).map_err(|m| err(format!("workload[{i}].sizes"), m))?;
+                specs.extend(workload::poisson::generate(&ctx, &cdf, w.load.unwrap(), w.cluster_size));
+            }
+            WorkloadKind::Incast => {
+                let rounds = match (w.period, w.load) {
+                    (_, Some(l)) => Rounds::Load(l),
+                    (None | Some(IncastPeriod::Oneshot), None) => Rounds::Oneshot,
+                    (Some(IncastPeriod::Persistent), None) => Rounds::Persistent,
+                    (Some(IncastPeriod::Every(d)), None) => Rounds::Every(d.0),
+                };
+                specs.extend(workload::incast::generate(&ctx, w.fan_in.unwrap(), w.size.unwrap().0, rounds, w.groups.unwrap_or(1), w.receiver));
+            }
+            WorkloadKind::Permutation => specs.extend(workload::permutation::generate(&ctx, w.size.unwrap().0)),
+            WorkloadKind::Flows => {
+                for f in w.flows.as_ref().unwrap() {
+                    let mut spec = ctx.spec(f.src, f.dst, f.size.0, f.start.map(|d| d.0).unwrap_or(SimTime::ZERO));
+                    if let Some(p) = f.priority {
+                        spec.prio = p;
+                    }
+                    if let Some(t) = &f.tag {
+                        spec.tag = tag_id(t);
+                    }
+                    if let Some(t) = f.transport {
+                        spec.transport = t;
+                    }
+                    specs.push(spec);
+                }
+            }
+        }
+    }
+    let cfg = SimConfig {
+        seed,
+        max_time,
+        mtu,
+        header: tr.header.map(|b| b.0).unwrap_or(40) as u32,
+        ack_size: tr.ack_size.map(|b| b.0).unwrap_or(64) as u32,
+        queues: nq,
+        scheduler,
+        red,
+        drop_non_ect: false,
+        buffer,
+        switch_latency: sw.latency.map(|d| d.0).unwrap_or(SimTime::ZERO),
+        tcp: TcpParams {
+            init_cwnd: tr.init_cwnd.unwrap_or(10),
+            min_rto,
+            init_rto: tr.init_rto.map(|d| d.0).unwrap_or(min_rto),
+            dctcp_g: tr.g.unwrap_or(1.0 / 16.0),
+            reno_ecn: tr.ecn.unwrap_or(false),
+        },
+        udp: UdpParams {
+            rate_bps: tr.udp.rate.map(|r| r.0),
+            arrivals: tr.udp.arrivals,
+            sizes: tr.udp.sizes,
+            packet_size: tr.udp.packet_size.map(|b| b.0 as u32).unwrap_or(mtu),
+        },
+        tags: cfg_tags.clone(),
+        fct_bins: s.metrics.fct_bins.as_ref().map(|v| v.iter().map(|b| b.0).collect()).unwrap_or_else(|| vec![100_000, 1_000_000, 10_000_000]),
+        check_invariants: opts.check_invariants,
+    };
+    Ok(Sim::new(topo, routes, cfg, specs))
+}
+
+/// Parse, validate and build in one step.
+pub fn load(text: &str, json: bool, variant: Option<&str>, opts: &RunOptions) -> Result<(Scenario, Sim), ScenarioError> {
+    let doc = if json { Document::from_json(text)? } else { Document::from_toml(text)? };
+    let s = doc.scenario(variant)?;
+    let sim = build(&s, opts)?;
+    Ok((s, sim))
+}

@@ -1,0 +1,457 @@
+//! The scenario schema: every key a scenario file may contain, with its unit,
+//! default and valid range documented once, here (DESIGN.md "Scenario files").
+//!
+//! Structs are flat with a `kind` discriminator instead of serde-tagged enums
+//! so that error messages keep the full key path; `validate` then rejects keys
+//! that do not belong to the chosen kind. Unknown keys are always errors.
+
+use super::units::{Bytes, Duration, Rate};
+use serde::{Deserialize, Serialize};
+
+fn d_one() -> u64 {
+    1
+}
+fn d_max_time() -> Duration {
+    Duration(crate::sim::SimTime::from_ms(1000))
+}
+
+/// The whole scenario file.
+#[derive(Deserialize, Serialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Name, description, seed and run length.
+    pub scenario: Meta,
+    /// The fabric: hosts, switches and links.
+    pub topology: TopologyConfig,
+    /// Switch buffers, queues, scheduling and marking (applies to every switch).
+    #[serde(default)]
+    pub switch: SwitchConfig,
+    /// Host transport defaults (a workload may override `kind`).
+    #[serde(default)]
+    pub transport: TransportConfig,
+    /// Traffic sources; several may be combined.
+    #[serde(default)]
+    pub workload: Vec<WorkloadConfig>,
+    /// What results to compute.
+    #[serde(default)]
+    pub metrics: MetricsConfig,
+}
+
+/// `[scenario]`: identity and run control.
+#[derive(Deserialize, Serialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct Meta {
+    /// Short identifier, used in output tables.
+    pub name: String,
+    /// One line shown by `dcnsim scenarios`.
+    #[serde(default)]
+    pub description: String,
+    /// Master seed; every random stream derives from it. Default 1.
+    #[serde(default = "d_one")]
+    pub seed: u64,
+    /// New flows of open-loop workloads arrive during [0, arrivals_for). Default: max_time.
+    #[serde(default)]
+    pub arrivals_for: Option<Duration>,
+    /// Hard stop; flows not finished by then are reported unfinished. Default "1s".
+    #[serde(default = "d_max_time")]
+    pub max_time: Duration,
+}
+
+/// Topology families.
+#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum TopologyKind {
+    /// N senders on one switch, M receivers on another, one bottleneck link between.
+    Dumbbell,
+    /// 2-tier leaf-spine Clos: every ToR connects to every spine.
+    Clos2,
+    /// 3-tier fat-tree (Al-Fares et al., SIGCOMM 2008), k-ary or explicit sizes (seed 004).
+    FatTree3,
+    /// Hosts, switches and links listed explicitly.
+    Custom,
+}
+
+/// A link's rate and one-way propagation delay.
+#[derive(Deserialize, Serialize, Debug, Clone, Copy)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    /// Line rate, e.g. "100Gbps". Must be > 0.
+    pub rate: Rate,
+    /// One-way propagation delay, e.g. "200ns".
+    pub delay: Duration,
+}
+
+/// One link of a custom topology.
+#[derive(Deserialize, Serialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct CustomLink {
+    /// Name of one end (a host or a switch).
+    pub a: String,
+    /// Name of the other end.
+    pub b: String,
+    pub rate: Rate,
+    pub delay: Duration,
+}
+
+/// `[topology]`. Which keys apply depends on `kind`.
+#[derive(Deserialize, Serialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct TopologyConfig {
+    pub kind: TopologyKind,
+    /// Full-size packet on the wire, headers included. Default "1500B"; 128B..65535B.
+    #[serde(default)]
+    pub mtu: Option<Bytes>,
+    /// Host-to-switch links (all kinds but custom).
+    #[serde(default)]
+    pub host_link: Option<LinkSpec>,
+    /// Switch-to-switch links (clos2, fat_tree3). Default: host_link.
+    #[serde(default)]
+    pub fabric_link: Option<LinkSpec>,
+    /// fat_tree3 only: aggregation-to-core links. Default: fabric_link.
+    #[serde(default)]
+    pub core_link: Option<LinkSpec>,
+    /// dumbbell: hosts on the left switch. >= 1.
+    #[serde(default)]
+    pub senders: Option<u32>,
+    /// dumbbell: hosts on the right switch. Default 1.
+    #[serde(default)]
+    pub receivers: Option<u32>,
+    /// dumbbell: the link between the two switches.
+    #[serde(default)]
+    pub bottleneck: Option<LinkSpec>,
+    /// clos2: hosts per ToR.
+    #[serde(default)]
+    pub servers_per_tor: Option<u32>,
+    /// clos2: number of ToR (leaf) switches.
+    #[serde(default)]
+    pub tors: Option<u32>,
+    /// clos2: number of spine switches; or give `oversubscription` instead.
+    #[serde(default)]
+    pub spines: Option<u32>,
+    /// clos2: ToR downlink capacity / uplink capacity, used to derive `spines` when it is absent.
+    #[serde(default)]
+    pub oversubscription: Option<f64>,
+    /// fat_tree3: switch radix k (even); k pods, k/2 ToR and k/2 aggregation switches per pod,
+    /// (k/2)^2 cores, k/2 hosts per ToR. Alternative to the explicit keys below.
+    #[serde(default)]
+    pub k: Option<u32>,
+    /// fat_tree3 explicit: number of pods.
+    #[serde(default)]
+    pub pods: Option<u32>,
+    /// fat_tree3 explicit: ToR switches per pod (each connects to every aggregation switch of its pod).
+    #[serde(default)]
+    pub tors_per_pod: Option<u32>,
+    /// fat_tree3 explicit: aggregation switches per pod.
+    #[serde(default)]
+    pub aggs_per_pod: Option<u32>,
+    /// fat_tree3 explicit: hosts per ToR.
+    #[serde(default)]
+    pub hosts_per_tor: Option<u32>,
+    /// fat_tree3 explicit: core switches; a multiple of aggs_per_pod. Aggregation switch j of
+    /// every pod connects to core group j (cores / aggs_per_pod cores).
+    #[serde(default)]
+    pub cores: Option<u32>,
+    /// custom: host names (host index = position in this list).
+    #[serde(default)]
+    pub hosts: Option<Vec<String>>,
+    /// custom: switch names.
+    #[serde(default)]
+    pub switches: Option<Vec<String>>,
+    /// custom: links between named nodes.
+    #[serde(default)]
+    pub links: Option<Vec<CustomLink>>,
+}
+
+/// Switch buffer models.
+#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum BufferModel {
+    /// Each egress queue has its own fixed capacity (seeds 000/003: 1 MB per queue).
+    #[default]
+    Static,
+    /// One shared pool per switch with per-port guarantees and dynamic thresholds
+    /// (Choudhury & Hahne, IEEE/ACM ToN 1998; seed 004).
+    Shared,
+}
+
+/// `switch.buffer`.
+#[derive(Deserialize, Serialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct BufferConfig {
+    /// "static" (default) or "shared".
+    #[serde(default)]
+    pub model: BufferModel,
+    /// static: capacity of each egress queue. Default "1MB".
+    #[serde(default)]
+    pub queue: Option<Bytes>,
+    /// shared: total buffer of a switch (guarantees included). Default "16MB".
+    #[serde(default)]
+    pub pool: Option<Bytes>,
+    /// shared: bytes reserved for each egress port. Default "50KB".
+    #[serde(default)]
+    pub guaranteed: Option<Bytes>,
+    /// shared: dynamic-threshold coefficient: a port may hold alpha * (free shared buffer)
+    /// beyond its guarantee. Default 1.0; > 0.
+    #[serde(default)]
+    pub alpha: Option<f64>,
+}
+
+/// Egress scheduler among the queues of a port.
+#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum SchedulerKind {
+    /// Highest queue index first (802.1Q strict priority: 7 is the highest).
+    #[default]
+    Strict,
+    /// Deficit weighted round robin (Shreedhar & Varghese, SIGCOMM 1995), `weights` per queue.
+    Dwrr,
+}
+
+/// `switch.ecn`: RED-style ECN marking on the instantaneous queue (Floyd & Jacobson 1993,
+/// as used by DCQCN). Probability 0 at or below `low`, rising linearly to `pmax` at `high`,
+/// 1 above `high`. DCTCP's step threshold K is `k` (same as low = high = K).
+#[derive(Deserialize, Serialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct EcnConfig {
+    /// Queue depth where marking starts.
+    #[serde(default)]
+    pub low: Option<Bytes>,
+    /// Queue depth above which every packet is marked.
+    #[serde(default)]
+    pub high: Option<Bytes>,
+    /// Marking probability reached at `high`. Default 1.0; in (0, 1].
+    #[serde(default)]
+    pub pmax: Option<f64>,
+    /// DCTCP step threshold: mark every packet arriving to a queue deeper than k.
+    #[serde(default)]
+    pub k: Option<Bytes>,
+}
+
+/// `[switch]`.
+#[derive(Deserialize, Serialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchConfig {
+    #[serde(default)]
+    pub buffer: BufferConfig,
+    /// Queues (traffic classes) per egress port, 1..8. A packet of priority p uses queue
+    /// min(p, queues-1). Default 1.
+    #[serde(default)]
+    pub queues: Option<u8>,
+    /// "strict" (default) or "dwrr".
+    #[serde(default)]
+    pub scheduler: SchedulerKind,
+    /// dwrr: one positive weight per queue. Default all 1.
+    #[serde(default)]
+    pub weights: Option<Vec<u32>>,
+    /// ECN marking; absent = no marking (drop-tail only).
+    #[serde(default)]
+    pub ecn: Option<EcnConfig>,
+    /// Static per-hop forwarding latency added at every switch (seed 003 used "400ns"). Default 0.
+    #[serde(default)]
+    pub latency: Option<Duration>,
+}
+
+/// Transport protocols a flow can use.
+#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum TransportKind {
+    /// DCTCP (Alizadeh et al., SIGCOMM 2010; RFC 8257).
+    #[default]
+    Dctcp,
+    /// TCP NewReno (RFC 5681, RFC 6582), optionally with classic ECN (RFC 3168).
+    Reno,
+    /// Unacknowledged datagrams at a constant or Poisson rate.
+    Udp,
+}
+
+/// UDP packet arrival process.
+#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Arrivals {
+    #[default]
+    Constant,
+    Poisson,
+}
+
+/// UDP packet size distribution.
+#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum SizeDist {
+    #[default]
+    Fixed,
+    /// Exponential with mean `packet_size`, truncated to [64 B, MTU].
+    Exponential,
+}
+
+/// `transport.udp`.
+#[derive(Deserialize, Serialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct UdpConfig {
+    /// Sending rate of each UDP flow. Default: the host link rate.
+    #[serde(default)]
+    pub rate: Option<Rate>,
+    /// "constant" (default) or "poisson" packet departures.
+    #[serde(default)]
+    pub arrivals: Arrivals,
+    /// Packet size on the wire (the mean for exponential). Default: MTU.
+    #[serde(default)]
+    pub packet_size: Option<Bytes>,
+    /// "fixed" (default) or "exponential".
+    #[serde(default)]
+    pub sizes: SizeDist,
+}
+
+/// `[transport]`.
+#[derive(Deserialize, Serialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct TransportConfig {
+    /// "dctcp" (default), "reno" or "udp".
+    #[serde(default)]
+    pub kind: TransportKind,
+    /// Header bytes in every data packet (payload = MTU - header). Default "40B".
+    #[serde(default)]
+    pub header: Option<Bytes>,
+    /// Size of an ACK on the wire. Default "64B".
+    #[serde(default)]
+    pub ack_size: Option<Bytes>,
+    /// Initial congestion window in full-size packets. Default 10 (RFC 6928).
+    #[serde(default)]
+    pub init_cwnd: Option<u32>,
+    /// Minimum retransmission timeout (RFC 6298 uses 1 s; data centers use far less). Default "1ms".
+    #[serde(default)]
+    pub min_rto: Option<Duration>,
+    /// RTO before the first RTT sample. Default: min_rto.
+    #[serde(default)]
+    pub init_rto: Option<Duration>,
+    /// DCTCP: EWMA gain g of alpha. Default 1/16 = 0.0625; in (0, 1].
+    #[serde(default)]
+    pub g: Option<f64>,
+    /// Reno: negotiate ECN (RFC 3168): ECT data, halve once per window on ECN-Echo. Default false.
+    /// DCTCP always uses ECN.
+    #[serde(default)]
+    pub ecn: Option<bool>,
+    /// UDP source parameters.
+    #[serde(default)]
+    pub udp: UdpConfig,
+}
+
+/// Workload generators.
+#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkloadKind {
+    /// Open-loop Poisson flow arrivals at every host, sizes from a CDF, sized to a target load.
+    Poisson,
+    /// N senders to one receiver (Vasudevan et al., SIGCOMM 2009).
+    Incast,
+    /// Every host sends one flow to a distinct other host (a random derangement).
+    Permutation,
+    /// Flows listed explicitly.
+    Flows,
+}
+
+/// When incast rounds happen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum IncastPeriod {
+    /// One round at `start`.
+    Oneshot,
+    /// Each sender sends back-to-back: a new flow as soon as its previous one finishes.
+    Persistent,
+    /// A new round every given interval.
+    Every(Duration),
+}
+
+impl<'de> Deserialize<'de> for IncastPeriod {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        match s.as_str() {
+            "oneshot" => Ok(IncastPeriod::Oneshot),
+            "persistent" => Ok(IncastPeriod::Persistent),
+            _ => super::units::parse_duration(&s).map(|t| IncastPeriod::Every(Duration(t))).ok_or_else(|| {
+                serde::de::Error::custom(format!(
+                    "invalid value \"{s}\", expected \"oneshot\", \"persistent\" or a duration such as \"100us\""
+                ))
+            }),
+        }
+    }
+}
+
+/// One flow of an explicit `flows` workload.
+#[derive(Deserialize, Serialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct FlowEntry {
+    /// Source host index.
+    pub src: u32,
+    /// Destination host index.
+    pub dst: u32,
+    /// Bytes of payload to deliver.
+    pub size: Bytes,
+    /// Start time. Default 0.
+    #[serde(default)]
+    pub start: Option<Duration>,
+    #[serde(default)]
+    pub priority: Option<u8>,
+    #[serde(default)]
+    pub tag: Option<String>,
+    #[serde(default)]
+    pub transport: Option<TransportKind>,
+}
+
+/// `[[workload]]`. Which keys apply depends on `kind`.
+#[derive(Deserialize, Serialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadConfig {
+    pub kind: WorkloadKind,
+    /// Label in the `tag` column. Default: the kind ("poisson" is labelled "background").
+    #[serde(default)]
+    pub tag: Option<String>,
+    /// Priority (traffic class) of the flows, 0..7. Default 0.
+    #[serde(default)]
+    pub priority: Option<u8>,
+    /// Transport of these flows. Default: `[transport] kind`.
+    #[serde(default)]
+    pub transport: Option<TransportKind>,
+    /// First arrival not before this time. Default 0.
+    #[serde(default)]
+    pub start: Option<Duration>,
+    /// No arrival at or after this time. Default: scenario.arrivals_for.
+    #[serde(default)]
+    pub stop: Option<Duration>,
+    /// poisson: flow-size distribution: "web-search", "data-mining", "google-rpc" or a CDF file path.
+    #[serde(default)]
+    pub sizes: Option<String>,
+    /// poisson: offered load as a fraction of each host's link rate, in (0, 1].
+    /// incast with a load: incast bytes as a fraction of the total host capacity.
+    #[serde(default)]
+    pub load: Option<f64>,
+    /// poisson: partition hosts into consecutive clusters of this size; destinations stay
+    /// within the cluster (seed 000: 50 clusters of 21 servers). Default: all hosts.
+    #[serde(default)]
+    pub cluster_size: Option<u32>,
+    /// incast: senders per round (N of N:1).
+    #[serde(default)]
+    pub fan_in: Option<u32>,
+    /// incast and permutation: bytes per flow.
+    #[serde(default)]
+    pub size: Option<Bytes>,
+    /// incast: "oneshot" (default), "persistent" or an interval such as "100us".
+    #[serde(default)]
+    pub period: Option<IncastPeriod>,
+    /// incast: independent incast sets (seed 000 uses 4 sets of 20:1). Default 1.
+    #[serde(default)]
+    pub groups: Option<u32>,
+    /// incast: fixed receiver host index (only with groups = 1). Default: random per round.
+    #[serde(default)]
+    pub receiver: Option<u32>,
+    /// flows: the explicit list.
+    #[serde(default)]
+    pub flows: Option<Vec<FlowEntry>>,
+}
+
+/// `[metrics]`.
+#[derive(Deserialize, Serialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct MetricsConfig {
+    /// Upper edges of the FCT size bins. Default ["100KB", "1MB", "10MB"] (seed 000).
+    #[serde(default)]
+    pub fct_bins: Option<Vec<Bytes>>,
+}

@@ -1,0 +1,157 @@
+//! Quantities with units, as written in scenario files: rates ("100Gbps"),
+//! durations ("200ns"), sizes ("750KB", "1MiB"). Bare numbers are rejected
+//! where a unit is needed (DESIGN.md "Scenario files").
+//!
+//! Size prefixes follow SI/IEC: KB = 1000 B, KiB = 1024 B (the seeds quote
+//! "1 MB queue" and "byte counter 2097152", i.e. 2 MiB, so both are needed).
+
+use crate::sim::SimTime;
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
+use std::fmt;
+
+fn split_number(s: &str) -> Option<(f64, &str)> {
+    let s = s.trim();
+    let end = s
+        .char_indices()
+        .find(|(_, c)| !(c.is_ascii_digit() || *c == '.' || *c == '_'))
+        .map(|(i, _)| i)
+        .unwrap_or(s.len());
+    if end == 0 {
+        return None;
+    }
+    let num: f64 = s[..end].replace('_', "").parse().ok()?;
+    Some((num, s[end..].trim()))
+}
+
+fn parse_with(s: &str, units: &[(&str, f64)]) -> Option<f64> {
+    let (n, unit) = split_number(s)?;
+    units.iter().find(|(u, _)| *u == unit).map(|(_, m)| n * m)
+}
+
+const RATE_UNITS: &[(&str, f64)] = &[
+    ("bps", 1.0),
+    ("Kbps", 1e3),
+    ("Mbps", 1e6),
+    ("Gbps", 1e9),
+    ("Tbps", 1e12),
+];
+const TIME_UNITS: &[(&str, f64)] = &[
+    ("ps", 1.0),
+    ("ns", 1e3),
+    ("us", 1e6),
+    ("ms", 1e9),
+    ("s", 1e12),
+];
+const SIZE_UNITS: &[(&str, f64)] = &[
+    ("B", 1.0),
+    ("KB", 1e3),
+    ("MB", 1e6),
+    ("GB", 1e9),
+    ("KiB", 1024.0),
+    ("MiB", 1048576.0),
+    ("GiB", 1073741824.0),
+];
+
+/// Parse a rate string such as "100Gbps" into bits per second.
+pub fn parse_rate(s: &str) -> Option<u64> {
+    parse_with(s, RATE_UNITS).filter(|v| v.is_finite()).map(|v| v.round() as u64)
+}
+/// Parse a duration string such as "200ns" into simulated time.
+pub fn parse_duration(s: &str) -> Option<SimTime> {
+    parse_with(s, TIME_UNITS).filter(|v| v.is_finite()).map(|v| SimTime(v.round() as u64))
+}
+/// Parse a size string such as "750KB" into bytes.
+pub fn parse_size(s: &str) -> Option<u64> {
+    parse_with(s, SIZE_UNITS).filter(|v| v.is_finite()).map(|v| v.round() as u64)
+}
+
+macro_rules! unit_type {
+    ($(#[$doc:meta])* $name:ident, $inner:ty, $parse:ident, $expect:expr, $fmt:expr) => {
+        $(#[$doc])*
+        #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
+        pub struct $name(pub $inner);
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> Visitor<'de> for V {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                        f.write_str($expect)
+                    }
+                    fn visit_str<E: de::Error>(self, s: &str) -> Result<$name, E> {
+                        $parse(s).map($name).ok_or_else(|| {
+                            E::custom(format!("invalid value \"{}\", expected {}", s, $expect))
+                        })
+                    }
+                    fn visit_i64<E: de::Error>(self, v: i64) -> Result<$name, E> {
+                        Err(E::custom(format!("invalid value {}, expected {} (a bare number has no unit)", v, $expect)))
+                    }
+                    fn visit_u64<E: de::Error>(self, v: u64) -> Result<$name, E> {
+                        Err(E::custom(format!("invalid value {}, expected {} (a bare number has no unit)", v, $expect)))
+                    }
+                    fn visit_f64<E: de::Error>(self, v: f64) -> Result<$name, E> {
+                        Err(E::custom(format!("invalid value {}, expected {} (a bare number has no unit)", v, $expect)))
+                    }
+                }
+                d.deserialize_any(V)
+            }
+        }
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let f: fn(&$inner) -> String = $fmt;
+                s.serialize_str(&f(&self.0))
+            }
+        }
+    };
+}
+
+unit_type!(
+    /// A link or sending rate in bits per second, written "100Gbps", "40Mbps".
+    Rate, u64, parse_rate, "a rate with a unit, e.g. \"100Gbps\" (bps, Kbps, Mbps, Gbps, Tbps)",
+    |v| format!("{}bps", v)
+);
+unit_type!(
+    /// A duration, written "200ns", "4us", "10ms".
+    Duration, SimTime, parse_duration, "a duration with a unit, e.g. \"200ns\" (ps, ns, us, ms, s)",
+    |v| format!("{}ps", v.0)
+);
+unit_type!(
+    /// A size in bytes, written "1500B", "750KB" (1000 B), "2MiB" (1048576 B).
+    Bytes, u64, parse_size, "a size with a unit, e.g. \"750KB\" (B, KB, MB, GB, KiB, MiB, GiB)",
+    |v| format!("{}B", v)
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn parses_units() {
+        assert_eq!(parse_rate("100Gbps"), Some(100_000_000_000));
+        assert_eq!(parse_rate("40 Mbps"), Some(40_000_000));
+        assert_eq!(parse_rate("2.5Gbps"), Some(2_500_000_000));
+        assert_eq!(parse_duration("200ns"), Some(SimTime(200_000)));
+        assert_eq!(parse_duration("1.5us"), Some(SimTime(1_500_000)));
+        assert_eq!(parse_duration("4ms"), Some(SimTime::from_ms(4)));
+        assert_eq!(parse_size("750KB"), Some(750_000));
+        assert_eq!(parse_size("2MiB"), Some(2_097_152));
+        assert_eq!(parse_size("1_500B"), Some(1500));
+        assert_eq!(parse_rate("100"), None);
+        assert_eq!(parse_rate("100gbps"), None);
+        assert_eq!(parse_size("KB"), None);
+        assert_eq!(parse_size("-5KB"), None);
+    }
+    #[test]
+    fn bare_numbers_are_rejected() {
+        #[derive(Deserialize, Debug)]
+        struct T {
+            #[allow(dead_code)]
+            r: Rate,
+        }
+        let e = toml::from_str::<T>("r = 100").unwrap_err().to_string();
+        assert!(e.contains("bare number"), "{e}");
+        let ok: T = toml::from_str("r = \"10Gbps\"").unwrap();
+        assert_eq!(ok.r, Rate(10_000_000_000));
+    }
+}

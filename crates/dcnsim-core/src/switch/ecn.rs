@@ -1,0 +1,48 @@
+//! ECN marking on the instantaneous queue: RED's linear ramp (Floyd &
+//! Jacobson, IEEE/ACM ToN 1993) with the DCQCN convention of marking every
+//! packet above `high` (Zhu et al., SIGCOMM 2015, Kmin/Kmax/Pmax), and
+//! DCTCP's step marking at K as the low == high case (Alizadeh et al., 2010).
+
+use rand::Rng as _;
+
+/// Marking thresholds in bytes.
+#[derive(Clone, Debug)]
+pub struct Red {
+    pub low: u64,
+    pub high: u64,
+    pub pmax: f64,
+}
+
+impl Red {
+    /// Marking probability for a packet arriving to a queue of `q` bytes.
+    #[inline]
+    pub fn prob(&self, q: u64) -> f64 {
+        if q <= self.low {
+            0.0
+        } else if q > self.high || self.high == self.low {
+            1.0
+        } else {
+            self.pmax * (q - self.low) as f64 / (self.high - self.low) as f64
+        }
+    }
+    #[inline]
+    pub fn decide(&self, q: u64, rng: &mut crate::sim::Rng) -> bool {
+        let p = self.prob(q);
+        p >= 1.0 || (p > 0.0 && rng.gen::<f64>() < p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn ramp_and_step() {
+        let r = Red { low: 10_000, high: 300_000, pmax: 0.01 };
+        assert_eq!(r.prob(10_000), 0.0);
+        assert!((r.prob(155_000) - 0.005).abs() < 1e-12);
+        assert_eq!(r.prob(300_001), 1.0);
+        let k = Red { low: 22_500, high: 22_500, pmax: 1.0 };
+        assert_eq!(k.prob(22_500), 0.0);
+        assert_eq!(k.prob(22_501), 1.0);
+    }
+}

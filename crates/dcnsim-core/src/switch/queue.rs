@@ -1,0 +1,107 @@
+//! A FIFO of packets with the counters every queue keeps: bytes, drops and
+//! marks by reason, max depth and the time integral of depth (so the mean
+//! depth is exact, not sampled).
+
+use crate::net::PktId;
+use crate::sim::SimTime;
+use std::collections::VecDeque;
+
+/// Why a packet was dropped (ns-3 style: every drop carries a reason).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum DropReason {
+    /// The buffer model refused the packet (queue or shared pool full).
+    BufferFull,
+    /// The AQM chose to drop a packet that is not ECN-capable.
+    Aqm,
+}
+
+/// Why a packet was ECN-marked.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum MarkReason {
+    /// RED / step threshold on the instantaneous queue.
+    EcnThreshold,
+}
+
+/// Per-queue counters, reported as one row of ports.parquet.
+#[derive(Clone, Debug, Default)]
+pub struct QueueStats {
+    pub tx_bytes: u64,
+    pub tx_packets: u64,
+    pub enq_packets: u64,
+    pub drops_buffer_full: u64,
+    pub drops_aqm: u64,
+    pub ecn_marks: u64,
+    pub max_bytes: u64,
+    /// Integral of depth over time, in byte-picoseconds.
+    pub area: u128,
+    pub last_change: SimTime,
+}
+
+impl QueueStats {
+    pub fn drops(&self) -> u64 {
+        self.drops_buffer_full + self.drops_aqm
+    }
+    pub fn count_drop(&mut self, r: DropReason) {
+        match r {
+            DropReason::BufferFull => self.drops_buffer_full += 1,
+            DropReason::Aqm => self.drops_aqm += 1,
+        }
+    }
+    pub fn count_mark(&mut self, r: MarkReason) {
+        match r {
+            MarkReason::EcnThreshold => self.ecn_marks += 1,
+        }
+    }
+}
+
+/// One egress queue (a traffic class of a port).
+#[derive(Clone, Debug, Default)]
+pub struct PktQueue {
+    pub pkts: VecDeque<PktId>,
+    pub bytes: u64,
+    pub stats: QueueStats,
+}
+
+impl PktQueue {
+    #[inline]
+    fn integrate(&mut self, now: SimTime) {
+        let dt = now.0 - self.stats.last_change.0;
+        self.stats.area += self.bytes as u128 * dt as u128;
+        self.stats.last_change = now;
+    }
+    #[inline]
+    pub fn push(&mut self, id: PktId, size: u32, now: SimTime) {
+        self.integrate(now);
+        self.pkts.push_back(id);
+        self.bytes += size as u64;
+        self.stats.enq_packets += 1;
+        if self.bytes > self.stats.max_bytes {
+            self.stats.max_bytes = self.bytes;
+        }
+    }
+    #[inline]
+    pub fn pop(&mut self, size: u32, now: SimTime) -> Option<PktId> {
+        let id = self.pkts.pop_front()?;
+        self.integrate(now);
+        self.bytes -= size as u64;
+        self.stats.tx_bytes += size as u64;
+        self.stats.tx_packets += 1;
+        Some(id)
+    }
+    #[inline]
+    pub fn head(&self) -> Option<PktId> {
+        self.pkts.front().copied()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.pkts.is_empty()
+    }
+    /// Time-averaged depth over [0, now].
+    pub fn mean_bytes(&mut self, now: SimTime) -> f64 {
+        self.integrate(now);
+        if now.0 == 0 {
+            0.0
+        } else {
+            self.stats.area as f64 / now.0 as f64
+        }
+    }
+}

@@ -1,0 +1,59 @@
+//! Workloads: generators that turn a `[[workload]]` table into flow specs,
+//! all generated before the run and sorted by start time (the engine starts
+//! them lazily, one pending arrival event at a time). Every generator draws
+//! from its own RNG stream, per host where it has per-host processes, so one
+//! workload's flows do not move when another workload is added.
+pub mod cdf;
+pub mod incast;
+pub mod permutation;
+pub mod poisson;
+
+use crate::net::HostId;
+use crate::scenario::schema::TransportKind;
+use crate::sim::SimTime;
+
+/// A flow to start.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowSpec {
+    pub src: HostId,
+    pub dst: HostId,
+    pub size: u64,
+    pub start: SimTime,
+    pub prio: u8,
+    pub tag: u16,
+    pub transport: TransportKind,
+    /// Closed loop: when the flow finishes before this time, an identical one starts at once.
+    pub repeat_until: Option<SimTime>,
+}
+
+/// What every generator needs to know about its surroundings.
+#[derive(Clone, Debug)]
+pub struct GenCtx {
+    pub hosts: u32,
+    pub host_rate_bps: u64,
+    pub seed: u64,
+    /// Position of the workload in the scenario (stream separation).
+    pub index: u32,
+    pub start: SimTime,
+    pub stop: SimTime,
+    pub prio: u8,
+    pub tag: u16,
+    pub transport: TransportKind,
+}
+
+impl GenCtx {
+    pub fn spec(&self, src: HostId, dst: HostId, size: u64, start: SimTime) -> FlowSpec {
+        FlowSpec { src, dst, size, start, prio: self.prio, tag: self.tag, transport: self.transport, repeat_until: None }
+    }
+    /// RNG stream for sub-process `sub` of this workload.
+    pub fn rng(&self, sub: u64) -> crate::sim::Rng {
+        crate::sim::stream(self.seed, crate::sim::Stream::Workload, ((self.index as u64) << 32) | sub)
+    }
+}
+
+/// Exponential variate with the given mean, in picoseconds.
+pub fn exp_ps(rng: &mut crate::sim::Rng, mean_ps: f64) -> u64 {
+    use rand::Rng as _;
+    let u: f64 = 1.0 - rng.gen::<f64>();
+    (-u.ln() * mean_ps).round() as u64
+}

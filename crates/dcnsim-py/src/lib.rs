@@ -1,0 +1,171 @@
+#![allow(unexpected_cfgs)] // pyo3 0.22 create_exception! checks a feature this crate does not declare
+//! PyO3 bindings for dcnsim-core: a thin layer that converts between Python
+//! and the core. Errors map to Python exceptions under `DcnsimError`; panics
+//! are caught and never cross into Python as anything but `SimulationError`.
+
+use dcnsim_core::metrics::Table;
+use dcnsim_core::scenario::{self, Document, RunOptions};
+use dcnsim_core::sim::SimTime;
+use dcnsim_core::Sim;
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+create_exception!(_core, DcnsimError, PyException, "Base class of every dcnsim error.");
+create_exception!(_core, ScenarioError, DcnsimError, "The scenario is invalid: the message names the key, the value and what was expected.");
+create_exception!(_core, SimulationError, DcnsimError, "The simulation failed internally (a bug: please report it).");
+
+fn parse(text: &str, format: &str) -> PyResult<Document> {
+    let r = match format {
+        "toml" => Document::from_toml(text),
+        "json" => Document::from_json(text),
+        other => return Err(ScenarioError::new_err(format!("format: invalid value \"{other}\", expected \"toml\" or \"json\""))),
+    };
+    r.map_err(|e| ScenarioError::new_err(e.to_string()))
+}
+
+fn json_to_py(py: Python<'_>, v: &serde_json::Value) -> PyResult<PyObject> {
+    Ok(match v {
+        serde_json::Value::Null => py.None(),
+        serde_json::Value::Bool(b) => b.into_py(py),
+        serde_json::Value::Number(n) => {
+            if let Some(u) = n.as_u64() {
+                u.into_py(py)
+            } else if let Some(i) = n.as_i64() {
+                i.into_py(py)
+            } else {
+                n.as_f64().unwrap_or(f64::NAN).into_py(py)
+            }
+        }
+        serde_json::Value::String(s) => s.into_py(py),
+        serde_json::Value::Array(a) => {
+            let l = PyList::empty_bound(py);
+            for x in a {
+                l.append(json_to_py(py, x)?)?;
+            }
+            l.into_py(py)
+        }
+        serde_json::Value::Object(o) => {
+            let d = PyDict::new_bound(py);
+            for (k, x) in o {
+                d.set_item(k, json_to_py(py, x)?)?;
+            }
+            d.into_py(py)
+        }
+    })
+}
+
+fn table_to_py(py: Python<'_>, t: &Table) -> PyResult<PyObject> {
+    let d = PyDict::new_bound(py);
+    for (name, col) in &t.columns {
+        let bytes = PyBytes::new_bound(py, &col.to_le_bytes());
+        d.set_item(name, (col.dtype(), bytes))?;
+    }
+    Ok(d.into_py(py))
+}
+
+fn guard<T>(f: impl FnOnce() -> T) -> PyResult<T> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|e| {
+        let msg = e
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "unknown panic".into());
+        SimulationError::new_err(format!("internal error: {msg}"))
+    })
+}
+
+/// Parse and validate a scenario; returns name, description, variants, hosts, switches.
+#[pyfunction]
+#[pyo3(signature = (text, format = "toml", variant = None))]
+fn validate(py: Python<'_>, text: &str, format: &str, variant: Option<&str>) -> PyResult<PyObject> {
+    let doc = parse(text, format)?;
+    let s = guard(|| scenario::check(&doc, variant))?.map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    json_to_py(py, &serde_json::to_value(&s).unwrap())
+}
+
+/// A running simulation.
+#[pyclass(module = "dcnsim._core")]
+struct Simulation {
+    sim: Sim,
+    name: String,
+    variant: Option<String>,
+    arrivals_end: SimTime,
+}
+
+#[pymethods]
+impl Simulation {
+    #[new]
+    #[pyo3(signature = (text, format = "toml", seed = None, variant = None, check_invariants = false))]
+    fn new(text: &str, format: &str, seed: Option<u64>, variant: Option<&str>, check_invariants: bool) -> PyResult<Self> {
+        let doc = parse(text, format)?;
+        let s = doc.scenario(variant).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+        let opts = RunOptions { seed, check_invariants };
+        let sim = guard(|| scenario::build(&s, &opts))?.map_err(|e| ScenarioError::new_err(e.to_string()))?;
+        let arrivals_end = s.scenario.arrivals_for.map(|d| d.0).unwrap_or(s.scenario.max_time.0);
+        Ok(Simulation { sim, name: s.scenario.name.clone(), variant: variant.map(String::from), arrivals_end })
+    }
+
+    #[getter]
+    fn now_ps(&self) -> u64 {
+        self.sim.now().0
+    }
+    #[getter]
+    fn max_time_ps(&self) -> u64 {
+        self.sim.max_time().0
+    }
+    #[getter]
+    fn arrivals_end_ps(&self) -> u64 {
+        self.arrivals_end.0
+    }
+    #[getter]
+    fn events(&self) -> u64 {
+        self.sim.events()
+    }
+    #[getter]
+    fn flows_total(&self) -> usize {
+        self.sim.flows_total().max(self.sim.flows_planned())
+    }
+    #[getter]
+    fn flows_finished(&self) -> usize {
+        self.sim.flows_finished()
+    }
+    #[getter]
+    fn done(&self) -> bool {
+        self.sim.done()
+    }
+
+    /// Advance to `t_ps` (or the end of the run). Releases the GIL.
+    fn run_until(&mut self, py: Python<'_>, t_ps: u64) -> PyResult<()> {
+        let sim = &mut self.sim;
+        py.allow_threads(|| guard(|| sim.run_until(SimTime(t_ps))))
+    }
+
+    /// Result tables and summary at the current time.
+    fn results(&mut self, py: Python<'_>) -> PyResult<PyObject> {
+        let r = guard(|| self.sim.results())?;
+        let d = PyDict::new_bound(py);
+        d.set_item("flows", table_to_py(py, &r.flows)?)?;
+        d.set_item("ports", table_to_py(py, &r.ports)?)?;
+        d.set_item("tags", r.tags.clone())?;
+        d.set_item("nodes", r.nodes.clone())?;
+        let mut summary = r.summary.clone();
+        summary["scenario"] = serde_json::Value::String(self.name.clone());
+        summary["variant"] = self.variant.clone().map(serde_json::Value::String).unwrap_or(serde_json::Value::Null);
+        d.set_item("summary", json_to_py(py, &summary)?)?;
+        Ok(d.into_py(py))
+    }
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("DcnsimError", m.py().get_type_bound::<DcnsimError>())?;
+    m.add("ScenarioError", m.py().get_type_bound::<ScenarioError>())?;
+    m.add("SimulationError", m.py().get_type_bound::<SimulationError>())?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_class::<Simulation>()?;
+    Ok(())
+}
