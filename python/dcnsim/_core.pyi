@@ -1,0 +1,77 @@
+"""Type stubs for the compiled bindings ``dcnsim._core`` (crates/dcnsim-py).
+
+The bindings are deliberately thin: the Python package (``dcnsim.api``) turns the raw
+column buffers returned by :meth:`Simulation.results` into pandas DataFrames.
+"""
+
+from typing import Any, Dict, List, Literal, Optional, Tuple
+
+__version__: str
+
+class DcnsimError(Exception):
+    """Base class of every error raised by dcnsim."""
+
+class ScenarioError(DcnsimError):
+    """Invalid user input (scenario text, variant name, seed, ...).
+
+    ``str(e)`` is a single line naming the offending key, its value and what was expected.
+    TOML/JSON syntax errors are reported as ScenarioError too.
+    """
+
+class SimulationError(DcnsimError):
+    """The engine failed while running a (valid) scenario."""
+
+_Format = Literal["toml", "json"]
+# (numpy dtype string, little-endian raw bytes), e.g. ("<u8", b"...").
+_Column = Tuple[str, bytes]
+
+def validate(
+    text: str, format: _Format = "toml", variant: Optional[str] = None
+) -> Dict[str, Any]:
+    """Parse and validate a scenario without running it.
+
+    Returns ``{"name": str, "description": str, "variants": [str], "hosts": int,
+    "switches": int}``. Raises :class:`ScenarioError` on invalid input.
+    """
+
+class Simulation:
+    def __init__(
+        self,
+        text: str,
+        format: _Format = "toml",
+        seed: Optional[int] = None,
+        variant: Optional[str] = None,
+    ) -> None:
+        """Build a simulation from scenario text (TOML, or JSON with the same schema).
+
+        ``seed`` overrides ``scenario.seed``; ``variant`` selects one ``[[variant]]``.
+        """
+    @property
+    def now_ps(self) -> int:
+        """Current simulated time in picoseconds."""
+    @property
+    def max_time_ps(self) -> int:
+        """Hard stop of the run in picoseconds."""
+    @property
+    def arrivals_end_ps(self) -> int:
+        """Simulated time at which new flow arrivals stop (progress hint)."""
+    @property
+    def events(self) -> int:
+        """Events processed so far."""
+    @property
+    def flows_total(self) -> int:
+        """Flows created so far (persistent workloads keep creating flows)."""
+    @property
+    def flows_finished(self) -> int:
+        """Flows completed so far."""
+    @property
+    def done(self) -> bool:
+        """True once the run has ended (all flows finished, max_time reached, or deadlock)."""
+    def run_until(self, t_ps: int) -> None:
+        """Advance the simulation to ``min(t_ps, end)``. Releases the GIL."""
+    def results(self) -> Dict[str, Any]:
+        """Finalize the run at ``now_ps`` and return its raw results.
+
+        ``{"flows": {column: (dtype, bytes)}, "ports": {column: (dtype, bytes)},
+        "tags": [str], "nodes": [str], "summary": {...}}``.
+        """

@@ -1,0 +1,438 @@
+"""The Python API: :func:`run` a scenario and get a :class:`Result`.
+
+The engine lives in the compiled module :mod:`dcnsim._core`; this module resolves the
+scenario argument to text, drives the simulation (optionally under a progress bar),
+and turns the raw column buffers returned by the core into pandas DataFrames.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import pandas as pd
+
+from . import _core
+from .io import json_safe, json_writer, parquet_writer, write_files_atomic
+from .tables import fct_table as _fct_table
+
+ScenarioLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+
+#: File names written by :meth:`Result.save`.
+OUTPUT_FILES = ("flows.parquet", "ports.parquet", "summary.json")
+
+
+# --------------------------------------------------------------------------- scenarios
+
+
+def scenarios_dir() -> Any:
+    """The directory (an importlib.resources Traversable) holding the shipped scenarios."""
+    return resources.files("dcnsim").joinpath("scenarios")
+
+
+def shipped_scenarios() -> Dict[str, Any]:
+    """Shipped scenarios, ``{stem: Traversable}``, sorted by name."""
+    d = scenarios_dir()
+    try:
+        entries = list(d.iterdir())
+    except (FileNotFoundError, NotADirectoryError):
+        return {}
+    found = {e.name[: -len(".toml")]: e for e in entries if e.name.endswith(".toml") and e.is_file()}
+    return dict(sorted(found.items()))
+
+
+@dataclass(frozen=True)
+class ScenarioSource:
+    """A scenario resolved to the text handed to the core."""
+
+    text: str
+    format: str  # "toml" or "json"
+    origin: str  # path, "shipped:NAME", "<string>" or "<dict>"
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except (OSError, ValueError):  # e.g. name too long, embedded NUL
+        return False
+
+
+def resolve_scenario(scenario: ScenarioLike) -> ScenarioSource:
+    """Turn a path, a shipped-scenario name, a TOML string or a dict into scenario text.
+
+    A string is TOML text if it spans several lines; otherwise an existing file, then a
+    shipped scenario name, then single-line TOML (it contains ``=`` or starts with ``[``).
+    Raises FileNotFoundError for a path that does not exist and ScenarioError for a name
+    that is neither a file nor a shipped scenario.
+    """
+    if isinstance(scenario, Mapping):
+        return ScenarioSource(json.dumps(dict(scenario)), "json", "<dict>")
+    if isinstance(scenario, os.PathLike):
+        return _read_path(Path(scenario))
+    if not isinstance(scenario, str):
+        raise TypeError(
+            "scenario must be a path, a shipped scenario name, a TOML string or a dict, "
+            f"not {type(scenario).__name__}"
+        )
+    if "\n" in scenario:
+        return ScenarioSource(scenario, "toml", "<string>")
+    path = Path(scenario)
+    if _exists(path):
+        return _read_path(path)
+    has_sep = os.sep in scenario or "/" in scenario
+    stem = scenario[: -len(".toml")] if scenario.endswith(".toml") else scenario
+    shipped = shipped_scenarios()
+    if not has_sep and stem in shipped:
+        text = shipped[stem].read_text(encoding="utf-8")
+        return ScenarioSource(text, "toml", f"shipped:{stem}")
+    if scenario.endswith((".toml", ".json")) or (has_sep and "=" not in scenario):
+        raise FileNotFoundError(f"scenario file not found: {scenario}")
+    if "=" in scenario or scenario.lstrip().startswith("["):
+        return ScenarioSource(scenario, "toml", "<string>")
+    names = ", ".join(shipped) or "none"
+    raise _core.ScenarioError(
+        f"scenario {scenario!r} is neither a file nor a shipped scenario (shipped: {names})"
+    )
+
+
+def _read_path(path: Path) -> ScenarioSource:
+    if path.is_dir():
+        raise IsADirectoryError(f"scenario path is a directory: {path}")
+    if not path.exists():
+        raise FileNotFoundError(f"scenario file not found: {path}")
+    text = path.read_text(encoding="utf-8")
+    fmt = "json" if path.suffix.lower() == ".json" else "toml"
+    return ScenarioSource(text, fmt, str(path))
+
+
+def validate(scenario: ScenarioLike, *, variant: Optional[str] = None) -> Dict[str, Any]:
+    """Parse and validate a scenario without running it (see ``_core.validate``)."""
+    src = resolve_scenario(scenario)
+    return _core.validate(src.text, src.format, variant)
+
+
+# --------------------------------------------------------------------------- columns
+
+
+def _decode_columns(cols: Mapping[str, Tuple[str, bytes]]) -> Dict[str, np.ndarray]:
+    out: Dict[str, np.ndarray] = {}
+    for name, (dtype, raw) in cols.items():
+        out[name] = np.frombuffer(raw, dtype=np.dtype(dtype)).copy()
+    lengths = {len(a) for a in out.values()}
+    if len(lengths) > 1:
+        raise _core.SimulationError(
+            f"inconsistent column lengths from the core: { {k: len(v) for k, v in out.items()} }"
+        )
+    return out
+
+
+def _nullable_int(values: np.ndarray, valid: np.ndarray) -> pd.arrays.IntegerArray:
+    data = np.where(valid, values, 0).astype(np.int64)
+    return pd.arrays.IntegerArray(data, ~valid)
+
+
+def _names(codes: np.ndarray, names: Sequence[str]) -> pd.Series:
+    lookup = np.asarray(list(names) + [None], dtype=object)
+    codes = codes.astype(np.int64)
+    codes = np.where((codes >= 0) & (codes < len(names)), codes, len(names))
+    return pd.Series(lookup[codes], dtype="string")
+
+
+def flows_frame(raw: Mapping[str, Tuple[str, bytes]], tags: Sequence[str]) -> pd.DataFrame:
+    """Flows DataFrame from the core's raw columns; unfinished flows get nulls."""
+    cols = _decode_columns(raw)
+    n = len(next(iter(cols.values()))) if cols else 0
+    finished = cols["finished"].astype(bool) if "finished" in cols else np.ones(n, dtype=bool)
+    data: Dict[str, Any] = {}
+    for name, values in cols.items():
+        if name == "finished":
+            data[name] = finished
+        elif name in ("end_ps", "fct_ps"):
+            data[name] = _nullable_int(values, finished)
+        elif name == "slowdown":
+            data[name] = np.where(finished, values.astype(np.float64), np.nan)
+        elif name == "tag":
+            codes = values.astype(np.int64)
+            codes = np.where((codes >= 0) & (codes < len(tags)), codes, -1)
+            data[name] = pd.Categorical.from_codes(codes, categories=list(tags))
+        else:
+            data[name] = values
+    df = pd.DataFrame(data)
+    if "flow_id" in df and n:
+        df = df.sort_values("flow_id", kind="stable", ignore_index=True)
+    return df
+
+
+def ports_frame(raw: Mapping[str, Tuple[str, bytes]], nodes: Sequence[str]) -> pd.DataFrame:
+    """Ports DataFrame from the core's raw columns, with node_name/peer_name added."""
+    cols = _decode_columns(raw)
+    data: Dict[str, Any] = {}
+    for name, values in cols.items():
+        data[name] = values
+        if name == "node":
+            data["node_name"] = _names(values, nodes).to_numpy(dtype=object)
+        elif name == "peer_node":
+            data["peer_name"] = _names(values, nodes).to_numpy(dtype=object)
+    df = pd.DataFrame(data)
+    for col in ("node_name", "peer_name"):
+        if col in df:
+            df[col] = df[col].astype("string")
+    keys = [k for k in ("node", "port", "queue") if k in df]
+    if keys and len(df):
+        df = df.sort_values(keys, kind="stable", ignore_index=True)
+    return df
+
+
+# --------------------------------------------------------------------------- Result
+
+
+@dataclass
+class Result:
+    """The outcome of one simulation run.
+
+    Attributes:
+        flows: one row per flow (see the README for the columns). ``end_ps`` and
+            ``fct_ps`` are nullable (``<NA>`` for unfinished flows), ``slowdown`` is NaN
+            for them and ``finished`` says which flows completed.
+        ports: one row per (node, port, queue) with counters.
+        summary: run metadata and headline metrics (JSON-serialisable).
+    """
+
+    flows: pd.DataFrame
+    ports: pd.DataFrame
+    summary: Dict[str, Any] = field(default_factory=dict)
+
+    def fct_table(self, bins: Optional[Sequence[int]] = None) -> pd.DataFrame:
+        """FCT per size bin; default bins are ``summary["fct_bins"]``."""
+        if bins is None:
+            bins = self.summary.get("fct_bins")
+        return _fct_table(self.flows, bins)
+
+    @property
+    def unfinished(self) -> int:
+        """Number of flows that had not completed when the run ended."""
+        return int((~self.flows["finished"]).sum()) if "finished" in self.flows else 0
+
+    def save(self, outdir: Union[str, "os.PathLike[str]"]) -> Dict[str, Path]:
+        """Write flows.parquet, ports.parquet and summary.json into ``outdir``.
+
+        The directory is created if needed. Files are written to temporary files first
+        and renamed into place only once all three are complete.
+        """
+        return write_files_atomic(
+            outdir,
+            {
+                "flows.parquet": parquet_writer(self.flows),
+                "ports.parquet": parquet_writer(self.ports),
+                "summary.json": json_writer(self.summary),
+            },
+        )
+
+    def __repr__(self) -> str:
+        s = self.summary
+        return (
+            f"<dcnsim.Result {s.get('scenario', '?')!s}"
+            f"{'/' + str(s['variant']) if s.get('variant') else ''} seed={s.get('seed')}: "
+            f"{s.get('flows_finished', '?')}/{s.get('flows_total', '?')} flows finished, "
+            f"end={s.get('end_reason', '?')}>"
+        )
+
+
+# --------------------------------------------------------------------------- driving
+
+
+class _Driver:
+    """Advance a Simulation in chunks of simulated time sized to ~``target_s`` of wall time.
+
+    Running in chunks keeps Ctrl-C responsive (the core releases the GIL only inside one
+    ``run_until`` call) and lets a progress bar refresh.
+    """
+
+    MIN_CHUNK_PS = 1_000  # 1 ns
+    FIRST_CHUNK_PS = 1_000_000  # 1 us
+
+    def __init__(self, sim: Any, target_s: float) -> None:
+        self.sim = sim
+        self.target_s = target_s
+        self.chunk_ps = self.FIRST_CHUNK_PS
+
+    def step(self) -> None:
+        sim = self.sim
+        start = sim.now_ps
+        target = min(start + self.chunk_ps, sim.max_time_ps)
+        t0 = time.perf_counter()
+        sim.run_until(target)
+        elapsed = time.perf_counter() - t0
+        # Adapt: aim the next call at target_s of wall time, changing by at most 4x.
+        factor = 4.0 if elapsed <= 0 else min(4.0, max(0.25, self.target_s / elapsed))
+        self.chunk_ps = max(self.MIN_CHUNK_PS, int(self.chunk_ps * factor))
+        if not sim.done and sim.now_ps <= start and target >= sim.max_time_ps:
+            # At the hard stop and the core did not flag the end: do not spin forever.
+            raise _StuckAtEnd()
+
+    def finished(self) -> bool:
+        return bool(self.sim.done)
+
+
+class _StuckAtEnd(Exception):
+    pass
+
+
+def _drive(sim: Any, progress: Union[bool, str]) -> None:
+    show, force = _progress_mode(progress)
+    driver = _Driver(sim, target_s=0.1 if show else 0.25)
+    try:
+        if show:
+            _drive_with_progress(driver, force)
+        else:
+            while not driver.finished():
+                driver.step()
+    except _StuckAtEnd:
+        pass
+
+
+def _progress_mode(progress: Union[bool, str, None]) -> Tuple[bool, bool]:
+    if progress in (False, None, "never"):
+        return False, False
+    if progress in ("always", "force"):
+        return True, True
+    if progress in (True, "auto"):
+        isatty = getattr(sys.stdout, "isatty", None)
+        return bool(isatty and isatty()), False
+    raise ValueError(f"progress must be True, False, 'auto' or 'always', got {progress!r}")
+
+
+def format_time_ps(ps: float) -> str:
+    """Human-readable simulated time: ``1234567 -> "1.235 us"``."""
+    ps = float(ps)
+    for unit, scale in (("s", 1e12), ("ms", 1e9), ("us", 1e6), ("ns", 1e3)):
+        if ps >= scale:
+            return f"{ps / scale:.3f} {unit}"
+    return f"{ps:.0f} ps"
+
+
+def format_rate(x: float) -> str:
+    """``3456789 -> "3.46M"``."""
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if x >= scale:
+            return f"{x / scale:.2f}{unit}"
+    return f"{x:.0f}"
+
+
+def _drive_with_progress(driver: _Driver, force: bool) -> None:
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    sim = driver.sim
+    console = Console(force_terminal=True) if force else Console()
+    columns = (
+        TextColumn("[bold]{task.description:<9}"),
+        BarColumn(),
+        TextColumn("{task.percentage:>5.1f}%"),
+        TextColumn("sim {task.fields[sim_time]}"),
+        TextColumn("flows {task.fields[flows]}"),
+        TextColumn("{task.fields[rate]} ev/s"),
+        TimeElapsedColumn(),
+    )
+    arrivals_end = int(sim.arrivals_end_ps)
+    with Progress(*columns, console=console, refresh_per_second=10) as bar:
+        task = bar.add_task(
+            "arrivals" if arrivals_end > 0 else "draining",
+            total=max(arrivals_end, 1),
+            sim_time="0 ps",
+            flows="0/0",
+            rate="-",
+        )
+        last_t, last_events = time.perf_counter(), int(sim.events)
+        while not driver.finished():
+            driver.step()
+            now_t, events = time.perf_counter(), int(sim.events)
+            rate = (events - last_events) / (now_t - last_t) if now_t > last_t else 0.0
+            last_t, last_events = now_t, events
+            fields = dict(
+                sim_time=format_time_ps(sim.now_ps),
+                flows=f"{sim.flows_finished}/{sim.flows_total}",
+                rate=format_rate(rate),
+            )
+            if sim.now_ps < arrivals_end:
+                bar.update(task, description="arrivals", total=arrivals_end, completed=sim.now_ps, **fields)
+            else:
+                total = max(int(sim.flows_total), 1)
+                bar.update(task, description="draining", total=total, completed=int(sim.flows_finished), **fields)
+        bar.update(task, completed=bar.tasks[0].total)
+
+
+def run(
+    scenario: ScenarioLike,
+    *,
+    seed: Optional[int] = None,
+    variant: Optional[str] = None,
+    progress: Union[bool, str] = False,
+) -> Result:
+    """Run a scenario to completion and return its :class:`Result`.
+
+    Args:
+        scenario: path to a ``.toml`` (or ``.json``) file, the name of a shipped scenario
+            (``"leaf_spine_dctcp"``, with or without ``.toml``), a TOML string, or a dict
+            with the same schema.
+        seed: overrides ``scenario.seed``.
+        variant: name of one ``[[variant]]`` of the scenario.
+        progress: ``True`` shows a progress bar when stdout is a terminal, ``"always"``
+            shows it regardless, ``False`` (default) never.
+
+    Raises:
+        ScenarioError: invalid scenario, unknown variant, bad seed.
+        FileNotFoundError: ``scenario`` names a file that does not exist.
+        SimulationError: the engine failed.
+    """
+    if seed is not None and (
+        isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) < 2**64
+    ):
+        raise _core.ScenarioError(f"seed = {seed!r}: expected an integer in [0, 2^64)")
+    src = resolve_scenario(scenario)
+    t0 = time.perf_counter()
+    sim = _core.Simulation(src.text, src.format, seed=None if seed is None else int(seed), variant=variant)
+    _drive(sim, progress)
+    raw = sim.results()
+    wall = time.perf_counter() - t0
+
+    flows = flows_frame(raw["flows"], raw.get("tags", []))
+    ports = ports_frame(raw["ports"], raw.get("nodes", []))
+    summary: Dict[str, Any] = dict(raw.get("summary", {}))
+    events = int(summary.get("events", sim.events))
+    summary["wall_time_s"] = wall
+    summary["events_per_s"] = events / wall if wall > 0 else None
+    summary["scenario_sha256"] = src.sha256
+    result = Result(flows=flows, ports=ports, summary=summary)
+    summary["fct"] = json_safe(result.fct_table().to_dict(orient="records"))
+    return result
+
+
+def scenario_descriptions() -> List[Tuple[str, str]]:
+    """``[(name, description)]`` of the shipped scenarios (from each ``[scenario]`` table)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.9/3.10 only
+        import tomli as tomllib
+
+    out = []
+    for name, entry in shipped_scenarios().items():
+        try:
+            doc = tomllib.loads(entry.read_text(encoding="utf-8"))
+            desc = str(doc.get("scenario", {}).get("description", ""))
+        except Exception as e:  # a broken shipped file should not hide the others
+            desc = f"(unreadable: {str(e).splitlines()[0] if str(e) else type(e).__name__})"
+        out.append((name, desc))
+    return out

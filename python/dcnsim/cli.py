@@ -1,0 +1,222 @@
+"""The ``dcnsim`` command.
+
+    dcnsim run SCENARIO [-o OUTDIR] [--seed N] [--variant NAME] [--progress/--no-progress]
+    dcnsim validate SCENARIO [--variant NAME]
+    dcnsim scenarios
+    dcnsim --version
+
+SCENARIO is a path to a scenario file or the name of a shipped scenario (see
+``dcnsim scenarios``). User errors print one line ``error: ...`` on stderr and exit 2.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from pathlib import Path
+from typing import Any, List, Optional, Sequence
+
+import click
+
+from . import _core, api
+from .api import format_rate, format_time_ps
+
+EXIT_USER_ERROR = 2
+EXIT_SIM_ERROR = 1
+EXIT_INTERRUPTED = 130
+
+# Errors caused by what the user typed or pointed us at: one line, exit 2.
+_USER_ERRORS = (_core.ScenarioError, FileNotFoundError, IsADirectoryError, PermissionError, UnicodeDecodeError, NotADirectoryError)
+
+
+def _one_line(message: str) -> str:
+    parts = [p.strip() for p in str(message).splitlines() if p.strip()]
+    return " ".join(parts) if parts else "unknown error"
+
+
+def _error(message: str) -> None:
+    click.echo(f"error: {_one_line(message)}", err=True)
+
+
+def _os_error_message(e: OSError) -> str:
+    if e.filename is not None and e.strerror:
+        return f"{e.strerror}: {e.filename}"
+    return str(e)
+
+
+class _Group(click.Group):
+    """A click group whose user errors are one ``error:`` line on stderr, exit code 2."""
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:  # type: ignore[override]
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        try:
+            rv = super().main(*args, standalone_mode=False, **kwargs)
+        except click.exceptions.Abort:
+            click.echo("error: interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+        except click.ClickException as e:
+            if type(e).__name__ == "NoArgsIsHelpError":  # `dcnsim` alone (click >= 8.2)
+                ctx = getattr(e, "ctx", None)
+                click.echo(ctx.get_help() if ctx is not None else str(e))
+                sys.exit(0)
+            _error(e.format_message())
+            sys.exit(EXIT_USER_ERROR)
+        except _USER_ERRORS as e:
+            msg = _os_error_message(e) if isinstance(e, OSError) else str(e)
+            _error(msg)
+            sys.exit(EXIT_USER_ERROR)
+        except _core.SimulationError as e:
+            _error(f"simulation failed: {e}")
+            sys.exit(EXIT_SIM_ERROR)
+        except _core.DcnsimError as e:
+            _error(str(e))
+            sys.exit(EXIT_SIM_ERROR)
+        except OSError as e:  # e.g. cannot write the output directory
+            _error(_os_error_message(e))
+            sys.exit(EXIT_SIM_ERROR)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _console() -> Any:
+    from rich.console import Console
+
+    console = Console()
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console = Console(width=120)
+    return console
+
+
+def _fmt(x: Any, digits: int = 1) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return f"{x:,.{digits}f}"
+
+
+def _fct_rich_table(table: Any, title: str) -> Any:
+    from rich.table import Table
+
+    t = Table(title=title, title_justify="left")
+    t.add_column("size bin")
+    t.add_column("flows", justify="right")
+    t.add_column("unfinished", justify="right")
+    t.add_column("mean FCT (us)", justify="right")
+    t.add_column("p50 (us)", justify="right")
+    t.add_column("p99 (us)", justify="right")
+    t.add_column("p99.9 (us)", justify="right")
+    t.add_column("mean slowdown", justify="right")
+    last = len(table) - 1
+    for i, row in enumerate(table.itertuples(index=False)):
+        t.add_row(
+            str(row.bin),
+            str(row.count),
+            str(row.unfinished),
+            _fmt(row.mean_fct_us),
+            _fmt(row.p50_fct_us),
+            _fmt(row.p99_fct_us),
+            _fmt(row.p999_fct_us),
+            _fmt(row.mean_slowdown, 2),
+            end_section=(i == last - 1),
+            style="bold" if i == last else None,
+        )
+    return t
+
+
+def _fmt_wall(seconds: float) -> str:
+    return f"{seconds * 1e3:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+def summary_line(summary: dict) -> str:
+    """``"180/200 flows finished, end: max_time, sim time 10.000 ms, wall 1.23 s, 4.56M events/s"``."""
+    eps = summary.get("events_per_s")
+    return (
+        f"{summary.get('flows_finished', '?')}/{summary.get('flows_total', '?')} flows finished, "
+        f"end: {summary.get('end_reason', '?')}, "
+        f"sim time {format_time_ps(summary.get('sim_time_ps', 0))}, "
+        f"wall {_fmt_wall(summary.get('wall_time_s', 0.0))}, "
+        f"{format_rate(eps) if eps else '-'} events/s"
+    )
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(_core.__version__, "-V", "--version", prog_name="dcnsim", message="%(prog)s %(version)s")
+def cli() -> None:
+    """dcnsim: packet-level simulator of data-center network fabrics."""
+
+
+@cli.command("run")
+@click.argument("scenario")
+@click.option(
+    "-o",
+    "--outdir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Write flows.parquet, ports.parquet and summary.json here (created if needed).",
+)
+@click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=None, help="Override scenario.seed.")
+@click.option("--variant", default=None, help="Run this [[variant]] of the scenario.")
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Show a progress bar [default: when stdout is a terminal].",
+)
+def run_cmd(scenario: str, outdir: Optional[Path], seed: Optional[int], variant: Optional[str], progress: Optional[bool]) -> None:
+    """Run SCENARIO (a file or a shipped scenario name) and print its FCT table."""
+    from rich.markup import escape
+
+    mode: Any = "always" if progress is True else (False if progress is False else True)
+    result = api.run(scenario, seed=seed, variant=variant, progress=mode)
+    s = result.summary
+    console = _console()
+    if outdir is not None:
+        paths = result.save(outdir)
+        console.print(f"wrote {escape(', '.join(str(p) for p in paths.values()))}", highlight=False)
+    name = str(s.get("scenario", scenario))
+    if s.get("variant"):
+        name += f" / {s['variant']}"
+    title = f"FCT by flow size: {name} (seed {s.get('seed', '?')})"
+    console.print(_fct_rich_table(result.fct_table(), escape(title)))
+    console.print(summary_line(s), highlight=False)
+    unfinished = int(s.get("flows_unfinished", result.unfinished))
+    if unfinished:
+        where = " (in flows.parquet: finished=false, end_ps/fct_ps null)" if outdir is not None else ""
+        click.echo(
+            f"warning: {unfinished} of {s.get('flows_total', len(result.flows))} flows unfinished "
+            f"when the run ended (end: {s.get('end_reason', '?')}){where}",
+            err=True,
+        )
+
+
+@cli.command("validate")
+@click.argument("scenario")
+@click.option("--variant", default=None, help="Also validate this [[variant]].")
+def validate_cmd(scenario: str, variant: Optional[str]) -> None:
+    """Parse and check SCENARIO without running it."""
+    info = api.validate(scenario, variant=variant)
+    variants: Sequence[str] = info.get("variants") or []
+    click.echo(
+        f"ok: {info.get('name', '?')} \u2014 {info.get('hosts', '?')} hosts, "
+        f"{info.get('switches', '?')} switches, variants: {', '.join(variants) if variants else 'none'}"
+    )
+
+
+@cli.command("scenarios")
+def scenarios_cmd() -> None:
+    """List the shipped scenarios."""
+    rows: List = api.scenario_descriptions()
+    if not rows:
+        click.echo("no shipped scenarios found")
+        return
+    width = max(len(name) for name, _ in rows)
+    for name, desc in rows:
+        click.echo(f"{name:<{width}}  {desc}".rstrip())
+
+
+def main(argv: Optional[Sequence[str]] = None) -> Any:
+    """Console-script entry point."""
+    return cli.main(args=list(argv) if argv is not None else None, prog_name="dcnsim")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

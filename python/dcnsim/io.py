@@ -1,0 +1,157 @@
+"""Atomic, deterministic output files.
+
+Every output file is first written to a hidden temporary file in the destination
+directory and then moved into place with :func:`os.replace`, so a reader never sees a
+half-written file. :func:`write_files_atomic` writes a *set* of files: all temporary
+files are completed before the first rename, and if anything fails while writing, every
+temporary file is removed and none of the destination files is touched.
+
+Parquet files are written deterministically: no timestamps, no index, the row order
+given by the caller, so one scenario + one seed gives byte-identical files (with the same
+pyarrow version).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import secrets
+from pathlib import Path
+from typing import Any, Callable, Dict, Mapping, Union
+
+import numpy as np
+import pandas as pd
+
+PathLike = Union[str, "os.PathLike[str]"]
+Writer = Callable[[str], None]
+
+_TMP_SUFFIX = ".tmp"
+
+
+def _fsync_path(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(path: str) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # e.g. Windows: directories cannot be opened
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _temp_path(directory: Path, name: str) -> str:
+    # Like tempfile.mkstemp, but with the usual permissions (0666 & ~umask) rather than 0600,
+    # so the renamed file looks like any other file the user writes.
+    for _ in range(100):
+        tmp = str(directory / f".{name}.{os.getpid()}.{secrets.token_hex(4)}{_TMP_SUFFIX}")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        os.close(fd)
+        return tmp
+    raise FileExistsError(f"could not create a temporary file in {directory}")
+
+
+def write_files_atomic(outdir: PathLike, writers: Mapping[str, Writer]) -> Dict[str, Path]:
+    """Write several files into ``outdir`` atomically.
+
+    ``writers`` maps a file name to a function that writes the complete file to the path
+    it is given. ``outdir`` is created if needed. Returns the final paths.
+    """
+    directory = Path(outdir)
+    directory.mkdir(parents=True, exist_ok=True)
+    temps: Dict[str, str] = {}
+    try:
+        for name, write in writers.items():
+            tmp = _temp_path(directory, name)
+            temps[name] = tmp
+            write(tmp)
+            _fsync_path(tmp)
+        final: Dict[str, Path] = {}
+        for name, tmp in list(temps.items()):
+            target = directory / name
+            os.replace(tmp, target)
+            del temps[name]
+            final[name] = target
+        _fsync_dir(str(directory))
+        return final
+    finally:
+        for tmp in temps.values():
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+
+
+def write_file_atomic(path: PathLike, write: Writer) -> Path:
+    """Write one file atomically (see :func:`write_files_atomic`)."""
+    p = Path(path)
+    return write_files_atomic(p.parent, {p.name: write})[p.name]
+
+
+def parquet_writer(df: pd.DataFrame) -> Writer:
+    """A writer that stores ``df`` as Parquet, deterministically (no index, no timestamps)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    def write(path: str) -> None:
+        table = pa.Table.from_pandas(df, preserve_index=False)
+        pq.write_table(table, path, compression="zstd")
+
+    return write
+
+
+def _json_default(obj: Any) -> Any:
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.floating):
+        return _clean_float(float(obj))
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, Path):
+        return str(obj)
+    raise TypeError(f"object of type {type(obj).__name__} is not JSON serializable")
+
+
+def _clean_float(x: float) -> Any:
+    return None if (math.isnan(x) or math.isinf(x)) else x
+
+
+def json_safe(obj: Any) -> Any:
+    """Recursively replace NaN/inf by None and numpy scalars by Python ones."""
+    if isinstance(obj, dict):
+        return {str(k): json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    if isinstance(obj, float):
+        return _clean_float(obj)
+    if isinstance(obj, (np.generic, np.ndarray)):
+        return json_safe(_json_default(obj))
+    if obj is pd.NA:
+        return None
+    return obj
+
+
+def json_writer(data: Any) -> Writer:
+    """A writer that stores ``data`` as pretty-printed, strictly valid JSON."""
+    text = json.dumps(json_safe(data), indent=2, allow_nan=False, default=_json_default) + "\n"
+
+    def write(path: str) -> None:
+        with open(path, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+
+    return write

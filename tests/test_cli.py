@@ -1,0 +1,277 @@
+"""End-to-end tests of the ``dcnsim`` command (run in a subprocess, as a user would)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from importlib import metadata, resources
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import dcnsim
+
+from conftest import tiny
+
+FLOW_COLUMNS = {
+    "flow_id", "src", "dst", "size_bytes", "start_ps", "end_ps", "fct_ps", "ideal_fct_ps",
+    "slowdown", "priority", "tag", "finished", "drops", "ecn_marks", "retx",
+}
+PORT_COLUMNS = {
+    "node", "node_name", "port", "peer_node", "peer_name", "queue",
+    "tx_bytes", "tx_packets", "drops", "ecn_marks", "max_depth_bytes", "mean_depth_bytes",
+}
+SUMMARY_KEYS = {
+    "scenario", "variant", "seed", "sim_time_ps", "events", "flows_total", "flows_finished",
+    "flows_unfinished", "end_reason", "fct_bins", "hosts", "switches", "version",
+    "wall_time_s", "events_per_s", "scenario_sha256", "fct",
+}
+
+
+def assert_user_error(proc, *words):
+    """One line ``error: ...`` on stderr, exit code 2, no traceback."""
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("error: "), lines[0]
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+    return lines[0]
+
+
+# ---------------------------------------------------------------------------- run
+
+
+def test_run_writes_outputs(dcnsim_cli, tiny_file, tmp_path):
+    proc = dcnsim_cli("run", tiny_file, "-o", "out/tiny", "--no-progress")
+    assert proc.returncode == 0, proc.stderr
+    out = tmp_path / "out" / "tiny"
+    assert sorted(os.listdir(out)) == ["flows.parquet", "ports.parquet", "summary.json"]
+
+    flows = pd.read_parquet(out / "flows.parquet")
+    assert FLOW_COLUMNS <= set(flows.columns)
+    assert len(flows) == 2 and flows["finished"].all()
+    ports = pd.read_parquet(out / "ports.parquet")
+    assert PORT_COLUMNS <= set(ports.columns) and len(ports) > 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert SUMMARY_KEYS <= set(summary)
+    assert summary["scenario"] == "tiny" and summary["flows_finished"] == 2
+
+    # The FCT table and the one-line summary are printed.
+    for label in ("<100KB", "100KB-1MB", "1MB-10MB", ">10MB", "all"):
+        assert label in proc.stdout
+    assert re.search(r"2/2 flows finished, end: \S+", proc.stdout), proc.stdout
+    assert "events/s" in proc.stdout and "wall" in proc.stdout
+    assert "warning" not in proc.stderr
+
+
+def test_run_without_outdir_writes_nothing(dcnsim_cli, tiny_file, tmp_path):
+    before = sorted(os.listdir(tmp_path))
+    proc = dcnsim_cli("run", tiny_file)
+    assert proc.returncode == 0, proc.stderr
+    assert "2/2 flows finished" in proc.stdout
+    assert sorted(os.listdir(tmp_path)) == before
+
+
+def test_run_seed_option(dcnsim_cli, tiny_file, tmp_path):
+    proc = dcnsim_cli("run", tiny_file, "-o", "o", "--seed", "42")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((tmp_path / "o" / "summary.json").read_text())["seed"] == 42
+
+
+def test_run_reports_unfinished_flows(dcnsim_cli, unfinished_file, tmp_path):
+    proc = dcnsim_cli("run", unfinished_file, "-o", "cut")
+    assert proc.returncode == 0, proc.stderr
+    assert re.search(r"warning: 2 of 2 flows unfinished", proc.stderr), proc.stderr
+    assert "0/2 flows finished" in proc.stdout
+    flows = pd.read_parquet(tmp_path / "cut" / "flows.parquet")
+    assert len(flows) == 2
+    assert not flows["finished"].any()
+    assert flows["end_ps"].isna().all() and flows["fct_ps"].isna().all()
+    assert flows["slowdown"].isna().all()
+    summary = json.loads((tmp_path / "cut" / "summary.json").read_text())
+    assert summary["flows_unfinished"] == 2
+
+
+def test_run_is_deterministic(dcnsim_cli, tiny_file, tmp_path):
+    for d in ("a", "b"):
+        proc = dcnsim_cli("run", tiny_file, "-o", d, "--seed", "5")
+        assert proc.returncode == 0, proc.stderr
+    for name in ("flows.parquet", "ports.parquet"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+    sa = json.loads((tmp_path / "a" / "summary.json").read_text())
+    sb = json.loads((tmp_path / "b" / "summary.json").read_text())
+    for volatile in ("wall_time_s", "events_per_s"):
+        sa.pop(volatile), sb.pop(volatile)
+    assert sa == sb
+
+
+def test_run_leaves_no_temp_files(dcnsim_cli, tiny_file, tmp_path):
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "unrelated.txt").write_text("keep me")
+    for _ in range(2):  # second run overwrites in place
+        proc = dcnsim_cli("run", tiny_file, "-o", out)
+        assert proc.returncode == 0, proc.stderr
+    assert sorted(os.listdir(out)) == ["flows.parquet", "ports.parquet", "summary.json", "unrelated.txt"]
+
+
+def test_run_progress_forced(dcnsim_cli, tiny_file):
+    proc = dcnsim_cli("run", tiny_file, "--progress")
+    assert proc.returncode == 0, proc.stderr
+    assert "ev/s" in proc.stdout  # the bar was drawn even though stdout is a pipe
+
+
+def test_run_progress_auto_off_in_pipe(dcnsim_cli, tiny_file):
+    proc = dcnsim_cli("run", tiny_file)
+    assert proc.returncode == 0, proc.stderr
+    assert "ev/s" not in proc.stdout
+
+
+def test_run_variant(dcnsim_cli, tmp_path):
+    p = tmp_path / "v.toml"
+    p.write_text(tiny() + '\n[[variant]]\nname = "slow"\ntopology.bottleneck = { rate = "1Gbps", delay = "1us" }\n')
+    proc = dcnsim_cli("run", p, "--variant", "slow", "-o", "v")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((tmp_path / "v" / "summary.json").read_text())["variant"] == "slow"
+    assert "slow" in proc.stdout
+
+
+# ---------------------------------------------------------------------------- validate
+
+
+def test_validate_ok(dcnsim_cli, tiny_file):
+    proc = dcnsim_cli("validate", tiny_file)
+    assert proc.returncode == 0, proc.stderr
+    assert re.fullmatch(r"ok: tiny \u2014 \d+ hosts, \d+ switches, variants: none\n", proc.stdout), proc.stdout
+
+
+def test_validate_lists_variants(dcnsim_cli, tmp_path):
+    p = tmp_path / "v.toml"
+    p.write_text(tiny() + '\n[[variant]]\nname = "A"\n\n[[variant]]\nname = "B"\n')
+    proc = dcnsim_cli("validate", p)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.rstrip().endswith("variants: A, B")
+
+
+POISSON = """
+[[workload]]
+kind = "poisson"
+sizes = "web-search"
+load = {load}
+"""
+
+ECN = """
+[switch]
+ecn = {{ low = "{low}", high = "{high}", pmax = 0.01 }}
+"""
+
+BAD_SCENARIOS = {
+    # name: (scenario text, words the one-line message must contain)
+    "unknown_key": (tiny().replace('name = "tiny"', 'name = "tiny"\nbogus_key = 3'), ["bogus_key"]),
+    "missing_unit": (
+        tiny().replace('bottleneck = { rate = "10Gbps"', "bottleneck = { rate = 100"),
+        ["rate", "100"],
+    ),
+    "load_above_one": (tiny() + POISSON.format(load=1.5), ["load", "1.5"]),
+    "ecn_low_above_high": (tiny() + ECN.format(low="300KB", high="10KB"), ["low", "high"]),
+    "toml_syntax": (tiny().replace("[transport]", "[transport"), []),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_SCENARIOS))
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_bad_scenario_is_one_line_error(dcnsim_cli, tmp_path, case, command):
+    text, words = BAD_SCENARIOS[case]
+    p = tmp_path / f"{case}.toml"
+    p.write_text(text)
+    extra = ["-o", "out"] if command == "run" else []
+    assert_user_error(dcnsim_cli(command, p, *extra), *words)
+    assert not (tmp_path / "out").exists()
+
+
+def test_ecn_thresholds_in_order_are_accepted(dcnsim_cli, tmp_path):
+    """Control for the low > high case above: the same [switch] table with low < high is fine."""
+    p = tmp_path / "ecn.toml"
+    p.write_text(tiny() + ECN.format(low="10KB", high="300KB"))
+    proc = dcnsim_cli("validate", p)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_missing_file_is_user_error(dcnsim_cli):
+    assert_user_error(dcnsim_cli("run", "does/not/exist.toml", "-o", "out"), "does/not/exist.toml")
+    assert_user_error(dcnsim_cli("validate", "nope.toml"), "nope.toml")
+
+
+def test_unknown_scenario_name_is_user_error(dcnsim_cli):
+    assert_user_error(dcnsim_cli("run", "no_such_scenario"), "no_such_scenario")
+
+
+def test_unknown_variant_is_user_error(dcnsim_cli, tiny_file):
+    assert_user_error(dcnsim_cli("run", tiny_file, "--variant", "nope"), "nope")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run", "{f}", "--bogus"],
+        ["run", "{f}", "--seed", "abc"],
+        ["run", "{f}", "--seed", "-3"],
+        ["run"],
+        ["frobnicate"],
+    ],
+)
+def test_bad_usage_is_user_error(dcnsim_cli, tiny_file, args):
+    assert_user_error(dcnsim_cli(*[a.format(f=tiny_file) for a in args]))
+
+
+# ---------------------------------------------------------------------------- misc
+
+
+def test_version(dcnsim_cli):
+    proc = dcnsim_cli("--version")
+    assert proc.returncode == 0
+    assert proc.stdout.strip() == f"dcnsim {dcnsim.__version__}"
+
+
+def test_help(dcnsim_cli):
+    proc = dcnsim_cli("--help")
+    assert proc.returncode == 0
+    for cmd in ("run", "validate", "scenarios"):
+        assert cmd in proc.stdout
+
+
+def _shipped():
+    d = resources.files("dcnsim").joinpath("scenarios")
+    if not d.is_dir():
+        return []
+    return sorted(e.name[: -len(".toml")] for e in d.iterdir() if e.name.endswith(".toml"))
+
+
+def test_scenarios_lists_shipped(dcnsim_cli):
+    names = _shipped()
+    assert "leaf_spine_dctcp" in names  # the README's quick-start scenario
+    proc = dcnsim_cli("scenarios")
+    assert proc.returncode == 0, proc.stderr
+    listed = [line.split()[0] for line in proc.stdout.splitlines() if line.strip()]
+    assert listed == names
+    for line in proc.stdout.splitlines():
+        assert len(line.split(None, 1)) == 2, f"missing description: {line!r}"
+
+
+@pytest.mark.parametrize("name", _shipped())
+def test_shipped_scenarios_validate(dcnsim_cli, name):
+    proc = dcnsim_cli("validate", name)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("ok: ")
+
+
+def test_console_script_entry_point():
+    eps = metadata.entry_points()
+    scripts = eps.select(group="console_scripts") if hasattr(eps, "select") else eps["console_scripts"]
+    ours = [ep for ep in scripts if ep.name == "dcnsim"]
+    assert ours and ours[0].value == "dcnsim.cli:main"
