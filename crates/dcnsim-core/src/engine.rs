@@ -158,7 +158,11 @@ impl Sim {
             .iter()
             .map(|&n| Host { node: n, port: topo.nodes[n as usize].ports[0], ready: vec![Default::default(); nq] })
             .collect();
-        let mut q = EventQueue::new();
+        // Calendar slots of about 1/64 of the shortest frame time on the fabric:
+        // packet events then spread over a few dozen slots ahead of now.
+        let fastest = topo.ports.iter().map(|p| p.rate_bps).max().unwrap_or(1);
+        let frame = ser_time(cfg.mtu as u64, fastest).0.max(64);
+        let mut q = EventQueue::with_slot_bits(63 - (frame / 64).leading_zeros());
         if let Some(first) = specs.first() {
             q.push(first.start, Ev::NextArrival);
         }
@@ -300,8 +304,11 @@ impl Sim {
                 }
             }
             Ev::TxDone { port } => {
-                self.egress[port as usize].txdone_pending = false;
-                self.try_tx(port);
+                let eg = &mut self.egress[port as usize];
+                if eg.txdone_at == Some(self.now) {
+                    eg.txdone_at = None;
+                    self.try_tx(port);
+                }
             }
             Ev::NextArrival => {
                 let spec = self.specs[self.next_spec].clone();
@@ -382,9 +389,9 @@ impl Sim {
     fn try_tx(&mut self, port: PortId) {
         let eg = &self.egress[port as usize];
         if eg.busy_until > self.now {
-            if !eg.txdone_pending && self.has_backlog(port) {
-                let t = eg.busy_until;
-                self.egress[port as usize].txdone_pending = true;
+            let t = eg.busy_until;
+            if eg.txdone_at != Some(t) && self.has_backlog(port) {
+                self.egress[port as usize].txdone_at = Some(t);
                 self.q.push(t, Ev::TxDone { port });
             }
             return;
@@ -430,7 +437,7 @@ impl Sim {
         self.q.push(done + self.arrive_delay[port as usize], Ev::Arrive { port: peer, pkt });
         self.egress[port as usize].busy_until = done;
         if self.has_backlog(port) {
-            self.egress[port as usize].txdone_pending = true;
+            self.egress[port as usize].txdone_at = Some(done);
             self.q.push(done, Ev::TxDone { port });
         }
     }

@@ -11,8 +11,9 @@ pub struct Egress {
     pub bytes: u64,
     /// The transmitter is busy until this time.
     pub busy_until: SimTime,
-    /// A TxDone event for this port is in the event queue.
-    pub txdone_pending: bool,
+    /// Time of the live TxDone event for this port, if one is queued. Any
+    /// other TxDone for the port is stale (the port already moved on) and ignored.
+    pub txdone_at: Option<SimTime>,
     pub sched: SchedState,
 }
 
