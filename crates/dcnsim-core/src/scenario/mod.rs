@@ -720,7 +720,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
         queues: nq,
         scheduler,
         red,
-        drop_non_ect: false,
+        drop_non_ect: sw.ecn.as_ref().and_then(|e| e.drop_non_ect).unwrap_or(false),
         buffer,
         switch_latency: sw.latency.map(|d| d.0).unwrap_or(SimTime::ZERO),
         tcp: TcpParams {

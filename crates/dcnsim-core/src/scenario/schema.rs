@@ -225,6 +225,11 @@ pub struct EcnConfig {
     /// DCTCP step threshold: mark every packet arriving to a queue deeper than k.
     #[serde(default)]
     pub k: Option<Bytes>,
+    /// Drop, instead of passing unmarked, packets that are not ECN-capable when the marker
+    /// selects them (RFC 3168 6.1.1 behaviour of a RED queue with ECN). Default false:
+    /// non-ECT packets (pure ACKs, UDP) only see tail drop.
+    #[serde(default)]
+    pub drop_non_ect: Option<bool>,
 }
 
 /// `[switch]`.
