@@ -6,6 +6,7 @@
 //! that do not belong to the chosen kind. Unknown keys are always errors.
 
 use super::units::{Bytes, Duration, Rate};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 fn d_one() -> u64 {
@@ -16,7 +17,7 @@ fn d_max_time() -> Duration {
 }
 
 /// The whole scenario file.
-#[derive(Deserialize, Serialize, Debug, Clone)]
+#[derive(Deserialize, Serialize, Debug, Clone, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     /// Name, description, seed and run length.
@@ -38,7 +39,7 @@ pub struct Scenario {
 }
 
 /// `[scenario]`: identity and run control.
-#[derive(Deserialize, Serialize, Debug, Clone)]
+#[derive(Deserialize, Serialize, Debug, Clone, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Meta {
     /// Short identifier, used in output tables.
@@ -58,7 +59,7 @@ pub struct Meta {
 }
 
 /// Topology families.
-#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TopologyKind {
     /// N senders on one switch, M receivers on another, one bottleneck link between.
@@ -72,7 +73,7 @@ pub enum TopologyKind {
 }
 
 /// A link's rate and one-way propagation delay.
-#[derive(Deserialize, Serialize, Debug, Clone, Copy)]
+#[derive(Deserialize, Serialize, Debug, Clone, Copy, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {
     /// Line rate, e.g. "100Gbps". Must be > 0.
@@ -82,21 +83,24 @@ pub struct LinkSpec {
 }
 
 /// One link of a custom topology.
-#[derive(Deserialize, Serialize, Debug, Clone)]
+#[derive(Deserialize, Serialize, Debug, Clone, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CustomLink {
     /// Name of one end (a host or a switch).
     pub a: String,
     /// Name of the other end.
     pub b: String,
+    #[schemars(description = "Line rate, e.g. \"100Gbps\". Must be > 0.")]
     pub rate: Rate,
+    #[schemars(description = "One-way propagation delay, e.g. \"200ns\".")]
     pub delay: Duration,
 }
 
 /// `[topology]`. Which keys apply depends on `kind`.
-#[derive(Deserialize, Serialize, Debug, Clone)]
+#[derive(Deserialize, Serialize, Debug, Clone, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TopologyConfig {
+    #[schemars(description = "Topology family (required); it decides which of the keys below apply.")]
     pub kind: TopologyKind,
     /// Full-size packet on the wire, headers included. Default "1500B"; 128B..65535B.
     #[serde(default)]
@@ -163,7 +167,7 @@ pub struct TopologyConfig {
 }
 
 /// Switch buffer models.
-#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq, Default, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum BufferModel {
     /// Each egress queue has its own fixed capacity (seeds 000/003: 1 MB per queue).
@@ -175,7 +179,7 @@ pub enum BufferModel {
 }
 
 /// `switch.buffer`.
-#[derive(Deserialize, Serialize, Debug, Clone, Default)]
+#[derive(Deserialize, Serialize, Debug, Clone, Default, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BufferConfig {
     /// "static" (default) or "shared".
@@ -197,7 +201,7 @@ pub struct BufferConfig {
 }
 
 /// Egress scheduler among the queues of a port.
-#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq, Default, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SchedulerKind {
     /// Highest queue index first (802.1Q strict priority: 7 is the highest).
@@ -210,7 +214,7 @@ pub enum SchedulerKind {
 /// `switch.ecn`: RED-style ECN marking on the instantaneous queue (Floyd & Jacobson 1993,
 /// as used by DCQCN). Probability 0 at or below `low`, rising linearly to `pmax` at `high`,
 /// 1 above `high`. DCTCP's step threshold K is `k` (same as low = high = K).
-#[derive(Deserialize, Serialize, Debug, Clone, Default)]
+#[derive(Deserialize, Serialize, Debug, Clone, Default, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EcnConfig {
     /// Queue depth where marking starts.
@@ -233,9 +237,10 @@ pub struct EcnConfig {
 }
 
 /// `[switch]`.
-#[derive(Deserialize, Serialize, Debug, Clone, Default)]
+#[derive(Deserialize, Serialize, Debug, Clone, Default, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SwitchConfig {
+    #[schemars(description = "Buffer model and sizes (see `switch.buffer`). Default: static, \"1MB\" per egress queue.")]
     #[serde(default)]
     pub buffer: BufferConfig,
     /// Queues (traffic classes) per egress port, 1..8. A packet of priority p uses queue
@@ -257,7 +262,7 @@ pub struct SwitchConfig {
 }
 
 /// Transport protocols a flow can use.
-#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq, Default, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TransportKind {
     /// DCTCP (Alizadeh et al., SIGCOMM 2010; RFC 8257).
@@ -270,7 +275,7 @@ pub enum TransportKind {
 }
 
 /// UDP packet arrival process.
-#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq, Default, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Arrivals {
     #[default]
@@ -279,7 +284,7 @@ pub enum Arrivals {
 }
 
 /// UDP packet size distribution.
-#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq, Default, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SizeDist {
     #[default]
@@ -289,7 +294,7 @@ pub enum SizeDist {
 }
 
 /// `transport.udp`.
-#[derive(Deserialize, Serialize, Debug, Clone, Default)]
+#[derive(Deserialize, Serialize, Debug, Clone, Default, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UdpConfig {
     /// Sending rate of each UDP flow. Default: the host link rate.
@@ -307,7 +312,7 @@ pub struct UdpConfig {
 }
 
 /// `[transport]`.
-#[derive(Deserialize, Serialize, Debug, Clone, Default)]
+#[derive(Deserialize, Serialize, Debug, Clone, Default, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TransportConfig {
     /// "dctcp" (default), "reno" or "udp".
@@ -341,7 +346,7 @@ pub struct TransportConfig {
 }
 
 /// Workload generators.
-#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum WorkloadKind {
     /// Open-loop Poisson flow arrivals at every host, sizes from a CDF, sized to a target load.
@@ -380,8 +385,23 @@ impl<'de> Deserialize<'de> for IncastPeriod {
     }
 }
 
+impl JsonSchema for IncastPeriod {
+    fn schema_name() -> String {
+        "IncastPeriod".to_string()
+    }
+    fn json_schema(_: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
+        super::units::string_schema(
+            "incast period",
+            "\"oneshot\" (one round at `start`), \"persistent\" (each sender starts a new flow as soon as \
+             its previous one finishes) or a duration such as \"100us\" (a new round every interval, > 0).",
+            format!("^(?:oneshot|persistent|{})$", super::units::duration_pattern_body()),
+            &["oneshot", "persistent", "100us"],
+        )
+    }
+}
+
 /// One flow of an explicit `flows` workload.
-#[derive(Deserialize, Serialize, Debug, Clone)]
+#[derive(Deserialize, Serialize, Debug, Clone, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FlowEntry {
     /// Source host index.
@@ -393,18 +413,22 @@ pub struct FlowEntry {
     /// Start time. Default 0.
     #[serde(default)]
     pub start: Option<Duration>,
+    #[schemars(description = "Priority (traffic class) of this flow, 0..7. Default: the workload's `priority`.")]
     #[serde(default)]
     pub priority: Option<u8>,
+    #[schemars(description = "Label in the `tag` column. Default: the workload's `tag`.")]
     #[serde(default)]
     pub tag: Option<String>,
+    #[schemars(description = "Transport of this flow. Default: the workload's `transport`.")]
     #[serde(default)]
     pub transport: Option<TransportKind>,
 }
 
 /// `[[workload]]`. Which keys apply depends on `kind`.
-#[derive(Deserialize, Serialize, Debug, Clone)]
+#[derive(Deserialize, Serialize, Debug, Clone, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadConfig {
+    #[schemars(description = "Generator (required); it decides which of the keys below apply.")]
     pub kind: WorkloadKind,
     /// Label in the `tag` column. Default: the kind ("poisson" is labelled "background").
     #[serde(default)]
@@ -453,7 +477,7 @@ pub struct WorkloadConfig {
 }
 
 /// `[metrics]`.
-#[derive(Deserialize, Serialize, Debug, Clone, Default)]
+#[derive(Deserialize, Serialize, Debug, Clone, Default, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MetricsConfig {
     /// Upper edges of the FCT size bins. Default ["100KB", "1MB", "10MB"] (seed 000).

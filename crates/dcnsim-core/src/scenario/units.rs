@@ -123,6 +123,76 @@ unit_type!(
     |v| format!("{}B", v)
 );
 
+// ------------------------------------------------------------ JSON Schema
+// The unit types are strings in scenario files; their schema says so, with the
+// accepted suffixes as a `pattern` (ECMA-262) that mirrors `split_number` + the
+// unit tables above.
+
+/// A number as `split_number` accepts it: digits with optional `_` separators
+/// and at most one decimal point (no sign, no exponent).
+const NUMBER_PATTERN: &str = r"(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)";
+
+/// `^\s*NUMBER\s*(unit|unit|...)\s*$` for one of the unit tables above.
+pub(crate) fn unit_pattern(units: &[(&str, f64)]) -> String {
+    let alts: Vec<&str> = units.iter().map(|(u, _)| *u).collect();
+    format!(r"^\s*{NUMBER_PATTERN}\s*(?:{})\s*$", alts.join("|"))
+}
+
+/// The duration pattern without its anchors, for schemas that embed it.
+pub(crate) fn duration_pattern_body() -> String {
+    let alts: Vec<&str> = TIME_UNITS.iter().map(|(u, _)| *u).collect();
+    format!(r"\s*{NUMBER_PATTERN}\s*(?:{})\s*", alts.join("|"))
+}
+
+/// A string schema with a title, description, pattern and examples.
+pub(crate) fn string_schema(title: &str, description: &str, pattern: String, examples: &[&str]) -> schemars::schema::Schema {
+    use schemars::schema::{InstanceType, Metadata, SchemaObject, StringValidation};
+    SchemaObject {
+        instance_type: Some(InstanceType::String.into()),
+        metadata: Some(Box::new(Metadata {
+            title: Some(title.to_string()),
+            description: Some(description.to_string()),
+            examples: examples.iter().map(|e| serde_json::Value::String(e.to_string())).collect(),
+            ..Default::default()
+        })),
+        string: Some(Box::new(StringValidation { pattern: Some(pattern), ..Default::default() })),
+        ..Default::default()
+    }
+    .into()
+}
+
+macro_rules! unit_schema {
+    ($name:ident, $title:expr, $units:expr, $description:expr, [$($example:expr),*]) => {
+        impl schemars::JsonSchema for $name {
+            fn schema_name() -> String {
+                stringify!($name).to_string()
+            }
+            fn json_schema(_: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
+                string_schema($title, $description, unit_pattern($units), &[$($example),*])
+            }
+        }
+    };
+}
+
+unit_schema!(
+    Rate, "rate", RATE_UNITS,
+    "A rate in bits per second, written as a number and a unit: bps, Kbps, Mbps, Gbps, Tbps \
+     (SI prefixes: 1 Kbps = 1000 bps). Rounded to whole bits per second. A bare number is an error.",
+    ["100Gbps", "2.5Gbps", "40Mbps"]
+);
+unit_schema!(
+    Duration, "duration", TIME_UNITS,
+    "A duration, written as a number and a unit: ps, ns, us, ms, s. Rounded to whole picoseconds \
+     (the simulation clock). A bare number is an error.",
+    ["200ns", "1.5us", "10ms"]
+);
+unit_schema!(
+    Bytes, "size", SIZE_UNITS,
+    "A size in bytes, written as a number and a unit: B, KB, MB, GB (powers of 1000) or KiB, MiB, \
+     GiB (powers of 1024). Rounded to whole bytes. A bare number is an error.",
+    ["750KB", "1500B", "2MiB"]
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;
