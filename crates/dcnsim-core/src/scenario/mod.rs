@@ -3,6 +3,7 @@
 //! A scenario may list `[[variant]]` tables; each is a set of keys that
 //! override the base scenario (tables merge key by key, everything else is
 //! replaced). Every error names the key, the value and what was expected.
+pub mod reference;
 pub mod schema;
 pub mod units;
 

@@ -168,7 +168,14 @@ macro_rules! unit_schema {
                 stringify!($name).to_string()
             }
             fn json_schema(_: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
-                string_schema($title, $description, unit_pattern($units), &[$($example),*])
+                let mut s = string_schema($title, $description, unit_pattern($units), &[$($example),*]);
+                if let schemars::schema::Schema::Object(o) = &mut s {
+                    // The accepted suffixes, for the generated reference (unknown keywords are
+                    // ignored by JSON Schema validators).
+                    let units: Vec<serde_json::Value> = $units.iter().map(|(u, _)| serde_json::Value::from(*u)).collect();
+                    o.extensions.insert("x-units".to_string(), serde_json::Value::Array(units));
+                }
+                s
             }
         }
     };

@@ -1,0 +1,44 @@
+//! Regenerate the scenario reference checked into `docs/` from the schema:
+//!
+//!     cargo run -p dcnsim-core --example gen_reference
+//!
+//! Writes `docs/scenario-reference.md` and `docs/scenario.schema.json` (relative to the
+//! workspace root), each atomically: a temporary file in the same directory, then a rename.
+use dcnsim_core::scenario::reference;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+fn write_atomic(path: &Path, text: &str) -> std::io::Result<bool> {
+    if std::fs::read_to_string(path).is_ok_and(|old| old == text) {
+        return Ok(false);
+    }
+    let dir = path.parent().expect("a file inside docs/");
+    std::fs::create_dir_all(dir)?;
+    let name = path.file_name().unwrap().to_string_lossy();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.map(|_| true)
+}
+
+fn main() {
+    let root = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+    for (rel, text) in [(reference::MARKDOWN_PATH, reference::markdown()), (reference::JSON_SCHEMA_PATH, reference::json_schema())] {
+        let path = root.join(rel);
+        match write_atomic(&path, &text) {
+            Ok(true) => println!("wrote {rel}"),
+            Ok(false) => println!("{rel} is up to date"),
+            Err(e) => {
+                eprintln!("error: cannot write {}: {e}", path.display());
+                std::process::exit(1);
+            }
+        }
+    }
+}

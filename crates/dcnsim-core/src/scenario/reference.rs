@@ -1,0 +1,630 @@
+//! The scenario reference, generated from the schema (DESIGN.md "Scenario files":
+//! every key is documented once, next to its definition in `schema.rs`).
+//!
+//! [`json_schema`] is the JSON Schema (draft 7) of a scenario file, derived with
+//! schemars from the config structs and their doc comments; [`markdown`] renders the
+//! same schema as a human-readable reference. Both are checked into `docs/`
+//! (`docs/scenario.schema.json`, `docs/scenario-reference.md`) and a test below fails
+//! when they drift from the code; regenerate them with
+//! `cargo run -p dcnsim-core --example gen_reference`.
+//!
+//! Output is deterministic: keys appear in declaration order (schemars'
+//! `preserve_order`), sections in the order their tables are first reached from the
+//! top level.
+
+use super::schema::Scenario;
+use schemars::gen::{SchemaGenerator, SchemaSettings};
+use schemars::schema::{
+    ArrayValidation, InstanceType, Metadata, ObjectValidation, RootSchema, Schema, SchemaObject, SingleOrVec,
+    StringValidation,
+};
+use std::fmt::Write as _;
+
+/// Command that regenerates the checked-in reference files.
+pub const REGENERATE: &str = "cargo run -p dcnsim-core --example gen_reference";
+/// Markdown reference, relative to the workspace root.
+pub const MARKDOWN_PATH: &str = "docs/scenario-reference.md";
+/// JSON Schema, relative to the workspace root.
+pub const JSON_SCHEMA_PATH: &str = "docs/scenario.schema.json";
+
+const VARIANT_DEF: &str = "Variant";
+
+/// The schema of a scenario file as schemars derives it, adjusted to what the loader
+/// accepts: no `null` for optional keys (TOML has none; the key is simply left out),
+/// no `null` inside default values, and the `[[variant]]` tables that
+/// [`super::Document`] removes before deserializing.
+pub fn root_schema() -> RootSchema {
+    let settings = SchemaSettings::draft07().with(|s| s.option_add_null_type = false);
+    let mut root = SchemaGenerator::new(settings).into_root_schema_for::<Scenario>();
+    clean_defaults(&mut root.schema);
+    for def in root.definitions.values_mut() {
+        if let Schema::Object(o) = def {
+            clean_defaults(o);
+        }
+    }
+    root.definitions.insert(VARIANT_DEF.to_string(), Schema::Object(variant_schema()));
+    let variant_prop = SchemaObject {
+        metadata: meta(
+            "Named variants of the base scenario, for comparisons: each overrides some keys of the base \
+             (see `[[variant]]`).",
+        ),
+        instance_type: Some(InstanceType::Array.into()),
+        array: Some(Box::new(ArrayValidation {
+            items: Some(SingleOrVec::Single(Box::new(Schema::new_ref(format!("#/definitions/{VARIANT_DEF}"))))),
+            ..Default::default()
+        })),
+        ..Default::default()
+    };
+    root.schema.object().properties.insert("variant".to_string(), Schema::Object(variant_prop));
+    root
+}
+
+/// `[[variant]]`: a name plus any keys of the base scenario (merged by `Document::scenario`).
+fn variant_schema() -> SchemaObject {
+    let mut obj = ObjectValidation::default();
+    obj.required.insert("name".to_string());
+    obj.properties.insert(
+        "name".to_string(),
+        Schema::Object(SchemaObject {
+            metadata: meta(
+                "Variant name, non-empty and unique within the file; selects the variant \
+                 (`dcnsim run --variant NAME`, `dcnsim.run(..., variant=NAME)`) and is reported as `variant` \
+                 in summary.json.",
+            ),
+            instance_type: Some(InstanceType::String.into()),
+            string: Some(Box::new(StringValidation { min_length: Some(1), ..Default::default() })),
+            ..Default::default()
+        }),
+    );
+    // Any other key overrides the base: additionalProperties stays unconstrained.
+    SchemaObject {
+        metadata: meta(
+            "`[[variant]]`: a named set of overrides of the base scenario. Every key other than `name` has \
+             the same meaning and syntax as in the base file and replaces the base value: tables (such as \
+             `[switch]` or `switch.ecn`) merge key by key, recursively, while every other value, arrays \
+             included (`[[workload]]`, `fct_bins`, `flows`), replaces the base value as a whole. The merged \
+             result must be a valid scenario; it is validated like the base, and errors name the variant. \
+             Without a variant selected, the base scenario runs.",
+        ),
+        instance_type: Some(InstanceType::Object.into()),
+        object: Some(Box::new(obj)),
+        ..Default::default()
+    }
+}
+
+fn meta(description: &str) -> Option<Box<Metadata>> {
+    Some(Box::new(Metadata { description: Some(description.to_string()), ..Default::default() }))
+}
+
+/// Drop `null` from default values (`"default": null` for optional keys, `null` members
+/// of table defaults): a default that contains `null` would not validate against the
+/// schema it annotates.
+fn clean_defaults(s: &mut SchemaObject) {
+    if let Some(m) = s.metadata.as_mut() {
+        if let Some(d) = m.default.take() {
+            m.default = strip_nulls(d);
+        }
+    }
+    if let Some(o) = s.object.as_mut() {
+        for p in o.properties.values_mut() {
+            if let Schema::Object(p) = p {
+                clean_defaults(p);
+            }
+        }
+    }
+    if let Some(a) = s.array.as_mut() {
+        if let Some(SingleOrVec::Single(item)) = a.items.as_mut() {
+            if let Schema::Object(i) = item.as_mut() {
+                clean_defaults(i);
+            }
+        }
+    }
+}
+
+fn strip_nulls(v: serde_json::Value) -> Option<serde_json::Value> {
+    use serde_json::Value;
+    match v {
+        Value::Null => None,
+        Value::Object(m) => Some(Value::Object(m.into_iter().filter_map(|(k, v)| strip_nulls(v).map(|v| (k, v))).collect())),
+        Value::Array(a) => Some(Value::Array(a.into_iter().filter_map(strip_nulls).collect())),
+        other => Some(other),
+    }
+}
+
+/// The JSON Schema of a scenario file, pretty-printed, with a trailing newline.
+pub fn json_schema() -> String {
+    let mut s = serde_json::to_string_pretty(&root_schema()).expect("a schema always serializes");
+    s.push('\n');
+    s
+}
+
+// ------------------------------------------------------------------ markdown
+
+/// How a property's value is shaped, after following `$ref`s.
+enum Shape<'a> {
+    /// A table (struct) defined in `definitions`.
+    Table(&'a str),
+    /// An array of tables.
+    Tables(&'a str),
+    /// Anything else.
+    Value,
+}
+
+/// The definition a schema refers to: `{"$ref"}` or `{"allOf": [{"$ref"}]}` (schemars
+/// wraps references that carry a field's doc comment in `allOf`).
+fn ref_name(s: &SchemaObject) -> Option<&str> {
+    if let Some(r) = &s.reference {
+        return r.strip_prefix("#/definitions/");
+    }
+    let all = s.subschemas.as_ref()?.all_of.as_ref()?;
+    match all.as_slice() {
+        [Schema::Object(o)] => o.reference.as_deref()?.strip_prefix("#/definitions/"),
+        _ => None,
+    }
+}
+
+fn as_object(s: &Schema) -> Option<&SchemaObject> {
+    match s {
+        Schema::Object(o) => Some(o),
+        Schema::Bool(_) => None,
+    }
+}
+
+fn description(s: &SchemaObject) -> &str {
+    s.metadata.as_ref().and_then(|m| m.description.as_deref()).unwrap_or("")
+}
+
+fn array_item(s: &SchemaObject) -> Option<&SchemaObject> {
+    match s.array.as_ref()?.items.as_ref()? {
+        SingleOrVec::Single(i) => as_object(i),
+        SingleOrVec::Vec(_) => None,
+    }
+}
+
+fn is_table(def: &SchemaObject) -> bool {
+    def.object.is_some()
+}
+
+/// Enumeration values (and their doc comments) of a unit-only enum definition.
+fn enum_values(def: &SchemaObject) -> Option<Vec<(String, String)>> {
+    fn text(v: &serde_json::Value) -> String {
+        v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())
+    }
+    if let Some(vals) = &def.enum_values {
+        return Some(vals.iter().map(|v| (text(v), String::new())).collect());
+    }
+    let one_of = def.subschemas.as_ref()?.one_of.as_ref()?;
+    let mut out = Vec::new();
+    for s in one_of {
+        let o = as_object(s)?;
+        let v = match (&o.enum_values, &o.const_value) {
+            (Some(vals), _) if vals.len() == 1 => &vals[0],
+            (_, Some(c)) => c,
+            _ => return None,
+        };
+        out.push((text(v), description(o).to_string()));
+    }
+    Some(out)
+}
+
+/// A value type with its own entry under "Value types": units, enumerations.
+fn is_value_type(def: &SchemaObject) -> bool {
+    enum_values(def).is_some() || def.metadata.as_ref().and_then(|m| m.title.as_ref()).is_some()
+}
+
+fn anchor(def_name: &str) -> String {
+    def_name.to_ascii_lowercase()
+}
+
+/// Markdown table cells: one line, no unescaped `|`.
+fn cell(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ").replace('|', "\\|")
+}
+
+/// A table of the reference: one `definitions` entry and the key paths that use it.
+struct Section<'a> {
+    def: &'a str,
+    paths: Vec<String>,
+}
+
+struct Walker<'a> {
+    root: &'a RootSchema,
+    sections: Vec<Section<'a>>,
+    /// Units and enumerations, with the keys that use them.
+    value_types: Vec<Section<'a>>,
+}
+
+impl<'a> Walker<'a> {
+    fn def(&self, name: &str) -> &'a SchemaObject {
+        self.root.definitions.get(name).and_then(as_object).unwrap_or_else(|| panic!("schema has no definition {name}"))
+    }
+
+    fn shape(&self, s: &'a SchemaObject) -> Shape<'a> {
+        if let Some(r) = ref_name(s) {
+            if is_table(self.def(r)) {
+                return Shape::Table(r);
+            }
+        }
+        if let Some(item) = array_item(s) {
+            if let Some(r) = ref_name(item) {
+                if is_table(self.def(r)) {
+                    return Shape::Tables(r);
+                }
+            }
+        }
+        Shape::Value
+    }
+
+    fn note_value_type(&mut self, s: &'a SchemaObject, key_path: String) {
+        let target = ref_name(s).or_else(|| array_item(s).and_then(ref_name));
+        if let Some(r) = target {
+            if is_value_type(self.def(r)) {
+                match self.value_types.iter_mut().find(|v| v.def == r) {
+                    Some(v) => v.paths.push(key_path),
+                    None => self.value_types.push(Section { def: r, paths: vec![key_path] }),
+                }
+            }
+        }
+    }
+
+    /// Visit the keys of a table reached at `path` (empty for the top level).
+    fn visit(&mut self, table: &'a SchemaObject, path: &str) {
+        let Some(obj) = table.object.as_ref() else { return };
+        for (key, prop) in &obj.properties {
+            let Some(prop) = as_object(prop) else { continue };
+            self.note_value_type(prop, if path.is_empty() { key.to_string() } else { format!("{path}.{key}") });
+            let (def, shown, child) = match self.shape(prop) {
+                Shape::Value => continue,
+                Shape::Table(d) if path.is_empty() => (d, format!("[{key}]"), key.to_string()),
+                Shape::Tables(d) if path.is_empty() => (d, format!("[[{key}]]"), key.to_string()),
+                Shape::Table(d) => (d, format!("{path}.{key}"), format!("{path}.{key}")),
+                Shape::Tables(d) => (d, format!("{path}.{key}[]"), format!("{path}.{key}[]")),
+            };
+            // A table used in several places (links) gets one section listing every path.
+            match self.sections.iter_mut().find(|s| s.def == def) {
+                Some(sec) => sec.paths.push(shown),
+                None => self.sections.push(Section { def, paths: vec![shown] }),
+            }
+            let d = self.def(def);
+            self.visit(d, &child);
+        }
+    }
+
+    /// The Type cell of a key.
+    fn type_text(&self, s: &SchemaObject) -> String {
+        if let Some(r) = ref_name(s) {
+            let d = self.def(r);
+            if is_table(d) {
+                return format!("table, see [{}](#{})", self.section_title(r), anchor(r));
+            }
+            if let Some(vals) = enum_values(d) {
+                let v: Vec<String> = vals.iter().map(|(v, _)| format!("`\"{v}\"`")).collect();
+                return format!("[one of](#{}) {}", anchor(r), v.join(", "));
+            }
+            let title = d.metadata.as_ref().and_then(|m| m.title.clone()).unwrap_or_else(|| r.to_string());
+            return match units(d) {
+                Some(u) => format!("[{title}](#{}): {u}", anchor(r)),
+                None => format!("[{title}](#{})", anchor(r)),
+            };
+        }
+        if let Some(item) = array_item(s) {
+            if let Some(r) = ref_name(item) {
+                if is_table(self.def(r)) {
+                    return format!("array of tables, see [{}](#{})", self.section_title(r), anchor(r));
+                }
+            }
+            return format!("array of {}", self.type_text(item));
+        }
+        let t = match &s.instance_type {
+            Some(SingleOrVec::Single(t)) => **t,
+            _ => return "any".to_string(),
+        };
+        match t {
+            InstanceType::Integer => "integer".to_string(),
+            InstanceType::Number => "number".to_string(),
+            InstanceType::Boolean => "boolean".to_string(),
+            InstanceType::String => "string".to_string(),
+            InstanceType::Array => "array".to_string(),
+            InstanceType::Object => "table".to_string(),
+            InstanceType::Null => "null".to_string(),
+        }
+    }
+
+    fn section_title(&self, def: &str) -> String {
+        let sec = self.sections.iter().find(|s| s.def == def).expect("every table has a section");
+        sec.paths.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ")
+    }
+
+    fn key_table(&self, out: &mut String, table: &SchemaObject) {
+        let obj = table.object.as_ref().expect("a table");
+        out.push_str("| Key | Type | Required | Description |\n|---|---|---|---|\n");
+        for (key, prop) in &obj.properties {
+            let Some(prop) = as_object(prop) else { continue };
+            let required = if obj.required.contains(key) { "required" } else { "optional" };
+            let _ = writeln!(out, "| `{key}` | {} | {required} | {} |", self.type_text(prop), cell(description(prop)));
+        }
+        let closed = matches!(obj.additional_properties.as_deref(), Some(Schema::Bool(false)));
+        if !closed {
+            out.push_str("| *(any other key)* | as in the base scenario | optional | Overrides that key of the base scenario. |\n");
+        }
+        out.push('\n');
+    }
+}
+
+/// The unit suffixes a unit type accepts (its `x-units`), as "`B`, `KB`, ...".
+fn units(def: &SchemaObject) -> Option<String> {
+    let u = def.extensions.get("x-units")?.as_array()?;
+    Some(u.iter().filter_map(|v| v.as_str()).map(|v| format!("`{v}`")).collect::<Vec<_>>().join(", "))
+}
+
+/// A table's doc comment without its leading "`[name]`:" label (the heading says it).
+fn intro(def: &SchemaObject) -> String {
+    let d = description(def).trim();
+    let rest = match d.strip_prefix('`').and_then(|r| r.split_once('`')) {
+        Some((_, after)) => after.trim_start_matches(['.', ':']).trim_start(),
+        None => d,
+    };
+    let mut c = rest.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+/// The scenario reference as Markdown.
+pub fn markdown() -> String {
+    let root = root_schema();
+    let mut w = Walker { root: &root, sections: Vec::new(), value_types: Vec::new() };
+    w.visit(&root.schema, "");
+
+    let mut out = String::new();
+    out.push_str("# Scenario file reference\n\n");
+    let _ = writeln!(
+        out,
+        "<!-- Generated from the doc comments in crates/dcnsim-core/src/scenario/schema.rs by `{REGENERATE}`. \
+         Do not edit by hand: a test fails when this file and the schema disagree. -->\n"
+    );
+    out.push_str(
+        "A scenario is a TOML file (or, from Python, a dict / JSON document of the same shape). \
+         This page lists every key it may contain, table by table, in declaration order. \
+         Unknown keys are errors, and so is a key that does not apply to the chosen `kind` \
+         (each `kind`-dependent key says which kinds use it). \
+         Quantities are strings with a unit (`\"100Gbps\"`, `\"200ns\"`, `\"750KB\"`); \
+         a bare number where a unit is needed is an error; see [Value types](#value-types). \
+         *Optional* keys may be left out: the description gives the default (and the valid range, \
+         which `dcnsim validate` checks). Some optional keys are required by particular kinds; \
+         their descriptions say so, and leaving them out is reported by name.\n\n",
+    );
+    let _ = writeln!(
+        out,
+        "The same schema is available as JSON Schema (draft 7) in [`scenario.schema.json`](scenario.schema.json), \
+         for editors that validate TOML against a JSON Schema. It checks types, units and required keys; \
+         cross-key rules (ranges, keys per `kind`) are checked by `dcnsim validate`.\n"
+    );
+
+    out.push_str("## Contents\n\n- [Top level](#top-level)\n");
+    for s in &w.sections {
+        let _ = writeln!(out, "- [{}](#{})", w.section_title(s.def), anchor(s.def));
+    }
+    out.push_str("- [Value types](#value-types)\n\n");
+
+    out.push_str("## Top level\n\n");
+    let top = intro(&root.schema);
+    if !top.is_empty() {
+        let _ = writeln!(out, "{top}\n");
+    }
+    w.key_table(&mut out, &root.schema);
+
+    for s in &w.sections {
+        let def = w.def(s.def);
+        let _ = writeln!(out, "<a id=\"{}\"></a>\n\n## {}\n", anchor(s.def), w.section_title(s.def));
+        let text = intro(def);
+        if !text.is_empty() {
+            let _ = writeln!(out, "{text}\n");
+        }
+        w.key_table(&mut out, def);
+    }
+
+    out.push_str("## Value types\n\n");
+    // Quantities with units first, then enumerations, each in order of first use.
+    let (quantities, enums): (Vec<&Section>, Vec<&Section>) = w.value_types.iter().partition(|v| enum_values(w.def(v.def)).is_none());
+    for v in quantities.into_iter().chain(enums) {
+        let def = w.def(v.def);
+        let used_by = v.paths.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ");
+        let heading = match (def.metadata.as_ref().and_then(|m| m.title.clone()), enum_values(def)) {
+            (Some(t), _) => t,
+            (None, Some(_)) => format!("Values of {used_by}"),
+            (None, None) => v.def.to_string(),
+        };
+        let _ = writeln!(out, "<a id=\"{}\"></a>\n\n### {heading}\n", anchor(v.def));
+        let text = description(def).trim();
+        if !text.is_empty() {
+            let _ = writeln!(out, "{}\n", text.split_whitespace().collect::<Vec<_>>().join(" "));
+        }
+        if let Some(vals) = enum_values(def) {
+            for (val, d) in vals {
+                if d.is_empty() {
+                    let _ = writeln!(out, "- `\"{val}\"`");
+                } else {
+                    let _ = writeln!(out, "- `\"{val}\"`: {}", d.split_whitespace().collect::<Vec<_>>().join(" "));
+                }
+            }
+            out.push('\n');
+        } else {
+            if let Some(u) = units(def) {
+                let _ = writeln!(out, "Units: {u}.\n");
+            }
+            if let Some(m) = def.metadata.as_ref() {
+                let ex: Vec<String> = m.examples.iter().filter_map(|e| e.as_str()).map(|e| format!("`\"{e}\"`")).collect();
+                if !ex.is_empty() {
+                    let _ = writeln!(out, "Examples: {}.\n", ex.join(", "));
+                }
+            }
+            let _ = writeln!(out, "Used by {used_by}.\n");
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MD_FILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/scenario-reference.md");
+    const SCHEMA_FILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/scenario.schema.json");
+
+    fn check_file(path: &str, generated: &str) {
+        let on_disk = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {path} ({e}); run `{REGENERATE}`"));
+        if on_disk != generated {
+            let line = on_disk.lines().zip(generated.lines()).position(|(a, b)| a != b).map(|i| i + 1);
+            panic!(
+                "{path} is out of date with the scenario schema (first difference at line {}); \
+                 run `{REGENERATE}` and commit the result",
+                line.map(|l| l.to_string()).unwrap_or_else(|| "end of file".to_string())
+            );
+        }
+    }
+
+    #[test]
+    fn checked_in_reference_is_up_to_date() {
+        check_file(MD_FILE, &markdown());
+    }
+
+    #[test]
+    fn checked_in_json_schema_is_up_to_date() {
+        check_file(SCHEMA_FILE, &json_schema());
+    }
+
+    /// Every key of every table has a doc comment: a new key cannot be added undocumented.
+    #[test]
+    fn every_key_is_documented() {
+        let root = root_schema();
+        let mut tables: Vec<(String, &SchemaObject)> = vec![("(top level)".to_string(), &root.schema)];
+        for (name, def) in &root.definitions {
+            if let Some(o) = as_object(def) {
+                if o.object.is_some() {
+                    tables.push((name.clone(), o));
+                }
+            }
+        }
+        let mut missing = Vec::new();
+        for (name, t) in &tables {
+            for (key, prop) in &t.object.as_ref().unwrap().properties {
+                let documented = as_object(prop).map(|p| !description(p).trim().is_empty()).unwrap_or(false);
+                if !documented {
+                    missing.push(format!("{name}.{key}"));
+                }
+            }
+        }
+        assert!(missing.is_empty(), "keys without a doc comment (give unit, default and range): {missing:?}");
+        // and each table itself is described
+        for (name, t) in &tables {
+            assert!(!description(t).trim().is_empty(), "table {name} has no doc comment");
+        }
+    }
+
+    #[test]
+    fn reference_covers_every_table_and_key() {
+        let md = markdown();
+        for heading in [
+            "## `[scenario]`",
+            "## `[topology]`",
+            "## `[switch]`",
+            "## `switch.buffer`",
+            "## `switch.ecn`",
+            "## `[transport]`",
+            "## `transport.udp`",
+            "## `[[workload]]`",
+            "## `workload.flows[]`",
+            "## `[metrics]`",
+            "## `[[variant]]`",
+            "### rate",
+            "### duration",
+            "### size",
+        ] {
+            assert!(md.contains(heading), "missing section {heading}");
+        }
+        let root = root_schema();
+        for def in root.definitions.values().filter_map(as_object) {
+            if let Some(o) = &def.object {
+                for key in o.properties.keys() {
+                    assert!(md.contains(&format!("| `{key}` |")), "key {key} missing from the reference");
+                }
+            }
+        }
+        assert_eq!(md, markdown(), "deterministic");
+        assert_eq!(json_schema(), json_schema(), "deterministic");
+    }
+
+    #[test]
+    fn unit_examples_parse_and_defaults_have_no_nulls() {
+        let root = root_schema();
+        for (name, parse) in [
+            ("Rate", (|s: &str| super::super::units::parse_rate(s).is_some()) as fn(&str) -> bool),
+            ("Duration", |s| super::super::units::parse_duration(s).is_some()),
+            ("Bytes", |s| super::super::units::parse_size(s).is_some()),
+        ] {
+            let d = as_object(&root.definitions[name]).unwrap();
+            let m = d.metadata.as_ref().unwrap();
+            assert!(!m.examples.is_empty());
+            for e in &m.examples {
+                assert!(parse(e.as_str().unwrap()), "{name} example {e} does not parse");
+            }
+        }
+        assert!(!json_schema().contains("null"), "no null may appear in the schema");
+    }
+
+    /// Keys of `value` that the schema `s` does not declare.
+    fn undeclared(root: &RootSchema, value: &toml::Value, s: &SchemaObject, path: &str, out: &mut Vec<String>) {
+        let s = match ref_name(s) {
+            Some(r) => as_object(&root.definitions[r]).unwrap(),
+            None => s,
+        };
+        match value {
+            toml::Value::Table(t) => {
+                let Some(obj) = s.object.as_ref() else { return };
+                let closed = matches!(obj.additional_properties.as_deref(), Some(Schema::Bool(false)));
+                for (k, v) in t {
+                    match obj.properties.get(k).and_then(as_object) {
+                        Some(p) => undeclared(root, v, p, &format!("{path}.{k}"), out),
+                        // a variant's overrides follow the top-level schema
+                        None if !closed => {
+                            let mut one = toml::Table::new();
+                            one.insert(k.clone(), v.clone());
+                            undeclared(root, &toml::Value::Table(one), &root.schema, path, out)
+                        }
+                        None => out.push(format!("{path}.{k}")),
+                    }
+                }
+            }
+            toml::Value::Array(a) => {
+                if let Some(item) = array_item(s) {
+                    for (i, v) in a.iter().enumerate() {
+                        undeclared(root, v, item, &format!("{path}[{i}]"), out);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn shipped_scenarios_use_only_declared_keys() {
+        let root = root_schema();
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../python/dcnsim/scenarios");
+        let mut files: Vec<_> = std::fs::read_dir(dir).map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect()).unwrap_or_default();
+        files.retain(|p| p.extension().is_some_and(|e| e == "toml"));
+        files.sort();
+        for f in files {
+            let v: toml::Value = std::fs::read_to_string(&f).unwrap().parse().unwrap();
+            let mut out = Vec::new();
+            undeclared(&root, &v, &root.schema, "", &mut out);
+            assert!(out.is_empty(), "{}: keys not in the schema: {out:?}", f.display());
+        }
+        // and the walker does catch an undeclared key, in the base and in a variant
+        let bad: toml::Value = "[switch]\nbogus = 1\n[[variant]]\nname = \"x\"\nswitch.nope = 2\n".parse().unwrap();
+        let mut out = Vec::new();
+        undeclared(&root, &bad, &root.schema, "", &mut out);
+        assert_eq!(out, vec![".switch.bogus".to_string(), ".variant[0].switch.nope".to_string()]);
+    }
+}
