@@ -118,7 +118,14 @@ impl Document {
                 Some(v) if !key.is_empty() => format!("{key} (variant \"{v}\")"),
                 _ => key,
             };
-            err(key, e.into_inner().to_string().replace('\n', " "))
+            let mut msg = e.into_inner().to_string().replace('\n', " ");
+            // the toml deserializer appends " in `path`", which the key already says
+            if let Some(i) = msg.rfind(" in `") {
+                if msg.ends_with('`') {
+                    msg.truncate(i);
+                }
+            }
+            err(key, msg)
         })?;
         validate(&s).map_err(|e| match variant {
             Some(v) if !e.key.is_empty() => ScenarioError { key: format!("{} (variant \"{v}\")", e.key), ..e },
@@ -750,4 +757,78 @@ pub fn load(text: &str, json: bool, variant: Option<&str>, opts: &RunOptions) ->
     let s = doc.scenario(variant)?;
     let sim = build(&s, opts)?;
     Ok((s, sim))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str = r#"
+[scenario]
+name = "x"
+[topology]
+kind = "dumbbell"
+senders = 2
+host_link = { rate = "10Gbps", delay = "1us" }
+bottleneck = { rate = "10Gbps", delay = "1us" }
+"#;
+
+    fn error_of(extra: &str) -> ScenarioError {
+        let doc = Document::from_toml(&format!("{BASE}\n{extra}")).and_then(|d| check(&d, None).map(|_| ()).map(|_| d));
+        match doc {
+            Ok(_) => panic!("accepted: {extra}"),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let cases = [
+            ("[switch]\nbogus = 1", "switch.bogus", "unknown field"),
+            ("[switch]\necn = { low = \"400KB\", high = \"300KB\" }", "switch.ecn.low", "low <= high"),
+            ("[[workload]]\nkind = \"poisson\"\nsizes = \"web-search\"\nload = 1.5", "workload[0].load", "(0, 1]"),
+            ("[[workload]]\nkind = \"poisson\"\nsizes = \"web-search\"\nload = 0.0", "workload[0].load", "(0, 1]"),
+            ("[switch]\nlatency = 400", "switch.latency", "bare number"),
+            ("[[workload]]\nkind = \"flows\"\nflows = [{ src = 0, dst = 9, size = \"1KB\" }]", "workload[0].flows[0].dst", "3 hosts"),
+            ("[[workload]]\nkind = \"incast\"\nfan_in = 5\nsize = \"1KB\"", "workload[0].fan_in", "3 hosts"),
+            ("[transport]\nkind = \"tcp\"", "transport.kind", "unknown variant"),
+            ("[[variant]]\nname = \"v\"\nswitch.queues = 9", "switch.queues (variant \"v\")", "1..8"),
+        ];
+        for (extra, key, what) in cases {
+            let e = error_of(extra);
+            assert_eq!(e.key, key, "{extra}: {e}");
+            assert!(e.message.contains(what), "{extra}: {e}");
+            assert!(!e.to_string().contains('\n'));
+        }
+    }
+
+    #[test]
+    fn zero_rate_and_disconnected_topologies_are_rejected() {
+        let t = BASE.replace("rate = \"10Gbps\", delay = \"1us\" }\nbottleneck", "rate = \"0Gbps\", delay = \"1us\" }\nbottleneck");
+        let e = Document::from_toml(&t).and_then(|d| d.scenario(None)).unwrap_err();
+        assert_eq!(e.key, "topology.host_link.rate");
+        let custom = r#"
+[scenario]
+name = "x"
+[topology]
+kind = "custom"
+hosts = ["a", "b"]
+switches = ["s1", "s2"]
+links = [ { a = "a", b = "s1", rate = "1Gbps", delay = "1us" }, { a = "b", b = "s2", rate = "1Gbps", delay = "1us" } ]
+"#;
+        let e = check(&Document::from_toml(custom).unwrap(), None).unwrap_err();
+        assert!(e.message.contains("disconnected"), "{e}");
+    }
+
+    #[test]
+    fn variants_override_the_base() {
+        let doc = Document::from_toml(&format!("{BASE}\n[[variant]]\nname = \"A\"\n[[variant]]\nname = \"B\"\ntopology.senders = 5\nswitch.ecn = {{ k = \"30KB\" }}\n")).unwrap();
+        assert_eq!(doc.variant_names(), vec!["A", "B"]);
+        assert_eq!(doc.scenario(Some("A")).unwrap().topology.senders, Some(2));
+        let b = doc.scenario(Some("B")).unwrap();
+        assert_eq!(b.topology.senders, Some(5));
+        assert_eq!(b.topology.host_link.unwrap().rate.0, 10_000_000_000);
+        assert!(b.switch.ecn.is_some());
+        assert!(doc.scenario(Some("C")).is_err());
+    }
 }
