@@ -421,24 +421,13 @@ def test_single_flow_fct_is_ideal(case, size):
     assert fct / ideal >= 1.0
 
 
-_IDEAL_BUG = pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "engine bug: Sim::ideal_fct (engine.rs) assumes the last packet crosses the hops after "
-        "the bottleneck unhindered, but a last packet shorter than its predecessor queues behind "
-        "it at every further hop of equal rate (and its ACK behind the previous ACK), so "
-        "ideal_fct_ps is too small by up to (MTU - last) / C per downstream hop"
-    ),
-)
-
-
 @pytest.mark.parametrize(
     "size",
     [
         pytest.param(MSS, id="1pkt"),
         pytest.param(100 * MSS, id="100pkts"),
-        pytest.param(MSS + 1, id="1pkt+1B", marks=_IDEAL_BUG),
-        pytest.param(100_000, id="100KB", marks=_IDEAL_BUG),
+        pytest.param(MSS + 1, id="1pkt+1B"),
+        pytest.param(100_000, id="100KB"),
     ],
 )
 @pytest.mark.parametrize("case", list(FCT_CASES))

@@ -756,38 +756,66 @@ impl Sim {
     }
 
     /// FCT of the flow alone on an idle fabric with an unlimited window: the
-    /// bottleneck link on its path serializes every packet back to back once
-    /// the first arrives; the last packet then crosses the remaining hops, and
-    /// (for TCP) its ACK returns over the whole path.
+    /// exact store-and-forward timing of its packets through idle hops, and
+    /// (for TCP) of the last packet's ACK back to the sender.
+    ///
+    /// With n-1 full packets and a last one of size l, the (n-1)-th full
+    /// packet leaves hop i at max over j <= i of the time the packet train
+    /// "turns" at hop j (first packet down to j, n-1 packets through j, then
+    /// down to i) plus propagation; the last packet and the ACKs follow by the
+    /// recurrence D_i(k) = max(D_i(k-1), D_{i-1}(k) + d_{i-1}) + s_i(k), since a
+    /// short last packet can queue behind the full one before it.
     pub fn ideal_fct(&self, spec: &FlowSpec, hash: u32) -> SimTime {
         let path = self.routes.path(&self.topo, spec.src, spec.dst, hash);
         let udp = spec.transport == TransportKind::Udp;
         let (mss, hdr) = if udp { (self.cfg.mtu as u64, 0) } else { ((self.cfg.mtu - self.cfg.header) as u64, self.cfg.header as u64) };
-        let full = spec.size / mss;
-        let rem = spec.size % mss;
-        let last = if rem > 0 { rem + hdr } else { mss + hdr };
-        let npk = full + (rem > 0) as u64;
-        let wire_total = full * (mss + hdr) + if rem > 0 { rem + hdr } else { 0 };
-        let first = if npk > 1 || rem == 0 { mss + hdr } else { last };
+        let n = spec.size.div_ceil(mss).max(1);
+        let last = spec.size - (n - 1) * mss + hdr;
+        let full = mss + hdr;
         let rate = |p: PortId| self.topo.ports[p as usize].rate_bps;
-        let b = (0..path.len()).min_by_key(|&i| (rate(path[i]), i)).unwrap();
-        let mut t = SimTime::ZERO;
-        for &p in &path[..b] {
-            t += ser_time(first, rate(p)) + self.arrive_delay[p as usize];
-        }
-        // the bottleneck serializes all bytes
-        let _ = npk;
-        t += ser_time(wire_total, rate(path[b])) + self.arrive_delay[path[b] as usize];
-        for &p in &path[b + 1..] {
-            t += ser_time(last, rate(p)) + self.arrive_delay[p as usize];
-        }
-        if !udp {
-            for &p in path.iter().rev() {
-                let back = self.topo.ports[p as usize].peer;
-                t += ser_time(self.cfg.ack_size as u64, rate(back)) + self.arrive_delay[back as usize];
+        let s = |bytes: u64, p: PortId| ser_time(bytes, rate(p)).0;
+        let d = |p: PortId| self.arrive_delay[p as usize].0;
+        let l = path.len();
+        // departure of packet n-1 (full) from each hop, relative to the flow's start
+        let mut prev = vec![0u64; l];
+        if n > 1 {
+            for i in 0..l {
+                let mut best = 0;
+                for j in 0..=i {
+                    let down: u64 = path[..j].iter().map(|&p| s(full, p) + d(p)).sum();
+                    let through = (n - 1) * s(full, path[j]);
+                    let after: u64 = path[j + 1..=i].iter().map(|&p| s(full, p)).sum::<u64>() + path[j..i].iter().map(|&p| d(p)).sum::<u64>();
+                    best = best.max(down + through + after);
+                }
+                prev[i] = best;
             }
         }
-        t
+        // the last packet
+        let mut t = 0u64;
+        let mut last_dep = vec![0u64; l];
+        for i in 0..l {
+            let arrive = if i == 0 { 0 } else { last_dep[i - 1] + d(path[i - 1]) };
+            t = arrive.max(if n > 1 { prev[i] } else { 0 }) + s(last, path[i]);
+            last_dep[i] = t;
+        }
+        let delivered = t + d(path[l - 1]);
+        if udp {
+            return SimTime(delivered);
+        }
+        // ACKs of packets n-1 and n over the reverse path
+        let ack = self.cfg.ack_size as u64;
+        let back: Vec<PortId> = path.iter().rev().map(|&p| self.topo.ports[p as usize].peer).collect();
+        let mut a_prev = if n > 1 { prev[l - 1] + d(path[l - 1]) } else { 0 };
+        let mut a = delivered;
+        for &p in &back {
+            if n > 1 {
+                a_prev += s(ack, p);
+            }
+            a = a.max(if n > 1 { a_prev } else { 0 }) + s(ack, p);
+            a += d(p);
+            a_prev += d(p);
+        }
+        SimTime(a)
     }
 
     // ---------------------------------------------------------------- results
@@ -914,3 +942,5 @@ impl Sim {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod proptests;

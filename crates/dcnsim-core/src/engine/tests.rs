@@ -41,14 +41,12 @@ fn single_flow_fct_matches_closed_form() {
     let r = sim.results();
     let fct = r.flows.u64("fct_ps")[0];
     let ideal = r.flows.u64("ideal_fct_ps")[0];
-    // hand derivation: 68 full packets + one of 720+40 B
-    let rate = 10_000_000_000;
-    let wire = 68 * 1500 + 760;
-    let fwd = ser_time(wire, rate).0 + 2 * (ser_time(760, rate).0) + 3 * 1_000_000;
-    let back = 3 * (ser_time(64, rate).0 + 1_000_000);
-    assert_eq!(ideal, fwd + back);
-    let pkt = ser_time(1500, rate).0;
-    assert!(fct >= ideal && fct - ideal <= pkt, "fct {fct} ideal {ideal}");
+    // Hand derivation: 68 full packets (1500 B, 1.2 us each at 10G) and a last one of
+    // 720 + 40 B (0.608 us). The 68th full packet leaves the three hops at 81.6, 83.8 and
+    // 86.0 us; the last packet queues behind it and leaves at 82.208, 84.408 and 86.608 us,
+    // arrives at 87.608 us, and its 64 B ACK returns over three hops of 51.2 ns + 1 us.
+    assert_eq!(ideal, 87_608_000 + 3 * (51_200 + 1_000_000));
+    assert_eq!(fct, ideal, "an unlimited window on an idle path achieves the ideal exactly");
     assert_eq!(r.summary["end_reason"], "completed");
 }
 
