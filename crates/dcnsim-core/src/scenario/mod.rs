@@ -168,6 +168,11 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
     if s.scenario.max_time.0 .0 == 0 {
         return Err(err("scenario.max_time", "invalid value 0, expected a duration > 0"));
     }
+    if let Some(a) = s.scenario.arrivals_for {
+        if a.0 > s.scenario.max_time.0 {
+            return Err(err("scenario.arrivals_for", format!("invalid value {}, expected at most max_time ({})", a.0, s.scenario.max_time.0 .0)));
+        }
+    }
     let t = &s.topology;
     let mtu = t.mtu.map(|b| b.0).unwrap_or(1500);
     if !(128..=65535).contains(&mtu) {
@@ -499,6 +504,9 @@ fn validate_workload(w: &WorkloadConfig, i: usize, hosts: u32) -> Result<(), Sce
                 return Err(err(key("groups"), "invalid value 0, expected >= 1"));
             }
             if let Some(r) = w.receiver {
+                if g > 1 {
+                    return Err(err(key("receiver"), format!("a fixed receiver needs groups = 1 (groups = {g}); expected no receiver, or groups = 1")));
+                }
                 if r >= hosts {
                     return Err(err(key("receiver"), format!("invalid value {r}, expected a host index 0..{}", hosts - 1)));
                 }
@@ -590,6 +598,25 @@ pub fn build_topology(t: &TopologyConfig) -> Result<Topology, ScenarioError> {
     })
 }
 
+/// The buffer model of every switch, checked against the largest switch's port count.
+fn buffer_params(b: &BufferConfig, topo: &Topology) -> Result<BufferParams, ScenarioError> {
+    Ok(match b.model {
+        BufferModel::Static => BufferParams::Static { queue_cap: b.queue.map(|b| b.0).unwrap_or(1_000_000) },
+        BufferModel::Shared => {
+            let pool = b.pool.map(|b| b.0).unwrap_or(16_000_000);
+            let guaranteed = b.guaranteed.map(|b| b.0).unwrap_or(50_000);
+            let max_ports = topo.switches.iter().map(|&n| topo.nodes[n as usize].ports.len()).max().unwrap_or(0) as u64;
+            if guaranteed * max_ports > pool {
+                return Err(err(
+                    "switch.buffer.guaranteed",
+                    format!("invalid value {guaranteed} B: {max_ports} ports x {guaranteed} B exceeds the pool ({pool} B); expected guaranteed <= pool / ports"),
+                ));
+            }
+            BufferParams::Shared { pool, guaranteed, alpha: b.alpha.unwrap_or(1.0) }
+        }
+    })
+}
+
 /// Information about a validated scenario, without running it.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Summary {
@@ -609,6 +636,7 @@ pub fn check(doc: &Document, variant: Option<&str>) -> Result<Summary, ScenarioE
     let s = doc.scenario(variant)?;
     let topo = build_topology(&s.topology)?;
     Routes::build(&topo).map_err(|u| err("topology", format!("disconnected: {} cannot reach {}", u.from, u.to)))?;
+    buffer_params(&s.switch.buffer, &topo)?;
     Ok(Summary { name: s.scenario.name.clone(), description: s.scenario.description.clone(), variants: names, hosts: topo.num_hosts(), switches: topo.num_switches() })
 }
 
@@ -627,21 +655,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
     let mtu = s.topology.mtu.map(|b| b.0).unwrap_or(1500) as u32;
     let sw = &s.switch;
     let nq = sw.queues.unwrap_or(1) as usize;
-    let buffer = match sw.buffer.model {
-        BufferModel::Static => BufferParams::Static { queue_cap: sw.buffer.queue.map(|b| b.0).unwrap_or(1_000_000) },
-        BufferModel::Shared => {
-            let pool = sw.buffer.pool.map(|b| b.0).unwrap_or(16_000_000);
-            let guaranteed = sw.buffer.guaranteed.map(|b| b.0).unwrap_or(50_000);
-            let max_ports = topo.switches.iter().map(|&n| topo.nodes[n as usize].ports.len()).max().unwrap_or(0) as u64;
-            if guaranteed * max_ports > pool {
-                return Err(err(
-                    "switch.buffer.guaranteed",
-                    format!("invalid value {guaranteed} B: {max_ports} ports x {guaranteed} B exceeds the pool ({pool} B); expected guaranteed <= pool / ports"),
-                ));
-            }
-            BufferParams::Shared { pool, guaranteed, alpha: sw.buffer.alpha.unwrap_or(1.0) }
-        }
-    };
+    let buffer = buffer_params(&sw.buffer, &topo)?;
     let scheduler = match sw.scheduler {
         SchedulerKind::Strict => Scheduler::Strict,
         SchedulerKind::Dwrr => {

@@ -42,18 +42,19 @@ pub struct Scenario {
 #[derive(Deserialize, Serialize, Debug, Clone, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Meta {
-    /// Short identifier, used in output tables.
+    /// Short identifier, used in output tables. Required, non-empty.
     pub name: String,
-    /// One line shown by `dcnsim scenarios`.
+    /// One line shown by `dcnsim scenarios`. Default "".
     #[serde(default)]
     pub description: String,
     /// Master seed; every random stream derives from it. Default 1.
     #[serde(default = "d_one")]
     pub seed: u64,
-    /// New flows of open-loop workloads arrive during [0, arrivals_for). Default: max_time.
+    /// New flows of open-loop workloads arrive during [0, arrivals_for). Default: max_time;
+    /// at most max_time.
     #[serde(default)]
     pub arrivals_for: Option<Duration>,
-    /// Hard stop; flows not finished by then are reported unfinished. Default "1s".
+    /// Hard stop; flows not finished by then are reported unfinished. Default "1s"; > 0.
     #[serde(default = "d_max_time")]
     pub max_time: Duration,
 }
@@ -78,7 +79,7 @@ pub enum TopologyKind {
 pub struct LinkSpec {
     /// Line rate, e.g. "100Gbps". Must be > 0.
     pub rate: Rate,
-    /// One-way propagation delay, e.g. "200ns".
+    /// One-way propagation delay, e.g. "200ns"; >= 0.
     pub delay: Duration,
 }
 
@@ -86,13 +87,13 @@ pub struct LinkSpec {
 #[derive(Deserialize, Serialize, Debug, Clone, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CustomLink {
-    /// Name of one end (a host or a switch).
+    /// Name of one end (a host or a switch of the topology).
     pub a: String,
-    /// Name of the other end.
+    /// Name of the other end; not the same node as `a`.
     pub b: String,
-    #[schemars(description = "Line rate, e.g. \"100Gbps\". Must be > 0.")]
+    /// Line rate, e.g. "100Gbps". Must be > 0.
     pub rate: Rate,
-    #[schemars(description = "One-way propagation delay, e.g. \"200ns\".")]
+    /// One-way propagation delay, e.g. "200ns"; >= 0.
     pub delay: Duration,
 }
 
@@ -100,12 +101,12 @@ pub struct CustomLink {
 #[derive(Deserialize, Serialize, Debug, Clone, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TopologyConfig {
-    #[schemars(description = "Topology family (required); it decides which of the keys below apply.")]
+    /// Topology family (required); it decides which of the keys below apply.
     pub kind: TopologyKind,
     /// Full-size packet on the wire, headers included. Default "1500B"; 128B..65535B.
     #[serde(default)]
     pub mtu: Option<Bytes>,
-    /// Host-to-switch links (all kinds but custom).
+    /// Host-to-switch links. Required for dumbbell, clos2 and fat_tree3.
     #[serde(default)]
     pub host_link: Option<LinkSpec>,
     /// Switch-to-switch links (clos2, fat_tree3). Default: host_link.
@@ -114,54 +115,57 @@ pub struct TopologyConfig {
     /// fat_tree3 only: aggregation-to-core links. Default: fabric_link.
     #[serde(default)]
     pub core_link: Option<LinkSpec>,
-    /// dumbbell: hosts on the left switch. >= 1.
+    /// dumbbell (required): hosts on the left switch. >= 1.
     #[serde(default)]
     pub senders: Option<u32>,
-    /// dumbbell: hosts on the right switch. Default 1.
+    /// dumbbell: hosts on the right switch. Default 1; >= 1.
     #[serde(default)]
     pub receivers: Option<u32>,
-    /// dumbbell: the link between the two switches.
+    /// dumbbell (required): the link between the two switches.
     #[serde(default)]
     pub bottleneck: Option<LinkSpec>,
-    /// clos2: hosts per ToR.
+    /// clos2 (required): hosts per ToR. >= 1.
     #[serde(default)]
     pub servers_per_tor: Option<u32>,
-    /// clos2: number of ToR (leaf) switches.
+    /// clos2 (required): number of ToR (leaf) switches. >= 1.
     #[serde(default)]
     pub tors: Option<u32>,
-    /// clos2: number of spine switches; or give `oversubscription` instead.
+    /// clos2: number of spine switches, >= 1; required unless `oversubscription` is given.
     #[serde(default)]
     pub spines: Option<u32>,
-    /// clos2: ToR downlink capacity / uplink capacity, used to derive `spines` when it is absent.
+    /// clos2: ToR downlink capacity / uplink capacity (> 0), used instead of `spines` to derive
+    /// spines = ceil(servers_per_tor * host rate / (fabric rate * oversubscription)).
     #[serde(default)]
     pub oversubscription: Option<f64>,
     /// fat_tree3: switch radix k (even); k pods, k/2 ToR and k/2 aggregation switches per pod,
-    /// (k/2)^2 cores, k/2 hosts per ToR. Alternative to the explicit keys below.
+    /// (k/2)^2 cores, k/2 hosts per ToR. Even, >= 2. Alternative to the explicit keys below.
     #[serde(default)]
     pub k: Option<u32>,
-    /// fat_tree3 explicit: number of pods.
+    /// fat_tree3 explicit: number of pods. >= 1.
     #[serde(default)]
     pub pods: Option<u32>,
-    /// fat_tree3 explicit: ToR switches per pod (each connects to every aggregation switch of its pod).
+    /// fat_tree3 explicit: ToR switches per pod (each connects to every aggregation switch of its
+    /// pod). >= 1.
     #[serde(default)]
     pub tors_per_pod: Option<u32>,
-    /// fat_tree3 explicit: aggregation switches per pod.
+    /// fat_tree3 explicit: aggregation switches per pod. >= 1.
     #[serde(default)]
     pub aggs_per_pod: Option<u32>,
-    /// fat_tree3 explicit: hosts per ToR.
+    /// fat_tree3 explicit: hosts per ToR. >= 1.
     #[serde(default)]
     pub hosts_per_tor: Option<u32>,
     /// fat_tree3 explicit: core switches; a multiple of aggs_per_pod. Aggregation switch j of
     /// every pod connects to core group j (cores / aggs_per_pod cores).
     #[serde(default)]
     pub cores: Option<u32>,
-    /// custom: host names (host index = position in this list).
+    /// custom (required): host names, unique, at least 2; host index = position in this list.
+    /// Every host has exactly one link (a single NIC).
     #[serde(default)]
     pub hosts: Option<Vec<String>>,
-    /// custom: switch names.
+    /// custom (required): switch names, unique.
     #[serde(default)]
     pub switches: Option<Vec<String>>,
-    /// custom: links between named nodes.
+    /// custom (required): links between named nodes; every host must reach every other host.
     #[serde(default)]
     pub links: Option<Vec<CustomLink>>,
 }
@@ -185,13 +189,14 @@ pub struct BufferConfig {
     /// "static" (default) or "shared".
     #[serde(default)]
     pub model: BufferModel,
-    /// static: capacity of each egress queue. Default "1MB".
+    /// static: capacity of each egress queue. Default "1MB"; > 0.
     #[serde(default)]
     pub queue: Option<Bytes>,
-    /// shared: total buffer of a switch (guarantees included). Default "16MB".
+    /// shared: total buffer of a switch (guarantees included). Default "16MB"; > 0.
     #[serde(default)]
     pub pool: Option<Bytes>,
-    /// shared: bytes reserved for each egress port. Default "50KB".
+    /// shared: bytes reserved for each egress port. Default "50KB"; guaranteed x ports of the
+    /// largest switch must fit in the pool.
     #[serde(default)]
     pub guaranteed: Option<Bytes>,
     /// shared: dynamic-threshold coefficient: a port may hold alpha * (free shared buffer)
@@ -217,16 +222,17 @@ pub enum SchedulerKind {
 #[derive(Deserialize, Serialize, Debug, Clone, Default, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EcnConfig {
-    /// Queue depth where marking starts.
+    /// Queue depth where marking starts. Required with `high` unless `k` is given; low <= high.
     #[serde(default)]
     pub low: Option<Bytes>,
-    /// Queue depth above which every packet is marked.
+    /// Queue depth above which every packet is marked. Required with `low` unless `k` is given.
     #[serde(default)]
     pub high: Option<Bytes>,
     /// Marking probability reached at `high`. Default 1.0; in (0, 1].
     #[serde(default)]
     pub pmax: Option<f64>,
-    /// DCTCP step threshold: mark every packet arriving to a queue deeper than k.
+    /// DCTCP step threshold: mark every packet arriving to a queue deeper than k. Not together
+    /// with low/high.
     #[serde(default)]
     pub k: Option<Bytes>,
     /// Drop, instead of passing unmarked, packets that are not ECN-capable when the marker
@@ -240,7 +246,7 @@ pub struct EcnConfig {
 #[derive(Deserialize, Serialize, Debug, Clone, Default, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SwitchConfig {
-    #[schemars(description = "Buffer model and sizes (see `switch.buffer`). Default: static, \"1MB\" per egress queue.")]
+    /// Buffer model and sizes (see `switch.buffer`). Default: static, "1MB" per egress queue.
     #[serde(default)]
     pub buffer: BufferConfig,
     /// Queues (traffic classes) per egress port, 1..8. A packet of priority p uses queue
@@ -250,7 +256,7 @@ pub struct SwitchConfig {
     /// "strict" (default) or "dwrr".
     #[serde(default)]
     pub scheduler: SchedulerKind,
-    /// dwrr: one positive weight per queue. Default all 1.
+    /// dwrr: one weight >= 1 per queue; queue i's quantum is weights[i] x MTU bytes. Default all 1.
     #[serde(default)]
     pub weights: Option<Vec<u32>>,
     /// ECN marking; absent = no marking (drop-tail only).
@@ -278,8 +284,10 @@ pub enum TransportKind {
 #[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq, Default, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Arrivals {
+    /// Packets evenly spaced at the configured rate.
     #[default]
     Constant,
+    /// Exponential gaps with the configured mean rate.
     Poisson,
 }
 
@@ -287,9 +295,10 @@ pub enum Arrivals {
 #[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq, Default, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SizeDist {
+    /// Every packet is `packet_size`.
     #[default]
     Fixed,
-    /// Exponential with mean `packet_size`, truncated to [64 B, MTU].
+    /// Exponential with mean `packet_size`, rounded to whole bytes and clamped to [1 B, MTU].
     Exponential,
 }
 
@@ -297,13 +306,13 @@ pub enum SizeDist {
 #[derive(Deserialize, Serialize, Debug, Clone, Default, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UdpConfig {
-    /// Sending rate of each UDP flow. Default: the host link rate.
+    /// Sending rate of each UDP flow. Default: the host link rate; > 0.
     #[serde(default)]
     pub rate: Option<Rate>,
     /// "constant" (default) or "poisson" packet departures.
     #[serde(default)]
     pub arrivals: Arrivals,
-    /// Packet size on the wire (the mean for exponential). Default: MTU.
+    /// Packet size on the wire (the mean for exponential). Default: MTU; 1B..MTU.
     #[serde(default)]
     pub packet_size: Option<Bytes>,
     /// "fixed" (default) or "exponential".
@@ -318,19 +327,19 @@ pub struct TransportConfig {
     /// "dctcp" (default), "reno" or "udp".
     #[serde(default)]
     pub kind: TransportKind,
-    /// Header bytes in every data packet (payload = MTU - header). Default "40B".
+    /// Header bytes in every data packet (payload = MTU - header). Default "40B"; below the MTU.
     #[serde(default)]
     pub header: Option<Bytes>,
-    /// Size of an ACK on the wire. Default "64B".
+    /// Size of an ACK on the wire. Default "64B"; >= 1B.
     #[serde(default)]
     pub ack_size: Option<Bytes>,
-    /// Initial congestion window in full-size packets. Default 10 (RFC 6928).
+    /// Initial congestion window in full-size packets. Default 10 (RFC 6928); >= 1.
     #[serde(default)]
     pub init_cwnd: Option<u32>,
     /// Minimum retransmission timeout (RFC 6298 uses 1 s; data centers use far less). Default "1ms".
     #[serde(default)]
     pub min_rto: Option<Duration>,
-    /// RTO before the first RTT sample. Default: min_rto.
+    /// RTO before the first RTT sample. Default: min_rto; a value below min_rto is raised to it.
     #[serde(default)]
     pub init_rto: Option<Duration>,
     /// DCTCP: EWMA gain g of alpha. Default 1/16 = 0.0625; in (0, 1].
@@ -360,7 +369,7 @@ pub enum WorkloadKind {
 }
 
 /// When incast rounds happen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IncastPeriod {
     /// One round at `start`.
     Oneshot,
@@ -368,6 +377,16 @@ pub enum IncastPeriod {
     Persistent,
     /// A new round every given interval.
     Every(Duration),
+}
+
+impl Serialize for IncastPeriod {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            IncastPeriod::Oneshot => s.serialize_str("oneshot"),
+            IncastPeriod::Persistent => s.serialize_str("persistent"),
+            IncastPeriod::Every(d) => d.serialize(s),
+        }
+    }
 }
 
 impl<'de> Deserialize<'de> for IncastPeriod {
@@ -404,22 +423,22 @@ impl JsonSchema for IncastPeriod {
 #[derive(Deserialize, Serialize, Debug, Clone, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FlowEntry {
-    /// Source host index.
+    /// Source host index, 0..hosts-1.
     pub src: u32,
-    /// Destination host index.
+    /// Destination host index, 0..hosts-1, not src.
     pub dst: u32,
-    /// Bytes of payload to deliver.
+    /// Bytes of payload to deliver (wire bytes for UDP), > 0.
     pub size: Bytes,
     /// Start time. Default 0.
     #[serde(default)]
     pub start: Option<Duration>,
-    #[schemars(description = "Priority (traffic class) of this flow, 0..7. Default: the workload's `priority`.")]
+    /// Priority (traffic class) of this flow, 0..7. Default: the workload's `priority`.
     #[serde(default)]
     pub priority: Option<u8>,
-    #[schemars(description = "Label in the `tag` column. Default: the workload's `tag`.")]
+    /// Label in the `tag` column. Default: the workload's `tag`.
     #[serde(default)]
     pub tag: Option<String>,
-    #[schemars(description = "Transport of this flow. Default: the workload's `transport`.")]
+    /// Transport of this flow. Default: the workload's `transport`.
     #[serde(default)]
     pub transport: Option<TransportKind>,
 }
@@ -428,7 +447,7 @@ pub struct FlowEntry {
 #[derive(Deserialize, Serialize, Debug, Clone, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadConfig {
-    #[schemars(description = "Generator (required); it decides which of the keys below apply.")]
+    /// Generator (required); it decides which of the keys below apply.
     pub kind: WorkloadKind,
     /// Label in the `tag` column. Default: the kind ("poisson" is labelled "background").
     #[serde(default)]
@@ -442,36 +461,38 @@ pub struct WorkloadConfig {
     /// First arrival not before this time. Default 0.
     #[serde(default)]
     pub start: Option<Duration>,
-    /// No arrival at or after this time. Default: scenario.arrivals_for.
+    /// No arrival at or after this time. Default: scenario.arrivals_for; after `start`.
     #[serde(default)]
     pub stop: Option<Duration>,
-    /// poisson: flow-size distribution: "web-search", "data-mining", "google-rpc" or a CDF file path.
+    /// poisson (required): flow-size distribution: "web-search", "data-mining", "google-rpc" or
+    /// the path of a CDF file (docs/workloads.md), relative to the working directory.
     #[serde(default)]
     pub sizes: Option<String>,
     /// poisson: offered load as a fraction of each host's link rate, in (0, 1].
     /// incast with a load: incast bytes as a fraction of the total host capacity.
     #[serde(default)]
     pub load: Option<f64>,
-    /// poisson: partition hosts into consecutive clusters of this size; destinations stay
+    /// poisson: partition hosts into consecutive clusters of this size (2..hosts); destinations stay
     /// within the cluster (seed 000: 50 clusters of 21 servers). Default: all hosts.
     #[serde(default)]
     pub cluster_size: Option<u32>,
-    /// incast: senders per round (N of N:1).
+    /// incast (required): senders per round (N of N:1), 1..hosts-1.
     #[serde(default)]
     pub fan_in: Option<u32>,
-    /// incast and permutation: bytes per flow.
+    /// incast and permutation (required): bytes per flow, > 0.
     #[serde(default)]
     pub size: Option<Bytes>,
-    /// incast: "oneshot" (default), "persistent" or an interval such as "100us".
+    /// incast: "oneshot" (default), "persistent" or an interval such as "100us". Not together
+    /// with `load`.
     #[serde(default)]
     pub period: Option<IncastPeriod>,
-    /// incast: independent incast sets (seed 000 uses 4 sets of 20:1). Default 1.
+    /// incast: independent incast sets (seed 000 uses 4 sets of 20:1). Default 1; >= 1.
     #[serde(default)]
     pub groups: Option<u32>,
     /// incast: fixed receiver host index (only with groups = 1). Default: random per round.
     #[serde(default)]
     pub receiver: Option<u32>,
-    /// flows: the explicit list.
+    /// flows (required): the explicit list.
     #[serde(default)]
     pub flows: Option<Vec<FlowEntry>>,
 }
@@ -480,7 +501,8 @@ pub struct WorkloadConfig {
 #[derive(Deserialize, Serialize, Debug, Clone, Default, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MetricsConfig {
-    /// Upper edges of the FCT size bins. Default ["100KB", "1MB", "10MB"] (seed 000).
+    /// Upper edges of the FCT size bins, non-empty and strictly increasing.
+    /// Default ["100KB", "1MB", "10MB"] (seed 000).
     #[serde(default)]
     pub fct_bins: Option<Vec<Bytes>>,
 }
