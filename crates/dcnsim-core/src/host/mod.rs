@@ -5,6 +5,7 @@
 //! round robin, for one segment each, as an RDMA NIC arbitrates its queue
 //! pairs. So a window-limited flow never sits in an unbounded host queue.
 pub mod cc;
+pub mod dcqcn;
 pub mod dctcp;
 pub mod reno;
 pub mod tcp;
