@@ -4,6 +4,9 @@
 //! (scheduled when its transmission starts, at start + serialization +
 //! propagation) and, only when the port has more to send, a TxDone at the end
 //! of its serialization. An idle port transmits immediately on enqueue.
+//!
+//! PFC (switch/pfc.rs) adds MAC control frames, served ahead of every queue
+//! and never paused, and per-class pause state on every egress port.
 
 use crate::host::cc::{Cc, CongestionControl};
 use crate::host::dctcp::Dctcp;
@@ -17,6 +20,7 @@ use crate::net::{FlowId, NodeKind, Packet, PacketArena, PktId, PktKind, PortId, 
 use crate::scenario::schema::{Arrivals, SizeDist, TransportKind};
 use crate::sim::rng::mix64;
 use crate::sim::{ser_time, stream, EventQueue, Rng, SimTime, Stream};
+use crate::switch::pfc::{Ingress, PfcParams, Xoff, PAUSE_FRAME_BYTES};
 use crate::switch::{BufferParams, DropReason, MarkReason, Red, Scheduler, SwitchBuffer};
 use crate::workload::FlowSpec;
 
@@ -54,6 +58,8 @@ pub struct SimConfig {
     pub drop_non_ect: bool,
     pub buffer: BufferParams,
     pub switch_latency: SimTime,
+    /// Priority-based Flow Control; None = lossy fabric.
+    pub pfc: Option<PfcParams>,
     pub tcp: TcpParams,
     pub udp: UdpParams,
     pub tags: Vec<String>,
@@ -72,7 +78,16 @@ enum Ev {
     NextArrival,
     Rto { flow: FlowId, gen: u32 },
     UdpSend { flow: FlowId },
+    /// A PFC pause of `port` may have expired: try to transmit.
+    PauseEnd { port: PortId },
+    /// Re-send XOFF for (ingress `port`, `class`) before the last one expires.
+    PfcRefresh { port: PortId, class: u8, gen: u32 },
+    /// Look for a cycle of egress queues paused on each other.
+    DeadlockCheck,
 }
+
+/// Hop limit: a packet crossing more switches than this is in a routing loop.
+const MAX_HOPS: u8 = 64;
 
 /// Why a run ended.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -83,6 +98,8 @@ pub enum EndReason {
     MaxTime,
     /// Nothing left to happen but flows are unfinished (e.g. lost UDP datagrams).
     Idle,
+    /// A cycle of egress queues stayed PFC-paused on each other (see `Sim::deadlock`).
+    Deadlock,
 }
 
 impl EndReason {
@@ -91,6 +108,7 @@ impl EndReason {
             EndReason::Completed => "completed",
             EndReason::MaxTime => "max_time",
             EndReason::Idle => "idle",
+            EndReason::Deadlock => "deadlock",
         }
     }
 }
@@ -127,6 +145,24 @@ pub struct Sim {
     ecn_marks: u64,
     max_live: usize,
     violations: Vec<String>,
+    /// PFC ingress counters per port id (used on switch ports).
+    ingress: Vec<Ingress>,
+    deadlock_check_pending: bool,
+    /// The paused queues ("node:port:class") of a detected deadlock cycle.
+    deadlock: Vec<String>,
+    /// Every transmission start, when tracing (tests and debugging).
+    trace: Option<Vec<TxRecord>>,
+}
+
+/// One transmission start, recorded when tracing is on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TxRecord {
+    pub time: SimTime,
+    pub port: PortId,
+    pub kind: PktKind,
+    pub flow: FlowId,
+    pub seq: u64,
+    pub size: u32,
 }
 
 impl Sim {
@@ -134,6 +170,8 @@ impl Sim {
     pub fn new(topo: Topology, routes: Routes, cfg: SimConfig, mut specs: Vec<FlowSpec>) -> Sim {
         specs.sort_by_key(|s| s.start); // stable: ties keep workload order
         let nq = cfg.queues;
+        let has_pfc = cfg.pfc.is_some();
+        let n_ports = topo.ports.len();
         let egress = (0..topo.ports.len()).map(|_| Egress::new(nq)).collect();
         let arrive_delay = topo
             .ports
@@ -190,6 +228,10 @@ impl Sim {
             ecn_marks: 0,
             max_live: 0,
             violations: Vec::new(),
+            ingress: vec![Ingress::default(); if has_pfc { n_ports } else { 0 }],
+            deadlock_check_pending: false,
+            deadlock: Vec::new(),
+            trace: None,
         }
     }
 
@@ -241,6 +283,26 @@ impl Sim {
     /// Bytes transmitted so far by a port (all queues).
     pub fn port_tx_bytes(&self, port: PortId) -> u64 {
         self.egress[port as usize].queues.iter().map(|q| q.stats.tx_bytes).sum()
+    }
+    /// The paused queues of the deadlock cycle that ended the run ("node:port:class").
+    pub fn deadlock(&self) -> &[String] {
+        &self.deadlock
+    }
+    /// Whether (port, class) is paused now.
+    pub fn is_paused(&self, port: PortId, class: usize) -> bool {
+        self.egress[port as usize].paused.is_paused(class, self.now)
+    }
+    /// Record every transmission start from now on.
+    pub fn enable_trace(&mut self) {
+        self.trace = Some(Vec::new());
+    }
+    /// Transmission starts recorded since `enable_trace`.
+    pub fn trace(&self) -> &[TxRecord] {
+        self.trace.as_deref().unwrap_or(&[])
+    }
+    /// Send a PFC frame for `class` with `quanta` out of `port` now, as a switch would.
+    pub fn inject_pause(&mut self, port: PortId, class: usize, quanta: u16) {
+        self.send_pause(port, class, quanta);
     }
     /// Invariant violations found so far (only with `check_invariants`).
     pub fn violations(&self) -> &[String] {
@@ -298,6 +360,10 @@ impl Sim {
             Ev::Arrive { port, pkt } => {
                 let node = self.topo.ports[port as usize].node;
                 let n = &self.topo.nodes[node as usize];
+                if self.pkts.get(pkt).kind == PktKind::Pause {
+                    self.pause_rx(port, pkt);
+                    return;
+                }
                 match n.kind {
                     NodeKind::Switch => self.switch_rx(n.index, port, pkt),
                     NodeKind::Host => self.host_rx(pkt),
@@ -320,16 +386,24 @@ impl Sim {
             }
             Ev::Rto { flow, gen } => self.on_rto(flow, gen),
             Ev::UdpSend { flow } => self.udp_send(flow),
+            Ev::PauseEnd { port } => self.try_tx(port),
+            Ev::PfcRefresh { port, class, gen } => self.pfc_refresh(port, class as usize, gen),
+            Ev::DeadlockCheck => self.deadlock_check(),
         }
     }
 
     // ---------------------------------------------------------------- switch
 
     fn switch_rx(&mut self, sw: u32, in_port: PortId, pkt: PktId) {
-        let (dst, hash, prio, size, ect) = {
-            let p = self.pkts.get(pkt);
-            (p.dst, p.hash, p.prio, p.size, p.ect)
+        let (dst, hash, prio, size, ect, hops) = {
+            let p = self.pkts.get_mut(pkt);
+            p.hops = p.hops.saturating_add(1);
+            (p.dst, p.hash, p.prio, p.size, p.ect, p.hops)
         };
+        if hops > MAX_HOPS {
+            self.drop_pkt(pkt, Some((in_port, (prio as usize).min(self.cfg.queues - 1))), DropReason::Ttl);
+            return;
+        }
         let out = match self.routes.next_hop(sw, dst, hash) {
             Some(o) => o,
             None => {
@@ -339,19 +413,39 @@ impl Sim {
             }
         };
         let qi = (prio as usize).min(self.cfg.queues - 1);
+        // Admission: lossless classes by PFC ingress accounting, the rest by the buffer model.
+        let mut hdrm = false;
+        let lossless = self.cfg.pfc.as_ref().is_some_and(|p| p.is_lossless(qi));
+        if lossless {
+            let pfc = self.cfg.pfc.as_ref().unwrap();
+            let c = pfc.class(qi);
+            let thr = self.xoff_threshold(sw);
+            let ing = &self.ingress[in_port as usize];
+            if ing.bytes[c] - ing.headroom[c] + size as u64 > thr {
+                if ing.headroom[c] + size as u64 > pfc.headroom[in_port as usize] {
+                    let iq = qi.min(self.egress[in_port as usize].queues.len() - 1);
+                    self.drop_pkt(pkt, Some((in_port, iq)), DropReason::Headroom);
+                    return;
+                }
+                hdrm = true;
+            }
+        } else {
+            let st = &self.switches[sw as usize];
+            let eg = &self.egress[out as usize];
+            if !st.buffer.admits(eg.bytes, eg.queues[qi].bytes, size as u64) {
+                self.drop_pkt(pkt, Some((out, qi)), DropReason::BufferFull);
+                return;
+            }
+        }
         let st = &mut self.switches[sw as usize];
         let eg = &mut self.egress[out as usize];
-        if !st.buffer.admits(eg.bytes, eg.queues[qi].bytes, size as u64) {
-            self.drop_pkt(pkt, Some((out, qi)), DropReason::BufferFull);
-            return;
-        }
         if let Some(red) = &self.cfg.red {
             if red.decide(eg.queues[qi].bytes, &mut st.rng) {
                 if ect {
                     self.pkts.get_mut(pkt).ce = true;
                     eg.queues[qi].stats.count_mark(MarkReason::EcnThreshold);
                     self.ecn_marks += 1;
-                } else if self.cfg.drop_non_ect {
+                } else if self.cfg.drop_non_ect && !lossless {
                     self.drop_pkt(pkt, Some((out, qi)), DropReason::Aqm);
                     return;
                 }
@@ -360,14 +454,210 @@ impl Sim {
         st.buffer.on_enqueue(eg.bytes, size as u64);
         eg.bytes += size as u64;
         eg.queues[qi].push(pkt, size, self.now);
-        self.pkts.get_mut(pkt).ingress = in_port;
-        if self.cfg.check_invariants {
+        {
+            let p = self.pkts.get_mut(pkt);
+            p.ingress = in_port;
+            p.hdrm = hdrm;
+            p.enq = self.now;
+        }
+        if self.cfg.check_invariants && !lossless {
             let lim = st.buffer.queue_limit();
             if eg.queues[qi].bytes > lim {
                 self.violations.push(format!("t={} port {out} queue {qi}: {} B > limit {lim} B", self.now, eg.queues[qi].bytes));
             }
         }
+        if lossless {
+            self.pfc_on_enqueue(sw, in_port, qi, size as u64, hdrm);
+        }
         self.try_tx(out);
+    }
+
+    // -------------------------------------------------------------------- PFC
+
+    /// XOFF threshold of switch `sw` now (static, or alpha x free shared buffer).
+    fn xoff_threshold(&self, sw: u32) -> u64 {
+        match self.cfg.pfc.as_ref().unwrap().xoff {
+            Xoff::Static(x) => x,
+            Xoff::Dynamic(a) => {
+                let b = &self.switches[sw as usize].buffer;
+                (a * b.shared_cap().saturating_sub(b.shared_used()) as f64) as u64
+            }
+        }
+    }
+
+    fn pfc_on_enqueue(&mut self, sw: u32, in_port: PortId, qi: usize, size: u64, hdrm: bool) {
+        let pfc = self.cfg.pfc.as_ref().unwrap();
+        let c = pfc.class(qi);
+        let thr = self.xoff_threshold(sw);
+        let ing = &mut self.ingress[in_port as usize];
+        ing.bytes[c] += size;
+        if hdrm {
+            ing.headroom[c] += size;
+        }
+        if self.cfg.check_invariants && ing.headroom[c] > pfc.headroom[in_port as usize] {
+            self.violations.push(format!("t={} ingress port {in_port} class {c}: headroom {} B > {} B", self.now, ing.headroom[c], pfc.headroom[in_port as usize]));
+        }
+        if !ing.xoff[c] && ing.bytes[c] > thr {
+            ing.xoff[c] = true;
+            let quanta = pfc.quanta;
+            self.send_pause(in_port, c, quanta);
+            self.schedule_refresh(in_port, c);
+        }
+    }
+
+    fn pfc_on_dequeue(&mut self, sw: u32, in_port: PortId, qi: usize, size: u64, hdrm: bool) {
+        let pfc = self.cfg.pfc.as_ref().unwrap();
+        let c = pfc.class(qi);
+        let resume_at = match pfc.xoff {
+            Xoff::Static(_) => pfc.xon,
+            Xoff::Dynamic(_) => self.xoff_threshold(sw).saturating_sub(pfc.xon),
+        };
+        let ing = &mut self.ingress[in_port as usize];
+        ing.bytes[c] -= size;
+        if hdrm {
+            ing.headroom[c] -= size;
+        }
+        if ing.xoff[c] && ing.bytes[c] <= resume_at {
+            ing.xoff[c] = false;
+            ing.refresh_gen[c] = ing.refresh_gen[c].wrapping_add(1);
+            self.send_pause(in_port, c, 0);
+        }
+    }
+
+    /// Queue a PAUSE (quanta > 0) or XON (quanta = 0) for class `c` out of `port`.
+    fn send_pause(&mut self, port: PortId, c: usize, quanta: u16) {
+        let link = self.cfg.pfc.as_ref().unwrap().link_mode;
+        let p = Packet {
+            kind: PktKind::Pause,
+            flow: u32::MAX,
+            seq: quanta as u64,
+            size: PAUSE_FRAME_BYTES,
+            prio: if link { 255 } else { c as u8 },
+            ..Packet::blank()
+        };
+        self.pkts_created += 1;
+        let id = self.pkts.alloc(p);
+        let eg = &mut self.egress[port as usize];
+        let row = c.min(eg.queues.len() - 1);
+        eg.queues[row].stats.pfc_tx += 1;
+        eg.ctrl.push_back(id);
+        self.try_tx(port);
+    }
+
+    fn schedule_refresh(&mut self, port: PortId, c: usize) {
+        let pfc = self.cfg.pfc.as_ref().unwrap();
+        let pause = PfcParams::pause_time(pfc.quanta, self.topo.ports[port as usize].rate_bps);
+        let ing = &mut self.ingress[port as usize];
+        ing.refresh_gen[c] = ing.refresh_gen[c].wrapping_add(1);
+        let gen = ing.refresh_gen[c];
+        self.q.push(self.now + SimTime((pause.0 / 2).max(1)), Ev::PfcRefresh { port, class: c as u8, gen });
+    }
+
+    fn pfc_refresh(&mut self, port: PortId, c: usize, gen: u32) {
+        let ing = &self.ingress[port as usize];
+        if ing.refresh_gen[c] != gen || !ing.xoff[c] {
+            return;
+        }
+        let quanta = self.cfg.pfc.as_ref().unwrap().quanta;
+        self.send_pause(port, c, quanta);
+        self.schedule_refresh(port, c);
+    }
+
+    /// A PAUSE frame arrived through `port`: pause (or resume) that port's egress.
+    fn pause_rx(&mut self, port: PortId, pkt: PktId) {
+        let (quanta, class) = {
+            let p = self.pkts.get(pkt);
+            (p.seq as u16, p.prio)
+        };
+        self.pkts_consumed += 1;
+        self.pkts.free(pkt);
+        let c = if class == 255 { 0 } else { class as usize };
+        let rate = self.topo.ports[port as usize].rate_bps;
+        let until = if quanta == 0 { self.now } else { self.now + PfcParams::pause_time(quanta, rate) };
+        let eg = &mut self.egress[port as usize];
+        let row = c.min(eg.queues.len() - 1);
+        eg.queues[row].stats.pfc_rx += 1;
+        eg.paused.set(c, until, self.now);
+        if until > self.now {
+            self.q.push(until, Ev::PauseEnd { port });
+            if !self.deadlock_check_pending {
+                self.deadlock_check_pending = true;
+                let after = self.cfg.pfc.as_ref().map_or(SimTime::from_ms(5), |p| p.deadlock_after);
+                self.q.push(self.now + after, Ev::DeadlockCheck);
+            }
+        } else {
+            self.try_tx(port);
+        }
+    }
+
+    /// End the run if egress queues have been paused on each other in a cycle for
+    /// longer than `deadlock_after`: queue (port p, class c) waits on the node at
+    /// the far end of p, whose paused egress queues of class c hold what p's
+    /// pause protects.
+    fn deadlock_check(&mut self) {
+        self.deadlock_check_pending = false;
+        let Some(pfc) = self.cfg.pfc.as_ref() else { return };
+        let since = SimTime(self.now.0.saturating_sub(pfc.deadlock_after.0));
+        let classes = if pfc.link_mode { 1 } else { self.cfg.queues };
+        let n = self.egress.len();
+        let long_paused = |sim: &Sim, p: usize, c: usize| sim.egress[p].paused.paused_since(c, since, sim.now);
+        let mut any_paused = false;
+        // iterative DFS over (port, class) nodes; colour 0 new, 1 on stack, 2 done
+        let mut colour = vec![0u8; n * classes];
+        for start in 0..n * classes {
+            let (sp, sc) = (start / classes, start % classes);
+            any_paused |= self.egress[sp].paused.is_paused(sc, self.now);
+            if colour[start] != 0 || !long_paused(self, sp, sc) {
+                continue;
+            }
+            let mut stack: Vec<(usize, Vec<usize>)> = Vec::new();
+            let succ = |sim: &Sim, v: usize| -> Vec<usize> {
+                let (p, c) = (v / classes, v % classes);
+                let down = sim.topo.peer_node(p as PortId);
+                sim.topo.nodes[down as usize]
+                    .ports
+                    .iter()
+                    .map(|&q| q as usize * classes + c)
+                    .filter(|&w| long_paused(sim, w / classes, c) && sim.egress[w / classes].bytes > 0)
+                    .collect()
+            };
+            colour[start] = 1;
+            stack.push((start, succ(self, start)));
+            while let Some((v, next)) = stack.last_mut() {
+                match next.pop() {
+                    Some(w) if colour[w] == 1 => {
+                        // cycle: the stack from w to the top
+                        let pos = stack.iter().position(|(x, _)| *x == w).unwrap();
+                        let cycle: Vec<String> = stack[pos..]
+                            .iter()
+                            .map(|(x, _)| {
+                                let (p, c) = (x / classes, x % classes);
+                                let info = &self.topo.ports[p];
+                                format!("{}:{}:{}", self.topo.nodes[info.node as usize].name, info.local, c)
+                            })
+                            .collect();
+                        self.deadlock = cycle;
+                        self.end = Some(EndReason::Deadlock);
+                        return;
+                    }
+                    Some(w) if colour[w] == 0 => {
+                        colour[w] = 1;
+                        let s = succ(self, w);
+                        stack.push((w, s));
+                    }
+                    Some(_) => {}
+                    None => {
+                        colour[*v] = 2;
+                        stack.pop();
+                    }
+                }
+            }
+        }
+        if any_paused {
+            self.deadlock_check_pending = true;
+            let next = SimTime((pfc.deadlock_after.0 / 2).max(1));
+            self.q.push(self.now + next, Ev::DeadlockCheck);
+        }
     }
 
     fn drop_pkt(&mut self, pkt: PktId, at: Option<(PortId, usize)>, why: DropReason) {
@@ -396,20 +686,44 @@ impl Sim {
             }
             return;
         }
+        if let Some(ctrl) = self.egress[port as usize].ctrl.pop_front() {
+            self.transmit(port, ctrl);
+            return;
+        }
         let node = self.topo.ports[port as usize].node;
         let n = &self.topo.nodes[node as usize];
         let pkt = match n.kind {
             NodeKind::Switch => {
-                let sw = n.index as usize;
+                let sw = n.index;
+                let now = self.now;
+                let link = self.cfg.pfc.as_ref().is_some_and(|p| p.link_mode);
                 let eg = &mut self.egress[port as usize];
-                let qi = match self.cfg.scheduler.select(&eg.queues, &mut eg.sched, &self.pkts, |_| false) {
+                let paused = &eg.paused;
+                let blocked = |i: usize| paused.is_paused(if link { 0 } else { i }, now);
+                let qi = match self.cfg.scheduler.select(&eg.queues, &mut eg.sched, &self.pkts, blocked) {
                     Some(q) => q,
                     None => return,
                 };
                 let size = self.pkts.get(eg.queues[qi].head().unwrap()).size;
-                self.switches[sw].buffer.on_dequeue(eg.bytes, size as u64);
+                self.switches[sw as usize].buffer.on_dequeue(eg.bytes, size as u64);
                 eg.bytes -= size as u64;
-                eg.queues[qi].pop(size, self.now).unwrap()
+                let pkt = eg.queues[qi].pop(size, self.now).unwrap();
+                if self.cfg.pfc.is_some() {
+                    let (in_port, hdrm, enq, flow) = {
+                        let p = self.pkts.get(pkt);
+                        (p.ingress, p.hdrm, p.enq, p.flow)
+                    };
+                    let c = if link { 0 } else { qi };
+                    if self.egress[port as usize].paused.paused_during(c, enq) {
+                        if let Some(f) = self.flows.get_mut(flow as usize) {
+                            f.paused = true;
+                        }
+                    }
+                    if self.cfg.pfc.as_ref().unwrap().is_lossless(qi) {
+                        self.pfc_on_dequeue(sw, in_port, qi, size as u64, hdrm);
+                    }
+                }
+                pkt
             }
             NodeKind::Host => match self.host_next_packet(n.index) {
                 Some(p) => p,
@@ -421,7 +735,7 @@ impl Sim {
 
     fn has_backlog(&self, port: PortId) -> bool {
         let eg = &self.egress[port as usize];
-        if eg.bytes > 0 {
+        if eg.bytes > 0 || !eg.ctrl.is_empty() {
             return true;
         }
         let node = self.topo.ports[port as usize].node;
@@ -432,6 +746,10 @@ impl Sim {
     fn transmit(&mut self, port: PortId, pkt: PktId) {
         let info = &self.topo.ports[port as usize];
         let size = self.pkts.get(pkt).size;
+        if let Some(tr) = &mut self.trace {
+            let p = self.pkts.get(pkt);
+            tr.push(TxRecord { time: self.now, port, kind: p.kind, flow: p.flow, seq: p.seq, size });
+        }
         let done = self.now + ser_time(size as u64, info.rate_bps);
         let peer = info.peer;
         self.q.push(done + self.arrive_delay[port as usize], Ev::Arrive { port: peer, pkt });
@@ -460,14 +778,22 @@ impl Sim {
 
     fn host_next_packet(&mut self, h: u32) -> Option<PktId> {
         let port = self.hosts[h as usize].port;
+        let now = self.now;
+        let link = self.cfg.pfc.as_ref().is_some_and(|p| p.link_mode);
         let eg = &mut self.egress[port as usize];
+        let paused = &eg.paused;
+        let blocked = |i: usize| paused.is_paused(if link { 0 } else { i }, now);
         if eg.bytes > 0 {
-            let qi = Scheduler::Strict.select(&eg.queues, &mut eg.sched, &self.pkts, |_| false)?;
-            let size = self.pkts.get(eg.queues[qi].head().unwrap()).size;
-            eg.bytes -= size as u64;
-            return eg.queues[qi].pop(size, self.now);
+            if let Some(qi) = Scheduler::Strict.select(&eg.queues, &mut eg.sched, &self.pkts, blocked) {
+                let size = self.pkts.get(eg.queues[qi].head().unwrap()).size;
+                eg.bytes -= size as u64;
+                return eg.queues[qi].pop(size, self.now);
+            }
         }
         for class in (0..self.cfg.queues).rev() {
+            if blocked(class) {
+                continue;
+            }
             while let Some(f) = self.hosts[h as usize].ready[class].pop_front() {
                 let fl = &mut self.flows[f as usize];
                 fl.in_ready = false;
@@ -500,7 +826,7 @@ impl Sim {
                     retx: seg.retx,
                     hash: fl.hash,
                     ts: self.now,
-                    ingress: u32::MAX,
+                    ..Packet::blank()
                 };
                 if still {
                     fl.in_ready = true;
@@ -527,6 +853,7 @@ impl Sim {
         match kind {
             PktKind::Data => self.on_data(f, pkt),
             PktKind::Ack => self.on_ack(f, pkt),
+            PktKind::Pause => unreachable!("PAUSE frames are handled on arrival"),
         }
     }
 
@@ -549,6 +876,7 @@ impl Sim {
                 p.ece = ce;
                 p.ce = false;
                 p.ect = false;
+                p.hops = 0;
                 let host = p.src;
                 self.nic_enqueue(host, pkt);
             }
@@ -658,7 +986,7 @@ impl Sim {
             retx: false,
             hash: fl.hash,
             ts: self.now,
-            ingress: u32::MAX,
+            ..Packet::blank()
         };
         let src = fl.src;
         self.pkts_created += 1;
@@ -715,6 +1043,7 @@ impl Sim {
             drops: 0,
             ecn_marks: 0,
             retx: 0,
+            paused: false,
             finished: false,
             end: SimTime::ZERO,
             in_ready: false,
@@ -768,14 +1097,31 @@ impl Sim {
     pub fn ideal_fct(&self, spec: &FlowSpec, hash: u32) -> SimTime {
         let path = self.routes.path(&self.topo, spec.src, spec.dst, hash);
         let udp = spec.transport == TransportKind::Udp;
-        let (mss, hdr) = if udp { (self.cfg.mtu as u64, 0) } else { ((self.cfg.mtu - self.cfg.header) as u64, self.cfg.header as u64) };
-        let n = spec.size.div_ceil(mss).max(1);
-        let last = spec.size - (n - 1) * mss + hdr;
-        let full = mss + hdr;
         let rate = |p: PortId| self.topo.ports[p as usize].rate_bps;
         let s = |bytes: u64, p: PortId| ser_time(bytes, rate(p)).0;
         let d = |p: PortId| self.arrive_delay[p as usize].0;
+        let u = &self.cfg.udp;
+        if udp && (u.sizes != SizeDist::Fixed || u.arrivals != Arrivals::Constant) {
+            // random datagrams: no single idle-path time; use the lower bound of every
+            // byte through the slowest link plus the propagation of the path
+            let slowest = path.iter().map(|&p| rate(p)).min().unwrap();
+            return SimTime(ser_time(spec.size, slowest).0 + path.iter().map(|&p| d(p)).sum::<u64>());
+        }
+        let (mss, hdr) = if udp { (u.packet_size as u64, 0) } else { ((self.cfg.mtu - self.cfg.header) as u64, self.cfg.header as u64) };
+        let n = spec.size.div_ceil(mss).max(1);
+        let last = spec.size - (n - 1) * mss + hdr;
+        let full = mss + hdr;
         let l = path.len();
+        if udp {
+            // a source slower than its link spaces its datagrams: the last one leaves
+            // (n-1) gaps after the first and then crosses the idle path alone
+            let src_rate = u.rate_bps.unwrap_or(u64::MAX);
+            if src_rate < rate(path[0]) {
+                let gap = ser_time(full, src_rate).0;
+                let alone: u64 = path.iter().map(|&p| s(last, p) + d(p)).sum();
+                return SimTime((n - 1) * gap + alone);
+            }
+        }
         // departure of packet n-1 (full) from each hop, relative to the flow's start
         let mut prev = vec![0u64; l];
         if n > 1 {
@@ -830,6 +1176,7 @@ impl Sim {
         let mut slowdown = Vec::with_capacity(n);
         let (mut prio, mut tag, mut fin) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
         let (mut drops, mut marks, mut retx) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        let mut paused = Vec::with_capacity(n);
         for f in &self.flows {
             let fct = if f.finished { (f.end - f.start).0 } else { 0 };
             cols[0].push(f.id as u64);
@@ -848,6 +1195,7 @@ impl Sim {
             drops.push(f.drops);
             marks.push(f.ecn_marks);
             retx.push(f.retx);
+            paused.push(f.paused as u8);
         }
         let [id, size, start, end, fct, ideal, acked] = cols;
         ft.push("flow_id", C::U64(id));
@@ -866,6 +1214,7 @@ impl Sim {
         ft.push("drops", C::U32(drops));
         ft.push("ecn_marks", C::U32(marks));
         ft.push("retx", C::U32(retx));
+        ft.push("paused", C::U8(paused));
 
         let mut pt = Table::default();
         let mut node = vec![];
@@ -873,12 +1222,17 @@ impl Sim {
         let mut peer = vec![];
         let mut queue = vec![];
         let mut rate = vec![];
-        let mut c: [Vec<u64>; 7] = Default::default();
+        let mut c: [Vec<u64>; 13] = Default::default();
         let mut mean = vec![];
+        let link = self.cfg.pfc.as_ref().is_some_and(|p| p.link_mode);
+        let mut ports_paused = 0u64;
+        let mut pfc_frames = 0u64;
         for (pid, eg) in self.egress.iter_mut().enumerate() {
             let info = &self.topo.ports[pid];
             let peer_node = self.topo.ports[info.peer as usize].node;
+            let mut port_was_paused = false;
             for (qi, qq) in eg.queues.iter_mut().enumerate() {
+                let pc = if link { 0 } else { qi };
                 node.push(info.node);
                 port.push(info.local);
                 peer.push(peer_node);
@@ -893,9 +1247,20 @@ impl Sim {
                 c[4].push(s.drops_aqm);
                 c[5].push(s.ecn_marks);
                 c[6].push(s.max_bytes);
+                c[7].push(s.drops_headroom);
+                c[8].push(s.drops_ttl);
+                c[9].push(s.pfc_tx);
+                c[10].push(s.pfc_rx);
+                // in link mode the port's single pause state is reported on queue 0
+                let (xoff, periods) = if !link || qi == 0 { (eg.paused.xoff_time(pc, now), eg.paused.periods[pc]) } else { (0, 0) };
+                c[11].push(xoff);
+                c[12].push(periods);
+                port_was_paused |= periods > 0;
+                pfc_frames += s.pfc_tx;
             }
+            ports_paused += port_was_paused as u64;
         }
-        let [tx_b, tx_p, dr, dr_bf, dr_aqm, mk, mx] = c;
+        let [tx_b, tx_p, dr, dr_bf, dr_aqm, mk, mx, dr_hd, dr_ttl, pfc_tx, pfc_rx, xoff_t, periods] = c;
         pt.push("node", C::U32(node));
         pt.push("port", C::U32(port));
         pt.push("peer_node", C::U32(peer));
@@ -906,9 +1271,16 @@ impl Sim {
         pt.push("drops", C::U64(dr));
         pt.push("drops_buffer_full", C::U64(dr_bf));
         pt.push("drops_aqm", C::U64(dr_aqm));
+        pt.push("drops_headroom", C::U64(dr_hd));
+        pt.push("drops_ttl", C::U64(dr_ttl));
         pt.push("ecn_marks", C::U64(mk));
         pt.push("max_depth_bytes", C::U64(mx));
         pt.push("mean_depth_bytes", C::F64(mean));
+        pt.push("pfc_tx_frames", C::U64(pfc_tx));
+        pt.push("pfc_rx_frames", C::U64(pfc_rx));
+        pt.push("xoff_time_ps", C::U64(xoff_t));
+        pt.push("pause_periods", C::U64(periods));
+        let victims = self.flows.iter().filter(|f| f.paused).count();
 
         let unfinished = self.flows.len() - self.finished + (self.specs.len() - self.next_spec);
         let summary = serde_json::json!({
@@ -926,6 +1298,10 @@ impl Sim {
             "packets_created": self.pkts_created,
             "packets_dropped": self.pkts_dropped,
             "ecn_marks": self.ecn_marks,
+            "pfc_frames": pfc_frames,
+            "ports_paused": ports_paused,
+            "flows_paused": victims,
+            "deadlock": self.deadlock,
             "packets_in_flight": self.pkts.live(),
             "invariant_violations": self.violations,
             "version": env!("CARGO_PKG_VERSION"),
@@ -942,5 +1318,7 @@ impl Sim {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod pfc_tests;
 #[cfg(test)]
 mod proptests;

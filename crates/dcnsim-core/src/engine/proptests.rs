@@ -429,7 +429,6 @@ proptest! {
     /// datagrams pipeline through the store-and-forward hops faster than the
     /// "ideal". See `udp_small_datagrams_beat_ideal_fct` for the minimal case.
     #[test]
-    #[ignore = "engine bug: ideal_fct_ps ignores transport.udp.packet_size / exponential sizes, so UDP flows finish faster than their ideal"]
     fn udp_datagram_sizes_keep_fct_above_ideal(c in case_strategy(true)) {
         check_case(&c)?;
     }
@@ -468,7 +467,6 @@ fn check_case(c: &Case) -> Result<(), TestCaseError> {
 /// hops. `ideal_fct` assumes a single 1500 B packet (3 x 1.2 us of serialization);
 /// the three datagrams pipeline and arrive after 1.2 + 0.4 + 0.4 us.
 #[test]
-#[ignore = "engine bug: ideal_fct_ps ignores transport.udp.packet_size, so a UDP flow of small datagrams finishes faster than its ideal"]
 fn udp_small_datagrams_beat_ideal_fct() {
     let text = r#"
 [scenario]

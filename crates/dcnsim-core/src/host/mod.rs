@@ -54,6 +54,8 @@ pub struct Flow {
     pub drops: u32,
     pub ecn_marks: u32,
     pub retx: u32,
+    /// Some packet of the flow waited in a queue while that queue was PFC-paused.
+    pub paused: bool,
     pub finished: bool,
     pub end: SimTime,
     pub in_ready: bool,

@@ -16,6 +16,9 @@ pub enum PktKind {
     Data,
     /// Cumulative acknowledgement (`seq` = next byte expected).
     Ack,
+    /// IEEE 802.1Qbb PFC / 802.3x PAUSE frame: `seq` = quanta (0 = XON), `prio` = class
+    /// (255 = every class, 802.3x).
+    Pause,
 }
 
 /// One frame in flight or in a queue.
@@ -47,6 +50,12 @@ pub struct Packet {
     pub ts: SimTime,
     /// Port this packet entered the current switch through (ingress accounting).
     pub ingress: PortId,
+    /// Switch hops so far (dropped past the hop limit: routing loops).
+    pub hops: u8,
+    /// Held in PFC headroom at the current switch.
+    pub hdrm: bool,
+    /// When it joined its current queue (victim-flow detection).
+    pub enq: SimTime,
 }
 
 impl Packet {
@@ -67,6 +76,9 @@ impl Packet {
             hash: 0,
             ts: SimTime::ZERO,
             ingress: u32::MAX,
+            hops: 0,
+            hdrm: false,
+            enq: SimTime::ZERO,
         }
     }
 }

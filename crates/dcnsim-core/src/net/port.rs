@@ -1,8 +1,11 @@
 //! Runtime state of one egress port: its queues (one per traffic class), the
 //! transmitter, and the scheduler state. Hosts and switches both have them.
 
+use crate::net::PktId;
 use crate::sim::SimTime;
+use crate::switch::pfc::Paused;
 use crate::switch::{PktQueue, SchedState};
+use std::collections::VecDeque;
 
 #[derive(Clone, Debug, Default)]
 pub struct Egress {
@@ -15,6 +18,10 @@ pub struct Egress {
     /// other TxDone for the port is stale (the port already moved on) and ignored.
     pub txdone_at: Option<SimTime>,
     pub sched: SchedState,
+    /// MAC control frames (PAUSE): sent before any queued packet, never paused.
+    pub ctrl: VecDeque<PktId>,
+    /// PAUSE state received from the peer, per class.
+    pub paused: Paused,
 }
 
 impl Egress {

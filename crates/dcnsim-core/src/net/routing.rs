@@ -82,6 +82,13 @@ impl Routes {
         Ok(Routes { hosts: nh, table, hops })
     }
 
+    /// Replace the choice of switch `sw` (switch index) toward host `dst` by one port.
+    pub fn set_static(&mut self, sw: u32, dst: HostId, port: PortId) {
+        let off = self.hops.len() as u32;
+        self.hops.push(port);
+        self.table[sw as usize * self.hosts + dst as usize] = (off, 1);
+    }
+
     /// Shortest-path egress ports of switch `sw` (switch index) toward host `dst`.
     #[inline]
     pub fn candidates(&self, sw: u32, dst: HostId) -> &[PortId] {

@@ -11,6 +11,7 @@ use crate::engine::{SimConfig, TcpParams, UdpParams, Sim};
 use crate::net::fat_tree::FatTreeShape;
 use crate::net::{clos, dumbbell, fat_tree, Routes, Topology};
 use crate::sim::SimTime;
+use crate::switch::pfc::{PfcParams, Xoff};
 use crate::switch::{BufferParams, Red, Scheduler};
 use crate::workload::cdf::FlowSizeCdf;
 use crate::workload::incast::Rounds;
@@ -193,7 +194,7 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
         TopologyKind::Dumbbell => &["senders", "receivers", "bottleneck", "host_link"],
         TopologyKind::Clos2 => &["servers_per_tor", "tors", "spines", "oversubscription", "host_link", "fabric_link"],
         TopologyKind::FatTree3 => &["k", "pods", "tors_per_pod", "aggs_per_pod", "hosts_per_tor", "cores", "host_link", "fabric_link", "core_link"],
-        TopologyKind::Custom => &["hosts", "switches", "links"],
+        TopologyKind::Custom => &["hosts", "switches", "links", "routes"],
     };
     let present: [(&str, bool); 17] = [
         ("host_link", t.host_link.is_some()),
@@ -212,7 +213,7 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
         ("aggs_per_pod", t.aggs_per_pod.is_some()),
         ("hosts_per_tor", t.hosts_per_tor.is_some()),
         ("cores", t.cores.is_some()),
-        ("links", t.links.is_some() || t.hosts.is_some() || t.switches.is_some()),
+        ("links", t.links.is_some() || t.hosts.is_some() || t.switches.is_some() || t.routes.is_some()),
     ];
     for (k, p) in present {
         let ok = allowed.contains(&k) || (k == "links" && t.kind == TopologyKind::Custom);
@@ -288,6 +289,18 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
                     return Err(err(format!("topology.hosts[{i}]"), format!("host \"{h}\" has {deg} links, expected exactly 1 (a single NIC)")));
                 }
             }
+            for (i, r) in t.routes.iter().flatten().enumerate() {
+                if !sw.contains(&r.switch) {
+                    return Err(err(format!("topology.routes[{i}].switch"), format!("invalid value \"{}\", expected the name of a switch", r.switch)));
+                }
+                if !hosts.contains(&r.dst) {
+                    return Err(err(format!("topology.routes[{i}].dst"), format!("invalid value \"{}\", expected the name of a host", r.dst)));
+                }
+                let linked = links.iter().any(|l| (l.a == r.switch && l.b == r.via) || (l.b == r.switch && l.a == r.via));
+                if !linked {
+                    return Err(err(format!("topology.routes[{i}].via"), format!("invalid value \"{}\", expected a neighbour of switch \"{}\"", r.via, r.switch)));
+                }
+            }
             hosts.len() as u32
         }
     };
@@ -352,6 +365,44 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
             if !(p > 0.0 && p <= 1.0) {
                 return Err(err("switch.ecn.pmax", format!("invalid value {p}, expected a probability in (0, 1]")));
             }
+        }
+    }
+
+    if let Some(p) = &sw.pfc {
+        match (p.xoff, p.alpha) {
+            (Some(_), Some(_)) => return Err(err("switch.pfc.alpha", "give either xoff (static) or alpha (dynamic), not both")),
+            (None, None) => return Err(err("switch.pfc.xoff", "missing; expected a threshold such as \"750KB\" (or give alpha)")),
+            (None, Some(a)) => {
+                if !(a > 0.0 && a.is_finite()) {
+                    return Err(err("switch.pfc.alpha", format!("invalid value {a}, expected a number > 0")));
+                }
+                if b.model != BufferModel::Shared {
+                    return Err(err("switch.pfc.alpha", "a dynamic XOFF needs switch.buffer.model = \"shared\"; expected xoff with a static buffer"));
+                }
+            }
+            (Some(x), None) => {
+                if x.0 == 0 {
+                    return Err(err("switch.pfc.xoff", "invalid value 0 B, expected > 0"));
+                }
+                if let Some(xon) = p.xon {
+                    if xon.0 >= x.0 {
+                        return Err(err("switch.pfc.xon", format!("invalid value {} B, expected below xoff ({} B)", xon.0, x.0)));
+                    }
+                }
+            }
+        }
+        if let Some(q) = p.quanta {
+            if !(1..=65535).contains(&q) {
+                return Err(err("switch.pfc.quanta", format!("invalid value {q}, expected 1..65535")));
+            }
+        }
+        for (i, &c) in p.priorities.iter().flatten().enumerate() {
+            if c >= nq {
+                return Err(err(format!("switch.pfc.priorities[{i}]"), format!("invalid value {c}, expected a traffic class 0..{} (switch.queues = {nq})", nq - 1)));
+            }
+        }
+        if p.deadlock_after.map(|d| d.0 .0) == Some(0) {
+            return Err(err("switch.pfc.deadlock_after", "invalid value 0, expected a duration > 0"));
         }
     }
 
@@ -617,6 +668,18 @@ fn buffer_params(b: &BufferConfig, topo: &Topology) -> Result<BufferParams, Scen
     })
 }
 
+/// Shortest-path ECMP routes plus the custom topology's static routes.
+pub fn build_routes(t: &TopologyConfig, topo: &Topology) -> Result<Routes, ScenarioError> {
+    let mut routes = Routes::build(topo).map_err(|u| err("topology", format!("disconnected: {} cannot reach {}", u.from, u.to)))?;
+    for r in t.routes.iter().flatten() {
+        let find = |name: &str| topo.nodes.iter().position(|n| n.name == name).unwrap() as u32;
+        let (sw, dst, via) = (find(&r.switch), find(&r.dst), find(&r.via));
+        let port = *topo.nodes[sw as usize].ports.iter().find(|&&p| topo.peer_node(p) == via).unwrap();
+        routes.set_static(topo.nodes[sw as usize].index, topo.nodes[dst as usize].index, port);
+    }
+    Ok(routes)
+}
+
 /// Information about a validated scenario, without running it.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Summary {
@@ -635,7 +698,7 @@ pub fn check(doc: &Document, variant: Option<&str>) -> Result<Summary, ScenarioE
     }
     let s = doc.scenario(variant)?;
     let topo = build_topology(&s.topology)?;
-    Routes::build(&topo).map_err(|u| err("topology", format!("disconnected: {} cannot reach {}", u.from, u.to)))?;
+    build_routes(&s.topology, &topo)?;
     buffer_params(&s.switch.buffer, &topo)?;
     Ok(Summary { name: s.scenario.name.clone(), description: s.scenario.description.clone(), variants: names, hosts: topo.num_hosts(), switches: topo.num_switches() })
 }
@@ -651,7 +714,7 @@ pub struct RunOptions {
 pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
     let seed = opts.seed.unwrap_or(s.scenario.seed);
     let topo = build_topology(&s.topology)?;
-    let routes = Routes::build(&topo).map_err(|u| err("topology", format!("disconnected: {} cannot reach {}", u.from, u.to)))?;
+    let routes = build_routes(&s.topology, &topo)?;
     let mtu = s.topology.mtu.map(|b| b.0).unwrap_or(1500) as u32;
     let sw = &s.switch;
     let nq = sw.queues.unwrap_or(1) as usize;
@@ -733,6 +796,40 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
             }
         }
     }
+    let switch_latency = sw.latency.map(|d| d.0).unwrap_or(SimTime::ZERO);
+    let pfc = sw.pfc.as_ref().map(|p| {
+        let is_switch = |n: u32| topo.nodes[n as usize].kind == crate::net::NodeKind::Switch;
+        let headroom = topo
+            .ports
+            .iter()
+            .map(|info| {
+                if !is_switch(info.node) {
+                    return 0;
+                }
+                match p.headroom {
+                    Some(h) => h.0,
+                    None => {
+                        let up = topo.ports[info.peer as usize].node;
+                        let lat = switch_latency.0 * (1 + is_switch(up) as u64);
+                        PfcParams::derived_headroom(info.rate_bps, SimTime(2 * info.delay.0 + lat), mtu)
+                    }
+                }
+            })
+            .collect();
+        let classes: Vec<u8> = p.priorities.clone().unwrap_or_else(|| (0..nq as u8).collect());
+        PfcParams {
+            link_mode: p.mode == PfcMode::Link,
+            xoff: match (p.xoff, p.alpha) {
+                (Some(x), _) => Xoff::Static(x.0),
+                (None, a) => Xoff::Dynamic(a.unwrap_or(1.0)),
+            },
+            xon: p.xon.map(|b| b.0).unwrap_or(4_000),
+            quanta: p.quanta.unwrap_or(65535) as u16,
+            lossless: classes.iter().fold(0u8, |m, &c| m | (1 << c)),
+            headroom,
+            deadlock_after: p.deadlock_after.map(|d| d.0).unwrap_or(SimTime::from_ms(5)),
+        }
+    });
     let cfg = SimConfig {
         seed,
         max_time,
@@ -744,7 +841,8 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
         red,
         drop_non_ect: sw.ecn.as_ref().and_then(|e| e.drop_non_ect).unwrap_or(false),
         buffer,
-        switch_latency: sw.latency.map(|d| d.0).unwrap_or(SimTime::ZERO),
+        switch_latency,
+        pfc,
         tcp: TcpParams {
             init_cwnd: tr.init_cwnd.unwrap_or(10),
             min_rto,

@@ -168,6 +168,22 @@ pub struct TopologyConfig {
     /// custom (required): links between named nodes; every host must reach every other host.
     #[serde(default)]
     pub links: Option<Vec<CustomLink>>,
+    /// custom: static routes that replace the shortest-path (ECMP) choice of one switch for one
+    /// destination host; they may form loops (e.g. to study PFC deadlock).
+    #[serde(default)]
+    pub routes: Option<Vec<StaticRoute>>,
+}
+
+/// One static route of a custom topology.
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct StaticRoute {
+    /// The switch whose forwarding entry is replaced.
+    pub switch: String,
+    /// The destination host.
+    pub dst: String,
+    /// The neighbour (switch or host) the traffic is sent to; must be linked to `switch`.
+    pub via: String,
 }
 
 /// Switch buffer models.
@@ -265,6 +281,56 @@ pub struct SwitchConfig {
     /// Static per-hop forwarding latency added at every switch (seed 003 used "400ns"). Default 0.
     #[serde(default)]
     pub latency: Option<Duration>,
+    /// Priority-based Flow Control; absent = no PFC (lossy fabric).
+    #[serde(default)]
+    pub pfc: Option<PfcConfig>,
+}
+
+/// PFC scope.
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum PfcMode {
+    /// IEEE 802.1Qbb: per traffic class counters and pauses.
+    #[default]
+    Priority,
+    /// IEEE 802.3x link-level PAUSE: one counter per port, a pause stops every class.
+    Link,
+}
+
+/// `switch.pfc`: Priority-based Flow Control (IEEE 802.1Qbb) with ingress accounting per
+/// (ingress port, traffic class), XOFF/XON thresholds and headroom.
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct PfcConfig {
+    /// "priority" (802.1Qbb, default) or "link" (802.3x PAUSE on all classes).
+    #[serde(default)]
+    pub mode: PfcMode,
+    /// Static XOFF threshold per (ingress port, class), e.g. "750KB" (seeds 000/003) or "650KB"
+    /// (seed 004). Give either xoff or alpha.
+    #[serde(default)]
+    pub xoff: Option<Bytes>,
+    /// Dynamic XOFF threshold: alpha x free shared buffer (needs switch.buffer.model = "shared").
+    /// > 0.
+    #[serde(default)]
+    pub alpha: Option<f64>,
+    /// Send XON when the ingress counter falls to this. Default "4KB" (seeds 000/003); below
+    /// the static xoff.
+    #[serde(default)]
+    pub xon: Option<Bytes>,
+    /// Headroom per (ingress port, class) for bytes that arrive after XOFF. Default: derived
+    /// per link as 2 x cable bytes (delay + switch latency at line rate) + 2 x MTU + 64 B.
+    #[serde(default)]
+    pub headroom: Option<Bytes>,
+    /// Pause quanta (512 bit times each) in an XOFF frame, 1..65535. Default 65535.
+    #[serde(default)]
+    pub quanta: Option<u32>,
+    /// Lossless traffic classes (queue indices, 0..7). Default: all.
+    #[serde(default)]
+    pub priorities: Option<Vec<u8>>,
+    /// End the run as deadlocked when a cycle of egress queues has been paused on each other
+    /// for this long. Default "5ms"; > 0.
+    #[serde(default)]
+    pub deadlock_after: Option<Duration>,
 }
 
 /// Transport protocols a flow can use.

@@ -2,6 +2,7 @@
 //! egress port, buffer admission, ECN marking and egress scheduling.
 pub mod buffer;
 pub mod ecn;
+pub mod pfc;
 pub mod queue;
 pub mod scheduler;
 

@@ -13,6 +13,10 @@ pub enum DropReason {
     BufferFull,
     /// The AQM chose to drop a packet that is not ECN-capable.
     Aqm,
+    /// A lossless packet found the PFC headroom of its ingress port full.
+    Headroom,
+    /// The packet exceeded the hop limit (a routing loop).
+    Ttl,
 }
 
 /// Why a packet was ECN-marked.
@@ -30,7 +34,13 @@ pub struct QueueStats {
     pub enq_packets: u64,
     pub drops_buffer_full: u64,
     pub drops_aqm: u64,
+    pub drops_headroom: u64,
+    pub drops_ttl: u64,
     pub ecn_marks: u64,
+    /// PFC frames this port sent (XOFF and XON) for this class.
+    pub pfc_tx: u64,
+    /// PFC frames this port received for this class.
+    pub pfc_rx: u64,
     pub max_bytes: u64,
     /// Integral of depth over time, in byte-picoseconds.
     pub area: u128,
@@ -39,12 +49,14 @@ pub struct QueueStats {
 
 impl QueueStats {
     pub fn drops(&self) -> u64 {
-        self.drops_buffer_full + self.drops_aqm
+        self.drops_buffer_full + self.drops_aqm + self.drops_headroom + self.drops_ttl
     }
     pub fn count_drop(&mut self, r: DropReason) {
         match r {
             DropReason::BufferFull => self.drops_buffer_full += 1,
             DropReason::Aqm => self.drops_aqm += 1,
+            DropReason::Headroom => self.drops_headroom += 1,
+            DropReason::Ttl => self.drops_ttl += 1,
         }
     }
     pub fn count_mark(&mut self, r: MarkReason) {
