@@ -11,6 +11,7 @@
 use crate::host::cc::{Cc, CongestionControl};
 use crate::host::dctcp::Dctcp;
 use crate::host::reno::Reno;
+use crate::host::roce::{RoceParams, RoceReply, RoceSender};
 use crate::host::tcp::{Receiver, TcpSender};
 use crate::host::udp::UdpSource;
 use crate::host::{Flow, Host, Sender};
@@ -62,6 +63,7 @@ pub struct SimConfig {
     pub pfc: Option<PfcParams>,
     pub tcp: TcpParams,
     pub udp: UdpParams,
+    pub roce: RoceParams,
     pub tags: Vec<String>,
     pub fct_bins: Vec<u64>,
     /// Check packet conservation and buffer bounds as the run goes.
@@ -84,6 +86,8 @@ enum Ev {
     PfcRefresh { port: PortId, class: u8, gen: u32 },
     /// Look for a cycle of egress queues paused on each other.
     DeadlockCheck,
+    /// A paced (DCQCN) flow may send again.
+    Pace { flow: FlowId, gen: u32 },
 }
 
 /// Hop limit: a packet crossing more switches than this is in a routing loop.
@@ -273,6 +277,7 @@ impl Sim {
     pub fn flow_acked(&self, f: FlowId) -> u64 {
         match &self.flows[f as usize].sender {
             Sender::Tcp(t) => t.snd_una,
+            Sender::Roce(r) => r.snd_una,
             Sender::Udp(_) => self.flows[f as usize].rx.bytes,
         }
     }
@@ -389,6 +394,14 @@ impl Sim {
             Ev::PauseEnd { port } => self.try_tx(port),
             Ev::PfcRefresh { port, class, gen } => self.pfc_refresh(port, class as usize, gen),
             Ev::DeadlockCheck => self.deadlock_check(),
+            Ev::Pace { flow, gen } => {
+                if let Sender::Roce(r) = &mut self.flows[flow as usize].sender {
+                    if r.pace_gen == gen {
+                        r.pace_at = None;
+                        self.make_ready(flow);
+                    }
+                }
+            }
         }
     }
 
@@ -790,6 +803,8 @@ impl Sim {
                 return eg.queues[qi].pop(size, self.now);
             }
         }
+        // paced flows found not ready: re-examined (and woken later) once we are done
+        let mut pace: Vec<FlowId> = Vec::new();
         for class in (0..self.cfg.queues).rev() {
             if blocked(class) {
                 continue;
@@ -800,14 +815,32 @@ impl Sim {
                 if fl.finished {
                     continue;
                 }
-                let Sender::Tcp(tcp) = &mut fl.sender else { continue };
-                let seg = match tcp.next_segment(fl.size) {
-                    Some(s) => s,
-                    None => continue,
+                let now = self.now;
+                let (seg, still, ect) = match &mut fl.sender {
+                    Sender::Tcp(tcp) => {
+                        let Some(seg) = tcp.next_segment(fl.size) else { continue };
+                        tcp.arm_if_idle(now);
+                        (seg, tcp.can_send(fl.size), tcp.cc.ecn_capable())
+                    }
+                    Sender::Roce(r) => {
+                        let mss = self.cfg.mtu - self.cfg.header;
+                        match r.next_segment(fl.size, mss, self.cfg.header, now) {
+                            Some(seg) => {
+                                // stay ready if the pacer allows the next packet by the time
+                                // this one is serialized (always, at line rate)
+                                let rate = self.topo.ports[self.hosts[h as usize].port as usize].rate_bps;
+                                let free_at = now + ser_time((seg.len + self.cfg.header) as u64, rate);
+                                let still = r.has_work(fl.size) && r.next_allowed() <= free_at;
+                                (seg, still, true)
+                            }
+                            None => {
+                                pace.push(f);
+                                continue;
+                            }
+                        }
+                    }
+                    Sender::Udp(_) => continue,
                 };
-                let still = tcp.can_send(fl.size);
-                tcp.arm_if_idle(self.now);
-                let ect = tcp.cc.ecn_capable();
                 if seg.retx {
                     fl.retx += 1;
                 }
@@ -828,14 +861,25 @@ impl Sim {
                     ts: self.now,
                     ..Packet::blank()
                 };
+                let paced = !still && matches!(fl.sender, Sender::Roce(_));
                 if still {
                     fl.in_ready = true;
                     self.hosts[h as usize].ready[class].push_back(f);
                 }
                 self.ensure_timer(f);
+                if paced {
+                    pace.push(f);
+                }
                 self.pkts_created += 1;
-                return Some(self.pkts.alloc(p));
+                let id = self.pkts.alloc(p);
+                for f in pace {
+                    self.make_ready(f);
+                }
+                return Some(id);
             }
+        }
+        for f in pace {
+            self.make_ready(f);
         }
         None
     }
@@ -852,7 +896,15 @@ impl Sim {
         }
         match kind {
             PktKind::Data => self.on_data(f, pkt),
-            PktKind::Ack => self.on_ack(f, pkt),
+            PktKind::Ack | PktKind::Nack => self.on_ack(f, pkt),
+            PktKind::Cnp => {
+                self.pkts_consumed += 1;
+                self.pkts.free(pkt);
+                let now = self.now;
+                if let Sender::Roce(r) = &mut self.flows[f as usize].sender {
+                    r.on_cnp(now);
+                }
+            }
             PktKind::Pause => unreachable!("PAUSE frames are handled on arrival"),
         }
     }
@@ -880,6 +932,37 @@ impl Sim {
                 let host = p.src;
                 self.nic_enqueue(host, pkt);
             }
+            Sender::Roce(_) => {
+                let reply = fl.rrx.on_data(p.seq, p.payload as u64);
+                let cnp = p.ce && fl.rrx.np.on_marked(self.cfg.roce.cnp_interval, self.now);
+                let (src, dst, prio, hash) = (p.src, p.dst, p.prio, p.hash);
+                let (kind, seq) = match reply {
+                    RoceReply::Ack(a) => (PktKind::Ack, a),
+                    RoceReply::Nack(e) => (PktKind::Nack, e),
+                    RoceReply::Nothing => (PktKind::Data, 0),
+                };
+                if kind == PktKind::Data {
+                    self.pkts_consumed += 1;
+                    self.pkts.free(pkt);
+                } else {
+                    std::mem::swap(&mut p.src, &mut p.dst);
+                    p.kind = kind;
+                    p.seq = seq;
+                    p.size = self.cfg.ack_size;
+                    p.payload = 0;
+                    p.ece = false;
+                    p.ce = false;
+                    p.ect = false;
+                    p.hops = 0;
+                    self.nic_enqueue(dst, pkt);
+                }
+                if cnp {
+                    let c = Packet { kind: PktKind::Cnp, flow: f, src: dst, dst: src, size: self.cfg.ack_size, prio, hash, ts: self.now, ..Packet::blank() };
+                    self.pkts_created += 1;
+                    let id = self.pkts.alloc(c);
+                    self.nic_enqueue(dst, id);
+                }
+            }
             Sender::Udp(_) => {
                 fl.rx.bytes += p.size as u64;
                 let done = fl.rx.bytes >= fl.size;
@@ -893,17 +976,21 @@ impl Sim {
     }
 
     fn on_ack(&mut self, f: FlowId, pkt: PktId) {
-        let (ack, ece, ts) = {
+        let (ack, ece, ts, kind) = {
             let p = self.pkts.get(pkt);
-            (p.seq, p.ece, p.ts)
+            (p.seq, p.ece, p.ts, p.kind)
         };
         self.pkts_consumed += 1;
         self.pkts.free(pkt);
         let now = self.now;
         let fl = &mut self.flows[f as usize];
-        let Sender::Tcp(tcp) = &mut fl.sender else { return };
-        let out = tcp.on_ack(ack, ece, ts, now, fl.size);
-        if out.finished {
+        let finished = match &mut fl.sender {
+            Sender::Tcp(tcp) => tcp.on_ack(ack, ece, ts, now, fl.size).finished,
+            Sender::Roce(r) if kind == PktKind::Nack => r.on_nack(ack, now, fl.size),
+            Sender::Roce(r) => r.on_ack(ack, now, fl.size),
+            Sender::Udp(_) => return,
+        };
+        if finished {
             self.finish_flow(f);
             return;
         }
@@ -911,12 +998,39 @@ impl Sim {
         self.ensure_timer(f);
     }
 
-    /// Put a TCP flow on its host's ready list if its window allows a segment.
+    /// Put a flow on its host's ready list if its window (and, for a paced
+    /// flow, its pacer) allows a segment now; a paced flow that must wait gets
+    /// a wake-up at the earlier of its pacing time and its next rate increase.
     fn make_ready(&mut self, f: FlowId) {
+        let now = self.now;
         let fl = &mut self.flows[f as usize];
-        let Sender::Tcp(tcp) = &fl.sender else { return };
-        if fl.in_ready || fl.finished || !tcp.can_send(fl.size) {
+        if fl.in_ready || fl.finished {
             return;
+        }
+        match &mut fl.sender {
+            Sender::Tcp(tcp) => {
+                if !tcp.can_send(fl.size) {
+                    return;
+                }
+            }
+            Sender::Roce(r) => {
+                if !r.has_work(fl.size) {
+                    return;
+                }
+                r.rp.advance(&r.p, now);
+                let at = r.next_allowed();
+                if at > now {
+                    let wake = at.min(r.rp.next_rate_event(&r.p).max(SimTime(now.0 + 1)));
+                    if r.pace_at.is_none_or(|t| wake < t) {
+                        r.pace_gen = r.pace_gen.wrapping_add(1);
+                        r.pace_at = Some(wake);
+                        let gen = r.pace_gen;
+                        self.q.push(wake, Ev::Pace { flow: f, gen });
+                    }
+                    return;
+                }
+            }
+            Sender::Udp(_) => return,
         }
         fl.in_ready = true;
         let class = (fl.prio as usize).min(self.cfg.queues - 1);
@@ -928,12 +1042,12 @@ impl Sim {
 
     /// Keep one timer event in the queue no later than the RTO deadline.
     fn ensure_timer(&mut self, f: FlowId) {
-        let Sender::Tcp(tcp) = &mut self.flows[f as usize].sender else { return };
-        if let Some(d) = tcp.rto_deadline {
-            if tcp.timer_at.map_or(true, |t| d < t) {
-                tcp.timer_gen = tcp.timer_gen.wrapping_add(1);
-                tcp.timer_at = Some(d);
-                let gen = tcp.timer_gen;
+        let Some((deadline, timer_at, timer_gen)) = timer_of(&mut self.flows[f as usize].sender) else { return };
+        if let Some(d) = *deadline {
+            if timer_at.is_none_or(|t| d < t) {
+                *timer_gen = timer_gen.wrapping_add(1);
+                *timer_at = Some(d);
+                let gen = *timer_gen;
                 self.q.push(d, Ev::Rto { flow: f, gen });
             }
         }
@@ -945,16 +1059,20 @@ impl Sim {
         if fl.finished {
             return;
         }
-        let Sender::Tcp(tcp) = &mut fl.sender else { return };
-        if tcp.timer_gen != gen {
+        let Some((deadline, timer_at, timer_gen)) = timer_of(&mut fl.sender) else { return };
+        if *timer_gen != gen {
             return; // superseded
         }
-        tcp.timer_at = None;
-        match tcp.rto_deadline {
+        *timer_at = None;
+        match *deadline {
             None => return,
             Some(d) if d > now => {}
             Some(_) => {
-                tcp.on_timeout(now);
+                match &mut fl.sender {
+                    Sender::Tcp(tcp) => tcp.on_timeout(now),
+                    Sender::Roce(r) => r.on_timeout(now),
+                    Sender::Udp(_) => false,
+                };
                 self.make_ready(f);
             }
         }
@@ -1015,6 +1133,7 @@ impl Sim {
                 };
                 Sender::Tcp(Box::new(TcpSender::new(cc, mss, self.cfg.tcp.init_cwnd, self.cfg.tcp.min_rto, self.cfg.tcp.init_rto)))
             }
+            TransportKind::Dcqcn => Sender::Roce(Box::new(RoceSender::new(&self.cfg.roce, host_rate, self.now))),
             TransportKind::Udp => Sender::Udp(Box::new(UdpSource {
                 rate_bps: self.cfg.udp.rate_bps.unwrap_or(host_rate),
                 arrivals: self.cfg.udp.arrivals,
@@ -1040,6 +1159,7 @@ impl Sim {
             repeat_until: spec.repeat_until,
             sender,
             rx: Receiver::default(),
+            rrx: Default::default(),
             drops: 0,
             ecn_marks: 0,
             retx: 0,
@@ -1062,8 +1182,8 @@ impl Sim {
         fl.finished = true;
         fl.end = now;
         fl.rx.clear();
-        if let Sender::Tcp(t) = &mut fl.sender {
-            t.rto_deadline = None;
+        if let Some((deadline, _, _)) = timer_of(&mut fl.sender) {
+            *deadline = None;
         }
         self.active -= 1;
         self.finished += 1;
@@ -1316,9 +1436,20 @@ impl Sim {
     }
 }
 
+/// The retransmission timer fields (deadline, queued event time, generation) of a reliable sender.
+fn timer_of(s: &mut Sender) -> Option<(&mut Option<SimTime>, &mut Option<SimTime>, &mut u32)> {
+    match s {
+        Sender::Tcp(t) => Some((&mut t.rto_deadline, &mut t.timer_at, &mut t.timer_gen)),
+        Sender::Roce(r) => Some((&mut r.rto_deadline, &mut r.timer_at, &mut r.timer_gen)),
+        Sender::Udp(_) => None,
+    }
+}
+
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod pfc_tests;
+#[cfg(test)]
+mod dcqcn_tests;
 #[cfg(test)]
 mod proptests;

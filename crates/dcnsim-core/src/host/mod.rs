@@ -8,6 +8,7 @@ pub mod cc;
 pub mod dcqcn;
 pub mod dctcp;
 pub mod reno;
+pub mod roce;
 pub mod tcp;
 pub mod udp;
 
@@ -32,6 +33,7 @@ pub struct Host {
 pub enum Sender {
     Tcp(Box<TcpSender>),
     Udp(Box<UdpSource>),
+    Roce(Box<roce::RoceSender>),
 }
 
 /// One flow: a transfer of `size` bytes from `src` to `dst`.
@@ -51,6 +53,8 @@ pub struct Flow {
     pub repeat_until: Option<SimTime>,
     pub sender: Sender,
     pub rx: Receiver,
+    /// RoCE receiver state (go-back-N point, CNP notification point).
+    pub rrx: roce::RoceReceiver,
     pub drops: u32,
     pub ecn_marks: u32,
     pub retx: u32,

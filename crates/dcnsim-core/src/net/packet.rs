@@ -16,6 +16,10 @@ pub enum PktKind {
     Data,
     /// Cumulative acknowledgement (`seq` = next byte expected).
     Ack,
+    /// RoCE negative acknowledgement: `seq` = the next byte the receiver expects.
+    Nack,
+    /// DCQCN Congestion Notification Packet, receiver to sender.
+    Cnp,
     /// IEEE 802.1Qbb PFC / 802.3x PAUSE frame: `seq` = quanta (0 = XON), `prio` = class
     /// (255 = every class, 802.3x).
     Pause,

@@ -11,6 +11,8 @@ use crate::engine::{SimConfig, TcpParams, UdpParams, Sim};
 use crate::net::fat_tree::FatTreeShape;
 use crate::net::{clos, dumbbell, fat_tree, Routes, Topology};
 use crate::sim::SimTime;
+use crate::host::dcqcn::{DcqcnParams, PAPER_CNP_INTERVAL, SEED004_CNP_INTERVAL};
+use crate::host::roce::RoceParams;
 use crate::switch::pfc::{PfcParams, Xoff};
 use crate::switch::{BufferParams, Red, Scheduler};
 use crate::workload::cdf::FlowSizeCdf;
@@ -423,6 +425,20 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
             return Err(err("transport.g", format!("invalid value {g}, expected a gain in (0, 1]")));
         }
     }
+    let dc = &tr.dcqcn;
+    if let Some(g) = dc.g {
+        if !(g > 0.0 && g <= 1.0) {
+            return Err(err("transport.dcqcn.g", format!("invalid value {g}, expected a gain in (0, 1]")));
+        }
+    }
+    if dc.fast_recovery_steps == Some(0) {
+        return Err(err("transport.dcqcn.fast_recovery_steps", "invalid value 0, expected >= 1"));
+    }
+    for (k, v) in [("byte_counter", dc.byte_counter.map(|b| b.0)), ("rate_timer", dc.rate_timer.map(|d| d.0 .0)), ("alpha_timer", dc.alpha_timer.map(|d| d.0 .0)), ("cnp_interval", dc.cnp_interval.map(|d| d.0 .0)), ("min_rate", dc.min_rate.map(|r| r.0))] {
+        if v == Some(0) {
+            return Err(err(format!("transport.dcqcn.{k}"), "invalid value 0, expected > 0"));
+        }
+    }
     if let Some(r) = tr.udp.rate {
         if r.0 == 0 {
             return Err(err("transport.udp.rate", "invalid value \"0bps\", expected a rate > 0"));
@@ -680,6 +696,44 @@ pub fn build_routes(t: &TopologyConfig, topo: &Topology) -> Result<Routes, Scena
     Ok(routes)
 }
 
+/// DCQCN constants: the preset with the scenario's overrides (line rate set per flow).
+fn roce_params(c: &DcqcnConfig, rto: SimTime) -> RoceParams {
+    let (mut p, cnp, window) = match c.preset {
+        DcqcnPreset::Seed004 => (DcqcnParams::seed004(0), SEED004_CNP_INTERVAL, Some(SimTime::from_us(15))),
+        DcqcnPreset::Paper => (DcqcnParams::paper(0), PAPER_CNP_INTERVAL, None),
+    };
+    if let Some(g) = c.g {
+        p.g = g;
+    }
+    if let Some(f) = c.fast_recovery_steps {
+        p.fast_recovery_steps = f;
+    }
+    if let Some(b) = c.byte_counter {
+        p.byte_counter = b.0;
+    }
+    if let Some(t) = c.rate_timer {
+        p.rate_timer = t.0;
+    }
+    if let Some(t) = c.alpha_timer {
+        p.alpha_timer = t.0;
+    }
+    if let Some(r) = c.rate_ai {
+        p.rate_ai_bps = r.0;
+    }
+    if let Some(r) = c.rate_hai {
+        p.rate_hai_bps = r.0;
+    }
+    if let Some(r) = c.min_rate {
+        p.min_rate_bps = r.0;
+    }
+    let window = match c.window {
+        Some(w) if w.0 .0 == 0 => None,
+        Some(w) => Some(w.0),
+        None => window,
+    };
+    RoceParams { dcqcn: p, cnp_interval: c.cnp_interval.map(|d| d.0).unwrap_or(cnp), window, rto }
+}
+
 /// Information about a validated scenario, without running it.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Summary {
@@ -856,6 +910,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
             sizes: tr.udp.sizes,
             packet_size: tr.udp.packet_size.map(|b| b.0 as u32).unwrap_or(mtu),
         },
+        roce: roce_params(&tr.dcqcn, min_rto),
         tags: cfg_tags.clone(),
         fct_bins: s.metrics.fct_bins.as_ref().map(|v| v.iter().map(|b| b.0).collect()).unwrap_or_else(|| vec![100_000, 1_000_000, 10_000_000]),
         check_invariants: opts.check_invariants,

@@ -344,6 +344,8 @@ pub enum TransportKind {
     Reno,
     /// Unacknowledged datagrams at a constant or Poisson rate.
     Udp,
+    /// RoCEv2 with DCQCN rate control (Zhu et al., SIGCOMM 2015) and go-back-N recovery.
+    Dcqcn,
 }
 
 /// UDP packet arrival process.
@@ -418,6 +420,62 @@ pub struct TransportConfig {
     /// UDP source parameters.
     #[serde(default)]
     pub udp: UdpConfig,
+    /// DCQCN / RoCEv2 parameters.
+    #[serde(default)]
+    pub dcqcn: DcqcnConfig,
+}
+
+/// Which published DCQCN constants to start from.
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum DcqcnPreset {
+    /// Seed 004 (Intel SFC study, 2022): F = 1, g = 0.0009813, byte counter 2 MiB, timer 4 us,
+    /// alpha timer 5 us, AI 12.5 Mbps, hyper AI 25 Mbps, CNP every 4 us, window 15 us.
+    #[default]
+    Seed004,
+    /// The DCQCN paper (Zhu et al., SIGCOMM 2015): F = 5, g = 1/256, byte counter 10 MiB,
+    /// timers 55 us, AI 40 Mbps, hyper AI 200 Mbps, CNP every 50 us, no window.
+    Paper,
+}
+
+/// `transport.dcqcn`: every key overrides the preset.
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct DcqcnConfig {
+    /// "seed004" (default) or "paper".
+    #[serde(default)]
+    pub preset: DcqcnPreset,
+    /// Alpha EWMA gain, in (0, 1].
+    #[serde(default)]
+    pub g: Option<f64>,
+    /// Fast-recovery steps F, >= 1.
+    #[serde(default)]
+    pub fast_recovery_steps: Option<u32>,
+    /// Bytes sent per byte-counter increase event, > 0.
+    #[serde(default)]
+    pub byte_counter: Option<Bytes>,
+    /// Period of the rate-increase timer, > 0.
+    #[serde(default)]
+    pub rate_timer: Option<Duration>,
+    /// Period of the alpha decay timer, > 0.
+    #[serde(default)]
+    pub alpha_timer: Option<Duration>,
+    /// Additive increase step R_AI.
+    #[serde(default)]
+    pub rate_ai: Option<Rate>,
+    /// Hyper increase step R_HAI.
+    #[serde(default)]
+    pub rate_hai: Option<Rate>,
+    /// Lowest sending rate. Default "100Mbps".
+    #[serde(default)]
+    pub min_rate: Option<Rate>,
+    /// Notification point: at most one CNP per flow per this interval.
+    #[serde(default)]
+    pub cnp_interval: Option<Duration>,
+    /// Cap on bytes in flight, as a time at the host line rate (HPCC's "initial window"
+    /// variant; seed 004: "15us"). "0ns" turns the cap off.
+    #[serde(default)]
+    pub window: Option<Duration>,
 }
 
 /// Workload generators.

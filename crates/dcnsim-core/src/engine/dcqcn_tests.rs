@@ -1,0 +1,127 @@
+//! RoCEv2 + DCQCN behaviour in the engine.
+
+use crate::scenario::{load, RunOptions};
+use crate::sim::SimTime;
+use crate::Sim;
+
+fn build(text: &str) -> Sim {
+    load(text, false, None, &RunOptions { seed: None, check_invariants: true }).map_err(|e| e.to_string()).unwrap().1
+}
+
+/// n senders to one receiver on one switch; all links `rate`.
+fn star(n: usize, rate: &str, switch: &str, transport: &str, flows: &str, max_time: &str) -> String {
+    let hosts: Vec<String> = (0..=n).map(|i| format!("\"h{i}\"")).collect();
+    let links: Vec<String> = (0..=n).map(|i| format!("{{ a = \"h{i}\", b = \"s\", rate = \"{rate}\", delay = \"1us\" }}")).collect();
+    format!(
+        r#"
+[scenario]
+name = "dcqcn"
+max_time = "{max_time}"
+[topology]
+kind = "custom"
+hosts = [{}]
+switches = ["s"]
+links = [{}]
+[switch]
+{switch}
+[transport]
+kind = "dcqcn"
+{transport}
+[[workload]]
+kind = "flows"
+flows = [ {flows} ]
+"#,
+        hosts.join(", "),
+        links.join(", ")
+    )
+}
+
+pub(super) struct Steady {
+    pub shares: Vec<f64>,
+    pub util: f64,
+    pub q_mean: f64,
+    pub q_p99: f64,
+}
+
+/// Run n long flows into h{n}; sample delivered bytes and the bottleneck queue in [from, to].
+pub(super) fn steady(n: usize, switch: &str, transport: &str, from: SimTime, to: SimTime) -> Steady {
+    let flows: Vec<String> = (0..n).map(|i| format!("{{ src = {i}, dst = {n}, size = \"10GB\", start = \"{}us\" }}", i * 10)).collect();
+    let mut sim = build(&star(n, "100Gbps", switch, transport, &flows.join(", "), "1s"));
+    let t = sim.topology();
+    let bottleneck = t.ports[t.host_port(n as u32) as usize].peer;
+    sim.run_until(from);
+    let d0: Vec<u64> = (0..n as u32).map(|f| sim.flow_acked(f)).collect();
+    let tx0 = sim.port_tx_bytes(bottleneck);
+    let mut qs = vec![];
+    let mut t = from;
+    while t < to {
+        t += SimTime::from_us(1);
+        sim.run_until(t);
+        qs.push(sim.queue_bytes(bottleneck, 0) as f64);
+    }
+    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+    let shares: Vec<f64> = (0..n as u32).map(|f| (sim.flow_acked(f) - d0[f as usize]) as f64).collect();
+    let util = (sim.port_tx_bytes(bottleneck) - tx0) as f64 * 8.0 / 100e9 / (to - from).as_secs_f64();
+    let q_mean = qs.iter().sum::<f64>() / qs.len() as f64;
+    qs.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let q_p99 = qs[(qs.len() as f64 * 0.99) as usize];
+    Steady { shares, util, q_mean, q_p99 }
+}
+
+pub(super) fn jain(x: &[f64]) -> f64 {
+    let s: f64 = x.iter().sum();
+    s * s / (x.len() as f64 * x.iter().map(|v| v * v).sum::<f64>())
+}
+
+/// N:1 long RoCE flows under DCQCN with PFC: fair shares (Jain >= 0.95 over 30 ms of steady
+/// state), a busy bottleneck, and a queue held in the RED marking band: its mean above Kmin
+/// and its 99th percentile within 25% above Kmax (above Kmax every packet is marked, so only
+/// the feedback delay lets it grow further). Measured: Jain 0.998 / 0.988 / 0.999, utilisation
+/// 93% / 82% / 95% (the paper's 55 us timers recover slowly at this 10 us RTT), queue p99
+/// 220 KB / 59 KB / 228 KB.
+#[test]
+fn dcqcn_long_flows_share_fairly_with_a_bounded_queue() {
+    let switch = "buffer = { model = \"static\", queue = \"4MB\" }\necn = { low = \"5KB\", high = \"200KB\", pmax = 0.01 }\npfc = { xoff = \"500KB\", xon = \"400KB\" }";
+    for (preset, n) in [("seed004", 4), ("paper", 4), ("seed004", 8)] {
+        let r = steady(n, switch, &format!("dcqcn = {{ preset = \"{preset}\" }}"), SimTime::from_ms(10), SimTime::from_ms(40));
+        let j = jain(&r.shares);
+        eprintln!("{preset} n={n} jain={j:.4} util={:.4} q_mean={:.0} q_p99={:.0}", r.util, r.q_mean, r.q_p99);
+        assert!(j >= 0.95, "{preset} n={n}: Jain {j}");
+        assert!(r.util >= 0.8, "{preset} n={n}: utilisation {}", r.util);
+        assert!(r.q_mean > 5_000.0, "{preset} n={n}: queue mean {} below Kmin", r.q_mean);
+        assert!(r.q_p99 <= 1.25 * 200_000.0, "{preset} n={n}: queue p99 {}", r.q_p99);
+    }
+}
+
+/// Without PFC a shallow buffer drops RoCE packets; the receiver NACKs the first gap and the
+/// sender goes back to it, so every flow still delivers exactly its bytes.
+#[test]
+fn go_back_n_recovers_losses_in_a_lossy_fabric() {
+    let flows: Vec<String> = (0..8).map(|i| format!("{{ src = {i}, dst = 8, size = \"1MB\" }}")).collect();
+    let text = star(8, "100Gbps", "buffer = { model = \"static\", queue = \"60KB\" }\necn = { low = \"5KB\", high = \"50KB\", pmax = 0.01 }", "", &flows.join(", "), "100ms");
+    let mut sim = build(&text);
+    sim.run();
+    let r = sim.results();
+    assert_eq!(r.summary["end_reason"], "completed");
+    assert!(r.summary["packets_dropped"].as_u64().unwrap() > 0, "the shallow buffer must drop");
+    let retx: u32 = match r.flows.get("retx").unwrap() {
+        crate::metrics::ColumnData::U32(v) => v.iter().sum(),
+        _ => unreachable!(),
+    };
+    assert!(retx > 0);
+    assert_eq!(r.flows.u64("delivered_bytes"), r.flows.u64("size_bytes"));
+}
+
+/// With PFC the same incast is lossless and needs no retransmission.
+#[test]
+fn roce_incast_is_lossless_with_pfc() {
+    let flows: Vec<String> = (0..8).map(|i| format!("{{ src = {i}, dst = 8, size = \"1MB\" }}")).collect();
+    let text = star(8, "100Gbps", "buffer = { model = \"static\", queue = \"1MB\" }\necn = { low = \"5KB\", high = \"50KB\", pmax = 0.01 }\npfc = { xoff = \"60KB\", xon = \"30KB\" }", "", &flows.join(", "), "100ms");
+    let mut sim = build(&text);
+    sim.run();
+    let r = sim.results();
+    assert_eq!(r.summary["end_reason"], "completed");
+    assert_eq!(r.summary["packets_dropped"], 0);
+    assert!(r.summary["pfc_frames"].as_u64().unwrap() > 0);
+    assert!(r.flows.u64("fct_ps").iter().all(|&f| f > 0));
+}

@@ -1,0 +1,228 @@
+//! RoCEv2 reliable connection with DCQCN rate control (Zhu et al., SIGCOMM
+//! 2015) as RDMA NICs implement it: the sender is paced at the DCQCN rate,
+//! optionally capped to a window of bytes in flight (the "initial window"
+//! variant of the HPCC paper, Li et al., SIGCOMM 2019, sec. 5); the receiver
+//! accepts only in-order packets (go-back-N): an out-of-order packet is
+//! dropped and answered by one NACK carrying the expected sequence number,
+//! after which the sender resends from there. A retransmission timeout
+//! covers a lost tail.
+
+use super::dcqcn::{DcqcnNp, DcqcnParams, DcqcnRp};
+use super::tcp::Segment;
+use crate::sim::{ser_time, SimTime};
+
+/// RoCE parameters shared by every flow (the DCQCN line rate is set per flow).
+#[derive(Clone, Debug)]
+pub struct RoceParams {
+    pub dcqcn: DcqcnParams,
+    /// NP: at most one CNP per flow per this interval.
+    pub cnp_interval: SimTime,
+    /// Cap on bytes in flight as a time at line rate (seed 004: 15 us), if any.
+    pub window: Option<SimTime>,
+    pub rto: SimTime,
+}
+
+/// Sender (requester) state of one flow.
+#[derive(Clone, Debug)]
+pub struct RoceSender {
+    pub p: DcqcnParams,
+    pub rp: DcqcnRp,
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    pub snd_max: u64,
+    /// Bytes allowed in flight, if capped.
+    pub window: Option<u64>,
+    /// Start of the last transmission and its wire size: the pacer's reference.
+    last_tx: Option<(SimTime, u32)>,
+    pub rto: SimTime,
+    pub rto_deadline: Option<SimTime>,
+    pub timer_at: Option<SimTime>,
+    pub timer_gen: u32,
+    /// Generation of the live pacing wake-up.
+    pub pace_gen: u32,
+    pub pace_at: Option<SimTime>,
+}
+
+impl RoceSender {
+    pub fn new(params: &RoceParams, line_rate_bps: u64, now: SimTime) -> RoceSender {
+        let mut p = params.dcqcn.clone();
+        p.line_rate_bps = line_rate_bps;
+        let window = params.window.map(|w| (w.0 as u128 * line_rate_bps as u128).div_ceil(8 * 1_000_000_000_000u128) as u64);
+        RoceSender {
+            rp: DcqcnRp::new(&p, now),
+            p,
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            window,
+            last_tx: None,
+            rto: params.rto,
+            rto_deadline: None,
+            timer_at: None,
+            timer_gen: 0,
+            pace_gen: 0,
+            pace_at: None,
+        }
+    }
+
+    /// Data left to send and room in the window (ignoring the pacer).
+    pub fn has_work(&self, size: u64) -> bool {
+        self.snd_nxt < size && self.window.is_none_or(|w| self.snd_nxt - self.snd_una < w)
+    }
+
+    /// Earliest time the pacer allows the next packet, at the current rate.
+    pub fn next_allowed(&self) -> SimTime {
+        match self.last_tx {
+            None => SimTime::ZERO,
+            Some((t, wire)) => t + ser_time(wire as u64, self.rp.rate_bps().max(1)),
+        }
+    }
+
+    /// The next segment if the pacer and window allow it at `now`.
+    pub fn next_segment(&mut self, size: u64, mss: u32, header: u32, now: SimTime) -> Option<Segment> {
+        self.rp.advance(&self.p, now);
+        if !self.has_work(size) || self.next_allowed() > now {
+            return None;
+        }
+        let seq = self.snd_nxt;
+        let len = (size - seq).min(mss as u64);
+        self.snd_nxt += len;
+        let retx = seq < self.snd_max;
+        self.snd_max = self.snd_max.max(self.snd_nxt);
+        self.last_tx = Some((now, len as u32 + header));
+        self.rp.on_sent(&self.p, len + header as u64, now);
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rto);
+        }
+        Some(Segment { seq, len: len as u32, retx })
+    }
+
+    /// Cumulative ACK; returns true when everything is acknowledged.
+    pub fn on_ack(&mut self, ack: u64, now: SimTime, size: u64) -> bool {
+        if ack > self.snd_una {
+            self.snd_una = ack;
+            if self.snd_nxt < ack {
+                self.snd_nxt = ack;
+            }
+            self.rto_deadline = if self.snd_una >= size { None } else if self.snd_nxt > self.snd_una { Some(now + self.rto) } else { None };
+        }
+        self.snd_una >= size
+    }
+
+    /// NACK: the receiver expects `expected`; resend from there (go-back-N).
+    pub fn on_nack(&mut self, expected: u64, now: SimTime, size: u64) -> bool {
+        let done = self.on_ack(expected, now, size);
+        if !done && expected < self.snd_nxt {
+            self.snd_nxt = expected;
+        }
+        done
+    }
+
+    pub fn on_cnp(&mut self, now: SimTime) {
+        self.rp.on_cnp(&self.p, now);
+    }
+
+    /// Retransmission timer expiry: resend everything unacknowledged.
+    pub fn on_timeout(&mut self, now: SimTime) -> bool {
+        match self.rto_deadline {
+            Some(d) if d <= now => {
+                self.snd_nxt = self.snd_una;
+                self.rto_deadline = Some(now + self.rto);
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Receiver (responder) state of one flow.
+#[derive(Clone, Debug, Default)]
+pub struct RoceReceiver {
+    pub rcv_nxt: u64,
+    /// A NACK for the current gap has been sent.
+    nacked: bool,
+    pub np: DcqcnNp,
+}
+
+/// What the receiver answers to a data packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RoceReply {
+    Ack(u64),
+    Nack(u64),
+    /// Out of order again before the gap closed: drop silently.
+    Nothing,
+}
+
+impl RoceReceiver {
+    pub fn on_data(&mut self, seq: u64, len: u64) -> RoceReply {
+        if seq == self.rcv_nxt {
+            self.rcv_nxt += len;
+            self.nacked = false;
+            RoceReply::Ack(self.rcv_nxt)
+        } else if seq < self.rcv_nxt {
+            RoceReply::Ack(self.rcv_nxt)
+        } else if !self.nacked {
+            self.nacked = true;
+            RoceReply::Nack(self.rcv_nxt)
+        } else {
+            RoceReply::Nothing
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params() -> RoceParams {
+        RoceParams { dcqcn: DcqcnParams::seed004(100_000_000_000), cnp_interval: SimTime::from_us(4), window: None, rto: SimTime::from_ms(1) }
+    }
+
+    #[test]
+    fn paced_at_the_dcqcn_rate() {
+        let mut s = RoceSender::new(&params(), 100_000_000_000, SimTime::ZERO);
+        let t0 = SimTime::ZERO;
+        assert!(s.next_segment(1_000_000, 1000, 48, t0).is_some());
+        // at line rate the next packet may go when this one is serialized
+        assert_eq!(s.next_allowed(), ser_time(1048, 100_000_000_000));
+        s.on_cnp(SimTime(1));
+        // after the first CNP (alpha = 1) the rate halves: twice the gap
+        assert_eq!(s.next_allowed(), ser_time(1048, 50_000_000_000));
+        assert!(s.next_segment(1_000_000, 1000, 48, SimTime(100)).is_none());
+    }
+
+    #[test]
+    fn window_caps_bytes_in_flight() {
+        let mut p = params();
+        p.window = Some(SimTime::from_ns(200)); // 2500 B at 100G
+        let mut s = RoceSender::new(&p, 100_000_000_000, SimTime::ZERO);
+        assert_eq!(s.window, Some(2500));
+        let mut t = SimTime::ZERO;
+        let mut sent = 0;
+        while let Some(seg) = s.next_segment(1_000_000, 1000, 48, t) {
+            sent += seg.len;
+            t = s.next_allowed();
+        }
+        assert_eq!(sent, 3000);
+        s.on_ack(2000, t, 1_000_000);
+        assert!(s.has_work(1_000_000));
+    }
+
+    #[test]
+    fn go_back_n() {
+        let mut r = RoceReceiver::default();
+        assert_eq!(r.on_data(0, 1000), RoceReply::Ack(1000));
+        assert_eq!(r.on_data(2000, 1000), RoceReply::Nack(1000));
+        assert_eq!(r.on_data(3000, 1000), RoceReply::Nothing);
+        assert_eq!(r.on_data(1000, 1000), RoceReply::Ack(2000));
+        let mut s = RoceSender::new(&params(), 100_000_000_000, SimTime::ZERO);
+        let mut t = SimTime::ZERO;
+        for _ in 0..4 {
+            s.next_segment(10_000, 1000, 48, t).unwrap();
+            t = s.next_allowed();
+        }
+        s.on_nack(1000, t, 10_000);
+        let seg = s.next_segment(10_000, 1000, 48, t).unwrap();
+        assert_eq!((seg.seq, seg.retx), (1000, true));
+    }
+}
