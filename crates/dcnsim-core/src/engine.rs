@@ -53,6 +53,8 @@ pub struct SimConfig {
     pub header: u32,
     pub ack_size: u32,
     pub queues: usize,
+    /// Traffic class (queue index) of each packet priority 0..7 (IEEE 802.1Q table 8-5 style).
+    pub class_of: [u8; 8],
     pub scheduler: Scheduler,
     pub red: Option<Red>,
     /// Drop (rather than pass) non-ECT packets that RED selects.
@@ -278,7 +280,7 @@ impl Sim {
         match &self.flows[f as usize].sender {
             Sender::Tcp(t) => t.snd_una,
             Sender::Roce(r) => r.snd_una,
-            Sender::Udp(_) => self.flows[f as usize].rx.bytes,
+            Sender::Udp(_) | Sender::Done => self.flows[f as usize].rx.bytes,
         }
     }
     /// Current depth in bytes of queue `queue` of port `port`.
@@ -414,7 +416,7 @@ impl Sim {
             (p.dst, p.hash, p.prio, p.size, p.ect, p.hops)
         };
         if hops > MAX_HOPS {
-            self.drop_pkt(pkt, Some((in_port, (prio as usize).min(self.cfg.queues - 1))), DropReason::Ttl);
+            self.drop_pkt(pkt, Some((in_port, self.cfg.class_of[prio as usize & 7] as usize)), DropReason::Ttl);
             return;
         }
         let out = match self.routes.next_hop(sw, dst, hash) {
@@ -425,7 +427,7 @@ impl Sim {
                 return;
             }
         };
-        let qi = (prio as usize).min(self.cfg.queues - 1);
+        let qi = self.cfg.class_of[prio as usize & 7] as usize;
         // Admission: lossless classes by PFC ingress accounting, the rest by the buffer model.
         let mut hdrm = false;
         let lossless = self.cfg.pfc.as_ref().is_some_and(|p| p.is_lossless(qi));
@@ -782,7 +784,7 @@ impl Sim {
             let p = self.pkts.get(pkt);
             (p.size, p.prio)
         };
-        let qi = (prio as usize).min(self.cfg.queues - 1);
+        let qi = self.cfg.class_of[prio as usize & 7] as usize;
         let eg = &mut self.egress[port as usize];
         eg.bytes += size as u64;
         eg.queues[qi].push(pkt, size, self.now);
@@ -839,7 +841,7 @@ impl Sim {
                             }
                         }
                     }
-                    Sender::Udp(_) => continue,
+                    Sender::Udp(_) | Sender::Done => continue,
                 };
                 if seg.retx {
                     fl.retx += 1;
@@ -963,6 +965,10 @@ impl Sim {
                     self.nic_enqueue(dst, id);
                 }
             }
+            Sender::Done => {
+                self.pkts_consumed += 1;
+                self.pkts.free(pkt);
+            }
             Sender::Udp(_) => {
                 fl.rx.bytes += p.size as u64;
                 let done = fl.rx.bytes >= fl.size;
@@ -988,7 +994,7 @@ impl Sim {
             Sender::Tcp(tcp) => tcp.on_ack(ack, ece, ts, now, fl.size).finished,
             Sender::Roce(r) if kind == PktKind::Nack => r.on_nack(ack, now, fl.size),
             Sender::Roce(r) => r.on_ack(ack, now, fl.size),
-            Sender::Udp(_) => return,
+            Sender::Udp(_) | Sender::Done => return,
         };
         if finished {
             self.finish_flow(f);
@@ -1030,10 +1036,10 @@ impl Sim {
                     return;
                 }
             }
-            Sender::Udp(_) => return,
+            Sender::Udp(_) | Sender::Done => return,
         }
         fl.in_ready = true;
-        let class = (fl.prio as usize).min(self.cfg.queues - 1);
+        let class = self.cfg.class_of[fl.prio as usize & 7] as usize;
         let h = fl.src;
         self.hosts[h as usize].ready[class].push_back(f);
         let port = self.hosts[h as usize].port;
@@ -1071,7 +1077,7 @@ impl Sim {
                 match &mut fl.sender {
                     Sender::Tcp(tcp) => tcp.on_timeout(now),
                     Sender::Roce(r) => r.on_timeout(now),
-                    Sender::Udp(_) => false,
+                    Sender::Udp(_) | Sender::Done => false,
                 };
                 self.make_ready(f);
             }
@@ -1182,9 +1188,15 @@ impl Sim {
         fl.finished = true;
         fl.end = now;
         fl.rx.clear();
-        if let Some((deadline, _, _)) = timer_of(&mut fl.sender) {
-            *deadline = None;
-        }
+        let delivered = match &fl.sender {
+            Sender::Tcp(t) => t.snd_una,
+            Sender::Roce(r) => r.snd_una,
+            Sender::Udp(_) | Sender::Done => fl.rx.bytes,
+        };
+        fl.rx = Receiver::default();
+        fl.rx.bytes = delivered;
+        fl.rrx = Default::default();
+        fl.sender = Sender::Done;
         self.active -= 1;
         self.finished += 1;
         if let Some(until) = fl.repeat_until {
@@ -1441,7 +1453,7 @@ fn timer_of(s: &mut Sender) -> Option<(&mut Option<SimTime>, &mut Option<SimTime
     match s {
         Sender::Tcp(t) => Some((&mut t.rto_deadline, &mut t.timer_at, &mut t.timer_gen)),
         Sender::Roce(r) => Some((&mut r.rto_deadline, &mut r.timer_at, &mut r.timer_gen)),
-        Sender::Udp(_) => None,
+        Sender::Udp(_) | Sender::Done => None,
     }
 }
 

@@ -34,6 +34,8 @@ pub enum Sender {
     Tcp(Box<TcpSender>),
     Udp(Box<UdpSource>),
     Roce(Box<roce::RoceSender>),
+    /// Finished: the transport state is released (memory follows in-flight flows).
+    Done,
 }
 
 /// One flow: a transfer of `size` bytes from `src` to `dst`.

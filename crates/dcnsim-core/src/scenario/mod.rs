@@ -327,6 +327,14 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
             return Err(err(format!("switch.weights[{i}]"), "invalid value 0, expected a weight >= 1"));
         }
     }
+    if let Some(c) = &sw.classes {
+        if c.len() != 8 {
+            return Err(err("switch.classes", format!("{} entries, expected 8 (one per priority 0..7)", c.len())));
+        }
+        if let Some(i) = c.iter().position(|&x| x >= nq) {
+            return Err(err(format!("switch.classes[{i}]"), format!("invalid value {}, expected a queue 0..{}", c[i], nq - 1)));
+        }
+    }
     let b = &sw.buffer;
     match b.model {
         BufferModel::Static => {
@@ -891,6 +899,10 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
         header: tr.header.map(|b| b.0).unwrap_or(40) as u32,
         ack_size: tr.ack_size.map(|b| b.0).unwrap_or(64) as u32,
         queues: nq,
+        class_of: match &sw.classes {
+            Some(c) => std::array::from_fn(|p| c[p]),
+            None => std::array::from_fn(|p| (p as u8).min(nq as u8 - 1)),
+        },
         scheduler,
         red,
         drop_non_ect: sw.ecn.as_ref().and_then(|e| e.drop_non_ect).unwrap_or(false),

@@ -266,9 +266,13 @@ pub struct SwitchConfig {
     #[serde(default)]
     pub buffer: BufferConfig,
     /// Queues (traffic classes) per egress port, 1..8. A packet of priority p uses queue
-    /// min(p, queues-1). Default 1.
+    /// min(p, queues-1) unless `classes` says otherwise. Default 1.
     #[serde(default)]
     pub queues: Option<u8>,
+    /// Priority-to-traffic-class table (the DSCP/PCP mapping of the fabric): entry p is the
+    /// queue (0..queues-1) of packets of priority p. 8 entries. Default: min(p, queues-1).
+    #[serde(default)]
+    pub classes: Option<Vec<u8>>,
     /// "strict" (default) or "dwrr".
     #[serde(default)]
     pub scheduler: SchedulerKind,
