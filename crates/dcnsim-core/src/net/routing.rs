@@ -9,12 +9,21 @@ use crate::sim::rng::mix64;
 use std::collections::HashMap;
 use std::collections::VecDeque;
 
-/// Next-hop table of every switch.
+/// Next-hop table of every switch, indexed by destination *edge switch* (the
+/// switch a host hangs off): shortest paths to a host are the shortest paths
+/// to its edge switch plus the last hop, so the table is hosts-per-ToR times
+/// smaller than a per-host table and stays in cache on large fabrics.
 pub struct Routes {
-    hosts: usize,
-    /// Per (switch index * hosts + host): (offset into `hops`, count).
+    edges: usize,
+    /// Per (switch index * edges + edge index): (offset into `hops`, count).
     table: Vec<(u32, u16)>,
     hops: Vec<PortId>,
+    /// Edge index of each host's switch.
+    host_edge: Vec<u32>,
+    /// Switch index of each host's switch, and that switch's port toward the host.
+    host_attach: Vec<(u32, PortId)>,
+    /// Static routes (switch index, host) -> port, consulted first.
+    overrides: HashMap<(u32, HostId), PortId>,
 }
 
 /// Why a topology cannot be routed.
@@ -26,48 +35,56 @@ pub struct Unreachable {
 
 impl Routes {
     pub fn build(t: &Topology) -> Result<Routes, Unreachable> {
-        let nh = t.num_hosts();
-        let mut table = vec![(0u32, 0u16); t.num_switches() * nh];
+        // edge switches: those with hosts attached, in switch order
+        let mut edge_of_switch = vec![u32::MAX; t.num_switches()];
+        let mut edge_nodes: Vec<NodeId> = Vec::new();
+        let mut host_edge = Vec::with_capacity(t.num_hosts());
+        let mut host_attach = Vec::with_capacity(t.num_hosts());
+        for &h in &t.hosts {
+            let nic = t.nodes[h as usize].ports[0];
+            let sw_node = t.peer_node(nic);
+            let sw = t.nodes[sw_node as usize].index;
+            if edge_of_switch[sw as usize] == u32::MAX {
+                edge_of_switch[sw as usize] = edge_nodes.len() as u32;
+                edge_nodes.push(sw_node);
+            }
+            host_edge.push(edge_of_switch[sw as usize]);
+            host_attach.push((sw, t.ports[nic as usize].peer));
+        }
+        let ne = edge_nodes.len();
+        let mut table = vec![(0u32, 0u16); t.num_switches() * ne];
         let mut hops: Vec<PortId> = Vec::new();
         let mut interned: HashMap<Vec<PortId>, (u32, u16)> = HashMap::new();
         let mut dist = vec![u32::MAX; t.nodes.len()];
         let mut q = VecDeque::new();
         let mut cand = Vec::new();
-        for h in 0..nh {
-            let target = t.hosts[h];
+        for (e, &target) in edge_nodes.iter().enumerate() {
             dist.iter_mut().for_each(|d| *d = u32::MAX);
             dist[target as usize] = 0;
             q.clear();
             q.push_back(target);
             while let Some(n) = q.pop_front() {
-                let node = &t.nodes[n as usize];
-                if node.kind == NodeKind::Host && n != target {
-                    continue; // hosts do not forward
-                }
-                for &p in &node.ports {
+                for &p in &t.nodes[n as usize].ports {
                     let m = t.peer_node(p);
-                    if dist[m as usize] == u32::MAX {
+                    if t.nodes[m as usize].kind == NodeKind::Switch && dist[m as usize] == u32::MAX {
                         dist[m as usize] = dist[n as usize] + 1;
                         q.push_back(m);
                     }
                 }
             }
-            for (hi, &other) in t.hosts.iter().enumerate() {
-                if dist[other as usize] == u32::MAX {
-                    return Err(Unreachable { from: t.nodes[other as usize].name.clone(), to: t.nodes[target as usize].name.clone() });
-                }
-                let _ = hi;
+            if let Some(&other) = edge_nodes.iter().find(|&&o| dist[o as usize] == u32::MAX) {
+                let host_on = |sw: NodeId| t.hosts.iter().find(|&&h| t.peer_node(t.nodes[h as usize].ports[0]) == sw).unwrap();
+                return Err(Unreachable { from: t.nodes[*host_on(other) as usize].name.clone(), to: t.nodes[*host_on(target) as usize].name.clone() });
             }
             for (si, &sw) in t.switches.iter().enumerate() {
                 let d = dist[sw as usize];
-                if d == u32::MAX {
+                if d == u32::MAX || d == 0 {
                     continue;
                 }
                 cand.clear();
                 for &p in &t.nodes[sw as usize].ports {
                     let m = t.peer_node(p);
-                    let is_fwd = t.nodes[m as usize].kind == NodeKind::Switch || m == target;
-                    if is_fwd && dist[m as usize] != u32::MAX && dist[m as usize] + 1 == d {
+                    if t.nodes[m as usize].kind == NodeKind::Switch && dist[m as usize] != u32::MAX && dist[m as usize] + 1 == d {
                         cand.push(p);
                     }
                 }
@@ -76,29 +93,36 @@ impl Routes {
                     hops.extend_from_slice(&cand);
                     (off, cand.len() as u16)
                 });
-                table[si * nh + h] = entry;
+                table[si * ne + e] = entry;
             }
         }
-        Ok(Routes { hosts: nh, table, hops })
+        Ok(Routes { edges: ne, table, hops, host_edge, host_attach, overrides: HashMap::new() })
     }
 
     /// Replace the choice of switch `sw` (switch index) toward host `dst` by one port.
     pub fn set_static(&mut self, sw: u32, dst: HostId, port: PortId) {
-        let off = self.hops.len() as u32;
-        self.hops.push(port);
-        self.table[sw as usize * self.hosts + dst as usize] = (off, 1);
+        self.overrides.insert((sw, dst), port);
     }
 
     /// Shortest-path egress ports of switch `sw` (switch index) toward host `dst`.
     #[inline]
     pub fn candidates(&self, sw: u32, dst: HostId) -> &[PortId] {
-        let (off, n) = self.table[sw as usize * self.hosts + dst as usize];
+        let (attach, port) = &self.host_attach[dst as usize];
+        if *attach == sw {
+            return std::slice::from_ref(port);
+        }
+        let (off, n) = self.table[sw as usize * self.edges + self.host_edge[dst as usize] as usize];
         &self.hops[off as usize..off as usize + n as usize]
     }
 
     /// The ECMP choice of switch `sw` for a flow with hash `h`.
     #[inline]
     pub fn next_hop(&self, sw: u32, dst: HostId, h: u32) -> Option<PortId> {
+        if !self.overrides.is_empty() {
+            if let Some(&p) = self.overrides.get(&(sw, dst)) {
+                return Some(p);
+            }
+        }
         let c = self.candidates(sw, dst);
         match c.len() {
             0 => None,
