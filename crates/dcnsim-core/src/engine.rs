@@ -70,6 +70,8 @@ pub struct SimConfig {
     pub fct_bins: Vec<u64>,
     /// Check packet conservation and buffer bounds as the run goes.
     pub check_invariants: bool,
+    /// Sample switch queue depths every interval into histograms of this bin width (bytes).
+    pub queue_sample: Option<(SimTime, u64)>,
 }
 
 #[derive(Copy, Clone, Debug)]
@@ -90,6 +92,8 @@ enum Ev {
     DeadlockCheck,
     /// A paced (DCQCN) flow may send again.
     Pace { flow: FlowId, gen: u32 },
+    /// Sample every switch queue's depth.
+    Sample,
 }
 
 /// Hop limit: a packet crossing more switches than this is in a routing loop.
@@ -158,6 +162,9 @@ pub struct Sim {
     deadlock: Vec<String>,
     /// Every transmission start, when tracing (tests and debugging).
     trace: Option<Vec<TxRecord>>,
+    /// Per (switch port, queue) histogram of sampled depths, indexed like the ports table.
+    depth_hist: Vec<Vec<u64>>,
+    samples: u64,
 }
 
 /// One transmission start, recorded when tracing is on.
@@ -210,6 +217,9 @@ impl Sim {
         if let Some(first) = specs.first() {
             q.push(first.start, Ev::NextArrival);
         }
+        if cfg.queue_sample.is_some() {
+            q.push(SimTime::ZERO, Ev::Sample);
+        }
         Sim {
             cfg,
             topo,
@@ -238,6 +248,8 @@ impl Sim {
             deadlock_check_pending: false,
             deadlock: Vec::new(),
             trace: None,
+            depth_hist: Vec::new(),
+            samples: 0,
         }
     }
 
@@ -396,6 +408,7 @@ impl Sim {
             Ev::PauseEnd { port } => self.try_tx(port),
             Ev::PfcRefresh { port, class, gen } => self.pfc_refresh(port, class as usize, gen),
             Ev::DeadlockCheck => self.deadlock_check(),
+            Ev::Sample => self.sample_queues(),
             Ev::Pace { flow, gen } => {
                 if let Sender::Roce(r) = &mut self.flows[flow as usize].sender {
                     if r.pace_gen == gen {
@@ -485,6 +498,34 @@ impl Sim {
             self.pfc_on_enqueue(sw, in_port, qi, size as u64, hdrm);
         }
         self.try_tx(out);
+    }
+
+    /// Add every switch queue's depth to its histogram; sample again after the interval
+    /// while the run goes on.
+    fn sample_queues(&mut self) {
+        let (every, bin) = self.cfg.queue_sample.unwrap();
+        let nq = self.cfg.queues;
+        if self.depth_hist.is_empty() {
+            self.depth_hist = vec![Vec::new(); self.egress.len() * nq];
+        }
+        for (pid, eg) in self.egress.iter().enumerate() {
+            if self.topo.nodes[self.topo.ports[pid].node as usize].kind != NodeKind::Switch {
+                continue;
+            }
+            for (qi, q) in eg.queues.iter().enumerate() {
+                let b = (q.bytes / bin) as usize;
+                let h = &mut self.depth_hist[pid * nq + qi];
+                if h.len() <= b {
+                    h.resize(b + 1, 0);
+                }
+                h[b] += 1;
+            }
+        }
+        self.samples += 1;
+        let busy = self.active > 0 || self.next_spec < self.specs.len();
+        if busy {
+            self.q.push(self.now + every, Ev::Sample);
+        }
     }
 
     // -------------------------------------------------------------------- PFC
@@ -1436,11 +1477,35 @@ impl Sim {
             "deadlock": self.deadlock,
             "packets_in_flight": self.pkts.live(),
             "invariant_violations": self.violations,
+            "queue_samples": self.samples,
             "version": env!("CARGO_PKG_VERSION"),
         });
+        let mut qt = Table::default();
+        if let Some((_, bin)) = self.cfg.queue_sample {
+            let nq = self.cfg.queues;
+            let (mut qn, mut qp, mut qq, mut qb, mut qs) = (vec![], vec![], vec![], vec![], vec![]);
+            for (row, h) in self.depth_hist.iter().enumerate() {
+                let info = &self.topo.ports[row / nq];
+                for (b, &n) in h.iter().enumerate() {
+                    if n > 0 {
+                        qn.push(info.node);
+                        qp.push(info.local);
+                        qq.push((row % nq) as u8);
+                        qb.push(b as u64 * bin);
+                        qs.push(n);
+                    }
+                }
+            }
+            qt.push("node", C::U32(qn));
+            qt.push("port", C::U32(qp));
+            qt.push("queue", C::U8(qq));
+            qt.push("depth_bytes", C::U64(qb));
+            qt.push("samples", C::U64(qs));
+        }
         Results {
             flows: ft,
             ports: pt,
+            queues: qt,
             tags: self.cfg.tags.clone(),
             nodes: self.topo.nodes.iter().map(|n| n.name.clone()).collect(),
             summary,

@@ -149,6 +149,7 @@ impl Simulation {
         let d = PyDict::new_bound(py);
         d.set_item("flows", table_to_py(py, &r.flows)?)?;
         d.set_item("ports", table_to_py(py, &r.ports)?)?;
+        d.set_item("queues", table_to_py(py, &r.queues)?)?;
         d.set_item("tags", r.tags.clone())?;
         d.set_item("nodes", r.nodes.clone())?;
         let mut summary = r.summary.clone();

@@ -82,6 +82,8 @@ impl Table {
 pub struct Results {
     pub flows: Table,
     pub ports: Table,
+    /// Sampled queue-depth histograms (empty unless `metrics.queue_sample` is set).
+    pub queues: Table,
     pub tags: Vec<String>,
     pub nodes: Vec<String>,
     pub summary: serde_json::Value,

@@ -463,6 +463,12 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
         validate_workload(w, i, n_hosts)?;
     }
 
+    if s.metrics.queue_sample.map(|d| d.0 .0) == Some(0) {
+        return Err(err("metrics.queue_sample", "invalid value 0, expected an interval > 0"));
+    }
+    if s.metrics.queue_bin.map(|b| b.0) == Some(0) {
+        return Err(err("metrics.queue_bin", "invalid value 0 B, expected > 0"));
+    }
     if let Some(bins) = &s.metrics.fct_bins {
         if bins.is_empty() || bins.windows(2).any(|w| w[0].0 >= w[1].0) {
             return Err(err("metrics.fct_bins", "expected a non-empty list of strictly increasing sizes"));
@@ -926,6 +932,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
         tags: cfg_tags.clone(),
         fct_bins: s.metrics.fct_bins.as_ref().map(|v| v.iter().map(|b| b.0).collect()).unwrap_or_else(|| vec![100_000, 1_000_000, 10_000_000]),
         check_invariants: opts.check_invariants,
+        queue_sample: s.metrics.queue_sample.map(|d| (d.0, s.metrics.queue_bin.map(|b| b.0).unwrap_or(10_000))),
     };
     Ok(Sim::new(topo, routes, cfg, specs))
 }

@@ -633,4 +633,12 @@ pub struct MetricsConfig {
     /// Default ["100KB", "1MB", "10MB"] (seed 000).
     #[serde(default)]
     pub fct_bins: Option<Vec<Bytes>>,
+    /// Sample the depth of every switch egress queue at this interval into per-queue histograms
+    /// (queues.parquet), as seed 003 samples "the queue depth in the fabric periodically".
+    /// Default: no sampling; > 0.
+    #[serde(default)]
+    pub queue_sample: Option<Duration>,
+    /// Histogram bin width of the sampled depths. Default "10KB"; > 0.
+    #[serde(default)]
+    pub queue_bin: Option<Bytes>,
 }
