@@ -153,6 +153,9 @@ pub struct Sim {
     pkts_consumed: u64,
     pkts_dropped: u64,
     ecn_marks: u64,
+    /// Data packets put on the wire by hosts (retransmissions included) and data packets dropped.
+    data_sent: u64,
+    data_dropped: u64,
     max_live: usize,
     violations: Vec<String>,
     /// PFC ingress counters per port id (used on switch ports).
@@ -243,6 +246,8 @@ impl Sim {
             pkts_dropped: 0,
             ecn_marks: 0,
             max_live: 0,
+            data_sent: 0,
+            data_dropped: 0,
             violations: Vec::new(),
             ingress: vec![Ingress::default(); if has_pfc { n_ports } else { 0 }],
             deadlock_check_pending: false,
@@ -720,9 +725,15 @@ impl Sim {
         if let Some((port, q)) = at {
             self.egress[port as usize].queues[q].stats.count_drop(why);
         }
-        let f = self.pkts.get(pkt).flow;
+        let (f, kind) = {
+            let p = self.pkts.get(pkt);
+            (p.flow, p.kind)
+        };
         if let Some(fl) = self.flows.get_mut(f as usize) {
             fl.drops += 1;
+        }
+        if kind == PktKind::Data {
+            self.data_dropped += 1;
         }
         self.pkts_dropped += 1;
         self.pkts.free(pkt);
@@ -802,6 +813,9 @@ impl Sim {
     fn transmit(&mut self, port: PortId, pkt: PktId) {
         let info = &self.topo.ports[port as usize];
         let size = self.pkts.get(pkt).size;
+        if self.topo.nodes[info.node as usize].kind == NodeKind::Host && self.pkts.get(pkt).kind == PktKind::Data {
+            self.data_sent += 1;
+        }
         if let Some(tr) = &mut self.trace {
             let p = self.pkts.get(pkt);
             tr.push(TxRecord { time: self.now, port, kind: p.kind, flow: p.flow, seq: p.seq, size });
@@ -1471,6 +1485,10 @@ impl Sim {
             "packets_created": self.pkts_created,
             "packets_dropped": self.pkts_dropped,
             "ecn_marks": self.ecn_marks,
+            "data_packets_sent": self.data_sent,
+            "data_packets_dropped": self.data_dropped,
+            "loss_rate": if self.data_sent > 0 { self.data_dropped as f64 / self.data_sent as f64 } else { 0.0 },
+            "flows_with_loss": self.flows.iter().filter(|f| f.drops > 0).count(),
             "pfc_frames": pfc_frames,
             "ports_paused": ports_paused,
             "flows_paused": victims,
