@@ -1405,6 +1405,7 @@ impl Sim {
 
         let mut pt = Table::default();
         let mut node = vec![];
+        let mut is_host = vec![];
         let mut port = vec![];
         let mut peer = vec![];
         let mut queue = vec![];
@@ -1421,6 +1422,7 @@ impl Sim {
             for (qi, qq) in eg.queues.iter_mut().enumerate() {
                 let pc = if link { 0 } else { qi };
                 node.push(info.node);
+                is_host.push((self.topo.nodes[info.node as usize].kind == NodeKind::Host) as u8);
                 port.push(info.local);
                 peer.push(peer_node);
                 queue.push(qi as u8);
@@ -1449,6 +1451,7 @@ impl Sim {
         }
         let [tx_b, tx_p, dr, dr_bf, dr_aqm, mk, mx, dr_hd, dr_ttl, pfc_tx, pfc_rx, xoff_t, periods] = c;
         pt.push("node", C::U32(node));
+        pt.push("is_host", C::U8(is_host));
         pt.push("port", C::U32(port));
         pt.push("peer_node", C::U32(peer));
         pt.push("queue", C::U8(queue));
