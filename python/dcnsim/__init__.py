@@ -23,17 +23,20 @@ except ImportError as e:  # pragma: no cover - only when the extension is not bu
 
 from ._core import DcnsimError, ScenarioError, SimulationError
 from .api import Result, run, validate
+from .compare import Comparison, compare
 from .tables import DEFAULT_FCT_BINS, fct_table
 
 __version__: str = _core.__version__
 
 __all__ = [
+    "Comparison",
     "DEFAULT_FCT_BINS",
     "DcnsimError",
     "Result",
     "ScenarioError",
     "SimulationError",
     "__version__",
+    "compare",
     "fct_table",
     "run",
     "validate",

@@ -26,8 +26,11 @@ from .tables import fct_table as _fct_table
 
 ScenarioLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 
-#: File names written by :meth:`Result.save`.
+#: File names always written by :meth:`Result.save`.
 OUTPUT_FILES = ("flows.parquet", "ports.parquet", "summary.json")
+#: Written by :meth:`Result.save` only when the run sampled queue depths
+#: (``[metrics] queue_sample``).
+OPTIONAL_OUTPUT_FILES = ("queues.parquet",)
 
 
 # --------------------------------------------------------------------------- scenarios
@@ -185,11 +188,37 @@ def ports_frame(raw: Mapping[str, Tuple[str, bytes]], nodes: Sequence[str]) -> p
             data["node_name"] = _names(values, nodes).to_numpy(dtype=object)
         elif name == "peer_node":
             data["peer_name"] = _names(values, nodes).to_numpy(dtype=object)
+    if "is_host" in data:
+        data["is_host"] = np.asarray(data["is_host"]).astype(bool)
     df = pd.DataFrame(data)
     for col in ("node_name", "peer_name"):
         if col in df:
             df[col] = df[col].astype("string")
     keys = [k for k in ("node", "port", "queue") if k in df]
+    if keys and len(df):
+        df = df.sort_values(keys, kind="stable", ignore_index=True)
+    return df
+
+
+def queues_frame(raw: Mapping[str, Tuple[str, bytes]], nodes: Sequence[str]) -> pd.DataFrame:
+    """Sampled queue-depth histograms from the core's raw columns, with node_name added.
+
+    One row per (node, port, queue, depth bin) with at least one sample: ``depth_bytes`` is
+    the lower edge of the bin, ``samples`` the number of samples that fell into it. Empty
+    (no columns) when the scenario does not set ``[metrics] queue_sample``.
+    """
+    cols = _decode_columns(raw)
+    if not cols:
+        return pd.DataFrame()
+    data: Dict[str, Any] = {}
+    for name, values in cols.items():
+        data[name] = values
+        if name == "node":
+            data["node_name"] = _names(values, nodes).to_numpy(dtype=object)
+    df = pd.DataFrame(data)
+    if "node_name" in df:
+        df["node_name"] = df["node_name"].astype("string")
+    keys = [k for k in ("node", "port", "queue", "depth_bytes") if k in df]
     if keys and len(df):
         df = df.sort_values(keys, kind="stable", ignore_index=True)
     return df
@@ -208,11 +237,16 @@ class Result:
             for them and ``finished`` says which flows completed.
         ports: one row per (node, port, queue) with counters.
         summary: run metadata and headline metrics (JSON-serialisable).
+        queues: sampled queue-depth histograms of the switch egress queues, one row per
+            (node, port, queue, depth bin) with ``depth_bytes`` (lower bin edge) and
+            ``samples``; empty (no columns) unless the scenario sets
+            ``[metrics] queue_sample``.
     """
 
     flows: pd.DataFrame
     ports: pd.DataFrame
     summary: Dict[str, Any] = field(default_factory=dict)
+    queues: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def fct_table(self, bins: Optional[Sequence[int]] = None) -> pd.DataFrame:
         """FCT per size bin; default bins are ``summary["fct_bins"]``."""
@@ -226,19 +260,20 @@ class Result:
         return int((~self.flows["finished"]).sum()) if "finished" in self.flows else 0
 
     def save(self, outdir: Union[str, "os.PathLike[str]"]) -> Dict[str, Path]:
-        """Write flows.parquet, ports.parquet and summary.json into ``outdir``.
+        """Write flows.parquet, ports.parquet, summary.json (and queues.parquet when the
+        run sampled queue depths) into ``outdir``.
 
         The directory is created if needed. Files are written to temporary files first
-        and renamed into place only once all three are complete.
+        and renamed into place only once all of them are complete.
         """
-        return write_files_atomic(
-            outdir,
-            {
-                "flows.parquet": parquet_writer(self.flows),
-                "ports.parquet": parquet_writer(self.ports),
-                "summary.json": json_writer(self.summary),
-            },
-        )
+        writers = {
+            "flows.parquet": parquet_writer(self.flows),
+            "ports.parquet": parquet_writer(self.ports),
+            "summary.json": json_writer(self.summary),
+        }
+        if len(self.queues.columns) and len(self.queues):
+            writers["queues.parquet"] = parquet_writer(self.queues)
+        return write_files_atomic(outdir, writers)
 
     def __repr__(self) -> str:
         s = self.summary
@@ -397,11 +432,26 @@ def run(
         FileNotFoundError: ``scenario`` names a file that does not exist.
         SimulationError: the engine failed.
     """
+    check_seed(seed)
+    return run_source(resolve_scenario(scenario), seed=seed, variant=variant, progress=progress)
+
+
+def check_seed(seed: Any) -> None:
+    """Raise ScenarioError unless ``seed`` is None or an integer in [0, 2^64)."""
     if seed is not None and (
         isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) < 2**64
     ):
         raise _core.ScenarioError(f"seed = {seed!r}: expected an integer in [0, 2^64)")
-    src = resolve_scenario(scenario)
+
+
+def run_source(
+    src: ScenarioSource,
+    *,
+    seed: Optional[int] = None,
+    variant: Optional[str] = None,
+    progress: Union[bool, str] = False,
+) -> Result:
+    """Run an already resolved scenario (see :func:`run`)."""
     t0 = time.perf_counter()
     sim = _core.Simulation(src.text, src.format, seed=None if seed is None else int(seed), variant=variant)
     _drive(sim, progress)
@@ -410,12 +460,13 @@ def run(
 
     flows = flows_frame(raw["flows"], raw.get("tags", []))
     ports = ports_frame(raw["ports"], raw.get("nodes", []))
+    queues = queues_frame(raw.get("queues") or {}, raw.get("nodes", []))
     summary: Dict[str, Any] = dict(raw.get("summary", {}))
     events = int(summary.get("events", sim.events))
     summary["wall_time_s"] = wall
     summary["events_per_s"] = events / wall if wall > 0 else None
     summary["scenario_sha256"] = src.sha256
-    result = Result(flows=flows, ports=ports, summary=summary)
+    result = Result(flows=flows, ports=ports, summary=summary, queues=queues)
     summary["fct"] = json_safe(result.fct_table().to_dict(orient="records"))
     return result
 

@@ -1,6 +1,7 @@
 """The ``dcnsim`` command.
 
     dcnsim run SCENARIO [-o OUTDIR] [--seed N] [--variant NAME] [--progress/--no-progress]
+    dcnsim compare SCENARIO [-o OUTDIR] [--jobs N] [--seed N] [--variant NAME ...] [--progress/--no-progress]
     dcnsim validate SCENARIO [--variant NAME]
     dcnsim scenarios
     dcnsim --version
@@ -186,6 +187,101 @@ def run_cmd(scenario: str, outdir: Optional[Path], seed: Optional[int], variant:
             f"when the run ended (end: {s.get('end_reason', '?')}){where}",
             err=True,
         )
+
+
+@cli.command("compare")
+@click.argument("scenario")
+@click.option(
+    "-o",
+    "--outdir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Write comparison.md/.csv, the plots and one folder of results per variant here.",
+)
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(1, None),
+    default=None,
+    help="Worker processes [default: the number of CPUs]; results do not depend on it.",
+)
+@click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=None, help="Override scenario.seed in every variant.")
+@click.option(
+    "--variant",
+    "variants",
+    multiple=True,
+    help="Compare only these variants, in this order (repeat the option); the first is the base. [default: all, in file order]",
+)
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Show a progress bar over the variants [default: when stdout is a terminal].",
+)
+def compare_cmd(
+    scenario: str,
+    outdir: Optional[Path],
+    jobs: Optional[int],
+    seed: Optional[int],
+    variants: Sequence[str],
+    progress: Optional[bool],
+) -> None:
+    """Run the [[variant]]s of SCENARIO side by side and print a comparison table."""
+    from rich.markup import escape
+
+    from .compare import compare
+
+    mode: Any = "always" if progress is True else (False if progress is False else True)
+    cmp = compare(scenario, variants=list(variants) or None, seed=seed, jobs=jobs, progress=mode)
+    console = _console()
+    if outdir is not None:
+        paths = cmp.save(outdir)
+        console.print(
+            f"wrote {escape(str(outdir))}: comparison.md, comparison.csv, 3 plots, "
+            f"{len(cmp.variants)} variant folders ({len(paths)} files)",
+            highlight=False,
+        )
+    seeds = sorted({str(x) for x in cmp.seeds.values()})
+    for name, result in cmp.results.items():
+        console.print(f"[bold]{escape(name)}[/bold]: {escape(summary_line(result.summary))}", highlight=False)
+    title = f"{cmp.scenario}: {len(cmp.variants)} variants (seed {', '.join(seeds)}), vs {cmp.base}"
+    console.print(_compare_rich_table(cmp, escape(title)))
+    for name, result in cmp.results.items():
+        s = result.summary
+        unfinished = int(s.get("flows_unfinished", result.unfinished))
+        if unfinished:
+            click.echo(
+                f"warning: {name}: {unfinished} of {s.get('flows_total', len(result.flows))} flows unfinished "
+                f"when the run ended (end: {s.get('end_reason', '?')})",
+                err=True,
+            )
+
+
+def _compare_rich_table(cmp: Any, title: str) -> Any:
+    from rich.markup import escape
+    from rich.table import Table
+
+    from .compare import format_value
+
+    t = Table(title=title, title_justify="left")
+    t.add_column("group")
+    t.add_column("metric")
+    for name in cmp.variants:
+        t.add_column(escape(name), justify="right")
+    changes = cmp.change_columns()
+    for col in changes.values():
+        t.add_column(escape(col), justify="right")
+    rows = cmp.rows()
+    for i, row in enumerate(rows):
+        cells = [escape(row.group), escape(row.metric)]
+        cells += [escape(format_value(row.values.get(n), row.fmt)) for n in cmp.variants]
+        for n in changes:
+            text = escape(row.change_text(cmp.base, n))
+            verdict = row.verdict(cmp.base, n)
+            style = {"better": "green", "worse": "red"}.get(verdict or "")
+            cells.append(f"[{style}]{text}[/{style}]" if style and text else text)
+        last_of_group = i + 1 == len(rows) or rows[i + 1].group != row.group
+        t.add_row(*cells, end_section=last_of_group)
+    return t
 
 
 @cli.command("validate")

@@ -1,0 +1,824 @@
+"""Compare the ``[[variant]]`` tables of one scenario side by side.
+
+:func:`compare` runs every variant of a scenario (or the ones named) as an independent
+job in a local process pool and returns a :class:`Comparison`: the per-variant
+:class:`~dcnsim.api.Result` objects, a side-by-side table of FCT per size bin and network
+metrics with the relative change of every variant against the first (the *base*), and
+:meth:`Comparison.save`, which writes each variant's outputs, the table (CSV and
+Markdown) and three plots.
+
+Each variant is a separate simulation with its own seeded state, so the results do not
+depend on the number of jobs or on the order in which the jobs finish: ``jobs=1`` (in
+this process) and ``jobs=8`` give identical tables.
+
+Which ports are "switch egress ports" (for the queue-depth rows): the ports table's
+``is_host`` column when the core provides it; otherwise every node with more than one
+port is a switch (a host always has exactly one NIC port).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+from concurrent.futures.process import BrokenProcessPool
+import math
+import multiprocessing
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import pandas as pd
+
+from . import _core
+from .api import Result, ScenarioLike, ScenarioSource, _progress_mode, check_seed, resolve_scenario, run_source
+from .io import PathLike, Writer, write_files_atomic
+from .tables import fct_table
+
+#: Top-level files written by :meth:`Comparison.save` (besides one folder per variant).
+COMPARISON_FILES = ("comparison.csv", "comparison.md", "fct_by_bin.png", "slowdown_cdf.png", "queue_depth.png")
+
+#: Group label of the network-metric rows of :meth:`Comparison.table`.
+NETWORK = "network"
+
+LOWER, HIGHER = "lower", "higher"
+
+# FCT rows per size bin: (metric label, fct_table column, format, which direction is better).
+_FCT_ROWS = (
+    ("flows finished", "count", "int", None),
+    ("mean FCT (us)", "mean_fct_us", "f1", LOWER),
+    ("p50 FCT (us)", "p50_fct_us", "f1", LOWER),
+    ("p99 FCT (us)", "p99_fct_us", "f1", LOWER),
+    ("mean slowdown", "mean_slowdown", "f2", LOWER),
+)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def switch_port_mask(ports: pd.DataFrame) -> np.ndarray:
+    """Boolean mask of the rows of a ports table that belong to switch egress ports.
+
+    Uses the ``is_host`` column when present; otherwise a node is a switch iff it has
+    more than one port (every host has exactly one NIC port; the scenario validator
+    enforces it for custom topologies).
+    """
+    if len(ports) == 0:
+        return np.zeros(0, dtype=bool)
+    if "is_host" in ports:
+        return ~np.asarray(ports["is_host"], dtype=bool)
+    nports = ports.groupby("node")["port"].nunique()
+    return np.asarray(ports["node"].map(nports) > 1, dtype=bool)
+
+
+def relative_change(base: Any, value: Any) -> Optional[float]:
+    """``(value - base) / base`` as a fraction; None when undefined (a missing value, a
+    non-number, or a zero base with a non-zero value); 0.0 when both are zero."""
+    b, v = _number(base), _number(value)
+    if b is None or v is None:
+        return None
+    if b == 0:
+        return 0.0 if v == 0 else None
+    return (v - b) / abs(b)
+
+
+def format_change(change: Optional[float], base: Any = None, value: Any = None) -> str:
+    """``-0.382 -> "-38.2%"`` (no decimals from 1000% on: ``"+1366%"``); ``"n/a"`` where the change is undefined but both values
+    are numbers (zero base); ``""`` for non-numeric rows."""
+    if change is None:
+        return "n/a" if _number(base) is not None and _number(value) is not None else ""
+    pct = change * 100
+    return f"{pct:+.0f}%" if abs(pct) >= 1000 else f"{pct:+.1f}%"
+
+
+def _number(x: Any) -> Optional[float]:
+    if x is None or isinstance(x, (str, bool, np.bool_)):
+        return None
+    try:
+        f = float(x)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(f) else f
+
+
+def format_value(value: Any, fmt: str) -> str:
+    """Display form of one table cell (``fmt``: int, f1, f2, f3 or str)."""
+    if fmt == "str":
+        return "" if value is None else str(value)
+    x = _number(value)
+    if x is None:
+        return "-"
+    if fmt == "int":
+        return f"{int(round(x)):,}"
+    return f"{x:,.{int(fmt[1:])}f}"
+
+
+def slugify(name: str) -> str:
+    """A folder name for a variant: ``"PFC+DCQCN" -> "pfc-dcqcn"``."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.").lower()
+    return slug or "variant"
+
+
+def _slugs(names: Sequence[str]) -> Dict[str, str]:
+    taken = {f.lower() for f in COMPARISON_FILES}
+    out: Dict[str, str] = {}
+    for name in names:
+        base = slugify(name)
+        slug, k = base, 2
+        while slug in taken:
+            slug = f"{base}-{k}"
+            k += 1
+        taken.add(slug)
+        out[name] = slug
+    return out
+
+
+# --------------------------------------------------------------------------- Comparison
+
+
+@dataclass
+class Row:
+    """One row of the comparison table."""
+
+    group: str  # a size-bin label, "all" or "network"
+    metric: str
+    values: Dict[str, Any]  # variant -> value
+    fmt: str = "f1"  # int, f1, f2, f3, str
+    better: Optional[str] = None  # "lower", "higher" or None (neither)
+
+    def change(self, base: str, variant: str) -> Optional[float]:
+        if self.fmt == "str":
+            return None
+        return relative_change(self.values.get(base), self.values.get(variant))
+
+    def change_text(self, base: str, variant: str) -> str:
+        if self.fmt == "str":
+            return ""
+        b, v = self.values.get(base), self.values.get(variant)
+        return format_change(self.change(base, variant), b, v)
+
+    def verdict(self, base: str, variant: str) -> Optional[str]:
+        """"better", "worse" or None (no change, no preferred direction, undefined)."""
+        c = self.change(base, variant)
+        if c is None or self.better is None or abs(c) < 5e-4:
+            return None
+        return "better" if (c < 0) == (self.better == LOWER) else "worse"
+
+
+@dataclass
+class Comparison:
+    """The results of running several variants of one scenario.
+
+    Attributes:
+        results: ``{variant name: Result}`` in the order the variants were given (file
+            order by default); the first one is the base of the relative changes.
+        scenario: the scenario's name.
+        origin: where the scenario came from (a path, ``shipped:NAME``, ``<string>``).
+        seed: the seed override given to :func:`compare`, or None (scenario seeds).
+        jobs: the number of worker processes used (1: in this process).
+    """
+
+    results: Dict[str, Result]
+    scenario: str = "?"
+    origin: str = "?"
+    seed: Optional[int] = None
+    jobs: int = 1
+    scenario_sha256: str = ""
+    _rows_cache: Dict[Any, List[Row]] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def variants(self) -> List[str]:
+        return list(self.results)
+
+    @property
+    def base(self) -> str:
+        """The first variant: relative changes are against it."""
+        return self.variants[0]
+
+    @property
+    def seeds(self) -> Dict[str, Any]:
+        """The seed each variant ran with."""
+        return {n: r.summary.get("seed") for n, r in self.results.items()}
+
+    @property
+    def wall_times(self) -> Dict[str, float]:
+        """Wall-clock seconds of each variant's simulation."""
+        return {n: float(r.summary.get("wall_time_s", float("nan"))) for n, r in self.results.items()}
+
+    def fct_bins(self) -> List[int]:
+        """Size-bin edges used for every variant: the base variant's ``fct_bins``."""
+        bins = self.results[self.base].summary.get("fct_bins")
+        return list(bins) if bins else []
+
+    # ------------------------------------------------------------------ rows
+
+    def rows(self, bins: Optional[Sequence[int]] = None) -> List[Row]:
+        """The table's rows with their raw values (see :meth:`table`)."""
+        key = tuple(bins) if bins is not None else None
+        if key not in self._rows_cache:
+            self._rows_cache[key] = self._fct_rows(bins) + self._network_rows()
+        return self._rows_cache[key]
+
+    def _fct_rows(self, bins: Optional[Sequence[int]]) -> List[Row]:
+        edges = list(bins) if bins is not None else self.fct_bins()
+        tables = {n: fct_table(r.flows, edges or None) for n, r in self.results.items()}
+        labels = list(next(iter(tables.values()))["bin"])
+        rows: List[Row] = []
+        for i, label in enumerate(labels):
+            # Skip size bins without a single flow (finished or not) in any variant.
+            total = sum(int(t.iloc[i]["count"]) + int(t.iloc[i]["unfinished"]) for t in tables.values())
+            if label != "all" and total == 0:
+                continue
+            for metric, col, fmt, better in _FCT_ROWS:
+                values = {n: _py(t.iloc[i][col]) for n, t in tables.items()}
+                rows.append(Row(label, metric, values, fmt, better))
+        return rows
+
+    def _network_rows(self) -> List[Row]:
+        res = self.results
+        names = list(res)
+
+        def summ(key: str, default: Any = None) -> Dict[str, Any]:
+            return {n: _py(res[n].summary.get(key, default)) for n in names}
+
+        def port_sum(col: str) -> Dict[str, Any]:
+            return {n: int(res[n].ports[col].sum()) if col in res[n].ports else None for n in names}
+
+        xoff = {n: (None if v is None else v / 1e9) for n, v in port_sum("xoff_time_ps").items()}
+        loss = {n: (None if v is None else 100.0 * float(v)) for n, v in summ("loss_rate").items()}
+        dropped = summ("data_packets_dropped")
+        for n in names:  # older cores: fall back to the ports' drop counters
+            if dropped[n] is None and "drops" in res[n].ports:
+                dropped[n] = int(res[n].ports["drops"].sum())
+        rows = [
+            Row(NETWORK, "PAUSE frames", summ("pfc_frames"), "int", LOWER),
+            Row(NETWORK, "XOFF time (ms)", xoff, "f3", LOWER),
+            Row(NETWORK, "ports paused", summ("ports_paused"), "int", LOWER),
+            Row(NETWORK, "flows paused", summ("flows_paused"), "int", LOWER),
+            Row(NETWORK, "data packets dropped", dropped, "int", LOWER),
+            Row(NETWORK, "loss rate (%)", loss, "f3", LOWER),
+            Row(NETWORK, "flows with loss", summ("flows_with_loss"), "int", LOWER),
+            Row(NETWORK, "ECN marks", summ("ecn_marks"), "int", None),
+        ]
+        rows += self._queue_rows()
+        rows += [
+            Row(NETWORK, "unfinished flows", summ("flows_unfinished"), "int", LOWER),
+            Row(NETWORK, "end reason", summ("end_reason"), "str", None),
+        ]
+        return rows
+
+    def _switch_ports(self) -> Dict[str, pd.DataFrame]:
+        return {n: r.ports[switch_port_mask(r.ports)] for n, r in self.results.items()}
+
+    def queue_classes(self) -> List[int]:
+        """Queue classes with any traffic or occupancy at a switch port in any variant
+        (class 0 if none had any)."""
+        active: set = set()
+        for sw in self._switch_ports().values():
+            if not len(sw) or "queue" not in sw:
+                continue
+            busy = np.zeros(len(sw), dtype=bool)
+            for col in ("tx_bytes", "max_depth_bytes", "drops"):
+                if col in sw:
+                    busy |= np.asarray(sw[col]) > 0
+            active.update(int(q) for q in np.unique(np.asarray(sw["queue"])[busy]))
+        return sorted(active) or [0]
+
+    def _queue_rows(self) -> List[Row]:
+        sw = self._switch_ports()
+        names = list(self.results)
+        sampled = all(_has_samples(r) for r in self.results.values())
+        rows: List[Row] = []
+        for q in self.queue_classes():
+            mean: Dict[str, Any] = {}
+            peak: Dict[str, Any] = {}
+            p99: Dict[str, Any] = {}
+            for n in names:
+                sel = sw[n][sw[n]["queue"] == q] if "queue" in sw[n] else sw[n].iloc[0:0]
+                mean[n] = float(sel["mean_depth_bytes"].mean()) / 1e3 if len(sel) else None
+                peak[n] = float(sel["max_depth_bytes"].max()) / 1e3 if len(sel) else None
+                if sampled:
+                    p99[n] = _sampled_quantile(self.results[n].queues, q, 0.99)
+            rows.append(Row(NETWORK, f"mean queue depth, queue {q} (KB)", mean, "f1", LOWER))
+            rows.append(Row(NETWORK, f"max queue depth, queue {q} (KB)", peak, "f1", LOWER))
+            if sampled:
+                rows.append(Row(NETWORK, f"p99 sampled queue depth, queue {q} (KB)", p99, "f1", LOWER))
+        return rows
+
+    # ------------------------------------------------------------------ table
+
+    def change_columns(self) -> Dict[str, str]:
+        """``{variant: column name}`` of the relative-change columns (all but the base)."""
+        return {n: f"{n} vs {self.base}" for n in self.variants[1:]}
+
+    def table(self, bins: Optional[Sequence[int]] = None) -> pd.DataFrame:
+        """The side-by-side table.
+
+        One row per (group, metric): first, for each flow-size bin with flows and for
+        ``"all"``, the finished-flow count and mean / p50 / p99 FCT (us) and mean slowdown;
+        then the ``"network"`` rows: PAUSE frames, XOFF time (ms, summed over ports),
+        ports and flows paused, data packets dropped, loss rate (%), flows with loss,
+        ECN marks, mean and max queue depth per queue class over the switch egress ports
+        (KB; mean = average over ports of the exact time-averaged depth, max = the
+        largest depth seen), the p99 of the sampled depth when every variant sampled
+        queue depths, unfinished flows and the end reason.
+
+        Columns: ``group``, ``metric``, one column of raw values per variant, then for
+        every variant after the first ``"<variant> vs <base>"``: the relative change
+        ``(variant - base) / base`` as text (``"-38.2%"``; ``"n/a"`` for a zero base).
+        Size bins are the base variant's ``fct_bins`` unless ``bins`` is given.
+        """
+        changes = self.change_columns()
+        records = []
+        for row in self.rows(bins):
+            rec: Dict[str, Any] = {"group": row.group, "metric": row.metric}
+            for n in self.variants:
+                rec[n] = row.values.get(n)
+            for n, col in changes.items():
+                rec[col] = row.change_text(self.base, n)
+            records.append(rec)
+        columns = ["group", "metric", *self.variants, *changes.values()]
+        return pd.DataFrame.from_records(records, columns=columns)
+
+    def formatted_table(self, bins: Optional[Sequence[int]] = None) -> pd.DataFrame:
+        """:meth:`table` with every value formatted for display (strings)."""
+        table = self.table(bins)
+        for i, row in enumerate(self.rows(bins)):
+            for n in self.variants:
+                table.at[i, n] = format_value(row.values.get(n), row.fmt)
+        return table
+
+    def to_markdown(self, bins: Optional[Sequence[int]] = None) -> str:
+        """The formatted table as a GitHub-flavoured Markdown table."""
+        table = self.formatted_table(bins)
+        header = [str(c) for c in table.columns]
+        align = ["---", "---"] + ["--:"] * (len(header) - 2)
+        lines = [_md_row(header), _md_row(align)]
+        for rec in table.itertuples(index=False):
+            lines.append(_md_row(["" if v is None else str(v) for v in rec]))
+        return "\n".join(lines) + "\n"
+
+    def markdown_report(self) -> str:
+        """The content of comparison.md: a header (scenario, seed, variants with their
+        wall time and outcome), the table, and the plots."""
+        slugs = _slugs(self.variants)
+        seeds = sorted({str(s) for s in self.seeds.values()})
+        seed_text = seeds[0] if len(seeds) == 1 else ", ".join(f"{n}: {s}" for n, s in self.seeds.items())
+        if self.seed is not None:
+            seed_text += " (set on the command line / API)"
+        lines = [
+            f"# Comparison: {self.scenario}",
+            "",
+            f"- scenario: `{self.scenario}` from `{self.origin}`"
+            + (f" (sha256 `{self.scenario_sha256[:12]}`)" if self.scenario_sha256 else ""),
+            f"- seed: {seed_text}",
+            f"- base (first variant): {self.base}; `X vs {self.base}` = (X - {self.base}) / {self.base}",
+            "- variants:",
+        ]
+        for n, r in self.results.items():
+            s = r.summary
+            events = s.get("events")
+            lines.append(
+                f"  - **{_md_escape(n)}** (`{slugs[n]}/`): wall time {_fmt_seconds(self.wall_times[n])}, "
+                f"{f'{events:,}' if isinstance(events, int) else '?'} events, "
+                f"{s.get('flows_finished', '?')}/{s.get('flows_total', '?')} flows finished, "
+                f"end: {s.get('end_reason', '?')}"
+            )
+        lines += [
+            "",
+            "Queue depths are over switch egress ports; XOFF time is summed over all ports.",
+            "",
+            self.to_markdown().rstrip("\n"),
+            "",
+            "![Mean FCT by flow size](fct_by_bin.png)",
+            "",
+            "![Slowdown CDF](slowdown_cdf.png)",
+            "",
+            "![Queue depth](queue_depth.png)",
+            "",
+        ]
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------------ plots
+
+    def figures(self) -> Dict[str, Any]:
+        """``{file name: matplotlib Figure}`` of the three plots (not attached to pyplot)."""
+        return {
+            "fct_by_bin.png": plot_fct_by_bin(self),
+            "slowdown_cdf.png": plot_slowdown_cdf(self),
+            "queue_depth.png": plot_queue_depth(self),
+        }
+
+    # ------------------------------------------------------------------ save
+
+    def save(self, outdir: PathLike) -> Dict[str, Path]:
+        """Write everything into ``outdir`` (created if needed).
+
+        ``outdir/<variant-slug>/`` gets each variant's flows.parquet, ports.parquet,
+        summary.json (and queues.parquet when sampled); ``outdir`` gets comparison.csv,
+        comparison.md, fct_by_bin.png, slowdown_cdf.png and queue_depth.png. Every file
+        is written atomically. Returns ``{relative path: final path}``.
+        """
+        out = Path(outdir)
+        written: Dict[str, Path] = {}
+        for name, slug in _slugs(self.variants).items():
+            for fname, path in self.results[name].save(out / slug).items():
+                written[f"{slug}/{fname}"] = path
+        writers: Dict[str, Writer] = {
+            "comparison.csv": _text_writer(self.table().to_csv(index=False, lineterminator="\n")),
+            "comparison.md": _text_writer(self.markdown_report()),
+        }
+        for fname, fig in self.figures().items():
+            writers[fname] = _png_writer(fig)
+        written.update(write_files_atomic(out, writers))
+        return written
+
+    def __repr__(self) -> str:
+        return f"<dcnsim.Comparison {self.scenario}: {', '.join(self.variants)}>"
+
+
+def _py(x: Any) -> Any:
+    if isinstance(x, np.generic):
+        x = x.item()
+    if isinstance(x, float) and math.isnan(x):
+        return None
+    return x
+
+
+def _fmt_seconds(s: float) -> str:
+    if s != s:  # NaN
+        return "?"
+    return f"{s * 1e3:.1f} ms" if s < 1 else f"{s:.2f} s"
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def _md_row(cells: Iterable[str]) -> str:
+    return "| " + " | ".join(_md_escape(c) for c in cells) + " |"
+
+
+def _text_writer(text: str) -> Writer:
+    def write(path: str) -> None:
+        with open(path, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+
+    return write
+
+
+def _png_writer(fig: Any) -> Writer:
+    def write(path: str) -> None:
+        # No "Software" entry and no timestamp: the same figure gives the same bytes.
+        fig.savefig(path, format="png", dpi=110, metadata={"Software": None})
+
+    return write
+
+
+# --------------------------------------------------------------------------- queue samples
+
+
+def _has_samples(result: Result) -> bool:
+    q = result.queues
+    return bool(len(q.columns)) and len(q) > 0 and "samples" in q
+
+
+def sampled_depth_histogram(queues: pd.DataFrame, queue: int) -> Tuple[np.ndarray, np.ndarray]:
+    """``(depth_bytes, samples)`` of one queue class, summed over all sampled switch
+    queues, sorted by depth (lower bin edges)."""
+    if not len(queues.columns) or not len(queues):
+        return np.zeros(0), np.zeros(0)
+    sel = queues[queues["queue"] == queue]
+    agg = sel.groupby("depth_bytes", sort=True)["samples"].sum()
+    return agg.index.to_numpy(dtype=np.float64), agg.to_numpy(dtype=np.float64)
+
+
+def _sampled_quantile(queues: pd.DataFrame, queue: int, q: float) -> Optional[float]:
+    depth, count = sampled_depth_histogram(queues, queue)
+    if count.sum() <= 0:
+        return None
+    cum = np.cumsum(count) / count.sum()
+    k = int(np.searchsorted(cum, q, side="left"))
+    return float(depth[min(k, len(depth) - 1)]) / 1e3
+
+
+# --------------------------------------------------------------------------- plots
+
+
+def _figure(width: float, height: float) -> Any:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height))
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def plot_fct_by_bin(cmp: Comparison) -> Any:
+    """Grouped bars: mean FCT (us) per flow-size bin (and all flows), one bar per variant."""
+    rows = [r for r in cmp.rows() if r.metric == "mean FCT (us)"]
+    groups = [r.group for r in rows]
+    names = cmp.variants
+    fig = _figure(max(6.0, 1.2 * len(groups) * max(1, len(names)) / 2 + 2), 4.2)
+    ax = fig.add_subplot(1, 1, 1)
+    width = 0.8 / max(1, len(names))
+    x = np.arange(len(groups), dtype=np.float64)
+    values = [v for r in rows for v in r.values.values() if _number(v) is not None and v > 0]
+    log = bool(values) and max(values) / min(values) > 30
+    for i, n in enumerate(names):
+        ys = [r.values.get(n) for r in rows]
+        ys = [np.nan if _number(y) is None else float(y) for y in ys]
+        ax.bar(x - 0.4 + width * (i + 0.5), ys, width, label=n, color=f"C{i % 10}")
+    ax.set_xticks(x)
+    ax.set_xticklabels(groups)
+    ax.set_xlabel("flow size")
+    ax.set_ylabel("mean FCT (us)" + (", log scale" if log else ""))
+    if log:
+        ax.set_yscale("log")
+    ax.set_title(f"{cmp.scenario}: average flow completion time by flow size")
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_axisbelow(True)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    return fig
+
+
+def plot_slowdown_cdf(cmp: Comparison) -> Any:
+    """CDF of per-flow slowdown (finished flows), one line per variant, log x axis."""
+    fig = _figure(6.4, 4.2)
+    ax = fig.add_subplot(1, 1, 1)
+    any_data = False
+    for i, (n, r) in enumerate(cmp.results.items()):
+        fl = r.flows
+        sd = np.asarray(fl["slowdown"], dtype=np.float64) if "slowdown" in fl else np.zeros(0)
+        sd = np.sort(sd[np.isfinite(sd) & (sd > 0)])
+        unfinished = r.unfinished
+        label = f"{n} ({len(sd)} flows" + (f", {unfinished} unfinished)" if unfinished else ")")
+        if len(sd) == 0:
+            ax.plot([], [], color=f"C{i % 10}", label=label)
+            continue
+        any_data = True
+        y = np.arange(1, len(sd) + 1) / len(sd)
+        ax.step(np.concatenate([[sd[0]], sd]), np.concatenate([[0.0], y]), where="post", color=f"C{i % 10}", label=label)
+    if any_data:
+        ax.set_xscale("log")
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("slowdown (FCT / ideal FCT), log scale")
+    ax.set_ylabel("fraction of flows")
+    ax.set_title(f"{cmp.scenario}: slowdown CDF")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small", loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def plot_queue_depth(cmp: Comparison) -> Any:
+    """Queue-depth distribution per queue class, one line per variant.
+
+    With queue sampling in every variant: the CCDF of the sampled depth over all switch
+    egress queues of the class. Without: the CCDF over switch egress ports of each
+    port's time-averaged depth (said in the title).
+    """
+    classes = cmp.queue_classes()
+    sampled = all(_has_samples(r) for r in cmp.results.values())
+    sw = cmp._switch_ports()
+    ncols = min(len(classes), 3)
+    nrows = int(math.ceil(len(classes) / ncols))
+    fig = _figure(max(7.2, 4.6 * ncols + 0.6), 3.6 * nrows + 1.0)
+    for k, q in enumerate(classes):
+        ax = fig.add_subplot(nrows, ncols, k + 1)
+        drawn = False
+        for i, n in enumerate(cmp.variants):
+            if sampled:
+                depth, count = sampled_depth_histogram(cmp.results[n].queues, q)
+                if count.sum() <= 0:
+                    continue
+                ccdf = count[::-1].cumsum()[::-1] / count.sum()
+                x, y = depth / 1e3, ccdf
+            else:
+                sel = sw[n][sw[n]["queue"] == q] if "queue" in sw[n] else sw[n].iloc[0:0]
+                means = np.sort(np.asarray(sel["mean_depth_bytes"], dtype=np.float64)) / 1e3
+                if not len(means):
+                    continue
+                x = means
+                y = 1.0 - np.arange(len(means)) / len(means)  # fraction of ports with depth >= x
+            ax.step(x, y, where="post", color=f"C{i % 10}", label=n, marker="." if len(x) < 30 else None)
+            drawn = True
+        if drawn:
+            ax.set_yscale("log")
+            ax.legend(fontsize="small")
+        ax.set_xlabel("queue depth (KB)" if sampled else "time-averaged queue depth (KB)")
+        ax.set_ylabel("P(depth >= x), samples" if sampled else "fraction of switch ports >= x")
+        ax.set_title(f"queue {q}", fontsize="medium")
+        ax.grid(alpha=0.3)
+    if sampled:
+        title = f"{cmp.scenario}: sampled queue depth, switch egress queues (CCDF)"
+    else:
+        title = (
+            f"{cmp.scenario}: time-averaged depth per switch egress port (CCDF)\n"
+            "(no queue sampling: set [metrics] queue_sample for the sampled distribution)"
+        )
+    fig.suptitle(title, fontsize="medium")
+    fig.tight_layout()
+    return fig
+
+
+# --------------------------------------------------------------------------- running
+
+
+def _run_job(text: str, fmt: str, origin: str, seed: Optional[int], variant: str) -> Tuple[str, Any, str]:
+    """Run one variant (in a worker process or in this one).
+
+    Errors raised by the core are returned as ``("error", kind, message)``: the core's
+    exception classes cannot be pickled back from a worker.
+    """
+    try:
+        res = run_source(ScenarioSource(text, fmt, origin), seed=seed, variant=variant, progress=False)
+    except _core.ScenarioError as e:
+        return ("error", "scenario", str(e))
+    except _core.SimulationError as e:
+        return ("error", "simulation", str(e))
+    except _core.DcnsimError as e:
+        return ("error", "dcnsim", str(e))
+    return ("ok", res, "")
+
+
+def _unwrap(variant: str, outcome: Tuple[str, Any, str]) -> Result:
+    status, value, message = outcome
+    if status == "ok":
+        return value
+    cls = {"scenario": _core.ScenarioError, "simulation": _core.SimulationError}.get(value, _core.DcnsimError)
+    raise cls(f"variant {variant!r}: {message}")
+
+
+def _pick_variants(src: ScenarioSource, variants: Optional[Sequence[str]]) -> Tuple[str, List[str]]:
+    info = _core.validate(src.text, src.format, None)
+    name = str(info.get("name", "?"))
+    available = list(info.get("variants") or [])
+    if not available:
+        raise _core.ScenarioError(
+            f"scenario {name!r} has no [[variant]] tables: nothing to compare "
+            "(add [[variant]] tables, or use `dcnsim run` for a single run)"
+        )
+    if variants is None:
+        return name, available
+    if isinstance(variants, str):
+        variants = [variants]
+    chosen: List[str] = []
+    for v in variants:
+        if v not in available:
+            raise _core.ScenarioError(
+                f"scenario {name!r} has no variant {v!r} (variants: {', '.join(available)})"
+            )
+        if v in chosen:
+            raise _core.ScenarioError(f"variant {v!r} given more than once")
+        chosen.append(v)
+    if not chosen:
+        raise _core.ScenarioError("no variants selected")
+    return name, chosen
+
+
+def compare(
+    scenario: ScenarioLike,
+    *,
+    variants: Optional[Sequence[str]] = None,
+    seed: Optional[int] = None,
+    jobs: Optional[int] = None,
+    progress: Union[bool, str] = False,
+) -> Comparison:
+    """Run several ``[[variant]]`` tables of one scenario and compare them.
+
+    Args:
+        scenario: as for :func:`dcnsim.run` (a path, a shipped scenario name, TOML text
+            or a dict).
+        variants: names of the variants to run, in this order (the first is the base of
+            the relative changes); default: all of them, in file order.
+        seed: overrides ``scenario.seed`` for every variant.
+        jobs: worker processes (default ``os.cpu_count()``; never more than the number
+            of variants). ``jobs=1`` runs the variants one after the other in this
+            process. The results do not depend on it.
+        progress: ``True`` shows a progress bar over the variants when stdout is a
+            terminal, ``"always"`` regardless, ``False`` (default) never.
+
+    Worker processes are started with the ``spawn`` method: a script that calls
+    ``compare`` with ``jobs > 1`` must do so under ``if __name__ == "__main__":``.
+
+    Raises:
+        ScenarioError: invalid scenario, a scenario without variants, an unknown or
+            duplicated variant name, a bad seed or a variant that fails validation.
+        SimulationError: a variant's simulation failed (the message names the variant).
+    """
+    check_seed(seed)
+    if jobs is None:
+        jobs = os.cpu_count() or 1
+    if isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) or int(jobs) < 1:
+        raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
+    src = resolve_scenario(scenario)
+    name, chosen = _pick_variants(src, variants)
+    for v in chosen:  # fail fast, before starting any process, on an invalid variant
+        _core.validate(src.text, src.format, v)
+    seed_arg = None if seed is None else int(seed)
+    workers = min(int(jobs), len(chosen))
+
+    show, force = _progress_mode(progress)
+    tracker = _Tracker(len(chosen), show, force)
+    outcomes: Dict[str, Tuple[str, Any, str]] = {}
+    with tracker:
+        if workers <= 1:
+            for v in chosen:
+                outcomes[v] = _run_job(src.text, src.format, src.origin, seed_arg, v)
+                tracker.done(v, outcomes[v])
+                _unwrap(v, outcomes[v])  # stop at the first failure
+        else:
+            ctx = multiprocessing.get_context("spawn")
+            pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+            try:
+                futures = {
+                    pool.submit(_run_job, src.text, src.format, src.origin, seed_arg, v): v for v in chosen
+                }
+                for fut in cf.as_completed(futures):
+                    v = futures[fut]
+                    try:
+                        outcomes[v] = fut.result()
+                    except BrokenProcessPool as e:
+                        raise _core.SimulationError(
+                            f"variant {v!r}: the worker process died ({e}); out of memory? try fewer --jobs"
+                        ) from None
+                    tracker.done(v, outcomes[v])
+                    if outcomes[v][0] == "error":
+                        _unwrap(v, outcomes[v])  # report the first failure, stop the others
+            except BaseException:
+                _abandon(pool)
+                raise
+            pool.shutdown(wait=True, cancel_futures=True)
+    results = {v: _unwrap(v, outcomes[v]) for v in chosen}
+    return Comparison(
+        results=results,
+        scenario=name,
+        origin=src.origin,
+        seed=seed_arg,
+        jobs=workers,
+        scenario_sha256=src.sha256,
+    )
+
+
+def _abandon(pool: cf.ProcessPoolExecutor) -> None:
+    """Stop a pool now (Ctrl-C, or a variant failed): cancel the queued jobs and end the
+    worker processes, which may be in the middle of a long simulation."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        try:
+            if proc.is_alive():
+                proc.terminate()
+        except (OSError, ValueError, AttributeError):
+            pass
+    for proc in procs:
+        try:
+            proc.join(timeout=5)
+        except (OSError, ValueError, AttributeError, AssertionError):
+            pass
+
+
+class _Tracker:
+    """A rich progress bar over the variants (or nothing)."""
+
+    def __init__(self, total: int, show: bool, force: bool) -> None:
+        self.total, self.show, self.force = total, show, force
+        self.bar: Any = None
+        self.task: Any = None
+
+    def __enter__(self) -> "_Tracker":
+        if self.show:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            console = Console(force_terminal=True) if self.force else Console()
+            self.bar = Progress(
+                TextColumn("[bold]variants"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[last]}"),
+                TimeElapsedColumn(),
+                console=console,
+            )
+            self.bar.__enter__()
+            self.task = self.bar.add_task("variants", total=self.total, last="")
+        return self
+
+    def done(self, variant: str, outcome: Tuple[str, Any, str]) -> None:
+        if self.bar is None:
+            return
+        from rich.markup import escape
+
+        if outcome[0] == "ok":
+            s = outcome[1].summary
+            last = f"{variant}: {s.get('flows_finished', '?')}/{s.get('flows_total', '?')} flows, {_fmt_seconds(float(s.get('wall_time_s', float('nan'))))}"
+        else:
+            last = f"{variant}: failed"
+        self.bar.update(self.task, advance=1, last=escape(last))
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)

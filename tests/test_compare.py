@@ -1,0 +1,375 @@
+"""dcnsim.compare / `dcnsim compare`: variants side by side, in a process pool."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import dcnsim
+from dcnsim.compare import (
+    COMPARISON_FILES,
+    Comparison,
+    format_change,
+    relative_change,
+    slugify,
+    switch_port_mask,
+)
+
+from conftest import tiny
+
+# 8 hosts on a 2-ToR Clos, a periodic 6:1 incast into a 100 KB static buffer plus Poisson
+# background, queue depth sampled: Reno (base, drops), DCTCP, DCTCP with a lower K.
+SCENARIO = """\
+[scenario]
+name = "cmp_small"
+description = "6:1 incast plus background: Reno vs DCTCP vs DCTCP K=10KB"
+seed = 3
+arrivals_for = "2ms"
+max_time = "200ms"
+
+[topology]
+kind = "clos2"
+tors = 2
+servers_per_tor = 4
+spines = 2
+host_link = { rate = "10Gbps", delay = "1us" }
+fabric_link = { rate = "10Gbps", delay = "1us" }
+
+[switch]
+buffer = { model = "static", queue = "100KB" }
+ecn = { k = "30KB" }
+
+[transport]
+kind = "reno"
+min_rto = "1ms"
+
+[metrics]
+queue_sample = "5us"
+queue_bin = "5KB"
+
+[[workload]]
+kind = "incast"
+fan_in = 6
+size = "64KB"
+period = "500us"
+
+[[workload]]
+kind = "poisson"
+sizes = "google-rpc"
+load = 0.3
+tag = "background"
+
+[[variant]]
+name = "Reno"
+
+[[variant]]
+name = "DCTCP"
+transport.kind = "dctcp"
+
+[[variant]]
+name = "DCTCP K=10KB"
+transport.kind = "dctcp"
+switch.ecn = { k = "10KB" }
+"""
+
+VARIANTS = ["Reno", "DCTCP", "DCTCP K=10KB"]
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+NETWORK_METRICS = [
+    "PAUSE frames",
+    "XOFF time (ms)",
+    "ports paused",
+    "flows paused",
+    "data packets dropped",
+    "loss rate (%)",
+    "flows with loss",
+    "ECN marks",
+    "mean queue depth, queue 0 (KB)",
+    "max queue depth, queue 0 (KB)",
+    "p99 sampled queue depth, queue 0 (KB)",
+    "unfinished flows",
+    "end reason",
+]
+FCT_METRICS = ["flows finished", "mean FCT (us)", "p50 FCT (us)", "p99 FCT (us)", "mean slowdown"]
+
+
+@pytest.fixture(scope="module")
+def scenario_file(tmp_path_factory) -> Path:
+    p = tmp_path_factory.mktemp("cmp") / "cmp_small.toml"
+    p.write_text(SCENARIO, encoding="utf-8")
+    return p
+
+
+@pytest.fixture(scope="module")
+def cmp2(scenario_file) -> Comparison:
+    """The comparison run with two worker processes."""
+    return dcnsim.compare(scenario_file, jobs=2)
+
+
+@pytest.fixture(scope="module")
+def cmp1(scenario_file) -> Comparison:
+    """The same comparison run in this process."""
+    return dcnsim.compare(scenario_file, jobs=1)
+
+
+# ---------------------------------------------------------------------------- API
+
+
+def test_results_in_file_order(cmp2):
+    assert list(cmp2.results) == VARIANTS
+    assert cmp2.base == "Reno" and cmp2.scenario == "cmp_small" and cmp2.jobs == 2
+    for name, res in cmp2.results.items():
+        assert isinstance(res, dcnsim.Result)
+        assert res.summary["variant"] == name and res.summary["seed"] == 3
+        assert res.summary["flows_unfinished"] == 0 and len(res.flows) > 1000
+    # The variants really differ: Reno drops in the shallow buffer, DCTCP marks.
+    r, d = cmp2.results["Reno"].summary, cmp2.results["DCTCP"].summary
+    assert r["data_packets_dropped"] > d["data_packets_dropped"]
+    assert d["ecn_marks"] > 0 == r["ecn_marks"]
+
+
+def test_table_layout(cmp2):
+    t = cmp2.table()
+    assert list(t.columns) == ["group", "metric", *VARIANTS, "DCTCP vs Reno", "DCTCP K=10KB vs Reno"]
+    # FCT rows: size bins with flows (this workload has none above 1 MB), then "all".
+    groups = list(dict.fromkeys(t["group"]))
+    assert groups == ["<100KB", "100KB-1MB", "all", "network"]
+    for g in groups[:-1]:
+        assert list(t.loc[t["group"] == g, "metric"]) == FCT_METRICS
+    assert list(t.loc[t["group"] == "network", "metric"]) == NETWORK_METRICS
+    assert len(t) == 3 * len(FCT_METRICS) + len(NETWORK_METRICS)
+    # No unique (group, metric) pair twice.
+    assert not t.duplicated(["group", "metric"]).any()
+
+
+def _cell(t: pd.DataFrame, group: str, metric: str, col: str):
+    sel = t[(t["group"] == group) & (t["metric"] == metric)]
+    assert len(sel) == 1, (group, metric)
+    return sel.iloc[0][col]
+
+
+def test_values_and_relative_change_by_hand(cmp2):
+    t = cmp2.table()
+    reno, dctcp = cmp2.results["Reno"], cmp2.results["DCTCP"]
+    # mean FCT of all flows, from each variant's own flows table
+    b = reno.flows["fct_ps"].astype("float64").mean() / 1e6
+    v = dctcp.flows["fct_ps"].astype("float64").mean() / 1e6
+    assert _cell(t, "all", "mean FCT (us)", "Reno") == pytest.approx(b, rel=1e-12)
+    assert _cell(t, "all", "mean FCT (us)", "DCTCP") == pytest.approx(v, rel=1e-12)
+    assert _cell(t, "all", "mean FCT (us)", "DCTCP vs Reno") == f"{(v - b) / b * 100:+.1f}%"
+    # p99 of the small flows agrees with the Result's own FCT table
+    small = reno.fct_table().set_index("bin")
+    assert _cell(t, "<100KB", "p99 FCT (us)", "Reno") == pytest.approx(small.loc["<100KB", "p99_fct_us"])
+    # network metrics straight from the summaries and the ports table
+    assert _cell(t, "network", "data packets dropped", "Reno") == reno.summary["data_packets_dropped"]
+    assert _cell(t, "network", "loss rate (%)", "DCTCP") == pytest.approx(100 * dctcp.summary["loss_rate"])
+    assert _cell(t, "network", "ECN marks", "DCTCP") == dctcp.summary["ecn_marks"]
+    assert _cell(t, "network", "end reason", "DCTCP") == "completed"
+    assert _cell(t, "network", "end reason", "DCTCP vs Reno") == ""
+    sw = reno.ports[~reno.ports["node_name"].str.match(r"h\d+$")]  # clos2 hosts are h0..h7
+    assert _cell(t, "network", "max queue depth, queue 0 (KB)", "Reno") == pytest.approx(sw["max_depth_bytes"].max() / 1e3)
+    assert _cell(t, "network", "mean queue depth, queue 0 (KB)", "Reno") == pytest.approx(sw["mean_depth_bytes"].mean() / 1e3)
+    # drops: the change is computed from the raw counts
+    d_b, d_v = reno.summary["data_packets_dropped"], dctcp.summary["data_packets_dropped"]
+    assert _cell(t, "network", "data packets dropped", "DCTCP vs Reno") == format_change((d_v - d_b) / d_b)
+    # Reno never marks: a zero base gives "n/a", not a division by zero.
+    assert _cell(t, "network", "ECN marks", "DCTCP vs Reno") == "n/a"
+
+
+def test_jobs_do_not_change_results(cmp1, cmp2):
+    assert cmp1.jobs == 1
+    pd.testing.assert_frame_equal(cmp1.table(), cmp2.table())
+    for name in VARIANTS:
+        a, b = cmp1.results[name], cmp2.results[name]
+        pd.testing.assert_frame_equal(a.flows, b.flows)
+        pd.testing.assert_frame_equal(a.ports, b.ports)
+        pd.testing.assert_frame_equal(a.queues, b.queues)
+
+
+def test_same_as_running_the_variant_alone(cmp2, scenario_file):
+    alone = dcnsim.run(scenario_file, variant="DCTCP K=10KB")
+    got = cmp2.results["DCTCP K=10KB"]
+    pd.testing.assert_frame_equal(alone.flows, got.flows)
+    pd.testing.assert_frame_equal(alone.ports, got.ports)
+    assert alone.summary["events"] == got.summary["events"]
+
+
+def test_variant_selection_order_and_seed(scenario_file):
+    c = dcnsim.compare(scenario_file, variants=["DCTCP", "Reno"], seed=11, jobs=1)
+    assert list(c.results) == ["DCTCP", "Reno"] and c.base == "DCTCP"
+    assert list(c.table().columns)[-1] == "Reno vs DCTCP"
+    assert c.seeds == {"DCTCP": 11, "Reno": 11}
+
+
+def test_save_writes_everything(cmp2, tmp_path):
+    out = tmp_path / "cmp"
+    written = cmp2.save(out)
+    slugs = {"Reno": "reno", "DCTCP": "dctcp", "DCTCP K=10KB": "dctcp-k-10kb"}
+    assert sorted(os.listdir(out)) == sorted([*COMPARISON_FILES, *slugs.values()])
+    for name, slug in slugs.items():
+        files = sorted(os.listdir(out / slug))
+        assert files == ["flows.parquet", "ports.parquet", "queues.parquet", "summary.json"]
+        summary = json.loads((out / slug / "summary.json").read_text())
+        assert summary["variant"] == name
+        q = pd.read_parquet(out / slug / "queues.parquet")
+        assert {"node", "port", "queue", "depth_bytes", "samples"} <= set(q.columns)
+    assert set(written) >= {"comparison.csv", "reno/flows.parquet"}
+    assert not [p for p in out.rglob("*") if p.name.endswith(".tmp")]
+
+    csv = pd.read_csv(out / "comparison.csv", keep_default_na=False)
+    assert list(csv.columns) == list(cmp2.table().columns)
+    assert _cell(csv, "all", "mean FCT (us)", "DCTCP vs Reno") == _cell(cmp2.table(), "all", "mean FCT (us)", "DCTCP vs Reno")
+
+    md = (out / "comparison.md").read_text()
+    assert "cmp_small" in md and "seed: 3" in md
+    for name in VARIANTS:
+        assert f"**{name}**" in md
+    assert md.count("wall time") == len(VARIANTS)
+    assert "| group | metric | Reno | DCTCP | DCTCP K=10KB | DCTCP vs Reno | DCTCP K=10KB vs Reno |" in md
+    assert "| all | mean FCT (us) |" in md
+
+    for png in ("fct_by_bin.png", "slowdown_cdf.png", "queue_depth.png"):
+        data = (out / png).read_bytes()
+        assert data.startswith(PNG_SIGNATURE), png
+        assert len(data) > 10_000, (png, len(data))
+
+
+def test_save_is_deterministic(cmp1, cmp2, tmp_path):
+    cmp1.save(tmp_path / "a")
+    cmp2.save(tmp_path / "b")
+    for name in ("comparison.csv", "fct_by_bin.png", "slowdown_cdf.png", "queue_depth.png", "reno/flows.parquet"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+
+
+def test_without_queue_sampling(tmp_path):
+    """No [metrics] queue_sample: no queues table, no sampled rows, the plot falls back."""
+    text = SCENARIO.replace('queue_sample = "5us"\nqueue_bin = "5KB"\n', "").replace(
+        'arrivals_for = "2ms"', 'arrivals_for = "500us"'
+    )
+    c = dcnsim.compare(text, variants=["Reno", "DCTCP"], jobs=1)
+    assert all(len(r.queues) == 0 for r in c.results.values())
+    metrics = list(c.table()["metric"])
+    assert "mean queue depth, queue 0 (KB)" in metrics
+    assert not any(m.startswith("p99 sampled") for m in metrics)
+    c.save(tmp_path)
+    assert "queues.parquet" not in os.listdir(tmp_path / "reno")
+    assert (tmp_path / "queue_depth.png").read_bytes().startswith(PNG_SIGNATURE)
+
+
+def test_no_variants_is_an_error():
+    with pytest.raises(dcnsim.ScenarioError, match=r"no \[\[variant\]\]"):
+        dcnsim.compare(tiny(), jobs=1)
+
+
+def test_bad_arguments(scenario_file):
+    with pytest.raises(dcnsim.ScenarioError, match="no variant 'nope'.*Reno, DCTCP"):
+        dcnsim.compare(scenario_file, variants=["Reno", "nope"])
+    with pytest.raises(dcnsim.ScenarioError, match="more than once"):
+        dcnsim.compare(scenario_file, variants=["Reno", "Reno"])
+    with pytest.raises(ValueError, match="jobs"):
+        dcnsim.compare(scenario_file, jobs=0)
+    with pytest.raises(dcnsim.ScenarioError, match="seed"):
+        dcnsim.compare(scenario_file, seed=-1)
+    bad = SCENARIO + '\n[[variant]]\nname = "broken"\ntransport.kind = "warp"\n'
+    with pytest.raises(dcnsim.ScenarioError, match="broken"):
+        dcnsim.compare(bad, jobs=1)
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def test_relative_change_and_format():
+    assert relative_change(100, 61.8) == pytest.approx(-0.382)
+    assert format_change(relative_change(100, 61.8)) == "-38.2%"
+    assert format_change(relative_change(10, 12)) == "+20.0%"
+    assert format_change(relative_change(0, 0)) == "+0.0%"
+    assert relative_change(0, 5) is None and format_change(None, 0, 5) == "n/a"
+    assert format_change(None, "completed", "deadlock") == ""
+    assert relative_change(None, 3) is None and relative_change(float("nan"), 3) is None
+    assert format_change(relative_change(1, 1367)) == "+136600%"
+
+
+def test_slugify():
+    assert slugify("PFC+DCQCN") == "pfc-dcqcn"
+    assert slugify("DCTCP K=10KB") == "dctcp-k-10kb"
+    assert slugify("///") == "variant"
+
+
+def test_switch_ports_without_is_host_column(cmp2):
+    """With the core's is_host column or without it (nodes with one port are hosts)."""
+    ports = cmp2.results["Reno"].ports
+    expected = ~ports["node_name"].str.match(r"h\d+$").to_numpy(dtype=bool)
+    assert expected.any() and (~expected).any()
+    assert (switch_port_mask(ports.drop(columns=["is_host"], errors="ignore")) == expected).all()
+    assert (switch_port_mask(ports) == expected).all()
+
+
+def test_result_queues(cmp2):
+    q = cmp2.results["Reno"].queues
+    assert list(q.columns[:5]) == ["node", "node_name", "port", "queue", "depth_bytes"]
+    assert (q["samples"] > 0).all()
+    keys = q[["node", "port", "queue", "depth_bytes"]]
+    assert keys.equals(keys.sort_values(list(keys.columns), ignore_index=True))
+    # Only switch queues are sampled, every queue the same number of times.
+    names = set(q["node_name"])
+    assert names and not any(n.startswith("h") for n in names)
+    per_queue = q.groupby(["node", "port", "queue"])["samples"].sum()
+    assert per_queue.nunique() == 1
+    assert int(per_queue.iloc[0]) == cmp2.results["Reno"].summary["queue_samples"]
+
+
+# ---------------------------------------------------------------------------- CLI
+
+
+def test_cli_compare(dcnsim_cli, scenario_file, tmp_path):
+    proc = dcnsim_cli("compare", scenario_file, "-o", "out", "--jobs", "2", "--no-progress")
+    assert proc.returncode == 0, proc.stderr
+    out = tmp_path / "out"
+    for f in COMPARISON_FILES:
+        assert (out / f).is_file(), f
+    for slug in ("reno", "dctcp", "dctcp-k-10kb"):
+        assert (out / slug / "flows.parquet").is_file()
+    for text in ("cmp_small", "DCTCP vs Reno", "mean FCT (us)", "PAUSE frames", "XOFF time (ms)", "end reason", "network"):
+        assert text in proc.stdout, text
+    for name in VARIANTS:
+        assert f"{name}: " in proc.stdout and "flows finished" in proc.stdout
+    assert "warning" not in proc.stderr and "Traceback" not in proc.stderr
+    # The CSV written by the CLI is the API's table.
+    csv = pd.read_csv(out / "comparison.csv", keep_default_na=False)
+    api = dcnsim.compare(scenario_file, jobs=1).table()
+    assert list(csv["metric"]) == list(api["metric"])
+    assert list(csv["DCTCP vs Reno"]) == list(api["DCTCP vs Reno"])
+
+
+def test_cli_compare_selected_variants(dcnsim_cli, scenario_file):
+    proc = dcnsim_cli("compare", scenario_file, "--variant", "DCTCP K=10KB", "--variant", "DCTCP", "-j", "1")
+    assert proc.returncode == 0, proc.stderr
+    assert "DCTCP vs DCTCP K=10KB" in proc.stdout and "Reno" not in proc.stdout
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--variant", "nope"], ["no variant 'nope'"]),
+        (["--jobs", "0"], ["--jobs"]),
+    ],
+)
+def test_cli_compare_user_errors(dcnsim_cli, scenario_file, args, words):
+    proc = dcnsim_cli("compare", scenario_file, *args)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ")
+    for w in words:
+        assert w in lines[0]
+
+
+def test_cli_compare_without_variants(dcnsim_cli, tiny_file, tmp_path):
+    proc = dcnsim_cli("compare", tiny_file, "-o", "out")
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "no [[variant]]" in lines[0]
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "out").exists()
