@@ -92,14 +92,6 @@ def test_incast_pfc_pauses_and_every_flow_finishes(incast):
     assert int(ports["drops_ttl"].sum()) == 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "engine: the packet that crosses XOFF is charged to headroom, but the derived headroom "
-        "(2 x cable + 2 MTU + 64 B) has no room for it, so one lossless packet is dropped "
-        "(drops_headroom = 1) in roce_incast_pfc; see docs/mechanisms.md, PFC headroom"
-    ),
-)
 def test_incast_pfc_is_lossless(incast):
     s, flows, ports = incast["base"]["summary"], incast["base"]["flows"], incast["base"]["ports"]
     assert int(ports["drops_headroom"].sum()) == 0
@@ -190,10 +182,6 @@ def test_seed004_paused_flags_victims(seed004):
     assert victims == seed004.summary["flows_paused"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="python/dcnsim/api.py flows_frame turns only `finished` into bool; `paused` stays uint8",
-)
 def test_seed004_paused_column_is_bool(seed004):
     assert seed004.flows["paused"].dtype == np.dtype(bool)
 

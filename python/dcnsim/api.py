@@ -162,6 +162,8 @@ def flows_frame(raw: Mapping[str, Tuple[str, bytes]], tags: Sequence[str]) -> pd
     for name, values in cols.items():
         if name == "finished":
             data[name] = finished
+        elif name == "paused":
+            data[name] = values.astype(bool)
         elif name in ("end_ps", "fct_ps"):
             data[name] = _nullable_int(values, finished)
         elif name == "slowdown":

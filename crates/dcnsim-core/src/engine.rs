@@ -21,6 +21,7 @@ use crate::net::{FlowId, NodeKind, Packet, PacketArena, PktId, PktKind, PortId, 
 use crate::scenario::schema::{Arrivals, SizeDist, TransportKind};
 use crate::sim::rng::mix64;
 use crate::sim::{ser_time, stream, EventQueue, Rng, SimTime, Stream};
+use crate::switch::ci::{CiMode, CiParams, CiTable, CIP_BYTES};
 use crate::switch::pfc::{Ingress, PfcParams, Xoff, PAUSE_FRAME_BYTES};
 use crate::switch::{BufferParams, DropReason, MarkReason, Red, Scheduler, SwitchBuffer};
 use crate::workload::FlowSpec;
@@ -63,6 +64,8 @@ pub struct SimConfig {
     pub switch_latency: SimTime,
     /// Priority-based Flow Control; None = lossy fabric.
     pub pfc: Option<PfcParams>,
+    /// Congestion Isolation (or its hash baseline); None = off.
+    pub ci: Option<CiParams>,
     pub tcp: TcpParams,
     pub udp: UdpParams,
     pub roce: RoceParams,
@@ -94,6 +97,8 @@ enum Ev {
     Pace { flow: FlowId, gen: u32 },
     /// Sample every switch queue's depth.
     Sample,
+    /// Release flow `key` from `port`'s congested-flow table if it is still idle.
+    CiRelease { port: PortId, key: u32, gen: u32 },
 }
 
 /// Hop limit: a packet crossing more switches than this is in a routing loop.
@@ -168,6 +173,8 @@ pub struct Sim {
     /// Per (switch port, queue) histogram of sampled depths, indexed like the ports table.
     depth_hist: Vec<Vec<u64>>,
     samples: u64,
+    /// Congested-flow table of every port (CI isolate mode).
+    ci_tables: Vec<CiTable>,
 }
 
 /// One transmission start, recorded when tracing is on.
@@ -187,6 +194,7 @@ impl Sim {
         specs.sort_by_key(|s| s.start); // stable: ties keep workload order
         let nq = cfg.queues;
         let has_pfc = cfg.pfc.is_some();
+        let has_ci = cfg.ci.as_ref().is_some_and(|c| c.mode == CiMode::Isolate);
         let n_ports = topo.ports.len();
         let egress = (0..topo.ports.len()).map(|_| Egress::new(nq)).collect();
         let arrive_delay = topo
@@ -255,6 +263,7 @@ impl Sim {
             trace: None,
             depth_hist: Vec::new(),
             samples: 0,
+            ci_tables: vec![CiTable::default(); if has_ci { n_ports } else { 0 }],
         }
     }
 
@@ -384,9 +393,10 @@ impl Sim {
             Ev::Arrive { port, pkt } => {
                 let node = self.topo.ports[port as usize].node;
                 let n = &self.topo.nodes[node as usize];
-                if self.pkts.get(pkt).kind == PktKind::Pause {
-                    self.pause_rx(port, pkt);
-                    return;
+                match self.pkts.get(pkt).kind {
+                    PktKind::Pause => return self.pause_rx(port, pkt),
+                    PktKind::Cip => return self.cip_rx(port, pkt),
+                    _ => {}
                 }
                 match n.kind {
                     NodeKind::Switch => self.switch_rx(n.index, port, pkt),
@@ -414,6 +424,13 @@ impl Sim {
             Ev::PfcRefresh { port, class, gen } => self.pfc_refresh(port, class as usize, gen),
             Ev::DeadlockCheck => self.deadlock_check(),
             Ev::Sample => self.sample_queues(),
+            Ev::CiRelease { port, key, gen } => {
+                let t = &mut self.ci_tables[port as usize];
+                if t.entries.get(&key).is_some_and(|e| e.release_gen == gen && e.c_pkts == 0) {
+                    t.entries.remove(&key);
+                    t.releases += 1;
+                }
+            }
             Ev::Pace { flow, gen } => {
                 if let Sender::Roce(r) = &mut self.flows[flow as usize].sender {
                     if r.pace_gen == gen {
@@ -445,19 +462,52 @@ impl Sim {
                 return;
             }
         };
-        let qi = self.cfg.class_of[prio as usize & 7] as usize;
+        let mut qi = self.cfg.class_of[prio as usize & 7] as usize;
+        // Congestion Isolation: choose between the non-congested and the congested queue.
+        let mut ci_isolated = false;
+        let mut ci_managed = false;
+        if let Some(ci) = self.cfg.ci.as_ref().map(|c| (c.mode.clone(), c.queue, c.congested_queue)) {
+            let (mode, ci_queue, congested_queue) = ci;
+            if qi == ci_queue {
+                match mode {
+                    CiMode::HashDst => {
+                        if mix64(dst as u64 ^ 0xC1_D5) & 1 == 0 {
+                            qi = congested_queue;
+                        }
+                    }
+                    CiMode::Isolate => {
+                        ci_managed = true;
+                        if self.ci_tables[out as usize].entries.contains_key(&hash) {
+                            ci_isolated = true;
+                        } else {
+                            let nc = self.egress[out as usize].queues[ci_queue].bytes;
+                            let p = self.cfg.ci.as_ref().unwrap().prob(nc);
+                            let st = &mut self.switches[sw as usize];
+                            if p >= 1.0 || (p > 0.0 && rand::Rng::gen::<f64>(&mut st.rng) < p) {
+                                self.ci_isolate(out, hash);
+                                ci_isolated = true;
+                            }
+                        }
+                        if ci_isolated {
+                            qi = congested_queue;
+                        }
+                    }
+                }
+            }
+        }
         // Admission: lossless classes by PFC ingress accounting, the rest by the buffer model.
         let mut hdrm = false;
-        let lossless = self.cfg.pfc.as_ref().is_some_and(|p| p.is_lossless(qi));
+        // PFC accounts a packet to the class it arrived in (what the upstream can pause)
+        let arrival_tc = self.pkts.get(pkt).tc as usize;
+        let lossless = self.cfg.pfc.as_ref().is_some_and(|p| p.is_lossless(arrival_tc));
         if lossless {
             let pfc = self.cfg.pfc.as_ref().unwrap();
-            let c = pfc.class(qi);
+            let c = pfc.class(arrival_tc);
             let thr = self.xoff_threshold(sw);
             let ing = &self.ingress[in_port as usize];
             if ing.bytes[c] - ing.headroom[c] + size as u64 > thr {
                 if ing.headroom[c] + size as u64 > pfc.headroom[in_port as usize] {
-                    let iq = qi.min(self.egress[in_port as usize].queues.len() - 1);
-                    self.drop_pkt(pkt, Some((in_port, iq)), DropReason::Headroom);
+                    self.drop_pkt(pkt, Some((in_port, arrival_tc)), DropReason::Headroom);
                     return;
                 }
                 hdrm = true;
@@ -472,7 +522,14 @@ impl Sim {
         }
         let st = &mut self.switches[sw as usize];
         let eg = &mut self.egress[out as usize];
-        if let Some(red) = &self.cfg.red {
+        if ci_isolated && ect {
+            // "ECN is marked once a packet is isolated" (seed 003)
+            self.pkts.get_mut(pkt).ce = true;
+            eg.queues[qi].stats.count_mark(MarkReason::EcnThreshold);
+            self.ecn_marks += 1;
+        } else if ci_managed {
+            // CI replaces RED on the queues it manages
+        } else if let Some(red) = &self.cfg.red {
             if red.decide(eg.queues[qi].bytes, &mut st.rng) {
                 if ect {
                     self.pkts.get_mut(pkt).ce = true;
@@ -500,9 +557,99 @@ impl Sim {
             }
         }
         if lossless {
-            self.pfc_on_enqueue(sw, in_port, qi, size as u64, hdrm);
+            self.pfc_on_enqueue(sw, in_port, arrival_tc, size as u64, hdrm);
+        }
+        if ci_isolated {
+            let ci = self.cfg.ci.as_ref().unwrap();
+            let over = self.egress[out as usize].queues[qi].bytes > ci.cip_threshold;
+            let signal = ci.signal;
+            let e = self.ci_tables[out as usize].entries.get_mut(&hash).unwrap();
+            e.c_pkts += 1;
+            e.last_active = self.now;
+            if signal && over && !e.cip_sent {
+                e.cip_sent = true;
+                let flow = self.pkts.get(pkt).flow;
+                self.ci_tables[out as usize].cips_sent += 1;
+                self.send_cip(in_port, hash, flow);
+            }
         }
         self.try_tx(out);
+    }
+
+    // --------------------------------------------------------------------- CI
+
+    /// Isolate flow `key` at egress `port`: its packets still in the non-congested
+    /// queue must leave before its first packet in the congested queue.
+    fn ci_isolate(&mut self, port: PortId, key: u32) -> bool {
+        let ci = self.cfg.ci.as_ref().unwrap();
+        let t = &self.ci_tables[port as usize];
+        if t.entries.contains_key(&key) {
+            return false;
+        }
+        let nc = self.egress[port as usize].queues[ci.queue].pkts.iter().filter(|&&id| self.pkts.get(id).hash == key).count() as u32;
+        let (cap, release) = (ci.table_size, ci.release_after);
+        let e = self.ci_tables[port as usize].insert(key, nc, self.now, cap);
+        // an entry that never receives a packet must still age out
+        e.release_gen = e.release_gen.wrapping_add(1);
+        let gen = e.release_gen;
+        self.q.push(self.now + release, Ev::CiRelease { port, key, gen });
+        true
+    }
+
+    /// Keep the isolated flow's packet counts as its packets leave `port`.
+    fn ci_on_dequeue(&mut self, port: PortId, qi: usize, pkt: PktId) {
+        let ci = self.cfg.ci.as_ref().unwrap();
+        let key = self.pkts.get(pkt).hash;
+        let release = ci.release_after;
+        let congested = qi == ci.congested_queue;
+        let nc = qi == ci.queue;
+        let Some(e) = self.ci_tables[port as usize].entries.get_mut(&key) else { return };
+        if nc {
+            e.nc_pkts = e.nc_pkts.saturating_sub(1);
+        } else if congested {
+            e.c_pkts = e.c_pkts.saturating_sub(1);
+            if e.c_pkts == 0 {
+                e.release_gen = e.release_gen.wrapping_add(1);
+                let gen = e.release_gen;
+                self.q.push(self.now + release, Ev::CiRelease { port, key, gen });
+            }
+        }
+    }
+
+    /// Send a CIP naming flow `key` out of `port` (toward the upstream peer).
+    fn send_cip(&mut self, port: PortId, key: u32, flow: FlowId) {
+        let p = Packet { kind: PktKind::Cip, flow, seq: key as u64, size: CIP_BYTES, ..Packet::blank() };
+        self.pkts_created += 1;
+        let id = self.pkts.alloc(p);
+        self.egress[port as usize].ctrl.push_back(id);
+        self.try_tx(port);
+    }
+
+    /// A CIP arrived through `port`: isolate the flow in this node's egress back through it.
+    fn cip_rx(&mut self, port: PortId, pkt: PktId) {
+        let (key, flow) = {
+            let p = self.pkts.get(pkt);
+            (p.seq as u32, p.flow)
+        };
+        self.pkts_consumed += 1;
+        self.pkts.free(pkt);
+        let ci = self.cfg.ci.as_ref().unwrap();
+        let node = self.topo.ports[port as usize].node;
+        match self.topo.nodes[node as usize].kind {
+            NodeKind::Switch => {
+                self.ci_tables[port as usize].cips_received += 1;
+                self.ci_isolate(port, key);
+            }
+            NodeKind::Host => {
+                if ci.hosts {
+                    let c = ci.congested_queue as u8;
+                    if let Some(f) = self.flows.get_mut(flow as usize) {
+                        f.nic_class = Some(c);
+                    }
+                    self.ci_tables[port as usize].cips_received += 1;
+                }
+            }
+        }
     }
 
     /// Add every switch queue's depth to its histogram; sample again after the interval
@@ -766,7 +913,18 @@ impl Sim {
                 let link = self.cfg.pfc.as_ref().is_some_and(|p| p.link_mode);
                 let eg = &mut self.egress[port as usize];
                 let paused = &eg.paused;
-                let blocked = |i: usize| paused.is_paused(if link { 0 } else { i }, now);
+                let queues = &eg.queues;
+                let pkts = &self.pkts;
+                // CI ordering: the congested queue waits while its head's flow still has
+                // packets in the non-congested queue
+                let ci_block = |i: usize| match (&self.cfg.ci, self.ci_tables.get(port as usize)) {
+                    (Some(ci), Some(t)) if i == ci.congested_queue && !t.entries.is_empty() => queues[i]
+                        .head()
+                        .and_then(|h| t.entries.get(&pkts.get(h).hash))
+                        .is_some_and(|e| e.nc_pkts > 0),
+                    _ => false,
+                };
+                let blocked = |i: usize| paused.is_paused(if link { 0 } else { i }, now) || ci_block(i);
                 let qi = match self.cfg.scheduler.select(&eg.queues, &mut eg.sched, &self.pkts, blocked) {
                     Some(q) => q,
                     None => return,
@@ -775,10 +933,13 @@ impl Sim {
                 self.switches[sw as usize].buffer.on_dequeue(eg.bytes, size as u64);
                 eg.bytes -= size as u64;
                 let pkt = eg.queues[qi].pop(size, self.now).unwrap();
+                if !self.ci_tables.is_empty() {
+                    self.ci_on_dequeue(port, qi, pkt);
+                }
                 if self.cfg.pfc.is_some() {
-                    let (in_port, hdrm, enq, flow) = {
+                    let (in_port, hdrm, enq, flow, arrival_tc) = {
                         let p = self.pkts.get(pkt);
-                        (p.ingress, p.hdrm, p.enq, p.flow)
+                        (p.ingress, p.hdrm, p.enq, p.flow, p.tc as usize)
                     };
                     let c = if link { 0 } else { qi };
                     if self.egress[port as usize].paused.paused_during(c, enq) {
@@ -786,10 +947,11 @@ impl Sim {
                             f.paused = true;
                         }
                     }
-                    if self.cfg.pfc.as_ref().unwrap().is_lossless(qi) {
-                        self.pfc_on_dequeue(sw, in_port, qi, size as u64, hdrm);
+                    if self.cfg.pfc.as_ref().unwrap().is_lossless(arrival_tc) {
+                        self.pfc_on_dequeue(sw, in_port, arrival_tc, size as u64, hdrm);
                     }
                 }
+                self.pkts.get_mut(pkt).tc = qi as u8;
                 pkt
             }
             NodeKind::Host => match self.host_next_packet(n.index) {
@@ -857,7 +1019,9 @@ impl Sim {
             if let Some(qi) = Scheduler::Strict.select(&eg.queues, &mut eg.sched, &self.pkts, blocked) {
                 let size = self.pkts.get(eg.queues[qi].head().unwrap()).size;
                 eg.bytes -= size as u64;
-                return eg.queues[qi].pop(size, self.now);
+                let pkt = eg.queues[qi].pop(size, self.now)?;
+                self.pkts.get_mut(pkt).tc = qi as u8;
+                return Some(pkt);
             }
         }
         // paced flows found not ready: re-examined (and woken later) once we are done
@@ -871,6 +1035,14 @@ impl Sim {
                 fl.in_ready = false;
                 if fl.finished {
                     continue;
+                }
+                if let Some(c) = fl.nic_class {
+                    if c as usize != class {
+                        // isolated at the NIC by a CIP since it was queued: move it
+                        fl.in_ready = true;
+                        self.hosts[h as usize].ready[c as usize].push_back(f);
+                        continue;
+                    }
                 }
                 let now = self.now;
                 let (seg, still, ect) = match &mut fl.sender {
@@ -916,6 +1088,7 @@ impl Sim {
                     retx: seg.retx,
                     hash: fl.hash,
                     ts: self.now,
+                    tc: class as u8,
                     ..Packet::blank()
                 };
                 let paced = !still && matches!(fl.sender, Sender::Roce(_));
@@ -962,7 +1135,7 @@ impl Sim {
                     r.on_cnp(now);
                 }
             }
-            PktKind::Pause => unreachable!("PAUSE frames are handled on arrival"),
+            PktKind::Pause | PktKind::Cip => unreachable!("control frames are handled on arrival"),
         }
     }
 
@@ -1094,7 +1267,7 @@ impl Sim {
             Sender::Udp(_) | Sender::Done => return,
         }
         fl.in_ready = true;
-        let class = self.cfg.class_of[fl.prio as usize & 7] as usize;
+        let class = fl.nic_class.map_or(self.cfg.class_of[fl.prio as usize & 7] as usize, |c| c as usize);
         let h = fl.src;
         self.hosts[h as usize].ready[class].push_back(f);
         let port = self.hosts[h as usize].port;
@@ -1228,6 +1401,7 @@ impl Sim {
             finished: false,
             end: SimTime::ZERO,
             in_ready: false,
+            nic_class: None,
         });
         self.active += 1;
         if is_udp {
@@ -1411,6 +1585,9 @@ impl Sim {
         let mut queue = vec![];
         let mut rate = vec![];
         let mut c: [Vec<u64>; 13] = Default::default();
+        let mut cic: [Vec<u64>; 6] = Default::default();
+        let ci_row = self.cfg.ci.as_ref().map(|c| c.congested_queue);
+        let (mut iso_total, mut cip_total) = (0u64, 0u64);
         let mut mean = vec![];
         let link = self.cfg.pfc.as_ref().is_some_and(|p| p.link_mode);
         let mut ports_paused = 0u64;
@@ -1445,6 +1622,16 @@ impl Sim {
                 c[11].push(xoff);
                 c[12].push(periods);
                 port_was_paused |= periods > 0;
+                match (self.ci_tables.get(pid), ci_row) {
+                    (Some(t), Some(r)) if r == qi => {
+                        for (v, x) in cic.iter_mut().zip([t.isolations, t.releases, t.evictions, t.cips_sent, t.cips_received, t.max_occupancy as u64]) {
+                            v.push(x);
+                        }
+                        iso_total += t.isolations;
+                        cip_total += t.cips_sent;
+                    }
+                    _ => cic.iter_mut().for_each(|v| v.push(0)),
+                }
                 pfc_frames += s.pfc_tx;
             }
             ports_paused += port_was_paused as u64;
@@ -1470,6 +1657,13 @@ impl Sim {
         pt.push("pfc_rx_frames", C::U64(pfc_rx));
         pt.push("xoff_time_ps", C::U64(xoff_t));
         pt.push("pause_periods", C::U64(periods));
+        let [iso, rel, evi, cips, cipr, tmax] = cic;
+        pt.push("ci_isolations", C::U64(iso));
+        pt.push("ci_releases", C::U64(rel));
+        pt.push("ci_evictions", C::U64(evi));
+        pt.push("cips_sent", C::U64(cips));
+        pt.push("cips_received", C::U64(cipr));
+        pt.push("ci_table_max", C::U64(tmax));
         let victims = self.flows.iter().filter(|f| f.paused).count();
 
         let unfinished = self.flows.len() - self.finished + (self.specs.len() - self.next_spec);
@@ -1493,6 +1687,8 @@ impl Sim {
             "loss_rate": if self.data_sent > 0 { self.data_dropped as f64 / self.data_sent as f64 } else { 0.0 },
             "flows_with_loss": self.flows.iter().filter(|f| f.drops > 0).count(),
             "pfc_frames": pfc_frames,
+            "ci_isolations": iso_total,
+            "cips_sent": cip_total,
             "ports_paused": ports_paused,
             "flows_paused": victims,
             "deadlock": self.deadlock,
@@ -1549,5 +1745,7 @@ mod tests;
 mod pfc_tests;
 #[cfg(test)]
 mod dcqcn_tests;
+#[cfg(test)]
+mod ci_tests;
 #[cfg(test)]
 mod proptests;

@@ -13,9 +13,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-create_exception!(_core, DcnsimError, PyException, "Base class of every dcnsim error.");
-create_exception!(_core, ScenarioError, DcnsimError, "The scenario is invalid: the message names the key, the value and what was expected.");
-create_exception!(_core, SimulationError, DcnsimError, "The simulation failed internally (a bug: please report it).");
+create_exception!(dcnsim._core, DcnsimError, PyException, "Base class of every dcnsim error.");
+create_exception!(dcnsim._core, ScenarioError, DcnsimError, "The scenario is invalid: the message names the key, the value and what was expected.");
+create_exception!(dcnsim._core, SimulationError, DcnsimError, "The simulation failed internally (a bug: please report it).");
 
 fn parse(text: &str, format: &str) -> PyResult<Document> {
     let r = match format {

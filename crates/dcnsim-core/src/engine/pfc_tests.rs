@@ -90,7 +90,7 @@ fn derived_headroom_absorbs_a_long_cable_and_too_little_drops() {
     let cfg = |hdrm: &str| format!("buffer = {{ model = \"static\", queue = \"1MB\" }}\npfc = {{ xoff = \"100KB\", xon = \"50KB\" {hdrm} }}");
     let mut sim = build(&star(2, "100Gbps", "10us", Some("25Gbps"), &cfg(""), flows, "50ms"));
     let need = PfcParams::derived_headroom(100_000_000_000, SimTime::from_us(20), 1500);
-    assert_eq!(need, 250_000 + 3000 + 64);
+    assert_eq!(need, 250_000 + 4500 + 64);
     sim.run();
     assert!(sim.violations().is_empty(), "{:?}", sim.violations());
     let r = sim.results();

@@ -65,4 +65,6 @@ pub struct Flow {
     pub finished: bool,
     pub end: SimTime,
     pub in_ready: bool,
+    /// NIC traffic class after a CIP isolated the flow at its source (P802.1Qcz).
+    pub nic_class: Option<u8>,
 }

@@ -20,6 +20,9 @@ pub enum PktKind {
     Nack,
     /// DCQCN Congestion Notification Packet, receiver to sender.
     Cnp,
+    /// P802.1Qcz Congestion Isolation Packet to the upstream peer: `seq` = flow key (hash),
+    /// `flow` = the flow it names.
+    Cip,
     /// IEEE 802.1Qbb PFC / 802.3x PAUSE frame: `seq` = quanta (0 = XON), `prio` = class
     /// (255 = every class, 802.3x).
     Pause,
@@ -58,6 +61,9 @@ pub struct Packet {
     pub hops: u8,
     /// Held in PFC headroom at the current switch.
     pub hdrm: bool,
+    /// Traffic class it was transmitted in on its last link: the class PFC at the receiving
+    /// switch accounts it to and pauses (it differs from the local queue under CI).
+    pub tc: u8,
     /// When it joined its current queue (victim-flow detection).
     pub enq: SimTime,
 }
@@ -82,6 +88,7 @@ impl Packet {
             ingress: u32::MAX,
             hops: 0,
             hdrm: false,
+            tc: 0,
             enq: SimTime::ZERO,
         }
     }

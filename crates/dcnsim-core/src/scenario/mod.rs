@@ -13,6 +13,7 @@ use crate::net::{clos, dumbbell, fat_tree, Routes, Topology};
 use crate::sim::SimTime;
 use crate::host::dcqcn::{DcqcnParams, PAPER_CNP_INTERVAL, SEED004_CNP_INTERVAL};
 use crate::host::roce::RoceParams;
+use crate::switch::ci::{CiMode, CiParams};
 use crate::switch::pfc::{PfcParams, Xoff};
 use crate::switch::{BufferParams, Red, Scheduler};
 use crate::workload::cdf::FlowSizeCdf;
@@ -327,6 +328,40 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
             return Err(err(format!("switch.weights[{i}]"), "invalid value 0, expected a weight >= 1"));
         }
     }
+    if let Some(st) = &sw.strict {
+        if sw.scheduler != SchedulerKind::Dwrr {
+            return Err(err("switch.strict", "only used with scheduler = \"dwrr\" (strict queues ahead of the DWRR set)"));
+        }
+        if let Some(i) = st.iter().position(|&q| q >= nq) {
+            return Err(err(format!("switch.strict[{i}]"), format!("invalid value {}, expected a queue 0..{}", st[i], nq - 1)));
+        }
+    }
+    if let Some(ci) = &sw.ci {
+        let q = ci.queue.unwrap_or(1);
+        let c = ci.congested_queue.unwrap_or(0);
+        if q >= nq {
+            return Err(err("switch.ci.queue", format!("invalid value {q}, expected a queue 0..{} (switch.queues = {nq})", nq - 1)));
+        }
+        if c >= nq || c == q {
+            return Err(err("switch.ci.congested_queue", format!("invalid value {c}, expected a queue 0..{} other than switch.ci.queue ({q})", nq - 1)));
+        }
+        if let (Some(lo), Some(hi)) = (ci.low, ci.high) {
+            if lo.0 > hi.0 {
+                return Err(err("switch.ci.low", format!("invalid value {} B, expected low <= high ({} B)", lo.0, hi.0)));
+            }
+        }
+        if let Some(p) = ci.pmax {
+            if !(p > 0.0 && p <= 1.0) {
+                return Err(err("switch.ci.pmax", format!("invalid value {p}, expected a probability in (0, 1]")));
+            }
+        }
+        if ci.table_size == Some(0) {
+            return Err(err("switch.ci.table_size", "invalid value 0, expected >= 1"));
+        }
+        if ci.release_after.map(|d| d.0 .0) == Some(0) {
+            return Err(err("switch.ci.release_after", "invalid value 0, expected a duration > 0"));
+        }
+    }
     if let Some(c) = &sw.classes {
         if c.len() != 8 {
             return Err(err("switch.classes", format!("{} entries, expected 8 (one per priority 0..7)", c.len())));
@@ -541,6 +576,12 @@ fn validate_workload(w: &WorkloadConfig, i: usize, hosts: u32) -> Result<(), Sce
         if p > 7 {
             return Err(err(key("priority"), format!("invalid value {p}, expected 0..7")));
         }
+    }
+    match (w.mice_below, w.mice_priority) {
+        (Some(_), None) => return Err(err(key("mice_priority"), "missing; expected the priority (0..7) of flows below mice_below")),
+        (None, Some(_)) => return Err(err(key("mice_below"), "missing; expected a size such as \"100KB\" (mice_priority needs it)")),
+        (_, Some(p)) if p > 7 => return Err(err(key("mice_priority"), format!("invalid value {p}, expected 0..7"))),
+        _ => {}
     }
     if let (Some(a), Some(b)) = (w.start, w.stop) {
         if b.0 <= a.0 {
@@ -791,7 +832,8 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
         SchedulerKind::Strict => Scheduler::Strict,
         SchedulerKind::Dwrr => {
             let w = sw.weights.clone().unwrap_or_else(|| vec![1; nq]);
-            Scheduler::Dwrr { quanta: w.iter().map(|&x| x as u64 * mtu as u64).collect() }
+            let strict = sw.strict.iter().flatten().fold(0u8, |m, &q| m | (1 << q));
+            Scheduler::Dwrr { quanta: w.iter().map(|&x| x as u64 * mtu as u64).collect(), strict }
         }
     };
     let red = sw.ecn.as_ref().map(|e| match e.k {
@@ -815,6 +857,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
     let host_rate = topo.ports[topo.host_port(0) as usize].rate_bps;
     let mut specs: Vec<FlowSpec> = Vec::new();
     for (i, w) in s.workload.iter().enumerate() {
+        let first = specs.len();
         let default_tag = match w.kind {
             WorkloadKind::Poisson => "background",
             WorkloadKind::Incast => "incast",
@@ -863,8 +906,28 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
                 }
             }
         }
+        if let (Some(below), Some(p)) = (w.mice_below, w.mice_priority) {
+            for f in &mut specs[first..] {
+                if f.size < below.0 {
+                    f.prio = p;
+                }
+            }
+        }
     }
     let switch_latency = sw.latency.map(|d| d.0).unwrap_or(SimTime::ZERO);
+    let ci = sw.ci.as_ref().map(|c| CiParams {
+        mode: if c.mode == CiModeConfig::HashDst { CiMode::HashDst } else { CiMode::Isolate },
+        queue: c.queue.unwrap_or(1) as usize,
+        congested_queue: c.congested_queue.unwrap_or(0) as usize,
+        low: c.low.map(|b| b.0).unwrap_or(10_000),
+        high: c.high.map(|b| b.0).unwrap_or(300_000),
+        pmax: c.pmax.unwrap_or(0.01),
+        table_size: c.table_size.unwrap_or(1024) as usize,
+        signal: c.signal.unwrap_or(true),
+        cip_threshold: c.cip_threshold.map(|b| b.0).unwrap_or(100_000),
+        release_after: c.release_after.map(|d| d.0).unwrap_or(SimTime::from_us(50)),
+        hosts: c.hosts.unwrap_or(true),
+    });
     let pfc = sw.pfc.as_ref().map(|p| {
         let is_switch = |n: u32| topo.nodes[n as usize].kind == crate::net::NodeKind::Switch;
         let headroom = topo
@@ -915,6 +978,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
         buffer,
         switch_latency,
         pfc,
+        ci,
         tcp: TcpParams {
             init_cwnd: tr.init_cwnd.unwrap_or(10),
             min_rto,

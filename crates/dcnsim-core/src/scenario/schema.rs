@@ -288,6 +288,69 @@ pub struct SwitchConfig {
     /// Priority-based Flow Control; absent = no PFC (lossy fabric).
     #[serde(default)]
     pub pfc: Option<PfcConfig>,
+    /// dwrr: queues served with strict priority ahead of the DWRR set (highest index first),
+    /// e.g. [2] for seed 000's mice queue in the 3-queue model. Default none.
+    #[serde(default)]
+    pub strict: Option<Vec<u8>>,
+    /// Congestion Isolation (IEEE P802.1Qcz) or its hash-by-destination baseline; absent = off.
+    #[serde(default)]
+    pub ci: Option<CiConfig>,
+}
+
+/// How the CI-managed traffic class is queued.
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum CiModeConfig {
+    /// Congestion Isolation: flows start in `queue`; congested flows are isolated to
+    /// `congested_queue`, CE-marked, and signalled upstream.
+    #[default]
+    Isolate,
+    /// Seed 003's "without CI" baseline: flows hashed by destination onto `queue` and
+    /// `congested_queue` (ECN from switch.ecn on both).
+    HashDst,
+}
+
+/// `switch.ci`: Congestion Isolation per IEEE P802.1Qcz as simulated in seeds 000 and 003.
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct CiConfig {
+    /// "isolate" (default) or "hash_dst" (the baseline).
+    #[serde(default)]
+    pub mode: CiModeConfig,
+    /// Traffic class whose traffic CI manages and its non-congested queue. Default 1.
+    #[serde(default)]
+    pub queue: Option<u8>,
+    /// The congested queue (same class semantics, separate queue). Default 0; not `queue`.
+    #[serde(default)]
+    pub congested_queue: Option<u8>,
+    /// isolate: non-congested depth where isolation starts. Default "10KB" (seed); low <= high.
+    #[serde(default)]
+    pub low: Option<Bytes>,
+    /// isolate: depth above which every arriving flow is isolated. Default "300KB" (seed).
+    #[serde(default)]
+    pub high: Option<Bytes>,
+    /// isolate: isolation probability at `high`. Default 0.01 (seed); in (0, 1].
+    #[serde(default)]
+    pub pmax: Option<f64>,
+    /// isolate: congested-flow table entries per egress port; when full, the least recently
+    /// active entry is evicted. Default 1024; >= 1.
+    #[serde(default)]
+    pub table_size: Option<u32>,
+    /// isolate: signal isolated flows upstream with CIPs; false = local isolation only (a
+    /// degree of conformance in seed 000). Default true.
+    #[serde(default)]
+    pub signal: Option<bool>,
+    /// isolate: congested-queue depth above which an isolated flow's arriving packet triggers
+    /// a CIP to its upstream peer (once per isolation). Default "100KB".
+    #[serde(default)]
+    pub cip_threshold: Option<Bytes>,
+    /// isolate: release a flow when the congested queue has held none of its packets for this
+    /// long. Default "50us"; > 0.
+    #[serde(default)]
+    pub release_after: Option<Duration>,
+    /// isolate: NICs honour CIPs by moving the flow to the congested queue's class. Default true.
+    #[serde(default)]
+    pub hosts: Option<bool>,
 }
 
 /// PFC scope.
@@ -322,7 +385,8 @@ pub struct PfcConfig {
     #[serde(default)]
     pub xon: Option<Bytes>,
     /// Headroom per (ingress port, class) for bytes that arrive after XOFF. Default: derived
-    /// per link as 2 x cable bytes (delay + switch latency at line rate) + 2 x MTU + 64 B.
+    /// per link as the round trip at line rate (propagation both ways plus static switch
+    /// latency at each switch end) + 3 x MTU + 64 B (see switch/pfc.rs).
     #[serde(default)]
     pub headroom: Option<Bytes>,
     /// Pause quanta (512 bit times each) in an XOFF frame, 1..65535. Default 65535.
@@ -396,7 +460,7 @@ pub struct UdpConfig {
 #[derive(Deserialize, Serialize, Debug, Clone, Default, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TransportConfig {
-    /// "dctcp" (default), "reno" or "udp".
+    /// "dctcp" (default), "reno", "udp" or "dcqcn" (RoCEv2).
     #[serde(default)]
     pub kind: TransportKind,
     /// Header bytes in every data packet (payload = MTU - header). Default "40B"; below the MTU.
@@ -623,6 +687,13 @@ pub struct WorkloadConfig {
     /// flows (required): the explicit list.
     #[serde(default)]
     pub flows: Option<Vec<FlowEntry>>,
+    /// Flows smaller than this get `mice_priority` (a sender that knows its message sizes,
+    /// as in seed 000's 3-queue model with a mice queue). Default: no mice class.
+    #[serde(default)]
+    pub mice_below: Option<Bytes>,
+    /// Priority of mice flows, 0..7. Required with mice_below.
+    #[serde(default)]
+    pub mice_priority: Option<u8>,
 }
 
 /// `[metrics]`.

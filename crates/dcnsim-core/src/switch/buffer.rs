@@ -45,7 +45,9 @@ impl SwitchBuffer {
                 if delta == 0 {
                     return true;
                 }
-                let free = self.shared_cap - self.shared_used;
+                // lossless (PFC) bytes are admitted by ingress accounting and may
+                // overfill the pool: then nothing else is free
+                let free = self.shared_cap.saturating_sub(self.shared_used);
                 delta <= free && (new as f64) <= alpha * free as f64
             }
         }

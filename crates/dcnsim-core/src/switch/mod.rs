@@ -1,6 +1,7 @@
 //! Switch models: output-queued shared-memory switch with several queues per
 //! egress port, buffer admission, ECN marking and egress scheduling.
 pub mod buffer;
+pub mod ci;
 pub mod ecn;
 pub mod pfc;
 pub mod queue;

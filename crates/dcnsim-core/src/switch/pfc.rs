@@ -67,16 +67,18 @@ impl PfcParams {
     pub fn pause_time(quanta: u16, rate_bps: u64) -> SimTime {
         ser_time(quanta as u64 * 64, rate_bps)
     }
-    /// Headroom that absorbs everything in flight when XOFF is sent on a link
-    /// of `rate_bps` whose round trip (propagation both ways plus any static
-    /// switch latency on the way) is `round_trip`: the frame the downstream is
-    /// sending when it decides (the PAUSE waits behind it), the PAUSE frame
-    /// itself, the round trip at line rate, and the frame the upstream has
-    /// started when the PAUSE arrives (802.1Qbb Annex O's delay components,
-    /// with zero interface and higher-layer response delay in this model).
+    /// Headroom that absorbs everything that can arrive once the ingress
+    /// counter crosses XOFF on a link of `rate_bps` whose round trip
+    /// (propagation both ways plus any static switch latency on the way) is
+    /// `round_trip`: the crossing frame itself (it is the first one held in
+    /// headroom), the frame the downstream is sending when it decides (the
+    /// PAUSE waits behind it), the PAUSE frame, the round trip at line rate,
+    /// and the frame the upstream has started when the PAUSE arrives
+    /// (802.1Qbb's delay components, with zero interface and higher-layer
+    /// response delay in this model).
     pub fn derived_headroom(rate_bps: u64, round_trip: SimTime, mtu: u32) -> u64 {
         let cable = (round_trip.0 as u128 * rate_bps as u128).div_ceil(8 * 1_000_000_000_000u128) as u64;
-        cable + 2 * mtu as u64 + PAUSE_FRAME_BYTES as u64
+        cable + 3 * mtu as u64 + PAUSE_FRAME_BYTES as u64
     }
 }
 
@@ -167,8 +169,8 @@ mod tests {
     }
     #[test]
     fn headroom_formula() {
-        // 100G, 200 ns cable each way: 2 * 2500 B + 2 * 1500 + 64
-        assert_eq!(PfcParams::derived_headroom(100_000_000_000, SimTime::from_ns(400), 1500), 8064);
+        // 100G, 200 ns cable each way: 2 * 2500 B + 3 * 1500 + 64
+        assert_eq!(PfcParams::derived_headroom(100_000_000_000, SimTime::from_ns(400), 1500), 9564);
     }
     #[test]
     fn xoff_time_accounting() {

@@ -9,7 +9,9 @@ use crate::net::PacketArena;
 #[derive(Clone, Debug)]
 pub enum Scheduler {
     Strict,
-    Dwrr { quanta: Vec<u64> },
+    /// DWRR among the queues not in the `strict` bit mask; those are served first,
+    /// highest index first.
+    Dwrr { quanta: Vec<u64>, strict: u8 },
 }
 
 /// Per-port scheduler state (DWRR deficits and round-robin pointer).
@@ -26,9 +28,13 @@ impl Scheduler {
     pub fn select(&self, queues: &[PktQueue], st: &mut SchedState, arena: &PacketArena, blocked: impl Fn(usize) -> bool) -> Option<usize> {
         match self {
             Scheduler::Strict => (0..queues.len()).rev().find(|&i| !queues[i].is_empty() && !blocked(i)),
-            Scheduler::Dwrr { quanta } => {
+            Scheduler::Dwrr { quanta, strict } => {
                 let n = queues.len();
-                if !(0..n).any(|i| !queues[i].is_empty() && !blocked(i)) {
+                if let Some(i) = (0..n).rev().find(|&i| strict & (1 << i) != 0 && !queues[i].is_empty() && !blocked(i)) {
+                    return Some(i);
+                }
+                let in_rr = |i: usize| strict & (1 << i) == 0;
+                if !(0..n).any(|i| in_rr(i) && !queues[i].is_empty() && !blocked(i)) {
                     return None;
                 }
                 if st.deficit.len() != n {
@@ -38,7 +44,7 @@ impl Scheduler {
                 }
                 loop {
                     let i = st.cur;
-                    if queues[i].is_empty() || blocked(i) {
+                    if !in_rr(i) || queues[i].is_empty() || blocked(i) {
                         if queues[i].is_empty() {
                             st.deficit[i] = 0;
                         }
@@ -84,7 +90,7 @@ mod tests {
         let mut qs = vec![PktQueue::default(), PktQueue::default()];
         fill(&mut arena, &mut qs[0], 3000, 1500);
         fill(&mut arena, &mut qs[1], 3000, 500);
-        let s = Scheduler::Dwrr { quanta: vec![1500, 4500] };
+        let s = Scheduler::Dwrr { quanta: vec![1500, 4500], strict: 0 };
         let mut st = SchedState::default();
         let mut served = [0u64; 2];
         for _ in 0..2000 {
@@ -96,6 +102,26 @@ mod tests {
         }
         let ratio = served[1] as f64 / served[0] as f64;
         assert!((ratio - 3.0).abs() < 0.05, "ratio {ratio}");
+    }
+
+    #[test]
+    fn strict_queues_go_before_the_dwrr_set() {
+        let mut arena = PacketArena::new();
+        let mut qs = vec![PktQueue::default(), PktQueue::default(), PktQueue::default()];
+        fill(&mut arena, &mut qs[0], 2, 100);
+        fill(&mut arena, &mut qs[1], 2, 100);
+        fill(&mut arena, &mut qs[2], 1, 100);
+        let s = Scheduler::Dwrr { quanta: vec![100, 100, 100], strict: 0b100 };
+        let mut st = SchedState::default();
+        assert_eq!(s.select(&qs, &mut st, &arena, |_| false), Some(2));
+        let id = qs[2].head().unwrap();
+        qs[2].pop(arena.get(id).size, SimTime::ZERO);
+        let a = s.select(&qs, &mut st, &arena, |_| false).unwrap();
+        let id = qs[a].head().unwrap();
+        qs[a].pop(100, SimTime::ZERO);
+        let _ = id;
+        let b = s.select(&qs, &mut st, &arena, |_| false).unwrap();
+        assert_ne!(a, b, "queues 0 and 1 alternate");
     }
 
     #[test]

@@ -1,0 +1,156 @@
+//! Congestion Isolation (P802.1Qcz) behaviour.
+
+use crate::metrics::ColumnData;
+use crate::scenario::{load, RunOptions};
+use crate::Sim;
+
+fn run(text: &str) -> Sim {
+    let mut sim = load(text, false, None, &RunOptions { seed: None, check_invariants: true }).map_err(|e| e.to_string()).unwrap().1;
+    sim.run();
+    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+    sim
+}
+
+fn u32s(c: Option<&ColumnData>) -> Vec<u32> {
+    match c.unwrap() {
+        ColumnData::U32(v) => v.clone(),
+        _ => unreachable!(),
+    }
+}
+
+/// seed-003-like two-switch fabric: incast h0..h2 -> r5 (25G) and victim h4 -> r6 share s1 -> s2.
+fn two_switch(switch: &str, transport: &str, victim_start: &str) -> String {
+    format!(
+        r#"
+[scenario]
+name = "ci"
+max_time = "50ms"
+[topology]
+kind = "custom"
+hosts = ["h0", "h1", "h2", "h3", "h4", "r5", "r6"]
+switches = ["s1", "s2"]
+links = [
+  {{ a = "h0", b = "s1", rate = "100Gbps", delay = "1us" }},
+  {{ a = "h1", b = "s1", rate = "100Gbps", delay = "1us" }},
+  {{ a = "h2", b = "s1", rate = "100Gbps", delay = "1us" }},
+  {{ a = "h3", b = "s1", rate = "100Gbps", delay = "1us" }},
+  {{ a = "h4", b = "s1", rate = "100Gbps", delay = "1us" }},
+  {{ a = "s1", b = "s2", rate = "100Gbps", delay = "1us" }},
+  {{ a = "r5", b = "s2", rate = "25Gbps", delay = "1us" }},
+  {{ a = "r6", b = "s2", rate = "100Gbps", delay = "1us" }},
+]
+[switch]
+queues = 2
+scheduler = "dwrr"
+buffer = {{ model = "static", queue = "100MB" }}
+{switch}
+[transport]
+{transport}
+[[workload]]
+kind = "flows"
+priority = 1
+flows = [
+  {{ src = 0, dst = 5, size = "2MB", tag = "incast" }},
+  {{ src = 1, dst = 5, size = "2MB", tag = "incast" }},
+  {{ src = 2, dst = 5, size = "2MB", tag = "incast" }},
+  {{ src = 4, dst = 6, size = "2MB", start = "{victim_start}", tag = "victim" }},
+  {{ src = 3, dst = 5, size = "1KB", start = "20ms", tag = "late" }},
+]
+"#
+    )
+}
+
+const UDP: &str = "kind = \"udp\"\nudp = { rate = \"20Gbps\" }";
+// as in the seeds, CI's High (300 KB) sits below XOFF, so isolation comes before PFC
+const PFC: &str = "pfc = { xoff = \"600KB\", xon = \"100KB\" }";
+
+fn victim(sim: &mut Sim) -> (u64, u64, bool, crate::metrics::Results) {
+    let r = sim.results();
+    let src = u32s(r.flows.get("src"));
+    let v = src.iter().position(|&s| s == 4).unwrap();
+    let paused = match r.flows.get("paused").unwrap() {
+        ColumnData::U8(p) => p[v] == 1,
+        _ => unreachable!(),
+    };
+    (r.flows.u64("fct_ps")[v], r.flows.u64("ideal_fct_ps")[v], paused, r)
+}
+
+#[test]
+fn isolation_protects_the_victim_from_pfc_head_of_line_blocking() {
+    // Without CI (both queues hashed by destination) the victim shares a paused queue at s1
+    // whenever its destination hashes with r5's; with one queue it always does.
+    let mut base = run(&two_switch(&format!("{PFC}\nqueues = 1"), UDP, "20us").replace("queues = 2\nscheduler = \"dwrr\"\n", ""));
+    let (fct_base, ideal, _, rb) = victim(&mut base);
+    assert!(rb.summary["pfc_frames"].as_u64().unwrap() > 0);
+    let mut ci = run(&two_switch(&format!("{PFC}\nci = {{ mode = \"isolate\" }}"), UDP, "20us"));
+    let (fct_ci, _, paused, r) = victim(&mut ci);
+    let slow_base = fct_base as f64 / ideal as f64;
+    let slow_ci = fct_ci as f64 / ideal as f64;
+    eprintln!("victim slowdown: PFC alone {slow_base:.2}, PFC + CI {slow_ci:.2}; isolations {} cips {}", r.summary["ci_isolations"], r.summary["cips_sent"]);
+    assert_eq!(r.summary["packets_dropped"], 0);
+    assert!(r.summary["ci_isolations"].as_u64().unwrap() >= 3, "the three incast flows are isolated");
+    assert!(r.summary["cips_sent"].as_u64().unwrap() >= 3, "and signalled upstream");
+    assert!(slow_base > 1.8, "baseline victim slowdown {slow_base}");
+    assert!(slow_ci < 1.1, "CI victim slowdown {slow_ci}");
+    assert!(!paused, "with CI the victim never waits in a paused queue");
+}
+
+#[test]
+fn isolation_keeps_packet_order() {
+    // DCTCP flows on a lossless fabric: any reordering by isolation would show up as
+    // duplicate ACKs and spurious fast retransmits.
+    let tcp = "kind = \"dctcp\"\ninit_cwnd = 50";
+    let mut sim = run(&two_switch(&format!("{PFC}\nci = {{ mode = \"isolate\", low = \"5KB\", high = \"50KB\", pmax = 0.2 }}"), tcp, "20us"));
+    let r = sim.results();
+    assert!(r.summary["ci_isolations"].as_u64().unwrap() > 0);
+    assert_eq!(r.summary["packets_dropped"], 0);
+    let retx: u32 = u32s(r.flows.get("retx")).iter().sum();
+    assert_eq!(retx, 0, "isolation reordered packets");
+    assert_eq!(r.summary["end_reason"], "completed");
+}
+
+#[test]
+fn flows_are_released_when_the_congested_queue_drains() {
+    let mut sim = run(&two_switch(&format!("{PFC}\nci = {{ mode = \"isolate\", release_after = \"20us\" }}"), UDP, "20us"));
+    let r = sim.results();
+    let iso: u64 = r.ports.u64("ci_isolations").iter().sum();
+    let rel: u64 = r.ports.u64("ci_releases").iter().sum();
+    let evi: u64 = r.ports.u64("ci_evictions").iter().sum();
+    assert!(iso > 0);
+    // the late flow at 20 ms keeps the run going long after the incast drained
+    assert_eq!(rel + evi, iso, "every isolation ends in a release by the end");
+}
+
+#[test]
+fn hash_baseline_spreads_destinations_over_both_queues() {
+    let mut sim = run(&two_switch(&format!("{PFC}\nci = {{ mode = \"hash_dst\" }}"), UDP, "20us"));
+    let r = sim.results();
+    assert_eq!(r.summary["ci_isolations"], 0);
+    // s1 -> s2 is port 5 of s1; r5 and r6 hash to the queues deterministically
+    let q = match r.ports.get("queue").unwrap() {
+        ColumnData::U8(v) => v.clone(),
+        _ => unreachable!(),
+    };
+    let tx = r.ports.u64("tx_bytes");
+    let used: std::collections::BTreeSet<u8> = (0..tx.len()).filter(|&i| tx[i] > 0 && r.ports.u64("rate_bps")[i] > 0).map(|i| q[i]).collect();
+    assert!(used.contains(&0) && used.contains(&1), "both queues carry traffic: {used:?}");
+}
+
+#[test]
+fn local_only_isolation_sends_no_cip_and_nics_honour_cips() {
+    let mut local = run(&two_switch(&format!("{PFC}\nci = {{ mode = \"isolate\", signal = false }}"), UDP, "20us"));
+    let r = local.results();
+    assert!(r.summary["ci_isolations"].as_u64().unwrap() > 0);
+    assert_eq!(r.summary["cips_sent"], 0);
+    // single switch incast: the ToR's CIPs go to the senders' NICs
+    let text = two_switch(&format!("{PFC}\nci = {{ mode = \"isolate\", cip_threshold = \"20KB\" }}"), UDP, "20us");
+    let mut sim = run(&text);
+    let r = sim.results();
+    let host_rx: u64 = (0..r.ports.rows())
+        .filter(|&i| matches!(r.ports.get("is_host"), Some(ColumnData::U8(h)) if h[i] == 1))
+        .map(|i| r.ports.u64("cips_received")[i])
+        .sum();
+    let switch_rx: u64 = r.ports.u64("cips_received").iter().sum::<u64>() - host_rx;
+    assert!(switch_rx > 0, "s1 received CIPs from s2");
+    assert!(host_rx > 0, "s1 passed isolation on to the senders' NICs");
+}
