@@ -577,6 +577,22 @@ fn validate_workload(w: &WorkloadConfig, i: usize, hosts: u32) -> Result<(), Sce
             return Err(err(key("priority"), format!("invalid value {p}, expected 0..7")));
         }
     }
+    let mut hosts = hosts;
+    if let Some(h) = &w.hosts {
+        if w.kind == WorkloadKind::Flows {
+            return Err(err(key("hosts"), "not used by kind = \"flows\" (flows name their hosts)"));
+        }
+        match h.as_slice() {
+            [a, b] if a < b && *b <= hosts && b - a >= 2 => {}
+            _ => return Err(err(key("hosts"), format!("invalid value {h:?}, expected [first, end] with first < end <= {hosts} and at least 2 hosts"))),
+        }
+        if let Some(r) = w.receiver {
+            if r < h[0] || r >= h[1] {
+                return Err(err(key("receiver"), format!("invalid value {r}, expected a host within hosts {h:?}")));
+            }
+        }
+        hosts = h[1] - h[0];
+    }
     match (w.mice_below, w.mice_priority) {
         (Some(_), None) => return Err(err(key("mice_priority"), "missing; expected the priority (0..7) of flows below mice_below")),
         (None, Some(_)) => return Err(err(key("mice_below"), "missing; expected a size such as \"100KB\" (mice_priority needs it)")),
@@ -857,15 +873,20 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
     let host_rate = topo.ports[topo.host_port(0) as usize].rate_bps;
     let mut specs: Vec<FlowSpec> = Vec::new();
     for (i, w) in s.workload.iter().enumerate() {
-        let first = specs.len();
+        let first_spec = specs.len();
         let default_tag = match w.kind {
             WorkloadKind::Poisson => "background",
             WorkloadKind::Incast => "incast",
             WorkloadKind::Permutation => "permutation",
             WorkloadKind::Flows => "flows",
         };
+        let (first, end) = match w.hosts.as_deref() {
+            Some([a, b]) => (*a, *b),
+            _ => (0, hosts),
+        };
         let ctx = GenCtx {
-            hosts,
+            hosts: end - first,
+            first,
             host_rate_bps: host_rate,
             seed,
             index: i as u32,
@@ -887,7 +908,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
                     (Some(IncastPeriod::Persistent), None) => Rounds::Persistent,
                     (Some(IncastPeriod::Every(d)), None) => Rounds::Every(d.0),
                 };
-                specs.extend(workload::incast::generate(&ctx, w.fan_in.unwrap(), w.size.unwrap().0, rounds, w.groups.unwrap_or(1), w.receiver));
+                specs.extend(workload::incast::generate(&ctx, w.fan_in.unwrap(), w.size.unwrap().0, rounds, w.groups.unwrap_or(1), w.receiver.map(|r| r - first)));
             }
             WorkloadKind::Permutation => specs.extend(workload::permutation::generate(&ctx, w.size.unwrap().0)),
             WorkloadKind::Flows => {
@@ -907,7 +928,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
             }
         }
         if let (Some(below), Some(p)) = (w.mice_below, w.mice_priority) {
-            for f in &mut specs[first..] {
+            for f in &mut specs[first_spec..] {
                 if f.size < below.0 {
                     f.prio = p;
                 }
@@ -1068,6 +1089,50 @@ links = [ { a = "a", b = "s1", rate = "1Gbps", delay = "1us" }, { a = "b", b = "
 "#;
         let e = check(&Document::from_toml(custom).unwrap(), None).unwrap_err();
         assert!(e.message.contains("disconnected"), "{e}");
+    }
+
+    #[test]
+    fn workloads_stay_within_their_host_range() {
+        let text = r#"
+[scenario]
+name = "x"
+arrivals_for = "200us"
+max_time = "1ms"
+[topology]
+kind = "clos2"
+tors = 4
+servers_per_tor = 16
+spines = 2
+host_link = { rate = "100Gbps", delay = "1us" }
+[[workload]]
+kind = "poisson"
+sizes = "web-search"
+load = 0.5
+cluster_size = 21
+hosts = [0, 42]
+[[workload]]
+kind = "incast"
+fan_in = 20
+size = "64KB"
+period = "persistent"
+hosts = [42, 63]
+"#;
+        let (_, mut sim) = load(text, false, None, &RunOptions::default()).unwrap();
+        sim.run_until(SimTime::from_us(300));
+        let r = sim.results();
+        let (crate::metrics::ColumnData::U32(src), crate::metrics::ColumnData::U32(dst)) = (r.flows.get("src").unwrap(), r.flows.get("dst").unwrap()) else { unreachable!() };
+        let tag = match r.flows.get("tag").unwrap() {
+            crate::metrics::ColumnData::U16(t) => t.clone(),
+            _ => unreachable!(),
+        };
+        for i in 0..src.len() {
+            let (lo, hi) = if tag[i] == 0 { (0, 42) } else { (42, 63) };
+            assert!((lo..hi).contains(&src[i]) && (lo..hi).contains(&dst[i]), "flow {i}: {} -> {}", src[i], dst[i]);
+            if tag[i] == 0 {
+                assert_eq!(src[i] / 21, dst[i] / 21, "background stays in its cluster");
+            }
+        }
+        assert!(tag.iter().any(|&t| t == 1) && tag.iter().any(|&t| t == 0));
     }
 
     #[test]

@@ -687,6 +687,11 @@ pub struct WorkloadConfig {
     /// flows (required): the explicit list.
     #[serde(default)]
     pub flows: Option<Vec<FlowEntry>>,
+    /// poisson, incast and permutation: only hosts first..end-1 take part, given as
+    /// [first, end] (seed 000 runs its clusters and its incast sets on separate servers).
+    /// Default: all hosts.
+    #[serde(default)]
+    pub hosts: Option<Vec<u32>>,
     /// Flows smaller than this get `mice_priority` (a sender that knows its message sizes,
     /// as in seed 000's 3-queue model with a mice queue). Default: no mice class.
     #[serde(default)]

@@ -29,7 +29,9 @@ pub struct FlowSpec {
 /// What every generator needs to know about its surroundings.
 #[derive(Clone, Debug)]
 pub struct GenCtx {
+    /// Hosts taking part: indices first..first+hosts.
     pub hosts: u32,
+    pub first: u32,
     pub host_rate_bps: u64,
     pub seed: u64,
     /// Position of the workload in the scenario (stream separation).
@@ -42,8 +44,9 @@ pub struct GenCtx {
 }
 
 impl GenCtx {
+    /// A flow between hosts given relative to `first`.
     pub fn spec(&self, src: HostId, dst: HostId, size: u64, start: SimTime) -> FlowSpec {
-        FlowSpec { src, dst, size, start, prio: self.prio, tag: self.tag, transport: self.transport, repeat_until: None }
+        FlowSpec { src: src + self.first, dst: dst + self.first, size, start, prio: self.prio, tag: self.tag, transport: self.transport, repeat_until: None }
     }
     /// RNG stream for sub-process `sub` of this workload.
     pub fn rng(&self, sub: u64) -> crate::sim::Rng {
