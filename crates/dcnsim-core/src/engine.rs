@@ -128,6 +128,33 @@ impl EndReason {
     }
 }
 
+/// What the hot path needs about a port, packed in one small record.
+#[derive(Clone, Copy, Debug)]
+struct PortHot {
+    /// Where frames from this port arrive.
+    peer: PortId,
+    /// The owning node is a switch (else a host) and its switch or host index.
+    is_switch: bool,
+    owner: u32,
+    /// Picoseconds per byte when the rate divides 8e12 exactly (every standard Ethernet
+    /// rate does), else 0 and serialization falls back to the exact division.
+    ps_per_byte: u64,
+    rate_bps: u64,
+    /// Propagation plus static switch latency to the peer.
+    arrive_delay: SimTime,
+}
+
+impl PortHot {
+    #[inline]
+    fn ser(&self, bytes: u64) -> SimTime {
+        if self.ps_per_byte != 0 {
+            SimTime(bytes * self.ps_per_byte)
+        } else {
+            ser_time(bytes, self.rate_bps)
+        }
+    }
+}
+
 struct SwitchState {
     buffer: SwitchBuffer,
     rng: Rng,
@@ -140,6 +167,7 @@ pub struct Sim {
     routes: Routes,
     /// Extra delay added to arrivals through each port: propagation + switch latency.
     arrive_delay: Vec<SimTime>,
+    hot: Vec<PortHot>,
     egress: Vec<Egress>,
     switches: Vec<SwitchState>,
     hosts: Vec<Host>,
@@ -197,13 +225,30 @@ impl Sim {
         let has_ci = cfg.ci.as_ref().is_some_and(|c| c.mode == CiMode::Isolate);
         let n_ports = topo.ports.len();
         let egress = (0..topo.ports.len()).map(|_| Egress::new(nq)).collect();
-        let arrive_delay = topo
+        let arrive_delay: Vec<SimTime> = topo
             .ports
             .iter()
             .map(|p| {
                 let peer = topo.ports[p.peer as usize].node;
                 let lat = if topo.nodes[peer as usize].kind == NodeKind::Switch { cfg.switch_latency } else { SimTime::ZERO };
                 p.delay + lat
+            })
+            .collect();
+        let hot = topo
+            .ports
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let n = &topo.nodes[p.node as usize];
+                let exact = 8_000_000_000_000u64 % p.rate_bps == 0;
+                PortHot {
+                    peer: p.peer,
+                    is_switch: n.kind == NodeKind::Switch,
+                    owner: n.index,
+                    ps_per_byte: if exact { 8_000_000_000_000 / p.rate_bps } else { 0 },
+                    rate_bps: p.rate_bps,
+                    arrive_delay: arrive_delay[i],
+                }
             })
             .collect();
         let switches = topo
@@ -236,6 +281,7 @@ impl Sim {
             topo,
             routes,
             arrive_delay,
+            hot,
             egress,
             switches,
             hosts,
@@ -391,16 +437,16 @@ impl Sim {
     fn dispatch(&mut self, ev: Ev) {
         match ev {
             Ev::Arrive { port, pkt } => {
-                let node = self.topo.ports[port as usize].node;
-                let n = &self.topo.nodes[node as usize];
                 match self.pkts.get(pkt).kind {
                     PktKind::Pause => return self.pause_rx(port, pkt),
                     PktKind::Cip => return self.cip_rx(port, pkt),
                     _ => {}
                 }
-                match n.kind {
-                    NodeKind::Switch => self.switch_rx(n.index, port, pkt),
-                    NodeKind::Host => self.host_rx(pkt),
+                let h = self.hot[port as usize];
+                if h.is_switch {
+                    self.switch_rx(h.owner, port, pkt)
+                } else {
+                    self.host_rx(pkt)
                 }
             }
             Ev::TxDone { port } => {
@@ -904,11 +950,10 @@ impl Sim {
             self.transmit(port, ctrl);
             return;
         }
-        let node = self.topo.ports[port as usize].node;
-        let n = &self.topo.nodes[node as usize];
-        let pkt = match n.kind {
-            NodeKind::Switch => {
-                let sw = n.index;
+        let h = self.hot[port as usize];
+        let pkt = match h.is_switch {
+            true => {
+                let sw = h.owner;
                 let now = self.now;
                 let link = self.cfg.pfc.as_ref().is_some_and(|p| p.link_mode);
                 let eg = &mut self.egress[port as usize];
@@ -954,7 +999,7 @@ impl Sim {
                 self.pkts.get_mut(pkt).tc = qi as u8;
                 pkt
             }
-            NodeKind::Host => match self.host_next_packet(n.index) {
+            false => match self.host_next_packet(h.owner) {
                 Some(p) => p,
                 None => return,
             },
@@ -967,24 +1012,25 @@ impl Sim {
         if eg.bytes > 0 || !eg.ctrl.is_empty() {
             return true;
         }
-        let node = self.topo.ports[port as usize].node;
-        let n = &self.topo.nodes[node as usize];
-        n.kind == NodeKind::Host && self.hosts[n.index as usize].ready.iter().any(|r| !r.is_empty())
+        let h = &self.hot[port as usize];
+        !h.is_switch && self.hosts[h.owner as usize].ready.iter().any(|r| !r.is_empty())
     }
 
     fn transmit(&mut self, port: PortId, pkt: PktId) {
-        let info = &self.topo.ports[port as usize];
-        let size = self.pkts.get(pkt).size;
-        if self.topo.nodes[info.node as usize].kind == NodeKind::Host && self.pkts.get(pkt).kind == PktKind::Data {
+        let h = self.hot[port as usize];
+        let (size, kind) = {
+            let p = self.pkts.get(pkt);
+            (p.size, p.kind)
+        };
+        if !h.is_switch && kind == PktKind::Data {
             self.data_sent += 1;
         }
         if let Some(tr) = &mut self.trace {
             let p = self.pkts.get(pkt);
             tr.push(TxRecord { time: self.now, port, kind: p.kind, flow: p.flow, seq: p.seq, size });
         }
-        let done = self.now + ser_time(size as u64, info.rate_bps);
-        let peer = info.peer;
-        self.q.push(done + self.arrive_delay[port as usize], Ev::Arrive { port: peer, pkt });
+        let done = self.now + h.ser(size as u64);
+        self.q.push(done + h.arrive_delay, Ev::Arrive { port: h.peer, pkt });
         self.egress[port as usize].busy_until = done;
         if self.has_backlog(port) {
             self.egress[port as usize].txdone_at = Some(done);

@@ -127,7 +127,8 @@ impl Routes {
         match c.len() {
             0 => None,
             1 => Some(c[0]),
-            n => Some(c[(mix64(h as u64 ^ ((sw as u64) << 32)) % n as u64) as usize]),
+            // multiply-shift maps the hash onto 0..n without a division
+            n => Some(c[((mix64(h as u64 ^ ((sw as u64) << 32)) as u128 * n as u128) >> 64) as usize]),
         }
     }
 

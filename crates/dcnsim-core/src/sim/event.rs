@@ -19,8 +19,9 @@ use std::collections::BinaryHeap;
 /// binary heap pays log(n) cache misses per push and pop.
 pub struct EventQueue<E> {
     slot_bits: u32,
-    /// Events of the current slot, sorted by (time, seq) descending: pop from the end.
+    /// Events of the current slot, ascending by (time, seq); `pos` is the next to pop.
     current: Vec<(u64, u64, E)>,
+    pos: usize,
     cur_slot: u64,
     wheel: Vec<Vec<(u64, u64, E)>>,
     /// Bit (slot % WHEEL) set when that wheel slot is non-empty.
@@ -50,13 +51,13 @@ impl<E> Ord for Far<E> {
     }
 }
 
-impl<E> Default for EventQueue<E> {
+impl<E: Copy> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E: Copy> EventQueue<E> {
     /// Slots of 2.048 ns: about 1/64 of a 1500 B frame at 100 Gbps.
     pub fn new() -> Self {
         Self::with_slot_bits(11)
@@ -66,6 +67,7 @@ impl<E> EventQueue<E> {
         EventQueue {
             slot_bits: bits.clamp(1, 48),
             current: Vec::new(),
+            pos: 0,
             cur_slot: 0,
             wheel: (0..WHEEL).map(|_| Vec::new()).collect(),
             occupied: vec![0; WHEEL / 64],
@@ -74,12 +76,13 @@ impl<E> EventQueue<E> {
             seq: 0,
         }
     }
-    #[inline]
+    #[inline(always)]
     fn place(&mut self, t: u64, seq: u64, ev: E) {
         let s = t >> self.slot_bits;
         if s == self.cur_slot {
-            let pos = self.current.partition_point(|e| (e.0, e.1) > (t, seq));
-            self.current.insert(pos, (t, seq, ev));
+            // seq is the largest yet: the new event goes after every event at or before t
+            let at = self.pos + self.current[self.pos..].partition_point(|e| e.0 <= t);
+            self.current.insert(at, (t, seq, ev));
         } else if s < self.cur_slot + WHEEL as u64 {
             let i = (s as usize) & (WHEEL - 1);
             self.wheel[i].push((t, seq, ev));
@@ -88,7 +91,7 @@ impl<E> EventQueue<E> {
             self.far.push(Far(t, seq, ev));
         }
     }
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, t: SimTime, ev: E) {
         debug_assert!(t.0 >> self.slot_bits >= self.cur_slot, "event scheduled in the past");
         let seq = self.seq;
@@ -117,12 +120,17 @@ impl<E> EventQueue<E> {
         }
         None
     }
-    /// Make `current` non-empty if any event exists.
-    #[inline]
+    /// Make `current` hold an event if any event exists.
+    #[inline(always)]
     fn settle(&mut self) -> bool {
-        if !self.current.is_empty() {
-            return true;
-        }
+        self.pos < self.current.len() || self.load_next_slot()
+    }
+
+    /// The current slot is used up: turn the wheel to the next occupied slot.
+    #[inline(never)]
+    fn load_next_slot(&mut self) -> bool {
+        self.current.clear();
+        self.pos = 0;
         if self.len == 0 {
             return false;
         }
@@ -152,13 +160,17 @@ impl<E> EventQueue<E> {
                 self.place(t, seq, ev);
             }
         }
-        self.current.sort_unstable_by(|a, b| (b.0, b.1).cmp(&(a.0, a.1)));
+        // a slot is often already in order; else one u128 key per comparison
+        let key = |e: &(u64, u64, E)| ((e.0 as u128) << 64) | e.1 as u128;
+        if !self.current.is_sorted_by_key(key) {
+            self.current.sort_unstable_by_key(key);
+        }
         true
     }
     #[inline]
     pub fn peek_time(&mut self) -> Option<SimTime> {
         if self.settle() {
-            Some(SimTime(self.current.last().unwrap().0))
+            Some(SimTime(self.current[self.pos].0))
         } else {
             None
         }
@@ -168,7 +180,8 @@ impl<E> EventQueue<E> {
         if !self.settle() {
             return None;
         }
-        let (t, _, e) = self.current.pop().unwrap();
+        let (t, _, e) = self.current[self.pos];
+        self.pos += 1;
         self.len -= 1;
         Some((SimTime(t), e))
     }
