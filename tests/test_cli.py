@@ -275,3 +275,14 @@ def test_console_script_entry_point():
     scripts = eps.select(group="console_scripts") if hasattr(eps, "select") else eps["console_scripts"]
     ours = [ep for ep in scripts if ep.name == "dcnsim"]
     assert ours and ours[0].value == "dcnsim.cli:main"
+
+
+def test_check_invariants_flag_runs_clean(tmp_path):
+    """`--check-invariants` runs the engine's buffer-bound checks; a sound run stays clean."""
+    import subprocess, sys
+    r = subprocess.run(
+        [sys.executable, "-m", "dcnsim.cli", "run", "roce_incast_pfc", "--check-invariants", "--no-progress"],
+        capture_output=True, text=True,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "invariant violation" not in r.stderr

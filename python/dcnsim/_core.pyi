@@ -41,10 +41,13 @@ class Simulation:
         format: _Format = "toml",
         seed: Optional[int] = None,
         variant: Optional[str] = None,
+        check_invariants: bool = False,
     ) -> None:
         """Build a simulation from scenario text (TOML, or JSON with the same schema).
 
-        ``seed`` overrides ``scenario.seed``; ``variant`` selects one ``[[variant]]``.
+        ``seed`` overrides ``scenario.seed``; ``variant`` selects one ``[[variant]]``;
+        ``check_invariants`` checks buffer bounds at every enqueue (listed in the summary's
+        ``invariant_violations``).
         """
     @property
     def now_ps(self) -> int:
@@ -73,5 +76,7 @@ class Simulation:
         """Finalize the run at ``now_ps`` and return its raw results.
 
         ``{"flows": {column: (dtype, bytes)}, "ports": {column: (dtype, bytes)},
-        "tags": [str], "nodes": [str], "summary": {...}}``.
+        "queues": {column: (dtype, bytes)}, "tags": [str], "nodes": [str], "summary": {...}}``;
+        "queues" (sampled queue-depth histograms) has no columns unless the scenario sets
+        ``metrics.queue_sample``.
         """

@@ -417,6 +417,7 @@ def run(
     seed: Optional[int] = None,
     variant: Optional[str] = None,
     progress: Union[bool, str] = False,
+    check_invariants: bool = False,
 ) -> Result:
     """Run a scenario to completion and return its :class:`Result`.
 
@@ -428,6 +429,8 @@ def run(
         variant: name of one ``[[variant]]`` of the scenario.
         progress: ``True`` shows a progress bar when stdout is a terminal, ``"always"``
             shows it regardless, ``False`` (default) never.
+        check_invariants: check buffer bounds (queue limits, PFC headroom) at every
+            enqueue; violations are listed in ``summary["invariant_violations"]`` (slower).
 
     Raises:
         ScenarioError: invalid scenario, unknown variant, bad seed.
@@ -435,7 +438,7 @@ def run(
         SimulationError: the engine failed.
     """
     check_seed(seed)
-    return run_source(resolve_scenario(scenario), seed=seed, variant=variant, progress=progress)
+    return run_source(resolve_scenario(scenario), seed=seed, variant=variant, progress=progress, check_invariants=check_invariants)
 
 
 def check_seed(seed: Any) -> None:
@@ -452,10 +455,13 @@ def run_source(
     seed: Optional[int] = None,
     variant: Optional[str] = None,
     progress: Union[bool, str] = False,
+    check_invariants: bool = False,
 ) -> Result:
     """Run an already resolved scenario (see :func:`run`)."""
     t0 = time.perf_counter()
-    sim = _core.Simulation(src.text, src.format, seed=None if seed is None else int(seed), variant=variant)
+    sim = _core.Simulation(
+        src.text, src.format, seed=None if seed is None else int(seed), variant=variant, check_invariants=check_invariants
+    )
     _drive(sim, progress)
     raw = sim.results()
     wall = time.perf_counter() - t0

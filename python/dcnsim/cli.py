@@ -162,12 +162,20 @@ def cli() -> None:
     default=None,
     help="Show a progress bar [default: when stdout is a terminal].",
 )
-def run_cmd(scenario: str, outdir: Optional[Path], seed: Optional[int], variant: Optional[str], progress: Optional[bool]) -> None:
+@click.option(
+    "--check-invariants",
+    is_flag=True,
+    default=False,
+    help="Check buffer bounds at every enqueue (slower); violations make the run fail.",
+)
+def run_cmd(
+    scenario: str, outdir: Optional[Path], seed: Optional[int], variant: Optional[str], progress: Optional[bool], check_invariants: bool
+) -> None:
     """Run SCENARIO (a file or a shipped scenario name) and print its FCT table."""
     from rich.markup import escape
 
     mode: Any = "always" if progress is True else (False if progress is False else True)
-    result = api.run(scenario, seed=seed, variant=variant, progress=mode)
+    result = api.run(scenario, seed=seed, variant=variant, progress=mode, check_invariants=check_invariants)
     s = result.summary
     console = _console()
     if outdir is not None:
@@ -179,6 +187,10 @@ def run_cmd(scenario: str, outdir: Optional[Path], seed: Optional[int], variant:
     title = f"FCT by flow size: {name} (seed {s.get('seed', '?')})"
     console.print(_fct_rich_table(result.fct_table(), escape(title)))
     console.print(summary_line(s), highlight=False)
+    violations = s.get("invariant_violations") or []
+    if violations:
+        click.echo(f"error: {len(violations)} invariant violation(s), first: {violations[0]}", err=True)
+        sys.exit(1)
     unfinished = int(s.get("flows_unfinished", result.unfinished))
     if unfinished:
         where = " (in flows.parquet: finished=false, end_ps/fct_ps null)" if outdir is not None else ""
