@@ -969,7 +969,8 @@ impl Sim {
                         .is_some_and(|e| e.nc_pkts > 0),
                     _ => false,
                 };
-                let blocked = |i: usize| paused.is_paused(if link { 0 } else { i }, now) || ci_block(i);
+                let can_block = self.cfg.pfc.is_some() || !self.ci_tables.is_empty();
+                let blocked = |i: usize| can_block && (paused.is_paused(if link { 0 } else { i }, now) || ci_block(i));
                 let qi = match self.cfg.scheduler.select(&eg.queues, &mut eg.sched, &self.pkts, blocked) {
                     Some(q) => q,
                     None => return,
