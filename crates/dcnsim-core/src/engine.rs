@@ -22,7 +22,7 @@ use crate::scenario::schema::{Arrivals, SizeDist, TransportKind};
 use crate::sim::rng::mix64;
 use crate::sim::{ser_time, stream, EventQueue, Rng, SimTime, Stream};
 use crate::switch::ci::{CiMode, CiParams, CiTable, CIP_BYTES};
-use crate::switch::pfc::{Ingress, PfcParams, Xoff, PAUSE_FRAME_BYTES};
+use crate::switch::pfc::{Ingress, PfcParams, QueuePfc, Xoff, PAUSE_FRAME_BYTES};
 use crate::switch::{BufferParams, DropReason, MarkReason, Red, Scheduler, SwitchBuffer};
 use crate::workload::FlowSpec;
 
@@ -99,6 +99,8 @@ enum Ev {
     Sample,
     /// Release flow `key` from `port`'s congested-flow table if it is still idle.
     CiRelease { port: PortId, key: u32, gen: u32 },
+    /// Re-send the XOFFs of an egress queue above its XOFF (queue-based PFC).
+    QueuePfcRefresh { port: PortId, queue: u8, gen: u32 },
 }
 
 /// Hop limit: a packet crossing more switches than this is in a routing loop.
@@ -203,6 +205,8 @@ pub struct Sim {
     samples: u64,
     /// Congested-flow table of every port (CI isolate mode).
     ci_tables: Vec<CiTable>,
+    /// Queue-based PFC state per (port, queue) (`accounting = "egress_queue"`).
+    queue_pfc: Vec<QueuePfc>,
 }
 
 /// One transmission start, recorded when tracing is on.
@@ -222,6 +226,7 @@ impl Sim {
         specs.sort_by_key(|s| s.start); // stable: ties keep workload order
         let nq = cfg.queues;
         let has_pfc = cfg.pfc.is_some();
+        let queue_pfc = cfg.pfc.as_ref().is_some_and(|p| p.egress_queue);
         let has_ci = cfg.ci.as_ref().is_some_and(|c| c.mode == CiMode::Isolate);
         let n_ports = topo.ports.len();
         let egress = (0..topo.ports.len()).map(|_| Egress::new(nq)).collect();
@@ -310,6 +315,7 @@ impl Sim {
             depth_hist: Vec::new(),
             samples: 0,
             ci_tables: vec![CiTable::default(); if has_ci { n_ports } else { 0 }],
+            queue_pfc: vec![QueuePfc::default(); if queue_pfc { n_ports * nq } else { 0 }],
         }
     }
 
@@ -470,6 +476,16 @@ impl Sim {
             Ev::PfcRefresh { port, class, gen } => self.pfc_refresh(port, class as usize, gen),
             Ev::DeadlockCheck => self.deadlock_check(),
             Ev::Sample => self.sample_queues(),
+            Ev::QueuePfcRefresh { port, queue, gen } => {
+                let row = port as usize * self.cfg.queues + queue as usize;
+                if self.queue_pfc[row].xoff && self.queue_pfc[row].refresh_gen == gen {
+                    let quanta = self.cfg.pfc.as_ref().unwrap().quanta;
+                    for (p, tc) in self.queue_pfc[row].paused.clone() {
+                        self.send_pause(p, tc as usize, quanta);
+                    }
+                    self.schedule_queue_refresh(port, queue as usize);
+                }
+            }
             Ev::CiRelease { port, key, gen } => {
                 let t = &mut self.ci_tables[port as usize];
                 if t.entries.get(&key).is_some_and(|e| e.release_gen == gen && e.c_pkts == 0) {
@@ -545,8 +561,9 @@ impl Sim {
         let mut hdrm = false;
         // PFC accounts a packet to the class it arrived in (what the upstream can pause)
         let arrival_tc = self.pkts.get(pkt).tc as usize;
-        let lossless = self.cfg.pfc.as_ref().is_some_and(|p| p.is_lossless(arrival_tc));
-        if lossless {
+        let queue_based = self.cfg.pfc.as_ref().is_some_and(|p| p.egress_queue);
+        let lossless = self.cfg.pfc.as_ref().is_some_and(|p| if p.egress_queue { p.is_lossless(qi) } else { p.is_lossless(arrival_tc) });
+        if lossless && !queue_based {
             let pfc = self.cfg.pfc.as_ref().unwrap();
             let c = pfc.class(arrival_tc);
             let thr = self.xoff_threshold(sw);
@@ -596,13 +613,15 @@ impl Sim {
             p.hdrm = hdrm;
             p.enq = self.now;
         }
-        if self.cfg.check_invariants && !lossless {
+        if self.cfg.check_invariants && (!lossless || queue_based) {
             let lim = st.buffer.queue_limit();
             if eg.queues[qi].bytes > lim {
                 self.violations.push(format!("t={} port {out} queue {qi}: {} B > limit {lim} B", self.now, eg.queues[qi].bytes));
             }
         }
-        if lossless {
+        if lossless && queue_based {
+            self.queue_pfc_on_enqueue(sw, out, qi, in_port, arrival_tc as u8, size as u64);
+        } else if lossless {
             self.pfc_on_enqueue(sw, in_port, arrival_tc, size as u64, hdrm);
         }
         if ci_isolated {
@@ -776,6 +795,57 @@ impl Sim {
             ing.refresh_gen[c] = ing.refresh_gen[c].wrapping_add(1);
             self.send_pause(in_port, c, 0);
         }
+    }
+
+    /// Queue-based PFC: the egress queue (out, qi) grew by a packet from (in_port, tc).
+    fn queue_pfc_on_enqueue(&mut self, sw: u32, out: PortId, qi: usize, in_port: PortId, tc: u8, size: u64) {
+        let thr = self.xoff_threshold(sw);
+        let depth = self.egress[out as usize].queues[qi].bytes;
+        let row = out as usize * self.cfg.queues + qi;
+        let quanta = self.cfg.pfc.as_ref().unwrap().quanta;
+        let q = &mut self.queue_pfc[row];
+        q.add(in_port, tc, size);
+        let mut to_pause: Vec<(u32, u8)> = Vec::new();
+        if !q.xoff && depth > thr {
+            q.xoff = true;
+            to_pause.extend(q.contrib.iter().map(|c| (c.0, c.1)));
+        } else if q.xoff && !q.paused.contains(&(in_port, tc)) {
+            to_pause.push((in_port, tc));
+        }
+        let start = !to_pause.is_empty() && q.paused.is_empty();
+        for &(p, c) in &to_pause {
+            self.queue_pfc[row].paused.push((p, c));
+            self.send_pause(p, c as usize, quanta);
+        }
+        if start {
+            self.schedule_queue_refresh(out, qi);
+        }
+    }
+
+    /// Queue-based PFC: a packet from (in_port, tc) left the egress queue (port, qi).
+    fn queue_pfc_on_dequeue(&mut self, _sw: u32, port: PortId, qi: usize, in_port: PortId, tc: u8, size: u64) {
+        let xon = self.cfg.pfc.as_ref().unwrap().xon;
+        let depth = self.egress[port as usize].queues[qi].bytes;
+        let row = port as usize * self.cfg.queues + qi;
+        let q = &mut self.queue_pfc[row];
+        q.sub(in_port, tc, size);
+        if q.xoff && depth <= xon {
+            q.xoff = false;
+            q.refresh_gen = q.refresh_gen.wrapping_add(1);
+            for (p, c) in std::mem::take(&mut q.paused) {
+                self.send_pause(p, c as usize, 0);
+            }
+        }
+    }
+
+    fn schedule_queue_refresh(&mut self, port: PortId, qi: usize) {
+        let quanta = self.cfg.pfc.as_ref().unwrap().quanta;
+        let pause = PfcParams::pause_time(quanta, self.topo.ports[port as usize].rate_bps);
+        let row = port as usize * self.cfg.queues + qi;
+        let q = &mut self.queue_pfc[row];
+        q.refresh_gen = q.refresh_gen.wrapping_add(1);
+        let gen = q.refresh_gen;
+        self.q.push(self.now + SimTime((pause.0 / 2).max(1)), Ev::QueuePfcRefresh { port, queue: qi as u8, gen });
     }
 
     /// Queue a PAUSE (quanta > 0) or XON (quanta = 0) for class `c` out of `port`.
@@ -993,7 +1063,12 @@ impl Sim {
                             f.paused = true;
                         }
                     }
-                    if self.cfg.pfc.as_ref().unwrap().is_lossless(arrival_tc) {
+                    let pfc = self.cfg.pfc.as_ref().unwrap();
+                    if pfc.egress_queue {
+                        if pfc.is_lossless(qi) {
+                            self.queue_pfc_on_dequeue(sw, port, qi, in_port, arrival_tc as u8, size as u64);
+                        }
+                    } else if pfc.is_lossless(arrival_tc) {
                         self.pfc_on_dequeue(sw, in_port, arrival_tc, size as u64, hdrm);
                     }
                 }

@@ -293,3 +293,27 @@ fn link_pause_stops_every_class() {
     let during = sim.trace().iter().filter(|r| r.port == h0_port && r.time > gap_start && r.time < resumed).count();
     assert_eq!(during, 0, "no class may transmit during a link-level pause");
 }
+
+#[test]
+fn queue_based_pfc_keeps_each_queue_within_its_size() {
+    // Seeds 000/003 reading: 1 MB queues, XOFF 750 KB / XON 4 KB on the egress queue depth.
+    // The 20:1 incast's queue stays under 1 MB without loss; with per-ingress accounting the
+    // same thresholds let twenty ingress ports pile up far more in one egress queue.
+    let flows = incast_flows(20, "1MB");
+    let run = |pfc: &str| {
+        // seed cables (200 ns): the 250 KB above XOFF holds what 20 senders have in flight
+        let mut sim = build(&star(21, "100Gbps", "200ns", None, &format!("buffer = {{ model = \"static\", queue = \"1MB\" }}\n{pfc}"), &flows, "20ms"));
+        sim.run();
+        assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+        let r = sim.results();
+        assert_eq!(r.summary["end_reason"], "completed");
+        assert_eq!(r.summary["packets_dropped"], 0);
+        assert!(r.summary["pfc_frames"].as_u64().unwrap() > 0);
+        *r.ports.u64("max_depth_bytes").iter().max().unwrap()
+    };
+    let queue_max = run("pfc = { accounting = \"egress_queue\", xoff = \"750KB\", xon = \"4KB\" }");
+    let ingress_max = run("pfc = { xoff = \"750KB\", xon = \"4KB\" }");
+    assert!(queue_max <= 1_000_000, "queue-based PFC: max depth {queue_max}");
+    assert!(queue_max > 750_000, "it does reach XOFF: {queue_max}");
+    assert!(ingress_max > 1_000_000, "ingress accounting lets the queue exceed its size: {ingress_max}");
+}

@@ -436,6 +436,9 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
                 }
             }
         }
+        if p.accounting == PfcAccounting::EgressQueue && p.headroom.is_some() {
+            return Err(err("switch.pfc.headroom", "not used with accounting = \"egress_queue\" (the queue above XOFF is the headroom)"));
+        }
         if let Some(q) = p.quanta {
             if !(1..=65535).contains(&q) {
                 return Err(err("switch.pfc.quanta", format!("invalid value {q}, expected 1..65535")));
@@ -980,6 +983,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
             lossless: classes.iter().fold(0u8, |m, &c| m | (1 << c)),
             headroom,
             deadlock_after: p.deadlock_after.map(|d| d.0).unwrap_or(SimTime::from_ms(5)),
+            egress_queue: p.accounting == PfcAccounting::EgressQueue,
         }
     });
     let cfg = SimConfig {

@@ -353,6 +353,18 @@ pub struct CiConfig {
     pub hosts: Option<bool>,
 }
 
+/// Where PFC counts bytes against XOFF/XON.
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum PfcAccounting {
+    /// IEEE 802.1Qbb: per (ingress port, class) counters with headroom.
+    #[default]
+    Ingress,
+    /// Seeds 000/003 reading ("queue size 1 MB, XOFF 750 KB, XON 4 KB"): thresholds on each
+    /// egress queue's depth; the ports feeding it are paused; the queue never exceeds its size.
+    EgressQueue,
+}
+
 /// PFC scope.
 #[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
@@ -372,6 +384,10 @@ pub struct PfcConfig {
     /// "priority" (802.1Qbb, default) or "link" (802.3x PAUSE on all classes).
     #[serde(default)]
     pub mode: PfcMode,
+    /// "ingress" (802.1Qbb per-ingress counters, default) or "egress_queue" (thresholds on
+    /// each egress queue, as seeds 000/003 state them).
+    #[serde(default)]
+    pub accounting: PfcAccounting,
     /// Static XOFF threshold per (ingress port, class), e.g. "750KB" (seeds 000/003) or "650KB"
     /// (seed 004). Give either xoff or alpha.
     #[serde(default)]

@@ -11,6 +11,14 @@
 //! serving that class after the frame it is transmitting, exactly for
 //! quanta x 512 bit times unless refreshed or resumed.
 //!
+//! `accounting = "egress_queue"` is the reading of seeds 000/003 ("queue size
+//! 1 MB, XOFF 750 KB, XON 4 KB"): the thresholds apply to each egress queue's
+//! depth; above XOFF the switch pauses, in the class they arrived in, the
+//! ingress ports that have packets in that queue (and any that add to it
+//! while it stays above), and sends XON to them when it falls to XON. The
+//! queue's capacity above XOFF is the headroom, so a queue never exceeds its
+//! size; overflowing it drops even lossless packets (BufferFull).
+//!
 //! Simplification (documented in docs/mechanisms.md): lossless packets are
 //! admitted by this ingress accounting alone (the seeds' "no egress drops");
 //! they still count in egress queue depth (for ECN) and in the shared pool.
@@ -47,6 +55,35 @@ pub struct PfcParams {
     pub headroom: Vec<u64>,
     /// A cycle of queues paused on each other for this long is a deadlock.
     pub deadlock_after: SimTime,
+    /// Thresholds apply to each egress queue's depth instead of per-ingress counters.
+    pub egress_queue: bool,
+}
+
+/// Queue-based PFC state of one egress queue (`accounting = "egress_queue"`): the bytes
+/// each (ingress port, arrival class) has in the queue, and whom an XOFF went to.
+#[derive(Clone, Debug, Default)]
+pub struct QueuePfc {
+    pub contrib: Vec<(u32, u8, u64)>,
+    pub xoff: bool,
+    pub paused: Vec<(u32, u8)>,
+    pub refresh_gen: u32,
+}
+
+impl QueuePfc {
+    pub fn add(&mut self, port: u32, tc: u8, bytes: u64) {
+        match self.contrib.iter_mut().find(|c| c.0 == port && c.1 == tc) {
+            Some(c) => c.2 += bytes,
+            None => self.contrib.push((port, tc, bytes)),
+        }
+    }
+    pub fn sub(&mut self, port: u32, tc: u8, bytes: u64) {
+        if let Some(i) = self.contrib.iter().position(|c| c.0 == port && c.1 == tc) {
+            self.contrib[i].2 -= bytes;
+            if self.contrib[i].2 == 0 {
+                self.contrib.swap_remove(i);
+            }
+        }
+    }
 }
 
 impl PfcParams {
