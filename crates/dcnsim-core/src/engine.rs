@@ -422,6 +422,9 @@ impl Sim {
                 break;
             }
             let (t, ev) = self.q.pop().unwrap();
+            if let Some(Ev::Arrive { pkt, .. }) = self.q.peek_current() {
+                self.pkts.prefetch(*pkt);
+            }
             self.now = t;
             self.events += 1;
             self.dispatch(ev);

@@ -185,6 +185,12 @@ impl<E: Copy> EventQueue<E> {
         self.len -= 1;
         Some((SimTime(t), e))
     }
+    /// The event that `pop` returns next, if it is already in the current slot (no wheel
+    /// turn): lets the caller prefetch what that event will touch.
+    #[inline(always)]
+    pub fn peek_current(&self) -> Option<&E> {
+        self.current.get(self.pos).map(|e| &e.2)
+    }
     pub fn len(&self) -> usize {
         self.len
     }
