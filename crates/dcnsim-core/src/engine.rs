@@ -699,8 +699,7 @@ impl Sim {
             let p = self.pkts.get(pkt);
             (p.seq as u32, p.flow)
         };
-        self.pkts_consumed += 1;
-        self.pkts.free(pkt);
+        self.consume(pkt);
         let ci = self.cfg.ci.as_ref().unwrap();
         let node = self.topo.ports[port as usize].node;
         match self.topo.nodes[node as usize].kind {
@@ -896,8 +895,7 @@ impl Sim {
             let p = self.pkts.get(pkt);
             (p.seq as u16, p.prio)
         };
-        self.pkts_consumed += 1;
-        self.pkts.free(pkt);
+        self.consume(pkt);
         let c = if class == 255 { 0 } else { class as usize };
         let rate = self.topo.ports[port as usize].rate_bps;
         let until = if quanta == 0 { self.now } else { self.now + PfcParams::pause_time(quanta, rate) };
@@ -985,6 +983,13 @@ impl Sim {
             let next = SimTime((pfc.deadlock_after.0 / 2).max(1));
             self.q.push(self.now + next, Ev::DeadlockCheck);
         }
+    }
+
+    /// A packet reached its end (delivered, or a control frame acted on): count it and free it.
+    #[inline]
+    fn consume(&mut self, pkt: PktId) {
+        self.pkts_consumed += 1;
+        self.pkts.free(pkt);
     }
 
     fn drop_pkt(&mut self, pkt: PktId, at: Option<(PortId, usize)>, why: DropReason) {
@@ -1245,16 +1250,14 @@ impl Sim {
             (p.kind, p.flow)
         };
         if self.flows[f as usize].finished {
-            self.pkts_consumed += 1;
-            self.pkts.free(pkt);
+            self.consume(pkt);
             return;
         }
         match kind {
             PktKind::Data => self.on_data(f, pkt),
             PktKind::Ack | PktKind::Nack => self.on_ack(f, pkt),
             PktKind::Cnp => {
-                self.pkts_consumed += 1;
-                self.pkts.free(pkt);
+                self.consume(pkt);
                 let now = self.now;
                 if let Sender::Roce(r) = &mut self.flows[f as usize].sender {
                     r.on_cnp(now);
@@ -1297,8 +1300,7 @@ impl Sim {
                     RoceReply::Nothing => (PktKind::Data, 0),
                 };
                 if kind == PktKind::Data {
-                    self.pkts_consumed += 1;
-                    self.pkts.free(pkt);
+                    self.consume(pkt);
                 } else {
                     std::mem::swap(&mut p.src, &mut p.dst);
                     p.kind = kind;
@@ -1319,14 +1321,12 @@ impl Sim {
                 }
             }
             Sender::Done => {
-                self.pkts_consumed += 1;
-                self.pkts.free(pkt);
+                self.consume(pkt);
             }
             Sender::Udp(_) => {
                 fl.rx.bytes += p.size as u64;
                 let done = fl.rx.bytes >= fl.size;
-                self.pkts_consumed += 1;
-                self.pkts.free(pkt);
+                self.consume(pkt);
                 if done {
                     self.finish_flow(f);
                 }
@@ -1339,8 +1339,7 @@ impl Sim {
             let p = self.pkts.get(pkt);
             (p.seq, p.ece, p.ts, p.kind)
         };
-        self.pkts_consumed += 1;
-        self.pkts.free(pkt);
+        self.consume(pkt);
         let now = self.now;
         let fl = &mut self.flows[f as usize];
         let finished = match &mut fl.sender {

@@ -1,15 +1,8 @@
 //! Congestion Isolation (P802.1Qcz) behaviour.
 
 use crate::metrics::ColumnData;
-use crate::scenario::{load, RunOptions};
+use super::tests::run;
 use crate::Sim;
-
-fn run(text: &str) -> Sim {
-    let mut sim = load(text, false, None, &RunOptions { seed: None, check_invariants: true }).map_err(|e| e.to_string()).unwrap().1;
-    sim.run();
-    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
-    sim
-}
 
 fn u32s(c: Option<&ColumnData>) -> Vec<u32> {
     match c.unwrap() {

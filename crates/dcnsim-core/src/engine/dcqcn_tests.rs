@@ -1,12 +1,8 @@
 //! RoCEv2 + DCQCN behaviour in the engine.
 
-use crate::scenario::{load, RunOptions};
 use crate::sim::SimTime;
-use crate::Sim;
+use super::tests::build;
 
-fn build(text: &str) -> Sim {
-    load(text, false, None, &RunOptions { seed: None, check_invariants: true }).map_err(|e| e.to_string()).unwrap().1
-}
 
 /// n senders to one receiver on one switch; all links `rate`.
 fn star(n: usize, rate: &str, switch: &str, transport: &str, flows: &str, max_time: &str) -> String {

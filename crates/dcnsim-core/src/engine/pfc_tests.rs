@@ -2,14 +2,11 @@
 
 use crate::engine::EndReason;
 use crate::net::PktKind;
-use crate::scenario::{load, RunOptions};
 use crate::sim::{ser_time, SimTime};
 use crate::switch::pfc::PfcParams;
+use super::tests::build;
 use crate::Sim;
 
-fn build(text: &str) -> Sim {
-    load(text, false, None, &RunOptions { seed: None, check_invariants: true }).map_err(|e| e.to_string()).unwrap().1
-}
 
 /// A star: hosts h0..h{n-1} on one switch `s`, every link `rate` with `delay`.
 fn star(n: usize, rate: &str, delay: &str, slow_last: Option<&str>, switch: &str, flows: &str, max_time: &str) -> String {

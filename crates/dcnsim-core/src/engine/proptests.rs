@@ -22,7 +22,6 @@
 //!   always has a retransmission timer pending.
 
 use crate::metrics::{Results, Table};
-use crate::scenario::{load, RunOptions};
 use crate::sim::SimTime;
 use proptest::prelude::*;
 use std::fmt;
@@ -310,12 +309,7 @@ fn case_strategy(udp_sizes: bool) -> impl Strategy<Value = Case> {
         )
 }
 
-fn build(text: &str) -> crate::Sim {
-    match load(text, false, None, &RunOptions { seed: None, check_invariants: true }) {
-        Ok((_, sim)) => sim,
-        Err(e) => panic!("generated scenario rejected: {e}\n{text}"),
-    }
-}
+use super::tests::build;
 
 fn check_conservation(sim: &crate::Sim, when: &str) -> Result<(), TestCaseError> {
     let (created, consumed, dropped, live) = sim.packet_counts();

@@ -3,8 +3,17 @@
 use crate::scenario::{load, RunOptions};
 use crate::sim::{ser_time, SimTime};
 
-fn run(text: &str) -> crate::Sim {
-    let (_, mut sim) = load(text, false, None, &RunOptions { seed: None, check_invariants: true }).unwrap();
+/// Build a scenario with invariant checks on (shared by the engine's test modules).
+pub(super) fn build(text: &str) -> crate::Sim {
+    match load(text, false, None, &RunOptions { seed: None, check_invariants: true }) {
+        Ok((_, sim)) => sim,
+        Err(e) => panic!("scenario rejected: {e}\n{text}"),
+    }
+}
+
+/// Build and run to the end; no invariant may be violated.
+pub(super) fn run(text: &str) -> crate::Sim {
+    let mut sim = build(text);
     sim.run();
     assert!(sim.violations().is_empty(), "{:?}", sim.violations());
     sim

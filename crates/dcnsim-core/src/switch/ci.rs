@@ -24,6 +24,7 @@
 //! Baseline "without CI" (seed 003): flows hashed by destination onto the same
 //! two queues.
 
+use super::ecn::Red;
 use crate::sim::SimTime;
 use std::collections::HashMap;
 
@@ -46,9 +47,8 @@ pub struct CiParams {
     /// Traffic class of the non-congested queue (the traffic CI manages arrives here).
     pub queue: usize,
     pub congested_queue: usize,
-    pub low: u64,
-    pub high: u64,
-    pub pmax: f64,
+    /// Isolation probability ramp on the non-congested queue: RED's Low/High/Pmax shape.
+    pub isolate: Red,
     pub table_size: usize,
     pub signal: bool,
     pub cip_threshold: u64,
@@ -61,13 +61,7 @@ impl CiParams {
     /// Isolation probability for a packet arriving to a non-congested queue of `q` bytes.
     #[inline]
     pub fn prob(&self, q: u64) -> f64 {
-        if q <= self.low {
-            0.0
-        } else if q > self.high || self.high == self.low {
-            1.0
-        } else {
-            self.pmax * (q - self.low) as f64 / (self.high - self.low) as f64
-        }
+        self.isolate.prob(q)
     }
 }
 
@@ -121,9 +115,7 @@ mod tests {
             mode: CiMode::Isolate,
             queue: 1,
             congested_queue: 0,
-            low: 10_000,
-            high: 300_000,
-            pmax: 0.01,
+            isolate: Red { low: 10_000, high: 300_000, pmax: 0.01 },
             table_size: 4,
             signal: true,
             cip_threshold: 100_000,
