@@ -1276,19 +1276,8 @@ impl Sim {
         match fl.sender {
             Sender::Tcp(_) => {
                 let ack = fl.rx.on_data(p.seq, p.payload as u64);
-                // Turn the data packet into its ACK in place: no allocation.
                 let ce = p.ce;
-                std::mem::swap(&mut p.src, &mut p.dst);
-                p.kind = PktKind::Ack;
-                p.seq = ack;
-                p.size = self.cfg.ack_size;
-                p.payload = 0;
-                p.ece = ce;
-                p.ce = false;
-                p.ect = false;
-                p.hops = 0;
-                let host = p.src;
-                self.nic_enqueue(host, pkt);
+                self.reply_in_place(pkt, PktKind::Ack, ack, ce);
             }
             Sender::Roce(_) => {
                 let reply = fl.rrx.on_data(p.seq, p.payload as u64);
@@ -1302,16 +1291,7 @@ impl Sim {
                 if kind == PktKind::Data {
                     self.consume(pkt);
                 } else {
-                    std::mem::swap(&mut p.src, &mut p.dst);
-                    p.kind = kind;
-                    p.seq = seq;
-                    p.size = self.cfg.ack_size;
-                    p.payload = 0;
-                    p.ece = false;
-                    p.ce = false;
-                    p.ect = false;
-                    p.hops = 0;
-                    self.nic_enqueue(dst, pkt);
+                    self.reply_in_place(pkt, kind, seq, false);
                 }
                 if cnp {
                     let c = Packet { kind: PktKind::Cnp, flow: f, src: dst, dst: src, size: self.cfg.ack_size, prio, hash, ts: self.now, ..Packet::blank() };
@@ -1332,6 +1312,23 @@ impl Sim {
                 }
             }
         }
+    }
+
+    /// Turn a received data packet into its reply (ACK/NACK carrying `seq`) in place, with
+    /// no allocation, and queue it at the receiving host's NIC.
+    fn reply_in_place(&mut self, pkt: PktId, kind: PktKind, seq: u64, ece: bool) {
+        let p = self.pkts.get_mut(pkt);
+        std::mem::swap(&mut p.src, &mut p.dst);
+        p.kind = kind;
+        p.seq = seq;
+        p.size = self.cfg.ack_size;
+        p.payload = 0;
+        p.ece = ece;
+        p.ce = false;
+        p.ect = false;
+        p.hops = 0;
+        let host = p.src;
+        self.nic_enqueue(host, pkt);
     }
 
     fn on_ack(&mut self, f: FlowId, pkt: PktId) {
@@ -1537,15 +1534,11 @@ impl Sim {
 
     fn finish_flow(&mut self, f: FlowId) {
         let now = self.now;
+        let delivered = self.flow_acked(f);
         let fl = &mut self.flows[f as usize];
         fl.finished = true;
         fl.end = now;
         fl.rx.clear();
-        let delivered = match &fl.sender {
-            Sender::Tcp(t) => t.snd_una,
-            Sender::Roce(r) => r.snd_una,
-            Sender::Udp(_) | Sender::Done => fl.rx.bytes,
-        };
         fl.rx = Receiver::default();
         fl.rx.bytes = delivered;
         fl.rrx = Default::default();
