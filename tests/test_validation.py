@@ -268,6 +268,17 @@ ACK = 64
 # Each path is a list of hops (rate in bit/s, one-way delay in ps), sender NIC first.
 _G = 10**9
 _US = 10**6
+# 2 ToRs x 4 hosts at 10G, 2 spines, 40G fabric: used across and within a ToR below
+_CLOS2_10G_40G = """
+[topology]
+kind = "clos2"
+tors = 2
+servers_per_tor = 4
+spines = 2
+host_link = { rate = "10Gbps", delay = "500ns" }
+fabric_link = { rate = "40Gbps", delay = "1us" }
+"""
+
 FCT_CASES = {
     # dumbbell: h0 -> left -> right -> h1, all 10 Gbps
     "dumbbell": (
@@ -284,29 +295,13 @@ bottleneck = { rate = "10Gbps", delay = "5us" }
     ),
     # clos2 across ToRs: h0 -> tor0 -> spine -> tor1 -> h4, 10G hosts, 40G fabric
     "clos2-inter-tor": (
-        """
-[topology]
-kind = "clos2"
-tors = 2
-servers_per_tor = 4
-spines = 2
-host_link = { rate = "10Gbps", delay = "500ns" }
-fabric_link = { rate = "40Gbps", delay = "1us" }
-""",
+        _CLOS2_10G_40G,
         (0, 4),
         [(10 * _G, _US // 2), (40 * _G, _US), (40 * _G, _US), (10 * _G, _US // 2)],
     ),
     # clos2 within a ToR: h1 -> tor0 -> h2
     "clos2-intra-tor": (
-        """
-[topology]
-kind = "clos2"
-tors = 2
-servers_per_tor = 4
-spines = 2
-host_link = { rate = "10Gbps", delay = "500ns" }
-fabric_link = { rate = "40Gbps", delay = "1us" }
-""",
+        _CLOS2_10G_40G,
         (1, 2),
         [(10 * _G, _US // 2), (10 * _G, _US // 2)],
     ),

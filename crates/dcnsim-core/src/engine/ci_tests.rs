@@ -1,6 +1,7 @@
 //! Congestion Isolation (P802.1Qcz) behaviour.
 
 use crate::metrics::ColumnData;
+use super::tests::HOL_FABRIC;
 use super::tests::run;
 use crate::Sim;
 
@@ -18,20 +19,7 @@ fn two_switch(switch: &str, transport: &str, victim_start: &str) -> String {
 [scenario]
 name = "ci"
 max_time = "50ms"
-[topology]
-kind = "custom"
-hosts = ["h0", "h1", "h2", "h3", "h4", "r5", "r6"]
-switches = ["s1", "s2"]
-links = [
-  {{ a = "h0", b = "s1", rate = "100Gbps", delay = "1us" }},
-  {{ a = "h1", b = "s1", rate = "100Gbps", delay = "1us" }},
-  {{ a = "h2", b = "s1", rate = "100Gbps", delay = "1us" }},
-  {{ a = "h3", b = "s1", rate = "100Gbps", delay = "1us" }},
-  {{ a = "h4", b = "s1", rate = "100Gbps", delay = "1us" }},
-  {{ a = "s1", b = "s2", rate = "100Gbps", delay = "1us" }},
-  {{ a = "r5", b = "s2", rate = "25Gbps", delay = "1us" }},
-  {{ a = "r6", b = "s2", rate = "100Gbps", delay = "1us" }},
-]
+{HOL_FABRIC}
 [switch]
 queues = 2
 scheduler = "dwrr"

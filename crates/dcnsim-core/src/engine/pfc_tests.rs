@@ -4,6 +4,7 @@ use crate::engine::EndReason;
 use crate::net::PktKind;
 use crate::sim::{ser_time, SimTime};
 use crate::switch::pfc::PfcParams;
+use super::tests::HOL_FABRIC;
 use super::tests::build;
 use crate::Sim;
 
@@ -162,20 +163,7 @@ fn head_of_line_blocking_slows_a_victim() {
 [scenario]
 name = "hol"
 max_time = "50ms"
-[topology]
-kind = "custom"
-hosts = ["h0", "h1", "h2", "h3", "h4", "r5", "r6"]
-switches = ["s1", "s2"]
-links = [
-  {{ a = "h0", b = "s1", rate = "100Gbps", delay = "1us" }},
-  {{ a = "h1", b = "s1", rate = "100Gbps", delay = "1us" }},
-  {{ a = "h2", b = "s1", rate = "100Gbps", delay = "1us" }},
-  {{ a = "h3", b = "s1", rate = "100Gbps", delay = "1us" }},
-  {{ a = "h4", b = "s1", rate = "100Gbps", delay = "1us" }},
-  {{ a = "s1", b = "s2", rate = "100Gbps", delay = "1us" }},
-  {{ a = "r5", b = "s2", rate = "25Gbps", delay = "1us" }},
-  {{ a = "r6", b = "s2", rate = "100Gbps", delay = "1us" }},
-]
+{HOL_FABRIC}
 [switch]
 buffer = {{ model = "static", queue = "100MB" }}
 {pfc}

@@ -11,6 +11,23 @@ pub(super) fn build(text: &str) -> crate::Sim {
     }
 }
 
+/// Two switches for head-of-line blocking studies: senders h0..h4 on s1, s1 -> s2 at 100G,
+/// r5 (25G, the incast receiver) and r6 (100G, the victim's receiver) on s2.
+pub(super) const HOL_FABRIC: &str = r#"[topology]
+kind = "custom"
+hosts = ["h0", "h1", "h2", "h3", "h4", "r5", "r6"]
+switches = ["s1", "s2"]
+links = [
+  { a = "h0", b = "s1", rate = "100Gbps", delay = "1us" },
+  { a = "h1", b = "s1", rate = "100Gbps", delay = "1us" },
+  { a = "h2", b = "s1", rate = "100Gbps", delay = "1us" },
+  { a = "h3", b = "s1", rate = "100Gbps", delay = "1us" },
+  { a = "h4", b = "s1", rate = "100Gbps", delay = "1us" },
+  { a = "s1", b = "s2", rate = "100Gbps", delay = "1us" },
+  { a = "r5", b = "s2", rate = "25Gbps", delay = "1us" },
+  { a = "r6", b = "s2", rate = "100Gbps", delay = "1us" },
+]"#;
+
 /// Build and run to the end; no invariant may be violated.
 pub(super) fn run(text: &str) -> crate::Sim {
     let mut sim = build(text);
