@@ -167,8 +167,6 @@ pub struct Sim {
     cfg: SimConfig,
     topo: Topology,
     routes: Routes,
-    /// Extra delay added to arrivals through each port: propagation + switch latency.
-    arrive_delay: Vec<SimTime>,
     hot: Vec<PortHot>,
     egress: Vec<Egress>,
     switches: Vec<SwitchState>,
@@ -191,7 +189,6 @@ pub struct Sim {
     /// Data packets put on the wire by hosts (retransmissions included) and data packets dropped.
     data_sent: u64,
     data_dropped: u64,
-    max_live: usize,
     violations: Vec<String>,
     /// PFC ingress counters per port id (used on switch ports).
     ingress: Vec<Ingress>,
@@ -285,7 +282,6 @@ impl Sim {
             cfg,
             topo,
             routes,
-            arrive_delay,
             hot,
             egress,
             switches,
@@ -304,7 +300,6 @@ impl Sim {
             pkts_consumed: 0,
             pkts_dropped: 0,
             ecn_marks: 0,
-            max_live: 0,
             data_sent: 0,
             data_dropped: 0,
             violations: Vec::new(),
@@ -1464,7 +1459,6 @@ impl Sim {
         let src = fl.src;
         self.pkts_created += 1;
         let id = self.pkts.alloc(p);
-        self.max_live = self.max_live.max(self.pkts.live());
         self.nic_enqueue(src, id);
         if more {
             self.q.push(self.now + gap, Ev::UdpSend { flow: f });
@@ -1577,7 +1571,7 @@ impl Sim {
         let udp = spec.transport == TransportKind::Udp;
         let rate = |p: PortId| self.topo.ports[p as usize].rate_bps;
         let s = |bytes: u64, p: PortId| ser_time(bytes, rate(p)).0;
-        let d = |p: PortId| self.arrive_delay[p as usize].0;
+        let d = |p: PortId| self.hot[p as usize].arrive_delay.0;
         let u = &self.cfg.udp;
         if udp && (u.sizes != SizeDist::Fixed || u.arrivals != Arrivals::Constant) {
             // random datagrams: no single idle-path time; use the lower bound of every
