@@ -21,7 +21,7 @@ use crate::net::{FlowId, NodeKind, Packet, PacketArena, PktId, PktKind, PortId, 
 use crate::scenario::schema::{Arrivals, SizeDist, TransportKind};
 use crate::sim::rng::mix64;
 use crate::sim::{ser_time, stream, EventQueue, Rng, SimTime, Stream};
-use crate::switch::ci::{CiMode, CiParams, CiTable, CIP_BYTES};
+use crate::switch::ci::{CiMark, CiMode, CiParams, CiTable, CIP_BYTES};
 use crate::switch::pfc::{Ingress, PfcParams, QueuePfc, Xoff, PAUSE_FRAME_BYTES};
 use crate::switch::{BufferParams, DropReason, MarkReason, Red, Scheduler, SwitchBuffer};
 use crate::workload::FlowSpec;
@@ -202,6 +202,9 @@ pub struct Sim {
     samples: u64,
     /// Congested-flow table of every port (CI isolate mode).
     ci_tables: Vec<CiTable>,
+    /// Per port: the link's round trip (propagation both ways, switch latency, an MTU and a
+    /// CIP on the wire), the least time between two CIPs for one flow through it.
+    cip_guard: Vec<SimTime>,
     /// Queue-based PFC state per (port, queue) (`accounting = "egress_queue"`).
     queue_pfc: Vec<QueuePfc>,
 }
@@ -236,6 +239,10 @@ impl Sim {
                 p.delay + lat
             })
             .collect();
+        let cip_guard = match has_ci {
+            true => topo.ports.iter().enumerate().map(|(i, p)| SimTime(2 * arrive_delay[i].0) + ser_time((cfg.mtu + CIP_BYTES) as u64, p.rate_bps)).collect(),
+            false => Vec::new(),
+        };
         let hot = topo
             .ports
             .iter()
@@ -310,6 +317,7 @@ impl Sim {
             depth_hist: Vec::new(),
             samples: 0,
             ci_tables: vec![CiTable::default(); if has_ci { n_ports } else { 0 }],
+            cip_guard,
             queue_pfc: vec![QueuePfc::default(); if queue_pfc { n_ports * nq } else { 0 }],
         }
     }
@@ -466,7 +474,7 @@ impl Sim {
                 if let Some(n) = self.specs.get(self.next_spec) {
                     self.q.push(n.start, Ev::NextArrival);
                 }
-                self.start_flow(spec);
+                self.start_flow(spec, None);
             }
             Ev::Rto { flow, gen } => self.on_rto(flow, gen),
             Ev::UdpSend { flow } => self.udp_send(flow),
@@ -485,10 +493,21 @@ impl Sim {
                 }
             }
             Ev::CiRelease { port, key, gen } => {
+                // released once the congested queue has held none of the flow's packets for
+                // release_after; while it holds some, the next drain re-arms the timer
+                let release = self.cfg.ci.as_ref().unwrap().release_after;
                 let t = &mut self.ci_tables[port as usize];
-                if t.entries.get(&key).is_some_and(|e| e.release_gen == gen && e.c_pkts == 0) {
-                    t.entries.remove(&key);
-                    t.releases += 1;
+                let Some(e) = t.entries.get_mut(&key).filter(|e| e.release_gen == gen) else { return };
+                e.timer = false;
+                if e.c_pkts == 0 {
+                    let due = e.empty_since + release;
+                    if self.now >= due {
+                        t.entries.remove(&key);
+                        t.releases += 1;
+                    } else {
+                        e.timer = true;
+                        self.q.push(due, Ev::CiRelease { port, key, gen });
+                    }
                 }
             }
             Ev::Pace { flow, gen } => {
@@ -525,6 +544,7 @@ impl Sim {
         let mut qi = self.cfg.class_of[prio as usize & 7] as usize;
         // Congestion Isolation: choose between the non-congested and the congested queue.
         let mut ci_isolated = false;
+        let mut ci_isolating = false;
         let mut ci_managed = false;
         if let Some(ci) = self.cfg.ci.as_ref().map(|c| (c.mode.clone(), c.queue, c.congested_queue)) {
             let (mode, ci_queue, congested_queue) = ci;
@@ -546,6 +566,7 @@ impl Sim {
                             if p >= 1.0 || (p > 0.0 && rand::Rng::gen::<f64>(&mut st.rng) < p) {
                                 self.ci_isolate(out, hash);
                                 ci_isolated = true;
+                                ci_isolating = true;
                             }
                         }
                         if ci_isolated {
@@ -557,9 +578,19 @@ impl Sim {
         }
         // Admission: lossless classes by PFC ingress accounting, the rest by the buffer model.
         let mut hdrm = false;
-        // PFC accounts a packet to the class it arrived in (what the upstream can pause)
-        let arrival_tc = self.pkts.get(pkt).tc as usize;
+        // PFC accounts a packet to the class it arrived in (what the upstream can pause); with
+        // queue-based PFC, a packet CI put in the congested queue counts in the congested class
+        // when the upstream can isolate it too, so that XOFF pauses the upstream's congested
+        // queue and not its non-congested one (P802.1Qcz step 4)
+        let mut arrival_tc = self.pkts.get(pkt).tc as usize;
+        let nc_arrival = ci_isolated && arrival_tc != qi;
         let queue_based = self.cfg.pfc.as_ref().is_some_and(|p| p.egress_queue);
+        let mut escalate = None;
+        if nc_arrival && queue_based && self.ci_upstream_isolates(in_port) {
+            escalate = Some(arrival_tc as u8);
+            arrival_tc = qi;
+            self.pkts.get_mut(pkt).tc = qi as u8;
+        }
         let lossless = self.cfg.pfc.as_ref().is_some_and(|p| if p.egress_queue { p.is_lossless(qi) } else { p.is_lossless(arrival_tc) });
         if lossless && !queue_based {
             let pfc = self.cfg.pfc.as_ref().unwrap();
@@ -583,13 +614,15 @@ impl Sim {
         }
         let st = &mut self.switches[sw as usize];
         let eg = &mut self.egress[out as usize];
-        if ci_isolated && ect {
-            // "ECN is marked once a packet is isolated" (seed 003)
+        // "ECN is marked once a packet is isolated" (seed 003): the isolating packet always;
+        // the rest of an isolated flow per `CiMark`
+        let ci_mark = ci_isolating || (ci_isolated && self.cfg.ci.as_ref().unwrap().mark == CiMark::EveryIsolated);
+        if ci_mark && ect {
             self.pkts.get_mut(pkt).ce = true;
             eg.queues[qi].stats.count_mark(MarkReason::EcnThreshold);
             self.ecn_marks += 1;
-        } else if ci_managed {
-            // CI replaces RED on the queues it manages
+        } else if ci_managed && !ci_isolated || ci_mark {
+            // isolation takes the place of RED on the non-congested queue
         } else if let Some(red) = &self.cfg.red {
             if red.decide(eg.queues[qi].bytes, &mut st.rng) {
                 if ect {
@@ -618,19 +651,22 @@ impl Sim {
             }
         }
         if lossless && queue_based {
-            self.queue_pfc_on_enqueue(sw, out, qi, in_port, arrival_tc as u8, size as u64);
+            self.queue_pfc_on_enqueue(sw, out, qi, in_port, arrival_tc as u8, size as u64, escalate);
         } else if lossless {
             self.pfc_on_enqueue(sw, in_port, arrival_tc, size as u64, hdrm);
         }
         if ci_isolated {
             let ci = self.cfg.ci.as_ref().unwrap();
             let over = self.egress[out as usize].queues[qi].bytes > ci.cip_threshold;
-            let signal = ci.signal;
+            let signal = nc_arrival && over && self.ci_upstream_isolates(in_port);
+            let now = self.now;
             let e = self.ci_tables[out as usize].entries.get_mut(&hash).unwrap();
             e.c_pkts += 1;
-            e.last_active = self.now;
-            if signal && over && !e.cip_sent {
-                e.cip_sent = true;
+            e.last_active = now;
+            // the upstream still sends the flow in the non-congested class: tell it, again
+            // only if that persists past a round trip of the link
+            if signal && e.cip_at.is_none_or(|t| now >= t + self.cip_guard[in_port as usize]) {
+                e.cip_at = Some(now);
                 let flow = self.pkts.get(pkt).flow;
                 self.ci_tables[out as usize].cips_sent += 1;
                 self.send_cip(in_port, hash, flow);
@@ -653,10 +689,18 @@ impl Sim {
         let (cap, release) = (ci.table_size, ci.release_after);
         let e = self.ci_tables[port as usize].insert(key, nc, self.now, cap);
         // an entry that never receives a packet must still age out
-        e.release_gen = e.release_gen.wrapping_add(1);
+        e.timer = true;
         let gen = e.release_gen;
         self.q.push(self.now + release, Ev::CiRelease { port, key, gen });
         true
+    }
+
+    /// The peer behind `in_port` isolates flows named by a CIP (P802.1Qcz signalling on, and
+    /// a CI bridge, or a NIC that honours CIPs).
+    fn ci_upstream_isolates(&self, in_port: PortId) -> bool {
+        let ci = self.cfg.ci.as_ref().unwrap();
+        let up = self.topo.ports[self.topo.ports[in_port as usize].peer as usize].node;
+        ci.signal && (ci.hosts || self.topo.nodes[up as usize].kind == NodeKind::Switch)
     }
 
     /// Keep the isolated flow's packet counts as its packets leave `port`.
@@ -672,9 +716,12 @@ impl Sim {
         } else if congested {
             e.c_pkts = e.c_pkts.saturating_sub(1);
             if e.c_pkts == 0 {
-                e.release_gen = e.release_gen.wrapping_add(1);
-                let gen = e.release_gen;
-                self.q.push(self.now + release, Ev::CiRelease { port, key, gen });
+                e.empty_since = self.now;
+                if !e.timer {
+                    e.timer = true;
+                    let gen = e.release_gen;
+                    self.q.push(self.now + release, Ev::CiRelease { port, key, gen });
+                }
             }
         }
     }
@@ -795,8 +842,15 @@ impl Sim {
     }
 
     /// Queue-based PFC: the egress queue (out, qi) grew by a packet from (in_port, tc).
-    fn queue_pfc_on_enqueue(&mut self, sw: u32, out: PortId, qi: usize, in_port: PortId, tc: u8, size: u64) {
+    /// `escalate`: the class the packet arrived in, when CI accounts it to the congested class
+    /// `tc` instead. Packets the upstream had queued in its non-congested queue before it
+    /// isolated the flow still arrive in that class after the congested class is paused; once
+    /// they have filled half the room above XOFF, that class is paused too (the last resort
+    /// that keeps the class lossless).
+    #[allow(clippy::too_many_arguments)]
+    fn queue_pfc_on_enqueue(&mut self, sw: u32, out: PortId, qi: usize, in_port: PortId, tc: u8, size: u64, escalate: Option<u8>) {
         let thr = self.xoff_threshold(sw);
+        let limit = self.switches[sw as usize].buffer.queue_limit();
         let depth = self.egress[out as usize].queues[qi].bytes;
         let row = out as usize * self.cfg.queues + qi;
         let quanta = self.cfg.pfc.as_ref().unwrap().quanta;
@@ -808,6 +862,11 @@ impl Sim {
             to_pause.extend(q.contrib.iter().map(|c| (c.0, c.1)));
         } else if q.xoff && !q.paused.contains(&(in_port, tc)) {
             to_pause.push((in_port, tc));
+        }
+        if let Some(c) = escalate {
+            if q.xoff && depth > thr + limit.saturating_sub(thr) / 2 && !q.paused.contains(&(in_port, c)) && !to_pause.contains(&(in_port, c)) {
+                to_pause.push((in_port, c));
+            }
         }
         let start = !to_pause.is_empty() && q.paused.is_empty();
         for &(p, c) in &to_pause {
@@ -1122,11 +1181,13 @@ impl Sim {
     /// Enqueue a host-generated packet (ACK, datagram) on the host's NIC.
     fn nic_enqueue(&mut self, host: u32, pkt: PktId) {
         let port = self.hosts[host as usize].port;
-        let (size, prio) = {
+        let (size, prio, flow, data) = {
             let p = self.pkts.get(pkt);
-            (p.size, p.prio)
+            (p.size, p.prio, p.flow, p.kind == PktKind::Data)
         };
-        let qi = self.cfg.class_of[prio as usize & 7] as usize;
+        // datagrams of a flow a CIP isolated at this NIC go to the congested class
+        let isolated = if data { self.flows.get(flow as usize).and_then(|f| f.nic_class) } else { None };
+        let qi = isolated.map_or(self.cfg.class_of[prio as usize & 7] as usize, |c| c as usize);
         let eg = &mut self.egress[port as usize];
         eg.bytes += size as u64;
         eg.queues[qi].push(pkt, size, self.now);
@@ -1467,13 +1528,18 @@ impl Sim {
 
     // ------------------------------------------------------------------ flows
 
-    fn start_flow(&mut self, spec: FlowSpec) {
+    /// Start the flow `spec`; `conn` continues a finished flow's connection: its path hash,
+    /// NIC class and sender (whose congestion-control state the new flow keeps).
+    fn start_flow(&mut self, spec: FlowSpec, conn: Option<(u32, Option<u8>, Sender)>) {
         let id = self.flows.len() as FlowId;
-        let hash = mix64(self.cfg.seed ^ mix64(id as u64 ^ 0xF10F)) as u32;
+        let hash = match &conn {
+            Some((h, _, _)) => *h,
+            None => mix64(self.cfg.seed ^ mix64(id as u64 ^ 0xF10F)) as u32,
+        };
         let ideal = self.ideal_fct(&spec, hash);
         let host_rate = self.topo.ports[self.hosts[spec.src as usize].port as usize].rate_bps;
         let mss = self.cfg.mtu - self.cfg.header;
-        let sender = match spec.transport {
+        let mut sender = match spec.transport {
             TransportKind::Dctcp | TransportKind::Reno => {
                 let cc = if spec.transport == TransportKind::Dctcp {
                     Cc::Dctcp(Dctcp::new(self.cfg.tcp.dctcp_g))
@@ -1493,6 +1559,15 @@ impl Sim {
                 rng: stream(self.cfg.seed, Stream::Flow, id as u64),
             })),
         };
+        let mut nic_class = None;
+        if let Some((_, class, prev)) = conn {
+            nic_class = class;
+            match (&mut sender, prev) {
+                (Sender::Roce(r), Sender::Roce(p)) => r.rp = p.rp,
+                (Sender::Tcp(t), Sender::Tcp(p)) => t.continue_connection(&p),
+                _ => {}
+            }
+        }
         let is_udp = matches!(sender, Sender::Udp(_));
         self.flows.push(Flow {
             id,
@@ -1506,6 +1581,7 @@ impl Sim {
             transport: spec.transport,
             ideal,
             repeat_until: spec.repeat_until,
+            reuse_connection: spec.reuse_connection,
             sender,
             rx: Receiver::default(),
             rrx: Default::default(),
@@ -1516,7 +1592,7 @@ impl Sim {
             finished: false,
             end: SimTime::ZERO,
             in_ready: false,
-            nic_class: None,
+            nic_class,
         });
         self.active += 1;
         if is_udp {
@@ -1536,7 +1612,7 @@ impl Sim {
         fl.rx = Receiver::default();
         fl.rx.bytes = delivered;
         fl.rrx = Default::default();
-        fl.sender = Sender::Done;
+        let prev = std::mem::replace(&mut fl.sender, Sender::Done);
         self.active -= 1;
         self.finished += 1;
         if let Some(until) = fl.repeat_until {
@@ -1550,8 +1626,10 @@ impl Sim {
                     tag: fl.tag,
                     transport: fl.transport,
                     repeat_until: Some(until),
+                    reuse_connection: fl.reuse_connection,
                 };
-                self.start_flow(spec);
+                let conn = fl.reuse_connection.then_some((fl.hash, fl.nic_class, prev));
+                self.start_flow(spec, conn);
             }
         }
     }

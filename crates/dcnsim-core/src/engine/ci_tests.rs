@@ -135,3 +135,83 @@ fn local_only_isolation_sends_no_cip_and_nics_honour_cips() {
     assert!(switch_rx > 0, "s1 received CIPs from s2");
     assert!(host_rx > 0, "s1 passed isolation on to the senders' NICs");
 }
+
+#[test]
+fn queue_based_pfc_pauses_the_congested_class_upstream() {
+    // Seeds 000/003 queue-based PFC: the congested queue s2 -> r5 passes XOFF; its PAUSE goes
+    // to s1 in the congested class (s1 isolates the incast by CIP), never in class 1, so the
+    // victim h4 -> r6 in s1's non-congested queue never waits.
+    let pfc = "pfc = { accounting = \"egress_queue\", xoff = \"600KB\", xon = \"100KB\" }";
+    let mut sim = run(&two_switch(&format!("{pfc}\nci = {{ mode = \"isolate\" }}"), UDP, "20us"));
+    let (fct, ideal, paused, r) = victim(&mut sim);
+    let q = match r.ports.get("queue").unwrap() {
+        ColumnData::U8(v) => v.clone(),
+        _ => unreachable!(),
+    };
+    let tx = r.ports.u64("pfc_tx_frames");
+    let by_class = |c: u8| -> u64 { (0..q.len()).filter(|&i| q[i] == c).map(|i| tx[i]).sum() };
+    assert!(by_class(0) > 0, "the congested queue paused its feeders");
+    assert_eq!(by_class(1), 0, "no PAUSE for the non-congested class");
+    assert_eq!(r.summary["packets_dropped"], 0);
+    assert!(!paused && (fct as f64) < 1.1 * ideal as f64, "victim fct {fct} ideal {ideal}");
+    // one CIP per incast flow and hop (s2 -> s1, s1 -> NIC), repeated only if the flow still
+    // arrives in the non-congested class a link round trip later
+    let cips = r.summary["cips_sent"].as_u64().unwrap();
+    assert!((6..=12).contains(&cips), "{cips} CIPs for 3 flows over 2 hops");
+}
+
+#[test]
+fn isolated_packets_are_marked_by_the_congested_queue_not_all() {
+    // Two DCTCP flows into r5 with step marking at 30 KB: under "queue_ecn" an isolated flow's
+    // packets are marked only while the congested queue is above K, so far fewer marks than
+    // "every_isolated", which marks each of them; and DCTCP still gets its feedback.
+    let marks = |mark: &str| {
+        let sw = format!("{PFC}\necn = {{ k = \"30KB\" }}\nci = {{ mode = \"isolate\", low = \"5KB\", high = \"20KB\", mark = \"{mark}\" }}");
+        let mut sim = run(&two_switch(&sw, "kind = \"dctcp\"", "20us"));
+        let r = sim.results();
+        assert_eq!(r.summary["end_reason"], "completed");
+        (r.summary["ecn_marks"].as_u64().unwrap(), r.summary["ci_isolations"].as_u64().unwrap())
+    };
+    let (queue, iso) = marks("queue_ecn");
+    let (every, _) = marks("every_isolated");
+    assert!(iso >= 3 && queue >= iso, "queue_ecn: {queue} marks, {iso} isolations");
+    assert!(every > 3 * queue, "every_isolated {every} vs queue_ecn {queue}");
+}
+
+#[test]
+fn persistent_incast_reuses_its_connection() {
+    let text = |conn: &str| {
+        format!(
+            r#"
+[scenario]
+name = "conn"
+arrivals_for = "300us"
+max_time = "5ms"
+{HOL_FABRIC}
+[transport]
+kind = "dcqcn"
+[[workload]]
+kind = "incast"
+fan_in = 3
+size = "20KB"
+period = "persistent"
+receiver = 5
+{conn}
+"#
+        )
+    };
+    for (conn, same) in [("", true), ("connection = \"reuse\"", true), ("connection = \"new\"", false)] {
+        let sim = run(&text(conn));
+        let mut by_src: std::collections::BTreeMap<u32, std::collections::BTreeSet<u32>> = Default::default();
+        let mut n = std::collections::BTreeMap::<u32, u32>::new();
+        for f in &sim.flows {
+            by_src.entry(f.src).or_default().insert(f.hash);
+            *n.entry(f.src).or_default() += 1;
+        }
+        assert_eq!(by_src.len(), 3);
+        for (src, hashes) in &by_src {
+            assert!(n[src] > 3, "sender {src} sent {} flows", n[src]);
+            assert_eq!(hashes.len() == 1, same, "{conn:?}: sender {src} used {} paths/identities", hashes.len());
+        }
+    }
+}

@@ -3,8 +3,10 @@
 //!
 //! Each case is a small dumbbell or 2-tier Clos with random link rates and
 //! delays, MTU and switch latency, a static or shared buffer, optional ECN,
-//! 1-4 queues under strict priority or DWRR, and 1-12 explicit flows (1 B to
-//! 2 MB, random start and priority) mixing DCTCP, Reno and UDP. The
+//! 1-4 queues under strict priority or DWRR, Congestion Isolation (isolate or
+//! hash-by-destination, random thresholds and marking) when there are 2 queues
+//! or more, and 1-12 explicit flows (1 B to 2 MB, random start and priority)
+//! mixing DCTCP, Reno and UDP. The
 //! case is rendered to scenario TOML and loaded through the scenario layer
 //! with `check_invariants` on, so a failing case prints as a scenario file
 //! that can be run by hand. Properties:
@@ -107,6 +109,9 @@ struct Case {
     ecn: Option<(Ecn, bool)>,
     queues: u8,
     dwrr_weights: Option<Vec<u32>>,
+    /// `switch.ci` (used when queues >= 2): isolate (else hash_dst), low, high - low, pmax,
+    /// cip_threshold, mark every isolated packet.
+    ci: Option<(bool, u32, u32, f64, u32, bool)>,
     default_transport: Transport,
     reno_ecn: bool,
     min_rto_us: u32,
@@ -167,6 +172,16 @@ impl Case {
         match &self.dwrr_weights {
             None => s += "scheduler = \"strict\"\n",
             Some(w) => s += &format!("scheduler = \"dwrr\"\nweights = {w:?}\n"),
+        }
+        if let (Some((isolate, low, extra, pmax, cip, every)), true) = (self.ci, self.queues >= 2) {
+            s += &match isolate {
+                true => format!(
+                    "ci = {{ mode = \"isolate\", low = \"{low}B\", high = \"{}B\", pmax = {pmax:?}, cip_threshold = \"{cip}B\", mark = \"{}\" }}\n",
+                    low + extra,
+                    if every { "every_isolated" } else { "queue_ecn" }
+                ),
+                false => "ci = { mode = \"hash_dst\" }\n".to_string(),
+            };
         }
         match &self.ecn {
             None => {}
@@ -275,6 +290,7 @@ fn case_strategy(udp_sizes: bool) -> impl Strategy<Value = Case> {
         (transport_strategy(), any::<bool>(), prop_oneof![Just(100u32), Just(1_000u32)], proptest::option::of(1u32..=100), udp_size_opts),
         (prop_oneof![3 => Just(1500u32), 1 => 256u32..=9000], prop_oneof![Just(0u32), 1u32..=1_000], prop_oneof![Just(10u32), 1u32..=20]),
         proptest::collection::vec(flow_strategy(), 1..=12),
+        proptest::option::of((any::<bool>(), 0u32..=50_000, 0u32..=100_000, 0.01f64..=1.0, 0u32..=100_000, any::<bool>())),
     )
         .prop_map(
             |(
@@ -286,6 +302,7 @@ fn case_strategy(udp_sizes: bool) -> impl Strategy<Value = Case> {
                 (default_transport, reno_ecn, min_rto_us, udp_gbps, (udp_packet_size, udp_random)),
                 (mtu, switch_latency_ns, init_cwnd),
                 flows,
+                ci,
             )| Case {
                 seed,
                 max_time_us,
@@ -295,6 +312,7 @@ fn case_strategy(udp_sizes: bool) -> impl Strategy<Value = Case> {
                 ecn,
                 queues,
                 dwrr_weights,
+                ci,
                 default_transport,
                 reno_ecn,
                 min_rto_us,

@@ -20,6 +20,14 @@ pub struct Dctcp {
 }
 
 impl Dctcp {
+    /// The connection's sequence numbers start again (next message on it): alpha is kept,
+    /// the observation window restarts.
+    pub fn restart_window(&mut self) {
+        self.acked = 0;
+        self.marked = 0;
+        self.win_end = 0;
+    }
+
     /// alpha starts at 1 (RFC 8257 4.2: conservative until measured).
     pub fn new(g: f64) -> Dctcp {
         Dctcp { alpha: 1.0, g, acked: 0, marked: 0, win_end: 0 }

@@ -53,6 +53,8 @@ pub struct Flow {
     pub ideal: SimTime,
     /// Persistent workloads: start an identical flow when this one finishes, until then.
     pub repeat_until: Option<SimTime>,
+    /// The repeated flow continues this one's connection (`FlowSpec::reuse_connection`).
+    pub reuse_connection: bool,
     pub sender: Sender,
     pub rx: Receiver,
     /// RoCE receiver state (go-back-N point, CNP notification point).

@@ -50,6 +50,22 @@ pub struct Segment {
 }
 
 impl TcpSender {
+    /// Take over a finished flow's connection state (window, congestion-control state, RTT
+    /// estimate and RTO), as the next message on a long-lived connection does; sequence
+    /// numbers start afresh.
+    pub fn continue_connection(&mut self, prev: &TcpSender) {
+        self.w = prev.w.clone();
+        self.w.cwr_end = 0;
+        self.cc = prev.cc.clone();
+        if let Cc::Dctcp(d) = &mut self.cc {
+            d.restart_window();
+        }
+        self.srtt = prev.srtt;
+        self.rttvar = prev.rttvar;
+        self.has_rtt = prev.has_rtt;
+        self.rto = prev.rto;
+    }
+
     pub fn new(cc: Cc, mss: u32, init_cwnd_pkts: u32, min_rto: SimTime, init_rto: SimTime) -> TcpSender {
         let mss = mss as f64;
         TcpSender {

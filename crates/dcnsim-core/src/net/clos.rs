@@ -5,7 +5,8 @@
 use super::topology::Topology;
 use crate::sim::SimTime;
 
-pub fn build(servers_per_tor: u32, tors: u32, spines: u32, host: (u64, SimTime), fabric: (u64, SimTime)) -> Topology {
+/// `interleaved` puts server i on ToR i mod tors instead of ToR i / servers_per_tor.
+pub fn build(servers_per_tor: u32, tors: u32, spines: u32, interleaved: bool, host: (u64, SimTime), fabric: (u64, SimTime)) -> Topology {
     let mut t = Topology::default();
     let tor_ids: Vec<_> = (0..tors).map(|i| t.add_switch(format!("tor{i}"))).collect();
     let spine_ids: Vec<_> = (0..spines).map(|i| t.add_switch(format!("spine{i}"))).collect();
@@ -14,11 +15,10 @@ pub fn build(servers_per_tor: u32, tors: u32, spines: u32, host: (u64, SimTime),
             t.connect(tor, sp, fabric.0, fabric.1);
         }
     }
-    for (ti, &tor) in tor_ids.iter().enumerate() {
-        for j in 0..servers_per_tor {
-            let h = t.add_host(format!("h{}", ti as u32 * servers_per_tor + j));
-            t.connect(h, tor, host.0, host.1);
-        }
+    for i in 0..servers_per_tor * tors {
+        let tor = if interleaved { tor_ids[(i % tors) as usize] } else { tor_ids[(i / servers_per_tor) as usize] };
+        let h = t.add_host(format!("h{i}"));
+        t.connect(h, tor, host.0, host.1);
     }
     t
 }

@@ -158,7 +158,7 @@ mod tests {
     use crate::sim::SimTime;
     #[test]
     fn clos_paths_are_up_down() {
-        let t = clos::build(4, 4, 3, (1, SimTime(1)), (1, SimTime(1)));
+        let t = clos::build(4, 4, 3, false, (1, SimTime(1)), (1, SimTime(1)));
         let r = Routes::build(&t).unwrap();
         // host 0 -> host 15: NIC, tor->spine, spine->tor, tor->host
         for h in 0..50 {

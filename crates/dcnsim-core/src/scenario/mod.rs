@@ -13,7 +13,7 @@ use crate::net::{clos, dumbbell, fat_tree, Routes, Topology};
 use crate::sim::SimTime;
 use crate::host::dcqcn::{DcqcnParams, PAPER_CNP_INTERVAL, SEED004_CNP_INTERVAL};
 use crate::host::roce::RoceParams;
-use crate::switch::ci::{CiMode, CiParams};
+use crate::switch::ci::{CiMark, CiMode, CiParams};
 use crate::switch::pfc::{PfcParams, Xoff};
 use crate::switch::{BufferParams, Red, Scheduler};
 use crate::workload::cdf::FlowSizeCdf;
@@ -195,11 +195,12 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
     };
     let allowed: &[&str] = match t.kind {
         TopologyKind::Dumbbell => &["senders", "receivers", "bottleneck", "host_link"],
-        TopologyKind::Clos2 => &["servers_per_tor", "tors", "spines", "oversubscription", "host_link", "fabric_link"],
+        TopologyKind::Clos2 => &["servers_per_tor", "tors", "spines", "oversubscription", "placement", "host_link", "fabric_link"],
         TopologyKind::FatTree3 => &["k", "pods", "tors_per_pod", "aggs_per_pod", "hosts_per_tor", "cores", "host_link", "fabric_link", "core_link"],
         TopologyKind::Custom => &["hosts", "switches", "links", "routes"],
     };
-    let present: [(&str, bool); 17] = [
+    let present: [(&str, bool); 18] = [
+        ("placement", t.placement.is_some()),
         ("host_link", t.host_link.is_some()),
         ("fabric_link", t.fabric_link.is_some()),
         ("core_link", t.core_link.is_some()),
@@ -556,7 +557,7 @@ fn validate_workload(w: &WorkloadConfig, i: usize, hosts: u32) -> Result<(), Sce
     };
     let allowed: &[&str] = match w.kind {
         WorkloadKind::Poisson => &["sizes", "load", "cluster_size"],
-        WorkloadKind::Incast => &["fan_in", "size", "period", "groups", "receiver", "load"],
+        WorkloadKind::Incast => &["fan_in", "size", "period", "groups", "receiver", "load", "connection"],
         WorkloadKind::Permutation => &["size"],
         WorkloadKind::Flows => &["flows"],
     };
@@ -569,6 +570,7 @@ fn validate_workload(w: &WorkloadConfig, i: usize, hosts: u32) -> Result<(), Sce
         ("period", w.period.is_some()),
         ("groups", w.groups.is_some()),
         ("receiver", w.receiver.is_some()),
+        ("connection", w.connection.is_some()),
         ("flows", w.flows.is_some()),
     ] {
         if p && !allowed.contains(&k) {
@@ -639,6 +641,9 @@ fn validate_workload(w: &WorkloadConfig, i: usize, hosts: u32) -> Result<(), Sce
                 if d.0 .0 == 0 {
                     return Err(err(key("period"), "invalid value 0, expected an interval > 0"));
                 }
+            }
+            if w.connection.is_some() && w.period != Some(IncastPeriod::Persistent) {
+                return Err(err(key("connection"), "only used with period = \"persistent\" (each sender's flows back to back)"));
             }
             let g = w.groups.unwrap_or(1);
             if g == 0 {
@@ -714,7 +719,7 @@ pub fn build_topology(t: &TopologyConfig) -> Result<Topology, ScenarioError> {
                 let down = spt as f64 * h.rate.0 as f64;
                 ((down / (f.rate.0 as f64 * t.oversubscription.unwrap())).ceil() as u32).max(1)
             });
-            clos::build(spt, t.tors.unwrap(), spines, link(h), link(f))
+            clos::build(spt, t.tors.unwrap(), spines, t.placement.unwrap_or_default() == Placement::Interleaved, link(h), link(f))
         }
         TopologyKind::FatTree3 => {
             let h = t.host_link.unwrap();
@@ -911,7 +916,8 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
                     (Some(IncastPeriod::Persistent), None) => Rounds::Persistent,
                     (Some(IncastPeriod::Every(d)), None) => Rounds::Every(d.0),
                 };
-                specs.extend(workload::incast::generate(&ctx, w.fan_in.unwrap(), w.size.unwrap().0, rounds, w.groups.unwrap_or(1), w.receiver.map(|r| r - first)));
+                let reuse = w.connection.unwrap_or_default() == Connection::Reuse;
+                specs.extend(workload::incast::generate(&ctx, w.fan_in.unwrap(), w.size.unwrap().0, rounds, w.groups.unwrap_or(1), w.receiver.map(|r| r - first), reuse));
             }
             WorkloadKind::Permutation => specs.extend(workload::permutation::generate(&ctx, w.size.unwrap().0)),
             WorkloadKind::Flows => {
@@ -944,6 +950,10 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
         queue: c.queue.unwrap_or(1) as usize,
         congested_queue: c.congested_queue.unwrap_or(0) as usize,
         isolate: Red { low: c.low.map(|b| b.0).unwrap_or(10_000), high: c.high.map(|b| b.0).unwrap_or(300_000), pmax: c.pmax.unwrap_or(0.01) },
+        mark: match c.mark.unwrap_or_default() {
+            CiMarkConfig::QueueEcn => CiMark::QueueEcn,
+            CiMarkConfig::EveryIsolated => CiMark::EveryIsolated,
+        },
         table_size: c.table_size.unwrap_or(1024) as usize,
         signal: c.signal.unwrap_or(true),
         cip_threshold: c.cip_threshold.map(|b| b.0).unwrap_or(100_000),
@@ -1135,6 +1145,31 @@ hosts = [42, 63]
             }
         }
         assert!(tag.iter().any(|&t| t == 1) && tag.iter().any(|&t| t == 0));
+    }
+
+    #[test]
+    fn clos2_placement_interleaves_servers_over_the_tors() {
+        let text = |placement: &str| {
+            format!("[scenario]\nname = \"x\"\n[topology]\nkind = \"clos2\"\n{placement}tors = 3\nservers_per_tor = 4\nspines = 2\nhost_link = {{ rate = \"100Gbps\", delay = \"1us\" }}\n")
+        };
+        for (placement, tor_of) in [("", (|i: u32| i / 4) as fn(u32) -> u32), ("placement = \"interleaved\"\n", |i| i % 3), ("placement = \"by_tor\"\n", |i| i / 4)] {
+            let (_, sim) = load(&text(placement), false, None, &RunOptions::default()).unwrap();
+            let t = sim.topology();
+            for h in 0..12u32 {
+                let tor = t.nodes[t.peer_node(t.host_port(h)) as usize].name.clone();
+                assert_eq!(tor, format!("tor{}", tor_of(h)), "{placement}host {h}");
+            }
+        }
+        let dumbbell = BASE.replace("kind = \"dumbbell\"", "kind = \"dumbbell\"\nplacement = \"interleaved\"");
+        let e = check(&Document::from_toml(&dumbbell).unwrap(), None).unwrap_err();
+        assert_eq!(e.key, "topology.placement", "{e}");
+    }
+
+    #[test]
+    fn incast_connection_needs_a_persistent_period() {
+        let e = error_of("[[workload]]\nkind = \"incast\"\nfan_in = 1\nsize = \"1KB\"\nconnection = \"new\"");
+        assert_eq!(e.key, "workload[0].connection", "{e}");
+        assert!(e.message.contains("persistent"), "{e}");
     }
 
     #[test]

@@ -137,6 +137,11 @@ pub struct TopologyConfig {
     /// spines = ceil(servers_per_tor * host rate / (fabric rate * oversubscription)).
     #[serde(default)]
     pub oversubscription: Option<f64>,
+    /// clos2: how server indices map onto ToRs: "by_tor" (default: servers 0..servers_per_tor-1
+    /// on tor0, and so on) or "interleaved" (server i on ToR i mod tors, so that a workload's
+    /// range of consecutive servers spreads over every ToR).
+    #[serde(default)]
+    pub placement: Option<Placement>,
     /// fat_tree3: switch radix k (even); k pods, k/2 ToR and k/2 aggregation switches per pod,
     /// (k/2)^2 cores, k/2 hosts per ToR. Even, >= 2. Alternative to the explicit keys below.
     #[serde(default)]
@@ -302,12 +307,25 @@ pub struct SwitchConfig {
 #[serde(rename_all = "snake_case")]
 pub enum CiModeConfig {
     /// Congestion Isolation: flows start in `queue`; congested flows are isolated to
-    /// `congested_queue`, CE-marked, and signalled upstream.
+    /// `congested_queue`, marked per `mark`, and signalled upstream.
     #[default]
     Isolate,
     /// Seed 003's "without CI" baseline: flows hashed by destination onto `queue` and
     /// `congested_queue` (ECN from switch.ecn on both).
     HashDst,
+}
+
+/// Which packets of isolated flows CI CE-marks (seed 003: "ECN is marked once a packet is
+/// isolated").
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum CiMarkConfig {
+    /// The packet whose arrival isolates its flow, then `switch.ecn` on the congested
+    /// queue's depth (no marks there without `switch.ecn`).
+    #[default]
+    QueueEcn,
+    /// Every packet of an isolated flow, whatever the congested queue holds.
+    EveryIsolated,
 }
 
 /// `switch.ci`: Congestion Isolation per IEEE P802.1Qcz as simulated in seeds 000 and 003.
@@ -332,6 +350,11 @@ pub struct CiConfig {
     /// isolate: isolation probability at `high`. Default 0.01 (seed); in (0, 1].
     #[serde(default)]
     pub pmax: Option<f64>,
+    /// isolate: "queue_ecn" (default: the isolating packet is CE-marked, then `switch.ecn`
+    /// marks on the congested queue's depth) or "every_isolated" (every packet of an isolated
+    /// flow is CE-marked).
+    #[serde(default)]
+    pub mark: Option<CiMarkConfig>,
     /// isolate: congested-flow table entries per egress port; when full, the least recently
     /// active entry is evicted. Default 1024; >= 1.
     #[serde(default)]
@@ -340,8 +363,9 @@ pub struct CiConfig {
     /// degree of conformance in seed 000). Default true.
     #[serde(default)]
     pub signal: Option<bool>,
-    /// isolate: congested-queue depth above which an isolated flow's arriving packet triggers
-    /// a CIP to its upstream peer (once per isolation). Default "100KB".
+    /// isolate: congested-queue depth above which a packet of an isolated flow that arrives in
+    /// the non-congested class triggers a CIP to its upstream peer (repeated at most once per
+    /// round trip of that link). Default "100KB".
     #[serde(default)]
     pub cip_threshold: Option<Bytes>,
     /// isolate: release a flow when the congested queue has held none of its packets for this
@@ -576,6 +600,30 @@ pub enum WorkloadKind {
     Flows,
 }
 
+/// How `clos2` numbers its servers over the ToRs.
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Placement {
+    /// Server i on ToR i / servers_per_tor.
+    #[default]
+    ByTor,
+    /// Server i on ToR i mod tors.
+    Interleaved,
+}
+
+/// What a persistent incast sender's next flow is.
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Connection {
+    /// The next message on the same connection, as on a long-lived RDMA queue pair or TCP
+    /// connection: same ECMP path and flow identity (CI, ECN), congestion-control state
+    /// (DCQCN rate and alpha, TCP window) carried over.
+    #[default]
+    Reuse,
+    /// A new connection: fresh path hash, identity and congestion-control state.
+    New,
+}
+
 /// When incast rounds happen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IncastPeriod {
@@ -700,6 +748,11 @@ pub struct WorkloadConfig {
     /// incast: fixed receiver host index (only with groups = 1). Default: random per round.
     #[serde(default)]
     pub receiver: Option<u32>,
+    /// incast with period = "persistent": "reuse" (default: each sender's flows follow one
+    /// another on one connection, keeping its path, identity and congestion-control state) or
+    /// "new" (every flow starts afresh at line rate on a new path).
+    #[serde(default)]
+    pub connection: Option<Connection>,
     /// flows (required): the explicit list.
     #[serde(default)]
     pub flows: Option<Vec<FlowEntry>>,

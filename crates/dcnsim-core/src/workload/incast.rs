@@ -21,7 +21,8 @@ pub enum Rounds {
     Load(f64),
 }
 
-pub fn generate(ctx: &GenCtx, fan_in: u32, size: u64, rounds: Rounds, groups: u32, receiver: Option<u32>) -> Vec<FlowSpec> {
+/// `reuse`: persistent senders keep one connection for all their flows.
+pub fn generate(ctx: &GenCtx, fan_in: u32, size: u64, rounds: Rounds, groups: u32, receiver: Option<u32>, reuse: bool) -> Vec<FlowSpec> {
     let mut out = Vec::new();
     for g in 0..groups {
         let mut rng = ctx.rng(g as u64);
@@ -32,6 +33,7 @@ pub fn generate(ctx: &GenCtx, fan_in: u32, size: u64, rounds: Rounds, groups: u3
                 let s = if (i as u32) >= r { i as u32 + 1 } else { i as u32 };
                 let mut f = ctx.spec(s, r, size, t);
                 f.repeat_until = repeat;
+                f.reuse_connection = repeat.is_some() && reuse;
                 out.push(f);
             }
         };

@@ -24,6 +24,8 @@ pub struct FlowSpec {
     pub transport: TransportKind,
     /// Closed loop: when the flow finishes before this time, an identical one starts at once.
     pub repeat_until: Option<SimTime>,
+    /// A repeated flow continues the previous one's connection (path, identity, CC state).
+    pub reuse_connection: bool,
 }
 
 /// What every generator needs to know about its surroundings.
@@ -46,7 +48,7 @@ pub struct GenCtx {
 impl GenCtx {
     /// A flow between hosts given relative to `first`.
     pub fn spec(&self, src: HostId, dst: HostId, size: u64, start: SimTime) -> FlowSpec {
-        FlowSpec { src: src + self.first, dst: dst + self.first, size, start, prio: self.prio, tag: self.tag, transport: self.transport, repeat_until: None }
+        FlowSpec { src: src + self.first, dst: dst + self.first, size, start, prio: self.prio, tag: self.tag, transport: self.transport, repeat_until: None, reuse_connection: false }
     }
     /// RNG stream for sub-process `sub` of this workload.
     pub fn rng(&self, sub: u64) -> crate::sim::Rng {
