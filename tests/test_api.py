@@ -263,6 +263,16 @@ def test_shipped_flagship_scenario_validates():
     info = dcnsim.validate("leaf_spine_dctcp")
     assert info["hosts"] > 0 and info["switches"] > 0
     assert dcnsim.validate("leaf_spine_dctcp.toml")["name"] == info["name"]
+    ci = dcnsim.validate("seed003_ci_2queue_small")  # the README's quick-start comparison
+    assert ci["variants"] == ["without CI", "CI"], ci
+
+
+def test_benchmark_scenarios_validate():
+    bench = Path(__file__).resolve().parent.parent / "bench" / "scenarios"
+    files = sorted(bench.glob("*.toml"))
+    assert len(files) >= 4
+    for f in files:
+        assert dcnsim.validate(str(f))["hosts"] > 0, f
 
 
 # ---------------------------------------------------------------- fct_table on synthetic data

@@ -254,7 +254,8 @@ def _shipped():
 
 def test_scenarios_lists_shipped(dcnsim_cli):
     names = _shipped()
-    assert "leaf_spine_dctcp" in names  # the README's quick-start scenario
+    assert "seed003_ci_2queue_small" in names  # the README's quick-start comparison
+    assert "leaf_spine_dctcp" in names
     proc = dcnsim_cli("scenarios")
     assert proc.returncode == 0, proc.stderr
     listed = [line.split()[0] for line in proc.stdout.splitlines() if line.strip()]

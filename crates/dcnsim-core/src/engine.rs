@@ -621,7 +621,7 @@ impl Sim {
             self.pkts.get_mut(pkt).ce = true;
             eg.queues[qi].stats.count_mark(MarkReason::EcnThreshold);
             self.ecn_marks += 1;
-        } else if ci_managed && !ci_isolated || ci_mark {
+        } else if (ci_managed && !ci_isolated) || ci_mark {
             // isolation takes the place of RED on the non-congested queue
         } else if let Some(red) = &self.cfg.red {
             if red.decide(eg.queues[qi].bytes, &mut st.rng) {

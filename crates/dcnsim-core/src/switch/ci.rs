@@ -38,6 +38,7 @@
 //!    non-congested class before the CIP lands in the headroom. Without
 //!    signalling it counts in the class it arrived in (the only one the
 //!    upstream can pause).
+//!
 //! A flow is released when the congested queue has held none of its packets
 //! for `release_after` (the time-based rule; the seeds leave it open).
 //! Baseline "without CI" (seed 003): flows hashed by destination onto the same
