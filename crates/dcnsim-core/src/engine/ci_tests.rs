@@ -188,8 +188,11 @@ name = "conn"
 arrivals_for = "300us"
 max_time = "5ms"
 {HOL_FABRIC}
+[switch]
+ecn = {{ k = "20KB" }}
 [transport]
 kind = "dcqcn"
+dcqcn = {{ preset = "seed004" }}
 [[workload]]
 kind = "incast"
 fan_in = 3
@@ -200,8 +203,31 @@ receiver = 5
 "#
         )
     };
+    // Three 100G senders into the 25G r5: DCQCN cuts their rates. A message on a reused
+    // connection starts at the rate the previous one left (its first two packets leave the
+    // NIC further apart than back to back); a new connection starts at line rate.
+    let line_gap = crate::sim::ser_time(1500, 100_000_000_000);
     for (conn, same) in [("", true), ("connection = \"reuse\"", true), ("connection = \"new\"", false)] {
-        let sim = run(&text(conn));
+        let mut sim = super::tests::build(&text(conn));
+        sim.enable_trace();
+        sim.run();
+        let mut first_two: std::collections::BTreeMap<u32, Vec<crate::sim::SimTime>> = Default::default();
+        for r in sim.trace().iter().filter(|r| r.kind == crate::net::PktKind::Data && sim.topology().ports[r.port as usize].node < 5) {
+            let v = first_two.entry(r.flow).or_default();
+            if v.len() < 2 {
+                v.push(r.time);
+            }
+        }
+        let mut first_of_sender = std::collections::BTreeMap::<u32, u32>::new();
+        for f in &sim.flows {
+            first_of_sender.entry(f.src).or_insert(f.id);
+        }
+        let firsts: Vec<u32> = first_of_sender.into_values().collect();
+        let later: Vec<&Vec<crate::sim::SimTime>> = first_two.iter().filter(|&(f, t)| !firsts.contains(f) && t.len() == 2).map(|(_, t)| t).collect();
+        let paced = later.iter().filter(|t| t[1] - t[0] > line_gap).count();
+        eprintln!("{conn:?}: {paced} of {} later messages started below line rate", later.len());
+        assert!(later.len() >= 9, "{conn:?}: {} later messages", later.len());
+        assert_eq!(paced > 0, same, "{conn:?}: {paced} later messages started below line rate");
         let mut by_src: std::collections::BTreeMap<u32, std::collections::BTreeSet<u32>> = Default::default();
         let mut n = std::collections::BTreeMap::<u32, u32>::new();
         for f in &sim.flows {
