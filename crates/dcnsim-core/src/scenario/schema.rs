@@ -385,7 +385,8 @@ pub enum PfcAccounting {
     #[default]
     Ingress,
     /// Seeds 000/003 reading ("queue size 1 MB, XOFF 750 KB, XON 4 KB"): thresholds on each
-    /// egress queue's depth; the ports feeding it are paused; the queue never exceeds its size.
+    /// egress queue's depth; the ports feeding it are paused (CI's congested queue pauses the
+    /// congested class upstream); the queue never exceeds its size.
     EgressQueue,
 }
 

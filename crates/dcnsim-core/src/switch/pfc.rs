@@ -17,7 +17,10 @@
 //! ingress ports that have packets in that queue (and any that add to it
 //! while it stays above), and sends XON to them when it falls to XON. The
 //! queue's capacity above XOFF is the headroom, so a queue never exceeds its
-//! size; overflowing it drops even lossless packets (BufferFull).
+//! size; overflowing it drops even lossless packets (BufferFull). Under
+//! Congestion Isolation the congested queue pauses its feeders in the
+//! congested class when they can isolate (P802.1Qcz step 4; `switch/ci.rs`),
+//! and escalates to the class the packets arrived in past half the headroom.
 //!
 //! Simplification (documented in docs/mechanisms.md): lossless packets are
 //! admitted by this ingress accounting alone (the seeds' "no egress drops");
