@@ -241,3 +241,35 @@ receiver = 5
         }
     }
 }
+
+#[test]
+fn release_comes_exactly_release_after_the_last_packet_left_the_congested_queue() {
+    // s2's port to r5 isolates the incast flows; each is released exactly `release_after`
+    // after its last packet left the congested queue (a packet's dequeue is its trace time),
+    // not a picosecond earlier, however its release timer was re-armed on the way.
+    let text = two_switch(&format!("{PFC}\nci = {{ mode = \"isolate\", release_after = \"20us\" }}"), UDP, "20us");
+    let release = crate::sim::SimTime::from_us(20);
+    let mut traced = super::tests::build(&text);
+    traced.enable_trace();
+    traced.run();
+    let t = traced.topology();
+    let port = (0..t.ports.len() as u32)
+        .find(|&p| t.nodes[t.ports[p as usize].node as usize].name == "s2" && t.nodes[t.peer_node(p) as usize].name == "r5")
+        .unwrap();
+    let mut last: std::collections::BTreeMap<u32, crate::sim::SimTime> = Default::default();
+    for r in traced.trace().iter().filter(|r| r.port == port && r.kind == crate::net::PktKind::Data) {
+        last.insert(r.flow, r.time);
+    }
+    let mut checked = 0;
+    for (&flow, &t_last) in &last {
+        let key = traced.flows[flow as usize].hash;
+        let mut sim = super::tests::build(&text);
+        sim.run_until(t_last + release - crate::sim::SimTime(1));
+        let Some(e) = sim.ci_tables[port as usize].entries.get(&key) else { continue };
+        assert_eq!(e.c_pkts, 0, "flow {flow}: its last packet has left");
+        sim.run_until(t_last + release);
+        assert!(!sim.ci_tables[port as usize].entries.contains_key(&key), "flow {flow} still isolated at last dequeue + release_after");
+        checked += 1;
+    }
+    assert!(checked >= 3, "the three incast flows were isolated at s2 and released: {checked}");
+}
