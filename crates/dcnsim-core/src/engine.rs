@@ -583,10 +583,12 @@ impl Sim {
         // when the upstream can isolate it too, so that XOFF pauses the upstream's congested
         // queue and not its non-congested one (P802.1Qcz step 4)
         let mut arrival_tc = self.pkts.get(pkt).tc as usize;
-        let nc_arrival = ci_isolated && arrival_tc != qi;
+        // isolated here but still sent in the non-congested class by an upstream that can
+        // isolate it: PFC accounts it to the congested class, and a CIP may be due
+        let nc_arrival = ci_isolated && arrival_tc != qi && self.ci_upstream_isolates(in_port);
         let queue_based = self.cfg.pfc.as_ref().is_some_and(|p| p.egress_queue);
         let mut escalate = None;
-        if nc_arrival && queue_based && self.ci_upstream_isolates(in_port) {
+        if nc_arrival && queue_based {
             escalate = Some(arrival_tc as u8);
             arrival_tc = qi;
             self.pkts.get_mut(pkt).tc = qi as u8;
@@ -658,7 +660,7 @@ impl Sim {
         if ci_isolated {
             let ci = self.cfg.ci.as_ref().unwrap();
             let over = self.egress[out as usize].queues[qi].bytes > ci.cip_threshold;
-            let signal = nc_arrival && over && self.ci_upstream_isolates(in_port);
+            let signal = nc_arrival && over;
             let now = self.now;
             let e = self.ci_tables[out as usize].entries.get_mut(&hash).unwrap();
             e.c_pkts += 1;

@@ -12,6 +12,13 @@ fn u32s(c: Option<&ColumnData>) -> Vec<u32> {
     }
 }
 
+fn u8s(c: Option<&ColumnData>) -> Vec<u8> {
+    match c.unwrap() {
+        ColumnData::U8(v) => v.clone(),
+        _ => unreachable!(),
+    }
+}
+
 /// seed-003-like two-switch fabric: incast h0..h2 -> r5 (25G) and victim h4 -> r6 share s1 -> s2.
 fn two_switch(switch: &str, transport: &str, victim_start: &str) -> String {
     format!(
@@ -49,10 +56,7 @@ fn victim(sim: &mut Sim) -> (u64, u64, bool, crate::metrics::Results) {
     let r = sim.results();
     let src = u32s(r.flows.get("src"));
     let v = src.iter().position(|&s| s == 4).unwrap();
-    let paused = match r.flows.get("paused").unwrap() {
-        ColumnData::U8(p) => p[v] == 1,
-        _ => unreachable!(),
-    };
+    let paused = u8s(r.flows.get("paused"))[v] == 1;
     (r.flows.u64("fct_ps")[v], r.flows.u64("ideal_fct_ps")[v], paused, r)
 }
 
@@ -108,10 +112,7 @@ fn hash_baseline_spreads_destinations_over_both_queues() {
     let r = sim.results();
     assert_eq!(r.summary["ci_isolations"], 0);
     // s1 -> s2 is port 5 of s1; r5 and r6 hash to the queues deterministically
-    let q = match r.ports.get("queue").unwrap() {
-        ColumnData::U8(v) => v.clone(),
-        _ => unreachable!(),
-    };
+    let q = u8s(r.ports.get("queue"));
     let tx = r.ports.u64("tx_bytes");
     let used: std::collections::BTreeSet<u8> = (0..tx.len()).filter(|&i| tx[i] > 0 && r.ports.u64("rate_bps")[i] > 0).map(|i| q[i]).collect();
     assert!(used.contains(&0) && used.contains(&1), "both queues carry traffic: {used:?}");
@@ -144,10 +145,7 @@ fn queue_based_pfc_pauses_the_congested_class_upstream() {
     let pfc = "pfc = { accounting = \"egress_queue\", xoff = \"600KB\", xon = \"100KB\" }";
     let mut sim = run(&two_switch(&format!("{pfc}\nci = {{ mode = \"isolate\" }}"), UDP, "20us"));
     let (fct, ideal, paused, r) = victim(&mut sim);
-    let q = match r.ports.get("queue").unwrap() {
-        ColumnData::U8(v) => v.clone(),
-        _ => unreachable!(),
-    };
+    let q = u8s(r.ports.get("queue"));
     let tx = r.ports.u64("pfc_tx_frames");
     let by_class = |c: u8| -> u64 { (0..q.len()).filter(|&i| q[i] == c).map(|i| tx[i]).sum() };
     assert!(by_class(0) > 0, "the congested queue paused its feeders");
