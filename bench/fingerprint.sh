@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Proof that an engine change leaves outputs identical: run every shipped scenario that is
+# small (the *_small ones, the examples, the test scenarios) to its end and the bench
+# scenarios for 300 simulated microseconds, and compare the per-run fingerprint (events,
+# hashes of flows/ports/queues tables and summary) with bench/fingerprints.txt.
+#   bench/fingerprint.sh           compare (exit 1 on any difference)
+#   bench/fingerprint.sh --update  rewrite bench/fingerprints.txt (a deliberate model change)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cargo build --release -q -p dcnsim-core --example fingerprint
+FP=target/release/examples/fingerprint
+S=python/dcnsim/scenarios
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+{
+    "$FP" $S/*_small.toml $S/dumbbell_dctcp.toml $S/incast_reno_vs_dctcp.toml $S/leaf_spine_dctcp.toml \
+        $S/roce_incast_pfc.toml tests/scenarios/*.toml bench/fingerprint/*.toml
+    "$FP" --limit-us 300 bench/scenarios/*.toml
+} >"$out"
+if [ "${1:-}" = "--update" ]; then
+    cp "$out" bench/fingerprints.txt
+    echo "wrote bench/fingerprints.txt ($(wc -l <"$out") runs)"
+elif diff -u bench/fingerprints.txt "$out"; then
+    echo "fingerprints identical ($(wc -l <"$out") runs)"
+else
+    echo "fingerprints differ" >&2
+    exit 1
+fi
