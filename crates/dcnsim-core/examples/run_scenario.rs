@@ -24,7 +24,13 @@ fn main() {
     let s = &r.summary;
     println!(
         "flows {}/{} end={} sim_time={:.3}ms events={} build={:.3}s wall={:.3}s events/s={:.2}M",
-        s["flows_finished"], s["flows_total"], s["end_reason"], sim.now().as_secs_f64() * 1e3, sim.events(),
-        build.as_secs_f64(), wall.as_secs_f64(), sim.events() as f64 / wall.as_secs_f64() / 1e6
+        s["flows_finished"],
+        s["flows_total"],
+        s["end_reason"],
+        sim.now().as_secs_f64() * 1e3,
+        sim.events(),
+        build.as_secs_f64(),
+        wall.as_secs_f64(),
+        sim.events() as f64 / wall.as_secs_f64() / 1e6
     );
 }

@@ -1,8 +1,8 @@
 //! Congestion Isolation (P802.1Qcz) behaviour.
 
-use crate::metrics::ColumnData;
-use super::tests::HOL_FABRIC;
 use super::tests::run;
+use super::tests::HOL_FABRIC;
+use crate::metrics::ColumnData;
 use crate::Sim;
 
 fn u32s(c: Option<&ColumnData>) -> Vec<u32> {
@@ -128,10 +128,7 @@ fn local_only_isolation_sends_no_cip_and_nics_honour_cips() {
     let text = two_switch(&format!("{PFC}\nci = {{ mode = \"isolate\", cip_threshold = \"20KB\" }}"), UDP, "20us");
     let mut sim = run(&text);
     let r = sim.results();
-    let host_rx: u64 = (0..r.ports.rows())
-        .filter(|&i| matches!(r.ports.get("is_host"), Some(ColumnData::U8(h)) if h[i] == 1))
-        .map(|i| r.ports.u64("cips_received")[i])
-        .sum();
+    let host_rx: u64 = (0..r.ports.rows()).filter(|&i| matches!(r.ports.get("is_host"), Some(ColumnData::U8(h)) if h[i] == 1)).map(|i| r.ports.u64("cips_received")[i]).sum();
     let switch_rx: u64 = r.ports.u64("cips_received").iter().sum::<u64>() - host_rx;
     assert!(switch_rx > 0, "s1 received CIPs from s2");
     assert!(host_rx > 0, "s1 passed isolation on to the senders' NICs");
@@ -217,7 +214,7 @@ receiver = 5
             }
         }
         let mut first_of_sender = std::collections::BTreeMap::<u32, u32>::new();
-        for f in &sim.flows {
+        for f in sim.flows() {
             first_of_sender.entry(f.src).or_insert(f.id);
         }
         let firsts: Vec<u32> = first_of_sender.into_values().collect();
@@ -228,7 +225,7 @@ receiver = 5
         assert_eq!(paced > 0, same, "{conn:?}: {paced} later messages started below line rate");
         let mut by_src: std::collections::BTreeMap<u32, std::collections::BTreeSet<u32>> = Default::default();
         let mut n = std::collections::BTreeMap::<u32, u32>::new();
-        for f in &sim.flows {
+        for f in sim.flows() {
             by_src.entry(f.src).or_default().insert(f.hash);
             *n.entry(f.src).or_default() += 1;
         }
@@ -251,22 +248,22 @@ fn release_comes_exactly_release_after_the_last_packet_left_the_congested_queue(
     traced.enable_trace();
     traced.run();
     let t = traced.topology();
-    let port = (0..t.ports.len() as u32)
-        .find(|&p| t.nodes[t.ports[p as usize].node as usize].name == "s2" && t.nodes[t.peer_node(p) as usize].name == "r5")
-        .unwrap();
+    let port = (0..t.ports.len() as u32).find(|&p| t.nodes[t.ports[p as usize].node as usize].name == "s2" && t.nodes[t.peer_node(p) as usize].name == "r5").unwrap();
     let mut last: std::collections::BTreeMap<u32, crate::sim::SimTime> = Default::default();
     for r in traced.trace().iter().filter(|r| r.port == port && r.kind == crate::net::PktKind::Data) {
         last.insert(r.flow, r.time);
     }
     let mut checked = 0;
     for (&flow, &t_last) in &last {
-        let key = traced.flows[flow as usize].hash;
+        let key = traced.flow(flow).unwrap().hash;
         let mut sim = super::tests::build(&text);
         sim.run_until(t_last + release - crate::sim::SimTime(1));
-        let Some(e) = sim.ci_tables[port as usize].entries.get(&key) else { continue };
+        let Some(e) = sim.mechanisms().ci.as_ref().unwrap().table(port).unwrap().entries.get(&key) else {
+            continue;
+        };
         assert_eq!(e.c_pkts, 0, "flow {flow}: its last packet has left");
         sim.run_until(t_last + release);
-        assert!(!sim.ci_tables[port as usize].entries.contains_key(&key), "flow {flow} still isolated at last dequeue + release_after");
+        assert!(!sim.mechanisms().ci.as_ref().unwrap().table(port).unwrap().entries.contains_key(&key), "flow {flow} still isolated at last dequeue + release_after");
         checked += 1;
     }
     assert!(checked >= 3, "the three incast flows were isolated at s2 and released: {checked}");

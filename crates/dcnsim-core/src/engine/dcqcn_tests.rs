@@ -1,8 +1,7 @@
 //! RoCEv2 + DCQCN behaviour in the engine.
 
-use crate::sim::SimTime;
 use super::tests::build;
-
+use crate::sim::SimTime;
 
 /// n senders to one receiver on one switch; all links `rate`.
 fn star(n: usize, rate: &str, switch: &str, transport: &str, flows: &str, max_time: &str) -> String {
@@ -112,7 +111,14 @@ fn go_back_n_recovers_losses_in_a_lossy_fabric() {
 #[test]
 fn roce_incast_is_lossless_with_pfc() {
     let flows: Vec<String> = (0..8).map(|i| format!("{{ src = {i}, dst = 8, size = \"1MB\" }}")).collect();
-    let text = star(8, "100Gbps", "buffer = { model = \"static\", queue = \"1MB\" }\necn = { low = \"5KB\", high = \"50KB\", pmax = 0.01 }\npfc = { xoff = \"60KB\", xon = \"30KB\" }", "", &flows.join(", "), "100ms");
+    let text = star(
+        8,
+        "100Gbps",
+        "buffer = { model = \"static\", queue = \"1MB\" }\necn = { low = \"5KB\", high = \"50KB\", pmax = 0.01 }\npfc = { xoff = \"60KB\", xon = \"30KB\" }",
+        "",
+        &flows.join(", "),
+        "100ms",
+    );
     let mut sim = build(&text);
     sim.run();
     let r = sim.results();

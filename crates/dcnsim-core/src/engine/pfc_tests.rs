@@ -1,13 +1,12 @@
 //! PFC (802.1Qbb) and 802.3x behaviour against numbers derived by hand.
 
+use super::tests::build;
+use super::tests::HOL_FABRIC;
 use crate::engine::EndReason;
 use crate::net::PktKind;
 use crate::sim::{ser_time, SimTime};
 use crate::switch::pfc::PfcParams;
-use super::tests::HOL_FABRIC;
-use super::tests::build;
 use crate::Sim;
-
 
 /// A star: hosts h0..h{n-1} on one switch `s`, every link `rate` with `delay`.
 fn star(n: usize, rate: &str, delay: &str, slow_last: Option<&str>, switch: &str, flows: &str, max_time: &str) -> String {
@@ -119,7 +118,7 @@ fn pause_stops_the_upstream_for_quanta_times_512_bit_times() {
     sim.run_until(SimTime::from_us(40));
     let tr = sim.trace();
     // the PAUSE leaves at t0 (the reverse direction is idle) and arrives after 64 B + 500 ns
-    let pause = tr.iter().find(|r| r.kind == PktKind::Pause).unwrap();
+    let pause = tr.iter().find(|r| matches!(r.kind, PktKind::Ctrl(crate::net::Frame::Pfc { .. }))).unwrap();
     assert_eq!(pause.time, t0);
     let arrives = t0 + ser_time(64, 100_000_000_000) + SimTime::from_ns(500);
     let h0: Vec<_> = tr.iter().filter(|r| r.port == h0_port && r.kind == PktKind::Data).collect();

@@ -58,9 +58,15 @@ impl Topo {
 
 #[derive(Clone, Debug)]
 enum Buffer {
-    Static { packets: u32 },
+    Static {
+        packets: u32,
+    },
     /// `extra_packets` of shared pool beyond every port's guarantee.
-    Shared { extra_packets: u32, guaranteed: u32, alpha: f64 },
+    Shared {
+        extra_packets: u32,
+        guaranteed: u32,
+        alpha: f64,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -139,18 +145,11 @@ fn link(l: Link) -> String {
 
 impl Case {
     fn toml(&self) -> String {
-        let mut s = format!(
-            "[scenario]\nname = \"prop\"\nseed = {}\nmax_time = \"{}us\"\n\n[topology]\n",
-            self.seed, self.max_time_us
-        );
+        let mut s = format!("[scenario]\nname = \"prop\"\nseed = {}\nmax_time = \"{}us\"\n\n[topology]\n", self.seed, self.max_time_us);
         s += &format!("mtu = \"{}B\"\n", self.mtu);
         match &self.topo {
             Topo::Dumbbell { senders, receivers, host, bottleneck } => {
-                s += &format!(
-                    "kind = \"dumbbell\"\nsenders = {senders}\nreceivers = {receivers}\nhost_link = {}\nbottleneck = {}\n",
-                    link(*host),
-                    link(*bottleneck)
-                );
+                s += &format!("kind = \"dumbbell\"\nsenders = {senders}\nreceivers = {receivers}\nhost_link = {}\nbottleneck = {}\n", link(*host), link(*bottleneck));
             }
             Topo::Clos { tors, servers_per_tor, spines, host, fabric } => {
                 s += &format!(
@@ -186,17 +185,10 @@ impl Case {
         match &self.ecn {
             None => {}
             Some((Ecn::Step { k }, drop)) => s += &format!("ecn = {{ k = \"{k}B\", drop_non_ect = {drop} }}\n"),
-            Some((Ecn::Red { low, high, pmax }, drop)) => {
-                s += &format!("ecn = {{ low = \"{low}B\", high = \"{high}B\", pmax = {pmax:?}, drop_non_ect = {drop} }}\n")
-            }
+            Some((Ecn::Red { low, high, pmax }, drop)) => s += &format!("ecn = {{ low = \"{low}B\", high = \"{high}B\", pmax = {pmax:?}, drop_non_ect = {drop} }}\n"),
         }
-        s += &format!(
-            "\n[transport]\nkind = \"{}\"\necn = {}\nmin_rto = \"{}us\"\ninit_cwnd = {}\n",
-            self.default_transport.name(),
-            self.reno_ecn,
-            self.min_rto_us,
-            self.init_cwnd
-        );
+        s +=
+            &format!("\n[transport]\nkind = \"{}\"\necn = {}\nmin_rto = \"{}us\"\ninit_cwnd = {}\n", self.default_transport.name(), self.reno_ecn, self.min_rto_us, self.init_cwnd);
         let mut udp = Vec::new();
         if let Some(g) = self.udp_gbps {
             udp.push(format!("rate = \"{g}Gbps\""));
@@ -234,22 +226,21 @@ fn link_strategy() -> impl Strategy<Value = Link> {
 
 fn topo_strategy() -> impl Strategy<Value = Topo> {
     prop_oneof![
-        (1u32..=4, 1u32..=3, link_strategy(), link_strategy())
-            .prop_map(|(senders, receivers, host, bottleneck)| Topo::Dumbbell { senders, receivers, host, bottleneck }),
-        (2u32..=3, 2u32..=4, 1u32..=2, link_strategy(), link_strategy()).prop_map(
-            |(tors, servers_per_tor, spines, host, fabric)| Topo::Clos { tors, servers_per_tor, spines, host, fabric }
-        ),
+        (1u32..=4, 1u32..=3, link_strategy(), link_strategy()).prop_map(|(senders, receivers, host, bottleneck)| Topo::Dumbbell { senders, receivers, host, bottleneck }),
+        (2u32..=3, 2u32..=4, 1u32..=2, link_strategy(), link_strategy()).prop_map(|(tors, servers_per_tor, spines, host, fabric)| Topo::Clos {
+            tors,
+            servers_per_tor,
+            spines,
+            host,
+            fabric
+        }),
     ]
 }
 
 fn buffer_strategy() -> impl Strategy<Value = Buffer> {
     prop_oneof![
         (4u32..=200).prop_map(|packets| Buffer::Static { packets }),
-        (4u32..=100, 0u32..=3_000, 0.5f64..=2.0).prop_map(|(extra_packets, guaranteed, alpha)| Buffer::Shared {
-            extra_packets,
-            guaranteed,
-            alpha
-        }),
+        (4u32..=100, 0u32..=3_000, 0.5f64..=2.0).prop_map(|(extra_packets, guaranteed, alpha)| { Buffer::Shared { extra_packets, guaranteed, alpha } }),
     ]
 }
 
@@ -267,19 +258,20 @@ fn transport_strategy() -> impl Strategy<Value = Transport> {
 
 fn flow_strategy() -> impl Strategy<Value = FlowCase> {
     let size = prop_oneof![1u64..=1_500, 1u64..=100_000, 1u64..=2_000_000];
-    (any::<u32>(), any::<u32>(), size, 0u64..=200_000, 0u8..=7, transport_strategy()).prop_map(
-        |(src, dst_offset, size, start_ns, priority, transport)| FlowCase { src, dst_offset, size, start_ns, priority, transport },
-    )
+    (any::<u32>(), any::<u32>(), size, 0u64..=200_000, 0u8..=7, transport_strategy()).prop_map(|(src, dst_offset, size, start_ns, priority, transport)| FlowCase {
+        src,
+        dst_offset,
+        size,
+        start_ns,
+        priority,
+        transport,
+    })
 }
 
 /// Random cases. `udp_sizes` also varies the UDP datagram size (fixed below the
 /// MTU, or exponential) and departure process; see `udp_datagram_sizes_keep_fct_above_ideal`.
 fn case_strategy(udp_sizes: bool) -> impl Strategy<Value = Case> {
-    let udp_size_opts = if udp_sizes {
-        (proptest::option::of(64u32..=1_500), any::<bool>()).boxed()
-    } else {
-        Just((None, false)).boxed()
-    };
+    let udp_size_opts = if udp_sizes { (proptest::option::of(64u32..=1_500), any::<bool>()).boxed() } else { Just((None, false)).boxed() };
     let sched = (1u8..=4).prop_flat_map(|q| (Just(q), proptest::option::of(proptest::collection::vec(1u32..=8, q as usize))));
     (
         (0u64..1000, 20u64..=2_000, 1u64..=99),
@@ -331,16 +323,7 @@ use super::tests::build;
 
 fn check_conservation(sim: &crate::Sim, when: &str) -> Result<(), TestCaseError> {
     let (created, consumed, dropped, live) = sim.packet_counts();
-    prop_assert_eq!(
-        created,
-        consumed + dropped + live,
-        "{}: created {} != consumed {} + dropped {} + live {}",
-        when,
-        created,
-        consumed,
-        dropped,
-        live
-    );
+    prop_assert_eq!(created, consumed + dropped + live, "{}: created {} != consumed {} + dropped {} + live {}", when, created, consumed, dropped, live);
     Ok(())
 }
 
@@ -377,15 +360,7 @@ fn check_results(r: &Results, sim: &crate::Sim, transports: &[Transport]) -> Res
             prop_assert!(fct[i] >= ideal[i], "flow {}: fct {} < ideal {}", ids[i], fct[i], ideal[i]);
             let tr = transports[ids[i] as usize];
             if tr != Transport::Udp {
-                prop_assert_eq!(
-                    delivered[i],
-                    size[i],
-                    "finished {:?} flow {} delivered {} B of {} B",
-                    tr,
-                    ids[i],
-                    delivered[i],
-                    size[i]
-                );
+                prop_assert_eq!(delivered[i], size[i], "finished {:?} flow {} delivered {} B of {} B", tr, ids[i], delivered[i], size[i]);
             }
         }
     }

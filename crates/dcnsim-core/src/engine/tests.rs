@@ -88,11 +88,7 @@ fn udp_flow_is_one_way() {
 
 #[test]
 fn two_flows_share_the_bottleneck() {
-    let mut sim = run(&dumbbell(
-        "dctcp",
-        r#"{ src = 0, dst = 2, size = "10MB" }, { src = 1, dst = 2, size = "10MB" }"#,
-        "[switch]\necn = { k = \"30KB\" }",
-    ));
+    let mut sim = run(&dumbbell("dctcp", r#"{ src = 0, dst = 2, size = "10MB" }, { src = 1, dst = 2, size = "10MB" }"#, "[switch]\necn = { k = \"30KB\" }"));
     let r = sim.results();
     let fct = r.flows.u64("fct_ps");
     // 20 MB of payload through one 10G port takes at least 16.4 ms of wire time

@@ -158,10 +158,7 @@ impl DcqcnParams {
             return Err("line_rate_bps: must be > 0".into());
         }
         if self.min_rate_bps == 0 || self.min_rate_bps > self.line_rate_bps {
-            return Err(format!(
-                "min_rate_bps: must be in [1, line rate {}], got {}",
-                self.line_rate_bps, self.min_rate_bps
-            ));
+            return Err(format!("min_rate_bps: must be in [1, line rate {}], got {}", self.line_rate_bps, self.min_rate_bps));
         }
         if !(self.g > 0.0 && self.g <= 1.0) {
             return Err(format!("g: must be in (0, 1], got {}", self.g));
@@ -341,11 +338,7 @@ impl DcqcnRp {
     /// Alpha only matters at the next CNP, which replays it, so an idle flow
     /// only needs a wake-up at [`DcqcnRp::next_rate_event`].
     pub fn next_timer(&self, p: &DcqcnParams) -> SimTime {
-        let alpha_next = if self.active && self.alpha > 0.0 && p.alpha_timer.0 > 0 {
-            at(self.alpha_epoch, self.alpha_done + 1, p.alpha_timer)
-        } else {
-            SimTime::MAX
-        };
+        let alpha_next = if self.active && self.alpha > 0.0 && p.alpha_timer.0 > 0 { at(self.alpha_epoch, self.alpha_done + 1, p.alpha_timer) } else { SimTime::MAX };
         alpha_next.min(self.next_rate_event(p))
     }
 
@@ -385,11 +378,7 @@ impl DcqcnRp {
         if t.max(bc) < f {
             // Fast recovery: Rt stays, Rc halves its distance to it (eq. 3).
         } else if t.min(bc) >= f {
-            let step = if p.hyper_increase_scaled {
-                (t.min(bc) - f + 1) as f64 * p.rate_hai_bps as f64
-            } else {
-                p.rate_hai_bps as f64
-            };
+            let step = if p.hyper_increase_scaled { (t.min(bc) - f + 1) as f64 * p.rate_hai_bps as f64 } else { p.rate_hai_bps as f64 };
             self.rt += step;
         } else {
             self.rt += p.rate_ai_bps as f64;
@@ -737,14 +726,7 @@ mod tests {
         // each additive step maps e -> (e + A)/2 while Rt grows by A, so the
         // rate just before a CNP is fixed when
         //   x* = A (1 + (m-1) 2^m) 2^(F+1) / a*.
-        let p = DcqcnParams {
-            g: 1.0 / 16.0,
-            fast_recovery_steps: 2,
-            rate_timer: us(4),
-            alpha_timer: us(5),
-            rate_ai_bps: 100_000_000,
-            ..DcqcnParams::seed004(G100)
-        };
+        let p = DcqcnParams { g: 1.0 / 16.0, fast_recovery_steps: 2, rate_timer: us(4), alpha_timer: us(5), rate_ai_bps: 100_000_000, ..DcqcnParams::seed004(G100) };
         let period = us(18);
         let (f, m, ma) = (2i32, 2i32, 3i32);
         let d = (1.0 - p.g).powi(ma);

@@ -13,11 +13,27 @@ pub mod tcp;
 pub mod udp;
 
 use crate::net::{FlowId, HostId, NodeId, PortId};
-use crate::scenario::schema::TransportKind;
 use crate::sim::SimTime;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use tcp::{Receiver, TcpSender};
 use udp::UdpSource;
+
+/// Transport protocols a flow can use.
+#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq, Default, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TransportKind {
+    /// DCTCP (Alizadeh et al., SIGCOMM 2010; RFC 8257).
+    #[default]
+    Dctcp,
+    /// TCP NewReno (RFC 5681, RFC 6582), optionally with classic ECN (RFC 3168).
+    Reno,
+    /// Unacknowledged datagrams at a constant or Poisson rate.
+    Udp,
+    /// RoCEv2 with DCQCN rate control (Zhu et al., SIGCOMM 2015) and go-back-N recovery.
+    Dcqcn,
+}
 
 /// One host.
 #[derive(Clone, Debug)]

@@ -104,7 +104,13 @@ impl RoceSender {
             if self.snd_nxt < ack {
                 self.snd_nxt = ack;
             }
-            self.rto_deadline = if self.snd_una >= size { None } else if self.snd_nxt > self.snd_una { Some(now + self.rto) } else { None };
+            self.rto_deadline = if self.snd_una >= size {
+                None
+            } else if self.snd_nxt > self.snd_una {
+                Some(now + self.rto)
+            } else {
+                None
+            };
         }
         self.snd_una >= size
     }

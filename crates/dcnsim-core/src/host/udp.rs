@@ -3,9 +3,32 @@
 //! tests against M/D/1 and M/M/1 theory. A UDP flow's size counts wire bytes
 //! (datagrams are not segmented payload), so exponential sizes stay exponential.
 
-use crate::scenario::schema::{Arrivals, SizeDist};
 use crate::sim::{ser_time, Rng, SimTime};
 use rand::Rng as _;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// UDP packet arrival process.
+#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq, Default, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Arrivals {
+    /// Packets evenly spaced at the configured rate.
+    #[default]
+    Constant,
+    /// Exponential gaps with the configured mean rate.
+    Poisson,
+}
+
+/// UDP packet size distribution.
+#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq, Default, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SizeDist {
+    /// Every packet is `packet_size`.
+    #[default]
+    Fixed,
+    /// Exponential with mean `packet_size`, rounded to whole bytes and clamped to [1 B, MTU].
+    Exponential,
+}
 
 /// Per-flow UDP source state.
 #[derive(Clone, Debug)]

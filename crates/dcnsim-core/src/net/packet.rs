@@ -20,12 +20,48 @@ pub enum PktKind {
     Nack,
     /// DCQCN Congestion Notification Packet, receiver to sender.
     Cnp,
-    /// P802.1Qcz Congestion Isolation Packet to the upstream peer: `seq` = flow key (hash),
-    /// `flow` = the flow it names.
+    /// A link-local MAC control frame of a switch mechanism: consumed by the link peer,
+    /// never queued behind data (docs/architecture.md, "control frames").
+    Ctrl(Frame),
+}
+
+/// The payload of a link-local control frame; each mechanism that signals its link peer
+/// adds one arm (docs/architecture.md). The frame's flow identity (for a CIP, the flow it
+/// names) is the packet's own `flow` and `hash`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Frame {
+    /// IEEE 802.3 Annex 31B PAUSE (802.3x): stops every class of the link for `quanta` x 512
+    /// bit times (0 = resume).
+    Pause { quanta: u16 },
+    /// IEEE 802.1Qbb PFC frame for one traffic class (0 quanta = XON).
+    Pfc { class: u8, quanta: u16 },
+    /// P802.1Qcz Congestion Isolation Packet: isolate the flow named by the packet's
+    /// `flow` / `hash` in the egress back toward the sender of this frame.
     Cip,
-    /// IEEE 802.1Qbb PFC / 802.3x PAUSE frame: `seq` = quanta (0 = XON), `prio` = class
-    /// (255 = every class, 802.3x).
-    Pause,
+}
+
+/// The ECN field of the IP header (RFC 3168 section 5; ECT(1) is the L4S identifier of
+/// RFC 9331).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub enum Ecn {
+    #[default]
+    NotEct,
+    Ect0,
+    Ect1,
+    /// Congestion Experienced.
+    Ce,
+}
+
+impl Ecn {
+    /// ECN-capable: ECT(0), ECT(1) or already CE (a CE packet stays ECN-capable).
+    #[inline]
+    pub fn is_ect(self) -> bool {
+        self != Ecn::NotEct
+    }
+    #[inline]
+    pub fn is_ce(self) -> bool {
+        self == Ecn::Ce
+    }
 }
 
 /// One frame in flight or in a queue.
@@ -43,10 +79,8 @@ pub struct Packet {
     pub payload: u32,
     /// Traffic class, 0..7.
     pub prio: u8,
-    /// ECN-capable transport (RFC 3168 ECT).
-    pub ect: bool,
-    /// Congestion Experienced mark.
-    pub ce: bool,
+    /// ECN codepoint.
+    pub ecn: Ecn,
     /// ACK: ECN-Echo of the acknowledged packet's CE (DCTCP per-packet echo).
     pub ece: bool,
     /// Data: this is a retransmission. Ack: echoes it.
@@ -79,8 +113,7 @@ impl Packet {
             size: 0,
             payload: 0,
             prio: 0,
-            ect: false,
-            ce: false,
+            ecn: Ecn::NotEct,
             ece: false,
             retx: false,
             hash: 0,
@@ -150,5 +183,14 @@ impl PacketArena {
     /// High-water mark of the arena.
     pub fn capacity_used(&self) -> usize {
         self.slots.len()
+    }
+}
+
+#[cfg(test)]
+mod size_tests {
+    /// The packet record fills one cache line; a field that grows it costs every hop.
+    #[test]
+    fn packet_fits_a_cache_line() {
+        assert!(std::mem::size_of::<super::Packet>() <= 64, "{}", std::mem::size_of::<super::Packet>());
     }
 }

@@ -3,7 +3,6 @@
 
 use crate::net::PktId;
 use crate::sim::SimTime;
-use crate::switch::pfc::Paused;
 use crate::switch::{PktQueue, SchedState};
 use std::collections::VecDeque;
 
@@ -18,10 +17,9 @@ pub struct Egress {
     /// other TxDone for the port is stale (the port already moved on) and ignored.
     pub txdone_at: Option<SimTime>,
     pub sched: SchedState,
-    /// MAC control frames (PAUSE): sent before any queued packet, never paused.
+    /// Link-local MAC control frames (PAUSE, PFC, CIP): sent before any queued packet,
+    /// never gated.
     pub ctrl: VecDeque<PktId>,
-    /// PAUSE state received from the peer, per class.
-    pub paused: Paused,
 }
 
 impl Egress {

@@ -7,15 +7,16 @@ pub mod reference;
 pub mod schema;
 pub mod units;
 
-use crate::engine::{SimConfig, TcpParams, UdpParams, Sim};
+use crate::engine::{Sim, SimConfig, TcpParams, UdpParams};
+use crate::host::dcqcn::{DcqcnParams, PAPER_CNP_INTERVAL, SEED004_CNP_INTERVAL};
+use crate::host::roce::RoceParams;
 use crate::net::fat_tree::FatTreeShape;
 use crate::net::{clos, dumbbell, fat_tree, Routes, Topology};
 use crate::sim::SimTime;
-use crate::host::dcqcn::{DcqcnParams, PAPER_CNP_INTERVAL, SEED004_CNP_INTERVAL};
-use crate::host::roce::RoceParams;
 use crate::switch::ci::{CiMark, CiMode, CiParams};
 use crate::switch::pfc::{PfcParams, Xoff};
-use crate::switch::{BufferParams, Red, Scheduler};
+use crate::switch::pipeline::MechanismParams;
+use crate::switch::{BufferParams, EcnMarker, Red, Scheduler};
 use crate::workload::cdf::FlowSizeCdf;
 use crate::workload::incast::Rounds;
 use crate::workload::{self, FlowSpec, GenCtx};
@@ -108,11 +109,8 @@ impl Document {
     pub fn scenario(&self, variant: Option<&str>) -> Result<Scenario, ScenarioError> {
         let mut t = self.base.clone();
         if let Some(name) = variant {
-            let (_, over) = self
-                .variants
-                .iter()
-                .find(|(n, _)| n == name)
-                .ok_or_else(|| err("variant", format!("no variant named \"{name}\"; expected one of {:?}", self.variant_names())))?;
+            let (_, over) =
+                self.variants.iter().find(|(n, _)| n == name).ok_or_else(|| err("variant", format!("no variant named \"{name}\"; expected one of {:?}", self.variant_names())))?;
             merge(&mut t, over);
         }
         let s: Scenario = serde_path_to_error::deserialize(toml::Value::Table(t)).map_err(|e| {
@@ -402,9 +400,7 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
             (Some(_), Some(_), _) | (Some(_), _, Some(_)) => return Err(err("switch.ecn.k", "give either k (step marking) or low/high (RED), not both")),
             (None, None, _) => return Err(err("switch.ecn.low", "missing; expected a size (or give k for step marking)")),
             (None, _, None) => return Err(err("switch.ecn.high", "missing; expected a size (or give k for step marking)")),
-            (None, Some(lo), Some(hi)) if lo.0 > hi.0 => {
-                return Err(err("switch.ecn.low", format!("invalid value {} B, expected low <= high ({} B)", lo.0, hi.0)))
-            }
+            (None, Some(lo), Some(hi)) if lo.0 > hi.0 => return Err(err("switch.ecn.low", format!("invalid value {} B, expected low <= high ({} B)", lo.0, hi.0))),
             _ => {}
         }
         if let Some(p) = e.pmax {
@@ -481,7 +477,13 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
     if dc.fast_recovery_steps == Some(0) {
         return Err(err("transport.dcqcn.fast_recovery_steps", "invalid value 0, expected >= 1"));
     }
-    for (k, v) in [("byte_counter", dc.byte_counter.map(|b| b.0)), ("rate_timer", dc.rate_timer.map(|d| d.0 .0)), ("alpha_timer", dc.alpha_timer.map(|d| d.0 .0)), ("cnp_interval", dc.cnp_interval.map(|d| d.0 .0)), ("min_rate", dc.min_rate.map(|r| r.0))] {
+    for (k, v) in [
+        ("byte_counter", dc.byte_counter.map(|b| b.0)),
+        ("rate_timer", dc.rate_timer.map(|d| d.0 .0)),
+        ("alpha_timer", dc.alpha_timer.map(|d| d.0 .0)),
+        ("cnp_interval", dc.cnp_interval.map(|d| d.0 .0)),
+        ("min_rate", dc.min_rate.map(|r| r.0)),
+    ] {
         if v == Some(0) {
             return Err(err(format!("transport.dcqcn.{k}"), "invalid value 0, expected > 0"));
         }
@@ -695,9 +697,7 @@ pub fn resolve_cdf(name: &str) -> Result<FlowSizeCdf, String> {
     if let Some(c) = FlowSizeCdf::builtin(name) {
         return Ok(c);
     }
-    let text = std::fs::read_to_string(name).map_err(|e| {
-        format!("invalid value \"{name}\", expected one of {:?} or a readable CDF file ({e})", FlowSizeCdf::builtin_names())
-    })?;
+    let text = std::fs::read_to_string(name).map_err(|e| format!("invalid value \"{name}\", expected one of {:?} or a readable CDF file ({e})", FlowSizeCdf::builtin_names()))?;
     FlowSizeCdf::parse(&text).map_err(|e| format!("CDF file \"{name}\": {e}"))
 }
 
@@ -860,9 +860,12 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
             Scheduler::Dwrr { quanta: w.iter().map(|&x| x as u64 * mtu as u64).collect(), strict }
         }
     };
-    let red = sw.ecn.as_ref().map(|e| match e.k {
-        Some(k) => Red { low: k.0, high: k.0, pmax: 1.0 },
-        None => Red { low: e.low.unwrap().0, high: e.high.unwrap().0, pmax: e.pmax.unwrap_or(1.0) },
+    let ecn = sw.ecn.as_ref().map(|e| EcnMarker {
+        red: match e.k {
+            Some(k) => Red { low: k.0, high: k.0, pmax: 1.0 },
+            None => Red { low: e.low.unwrap().0, high: e.high.unwrap().0, pmax: e.pmax.unwrap_or(1.0) },
+        },
+        drop_non_ect: e.drop_non_ect.unwrap_or(false),
     });
     let tr = &s.transport;
     let min_rto = tr.min_rto.map(|d| d.0).unwrap_or(SimTime::from_ms(1));
@@ -1006,12 +1009,9 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
             None => std::array::from_fn(|p| (p as u8).min(nq as u8 - 1)),
         },
         scheduler,
-        red,
-        drop_non_ect: sw.ecn.as_ref().and_then(|e| e.drop_non_ect).unwrap_or(false),
         buffer,
         switch_latency,
-        pfc,
-        ci,
+        mechanisms: MechanismParams { ecn, pfc, ci },
         tcp: TcpParams {
             init_cwnd: tr.init_cwnd.unwrap_or(10),
             min_rto,
@@ -1019,12 +1019,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
             dctcp_g: tr.g.unwrap_or(1.0 / 16.0),
             reno_ecn: tr.ecn.unwrap_or(false),
         },
-        udp: UdpParams {
-            rate_bps: tr.udp.rate.map(|r| r.0),
-            arrivals: tr.udp.arrivals,
-            sizes: tr.udp.sizes,
-            packet_size: tr.udp.packet_size.map(|b| b.0 as u32).unwrap_or(mtu),
-        },
+        udp: UdpParams { rate_bps: tr.udp.rate.map(|r| r.0), arrivals: tr.udp.arrivals, sizes: tr.udp.sizes, packet_size: tr.udp.packet_size.map(|b| b.0 as u32).unwrap_or(mtu) },
         roce: roce_params(&tr.dcqcn, min_rto),
         tags: cfg_tags.clone(),
         fct_bins: s.metrics.fct_bins.as_ref().map(|v| v.iter().map(|b| b.0).collect()).unwrap_or_else(|| vec![100_000, 1_000_000, 10_000_000]),

@@ -14,10 +14,7 @@
 
 use super::schema::Scenario;
 use schemars::gen::{SchemaGenerator, SchemaSettings};
-use schemars::schema::{
-    ArrayValidation, InstanceType, Metadata, ObjectValidation, RootSchema, Schema, SchemaObject, SingleOrVec,
-    StringValidation,
-};
+use schemars::schema::{ArrayValidation, InstanceType, Metadata, ObjectValidation, RootSchema, Schema, SchemaObject, SingleOrVec, StringValidation};
 use std::fmt::Write as _;
 
 /// Command that regenerates the checked-in reference files.
@@ -49,10 +46,7 @@ pub fn root_schema() -> RootSchema {
              (see `[[variant]]`).",
         ),
         instance_type: Some(InstanceType::Array.into()),
-        array: Some(Box::new(ArrayValidation {
-            items: Some(SingleOrVec::Single(Box::new(Schema::new_ref(format!("#/definitions/{VARIANT_DEF}"))))),
-            ..Default::default()
-        })),
+        array: Some(Box::new(ArrayValidation { items: Some(SingleOrVec::Single(Box::new(Schema::new_ref(format!("#/definitions/{VARIANT_DEF}"))))), ..Default::default() })),
         ..Default::default()
     };
     root.schema.object().properties.insert("variant".to_string(), Schema::Object(variant_prop));
@@ -269,9 +263,13 @@ impl<'a> Walker<'a> {
 
     /// Visit the keys of a table reached at `path` (empty for the top level).
     fn visit(&mut self, table: &'a SchemaObject, path: &str) {
-        let Some(obj) = table.object.as_ref() else { return };
+        let Some(obj) = table.object.as_ref() else {
+            return;
+        };
         for (key, prop) in &obj.properties {
-            let Some(prop) = as_object(prop) else { continue };
+            let Some(prop) = as_object(prop) else {
+                continue;
+            };
             self.note_value_type(prop, if path.is_empty() { key.to_string() } else { format!("{path}.{key}") });
             let (def, shown, child) = match self.shape(prop) {
                 Shape::Value => continue,
@@ -339,7 +337,9 @@ impl<'a> Walker<'a> {
         let obj = table.object.as_ref().expect("a table");
         out.push_str("| Key | Type | Required | Description |\n|---|---|---|---|\n");
         for (key, prop) in &obj.properties {
-            let Some(prop) = as_object(prop) else { continue };
+            let Some(prop) = as_object(prop) else {
+                continue;
+            };
             let required = if obj.required.contains(key) { "required" } else { "optional" };
             let _ = writeln!(out, "| `{key}` | {} | {required} | {} |", self.type_text(prop), cell(description(prop)));
         }

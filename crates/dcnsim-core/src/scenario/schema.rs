@@ -6,6 +6,8 @@
 //! that do not belong to the chosen kind. Unknown keys are always errors.
 
 use super::units::{Bytes, Duration, Rate};
+pub use crate::host::udp::{Arrivals, SizeDist};
+pub use crate::host::TransportKind;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -442,43 +444,6 @@ pub struct PfcConfig {
     pub deadlock_after: Option<Duration>,
 }
 
-/// Transport protocols a flow can use.
-#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq, Default, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum TransportKind {
-    /// DCTCP (Alizadeh et al., SIGCOMM 2010; RFC 8257).
-    #[default]
-    Dctcp,
-    /// TCP NewReno (RFC 5681, RFC 6582), optionally with classic ECN (RFC 3168).
-    Reno,
-    /// Unacknowledged datagrams at a constant or Poisson rate.
-    Udp,
-    /// RoCEv2 with DCQCN rate control (Zhu et al., SIGCOMM 2015) and go-back-N recovery.
-    Dcqcn,
-}
-
-/// UDP packet arrival process.
-#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq, Default, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Arrivals {
-    /// Packets evenly spaced at the configured rate.
-    #[default]
-    Constant,
-    /// Exponential gaps with the configured mean rate.
-    Poisson,
-}
-
-/// UDP packet size distribution.
-#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq, Default, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum SizeDist {
-    /// Every packet is `packet_size`.
-    #[default]
-    Fixed,
-    /// Exponential with mean `packet_size`, rounded to whole bytes and clamped to [1 B, MTU].
-    Exponential,
-}
-
 /// `transport.udp`.
 #[derive(Deserialize, Serialize, Debug, Clone, Default, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -652,11 +617,9 @@ impl<'de> Deserialize<'de> for IncastPeriod {
         match s.as_str() {
             "oneshot" => Ok(IncastPeriod::Oneshot),
             "persistent" => Ok(IncastPeriod::Persistent),
-            _ => super::units::parse_duration(&s).map(|t| IncastPeriod::Every(Duration(t))).ok_or_else(|| {
-                serde::de::Error::custom(format!(
-                    "invalid value \"{s}\", expected \"oneshot\", \"persistent\" or a duration such as \"100us\""
-                ))
-            }),
+            _ => super::units::parse_duration(&s)
+                .map(|t| IncastPeriod::Every(Duration(t)))
+                .ok_or_else(|| serde::de::Error::custom(format!("invalid value \"{s}\", expected \"oneshot\", \"persistent\" or a duration such as \"100us\""))),
         }
     }
 }

@@ -12,11 +12,7 @@ use std::fmt;
 
 fn split_number(s: &str) -> Option<(f64, &str)> {
     let s = s.trim();
-    let end = s
-        .char_indices()
-        .find(|(_, c)| !(c.is_ascii_digit() || *c == '.' || *c == '_'))
-        .map(|(i, _)| i)
-        .unwrap_or(s.len());
+    let end = s.char_indices().find(|(_, c)| !(c.is_ascii_digit() || *c == '.' || *c == '_')).map(|(i, _)| i).unwrap_or(s.len());
     if end == 0 {
         return None;
     }
@@ -29,29 +25,9 @@ fn parse_with(s: &str, units: &[(&str, f64)]) -> Option<f64> {
     units.iter().find(|(u, _)| *u == unit).map(|(_, m)| n * m)
 }
 
-const RATE_UNITS: &[(&str, f64)] = &[
-    ("bps", 1.0),
-    ("Kbps", 1e3),
-    ("Mbps", 1e6),
-    ("Gbps", 1e9),
-    ("Tbps", 1e12),
-];
-const TIME_UNITS: &[(&str, f64)] = &[
-    ("ps", 1.0),
-    ("ns", 1e3),
-    ("us", 1e6),
-    ("ms", 1e9),
-    ("s", 1e12),
-];
-const SIZE_UNITS: &[(&str, f64)] = &[
-    ("B", 1.0),
-    ("KB", 1e3),
-    ("MB", 1e6),
-    ("GB", 1e9),
-    ("KiB", 1024.0),
-    ("MiB", 1048576.0),
-    ("GiB", 1073741824.0),
-];
+const RATE_UNITS: &[(&str, f64)] = &[("bps", 1.0), ("Kbps", 1e3), ("Mbps", 1e6), ("Gbps", 1e9), ("Tbps", 1e12)];
+const TIME_UNITS: &[(&str, f64)] = &[("ps", 1.0), ("ns", 1e3), ("us", 1e6), ("ms", 1e9), ("s", 1e12)];
+const SIZE_UNITS: &[(&str, f64)] = &[("B", 1.0), ("KB", 1e3), ("MB", 1e6), ("GB", 1e9), ("KiB", 1024.0), ("MiB", 1048576.0), ("GiB", 1073741824.0)];
 
 /// Parse a rate string such as "100Gbps" into bits per second.
 pub fn parse_rate(s: &str) -> Option<u64> {
@@ -182,19 +158,25 @@ macro_rules! unit_schema {
 }
 
 unit_schema!(
-    Rate, "rate", RATE_UNITS,
+    Rate,
+    "rate",
+    RATE_UNITS,
     "A rate in bits per second, written as a number and a unit: bps, Kbps, Mbps, Gbps, Tbps \
      (SI prefixes: 1 Kbps = 1000 bps). Rounded to whole bits per second. A bare number is an error.",
     ["100Gbps", "2.5Gbps", "40Mbps"]
 );
 unit_schema!(
-    Duration, "duration", TIME_UNITS,
+    Duration,
+    "duration",
+    TIME_UNITS,
     "A duration, written as a number and a unit: ps, ns, us, ms, s. Rounded to whole picoseconds \
      (the simulation clock). A bare number is an error.",
     ["200ns", "1.5us", "10ms"]
 );
 unit_schema!(
-    Bytes, "size", SIZE_UNITS,
+    Bytes,
+    "size",
+    SIZE_UNITS,
     "A size in bytes, written as a number and a unit: B, KB, MB, GB (powers of 1000) or KiB, MiB, \
      GiB (powers of 1024). Rounded to whole bytes. A bare number is an error.",
     ["750KB", "1500B", "2MiB"]

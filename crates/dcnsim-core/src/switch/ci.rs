@@ -45,7 +45,12 @@
 //! two queues.
 
 use super::ecn::Red;
-use crate::sim::SimTime;
+use super::pipeline::{AqmRule, Arrival, Ctx, Departure, Effect, MechTimer, Report};
+use super::PktQueue;
+use crate::metrics::ColumnData as C;
+use crate::net::{FlowId, Frame, NodeKind, PacketArena, PortId, Topology};
+use crate::sim::rng::mix64;
+use crate::sim::{ser_time, SimTime};
 // The keys are already well-mixed flow hashes; the table is looked up on every packet of
 // the CI class at every hop, where SipHash costs more than the rest of the lookup.
 use rustc_hash::FxHashMap as HashMap;
@@ -53,6 +58,16 @@ use rustc_hash::FxHashMap as HashMap;
 /// Wire size of a CIP (seed 000 suggests reusing the 802.1Qau CNM format: a minimum-size frame
 /// plus the encapsulated flow identification; 64 B + 18 B of flow id here).
 pub const CIP_BYTES: u32 = 82;
+
+/// Defaults of `switch.ci` (seed 003: "CI: Low 10 KB, High 300 KB, Max Probability 1%").
+pub const DEFAULT_QUEUE: u8 = 1;
+pub const DEFAULT_CONGESTED_QUEUE: u8 = 0;
+pub const DEFAULT_LOW: u64 = 10_000;
+pub const DEFAULT_HIGH: u64 = 300_000;
+pub const DEFAULT_PMAX: f64 = 0.01;
+pub const DEFAULT_TABLE_SIZE: u32 = 1024;
+pub const DEFAULT_CIP_THRESHOLD: u64 = 100_000;
+pub const DEFAULT_RELEASE_AFTER: SimTime = SimTime::from_us(50);
 
 /// Which packets of isolated flows are CE-marked (seed 003: "ECN is marked once a
 /// packet is isolated"; see the module doc).
@@ -147,6 +162,241 @@ impl CiTable {
         e.last_active = now;
         self.max_occupancy = self.max_occupancy.max(self.entries.len());
         self.entries.get_mut(&key).unwrap()
+    }
+}
+
+/// CI's timer.
+#[derive(Copy, Clone, Debug)]
+pub enum Timer {
+    /// Release flow `key` from `port`'s congested-flow table if it is still idle.
+    Release { port: PortId, key: u32, gen: u32 },
+}
+
+/// Congestion Isolation on every switch (and CIP handling at NICs): the module doc
+/// describes the model.
+#[derive(Clone, Debug)]
+pub struct Ci {
+    pub p: CiParams,
+    /// Congested-flow table of every port (isolate mode; empty for the hash baseline).
+    tables: Vec<CiTable>,
+    /// Per port: the link's round trip (propagation both ways, switch latency, an MTU and a
+    /// CIP on the wire), the least time between two CIPs for one flow through it.
+    cip_guard: Vec<SimTime>,
+}
+
+impl Ci {
+    /// `arrive_delay[p]`: propagation plus static switch latency from port p to its peer.
+    pub fn new(p: CiParams, topo: &Topology, arrive_delay: &[SimTime], mtu: u32) -> Ci {
+        let isolate = p.mode == CiMode::Isolate;
+        let n = topo.ports.len();
+        let cip_guard = match isolate {
+            true => topo.ports.iter().enumerate().map(|(i, port)| SimTime(2 * arrive_delay[i].0) + ser_time((mtu + CIP_BYTES) as u64, port.rate_bps)).collect(),
+            false => Vec::new(),
+        };
+        Ci { p, tables: vec![CiTable::default(); if isolate { n } else { 0 }], cip_guard }
+    }
+
+    /// Isolate mode (not the hash baseline).
+    #[inline]
+    pub fn isolates(&self) -> bool {
+        !self.tables.is_empty()
+    }
+
+    /// The congested-flow table of `port` (tests and diagnostics).
+    pub fn table(&self, port: PortId) -> Option<&CiTable> {
+        self.tables.get(port as usize)
+    }
+
+    /// classify: a packet of the CI class joins the congested queue when its flow is
+    /// isolated here, or is isolated now by the ramp on the non-congested queue (the hash
+    /// baseline: when its destination hashes there).
+    pub fn classify(&mut self, a: &mut Arrival, cx: &mut Ctx) {
+        if a.class != self.p.queue {
+            return;
+        }
+        let congested = self.p.congested_queue;
+        if self.p.mode == CiMode::HashDst {
+            if mix64(cx.pkts.get(a.pkt).dst as u64 ^ 0xC1_D5) & 1 == 0 {
+                a.queue = congested;
+            }
+            return;
+        }
+        let mut isolated = self.tables[a.out as usize].entries.contains_key(&a.hash);
+        let mut isolating = false;
+        if !isolated {
+            let p = self.p.prob(cx.queue_bytes(a.out, self.p.queue));
+            let rng = &mut cx.switches[a.sw as usize].rng;
+            if p >= 1.0 || (p > 0.0 && rand::Rng::gen::<f64>(rng) < p) {
+                self.isolate(a.out, a.hash, cx);
+                isolated = true;
+                isolating = true;
+            }
+        }
+        // "ECN is marked once a packet is isolated" (seed 003): the isolating packet always;
+        // the rest of an isolated flow per `CiMark`; isolation takes the place of the ECN
+        // ramp on the non-congested queue
+        a.aqm = if isolating || (isolated && self.p.mark == CiMark::EveryIsolated) {
+            AqmRule::MarkCe
+        } else if !isolated {
+            AqmRule::Skip
+        } else {
+            AqmRule::Queue
+        };
+        if isolated {
+            a.queue = congested;
+            // isolated here but still sent in the non-congested class by an upstream that
+            // can isolate it: PFC accounts it to the congested class, and a CIP may be due
+            if a.tc != congested && self.upstream_isolates(a.in_port, cx.topo) {
+                a.account_tc = Some(congested);
+            }
+        }
+    }
+
+    /// Isolate flow `key` at egress `port`: its packets still in the non-congested
+    /// queue must leave before its first packet in the congested queue.
+    fn isolate(&mut self, port: PortId, key: u32, cx: &mut Ctx) {
+        if self.tables[port as usize].entries.contains_key(&key) {
+            return;
+        }
+        let nc = cx.egress[port as usize].queues[self.p.queue].pkts.iter().filter(|&&id| cx.pkts.get(id).hash == key).count() as u32;
+        let e = self.tables[port as usize].insert(key, nc, cx.now, self.p.table_size);
+        // an entry that never receives a packet must still age out
+        e.timer = true;
+        let gen = e.release_gen;
+        cx.timer(cx.now + self.p.release_after, MechTimer::Ci(Timer::Release { port, key, gen }));
+    }
+
+    /// The peer behind `in_port` isolates flows named by a CIP (P802.1Qcz signalling on, and
+    /// a CI bridge, or a NIC that honours CIPs).
+    fn upstream_isolates(&self, in_port: PortId, topo: &Topology) -> bool {
+        let up = topo.ports[topo.ports[in_port as usize].peer as usize].node;
+        self.p.signal && (self.p.hosts || topo.nodes[up as usize].kind == NodeKind::Switch)
+    }
+
+    /// on_enqueue: count the isolated flow's packet; signal the upstream when the flow
+    /// still arrives in the non-congested class and the congested queue is deep.
+    pub fn on_enqueue(&mut self, a: &Arrival, cx: &mut Ctx) {
+        if !self.isolates() || a.class != self.p.queue || a.queue != self.p.congested_queue {
+            return;
+        }
+        let over = cx.queue_bytes(a.out, a.queue) > self.p.cip_threshold;
+        let signal = a.account_tc.is_some() && over;
+        let now = cx.now;
+        let guard = self.cip_guard[a.in_port as usize];
+        let t = &mut self.tables[a.out as usize];
+        let e = t.entries.get_mut(&a.hash).unwrap();
+        e.c_pkts += 1;
+        e.last_active = now;
+        // the upstream still sends the flow in the non-congested class: tell it, again
+        // only if that persists past a round trip of the link
+        if signal && e.cip_at.is_none_or(|t| now >= t + guard) {
+            e.cip_at = Some(now);
+            t.cips_sent += 1;
+            let flow = cx.pkts.get(a.pkt).flow;
+            cx.push(Effect::Frame { port: a.in_port, frame: Frame::Cip, flow, hash: a.hash });
+        }
+    }
+
+    /// hold: the congested queue waits while its head's flow still has packets in the
+    /// non-congested queue (order within a flow is kept).
+    #[inline]
+    pub fn holds(&self, port: PortId, queue: usize, queues: &[PktQueue], pkts: &PacketArena) -> bool {
+        match self.tables.get(port as usize) {
+            Some(t) if queue == self.p.congested_queue && !t.entries.is_empty() => {
+                queues[queue].head().and_then(|h| t.entries.get(&pkts.get(h).hash)).is_some_and(|e| e.nc_pkts > 0)
+            }
+            _ => false,
+        }
+    }
+
+    /// on_dequeue: keep the isolated flow's packet counts as its packets leave.
+    pub fn on_dequeue(&mut self, d: &Departure, cx: &mut Ctx) {
+        if !self.isolates() {
+            return;
+        }
+        let key = cx.pkts.get(d.pkt).hash;
+        let release = self.p.release_after;
+        let congested = d.queue == self.p.congested_queue;
+        let nc = d.queue == self.p.queue;
+        let Some(e) = self.tables[d.port as usize].entries.get_mut(&key) else {
+            return;
+        };
+        if nc {
+            e.nc_pkts = e.nc_pkts.saturating_sub(1);
+        } else if congested {
+            e.c_pkts = e.c_pkts.saturating_sub(1);
+            if e.c_pkts == 0 {
+                e.empty_since = cx.now;
+                if !e.timer {
+                    e.timer = true;
+                    let gen = e.release_gen;
+                    cx.timer(cx.now + release, MechTimer::Ci(Timer::Release { port: d.port, key, gen }));
+                }
+            }
+        }
+    }
+
+    /// A CIP arrived through `port`: isolate the flow in this node's egress back through it
+    /// (a switch), or move it to the congested class (a NIC that honours CIPs).
+    pub fn on_cip(&mut self, port: PortId, flow: FlowId, key: u32, cx: &mut Ctx) {
+        let node = cx.topo.ports[port as usize].node;
+        match cx.topo.nodes[node as usize].kind {
+            NodeKind::Switch => {
+                self.tables[port as usize].cips_received += 1;
+                self.isolate(port, key, cx);
+            }
+            NodeKind::Host => {
+                if self.p.hosts {
+                    cx.push(Effect::SteerFlow { flow, class: self.p.congested_queue as u8 });
+                    self.tables[port as usize].cips_received += 1;
+                }
+            }
+        }
+    }
+
+    /// Released once the congested queue has held none of the flow's packets for
+    /// release_after; while it holds some, the next drain re-arms the timer.
+    pub fn on_timer(&mut self, t: Timer, cx: &mut Ctx) {
+        let Timer::Release { port, key, gen } = t;
+        let release = self.p.release_after;
+        let t = &mut self.tables[port as usize];
+        let Some(e) = t.entries.get_mut(&key).filter(|e| e.release_gen == gen) else {
+            return;
+        };
+        e.timer = false;
+        if e.c_pkts == 0 {
+            let due = e.empty_since + release;
+            if cx.now >= due {
+                t.entries.remove(&key);
+                t.releases += 1;
+            } else {
+                e.timer = true;
+                cx.timer(due, MechTimer::Ci(Timer::Release { port, key, gen }));
+            }
+        }
+    }
+
+    /// Ports columns ci_isolations, ci_releases, ci_evictions, cips_sent, cips_received,
+    /// ci_table_max (on each port's congested-queue row); summary ci_isolations, cips_sent.
+    pub fn report(ci: Option<&Ci>, r: &mut Report) {
+        let rows = r.topo.ports.len() * r.queues;
+        let mut c: [Vec<u64>; 6] = std::array::from_fn(|_| vec![0; rows]);
+        let (mut iso, mut cips) = (0u64, 0u64);
+        if let Some(ci) = ci {
+            for (port, t) in ci.tables.iter().enumerate() {
+                let row = port * r.queues + ci.p.congested_queue;
+                for (v, x) in c.iter_mut().zip([t.isolations, t.releases, t.evictions, t.cips_sent, t.cips_received, t.max_occupancy as u64]) {
+                    v[row] = x;
+                }
+                iso += t.isolations;
+                cips += t.cips_sent;
+            }
+        }
+        for (name, v) in ["ci_isolations", "ci_releases", "ci_evictions", "cips_sent", "cips_received", "ci_table_max"].into_iter().zip(c) {
+            r.ports_table.push(name, C::U64(v));
+        }
+        r.summary.insert("ci_isolations".into(), iso.into());
+        r.summary.insert("cips_sent".into(), cips.into());
     }
 }
 

@@ -3,7 +3,35 @@
 //! packet above `high` (Zhu et al., SIGCOMM 2015, Kmin/Kmax/Pmax), and
 //! DCTCP's step marking at K as the low == high case (Alizadeh et al., 2010).
 
+use super::pipeline::{AqmAction, Arrival, Ctx};
+use super::DropReason;
 use rand::Rng as _;
+
+/// The ECN marker of every switch queue (`switch.ecn`): RED's ramp (or DCTCP's step) on the
+/// instantaneous depth of the queue a packet joins, drawn from the switch's stream. A
+/// packet it selects is CE-marked when ECN-capable (ECT(0) and ECT(1) alike); otherwise it
+/// passes, or with `drop_non_ect` is dropped unless its class is lossless.
+#[derive(Clone, Debug)]
+pub struct EcnMarker {
+    pub red: Red,
+    pub drop_non_ect: bool,
+}
+
+impl EcnMarker {
+    #[inline]
+    pub fn on_arrival(&self, a: &Arrival, ect: bool, cx: &mut Ctx) -> AqmAction {
+        let depth = cx.queue_bytes(a.out, a.queue);
+        if !self.red.decide(depth, &mut cx.switches[a.sw as usize].rng) {
+            AqmAction::Pass
+        } else if ect {
+            AqmAction::Mark
+        } else if self.drop_non_ect && !a.lossless {
+            AqmAction::Drop(DropReason::Aqm)
+        } else {
+            AqmAction::Pass
+        }
+    }
+}
 
 /// Marking thresholds in bytes.
 #[derive(Clone, Debug)]

@@ -1,13 +1,16 @@
 //! Switch models: output-queued shared-memory switch with several queues per
-//! egress port, buffer admission, ECN marking and egress scheduling.
+//! egress port, buffer admission and egress scheduling, and the mechanisms that act in
+//! the switch pipeline (`pipeline`): ECN marking, PFC, Congestion Isolation.
 pub mod buffer;
 pub mod ci;
 pub mod ecn;
 pub mod pfc;
+pub mod pipeline;
 pub mod queue;
 pub mod scheduler;
 
 pub use buffer::{BufferParams, SwitchBuffer};
-pub use ecn::Red;
+pub use ecn::{EcnMarker, Red};
+pub use pipeline::{Mechanisms, SwitchState};
 pub use queue::{DropReason, MarkReason, PktQueue, QueueStats};
 pub use scheduler::{SchedState, Scheduler};

@@ -26,6 +26,11 @@
 //! admitted by this ingress accounting alone (the seeds' "no egress drops");
 //! they still count in egress queue depth (for ECN) and in the shared pool.
 
+use super::pipeline::{Admission, Arrival, Ctx, Departure, Effect, MechTimer, Report};
+use super::DropReason;
+use crate::engine::EndReason;
+use crate::metrics::ColumnData as C;
+use crate::net::{FlowId, Frame, PortId};
 use crate::sim::{ser_time, SimTime};
 
 /// Most traffic classes a port can have (802.1Q).
@@ -33,6 +38,12 @@ pub const CLASSES: usize = 8;
 
 /// Wire size of a PAUSE / PFC frame (minimum Ethernet frame).
 pub const PAUSE_FRAME_BYTES: u32 = 64;
+
+/// Defaults of `switch.pfc` (seeds 000/003: XON 4 KB; 802.1Qbb: the largest pause).
+pub const DEFAULT_XON: u64 = 4_000;
+pub const DEFAULT_QUANTA: u16 = 65_535;
+pub const DEFAULT_ALPHA: f64 = 1.0;
+pub const DEFAULT_DEADLOCK_AFTER: SimTime = SimTime::from_ms(5);
 
 /// How XOFF is set.
 #[derive(Clone, Debug)]
@@ -195,6 +206,397 @@ impl Paused {
         // the open (possibly expired, not yet closed) period ends at `until`;
         // closed periods ended at or before `last_paused`
         (self.since[c].is_some() && self.until[c] >= t) || (self.periods[c] > 0 && self.last_paused[c] >= t)
+    }
+}
+
+/// PFC's timers.
+#[derive(Copy, Clone, Debug)]
+pub enum Timer {
+    /// Re-send XOFF for (ingress `port`, `class`) before the last one expires.
+    Refresh { port: PortId, class: u8, gen: u32 },
+    /// Re-send the XOFFs of an egress queue above its XOFF (queue-based PFC).
+    QueueRefresh { port: PortId, queue: u8, gen: u32 },
+    /// A pause of `port` may have expired: try to transmit.
+    PauseEnd { port: PortId },
+    /// Look for a cycle of egress queues paused on each other.
+    DeadlockCheck,
+}
+
+/// PFC / 802.3x on every switch (and the pause state of every transmitter, hosts
+/// included): the module doc describes the model.
+#[derive(Clone, Debug)]
+pub struct Pfc {
+    pub p: PfcParams,
+    queues: usize,
+    /// Ingress counters per port id (802.1Qbb accounting).
+    ingress: Vec<Ingress>,
+    /// Per (port, queue) (queue-based accounting).
+    queue_pfc: Vec<QueuePfc>,
+    /// Pause state received by each port's transmitter.
+    paused: Vec<Paused>,
+    /// PFC frames sent and received per (port, class row).
+    frames_tx: Vec<u64>,
+    frames_rx: Vec<u64>,
+    /// Flows with a packet that waited in a queue while that queue was paused.
+    victims: Vec<bool>,
+    deadlock_check_pending: bool,
+    /// The paused queues ("node:port:class") of a detected deadlock cycle.
+    deadlock: Vec<String>,
+}
+
+impl Pfc {
+    pub fn new(p: PfcParams, ports: usize, queues: usize) -> Pfc {
+        let queue_based = p.egress_queue;
+        Pfc {
+            p,
+            queues,
+            ingress: vec![Ingress::default(); ports],
+            queue_pfc: vec![QueuePfc::default(); if queue_based { ports * queues } else { 0 }],
+            paused: vec![Paused::default(); ports],
+            frames_tx: vec![0; ports * queues],
+            frames_rx: vec![0; ports * queues],
+            victims: Vec::new(),
+            deadlock_check_pending: false,
+            deadlock: Vec::new(),
+        }
+    }
+
+    /// The paused queues of the deadlock cycle that ended the run.
+    pub fn deadlock(&self) -> &[String] {
+        &self.deadlock
+    }
+
+    /// Whether `port`'s transmitter may not send class `c` now.
+    #[inline]
+    pub fn holds(&self, port: PortId, c: usize, now: SimTime) -> bool {
+        self.paused[port as usize].is_paused(if self.p.link_mode { 0 } else { c }, now)
+    }
+
+    /// XOFF threshold of switch `sw` now (static, or alpha x free shared buffer).
+    fn xoff_threshold(&self, sw: u32, cx: &Ctx) -> u64 {
+        match self.p.xoff {
+            Xoff::Static(x) => x,
+            Xoff::Dynamic(a) => {
+                let b = &cx.switches[sw as usize].buffer;
+                (a * b.shared_cap().saturating_sub(b.shared_used()) as f64) as u64
+            }
+        }
+    }
+
+    /// admit: a lossless packet under 802.1Qbb accounting is admitted by its ingress
+    /// counter (into headroom past XOFF, dropped only when headroom overflows); queue-based
+    /// accounting leaves admission to the buffer model.
+    pub fn admit(&mut self, a: &mut Arrival, cx: &mut Ctx) -> Admission {
+        let queue_based = self.p.egress_queue;
+        if let (Some(c), true) = (a.account_tc, queue_based) {
+            a.escalate = Some(a.tc as u8);
+            a.tc = c;
+            cx.pkts.get_mut(a.pkt).tc = c as u8;
+        }
+        a.lossless = if queue_based { self.p.is_lossless(a.queue) } else { self.p.is_lossless(a.tc) };
+        if !a.lossless || queue_based {
+            return Admission::Buffer;
+        }
+        let c = self.p.class(a.tc);
+        let thr = self.xoff_threshold(a.sw, cx);
+        let ing = &self.ingress[a.in_port as usize];
+        if ing.bytes[c] - ing.headroom[c] + a.size > thr {
+            if ing.headroom[c] + a.size > self.p.headroom[a.in_port as usize] {
+                return Admission::Drop(DropReason::Headroom, a.in_port, a.tc);
+            }
+            a.hdrm = true;
+        }
+        a.ingress_admitted = true;
+        Admission::Admitted
+    }
+
+    /// on_enqueue: count the packet and send XOFF past the threshold.
+    pub fn on_enqueue(&mut self, a: &Arrival, cx: &mut Ctx) {
+        if !a.lossless {
+            return;
+        }
+        if self.p.egress_queue {
+            self.queue_on_enqueue(a, cx);
+            return;
+        }
+        let c = self.p.class(a.tc);
+        let thr = self.xoff_threshold(a.sw, cx);
+        let in_port = a.in_port;
+        let ing = &mut self.ingress[in_port as usize];
+        ing.bytes[c] += a.size;
+        if a.hdrm {
+            ing.headroom[c] += a.size;
+        }
+        let (used, room) = (ing.headroom[c], self.p.headroom[in_port as usize]);
+        if used > room {
+            let now = cx.now;
+            cx.violation(|| format!("t={now} ingress port {in_port} class {c}: headroom {used} B > {room} B"));
+        }
+        let ing = &mut self.ingress[in_port as usize];
+        if !ing.xoff[c] && ing.bytes[c] > thr {
+            ing.xoff[c] = true;
+            self.send(in_port, c, self.p.quanta, cx);
+            self.schedule_refresh(in_port, c, cx);
+        }
+    }
+
+    /// Queue-based PFC: the egress queue (out, queue) grew by a packet from (in_port, tc).
+    /// `escalate`: the class the packet arrived in, when CI accounts it to the congested class
+    /// `tc` instead. Packets the upstream had queued in its non-congested queue before it
+    /// isolated the flow still arrive in that class after the congested class is paused; once
+    /// they have filled half the room above XOFF, that class is paused too (the last resort
+    /// that keeps the class lossless).
+    fn queue_on_enqueue(&mut self, a: &Arrival, cx: &mut Ctx) {
+        let (out, qi, in_port, tc) = (a.out, a.queue, a.in_port, a.tc as u8);
+        let thr = self.xoff_threshold(a.sw, cx);
+        let limit = cx.switches[a.sw as usize].buffer.queue_limit();
+        let depth = cx.queue_bytes(out, qi);
+        let row = out as usize * self.queues + qi;
+        let q = &mut self.queue_pfc[row];
+        q.add(in_port, tc, a.size);
+        let mut to_pause: Vec<(u32, u8)> = Vec::new();
+        if !q.xoff && depth > thr {
+            q.xoff = true;
+            to_pause.extend(q.contrib.iter().map(|c| (c.0, c.1)));
+        } else if q.xoff && !q.paused.contains(&(in_port, tc)) {
+            to_pause.push((in_port, tc));
+        }
+        if let Some(c) = a.escalate {
+            if q.xoff && depth > thr + limit.saturating_sub(thr) / 2 && !q.paused.contains(&(in_port, c)) && !to_pause.contains(&(in_port, c)) {
+                to_pause.push((in_port, c));
+            }
+        }
+        let start = !to_pause.is_empty() && q.paused.is_empty();
+        for &(p, c) in &to_pause {
+            self.queue_pfc[row].paused.push((p, c));
+            self.send(p, c as usize, self.p.quanta, cx);
+        }
+        if start {
+            self.schedule_queue_refresh(out, qi, cx);
+        }
+    }
+
+    /// on_dequeue: mark victims, release the packet's bytes and send XON at the threshold.
+    pub fn on_dequeue(&mut self, d: &Departure, cx: &mut Ctx) {
+        let c = if self.p.link_mode { 0 } else { d.queue };
+        if self.paused[d.port as usize].paused_during(c, d.enq) {
+            let f = d.flow as usize;
+            if self.victims.len() <= f {
+                self.victims.resize(f + 1, false);
+            }
+            self.victims[f] = true;
+        }
+        if self.p.egress_queue {
+            if self.p.is_lossless(d.queue) {
+                let depth = cx.queue_bytes(d.port, d.queue);
+                let q = &mut self.queue_pfc[d.port as usize * self.queues + d.queue];
+                q.sub(d.in_port, d.tc as u8, d.size);
+                if q.xoff && depth <= self.p.xon {
+                    q.xoff = false;
+                    q.refresh_gen = q.refresh_gen.wrapping_add(1);
+                    for (p, c) in std::mem::take(&mut q.paused) {
+                        self.send(p, c as usize, 0, cx);
+                    }
+                }
+            }
+        } else if self.p.is_lossless(d.tc) {
+            let c = self.p.class(d.tc);
+            let resume_at = match self.p.xoff {
+                Xoff::Static(_) => self.p.xon,
+                Xoff::Dynamic(_) => self.xoff_threshold(d.sw, cx).saturating_sub(self.p.xon),
+            };
+            let ing = &mut self.ingress[d.in_port as usize];
+            ing.bytes[c] -= d.size;
+            if d.hdrm {
+                ing.headroom[c] -= d.size;
+            }
+            if ing.xoff[c] && ing.bytes[c] <= resume_at {
+                ing.xoff[c] = false;
+                ing.refresh_gen[c] = ing.refresh_gen[c].wrapping_add(1);
+                self.send(d.in_port, c, 0, cx);
+            }
+        }
+    }
+
+    /// Send a PAUSE (quanta > 0) or XON (quanta = 0) for class `c` out of `port`.
+    pub fn send(&mut self, port: PortId, c: usize, quanta: u16, cx: &mut Ctx) {
+        let frame = if self.p.link_mode { Frame::Pause { quanta } } else { Frame::Pfc { class: c as u8, quanta } };
+        self.frames_tx[port as usize * self.queues + c.min(self.queues - 1)] += 1;
+        cx.push(Effect::Frame { port, frame, flow: FlowId::MAX, hash: 0 });
+    }
+
+    fn schedule_refresh(&mut self, port: PortId, c: usize, cx: &mut Ctx) {
+        let pause = PfcParams::pause_time(self.p.quanta, cx.topo.ports[port as usize].rate_bps);
+        let ing = &mut self.ingress[port as usize];
+        ing.refresh_gen[c] = ing.refresh_gen[c].wrapping_add(1);
+        let gen = ing.refresh_gen[c];
+        cx.timer(cx.now + SimTime((pause.0 / 2).max(1)), MechTimer::Pfc(Timer::Refresh { port, class: c as u8, gen }));
+    }
+
+    fn schedule_queue_refresh(&mut self, port: PortId, qi: usize, cx: &mut Ctx) {
+        let pause = PfcParams::pause_time(self.p.quanta, cx.topo.ports[port as usize].rate_bps);
+        let q = &mut self.queue_pfc[port as usize * self.queues + qi];
+        q.refresh_gen = q.refresh_gen.wrapping_add(1);
+        let gen = q.refresh_gen;
+        cx.timer(cx.now + SimTime((pause.0 / 2).max(1)), MechTimer::Pfc(Timer::QueueRefresh { port, queue: qi as u8, gen }));
+    }
+
+    /// A PAUSE or PFC frame arrived through `port`: pause (or resume) that port's transmitter.
+    pub fn on_frame(&mut self, frame: Frame, port: PortId, cx: &mut Ctx) {
+        let (c, quanta) = match frame {
+            Frame::Pause { quanta } => (0, quanta),
+            Frame::Pfc { class, quanta } => (class as usize, quanta),
+            Frame::Cip => return,
+        };
+        let now = cx.now;
+        let rate = cx.topo.ports[port as usize].rate_bps;
+        let until = if quanta == 0 { now } else { now + PfcParams::pause_time(quanta, rate) };
+        self.frames_rx[port as usize * self.queues + c.min(self.queues - 1)] += 1;
+        self.paused[port as usize].set(c, until, now);
+        if until > now {
+            cx.timer(until, MechTimer::Pfc(Timer::PauseEnd { port }));
+            if !self.deadlock_check_pending {
+                self.deadlock_check_pending = true;
+                cx.timer(now + self.p.deadlock_after, MechTimer::Pfc(Timer::DeadlockCheck));
+            }
+        } else {
+            cx.push(Effect::Wake { port });
+        }
+    }
+
+    pub fn on_timer(&mut self, t: Timer, cx: &mut Ctx) {
+        match t {
+            Timer::Refresh { port, class, gen } => {
+                let c = class as usize;
+                let ing = &self.ingress[port as usize];
+                if ing.refresh_gen[c] == gen && ing.xoff[c] {
+                    self.send(port, c, self.p.quanta, cx);
+                    self.schedule_refresh(port, c, cx);
+                }
+            }
+            Timer::QueueRefresh { port, queue, gen } => {
+                let row = port as usize * self.queues + queue as usize;
+                if self.queue_pfc[row].xoff && self.queue_pfc[row].refresh_gen == gen {
+                    for (p, tc) in self.queue_pfc[row].paused.clone() {
+                        self.send(p, tc as usize, self.p.quanta, cx);
+                    }
+                    self.schedule_queue_refresh(port, queue as usize, cx);
+                }
+            }
+            Timer::PauseEnd { port } => cx.push(Effect::Wake { port }),
+            Timer::DeadlockCheck => self.deadlock_check(cx),
+        }
+    }
+
+    /// End the run if egress queues have been paused on each other in a cycle for
+    /// longer than `deadlock_after`: queue (port p, class c) waits on the node at
+    /// the far end of p, whose paused egress queues of class c hold what p's
+    /// pause protects.
+    fn deadlock_check(&mut self, cx: &mut Ctx) {
+        self.deadlock_check_pending = false;
+        let now = cx.now;
+        let since = SimTime(now.0.saturating_sub(self.p.deadlock_after.0));
+        let classes = if self.p.link_mode { 1 } else { cx.queues };
+        let n = cx.egress.len();
+        let long_paused = |p: usize, c: usize| self.paused[p].paused_since(c, since, now);
+        let mut any_paused = false;
+        // iterative DFS over (port, class) nodes; colour 0 new, 1 on stack, 2 done
+        let mut colour = vec![0u8; n * classes];
+        for start in 0..n * classes {
+            let (sp, sc) = (start / classes, start % classes);
+            any_paused |= self.paused[sp].is_paused(sc, now);
+            if colour[start] != 0 || !long_paused(sp, sc) {
+                continue;
+            }
+            let mut stack: Vec<(usize, Vec<usize>)> = Vec::new();
+            let succ = |v: usize| -> Vec<usize> {
+                let (p, c) = (v / classes, v % classes);
+                let down = cx.topo.peer_node(p as PortId);
+                cx.topo.nodes[down as usize].ports.iter().map(|&q| q as usize * classes + c).filter(|&w| long_paused(w / classes, c) && cx.egress[w / classes].bytes > 0).collect()
+            };
+            colour[start] = 1;
+            stack.push((start, succ(start)));
+            while let Some((v, next)) = stack.last_mut() {
+                match next.pop() {
+                    Some(w) if colour[w] == 1 => {
+                        // cycle: the stack from w to the top
+                        let pos = stack.iter().position(|(x, _)| *x == w).unwrap();
+                        let cycle: Vec<String> = stack[pos..]
+                            .iter()
+                            .map(|(x, _)| {
+                                let (p, c) = (x / classes, x % classes);
+                                let info = &cx.topo.ports[p];
+                                format!("{}:{}:{}", cx.topo.nodes[info.node as usize].name, info.local, c)
+                            })
+                            .collect();
+                        self.deadlock = cycle;
+                        cx.push(Effect::End(EndReason::Deadlock));
+                        return;
+                    }
+                    Some(w) if colour[w] == 0 => {
+                        colour[w] = 1;
+                        let s = succ(w);
+                        stack.push((w, s));
+                    }
+                    Some(_) => {}
+                    None => {
+                        colour[*v] = 2;
+                        stack.pop();
+                    }
+                }
+            }
+        }
+        if any_paused {
+            self.deadlock_check_pending = true;
+            let next = SimTime((self.p.deadlock_after.0 / 2).max(1));
+            cx.timer(now + next, MechTimer::Pfc(Timer::DeadlockCheck));
+        }
+    }
+
+    /// Ports columns pfc_tx_frames, pfc_rx_frames, xoff_time_ps, pause_periods; flows column
+    /// paused; summary pfc_frames, ports_paused, flows_paused, deadlock.
+    pub fn report(pfc: Option<&mut Pfc>, r: &mut Report) {
+        let rows = r.topo.ports.len() * r.queues;
+        let mut c: [Vec<u64>; 4] = std::array::from_fn(|_| Vec::with_capacity(rows));
+        let mut paused = vec![0u8; r.flows];
+        let (mut frames, mut ports_paused, mut victims) = (0u64, 0u64, 0usize);
+        let mut deadlock = Vec::new();
+        match pfc {
+            None => c.iter_mut().for_each(|v| v.resize(rows, 0)),
+            Some(p) => {
+                let link = p.p.link_mode;
+                for port in 0..r.topo.ports.len() {
+                    let ps = &p.paused[port];
+                    let mut was_paused = false;
+                    for qi in 0..r.queues {
+                        let row = port * r.queues + qi;
+                        // in link mode the port's single pause state is reported on queue 0
+                        let (xoff, periods) = if !link || qi == 0 { (ps.xoff_time(qi, r.now), ps.periods[qi]) } else { (0, 0) };
+                        for (v, x) in c.iter_mut().zip([p.frames_tx[row], p.frames_rx[row], xoff, periods]) {
+                            v.push(x);
+                        }
+                        was_paused |= periods > 0;
+                        frames += p.frames_tx[row];
+                    }
+                    ports_paused += was_paused as u64;
+                }
+                for (f, &v) in p.victims.iter().enumerate() {
+                    paused[f] = v as u8;
+                    victims += v as usize;
+                }
+                deadlock = p.deadlock.clone();
+            }
+        }
+        let [tx, rx, xoff, periods] = c;
+        r.ports_table.push("pfc_tx_frames", C::U64(tx));
+        r.ports_table.push("pfc_rx_frames", C::U64(rx));
+        r.ports_table.push("xoff_time_ps", C::U64(xoff));
+        r.ports_table.push("pause_periods", C::U64(periods));
+        r.flows_table.push("paused", C::U8(paused));
+        r.summary.insert("pfc_frames".into(), frames.into());
+        r.summary.insert("ports_paused".into(), ports_paused.into());
+        r.summary.insert("flows_paused".into(), victims.into());
+        r.summary.insert("deadlock".into(), deadlock.into());
     }
 }
 

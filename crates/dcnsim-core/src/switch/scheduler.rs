@@ -11,7 +11,10 @@ pub enum Scheduler {
     Strict,
     /// DWRR among the queues not in the `strict` bit mask; those are served first,
     /// highest index first.
-    Dwrr { quanta: Vec<u64>, strict: u8 },
+    Dwrr {
+        quanta: Vec<u64>,
+        strict: u8,
+    },
 }
 
 /// Per-port scheduler state (DWRR deficits and round-robin pointer).

@@ -89,8 +89,7 @@ impl FlowSizeCdf {
                     fields.len()
                 ));
             }
-            let size = parse_size(fields[0])
-                .map_err(|why| format!("line {lineno}: `{content}`: size `{}` {why}", fields[0]))?;
+            let size = parse_size(fields[0]).map_err(|why| format!("line {lineno}: `{content}`: size `{}` {why}", fields[0]))?;
             let prob: f64 = fields[1].parse().map_err(|_| {
                 format!(
                     "line {lineno}: `{content}`: probability `{}` is not a number; \
@@ -99,11 +98,7 @@ impl FlowSizeCdf {
                 )
             })?;
             if !prob.is_finite() || !(0.0..=1.0).contains(&prob) {
-                let hint = if prob.is_finite() && prob > 1.0 && prob <= 100.0 {
-                    " (if the table is in percent, divide the probabilities by 100)"
-                } else {
-                    ""
-                };
+                let hint = if prob.is_finite() && prob > 1.0 && prob <= 100.0 { " (if the table is in percent, divide the probabilities by 100)" } else { "" };
                 return Err(format!(
                     "line {lineno}: `{content}`: probability {} is outside [0,1]; \
                      expected a cumulative probability in [0,1]{hint}",
@@ -148,8 +143,7 @@ impl FlowSizeCdf {
     /// Errors are prefixed with the path.
     pub fn from_file(path: impl AsRef<Path>) -> Result<FlowSizeCdf, String> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("{}: cannot read flow-size CDF: {e}", path.display()))?;
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read flow-size CDF: {e}", path.display()))?;
         Self::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
     }
 
@@ -287,17 +281,11 @@ impl FlowSizeCdf {
 fn parse_size(field: &str) -> Result<u64, String> {
     const EXPECTED: &str = "expected a positive integer number of bytes";
     if let Ok(v) = field.parse::<u64>() {
-        return if v == 0 {
-            Err(format!("is 0; {EXPECTED} (>= 1)"))
-        } else {
-            Ok(v)
-        };
+        return if v == 0 { Err(format!("is 0; {EXPECTED} (>= 1)")) } else { Ok(v) };
     }
     match field.parse::<f64>() {
         Ok(v) if v.fract() == 0.0 && (1.0..=MAX_FLOAT_SIZE).contains(&v) => Ok(v as u64),
-        Ok(v) if v.is_finite() && v.fract() == 0.0 && v <= 0.0 => {
-            Err(format!("is not positive; {EXPECTED} (>= 1)"))
-        }
+        Ok(v) if v.is_finite() && v.fract() == 0.0 && v <= 0.0 => Err(format!("is not positive; {EXPECTED} (>= 1)")),
         _ => Err(format!("is not valid; {EXPECTED}")),
     }
 }
@@ -313,10 +301,7 @@ mod tests {
     }
 
     fn all_builtins() -> Vec<(&'static str, FlowSizeCdf)> {
-        FlowSizeCdf::builtin_names()
-            .iter()
-            .map(|&n| (n, FlowSizeCdf::builtin(n).expect("builtin exists")))
-            .collect()
+        FlowSizeCdf::builtin_names().iter().map(|&n| (n, FlowSizeCdf::builtin(n).expect("builtin exists"))).collect()
     }
 
     fn rel(a: f64, b: f64) -> f64 {
@@ -327,10 +312,7 @@ mod tests {
 
     #[test]
     fn parses_comments_blank_lines_and_first_mass() {
-        let c = FlowSizeCdf::parse(
-            "# header\n\n  100 0.25  # quarter of flows are 100 B\n200 0.5\n\n300 1\n",
-        )
-        .unwrap();
+        let c = FlowSizeCdf::parse("# header\n\n  100 0.25  # quarter of flows are 100 B\n200 0.5\n\n300 1\n").unwrap();
         assert_eq!(c.points(), &[(100, 0.25), (200, 0.5), (300, 1.0)]);
         assert_eq!(c.min(), 100);
         assert_eq!(c.max(), 300);
@@ -354,15 +336,9 @@ mod tests {
     #[test]
     fn error_bad_size() {
         let e = err("abc 0.5\n");
-        assert!(
-            e.contains("line 1") && e.contains("abc") && e.contains("positive integer"),
-            "{e}"
-        );
+        assert!(e.contains("line 1") && e.contains("abc") && e.contains("positive integer"), "{e}");
         let e = err("# c\n0 0\n10 1\n");
-        assert!(
-            e.contains("line 2") && e.contains("is 0") && e.contains(">= 1"),
-            "{e}"
-        );
+        assert!(e.contains("line 2") && e.contains("is 0") && e.contains(">= 1"), "{e}");
         let e = err("10.5 0.5\n20 1\n");
         assert!(e.contains("line 1") && e.contains("10.5"), "{e}");
         let e = err("-5 0.5\n20 1\n");
@@ -372,10 +348,7 @@ mod tests {
     #[test]
     fn error_non_increasing_size() {
         let e = err("10 0.1\n20 0.2\n20 0.3\n30 1\n");
-        assert!(
-            e.contains("line 3") && e.contains("strictly increasing"),
-            "{e}"
-        );
+        assert!(e.contains("line 3") && e.contains("strictly increasing"), "{e}");
         let e = err("10 0.1\n5 0.2\n30 1\n");
         assert!(e.contains("line 2") && e.contains("5 0.2"), "{e}");
     }
@@ -475,10 +448,7 @@ mod tests {
         let mut rng = Pcg64Mcg::seed_from_u64(3);
         for _ in 0..50_000 {
             let s = c.sample(&mut rng);
-            assert!(
-                !(201..300).contains(&s),
-                "sampled {s} inside a flat segment"
-            );
+            assert!(!(201..300).contains(&s), "sampled {s} inside a flat segment");
         }
         assert!((c.mean() - (0.5 * 150.0 + 0.5 * 350.0)).abs() < 1e-9);
     }
@@ -497,10 +467,7 @@ mod tests {
 
     #[test]
     fn builtins_parse_and_lookup() {
-        assert_eq!(
-            FlowSizeCdf::builtin_names(),
-            &["web-search", "data-mining", "google-rpc"]
-        );
+        assert_eq!(FlowSizeCdf::builtin_names(), &["web-search", "data-mining", "google-rpc"]);
         for (name, c) in all_builtins() {
             assert!(c.points().len() >= 2, "{name}");
             assert_eq!(c.points().last().unwrap().1, 1.0, "{name}");
@@ -512,15 +479,9 @@ mod tests {
         let ws = FlowSizeCdf::builtin("web-search").unwrap();
         assert_eq!((ws.min(), ws.max(), ws.points().len()), (1, 30_000_000, 12));
         let dm = FlowSizeCdf::builtin("data-mining").unwrap();
-        assert_eq!(
-            (dm.min(), dm.max(), dm.points().len()),
-            (1460, 973_333_820, 8)
-        );
+        assert_eq!((dm.min(), dm.max(), dm.points().len()), (1460, 973_333_820, 8));
         let rpc = FlowSizeCdf::builtin("google-rpc").unwrap();
-        assert_eq!(
-            (rpc.min(), rpc.max(), rpc.points().len()),
-            (8, 15_158_197, 842)
-        );
+        assert_eq!((rpc.min(), rpc.max(), rpc.points().len()), (8, 15_158_197, 842));
     }
 
     #[test]
@@ -588,11 +549,7 @@ mod tests {
                 .sum()
         };
         assert!((step_mean - 2927.68).abs() < 0.01, "step mean {step_mean}");
-        assert!(
-            rel(rpc.mean(), step_mean) < 0.02,
-            "google-rpc mean {}",
-            rpc.mean()
-        );
+        assert!(rel(rpc.mean(), step_mean) < 0.02, "google-rpc mean {}", rpc.mean());
     }
 
     /// Sampled means agree with `mean()` / `capped_mean()`.
@@ -617,26 +574,16 @@ mod tests {
         let n = 200_000;
         let sum: f64 = (0..n).map(|_| ws.sample(&mut rng) as f64).sum();
         let got = sum / n as f64;
-        assert!(
-            rel(got, ws.mean()) < 0.02,
-            "web-search sampled {got} vs {}",
-            ws.mean()
-        );
+        assert!(rel(got, ws.mean()) < 0.02, "web-search sampled {got} vs {}", ws.mean());
 
-        for (name, cap, seed) in [
-            ("data-mining", 97_333_820.0, 0x5eed_0002u64),
-            ("google-rpc", 65_536.0, 0x5eed_0003u64),
-        ] {
+        for (name, cap, seed) in [("data-mining", 97_333_820.0, 0x5eed_0002u64), ("google-rpc", 65_536.0, 0x5eed_0003u64)] {
             let c = FlowSizeCdf::builtin(name).unwrap();
             let mut rng = Pcg64Mcg::seed_from_u64(seed);
             let n = 1_000_000;
             let sum: f64 = (0..n).map(|_| (c.sample(&mut rng) as f64).min(cap)).sum();
             let got = sum / n as f64;
             let want = c.capped_mean(cap);
-            assert!(
-                rel(got, want) < 0.02,
-                "{name}: sampled capped mean {got} vs {want}"
-            );
+            assert!(rel(got, want) < 0.02, "{name}: sampled capped mean {got} vs {want}");
             assert!((c.capped_mean(c.max() as f64) - c.mean()).abs() < 1e-6 * c.mean());
         }
     }
@@ -657,8 +604,7 @@ mod tests {
             let m = v[n / 2];
             let tol = 5.0 * (0.25 / n as f64).sqrt();
             assert!(
-                c.fraction_below(m + 1) >= 0.5 - tol
-                    && c.fraction_below(m.saturating_sub(1)) <= 0.5 + tol,
+                c.fraction_below(m + 1) >= 0.5 - tol && c.fraction_below(m.saturating_sub(1)) <= 0.5 + tol,
                 "{name}: sampled median {m} vs quantile(0.5) = {}",
                 c.quantile(0.5)
             );
@@ -669,10 +615,7 @@ mod tests {
                 // Rounding to whole bytes can move a sample across s: allow the
                 // CDF mass within half a byte of s as well.
                 let slack = c.fraction_below(s + 1) - c.fraction_below(s);
-                assert!(
-                    (below - p).abs() <= 5.0 * se + slack + 1e-12,
-                    "{name}: F({s}) sampled {below} vs {p}"
-                );
+                assert!((below - p).abs() <= 5.0 * se + slack + 1e-12, "{name}: F({s}) sampled {below} vs {p}");
             }
         }
     }

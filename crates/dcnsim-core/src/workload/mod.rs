@@ -8,8 +8,8 @@ pub mod incast;
 pub mod permutation;
 pub mod poisson;
 
+use crate::host::TransportKind;
 use crate::net::HostId;
-use crate::scenario::schema::TransportKind;
 use crate::sim::SimTime;
 
 /// A flow to start.
@@ -48,7 +48,17 @@ pub struct GenCtx {
 impl GenCtx {
     /// A flow between hosts given relative to `first`.
     pub fn spec(&self, src: HostId, dst: HostId, size: u64, start: SimTime) -> FlowSpec {
-        FlowSpec { src: src + self.first, dst: dst + self.first, size, start, prio: self.prio, tag: self.tag, transport: self.transport, repeat_until: None, reuse_connection: false }
+        FlowSpec {
+            src: src + self.first,
+            dst: dst + self.first,
+            size,
+            start,
+            prio: self.prio,
+            tag: self.tag,
+            transport: self.transport,
+            repeat_until: None,
+            reuse_connection: false,
+        }
     }
     /// RNG stream for sub-process `sub` of this workload.
     pub fn rng(&self, sub: u64) -> crate::sim::Rng {

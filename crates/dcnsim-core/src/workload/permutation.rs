@@ -19,7 +19,7 @@ pub fn generate(ctx: &GenCtx, size: u64) -> Vec<FlowSpec> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::schema::TransportKind;
+    use crate::host::TransportKind;
     use crate::sim::SimTime;
     #[test]
     fn is_a_derangement() {

@@ -1,0 +1,572 @@
+//! Hosts: the NIC's arbitration among its queues and ready flows, the transports' packet
+//! handling (TCP, RoCE, UDP), retransmission and pacing timers, and flow start and finish.
+
+use super::{Ev, Sim};
+use crate::host::cc::{Cc, CongestionControl};
+use crate::host::dctcp::Dctcp;
+use crate::host::reno::Reno;
+use crate::host::roce::{RoceReply, RoceSender};
+use crate::host::tcp::{Receiver, TcpSender};
+use crate::host::udp::{Arrivals, SizeDist, UdpSource};
+use crate::host::{Flow, Sender, TransportKind};
+use crate::net::{Ecn, FlowId, Packet, PktId, PktKind, PortId};
+use crate::sim::rng::mix64;
+use crate::sim::{ser_time, stream, SimTime, Stream};
+use crate::switch::Scheduler;
+use crate::workload::FlowSpec;
+
+impl Sim {
+    /// Enqueue a host-generated packet (ACK, datagram) on the host's NIC.
+    pub(super) fn nic_enqueue(&mut self, host: u32, pkt: PktId) {
+        let port = self.hosts[host as usize].port;
+        let (size, prio, flow, data) = {
+            let p = self.pkts.get(pkt);
+            (p.size, p.prio, p.flow, p.kind == PktKind::Data)
+        };
+        // datagrams of a flow a CIP isolated at this NIC go to the congested class
+        let isolated = if data { self.flows.get(flow as usize).and_then(|f| f.nic_class) } else { None };
+        let qi = isolated.map_or(self.cfg.class_of[prio as usize & 7] as usize, |c| c as usize);
+        let eg = &mut self.egress[port as usize];
+        eg.bytes += size as u64;
+        eg.queues[qi].push(pkt, size, self.now);
+        self.try_tx(port);
+    }
+
+    pub(super) fn host_next_packet(&mut self, h: u32) -> Option<PktId> {
+        let port = self.hosts[h as usize].port;
+        let now = self.now;
+        let eg = &mut self.egress[port as usize];
+        let mechs = &self.mechs;
+        let blocked = |i: usize| mechs.gated(port, i, now);
+        if eg.bytes > 0 {
+            if let Some(qi) = Scheduler::Strict.select(&eg.queues, &mut eg.sched, &self.pkts, blocked) {
+                let size = self.pkts.get(eg.queues[qi].head().unwrap()).size;
+                eg.bytes -= size as u64;
+                let pkt = eg.queues[qi].pop(size, self.now)?;
+                self.pkts.get_mut(pkt).tc = qi as u8;
+                return Some(pkt);
+            }
+        }
+        // paced flows found not ready: re-examined (and woken later) once we are done
+        let mut pace: Vec<FlowId> = Vec::new();
+        for class in (0..self.cfg.queues).rev() {
+            if blocked(class) {
+                continue;
+            }
+            while let Some(f) = self.hosts[h as usize].ready[class].pop_front() {
+                let fl = &mut self.flows[f as usize];
+                fl.in_ready = false;
+                if fl.finished {
+                    continue;
+                }
+                if let Some(c) = fl.nic_class {
+                    if c as usize != class {
+                        // isolated at the NIC by a CIP since it was queued: move it
+                        fl.in_ready = true;
+                        self.hosts[h as usize].ready[c as usize].push_back(f);
+                        continue;
+                    }
+                }
+                let now = self.now;
+                let (seg, still, ect) = match &mut fl.sender {
+                    Sender::Tcp(tcp) => {
+                        let Some(seg) = tcp.next_segment(fl.size) else {
+                            continue;
+                        };
+                        tcp.arm_if_idle(now);
+                        (seg, tcp.can_send(fl.size), tcp.cc.ecn_capable())
+                    }
+                    Sender::Roce(r) => {
+                        let mss = self.cfg.mtu - self.cfg.header;
+                        match r.next_segment(fl.size, mss, self.cfg.header, now) {
+                            Some(seg) => {
+                                // stay ready if the pacer allows the next packet by the time
+                                // this one is serialized (always, at line rate)
+                                let rate = self.topo.ports[self.hosts[h as usize].port as usize].rate_bps;
+                                let free_at = now + ser_time((seg.len + self.cfg.header) as u64, rate);
+                                let still = r.has_work(fl.size) && r.next_allowed() <= free_at;
+                                (seg, still, true)
+                            }
+                            None => {
+                                pace.push(f);
+                                continue;
+                            }
+                        }
+                    }
+                    Sender::Udp(_) | Sender::Done => continue,
+                };
+                if seg.retx {
+                    fl.retx += 1;
+                }
+                let p = Packet {
+                    kind: PktKind::Data,
+                    flow: f,
+                    src: fl.src,
+                    dst: fl.dst,
+                    seq: seg.seq,
+                    size: seg.len + self.cfg.header,
+                    payload: seg.len,
+                    prio: fl.prio,
+                    ecn: if ect { Ecn::Ect0 } else { Ecn::NotEct },
+                    ece: false,
+                    retx: seg.retx,
+                    hash: fl.hash,
+                    ts: self.now,
+                    tc: class as u8,
+                    ..Packet::blank()
+                };
+                let paced = !still && matches!(fl.sender, Sender::Roce(_));
+                if still {
+                    fl.in_ready = true;
+                    self.hosts[h as usize].ready[class].push_back(f);
+                }
+                self.ensure_timer(f);
+                if paced {
+                    pace.push(f);
+                }
+                self.pkts_created += 1;
+                let id = self.pkts.alloc(p);
+                for f in pace {
+                    self.make_ready(f);
+                }
+                return Some(id);
+            }
+        }
+        for f in pace {
+            self.make_ready(f);
+        }
+        None
+    }
+
+    pub(super) fn host_rx(&mut self, pkt: PktId) {
+        let (kind, f) = {
+            let p = self.pkts.get(pkt);
+            (p.kind, p.flow)
+        };
+        if self.flows[f as usize].finished {
+            self.consume(pkt);
+            return;
+        }
+        match kind {
+            PktKind::Data => self.on_data(f, pkt),
+            PktKind::Ack | PktKind::Nack => self.on_ack(f, pkt),
+            PktKind::Cnp => {
+                self.consume(pkt);
+                let now = self.now;
+                if let Sender::Roce(r) = &mut self.flows[f as usize].sender {
+                    r.on_cnp(now);
+                }
+            }
+            PktKind::Ctrl(_) => unreachable!("control frames are handled on arrival"),
+        }
+    }
+
+    pub(super) fn on_data(&mut self, f: FlowId, pkt: PktId) {
+        let fl = &mut self.flows[f as usize];
+        let p = self.pkts.get_mut(pkt);
+        if p.ecn.is_ce() {
+            fl.ecn_marks += 1;
+        }
+        match fl.sender {
+            Sender::Tcp(_) => {
+                let ack = fl.rx.on_data(p.seq, p.payload as u64);
+                let ce = p.ecn.is_ce();
+                self.reply_in_place(pkt, PktKind::Ack, ack, ce);
+            }
+            Sender::Roce(_) => {
+                let reply = fl.rrx.on_data(p.seq, p.payload as u64);
+                let cnp = p.ecn.is_ce() && fl.rrx.np.on_marked(self.cfg.roce.cnp_interval, self.now);
+                let (src, dst, prio, hash) = (p.src, p.dst, p.prio, p.hash);
+                let (kind, seq) = match reply {
+                    RoceReply::Ack(a) => (PktKind::Ack, a),
+                    RoceReply::Nack(e) => (PktKind::Nack, e),
+                    RoceReply::Nothing => (PktKind::Data, 0),
+                };
+                if kind == PktKind::Data {
+                    self.consume(pkt);
+                } else {
+                    self.reply_in_place(pkt, kind, seq, false);
+                }
+                if cnp {
+                    let c = Packet { kind: PktKind::Cnp, flow: f, src: dst, dst: src, size: self.cfg.ack_size, prio, hash, ts: self.now, ..Packet::blank() };
+                    self.pkts_created += 1;
+                    let id = self.pkts.alloc(c);
+                    self.nic_enqueue(dst, id);
+                }
+            }
+            Sender::Done => {
+                self.consume(pkt);
+            }
+            Sender::Udp(_) => {
+                fl.rx.bytes += p.size as u64;
+                let done = fl.rx.bytes >= fl.size;
+                self.consume(pkt);
+                if done {
+                    self.finish_flow(f);
+                }
+            }
+        }
+    }
+
+    /// Turn a received data packet into its reply (ACK/NACK carrying `seq`) in place, with
+    /// no allocation, and queue it at the receiving host's NIC.
+    pub(super) fn reply_in_place(&mut self, pkt: PktId, kind: PktKind, seq: u64, ece: bool) {
+        let p = self.pkts.get_mut(pkt);
+        std::mem::swap(&mut p.src, &mut p.dst);
+        p.kind = kind;
+        p.seq = seq;
+        p.size = self.cfg.ack_size;
+        p.payload = 0;
+        p.ece = ece;
+        p.ecn = Ecn::NotEct;
+        p.hops = 0;
+        let host = p.src;
+        self.nic_enqueue(host, pkt);
+    }
+
+    pub(super) fn on_ack(&mut self, f: FlowId, pkt: PktId) {
+        let (ack, ece, ts, kind) = {
+            let p = self.pkts.get(pkt);
+            (p.seq, p.ece, p.ts, p.kind)
+        };
+        self.consume(pkt);
+        let now = self.now;
+        let fl = &mut self.flows[f as usize];
+        let finished = match &mut fl.sender {
+            Sender::Tcp(tcp) => tcp.on_ack(ack, ece, ts, now, fl.size).finished,
+            Sender::Roce(r) if kind == PktKind::Nack => r.on_nack(ack, now, fl.size),
+            Sender::Roce(r) => r.on_ack(ack, now, fl.size),
+            Sender::Udp(_) | Sender::Done => return,
+        };
+        if finished {
+            self.finish_flow(f);
+            return;
+        }
+        self.make_ready(f);
+        self.ensure_timer(f);
+    }
+
+    /// Put a flow on its host's ready list if its window (and, for a paced
+    /// flow, its pacer) allows a segment now; a paced flow that must wait gets
+    /// a wake-up at the earlier of its pacing time and its next rate increase.
+    pub(super) fn make_ready(&mut self, f: FlowId) {
+        let now = self.now;
+        let fl = &mut self.flows[f as usize];
+        if fl.in_ready || fl.finished {
+            return;
+        }
+        match &mut fl.sender {
+            Sender::Tcp(tcp) => {
+                if !tcp.can_send(fl.size) {
+                    return;
+                }
+            }
+            Sender::Roce(r) => {
+                if !r.has_work(fl.size) {
+                    return;
+                }
+                r.rp.advance(&r.p, now);
+                let at = r.next_allowed();
+                if at > now {
+                    let wake = at.min(r.rp.next_rate_event(&r.p).max(SimTime(now.0 + 1)));
+                    if r.pace_at.is_none_or(|t| wake < t) {
+                        r.pace_gen = r.pace_gen.wrapping_add(1);
+                        r.pace_at = Some(wake);
+                        let gen = r.pace_gen;
+                        self.q.push(wake, Ev::Pace { flow: f, gen });
+                    }
+                    return;
+                }
+            }
+            Sender::Udp(_) | Sender::Done => return,
+        }
+        fl.in_ready = true;
+        let class = fl.nic_class.map_or(self.cfg.class_of[fl.prio as usize & 7] as usize, |c| c as usize);
+        let h = fl.src;
+        self.hosts[h as usize].ready[class].push_back(f);
+        let port = self.hosts[h as usize].port;
+        self.try_tx(port);
+    }
+
+    /// Keep one timer event in the queue no later than the RTO deadline.
+    pub(super) fn ensure_timer(&mut self, f: FlowId) {
+        let Some((deadline, timer_at, timer_gen)) = timer_of(&mut self.flows[f as usize].sender) else {
+            return;
+        };
+        if let Some(d) = *deadline {
+            if timer_at.is_none_or(|t| d < t) {
+                *timer_gen = timer_gen.wrapping_add(1);
+                *timer_at = Some(d);
+                let gen = *timer_gen;
+                self.q.push(d, Ev::Rto { flow: f, gen });
+            }
+        }
+    }
+
+    pub(super) fn on_rto(&mut self, f: FlowId, gen: u32) {
+        let now = self.now;
+        let fl = &mut self.flows[f as usize];
+        if fl.finished {
+            return;
+        }
+        let Some((deadline, timer_at, timer_gen)) = timer_of(&mut fl.sender) else {
+            return;
+        };
+        if *timer_gen != gen {
+            return; // superseded
+        }
+        *timer_at = None;
+        match *deadline {
+            None => return,
+            Some(d) if d > now => {}
+            Some(_) => {
+                match &mut fl.sender {
+                    Sender::Tcp(tcp) => tcp.on_timeout(now),
+                    Sender::Roce(r) => r.on_timeout(now),
+                    Sender::Udp(_) | Sender::Done => false,
+                };
+                self.make_ready(f);
+            }
+        }
+        self.ensure_timer(f);
+    }
+
+    pub(super) fn udp_send(&mut self, f: FlowId) {
+        let fl = &mut self.flows[f as usize];
+        let Sender::Udp(u) = &mut fl.sender else {
+            return;
+        };
+        if u.sent >= fl.size {
+            return;
+        }
+        let sz = (u.next_size() as u64).min(fl.size - u.sent) as u32;
+        u.sent += sz as u64;
+        let more = u.sent < fl.size;
+        let gap = u.next_gap();
+        let p = Packet {
+            kind: PktKind::Data,
+            flow: f,
+            src: fl.src,
+            dst: fl.dst,
+            seq: u.sent - sz as u64,
+            size: sz,
+            payload: sz,
+            prio: fl.prio,
+            ece: false,
+            retx: false,
+            hash: fl.hash,
+            ts: self.now,
+            ..Packet::blank()
+        };
+        let src = fl.src;
+        self.pkts_created += 1;
+        let id = self.pkts.alloc(p);
+        self.nic_enqueue(src, id);
+        if more {
+            self.q.push(self.now + gap, Ev::UdpSend { flow: f });
+        }
+    }
+
+    // ------------------------------------------------------------------ flows
+
+    /// Start the flow `spec`; `conn` continues a finished flow's connection: its path hash,
+    /// NIC class and sender (whose congestion-control state the new flow keeps).
+    pub(super) fn start_flow(&mut self, spec: FlowSpec, conn: Option<(u32, Option<u8>, Sender)>) {
+        let id = self.flows.len() as FlowId;
+        let hash = match &conn {
+            Some((h, _, _)) => *h,
+            None => mix64(self.cfg.seed ^ mix64(id as u64 ^ 0xF10F)) as u32,
+        };
+        let ideal = self.ideal_fct(&spec, hash);
+        let host_rate = self.topo.ports[self.hosts[spec.src as usize].port as usize].rate_bps;
+        let mss = self.cfg.mtu - self.cfg.header;
+        let mut sender = match spec.transport {
+            TransportKind::Dctcp | TransportKind::Reno => {
+                let cc = if spec.transport == TransportKind::Dctcp { Cc::Dctcp(Dctcp::new(self.cfg.tcp.dctcp_g)) } else { Cc::Reno(Reno { ecn: self.cfg.tcp.reno_ecn }) };
+                Sender::Tcp(Box::new(TcpSender::new(cc, mss, self.cfg.tcp.init_cwnd, self.cfg.tcp.min_rto, self.cfg.tcp.init_rto)))
+            }
+            TransportKind::Dcqcn => Sender::Roce(Box::new(RoceSender::new(&self.cfg.roce, host_rate, self.now))),
+            TransportKind::Udp => Sender::Udp(Box::new(UdpSource {
+                rate_bps: self.cfg.udp.rate_bps.unwrap_or(host_rate),
+                arrivals: self.cfg.udp.arrivals,
+                sizes: self.cfg.udp.sizes,
+                mean_size: self.cfg.udp.packet_size,
+                max_size: self.cfg.mtu,
+                sent: 0,
+                rng: stream(self.cfg.seed, Stream::Flow, id as u64),
+            })),
+        };
+        let mut nic_class = None;
+        if let Some((_, class, prev)) = conn {
+            nic_class = class;
+            match (&mut sender, prev) {
+                (Sender::Roce(r), Sender::Roce(p)) => r.rp = p.rp,
+                (Sender::Tcp(t), Sender::Tcp(p)) => t.continue_connection(&p),
+                _ => {}
+            }
+        }
+        let is_udp = matches!(sender, Sender::Udp(_));
+        self.flows.push(Flow {
+            id,
+            src: spec.src,
+            dst: spec.dst,
+            size: spec.size,
+            start: self.now,
+            tag: spec.tag,
+            prio: spec.prio,
+            hash,
+            transport: spec.transport,
+            ideal,
+            repeat_until: spec.repeat_until,
+            reuse_connection: spec.reuse_connection,
+            sender,
+            rx: Receiver::default(),
+            rrx: Default::default(),
+            drops: 0,
+            ecn_marks: 0,
+            retx: 0,
+            paused: false,
+            finished: false,
+            end: SimTime::ZERO,
+            in_ready: false,
+            nic_class,
+        });
+        self.active += 1;
+        if is_udp {
+            self.udp_send(id);
+        } else {
+            self.make_ready(id);
+        }
+    }
+
+    pub(super) fn finish_flow(&mut self, f: FlowId) {
+        let now = self.now;
+        let delivered = self.flow_acked(f);
+        let fl = &mut self.flows[f as usize];
+        fl.finished = true;
+        fl.end = now;
+        fl.rx.clear();
+        fl.rx = Receiver::default();
+        fl.rx.bytes = delivered;
+        fl.rrx = Default::default();
+        let prev = std::mem::replace(&mut fl.sender, Sender::Done);
+        self.active -= 1;
+        self.finished += 1;
+        if let Some(until) = fl.repeat_until {
+            if now < until {
+                let spec = FlowSpec {
+                    src: fl.src,
+                    dst: fl.dst,
+                    size: fl.size,
+                    start: now,
+                    prio: fl.prio,
+                    tag: fl.tag,
+                    transport: fl.transport,
+                    repeat_until: Some(until),
+                    reuse_connection: fl.reuse_connection,
+                };
+                let conn = fl.reuse_connection.then_some((fl.hash, fl.nic_class, prev));
+                self.start_flow(spec, conn);
+            }
+        }
+    }
+
+    /// FCT of the flow alone on an idle fabric with an unlimited window: the
+    /// exact store-and-forward timing of its packets through idle hops, and
+    /// (for TCP) of the last packet's ACK back to the sender.
+    ///
+    /// With n-1 full packets and a last one of size l, the (n-1)-th full
+    /// packet leaves hop i at max over j <= i of the time the packet train
+    /// "turns" at hop j (first packet down to j, n-1 packets through j, then
+    /// down to i) plus propagation; the last packet and the ACKs follow by the
+    /// recurrence D_i(k) = max(D_i(k-1), D_{i-1}(k) + d_{i-1}) + s_i(k), since a
+    /// short last packet can queue behind the full one before it.
+    pub fn ideal_fct(&self, spec: &FlowSpec, hash: u32) -> SimTime {
+        let path = self.routes.path(&self.topo, spec.src, spec.dst, hash);
+        let udp = spec.transport == TransportKind::Udp;
+        let rate = |p: PortId| self.topo.ports[p as usize].rate_bps;
+        let s = |bytes: u64, p: PortId| ser_time(bytes, rate(p)).0;
+        let d = |p: PortId| self.hot[p as usize].arrive_delay.0;
+        let u = &self.cfg.udp;
+        if udp && (u.sizes != SizeDist::Fixed || u.arrivals != Arrivals::Constant) {
+            // random datagrams: no single idle-path time; use the lower bound of every
+            // byte through the slowest link plus the propagation of the path
+            let slowest = path.iter().map(|&p| rate(p)).min().unwrap();
+            return SimTime(ser_time(spec.size, slowest).0 + path.iter().map(|&p| d(p)).sum::<u64>());
+        }
+        let (mss, hdr) = if udp { (u.packet_size as u64, 0) } else { ((self.cfg.mtu - self.cfg.header) as u64, self.cfg.header as u64) };
+        let n = spec.size.div_ceil(mss).max(1);
+        let last = spec.size - (n - 1) * mss + hdr;
+        let full = mss + hdr;
+        let l = path.len();
+        if udp {
+            // a source slower than its link spaces its datagrams: the last one leaves
+            // (n-1) gaps after the first and then crosses the idle path alone
+            let src_rate = u.rate_bps.unwrap_or(u64::MAX);
+            if src_rate < rate(path[0]) {
+                let gap = ser_time(full, src_rate).0;
+                let alone: u64 = path.iter().map(|&p| s(last, p) + d(p)).sum();
+                return SimTime((n - 1) * gap + alone);
+            }
+        }
+        // departure of packet n-1 (full) from each hop, relative to the flow's start
+        let mut prev = vec![0u64; l];
+        if n > 1 {
+            for i in 0..l {
+                let mut best = 0;
+                for j in 0..=i {
+                    let down: u64 = path[..j].iter().map(|&p| s(full, p) + d(p)).sum();
+                    let through = (n - 1) * s(full, path[j]);
+                    let after: u64 = path[j + 1..=i].iter().map(|&p| s(full, p)).sum::<u64>() + path[j..i].iter().map(|&p| d(p)).sum::<u64>();
+                    best = best.max(down + through + after);
+                }
+                prev[i] = best;
+            }
+        }
+        // the last packet
+        let mut t = 0u64;
+        let mut last_dep = vec![0u64; l];
+        for i in 0..l {
+            let arrive = if i == 0 { 0 } else { last_dep[i - 1] + d(path[i - 1]) };
+            t = arrive.max(if n > 1 { prev[i] } else { 0 }) + s(last, path[i]);
+            last_dep[i] = t;
+        }
+        let delivered = t + d(path[l - 1]);
+        if udp {
+            return SimTime(delivered);
+        }
+        // ACKs of packets n-1 and n over the reverse path
+        let ack = self.cfg.ack_size as u64;
+        let back: Vec<PortId> = path.iter().rev().map(|&p| self.topo.ports[p as usize].peer).collect();
+        let mut a_prev = if n > 1 { prev[l - 1] + d(path[l - 1]) } else { 0 };
+        let mut a = delivered;
+        for &p in &back {
+            if n > 1 {
+                a_prev += s(ack, p);
+            }
+            a = a.max(if n > 1 { a_prev } else { 0 }) + s(ack, p);
+            a += d(p);
+            a_prev += d(p);
+        }
+        SimTime(a)
+    }
+
+    /// A paced flow's wake-up: if it is still the live one, the flow may send again.
+    pub(super) fn on_pace(&mut self, flow: FlowId, gen: u32) {
+        if let Sender::Roce(r) = &mut self.flows[flow as usize].sender {
+            if r.pace_gen == gen {
+                r.pace_at = None;
+                self.make_ready(flow);
+            }
+        }
+    }
+}
+
+/// The retransmission timer fields (deadline, queued event time, generation) of a reliable sender.
+fn timer_of(s: &mut Sender) -> Option<(&mut Option<SimTime>, &mut Option<SimTime>, &mut u32)> {
+    match s {
+        Sender::Tcp(t) => Some((&mut t.rto_deadline, &mut t.timer_at, &mut t.timer_gen)),
+        Sender::Roce(r) => Some((&mut r.rto_deadline, &mut r.timer_at, &mut r.timer_gen)),
+        Sender::Udp(_) | Sender::Done => None,
+    }
+}

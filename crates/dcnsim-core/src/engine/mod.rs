@@ -1,0 +1,650 @@
+//! The simulation core: the event loop, dispatch, port transmission, the packet arena and
+//! the application of mechanism effects. It knows no mechanism by name: switch mechanisms
+//! are reached through the pipeline in `switch::pipeline` (`switch_path.rs` drives it),
+//! hosts and transports through `host_path.rs`; `results.rs` builds the tables.
+//! docs/architecture.md describes the layers and the hook order.
+//!
+//! Per hop a packet costs at most two events: its arrival at the next node
+//! (scheduled when its transmission starts, at start + serialization +
+//! propagation) and, only when the port has more to send, a TxDone at the end
+//! of its serialization. An idle port transmits immediately on enqueue.
+//! Link-local control frames are served ahead of every queue and never held.
+
+mod host_path;
+mod results;
+mod switch_path;
+
+use crate::host::roce::RoceParams;
+use crate::host::udp::{Arrivals, SizeDist};
+use crate::host::{Flow, Host, Sender};
+use crate::net::port::Egress;
+use crate::net::{FlowId, Frame, NodeKind, Packet, PacketArena, PktId, PktKind, PortId, Routes, Topology};
+use crate::sim::{ser_time, stream, EventQueue, SimTime, Stream};
+use crate::switch::pipeline::{Ctx, Effect, MechTimer, MechanismParams, Mechanisms};
+use crate::switch::{BufferParams, DropReason, Scheduler, SwitchBuffer, SwitchState};
+use crate::workload::FlowSpec;
+
+/// TCP parameters shared by all TCP flows.
+#[derive(Clone, Debug)]
+pub struct TcpParams {
+    pub init_cwnd: u32,
+    pub min_rto: SimTime,
+    pub init_rto: SimTime,
+    pub dctcp_g: f64,
+    pub reno_ecn: bool,
+}
+
+/// UDP parameters shared by all UDP flows.
+#[derive(Clone, Debug)]
+pub struct UdpParams {
+    pub rate_bps: Option<u64>,
+    pub arrivals: Arrivals,
+    pub sizes: SizeDist,
+    pub packet_size: u32,
+}
+
+/// Engine configuration, fully resolved (no defaults left, no files).
+#[derive(Clone, Debug)]
+pub struct SimConfig {
+    pub seed: u64,
+    pub max_time: SimTime,
+    pub mtu: u32,
+    pub header: u32,
+    pub ack_size: u32,
+    pub queues: usize,
+    /// Traffic class (queue index) of each packet priority 0..7 (IEEE 802.1Q table 8-5 style).
+    pub class_of: [u8; 8],
+    pub scheduler: Scheduler,
+    pub buffer: BufferParams,
+    pub switch_latency: SimTime,
+    /// The switch mechanisms that are configured.
+    pub mechanisms: MechanismParams,
+    pub tcp: TcpParams,
+    pub udp: UdpParams,
+    pub roce: RoceParams,
+    pub tags: Vec<String>,
+    pub fct_bins: Vec<u64>,
+    /// Check packet conservation and buffer bounds as the run goes.
+    pub check_invariants: bool,
+    /// Sample switch queue depths every interval into histograms of this bin width (bytes).
+    pub queue_sample: Option<(SimTime, u64)>,
+}
+
+#[derive(Copy, Clone, Debug)]
+enum Ev {
+    /// A packet has been fully received through `port` (the receiving end).
+    Arrive {
+        port: PortId,
+        pkt: PktId,
+    },
+    /// The transmitter of `port` finished a packet and has more to send.
+    TxDone {
+        port: PortId,
+    },
+    /// The next pending flow spec starts.
+    NextArrival,
+    Rto {
+        flow: FlowId,
+        gen: u32,
+    },
+    UdpSend {
+        flow: FlowId,
+    },
+    /// A paced flow may send again.
+    Pace {
+        flow: FlowId,
+        gen: u32,
+    },
+    /// Sample every switch queue's depth.
+    Sample,
+    /// A switch mechanism's timer.
+    Mech(MechTimer),
+}
+
+/// Hop limit: a packet crossing more switches than this is in a routing loop.
+const MAX_HOPS: u8 = 64;
+
+/// Why a run ended.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum EndReason {
+    /// Every flow finished.
+    Completed,
+    /// The max_time limit was reached.
+    MaxTime,
+    /// Nothing left to happen but flows are unfinished (e.g. lost UDP datagrams).
+    Idle,
+    /// A cycle of egress queues stayed PFC-paused on each other (see `Sim::deadlock`).
+    Deadlock,
+}
+
+impl EndReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EndReason::Completed => "completed",
+            EndReason::MaxTime => "max_time",
+            EndReason::Idle => "idle",
+            EndReason::Deadlock => "deadlock",
+        }
+    }
+}
+
+/// What the hot path needs about a port, packed in one small record.
+#[derive(Clone, Copy, Debug)]
+struct PortHot {
+    /// Where frames from this port arrive.
+    peer: PortId,
+    /// The owning node is a switch (else a host) and its switch or host index.
+    is_switch: bool,
+    owner: u32,
+    /// Picoseconds per byte when the rate divides 8e12 exactly (every standard Ethernet
+    /// rate does), else 0 and serialization falls back to the exact division.
+    ps_per_byte: u64,
+    rate_bps: u64,
+    /// Propagation plus static switch latency to the peer.
+    arrive_delay: SimTime,
+}
+
+impl PortHot {
+    #[inline]
+    fn ser(&self, bytes: u64) -> SimTime {
+        if self.ps_per_byte != 0 {
+            SimTime(bytes * self.ps_per_byte)
+        } else {
+            ser_time(bytes, self.rate_bps)
+        }
+    }
+}
+
+/// A running simulation.
+pub struct Sim {
+    cfg: SimConfig,
+    topo: Topology,
+    routes: Routes,
+    hot: Vec<PortHot>,
+    egress: Vec<Egress>,
+    switches: Vec<SwitchState>,
+    /// The configured switch mechanisms (switch/pipeline.rs).
+    mechs: Mechanisms,
+    /// Effects pushed by mechanism hooks, applied in order when the hook returns.
+    fx: Vec<Effect>,
+    hosts: Vec<Host>,
+    flows: Vec<Flow>,
+    specs: Vec<FlowSpec>,
+    next_spec: usize,
+    active: usize,
+    finished: usize,
+    pkts: PacketArena,
+    q: EventQueue<Ev>,
+    now: SimTime,
+    events: u64,
+    end: Option<EndReason>,
+    // conservation counters
+    pkts_created: u64,
+    pkts_consumed: u64,
+    pkts_dropped: u64,
+    ecn_marks: u64,
+    /// Data packets put on the wire by hosts (retransmissions included) and data packets dropped.
+    data_sent: u64,
+    data_dropped: u64,
+    violations: Vec<String>,
+    /// Every transmission start, when tracing (tests and debugging).
+    trace: Option<Vec<TxRecord>>,
+    /// Per (switch port, queue) histogram of sampled depths, indexed like the ports table.
+    depth_hist: Vec<Vec<u64>>,
+    samples: u64,
+}
+
+/// One transmission start, recorded when tracing is on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TxRecord {
+    pub time: SimTime,
+    pub port: PortId,
+    pub kind: PktKind,
+    pub flow: FlowId,
+    pub seq: u64,
+    pub size: u32,
+}
+
+/// The mechanism context over the engine's fields (a macro, so that `self.mechs` stays
+/// borrowable beside it).
+macro_rules! ctx {
+    ($s:ident) => {
+        Ctx {
+            now: $s.now,
+            topo: &$s.topo,
+            egress: &$s.egress,
+            pkts: &mut $s.pkts,
+            switches: &mut $s.switches,
+            queues: $s.cfg.queues,
+            fx: &mut $s.fx,
+            violations: if $s.cfg.check_invariants { Some(&mut $s.violations) } else { None },
+        }
+    };
+}
+pub(crate) use ctx;
+
+impl Sim {
+    /// Build a simulation. `specs` need not be sorted.
+    pub fn new(topo: Topology, routes: Routes, cfg: SimConfig, mut specs: Vec<FlowSpec>) -> Sim {
+        specs.sort_by_key(|s| s.start); // stable: ties keep workload order
+        let nq = cfg.queues;
+        let egress = (0..topo.ports.len()).map(|_| Egress::new(nq)).collect();
+        let arrive_delay: Vec<SimTime> = topo
+            .ports
+            .iter()
+            .map(|p| {
+                let peer = topo.ports[p.peer as usize].node;
+                let lat = if topo.nodes[peer as usize].kind == NodeKind::Switch { cfg.switch_latency } else { SimTime::ZERO };
+                p.delay + lat
+            })
+            .collect();
+        let mechs = Mechanisms::new(cfg.mechanisms.clone(), &topo, &arrive_delay, cfg.mtu, nq);
+        let hot = topo
+            .ports
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let n = &topo.nodes[p.node as usize];
+                let exact = 8_000_000_000_000u64 % p.rate_bps == 0;
+                PortHot {
+                    peer: p.peer,
+                    is_switch: n.kind == NodeKind::Switch,
+                    owner: n.index,
+                    ps_per_byte: if exact { 8_000_000_000_000 / p.rate_bps } else { 0 },
+                    rate_bps: p.rate_bps,
+                    arrive_delay: arrive_delay[i],
+                }
+            })
+            .collect();
+        let switches = topo
+            .switches
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| SwitchState { buffer: SwitchBuffer::new(cfg.buffer.clone(), topo.nodes[n as usize].ports.len()), rng: stream(cfg.seed, Stream::SwitchAqm, i as u64) })
+            .collect();
+        let hosts = topo.hosts.iter().map(|&n| Host { node: n, port: topo.nodes[n as usize].ports[0], ready: vec![Default::default(); nq] }).collect();
+        // Calendar slots of about 1/64 of the shortest frame time on the fabric:
+        // packet events then spread over a few dozen slots ahead of now.
+        let fastest = topo.ports.iter().map(|p| p.rate_bps).max().unwrap_or(1);
+        let frame = ser_time(cfg.mtu as u64, fastest).0.max(64);
+        let mut q = EventQueue::with_slot_bits(63 - (frame / 64).leading_zeros());
+        if let Some(first) = specs.first() {
+            q.push(first.start, Ev::NextArrival);
+        }
+        if cfg.queue_sample.is_some() {
+            q.push(SimTime::ZERO, Ev::Sample);
+        }
+        Sim {
+            cfg,
+            topo,
+            routes,
+            hot,
+            egress,
+            switches,
+            mechs,
+            fx: Vec::new(),
+            hosts,
+            flows: Vec::new(),
+            specs,
+            next_spec: 0,
+            active: 0,
+            finished: 0,
+            pkts: PacketArena::new(),
+            q,
+            now: SimTime::ZERO,
+            events: 0,
+            end: None,
+            pkts_created: 0,
+            pkts_consumed: 0,
+            pkts_dropped: 0,
+            ecn_marks: 0,
+            data_sent: 0,
+            data_dropped: 0,
+            violations: Vec::new(),
+            trace: None,
+            depth_hist: Vec::new(),
+            samples: 0,
+        }
+    }
+
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+    pub fn flows_total(&self) -> usize {
+        self.flows.len()
+    }
+    pub fn flows_planned(&self) -> usize {
+        self.specs.len()
+    }
+    pub fn flows_finished(&self) -> usize {
+        self.finished
+    }
+    pub fn done(&self) -> bool {
+        self.end.is_some()
+    }
+    pub fn end_reason(&self) -> Option<EndReason> {
+        self.end
+    }
+    pub fn max_time(&self) -> SimTime {
+        self.cfg.max_time
+    }
+    pub fn topology(&self) -> &Topology {
+        &self.topo
+    }
+    /// The switch mechanisms (tests and diagnostics).
+    pub fn mechanisms(&self) -> &Mechanisms {
+        &self.mechs
+    }
+    /// A flow's record (tests and diagnostics).
+    pub fn flow(&self, f: FlowId) -> Option<&Flow> {
+        self.flows.get(f as usize)
+    }
+    /// Every flow started so far, in id order.
+    pub fn flows(&self) -> &[Flow] {
+        &self.flows
+    }
+    /// DCTCP alpha of a flow (tests and diagnostics).
+    pub fn flow_alpha(&self, f: FlowId) -> Option<f64> {
+        match &self.flows.get(f as usize)?.sender {
+            Sender::Tcp(t) => t.cc.alpha(),
+            _ => None,
+        }
+    }
+    /// Bytes acknowledged so far by a flow (tests and diagnostics).
+    pub fn flow_acked(&self, f: FlowId) -> u64 {
+        match &self.flows[f as usize].sender {
+            Sender::Tcp(t) => t.snd_una,
+            Sender::Roce(r) => r.snd_una,
+            Sender::Udp(_) | Sender::Done => self.flows[f as usize].rx.bytes,
+        }
+    }
+    /// Current depth in bytes of queue `queue` of port `port`.
+    pub fn queue_bytes(&self, port: PortId, queue: usize) -> u64 {
+        self.egress[port as usize].queues[queue].bytes
+    }
+    /// Bytes transmitted so far by a port (all queues).
+    pub fn port_tx_bytes(&self, port: PortId) -> u64 {
+        self.egress[port as usize].queues.iter().map(|q| q.stats.tx_bytes).sum()
+    }
+    /// The paused queues of the deadlock cycle that ended the run ("node:port:class").
+    pub fn deadlock(&self) -> &[String] {
+        self.mechs.pfc.as_ref().map_or(&[], |p| p.deadlock())
+    }
+    /// Whether (port, class) is paused now.
+    pub fn is_paused(&self, port: PortId, class: usize) -> bool {
+        self.mechs.pfc.as_ref().is_some_and(|p| p.holds(port, class, self.now))
+    }
+    /// Record every transmission start from now on.
+    pub fn enable_trace(&mut self) {
+        self.trace = Some(Vec::new());
+    }
+    /// Transmission starts recorded since `enable_trace`.
+    pub fn trace(&self) -> &[TxRecord] {
+        self.trace.as_deref().unwrap_or(&[])
+    }
+    /// Send a PFC frame for `class` with `quanta` out of `port` now, as a switch would.
+    pub fn inject_pause(&mut self, port: PortId, class: usize, quanta: u16) {
+        if let Some(p) = &mut self.mechs.pfc {
+            p.send(port, class, quanta, &mut ctx!(self));
+        }
+        self.apply_effects();
+    }
+    /// Invariant violations found so far (only with `check_invariants`).
+    pub fn violations(&self) -> &[String] {
+        &self.violations
+    }
+    /// (created, consumed at hosts, dropped, live) packet counts.
+    pub fn packet_counts(&self) -> (u64, u64, u64, u64) {
+        (self.pkts_created, self.pkts_consumed, self.pkts_dropped, self.pkts.live() as u64)
+    }
+
+    /// Process events up to and including time `limit` (or until the run ends).
+    pub fn run_until(&mut self, limit: SimTime) {
+        if self.end.is_none() && self.specs.is_empty() && self.flows.is_empty() {
+            self.end = Some(EndReason::Completed);
+        }
+        while self.end.is_none() {
+            let t = match self.q.peek_time() {
+                None => {
+                    self.end = Some(if self.active == 0 { EndReason::Completed } else { EndReason::Idle });
+                    break;
+                }
+                Some(t) => t,
+            };
+            if t > self.cfg.max_time {
+                if limit >= self.cfg.max_time {
+                    self.now = self.cfg.max_time;
+                    self.end = Some(EndReason::MaxTime);
+                }
+                break;
+            }
+            if t > limit {
+                break;
+            }
+            let (t, ev) = self.q.pop().unwrap();
+            if let Some(Ev::Arrive { pkt, .. }) = self.q.peek_current() {
+                self.pkts.prefetch(*pkt);
+            }
+            self.now = t;
+            self.events += 1;
+            self.dispatch(ev);
+            if self.active == 0 && self.next_spec >= self.specs.len() {
+                self.end = Some(EndReason::Completed);
+            }
+        }
+        if self.end.is_none() && limit > self.now {
+            self.now = limit.min(self.cfg.max_time);
+        }
+    }
+
+    /// Run to the end.
+    pub fn run(&mut self) {
+        self.run_until(SimTime::MAX);
+    }
+
+    #[inline]
+    fn dispatch(&mut self, ev: Ev) {
+        match ev {
+            Ev::Arrive { port, pkt } => {
+                let p = self.pkts.get(pkt);
+                if let PktKind::Ctrl(frame) = p.kind {
+                    let (flow, hash) = (p.flow, p.hash);
+                    self.consume(pkt);
+                    self.mechs.on_frame(frame, port, flow, hash, &mut ctx!(self));
+                    return self.apply_effects();
+                }
+                let h = self.hot[port as usize];
+                if h.is_switch {
+                    self.switch_rx(h.owner, port, pkt)
+                } else {
+                    self.host_rx(pkt)
+                }
+            }
+            Ev::TxDone { port } => {
+                let eg = &mut self.egress[port as usize];
+                if eg.txdone_at == Some(self.now) {
+                    eg.txdone_at = None;
+                    self.try_tx(port);
+                }
+            }
+            Ev::NextArrival => {
+                let spec = self.specs[self.next_spec].clone();
+                self.next_spec += 1;
+                if let Some(n) = self.specs.get(self.next_spec) {
+                    self.q.push(n.start, Ev::NextArrival);
+                }
+                self.start_flow(spec, None);
+            }
+            Ev::Rto { flow, gen } => self.on_rto(flow, gen),
+            Ev::UdpSend { flow } => self.udp_send(flow),
+            Ev::Sample => self.sample_queues(),
+            Ev::Mech(t) => {
+                self.mechs.on_timer(t, &mut ctx!(self));
+                self.apply_effects();
+            }
+            Ev::Pace { flow, gen } => self.on_pace(flow, gen),
+        }
+    }
+
+    /// Apply the effects the last hook pushed, in order. Applying one may run further hooks
+    /// (a frame starts a transmission, whose dequeue hooks push effects): those are applied
+    /// where they arise, before the rest of this batch, as a direct call would order them.
+    fn apply_effects(&mut self) {
+        if self.fx.is_empty() {
+            return;
+        }
+        let fx = std::mem::take(&mut self.fx);
+        for e in fx {
+            match e {
+                Effect::Frame { port, frame, flow, hash } => self.send_frame(port, frame, flow, hash),
+                Effect::Timer { at, timer } => self.q.push(at, Ev::Mech(timer)),
+                Effect::Wake { port } => self.try_tx(port),
+                Effect::SteerFlow { flow, class } => {
+                    if let Some(f) = self.flows.get_mut(flow as usize) {
+                        f.nic_class = Some(class);
+                    }
+                }
+                Effect::End(r) => self.end = Some(r),
+            }
+        }
+    }
+
+    /// Put a link-local control frame on `port`, ahead of its queues.
+    fn send_frame(&mut self, port: PortId, frame: Frame, flow: FlowId, hash: u32) {
+        let p = Packet { kind: PktKind::Ctrl(frame), flow, hash, size: frame.wire_bytes(), ..Packet::blank() };
+        self.pkts_created += 1;
+        let id = self.pkts.alloc(p);
+        self.egress[port as usize].ctrl.push_back(id);
+        self.try_tx(port);
+    }
+
+    /// Add every switch queue's depth to its histogram; sample again after the interval
+    /// while the run goes on.
+    fn sample_queues(&mut self) {
+        let (every, bin) = self.cfg.queue_sample.unwrap();
+        let nq = self.cfg.queues;
+        if self.depth_hist.is_empty() {
+            self.depth_hist = vec![Vec::new(); self.egress.len() * nq];
+        }
+        for (pid, eg) in self.egress.iter().enumerate() {
+            if !self.hot[pid].is_switch {
+                continue;
+            }
+            for (qi, q) in eg.queues.iter().enumerate() {
+                let b = (q.bytes / bin) as usize;
+                let h = &mut self.depth_hist[pid * nq + qi];
+                if h.len() <= b {
+                    h.resize(b + 1, 0);
+                }
+                h[b] += 1;
+            }
+        }
+        self.samples += 1;
+        let busy = self.active > 0 || self.next_spec < self.specs.len();
+        if busy {
+            self.q.push(self.now + every, Ev::Sample);
+        }
+    }
+
+    /// A packet reached its end (delivered, or a control frame acted on): count it and free it.
+    #[inline]
+    fn consume(&mut self, pkt: PktId) {
+        self.pkts_consumed += 1;
+        self.pkts.free(pkt);
+    }
+
+    fn drop_pkt(&mut self, pkt: PktId, at: Option<(PortId, usize)>, why: DropReason) {
+        if let Some((port, q)) = at {
+            self.egress[port as usize].queues[q].stats.count_drop(why);
+        }
+        let (f, kind) = {
+            let p = self.pkts.get(pkt);
+            (p.flow, p.kind)
+        };
+        if let Some(fl) = self.flows.get_mut(f as usize) {
+            fl.drops += 1;
+        }
+        if kind == PktKind::Data {
+            self.data_dropped += 1;
+        }
+        self.pkts_dropped += 1;
+        self.pkts.free(pkt);
+    }
+
+    // ------------------------------------------------------------ transmitter
+
+    /// Start a transmission on `port` if it is idle and has something to send;
+    /// if it is busy and has a backlog, make sure a TxDone will wake it.
+    fn try_tx(&mut self, port: PortId) {
+        let eg = &self.egress[port as usize];
+        if eg.busy_until > self.now {
+            let t = eg.busy_until;
+            if eg.txdone_at != Some(t) && self.has_backlog(port) {
+                self.egress[port as usize].txdone_at = Some(t);
+                self.q.push(t, Ev::TxDone { port });
+            }
+            return;
+        }
+        if let Some(ctrl) = self.egress[port as usize].ctrl.pop_front() {
+            self.transmit(port, ctrl);
+            return;
+        }
+        let h = self.hot[port as usize];
+        let pkt = match h.is_switch {
+            true => match self.switch_dequeue(h.owner, port) {
+                Some(p) => p,
+                None => return,
+            },
+            false => match self.host_next_packet(h.owner) {
+                Some(p) => p,
+                None => return,
+            },
+        };
+        self.transmit(port, pkt);
+    }
+
+    fn has_backlog(&self, port: PortId) -> bool {
+        let eg = &self.egress[port as usize];
+        if eg.bytes > 0 || !eg.ctrl.is_empty() {
+            return true;
+        }
+        let h = &self.hot[port as usize];
+        !h.is_switch && self.hosts[h.owner as usize].ready.iter().any(|r| !r.is_empty())
+    }
+
+    fn transmit(&mut self, port: PortId, pkt: PktId) {
+        let h = self.hot[port as usize];
+        let (size, kind) = {
+            let p = self.pkts.get(pkt);
+            (p.size, p.kind)
+        };
+        if !h.is_switch && kind == PktKind::Data {
+            self.data_sent += 1;
+        }
+        if let Some(tr) = &mut self.trace {
+            let p = self.pkts.get(pkt);
+            tr.push(TxRecord { time: self.now, port, kind: p.kind, flow: p.flow, seq: p.seq, size });
+        }
+        let done = self.now + h.ser(size as u64);
+        self.q.push(done + h.arrive_delay, Ev::Arrive { port: h.peer, pkt });
+        self.egress[port as usize].busy_until = done;
+        if self.has_backlog(port) {
+            self.egress[port as usize].txdone_at = Some(done);
+            self.q.push(done, Ev::TxDone { port });
+        }
+    }
+}
+
+#[cfg(test)]
+mod ci_tests;
+#[cfg(test)]
+mod dcqcn_tests;
+#[cfg(test)]
+mod pfc_tests;
+#[cfg(test)]
+mod proptests;
+#[cfg(test)]
+mod tests;

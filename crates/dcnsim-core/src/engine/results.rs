@@ -1,0 +1,152 @@
+//! The result tables: flows, ports (per port and queue) and sampled queue depths, with the
+//! summary. The engine writes its own columns; each configured switch mechanism adds its
+//! own (`Mechanisms::report`).
+
+use super::Sim;
+use crate::metrics::{ColumnData as C, Results, Table};
+use crate::switch::pipeline::Report;
+
+impl Sim {
+    /// Finalize at the current time and build the result tables.
+    pub fn results(&mut self) -> Results {
+        let now = self.now;
+        let mut ft = Table::default();
+        let n = self.flows.len();
+        let mut cols: [Vec<u64>; 7] = Default::default();
+        let (mut src, mut dst) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let mut slowdown = Vec::with_capacity(n);
+        let (mut prio, mut tag, mut fin) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut drops, mut marks, mut retx) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        for f in &self.flows {
+            let fct = if f.finished { (f.end - f.start).0 } else { 0 };
+            cols[0].push(f.id as u64);
+            cols[1].push(f.size);
+            cols[2].push(f.start.0);
+            cols[3].push(if f.finished { f.end.0 } else { 0 });
+            cols[4].push(fct);
+            cols[5].push(f.ideal.0);
+            cols[6].push(self.flow_acked(f.id));
+            src.push(f.src);
+            dst.push(f.dst);
+            slowdown.push(if f.finished && f.ideal.0 > 0 { fct as f64 / f.ideal.0 as f64 } else { f64::NAN });
+            prio.push(f.prio);
+            tag.push(f.tag);
+            fin.push(f.finished as u8);
+            drops.push(f.drops);
+            marks.push(f.ecn_marks);
+            retx.push(f.retx);
+        }
+        let [id, size, start, end, fct, ideal, acked] = cols;
+        ft.push("flow_id", C::U64(id));
+        ft.push("src", C::U32(src));
+        ft.push("dst", C::U32(dst));
+        ft.push("size_bytes", C::U64(size));
+        ft.push("start_ps", C::U64(start));
+        ft.push("end_ps", C::U64(end));
+        ft.push("fct_ps", C::U64(fct));
+        ft.push("ideal_fct_ps", C::U64(ideal));
+        ft.push("slowdown", C::F64(slowdown));
+        ft.push("priority", C::U8(prio));
+        ft.push("tag", C::U16(tag));
+        ft.push("finished", C::U8(fin));
+        ft.push("delivered_bytes", C::U64(acked));
+        ft.push("drops", C::U32(drops));
+        ft.push("ecn_marks", C::U32(marks));
+        ft.push("retx", C::U32(retx));
+
+        let mut pt = Table::default();
+        let mut node = vec![];
+        let mut is_host = vec![];
+        let mut port = vec![];
+        let mut peer = vec![];
+        let mut queue = vec![];
+        let mut rate = vec![];
+        let mut c: [Vec<u64>; 9] = Default::default();
+        let mut mean = vec![];
+        for (pid, eg) in self.egress.iter_mut().enumerate() {
+            let info = &self.topo.ports[pid];
+            let peer_node = self.topo.ports[info.peer as usize].node;
+            for (qi, qq) in eg.queues.iter_mut().enumerate() {
+                node.push(info.node);
+                is_host.push((!self.hot[pid].is_switch) as u8);
+                port.push(info.local);
+                peer.push(peer_node);
+                queue.push(qi as u8);
+                rate.push(info.rate_bps);
+                mean.push(qq.mean_bytes(now));
+                let s = &qq.stats;
+                for (v, x) in c.iter_mut().zip([s.tx_bytes, s.tx_packets, s.drops(), s.drops_buffer_full, s.drops_aqm, s.ecn_marks, s.max_bytes, s.drops_headroom, s.drops_ttl]) {
+                    v.push(x);
+                }
+            }
+        }
+        let [tx_b, tx_p, dr, dr_bf, dr_aqm, mk, mx, dr_hd, dr_ttl] = c;
+        pt.push("node", C::U32(node));
+        pt.push("is_host", C::U8(is_host));
+        pt.push("port", C::U32(port));
+        pt.push("peer_node", C::U32(peer));
+        pt.push("queue", C::U8(queue));
+        pt.push("rate_bps", C::U64(rate));
+        pt.push("tx_bytes", C::U64(tx_b));
+        pt.push("tx_packets", C::U64(tx_p));
+        pt.push("drops", C::U64(dr));
+        pt.push("drops_buffer_full", C::U64(dr_bf));
+        pt.push("drops_aqm", C::U64(dr_aqm));
+        pt.push("drops_headroom", C::U64(dr_hd));
+        pt.push("drops_ttl", C::U64(dr_ttl));
+        pt.push("ecn_marks", C::U64(mk));
+        pt.push("max_depth_bytes", C::U64(mx));
+        pt.push("mean_depth_bytes", C::F64(mean));
+
+        let unfinished = self.flows.len() - self.finished + (self.specs.len() - self.next_spec);
+        let mut summary = serde_json::json!({
+            "seed": self.cfg.seed,
+            "sim_time_ps": now.0,
+            "events": self.events,
+            "flows_total": self.flows.len() + (self.specs.len() - self.next_spec),
+            "flows_started": self.flows.len(),
+            "flows_finished": self.finished,
+            "flows_unfinished": unfinished,
+            "end_reason": self.end.map(|e| e.as_str()).unwrap_or("stopped"),
+            "fct_bins": self.cfg.fct_bins,
+            "hosts": self.topo.num_hosts(),
+            "switches": self.topo.num_switches(),
+            "packets_created": self.pkts_created,
+            "packets_dropped": self.pkts_dropped,
+            "ecn_marks": self.ecn_marks,
+            "data_packets_sent": self.data_sent,
+            "data_packets_dropped": self.data_dropped,
+            "loss_rate": if self.data_sent > 0 { self.data_dropped as f64 / self.data_sent as f64 } else { 0.0 },
+            "flows_with_loss": self.flows.iter().filter(|f| f.drops > 0).count(),
+            "packets_in_flight": self.pkts.live(),
+            "invariant_violations": self.violations,
+            "queue_samples": self.samples,
+            "version": env!("CARGO_PKG_VERSION"),
+        });
+        let mut r = Report { now, topo: &self.topo, queues: self.cfg.queues, flows: n, ports_table: &mut pt, flows_table: &mut ft, summary: summary.as_object_mut().unwrap() };
+        self.mechs.report(&mut r);
+        let mut qt = Table::default();
+        if let Some((_, bin)) = self.cfg.queue_sample {
+            let nq = self.cfg.queues;
+            let (mut qn, mut qp, mut qq, mut qb, mut qs) = (vec![], vec![], vec![], vec![], vec![]);
+            for (row, h) in self.depth_hist.iter().enumerate() {
+                let info = &self.topo.ports[row / nq];
+                for (b, &n) in h.iter().enumerate() {
+                    if n > 0 {
+                        qn.push(info.node);
+                        qp.push(info.local);
+                        qq.push((row % nq) as u8);
+                        qb.push(b as u64 * bin);
+                        qs.push(n);
+                    }
+                }
+            }
+            qt.push("node", C::U32(qn));
+            qt.push("port", C::U32(qp));
+            qt.push("queue", C::U8(qq));
+            qt.push("depth_bytes", C::U64(qb));
+            qt.push("samples", C::U64(qs));
+        }
+        Results { flows: ft, ports: pt, queues: qt, tags: self.cfg.tags.clone(), nodes: self.topo.nodes.iter().map(|n| n.name.clone()).collect(), summary }
+    }
+}

@@ -1,0 +1,114 @@
+//! A packet through a switch: the receive pipeline (route, classify, admit, AQM, enqueue,
+//! on_enqueue) and the transmit side (select, on_dequeue), calling the mechanisms in the
+//! order `switch::pipeline` documents.
+
+use super::{ctx, Sim, MAX_HOPS};
+use crate::net::{PktId, PortId};
+use crate::switch::pipeline::{Admission, AqmAction, AqmRule, Arrival, Ctx, Departure};
+use crate::switch::{DropReason, MarkReason};
+
+impl Sim {
+    pub(super) fn switch_rx(&mut self, sw: u32, in_port: PortId, pkt: PktId) {
+        let (dst, hash, prio, size, tc, hops) = {
+            let p = self.pkts.get_mut(pkt);
+            p.hops = p.hops.saturating_add(1);
+            (p.dst, p.hash, p.prio, p.size, p.tc, p.hops)
+        };
+        let class = self.cfg.class_of[prio as usize & 7] as usize;
+        if hops > MAX_HOPS {
+            self.drop_pkt(pkt, Some((in_port, class)), DropReason::Ttl);
+            return;
+        }
+        let out = match self.routes.next_hop(sw, dst, hash) {
+            Some(o) => o,
+            None => {
+                // unreachable destination: routing guarantees this cannot happen on validated topologies
+                self.drop_pkt(pkt, None, DropReason::BufferFull);
+                return;
+            }
+        };
+        let mut a = Arrival {
+            sw,
+            in_port,
+            out,
+            pkt,
+            size: size as u64,
+            hash,
+            class,
+            queue: class,
+            tc: tc as usize,
+            account_tc: None,
+            aqm: AqmRule::Queue,
+            lossless: false,
+            ingress_admitted: false,
+            hdrm: false,
+            escalate: None,
+        };
+        self.mechs.classify(&mut a, &mut ctx!(self));
+        self.apply_effects();
+        match self.mechs.admit(&mut a, &mut ctx!(self)) {
+            Admission::Drop(why, port, q) => return self.drop_pkt(pkt, Some((port, q)), why),
+            Admission::Admitted => {}
+            Admission::Buffer => {
+                let eg = &self.egress[out as usize];
+                if !self.switches[sw as usize].buffer.admits(eg.bytes, eg.queues[a.queue].bytes, a.size) {
+                    return self.drop_pkt(pkt, Some((out, a.queue)), DropReason::BufferFull);
+                }
+            }
+        }
+        let qi = a.queue;
+        match self.mechs.aqm(&a, &mut ctx!(self)) {
+            AqmAction::Pass => {}
+            AqmAction::Mark => {
+                self.pkts.get_mut(pkt).ecn = crate::net::Ecn::Ce;
+                self.egress[out as usize].queues[qi].stats.count_mark(MarkReason::EcnThreshold);
+                self.ecn_marks += 1;
+            }
+            AqmAction::Drop(why) => return self.drop_pkt(pkt, Some((out, qi)), why),
+        }
+        let st = &mut self.switches[sw as usize];
+        let eg = &mut self.egress[out as usize];
+        st.buffer.on_enqueue(eg.bytes, a.size);
+        eg.bytes += a.size;
+        eg.queues[qi].push(pkt, size, self.now);
+        {
+            let p = self.pkts.get_mut(pkt);
+            p.ingress = in_port;
+            p.hdrm = a.hdrm;
+            p.enq = self.now;
+        }
+        if self.cfg.check_invariants && !a.ingress_admitted {
+            let lim = st.buffer.queue_limit();
+            if eg.queues[qi].bytes > lim {
+                self.violations.push(format!("t={} port {out} queue {qi}: {} B > limit {lim} B", self.now, eg.queues[qi].bytes));
+            }
+        }
+        self.mechs.on_enqueue(&a, &mut ctx!(self));
+        self.apply_effects();
+        self.try_tx(out);
+    }
+
+    /// Take the next packet to send from switch `sw`'s egress `port`: the scheduler picks
+    /// among the queues no mechanism holds; the on_dequeue hooks run before it leaves.
+    pub(super) fn switch_dequeue(&mut self, sw: u32, port: PortId) -> Option<PktId> {
+        let now = self.now;
+        let eg = &mut self.egress[port as usize];
+        let mechs = &self.mechs;
+        let pkts = &self.pkts;
+        let can_hold = mechs.can_hold();
+        let (queues, sched) = (&eg.queues, &mut eg.sched);
+        let blocked = |i: usize| can_hold && mechs.holds(port, i, true, queues, pkts, now);
+        let qi = self.cfg.scheduler.select(queues, sched, pkts, blocked)?;
+        let size = self.pkts.get(eg.queues[qi].head().unwrap()).size;
+        self.switches[sw as usize].buffer.on_dequeue(eg.bytes, size as u64);
+        eg.bytes -= size as u64;
+        let pkt = eg.queues[qi].pop(size, now).unwrap();
+        let p = self.pkts.get(pkt);
+        let d = Departure { sw, port, queue: qi, pkt, size: size as u64, flow: p.flow, in_port: p.ingress, tc: p.tc as usize, hdrm: p.hdrm, enq: p.enq };
+        let mut cx: Ctx = ctx!(self);
+        self.mechs.on_dequeue(&d, &mut cx);
+        self.apply_effects();
+        self.pkts.get_mut(pkt).tc = qi as u8;
+        Some(pkt)
+    }
+}

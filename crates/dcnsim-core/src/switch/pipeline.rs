@@ -1,0 +1,327 @@
+//! The switch pipeline: the fixed order in which the engine calls the switch mechanisms,
+//! what a mechanism sees of the engine (`Ctx`) and what it asks of it (`Effect`).
+//! docs/architecture.md describes the order and what each mechanism does at each hook.
+//!
+//! A packet's life in a switch:
+//! ```text
+//! rx:    route -> classify -> admit -> aqm -> (enqueue) -> on_enqueue
+//! tx:    select (scheduler, skipping queues a mechanism holds) -> on_dequeue -> (transmit)
+//! ctrl:  link-local frames (PktKind::Ctrl) go to the mechanism that owns their Frame arm
+//! time:  Ev::Mech(MechTimer) goes to the mechanism that owns its arm
+//! end:   each mechanism adds its columns to the ports and flows tables and keys to the summary
+//! ```
+//! A mechanism owns its state, reads the engine through `Ctx` and changes the engine only by
+//! pushing `Effect`s, which the engine applies in the order they were pushed as soon as the
+//! hook returns. Dispatch is static: `Mechanisms` has one field per mechanism and calls
+//! them in the order written in each stage below.
+
+use crate::engine::EndReason;
+use crate::metrics::Table;
+use crate::net::port::Egress;
+use crate::net::{FlowId, Frame, PacketArena, PktId, PortId, Topology};
+use crate::sim::{Rng, SimTime};
+use crate::switch::ci::{self, Ci, CiParams};
+use crate::switch::ecn::EcnMarker;
+use crate::switch::pfc::{self, Pfc, PfcParams};
+use crate::switch::{DropReason, PktQueue, SwitchBuffer};
+
+/// The per-switch state the engine core owns: the buffer model and the switch's random
+/// stream (shared by every mechanism of the switch that draws, in pipeline order).
+#[derive(Clone, Debug)]
+pub struct SwitchState {
+    pub buffer: SwitchBuffer,
+    pub rng: Rng,
+}
+
+/// What a mechanism may read (and, for queue contents and packet fields, change) of the
+/// engine while one of its hooks runs.
+pub struct Ctx<'a> {
+    pub now: SimTime,
+    pub topo: &'a Topology,
+    pub egress: &'a [Egress],
+    pub pkts: &'a mut PacketArena,
+    pub switches: &'a mut [SwitchState],
+    /// Traffic classes (queues) per port.
+    pub queues: usize,
+    pub fx: &'a mut Vec<Effect>,
+    /// Invariant violations are recorded here when `--check-invariants` is on.
+    pub violations: Option<&'a mut Vec<String>>,
+}
+
+impl Ctx<'_> {
+    #[inline]
+    pub fn push(&mut self, e: Effect) {
+        self.fx.push(e);
+    }
+    #[inline]
+    pub fn timer(&mut self, at: SimTime, t: MechTimer) {
+        self.fx.push(Effect::Timer { at, timer: t });
+    }
+    #[inline]
+    pub fn queue_bytes(&self, port: PortId, queue: usize) -> u64 {
+        self.egress[port as usize].queues[queue].bytes
+    }
+    pub fn violation(&mut self, msg: impl FnOnce() -> String) {
+        if let Some(v) = self.violations.as_deref_mut() {
+            v.push(msg());
+        }
+    }
+}
+
+/// What a mechanism asks the engine to do.
+#[derive(Copy, Clone, Debug)]
+pub enum Effect {
+    /// Send a link-local control frame out of `port`, ahead of its queues.
+    Frame { port: PortId, frame: Frame, flow: FlowId, hash: u32 },
+    /// Call the mechanism back at `at`.
+    Timer { at: SimTime, timer: MechTimer },
+    /// Something that held `port`'s transmitter may have cleared: try to transmit.
+    Wake { port: PortId },
+    /// The NIC sends `flow`'s packets in traffic class `class` from now on.
+    SteerFlow { flow: FlowId, class: u8 },
+    /// End the run.
+    End(EndReason),
+}
+
+/// A mechanism's timer, carried by the engine's single mechanism event kind.
+#[derive(Copy, Clone, Debug)]
+pub enum MechTimer {
+    Pfc(pfc::Timer),
+    Ci(ci::Timer),
+}
+
+/// What the queue's AQM does with an arriving packet; a classifier may take its place.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum AqmRule {
+    /// The queue's AQM decides (marks, drops or passes).
+    Queue,
+    /// No AQM action for this packet.
+    Skip,
+    /// CE-mark it if it is ECN-capable, and nothing else.
+    MarkCe,
+}
+
+/// An arriving packet as the stages see it.
+#[derive(Copy, Clone, Debug)]
+pub struct Arrival {
+    pub sw: u32,
+    pub in_port: PortId,
+    pub out: PortId,
+    pub pkt: PktId,
+    pub size: u64,
+    pub hash: u32,
+    /// Traffic class of the packet's priority (802.1Q priority-to-class table).
+    pub class: usize,
+    /// The egress queue it joins (classify may change it).
+    pub queue: usize,
+    /// The class it was transmitted in on its last link (what the upstream can pause);
+    /// admission may re-account it.
+    pub tc: usize,
+    /// Set by a classifier that put the packet in another queue than the class its upstream
+    /// sent it in, when the upstream can move the flow too: the class PFC should account
+    /// the packet to.
+    pub account_tc: Option<usize>,
+    pub aqm: AqmRule,
+    /// Lossless class (set by admission).
+    pub lossless: bool,
+    /// Admitted by lossless ingress accounting rather than by the buffer model.
+    pub ingress_admitted: bool,
+    /// Held in PFC headroom.
+    pub hdrm: bool,
+    /// The class to pause as well if the queue keeps growing (queue-based PFC under CI).
+    pub escalate: Option<u8>,
+}
+
+/// What the AQM stage decided for an arriving packet.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum AqmAction {
+    Pass,
+    /// Set CE (the engine counts the mark on the packet's queue).
+    Mark,
+    Drop(DropReason),
+}
+
+/// How admission went.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Admission {
+    /// The switch's buffer model decides.
+    Buffer,
+    /// Admitted by a lossless mechanism's own accounting.
+    Admitted,
+    /// Dropped, counted on (port, queue).
+    Drop(DropReason, PortId, usize),
+}
+
+/// A packet leaving an egress queue.
+#[derive(Copy, Clone, Debug)]
+pub struct Departure {
+    pub sw: u32,
+    pub port: PortId,
+    pub queue: usize,
+    pub pkt: PktId,
+    pub size: u64,
+    pub flow: FlowId,
+    pub in_port: PortId,
+    pub tc: usize,
+    pub hdrm: bool,
+    pub enq: SimTime,
+}
+
+/// Each mechanism's parameters (`None`: off), as the scenario builder resolved them.
+#[derive(Clone, Debug, Default)]
+pub struct MechanismParams {
+    pub ecn: Option<EcnMarker>,
+    pub pfc: Option<PfcParams>,
+    pub ci: Option<CiParams>,
+}
+
+impl Frame {
+    /// Bytes on the wire.
+    pub fn wire_bytes(self) -> u32 {
+        match self {
+            Frame::Pause { .. } | Frame::Pfc { .. } => pfc::PAUSE_FRAME_BYTES,
+            Frame::Cip => ci::CIP_BYTES,
+        }
+    }
+}
+
+/// The configured switch mechanisms, each `None` when off. A new mechanism adds a field
+/// here and its calls in the stages where it acts.
+#[derive(Default)]
+pub struct Mechanisms {
+    /// Congestion Isolation (P802.1Qcz) or its hash baseline.
+    pub ci: Option<Ci>,
+    /// PFC (802.1Qbb) or 802.3x link pause.
+    pub pfc: Option<Pfc>,
+    /// ECN marking (RED ramp / step).
+    pub ecn: Option<EcnMarker>,
+}
+
+impl Mechanisms {
+    /// `arrive_delay[p]`: propagation plus static switch latency from port p to its peer.
+    pub fn new(p: MechanismParams, topo: &Topology, arrive_delay: &[SimTime], mtu: u32, queues: usize) -> Mechanisms {
+        Mechanisms { ci: p.ci.map(|c| Ci::new(c, topo, arrive_delay, mtu)), pfc: p.pfc.map(|c| Pfc::new(c, topo.ports.len(), queues)), ecn: p.ecn }
+    }
+
+    /// Some mechanism may hold a queue (pause or ordering): the transmitter must ask.
+    #[inline]
+    pub fn can_hold(&self) -> bool {
+        self.pfc.is_some() || self.ci.as_ref().is_some_and(|c| c.isolates())
+    }
+
+    /// classify: which egress queue (CI).
+    #[inline]
+    pub fn classify(&mut self, a: &mut Arrival, cx: &mut Ctx) {
+        if let Some(ci) = &mut self.ci {
+            ci.classify(a, cx);
+        }
+    }
+
+    /// admit: lossless accounting (PFC) before the buffer model.
+    #[inline]
+    pub fn admit(&mut self, a: &mut Arrival, cx: &mut Ctx) -> Admission {
+        match &mut self.pfc {
+            Some(p) => p.admit(a, cx),
+            None => Admission::Buffer,
+        }
+    }
+
+    /// aqm: mark or drop on arrival, before the packet joins its queue (a classifier's
+    /// rule first, else the queue's marker).
+    #[inline]
+    pub fn aqm(&mut self, a: &Arrival, cx: &mut Ctx) -> AqmAction {
+        let ect = cx.pkts.get(a.pkt).ecn.is_ect();
+        match a.aqm {
+            AqmRule::MarkCe if ect => AqmAction::Mark,
+            AqmRule::MarkCe | AqmRule::Skip => AqmAction::Pass,
+            AqmRule::Queue => match &self.ecn {
+                Some(e) => e.on_arrival(a, ect, cx),
+                None => AqmAction::Pass,
+            },
+        }
+    }
+
+    /// on_enqueue: PFC XOFF, then CI signalling.
+    #[inline]
+    pub fn on_enqueue(&mut self, a: &Arrival, cx: &mut Ctx) {
+        if let Some(p) = &mut self.pfc {
+            p.on_enqueue(a, cx);
+        }
+        if let Some(ci) = &mut self.ci {
+            ci.on_enqueue(a, cx);
+        }
+    }
+
+    /// Whether a received pause holds class `class` of `port`'s transmitter (switch or NIC).
+    #[inline]
+    pub fn gated(&self, port: PortId, class: usize, now: SimTime) -> bool {
+        self.pfc.as_ref().is_some_and(|p| p.holds(port, class, now))
+    }
+
+    /// hold: whether queue `queue` of `port` may not transmit now (a received pause; at a
+    /// switch also CI's order).
+    #[inline]
+    pub fn holds(&self, port: PortId, queue: usize, at_switch: bool, queues: &[PktQueue], pkts: &PacketArena, now: SimTime) -> bool {
+        self.pfc.as_ref().is_some_and(|p| p.holds(port, queue, now)) || (at_switch && self.ci.as_ref().is_some_and(|c| c.holds(port, queue, queues, pkts)))
+    }
+
+    /// on_dequeue: CI bookkeeping, then PFC (victims, XON).
+    #[inline]
+    pub fn on_dequeue(&mut self, d: &Departure, cx: &mut Ctx) {
+        if let Some(ci) = &mut self.ci {
+            ci.on_dequeue(d, cx);
+        }
+        if let Some(p) = &mut self.pfc {
+            p.on_dequeue(d, cx);
+        }
+    }
+
+    /// A link-local frame arrived through `port` (of a switch or a host).
+    pub fn on_frame(&mut self, frame: Frame, port: PortId, flow: FlowId, hash: u32, cx: &mut Ctx) {
+        match frame {
+            Frame::Pause { .. } | Frame::Pfc { .. } => {
+                if let Some(p) = &mut self.pfc {
+                    p.on_frame(frame, port, cx);
+                }
+            }
+            Frame::Cip => {
+                if let Some(ci) = &mut self.ci {
+                    ci.on_cip(port, flow, hash, cx);
+                }
+            }
+        }
+    }
+
+    pub fn on_timer(&mut self, t: MechTimer, cx: &mut Ctx) {
+        match t {
+            MechTimer::Pfc(t) => {
+                if let Some(p) = &mut self.pfc {
+                    p.on_timer(t, cx);
+                }
+            }
+            MechTimer::Ci(t) => {
+                if let Some(ci) = &mut self.ci {
+                    ci.on_timer(t, cx);
+                }
+            }
+        }
+    }
+
+    /// Add the mechanisms' columns to the ports table (one row per port and queue, in port
+    /// order) and to the flows table (`flows` rows), and their keys to the summary.
+    pub fn report(&mut self, r: &mut Report) {
+        Pfc::report(self.pfc.as_mut(), r);
+        Ci::report(self.ci.as_ref(), r);
+    }
+}
+
+/// What the engine hands the mechanisms to report into.
+pub struct Report<'a> {
+    pub now: SimTime,
+    pub topo: &'a Topology,
+    pub queues: usize,
+    pub flows: usize,
+    pub ports_table: &'a mut Table,
+    pub flows_table: &'a mut Table,
+    pub summary: &'a mut serde_json::Map<String, serde_json::Value>,
+}
