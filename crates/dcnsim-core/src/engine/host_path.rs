@@ -269,10 +269,7 @@ impl Sim {
                 let at = r.next_allowed();
                 if at > now {
                     let wake = at.min(r.rp.next_rate_event(&r.p).max(SimTime(now.0 + 1)));
-                    if r.pace_at.is_none_or(|t| wake < t) {
-                        r.pace_gen = r.pace_gen.wrapping_add(1);
-                        r.pace_at = Some(wake);
-                        let gen = r.pace_gen;
+                    if let Some(gen) = r.pacer.arm(wake) {
                         self.q.push(wake, Ev::Pace { flow: f, gen });
                     }
                     return;
@@ -554,8 +551,7 @@ impl Sim {
     /// A paced flow's wake-up: if it is still the live one, the flow may send again.
     pub(super) fn on_pace(&mut self, flow: FlowId, gen: u32) {
         if let Sender::Roce(r) = &mut self.flows[flow as usize].sender {
-            if r.pace_gen == gen {
-                r.pace_at = None;
+            if r.pacer.fire(gen) {
                 self.make_ready(flow);
             }
         }

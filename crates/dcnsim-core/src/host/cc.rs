@@ -4,6 +4,22 @@
 
 use super::dctcp::Dctcp;
 use super::reno::Reno;
+use crate::sim::SimTime;
+
+/// What a new cumulative ACK tells the congestion controller.
+#[derive(Copy, Clone, Debug)]
+pub struct AckEvent {
+    /// Bytes newly acknowledged.
+    pub acked: u64,
+    /// ECN-Echo: the acknowledged packet was CE-marked.
+    pub ece: bool,
+    /// The new snd_una.
+    pub ack: u64,
+    pub snd_nxt: u64,
+    pub now: SimTime,
+    /// RTT sample of this ACK (from the echoed timestamp).
+    pub rtt: SimTime,
+}
 
 /// The sender's window state that every algorithm manipulates (bytes).
 #[derive(Clone, Debug)]
@@ -39,15 +55,15 @@ impl Window {
 
 /// Hooks every congestion-control algorithm provides.
 pub trait CongestionControl {
-    /// New data was cumulatively acknowledged (`ack` is the new snd_una).
-    fn on_ack(&mut self, w: &mut Window, acked: u64, ece: bool, ack: u64, snd_nxt: u64);
-    /// Three duplicate ACKs: loss inferred (RFC 5681 3.2). Default: halve.
-    fn on_fast_retransmit(&mut self, w: &mut Window, inflight: u64) {
+    /// New data was cumulatively acknowledged.
+    fn on_ack(&mut self, w: &mut Window, a: &AckEvent);
+    /// Three duplicate ACKs at `now`: loss inferred (RFC 5681 3.2). Default: halve.
+    fn on_fast_retransmit(&mut self, w: &mut Window, inflight: u64, _now: SimTime) {
         w.ssthresh = (inflight as f64 / 2.0).max(w.min_cwnd());
         w.cwnd = w.ssthresh + 3.0 * w.mss;
     }
-    /// Retransmission timeout (RFC 5681 3.1 eq. 4): window of one segment.
-    fn on_timeout(&mut self, w: &mut Window, inflight: u64) {
+    /// Retransmission timeout at `now` (RFC 5681 3.1 eq. 4): window of one segment.
+    fn on_timeout(&mut self, w: &mut Window, inflight: u64, _now: SimTime) {
         w.ssthresh = (inflight as f64 / 2.0).max(w.min_cwnd());
         w.cwnd = w.mss;
     }
@@ -64,22 +80,22 @@ pub enum Cc {
 
 impl CongestionControl for Cc {
     #[inline]
-    fn on_ack(&mut self, w: &mut Window, acked: u64, ece: bool, ack: u64, snd_nxt: u64) {
+    fn on_ack(&mut self, w: &mut Window, a: &AckEvent) {
         match self {
-            Cc::Dctcp(c) => c.on_ack(w, acked, ece, ack, snd_nxt),
-            Cc::Reno(c) => c.on_ack(w, acked, ece, ack, snd_nxt),
+            Cc::Dctcp(c) => c.on_ack(w, a),
+            Cc::Reno(c) => c.on_ack(w, a),
         }
     }
-    fn on_fast_retransmit(&mut self, w: &mut Window, inflight: u64) {
+    fn on_fast_retransmit(&mut self, w: &mut Window, inflight: u64, now: SimTime) {
         match self {
-            Cc::Dctcp(c) => c.on_fast_retransmit(w, inflight),
-            Cc::Reno(c) => c.on_fast_retransmit(w, inflight),
+            Cc::Dctcp(c) => c.on_fast_retransmit(w, inflight, now),
+            Cc::Reno(c) => c.on_fast_retransmit(w, inflight, now),
         }
     }
-    fn on_timeout(&mut self, w: &mut Window, inflight: u64) {
+    fn on_timeout(&mut self, w: &mut Window, inflight: u64, now: SimTime) {
         match self {
-            Cc::Dctcp(c) => c.on_timeout(w, inflight),
-            Cc::Reno(c) => c.on_timeout(w, inflight),
+            Cc::Dctcp(c) => c.on_timeout(w, inflight, now),
+            Cc::Reno(c) => c.on_timeout(w, inflight, now),
         }
     }
     fn ecn_capable(&self) -> bool {

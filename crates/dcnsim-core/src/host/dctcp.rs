@@ -5,7 +5,7 @@
 //! that were marked; on ECN-Echo, at most once per window, it sets
 //! cwnd <- cwnd (1 - alpha/2).
 
-use super::cc::{CongestionControl, Window};
+use super::cc::{AckEvent, CongestionControl, Window};
 
 #[derive(Clone, Debug)]
 pub struct Dctcp {
@@ -35,7 +35,8 @@ impl Dctcp {
 }
 
 impl CongestionControl for Dctcp {
-    fn on_ack(&mut self, w: &mut Window, acked: u64, ece: bool, ack: u64, snd_nxt: u64) {
+    fn on_ack(&mut self, w: &mut Window, a: &AckEvent) {
+        let AckEvent { acked, ece, ack, snd_nxt, .. } = *a;
         self.acked += acked;
         if ece {
             self.marked += acked;
@@ -64,6 +65,11 @@ impl CongestionControl for Dctcp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::SimTime;
+
+    fn ev(acked: u64, ece: bool, ack: u64, snd_nxt: u64) -> AckEvent {
+        AckEvent { acked, ece, ack, snd_nxt, now: SimTime::ZERO, rtt: SimTime::ZERO }
+    }
     #[test]
     fn alpha_follows_marked_fraction() {
         let mut d = Dctcp::new(1.0 / 16.0);
@@ -72,7 +78,7 @@ mod tests {
         let mut ack = 0;
         for _ in 0..100 {
             ack += 1000;
-            d.on_ack(&mut w, 1000, true, ack, ack + 10_000);
+            d.on_ack(&mut w, &ev(1000, true, ack, ack + 10_000));
         }
         assert!((d.alpha - 1.0).abs() < 1e-12);
         // no marks for a long time: alpha decays geometrically by (1-g) per window
@@ -81,7 +87,7 @@ mod tests {
         for i in 0..1000 {
             ack += 1000;
             let before = d.win_end;
-            d.on_ack(&mut w, 1000, false, ack, ack + 10_000);
+            d.on_ack(&mut w, &ev(1000, false, ack, ack + 10_000));
             if d.win_end != before && i > 0 {
                 windows += 1;
             }
@@ -95,10 +101,10 @@ mod tests {
         d.alpha = 0.5;
         d.win_end = 1_000_000;
         let mut w = Window { cwnd: 100_000.0, ssthresh: 1e9, mss: 1000.0, cwr_end: 0 };
-        d.on_ack(&mut w, 1000, true, 1000, 50_000);
+        d.on_ack(&mut w, &ev(1000, true, 1000, 50_000));
         assert!((w.cwnd - 75_000.0).abs() < 1e-9);
         // further marks before ack passes 50_000 do not cut again
-        d.on_ack(&mut w, 1000, true, 2000, 51_000);
+        d.on_ack(&mut w, &ev(1000, true, 2000, 51_000));
         assert!((w.cwnd - 75_000.0).abs() < 1e-9);
     }
 }

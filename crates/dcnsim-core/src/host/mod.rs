@@ -7,6 +7,7 @@
 pub mod cc;
 pub mod dcqcn;
 pub mod dctcp;
+pub mod pacer;
 pub mod reno;
 pub mod roce;
 pub mod tcp;

@@ -8,8 +8,9 @@
 //! covers a lost tail.
 
 use super::dcqcn::{DcqcnNp, DcqcnParams, DcqcnRp};
+use super::pacer::Pacer;
 use super::tcp::Segment;
-use crate::sim::{ser_time, SimTime};
+use crate::sim::SimTime;
 
 /// RoCE parameters shared by every flow (the DCQCN line rate is set per flow).
 #[derive(Clone, Debug)]
@@ -32,15 +33,12 @@ pub struct RoceSender {
     pub snd_max: u64,
     /// Bytes allowed in flight, if capped.
     pub window: Option<u64>,
-    /// Start of the last transmission and its wire size: the pacer's reference.
-    last_tx: Option<(SimTime, u32)>,
+    /// Paces the flow at the DCQCN rate.
+    pub pacer: Pacer,
     pub rto: SimTime,
     pub rto_deadline: Option<SimTime>,
     pub timer_at: Option<SimTime>,
     pub timer_gen: u32,
-    /// Generation of the live pacing wake-up.
-    pub pace_gen: u32,
-    pub pace_at: Option<SimTime>,
 }
 
 impl RoceSender {
@@ -55,13 +53,11 @@ impl RoceSender {
             snd_nxt: 0,
             snd_max: 0,
             window,
-            last_tx: None,
+            pacer: Pacer::default(),
             rto: params.rto,
             rto_deadline: None,
             timer_at: None,
             timer_gen: 0,
-            pace_gen: 0,
-            pace_at: None,
         }
     }
 
@@ -72,10 +68,7 @@ impl RoceSender {
 
     /// Earliest time the pacer allows the next packet, at the current rate.
     pub fn next_allowed(&self) -> SimTime {
-        match self.last_tx {
-            None => SimTime::ZERO,
-            Some((t, wire)) => t + ser_time(wire as u64, self.rp.rate_bps().max(1)),
-        }
+        self.pacer.next_allowed(self.rp.rate_bps())
     }
 
     /// The next segment if the pacer and window allow it at `now`.
@@ -89,7 +82,7 @@ impl RoceSender {
         self.snd_nxt += len;
         let retx = seq < self.snd_max;
         self.snd_max = self.snd_max.max(self.snd_nxt);
-        self.last_tx = Some((now, len as u32 + header));
+        self.pacer.on_send(now, len as u32 + header);
         self.rp.on_sent(&self.p, len + header as u64, now);
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rto);
@@ -179,6 +172,7 @@ impl RoceReceiver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::ser_time;
 
     fn params() -> RoceParams {
         RoceParams { dcqcn: DcqcnParams::seed004(100_000_000_000), cnp_interval: SimTime::from_us(4), window: None, rto: SimTime::from_ms(1) }

@@ -3,7 +3,7 @@
 //! echoed timestamp, NewReno fast retransmit / fast recovery (RFC 6582),
 //! RTO per RFC 6298 with exponential back-off and go-back-N after a timeout.
 
-use super::cc::{Cc, CongestionControl, Window};
+use super::cc::{AckEvent, Cc, CongestionControl, Window};
 use crate::sim::SimTime;
 use std::collections::BTreeMap;
 
@@ -156,7 +156,8 @@ impl TcpSender {
             if self.snd_nxt < self.snd_una {
                 self.snd_nxt = self.snd_una;
             }
-            self.rtt_sample(now - ts_echo);
+            let rtt = now - ts_echo;
+            self.rtt_sample(rtt);
             self.dupacks = 0;
             if self.in_recovery {
                 if ack >= self.recover {
@@ -169,7 +170,7 @@ impl TcpSender {
                     self.w.cwnd = (self.w.cwnd - acked as f64 + self.w.mss).max(self.w.mss);
                 }
             } else {
-                self.cc.on_ack(&mut self.w, acked, ece, ack, self.snd_nxt);
+                self.cc.on_ack(&mut self.w, &AckEvent { acked, ece, ack, snd_nxt: self.snd_nxt, now, rtt });
             }
             if self.snd_una >= size {
                 out.finished = true;
@@ -183,7 +184,7 @@ impl TcpSender {
             self.dupacks += 1;
             if self.dupacks == 3 && !self.in_recovery && ack >= self.recover {
                 let inflight = self.snd_max - self.snd_una;
-                self.cc.on_fast_retransmit(&mut self.w, inflight);
+                self.cc.on_fast_retransmit(&mut self.w, inflight, now);
                 self.in_recovery = true;
                 self.recover = self.snd_max;
                 self.pending_retx = Some(self.snd_una);
@@ -202,7 +203,7 @@ impl TcpSender {
             _ => return false,
         }
         let inflight = self.snd_max - self.snd_una;
-        self.cc.on_timeout(&mut self.w, inflight);
+        self.cc.on_timeout(&mut self.w, inflight, now);
         self.recover = self.snd_max;
         self.in_recovery = false;
         self.dupacks = 0;
