@@ -78,11 +78,8 @@ switch.ecn = { k = "10KB" }
 
 VARIANTS = ["Reno", "DCTCP", "DCTCP K=10KB"]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+# No variant of cmp_small configures PFC or CI, so no mechanism rows (summary "metrics").
 NETWORK_METRICS = [
-    "PAUSE frames",
-    "XOFF time (ms)",
-    "ports paused",
-    "flows paused",
     "data packets dropped",
     "loss rate (%)",
     "flows with loss",
@@ -332,7 +329,7 @@ def test_cli_compare(dcnsim_cli, scenario_file, tmp_path):
         assert (out / f).is_file(), f
     for slug in ("reno", "dctcp", "dctcp-k-10kb"):
         assert (out / slug / "flows.parquet").is_file()
-    for text in ("cmp_small", "DCTCP vs Reno", "mean FCT (us)", "PAUSE frames", "XOFF time (ms)", "end reason", "network"):
+    for text in ("cmp_small", "DCTCP vs Reno", "mean FCT (us)", "end reason", "network"):
         assert text in proc.stdout, text
     for name in VARIANTS:
         assert f"{name}: " in proc.stdout and "flows finished" in proc.stdout
@@ -373,3 +370,19 @@ def test_cli_compare_without_variants(dcnsim_cli, tiny_file, tmp_path):
     assert len(lines) == 1 and lines[0].startswith("error: ") and "no [[variant]]" in lines[0]
     assert "Traceback" not in proc.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_mechanism_rows_come_from_the_configured_mechanisms():
+    """The network rows list each configured mechanism's metrics (summary "metrics"), with
+    the summary's value (scaled to the row's unit) and 0 for a variant without it."""
+    cmp = dcnsim.compare("seed003_ci_2queue_small", jobs=1)
+    t = cmp.table()
+    rows = list(t.loc[t["group"] == "network", "metric"])
+    for label in ("PAUSE frames", "XOFF time (ms)", "ports paused", "flows paused", "CI isolations", "CIPs sent"):
+        assert label in rows, label
+    base, ci = cmp.results["without CI"], cmp.results["CI"]
+    assert _cell(t, "network", "PAUSE frames", "CI") == ci.summary["pfc_frames"]
+    assert _cell(t, "network", "XOFF time (ms)", "without CI") == pytest.approx(base.summary["xoff_time_ps"] / 1e9)
+    assert _cell(t, "network", "CI isolations", "CI") == ci.summary["ci_isolations"] > 0
+    # the hash baseline configures CI without isolating
+    assert _cell(t, "network", "CI isolations", "without CI") == 0

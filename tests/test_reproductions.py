@@ -81,9 +81,10 @@ def _job(label: str, scenario: Any, seed: int) -> Tuple[str, int, Dict[str, Any]
         ports = r.ports
         out["variants"][name] = {
             "summary": {k: v for k, v in r.summary.items() if not isinstance(v, (list, dict))},
-            "flows": r.flows[FLOW_COLS].copy(),
+            # "paused" and "pfc_tx_frames" are PFC's columns: absent from runs without PFC
+            "flows": r.flows[[c for c in FLOW_COLS if c in r.flows]].copy(),
             "switch_ports": ports[~ports["is_host"].astype(bool)][
-                ["node", "port", "queue", "max_depth_bytes", "pfc_tx_frames"]
+                [c for c in ("node", "port", "queue", "max_depth_bytes", "pfc_tx_frames") if c in ports]
             ].copy(),
         }
     return label, seed, out

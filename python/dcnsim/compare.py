@@ -26,7 +26,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import pandas as pd
@@ -242,20 +242,13 @@ class Comparison:
         def summ(key: str, default: Any = None) -> Dict[str, Any]:
             return {n: _py(res[n].summary.get(key, default)) for n in names}
 
-        def port_sum(col: str) -> Dict[str, Any]:
-            return {n: int(res[n].ports[col].sum()) if col in res[n].ports else None for n in names}
-
-        xoff = {n: (None if v is None else v / 1e9) for n, v in port_sum("xoff_time_ps").items()}
         loss = {n: (None if v is None else 100.0 * float(v)) for n, v in summ("loss_rate").items()}
         dropped = summ("data_packets_dropped")
         for n in names:  # older cores: fall back to the ports' drop counters
             if dropped[n] is None and "drops" in res[n].ports:
                 dropped[n] = int(res[n].ports["drops"].sum())
-        rows = [
-            Row(NETWORK, "PAUSE frames", summ("pfc_frames"), "int", LOWER),
-            Row(NETWORK, "XOFF time (ms)", xoff, "f3", LOWER),
-            Row(NETWORK, "ports paused", summ("ports_paused"), "int", LOWER),
-            Row(NETWORK, "flows paused", summ("flows_paused"), "int", LOWER),
+        rows = self._mechanism_rows()
+        rows += [
             Row(NETWORK, "data packets dropped", dropped, "int", LOWER),
             Row(NETWORK, "loss rate (%)", loss, "f3", LOWER),
             Row(NETWORK, "flows with loss", summ("flows_with_loss"), "int", LOWER),
@@ -266,6 +259,25 @@ class Comparison:
             Row(NETWORK, "unfinished flows", summ("flows_unfinished"), "int", LOWER),
             Row(NETWORK, "end reason", summ("end_reason"), "str", None),
         ]
+        return rows
+
+    def _mechanism_rows(self) -> List[Row]:
+        """One row per metric the variants' mechanisms declare (summary "metrics"), in the
+        order of first appearance; a variant without that mechanism counts 0."""
+        names = list(self.results)
+        seen: Dict[str, Mapping[str, Any]] = {}
+        for r in self.results.values():
+            for m in r.summary.get("metrics") or []:
+                seen.setdefault(m["key"], m)
+        rows: List[Row] = []
+        for key, m in seen.items():
+            scale = float(m.get("scale", 1.0))
+            values: Dict[str, Any] = {}
+            for n in names:
+                v = _py(self.results[n].summary.get(key, 0))
+                values[n] = v if scale == 1.0 or v is None else v * scale
+            better = m.get("better")
+            rows.append(Row(NETWORK, m["label"], values, m.get("format", "int"), better if better in (LOWER, HIGHER) else None))
         return rows
 
     def _switch_ports(self) -> Dict[str, pd.DataFrame]:

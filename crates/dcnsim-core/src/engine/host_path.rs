@@ -125,6 +125,7 @@ impl Sim {
                     pace.push(f);
                 }
                 self.pkts_created += 1;
+                self.egress[port as usize].queues[class].stats.count_tx(p.size);
                 let id = self.pkts.alloc(p);
                 for f in pace {
                     self.make_ready(f);
@@ -211,6 +212,9 @@ impl Sim {
     /// Turn a received data packet into its reply (ACK/NACK carrying `seq`) in place, with
     /// no allocation, and queue it at the receiving host's NIC.
     pub(super) fn reply_in_place(&mut self, pkt: PktId, kind: PktKind, seq: u64, ece: bool) {
+        // the data packet is delivered and the reply is a new packet, in the same slot
+        self.pkts_consumed += 1;
+        self.pkts_created += 1;
         let p = self.pkts.get_mut(pkt);
         std::mem::swap(&mut p.src, &mut p.dst);
         p.kind = kind;

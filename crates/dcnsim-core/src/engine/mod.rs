@@ -178,10 +178,13 @@ pub struct Sim {
     now: SimTime,
     events: u64,
     end: Option<EndReason>,
-    // conservation counters
+    // conservation: created = consumed (delivered, or a control frame acted on) + dropped
+    // + live, with a reply made in place from a delivered packet counted as both
     pkts_created: u64,
     pkts_consumed: u64,
     pkts_dropped: u64,
+    /// Link-local control frames created by mechanisms (part of pkts_created).
+    ctrl_frames: u64,
     ecn_marks: u64,
     /// Data packets put on the wire by hosts (retransmissions included) and data packets dropped.
     data_sent: u64,
@@ -297,6 +300,7 @@ impl Sim {
             pkts_created: 0,
             pkts_consumed: 0,
             pkts_dropped: 0,
+            ctrl_frames: 0,
             ecn_marks: 0,
             data_sent: 0,
             data_dropped: 0,
@@ -396,7 +400,11 @@ impl Sim {
     pub fn violations(&self) -> &[String] {
         &self.violations
     }
-    /// (created, consumed at hosts, dropped, live) packet counts.
+    /// Packets waiting in host NICs' own queues (ACKs, CNPs, datagrams not yet sent).
+    pub fn nic_backlog(&self) -> u64 {
+        self.hosts.iter().map(|h| self.egress[h.port as usize].queues.iter().map(|q| q.pkts.len() as u64).sum::<u64>()).sum()
+    }
+    /// (created, consumed: delivered or acted on, dropped, live) packet counts.
     pub fn packet_counts(&self) -> (u64, u64, u64, u64) {
         (self.pkts_created, self.pkts_consumed, self.pkts_dropped, self.pkts.live() as u64)
     }
@@ -516,6 +524,7 @@ impl Sim {
     fn send_frame(&mut self, port: PortId, frame: Frame, flow: FlowId, hash: u32) {
         let p = Packet { kind: PktKind::Ctrl(frame), flow, hash, size: frame.wire_bytes(), ..Packet::blank() };
         self.pkts_created += 1;
+        self.ctrl_frames += 1;
         let id = self.pkts.alloc(p);
         self.egress[port as usize].ctrl.push_back(id);
         self.try_tx(port);

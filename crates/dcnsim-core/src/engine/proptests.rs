@@ -12,7 +12,8 @@
 //! that can be run by hand. Properties:
 //!
 //! - packet conservation: created == consumed + dropped + live, part-way
-//!   through the run and at the end;
+//!   through the run and at the end; in the tables, every packet a host made
+//!   was sent by its NIC (ports table) or still waits there;
 //! - no invariant violation (queue occupancy never above its buffer limit);
 //! - a finished TCP flow has delivered exactly its size, no flow more than its
 //!   size; every finished flow has fct >= its ideal fct and ended by the end
@@ -350,6 +351,24 @@ fn check_results(r: &Results, sim: &crate::Sim, transports: &[Transport]) -> Res
     let end = f.u64("end_ps");
     let now = sim.now().0;
     prop_assert!(now <= sim.max_time().0, "ran past max_time: now {} > {}", now, sim.max_time().0);
+    // conservation as the tables report it: every packet a host made (all but the switches'
+    // control frames) was put on the wire by its NIC (ports table, host rows) or still waits
+    // there; and the summary's counts balance
+    let s = &r.summary;
+    let (created, delivered_pkts, dropped, in_flight, ctrl) = (
+        s["packets_created"].as_u64().unwrap(),
+        s["packets_delivered"].as_u64().unwrap(),
+        s["packets_dropped"].as_u64().unwrap(),
+        s["packets_in_flight"].as_u64().unwrap(),
+        s["control_frames"].as_u64().unwrap(),
+    );
+    prop_assert_eq!(created, delivered_pkts + dropped + in_flight, "summary: created != delivered + dropped + in flight");
+    let is_host = match r.ports.get("is_host") {
+        Some(crate::metrics::ColumnData::U8(v)) => v.clone(),
+        _ => panic!("no is_host column"),
+    };
+    let host_tx: u64 = r.ports.u64("tx_packets").iter().zip(&is_host).filter(|(_, &h)| h == 1).map(|(x, _)| x).sum();
+    prop_assert_eq!(host_tx + sim.nic_backlog(), created - ctrl, "host NIC tx {} + backlog {} != packets made by hosts {}", host_tx, sim.nic_backlog(), created - ctrl);
     // `transports` is indexed by flow id (see transports_by_id).
     for i in 0..n {
         prop_assert!(delivered[i] <= size[i], "flow {} delivered {} B of {} B", ids[i], delivered[i], size[i]);

@@ -61,7 +61,7 @@ impl Sim {
         let mut peer = vec![];
         let mut queue = vec![];
         let mut rate = vec![];
-        let mut c: [Vec<u64>; 9] = Default::default();
+        let mut c: [Vec<u64>; 10] = Default::default();
         let mut mean = vec![];
         for (pid, eg) in self.egress.iter_mut().enumerate() {
             let info = &self.topo.ports[pid];
@@ -75,12 +75,23 @@ impl Sim {
                 rate.push(info.rate_bps);
                 mean.push(qq.mean_bytes(now));
                 let s = &qq.stats;
-                for (v, x) in c.iter_mut().zip([s.tx_bytes, s.tx_packets, s.drops(), s.drops_buffer_full, s.drops_aqm, s.ecn_marks, s.max_bytes, s.drops_headroom, s.drops_ttl]) {
+                for (v, x) in c.iter_mut().zip([
+                    s.tx_bytes,
+                    s.tx_packets,
+                    s.drops(),
+                    s.drops_buffer_full,
+                    s.drops_aqm,
+                    s.ecn_marks,
+                    s.max_bytes,
+                    s.drops_headroom,
+                    s.drops_ttl,
+                    s.drops_no_route,
+                ]) {
                     v.push(x);
                 }
             }
         }
-        let [tx_b, tx_p, dr, dr_bf, dr_aqm, mk, mx, dr_hd, dr_ttl] = c;
+        let [tx_b, tx_p, dr, dr_bf, dr_aqm, mk, mx, dr_hd, dr_ttl, dr_nr] = c;
         pt.push("node", C::U32(node));
         pt.push("is_host", C::U8(is_host));
         pt.push("port", C::U32(port));
@@ -94,6 +105,7 @@ impl Sim {
         pt.push("drops_aqm", C::U64(dr_aqm));
         pt.push("drops_headroom", C::U64(dr_hd));
         pt.push("drops_ttl", C::U64(dr_ttl));
+        pt.push("drops_no_route", C::U64(dr_nr));
         pt.push("ecn_marks", C::U64(mk));
         pt.push("max_depth_bytes", C::U64(mx));
         pt.push("mean_depth_bytes", C::F64(mean));
@@ -113,6 +125,8 @@ impl Sim {
             "switches": self.topo.num_switches(),
             "packets_created": self.pkts_created,
             "packets_dropped": self.pkts_dropped,
+            "packets_delivered": self.pkts_consumed,
+            "control_frames": self.ctrl_frames,
             "ecn_marks": self.ecn_marks,
             "data_packets_sent": self.data_sent,
             "data_packets_dropped": self.data_dropped,
@@ -123,8 +137,19 @@ impl Sim {
             "queue_samples": self.samples,
             "version": env!("CARGO_PKG_VERSION"),
         });
-        let mut r = Report { now, topo: &self.topo, queues: self.cfg.queues, flows: n, ports_table: &mut pt, flows_table: &mut ft, summary: summary.as_object_mut().unwrap() };
+        let mut r = Report {
+            now,
+            topo: &self.topo,
+            queues: self.cfg.queues,
+            flows: n,
+            ports_table: &mut pt,
+            flows_table: &mut ft,
+            summary: summary.as_object_mut().unwrap(),
+            metrics: Vec::new(),
+        };
         self.mechs.report(&mut r);
+        let metrics = std::mem::take(&mut r.metrics);
+        summary["metrics"] = metrics.into();
         let mut qt = Table::default();
         if let Some((_, bin)) = self.cfg.queue_sample {
             let nq = self.cfg.queues;

@@ -21,11 +21,7 @@ impl Sim {
         }
         let out = match self.routes.next_hop(sw, dst, hash) {
             Some(o) => o,
-            None => {
-                // unreachable destination: routing guarantees this cannot happen on validated topologies
-                self.drop_pkt(pkt, None, DropReason::BufferFull);
-                return;
-            }
+            None => return self.drop_pkt(pkt, Some((in_port, class)), DropReason::NoRoute),
         };
         let mut a = Arrival {
             sw,

@@ -215,3 +215,26 @@ fn queue_depth_sampling_matches_time_average() {
     let exact = r.ports.f64("mean_depth_bytes")[0];
     assert!((hist_mean - exact).abs() < 1500.0, "histogram mean {hist_mean} vs time average {exact}");
 }
+
+#[test]
+fn host_nic_counts_what_it_sends_and_packets_balance() {
+    // One 100 KB DCTCP flow h0 -> h2 with no loss: the sender's port sends its 69 data
+    // packets (68 of 1460 B payload and one of 720 B, each with a 40 B header), the
+    // receiver's port one 64 B ACK per data packet; every packet made is delivered.
+    let mut sim = run(&dumbbell("dctcp", r#"{ src = 0, dst = 2, size = "100KB" }"#, ""));
+    let r = sim.results();
+    let t = sim.topology();
+    // one queue per port: the ports table has one row per port
+    let row = |host: u32| t.host_port(host) as usize;
+    let (tx_p, tx_b) = (r.ports.u64("tx_packets"), r.ports.u64("tx_bytes"));
+    assert_eq!(tx_p[row(0)], 69, "sender NIC data packets");
+    assert_eq!(tx_b[row(0)], 100_000 + 69 * 40, "sender NIC bytes: payload plus headers");
+    assert_eq!(tx_p[row(2)], 69, "receiver NIC: one ACK per data packet");
+    assert_eq!(tx_b[row(2)], 69 * 64);
+    assert_eq!(tx_p[row(1)], 0, "idle host");
+    let s = &r.summary;
+    assert_eq!(s["packets_created"], 138, "69 data packets and their 69 ACKs (made in place)");
+    assert_eq!(s["packets_delivered"], 138);
+    assert_eq!(s["packets_in_flight"], 0);
+    assert_eq!(s["data_packets_sent"], 69);
+}

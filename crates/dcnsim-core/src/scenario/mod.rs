@@ -13,8 +13,8 @@ use crate::host::roce::RoceParams;
 use crate::net::fat_tree::FatTreeShape;
 use crate::net::{clos, dumbbell, fat_tree, Routes, Topology};
 use crate::sim::SimTime;
-use crate::switch::ci::{CiMark, CiMode, CiParams};
-use crate::switch::pfc::{PfcParams, Xoff};
+use crate::switch::ci::{self, CiMark, CiMode, CiParams};
+use crate::switch::pfc::{self, PfcParams, Xoff};
 use crate::switch::pipeline::MechanismParams;
 use crate::switch::{BufferParams, EcnMarker, Red, Scheduler};
 use crate::workload::cdf::FlowSizeCdf;
@@ -336,8 +336,8 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
         }
     }
     if let Some(ci) = &sw.ci {
-        let q = ci.queue.unwrap_or(1);
-        let c = ci.congested_queue.unwrap_or(0);
+        let q = ci.queue.unwrap_or(ci::DEFAULT_QUEUE);
+        let c = ci.congested_queue.unwrap_or(ci::DEFAULT_CONGESTED_QUEUE);
         if q >= nq {
             return Err(err("switch.ci.queue", format!("invalid value {q}, expected a queue 0..{} (switch.queues = {nq})", nq - 1)));
         }
@@ -950,17 +950,17 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
     let switch_latency = sw.latency.map(|d| d.0).unwrap_or(SimTime::ZERO);
     let ci = sw.ci.as_ref().map(|c| CiParams {
         mode: if c.mode == CiModeConfig::HashDst { CiMode::HashDst } else { CiMode::Isolate },
-        queue: c.queue.unwrap_or(1) as usize,
-        congested_queue: c.congested_queue.unwrap_or(0) as usize,
-        isolate: Red { low: c.low.map(|b| b.0).unwrap_or(10_000), high: c.high.map(|b| b.0).unwrap_or(300_000), pmax: c.pmax.unwrap_or(0.01) },
+        queue: c.queue.unwrap_or(ci::DEFAULT_QUEUE) as usize,
+        congested_queue: c.congested_queue.unwrap_or(ci::DEFAULT_CONGESTED_QUEUE) as usize,
+        isolate: Red { low: c.low.map(|b| b.0).unwrap_or(ci::DEFAULT_LOW), high: c.high.map(|b| b.0).unwrap_or(ci::DEFAULT_HIGH), pmax: c.pmax.unwrap_or(ci::DEFAULT_PMAX) },
         mark: match c.mark.unwrap_or_default() {
             CiMarkConfig::QueueEcn => CiMark::QueueEcn,
             CiMarkConfig::EveryIsolated => CiMark::EveryIsolated,
         },
-        table_size: c.table_size.unwrap_or(1024) as usize,
+        table_size: c.table_size.unwrap_or(ci::DEFAULT_TABLE_SIZE) as usize,
         signal: c.signal.unwrap_or(true),
-        cip_threshold: c.cip_threshold.map(|b| b.0).unwrap_or(100_000),
-        release_after: c.release_after.map(|d| d.0).unwrap_or(SimTime::from_us(50)),
+        cip_threshold: c.cip_threshold.map(|b| b.0).unwrap_or(ci::DEFAULT_CIP_THRESHOLD),
+        release_after: c.release_after.map(|d| d.0).unwrap_or(ci::DEFAULT_RELEASE_AFTER),
         hosts: c.hosts.unwrap_or(true),
     });
     let pfc = sw.pfc.as_ref().map(|p| {
@@ -987,13 +987,13 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
             link_mode: p.mode == PfcMode::Link,
             xoff: match (p.xoff, p.alpha) {
                 (Some(x), _) => Xoff::Static(x.0),
-                (None, a) => Xoff::Dynamic(a.unwrap_or(1.0)),
+                (None, a) => Xoff::Dynamic(a.unwrap_or(pfc::DEFAULT_ALPHA)),
             },
-            xon: p.xon.map(|b| b.0).unwrap_or(4_000),
-            quanta: p.quanta.unwrap_or(65535) as u16,
+            xon: p.xon.map(|b| b.0).unwrap_or(pfc::DEFAULT_XON),
+            quanta: p.quanta.map_or(pfc::DEFAULT_QUANTA, |q| q as u16),
             lossless: classes.iter().fold(0u8, |m, &c| m | (1 << c)),
             headroom,
-            deadlock_after: p.deadlock_after.map(|d| d.0).unwrap_or(SimTime::from_ms(5)),
+            deadlock_after: p.deadlock_after.map(|d| d.0).unwrap_or(pfc::DEFAULT_DEADLOCK_AFTER),
             egress_queue: p.accounting == PfcAccounting::EgressQueue,
         }
     });

@@ -45,7 +45,7 @@
 //! two queues.
 
 use super::ecn::Red;
-use super::pipeline::{AqmRule, Arrival, Ctx, Departure, Effect, MechTimer, Report};
+use super::pipeline::{AqmRule, Arrival, Better, Ctx, Departure, Effect, MechTimer, Report};
 use super::PktQueue;
 use crate::metrics::ColumnData as C;
 use crate::net::{FlowId, Frame, NodeKind, PacketArena, PortId, Topology};
@@ -376,27 +376,28 @@ impl Ci {
         }
     }
 
-    /// Ports columns ci_isolations, ci_releases, ci_evictions, cips_sent, cips_received,
-    /// ci_table_max (on each port's congested-queue row); summary ci_isolations, cips_sent.
-    pub fn report(ci: Option<&Ci>, r: &mut Report) {
+    /// When configured: ports columns ci_isolations, ci_releases, ci_evictions, cips_sent,
+    /// cips_received, ci_table_max (on each port's congested-queue row; zero for the hash
+    /// baseline); summary ci_isolations, cips_sent.
+    pub fn report(&self, r: &mut Report) {
         let rows = r.topo.ports.len() * r.queues;
         let mut c: [Vec<u64>; 6] = std::array::from_fn(|_| vec![0; rows]);
         let (mut iso, mut cips) = (0u64, 0u64);
-        if let Some(ci) = ci {
-            for (port, t) in ci.tables.iter().enumerate() {
-                let row = port * r.queues + ci.p.congested_queue;
-                for (v, x) in c.iter_mut().zip([t.isolations, t.releases, t.evictions, t.cips_sent, t.cips_received, t.max_occupancy as u64]) {
-                    v[row] = x;
-                }
-                iso += t.isolations;
-                cips += t.cips_sent;
+        for (port, t) in self.tables.iter().enumerate() {
+            let row = port * r.queues + self.p.congested_queue;
+            for (v, x) in c.iter_mut().zip([t.isolations, t.releases, t.evictions, t.cips_sent, t.cips_received, t.max_occupancy as u64]) {
+                v[row] = x;
             }
+            iso += t.isolations;
+            cips += t.cips_sent;
         }
         for (name, v) in ["ci_isolations", "ci_releases", "ci_evictions", "cips_sent", "cips_received", "ci_table_max"].into_iter().zip(c) {
             r.ports_table.push(name, C::U64(v));
         }
         r.summary.insert("ci_isolations".into(), iso.into());
         r.summary.insert("cips_sent".into(), cips.into());
+        r.metric("ci_isolations", "CI isolations", 1.0, "int", Better::Neither);
+        r.metric("cips_sent", "CIPs sent", 1.0, "int", Better::Neither);
     }
 }
 

@@ -26,7 +26,7 @@
 //! admitted by this ingress accounting alone (the seeds' "no egress drops");
 //! they still count in egress queue depth (for ECN) and in the shared pool.
 
-use super::pipeline::{Admission, Arrival, Ctx, Departure, Effect, MechTimer, Report};
+use super::pipeline::{Admission, Arrival, Better, Ctx, Departure, Effect, MechTimer, Report};
 use super::DropReason;
 use crate::engine::EndReason;
 use crate::metrics::ColumnData as C;
@@ -553,39 +553,34 @@ impl Pfc {
         }
     }
 
-    /// Ports columns pfc_tx_frames, pfc_rx_frames, xoff_time_ps, pause_periods; flows column
-    /// paused; summary pfc_frames, ports_paused, flows_paused, deadlock.
-    pub fn report(pfc: Option<&mut Pfc>, r: &mut Report) {
+    /// When configured: ports columns pfc_tx_frames, pfc_rx_frames, xoff_time_ps,
+    /// pause_periods; flows column paused (a victim: some packet waited in a paused queue);
+    /// summary pfc_frames, xoff_time_ps, ports_paused, flows_paused, deadlock.
+    pub fn report(&self, r: &mut Report) {
         let rows = r.topo.ports.len() * r.queues;
         let mut c: [Vec<u64>; 4] = std::array::from_fn(|_| Vec::with_capacity(rows));
         let mut paused = vec![0u8; r.flows];
-        let (mut frames, mut ports_paused, mut victims) = (0u64, 0u64, 0usize);
-        let mut deadlock = Vec::new();
-        match pfc {
-            None => c.iter_mut().for_each(|v| v.resize(rows, 0)),
-            Some(p) => {
-                let link = p.p.link_mode;
-                for port in 0..r.topo.ports.len() {
-                    let ps = &p.paused[port];
-                    let mut was_paused = false;
-                    for qi in 0..r.queues {
-                        let row = port * r.queues + qi;
-                        // in link mode the port's single pause state is reported on queue 0
-                        let (xoff, periods) = if !link || qi == 0 { (ps.xoff_time(qi, r.now), ps.periods[qi]) } else { (0, 0) };
-                        for (v, x) in c.iter_mut().zip([p.frames_tx[row], p.frames_rx[row], xoff, periods]) {
-                            v.push(x);
-                        }
-                        was_paused |= periods > 0;
-                        frames += p.frames_tx[row];
-                    }
-                    ports_paused += was_paused as u64;
+        let (mut frames, mut xoff_total, mut ports_paused, mut victims) = (0u64, 0u64, 0u64, 0usize);
+        let link = self.p.link_mode;
+        for port in 0..r.topo.ports.len() {
+            let ps = &self.paused[port];
+            let mut was_paused = false;
+            for qi in 0..r.queues {
+                let row = port * r.queues + qi;
+                // in link mode the port's single pause state is reported on queue 0
+                let (xoff, periods) = if !link || qi == 0 { (ps.xoff_time(qi, r.now), ps.periods[qi]) } else { (0, 0) };
+                for (v, x) in c.iter_mut().zip([self.frames_tx[row], self.frames_rx[row], xoff, periods]) {
+                    v.push(x);
                 }
-                for (f, &v) in p.victims.iter().enumerate() {
-                    paused[f] = v as u8;
-                    victims += v as usize;
-                }
-                deadlock = p.deadlock.clone();
+                was_paused |= periods > 0;
+                frames += self.frames_tx[row];
+                xoff_total += xoff;
             }
+            ports_paused += was_paused as u64;
+        }
+        for (f, &v) in self.victims.iter().enumerate() {
+            paused[f] = v as u8;
+            victims += v as usize;
         }
         let [tx, rx, xoff, periods] = c;
         r.ports_table.push("pfc_tx_frames", C::U64(tx));
@@ -594,9 +589,14 @@ impl Pfc {
         r.ports_table.push("pause_periods", C::U64(periods));
         r.flows_table.push("paused", C::U8(paused));
         r.summary.insert("pfc_frames".into(), frames.into());
+        r.summary.insert("xoff_time_ps".into(), xoff_total.into());
         r.summary.insert("ports_paused".into(), ports_paused.into());
         r.summary.insert("flows_paused".into(), victims.into());
-        r.summary.insert("deadlock".into(), deadlock.into());
+        r.summary.insert("deadlock".into(), self.deadlock.clone().into());
+        r.metric("pfc_frames", "PAUSE frames", 1.0, "int", Better::Lower);
+        r.metric("xoff_time_ps", "XOFF time (ms)", 1e-9, "f3", Better::Lower);
+        r.metric("ports_paused", "ports paused", 1.0, "int", Better::Lower);
+        r.metric("flows_paused", "flows paused", 1.0, "int", Better::Lower);
     }
 }
 

@@ -310,8 +310,12 @@ impl Mechanisms {
     /// Add the mechanisms' columns to the ports table (one row per port and queue, in port
     /// order) and to the flows table (`flows` rows), and their keys to the summary.
     pub fn report(&mut self, r: &mut Report) {
-        Pfc::report(self.pfc.as_mut(), r);
-        Ci::report(self.ci.as_ref(), r);
+        if let Some(p) = &self.pfc {
+            p.report(r);
+        }
+        if let Some(ci) = &self.ci {
+            ci.report(r);
+        }
     }
 }
 
@@ -324,4 +328,28 @@ pub struct Report<'a> {
     pub ports_table: &'a mut Table,
     pub flows_table: &'a mut Table,
     pub summary: &'a mut serde_json::Map<String, serde_json::Value>,
+    /// The summary keys a comparison table shows, in order (summary "metrics").
+    pub metrics: Vec<serde_json::Value>,
+}
+
+/// Which direction of a metric is an improvement (comparison tables colour by it).
+#[derive(Copy, Clone, Debug)]
+pub enum Better {
+    Lower,
+    Higher,
+    Neither,
+}
+
+impl Report<'_> {
+    /// Declare summary key `key` a metric of the comparison table: its row label, the
+    /// factor from the summary's unit to the label's, the number format ("int", "f3") and
+    /// which way is better.
+    pub fn metric(&mut self, key: &str, label: &str, scale: f64, fmt: &str, better: Better) {
+        let better = match better {
+            Better::Lower => "lower",
+            Better::Higher => "higher",
+            Better::Neither => "neither",
+        };
+        self.metrics.push(serde_json::json!({ "key": key, "label": label, "scale": scale, "format": fmt, "better": better }));
+    }
 }

@@ -17,6 +17,8 @@ pub enum DropReason {
     Headroom,
     /// The packet exceeded the hop limit (a routing loop).
     Ttl,
+    /// No route to the packet's destination from this switch.
+    NoRoute,
 }
 
 /// Why a packet was ECN-marked.
@@ -36,6 +38,7 @@ pub struct QueueStats {
     pub drops_aqm: u64,
     pub drops_headroom: u64,
     pub drops_ttl: u64,
+    pub drops_no_route: u64,
     pub ecn_marks: u64,
     /// PFC frames this port sent (XOFF and XON) for this class.
     pub pfc_tx: u64,
@@ -49,7 +52,7 @@ pub struct QueueStats {
 
 impl QueueStats {
     pub fn drops(&self) -> u64 {
-        self.drops_buffer_full + self.drops_aqm + self.drops_headroom + self.drops_ttl
+        self.drops_buffer_full + self.drops_aqm + self.drops_headroom + self.drops_ttl + self.drops_no_route
     }
     pub fn count_drop(&mut self, r: DropReason) {
         match r {
@@ -57,7 +60,14 @@ impl QueueStats {
             DropReason::Aqm => self.drops_aqm += 1,
             DropReason::Headroom => self.drops_headroom += 1,
             DropReason::Ttl => self.drops_ttl += 1,
+            DropReason::NoRoute => self.drops_no_route += 1,
         }
+    }
+    /// A packet of `size` bytes left in this class.
+    #[inline]
+    pub fn count_tx(&mut self, size: u32) {
+        self.tx_bytes += size as u64;
+        self.tx_packets += 1;
     }
     pub fn count_mark(&mut self, r: MarkReason) {
         match r {
@@ -96,8 +106,7 @@ impl PktQueue {
         let id = self.pkts.pop_front()?;
         self.integrate(now);
         self.bytes -= size as u64;
-        self.stats.tx_bytes += size as u64;
-        self.stats.tx_packets += 1;
+        self.stats.count_tx(size);
         Some(id)
     }
     #[inline]
