@@ -167,6 +167,7 @@ pub struct Sim {
     mechs: Mechanisms,
     /// Effects pushed by mechanism hooks, applied in order when the hook returns.
     fx: Vec<Effect>,
+    fx_spare: Vec<Effect>,
     hosts: Vec<Host>,
     flows: Vec<Flow>,
     specs: Vec<FlowSpec>,
@@ -286,6 +287,7 @@ impl Sim {
             switches,
             mechs,
             fx: Vec::new(),
+            fx_spare: Vec::new(),
             hosts,
             flows: Vec::new(),
             specs,
@@ -504,8 +506,9 @@ impl Sim {
         if self.fx.is_empty() {
             return;
         }
-        let fx = std::mem::take(&mut self.fx);
-        for e in fx {
+        // swap in the spare buffer so that pushing effects allocates only while buffers grow
+        let mut fx = std::mem::replace(&mut self.fx, std::mem::take(&mut self.fx_spare));
+        for e in fx.drain(..) {
             match e {
                 Effect::Frame { port, frame, flow, hash } => self.send_frame(port, frame, flow, hash),
                 Effect::Timer { at, timer } => self.q.push(at, Ev::Mech(timer)),
@@ -518,6 +521,7 @@ impl Sim {
                 Effect::End(r) => self.end = Some(r),
             }
         }
+        self.fx_spare = fx;
     }
 
     /// Put a link-local control frame on `port`, ahead of its queues.
