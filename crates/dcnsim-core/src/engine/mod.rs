@@ -381,7 +381,7 @@ impl Sim {
     }
     /// Whether (port, class) is paused now.
     pub fn is_paused(&self, port: PortId, class: usize) -> bool {
-        self.mechs.pfc.as_ref().is_some_and(|p| p.holds(port, class, self.now))
+        self.mechs.gated(port, class, self.now)
     }
     /// Record every transmission start from now on.
     pub fn enable_trace(&mut self) {

@@ -4,6 +4,7 @@
 
 use super::{ctx, Sim, MAX_HOPS};
 use crate::net::{PktId, PortId};
+use crate::net::Ecn;
 use crate::switch::pipeline::{Admission, AqmAction, AqmRule, Arrival, Ctx, Departure};
 use crate::switch::{DropReason, MarkReason};
 
@@ -56,7 +57,7 @@ impl Sim {
         match self.mechs.aqm(&a, &mut ctx!(self)) {
             AqmAction::Pass => {}
             AqmAction::Mark => {
-                self.pkts.get_mut(pkt).ecn = crate::net::Ecn::Ce;
+                self.pkts.get_mut(pkt).ecn = Ecn::Ce;
                 self.egress[out as usize].queues[qi].stats.count_mark(MarkReason::EcnThreshold);
                 self.ecn_marks += 1;
             }
@@ -93,7 +94,7 @@ impl Sim {
         let pkts = &self.pkts;
         let can_hold = mechs.can_hold();
         let (queues, sched) = (&eg.queues, &mut eg.sched);
-        let blocked = |i: usize| can_hold && mechs.holds(port, i, true, queues, pkts, now);
+        let blocked = |i: usize| can_hold && mechs.holds(port, i, queues, pkts, now);
         let qi = self.cfg.scheduler.select(queues, sched, pkts, blocked)?;
         let size = self.pkts.get(eg.queues[qi].head().unwrap()).size;
         self.switches[sw as usize].buffer.on_dequeue(eg.bytes, size as u64);
@@ -101,8 +102,7 @@ impl Sim {
         let pkt = eg.queues[qi].pop(size, now).unwrap();
         let p = self.pkts.get(pkt);
         let d = Departure { sw, port, queue: qi, pkt, size: size as u64, flow: p.flow, in_port: p.ingress, tc: p.tc as usize, hdrm: p.hdrm, enq: p.enq };
-        let mut cx: Ctx = ctx!(self);
-        self.mechs.on_dequeue(&d, &mut cx);
+        self.mechs.on_dequeue(&d, &mut ctx!(self));
         self.apply_effects();
         self.pkts.get_mut(pkt).tc = qi as u8;
         Some(pkt)

@@ -332,7 +332,6 @@ impl Pfc {
             let now = cx.now;
             cx.violation(|| format!("t={now} ingress port {in_port} class {c}: headroom {used} B > {room} B"));
         }
-        let ing = &mut self.ingress[in_port as usize];
         if !ing.xoff[c] && ing.bytes[c] > thr {
             ing.xoff[c] = true;
             self.send(in_port, c, self.p.quanta, cx);
@@ -418,10 +417,16 @@ impl Pfc {
         }
     }
 
+    /// The (port, queue) row that counts frames of class `c` (an 802.3x frame: class 0).
+    fn frame_row(&self, port: PortId, c: usize) -> usize {
+        port as usize * self.queues + c.min(self.queues - 1)
+    }
+
     /// Send a PAUSE (quanta > 0) or XON (quanta = 0) for class `c` out of `port`.
     pub fn send(&mut self, port: PortId, c: usize, quanta: u16, cx: &mut Ctx) {
         let frame = if self.p.link_mode { Frame::Pause { quanta } } else { Frame::Pfc { class: c as u8, quanta } };
-        self.frames_tx[port as usize * self.queues + c.min(self.queues - 1)] += 1;
+        let row = self.frame_row(port, c);
+        self.frames_tx[row] += 1;
         cx.push(Effect::Frame { port, frame, flow: FlowId::MAX, hash: 0 });
     }
 
@@ -451,7 +456,8 @@ impl Pfc {
         let now = cx.now;
         let rate = cx.topo.ports[port as usize].rate_bps;
         let until = if quanta == 0 { now } else { now + PfcParams::pause_time(quanta, rate) };
-        self.frames_rx[port as usize * self.queues + c.min(self.queues - 1)] += 1;
+        let row = self.frame_row(port, c);
+        self.frames_rx[row] += 1;
         self.paused[port as usize].set(c, until, now);
         if until > now {
             cx.timer(until, MechTimer::Pfc(Timer::PauseEnd { port }));

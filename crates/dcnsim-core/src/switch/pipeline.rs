@@ -33,8 +33,8 @@ pub struct SwitchState {
     pub rng: Rng,
 }
 
-/// What a mechanism may read (and, for queue contents and packet fields, change) of the
-/// engine while one of its hooks runs.
+/// What a mechanism may read (and, for packet fields, the switch buffer and its random
+/// stream, change) of the engine while one of its hooks runs.
 pub struct Ctx<'a> {
     pub now: SimTime,
     pub topo: &'a Topology,
@@ -258,11 +258,11 @@ impl Mechanisms {
         self.pfc.as_ref().is_some_and(|p| p.holds(port, class, now))
     }
 
-    /// hold: whether queue `queue` of `port` may not transmit now (a received pause; at a
-    /// switch also CI's order).
+    /// hold: whether queue `queue` of switch port `port` may not transmit now (a received
+    /// pause, or CI's order).
     #[inline]
-    pub fn holds(&self, port: PortId, queue: usize, at_switch: bool, queues: &[PktQueue], pkts: &PacketArena, now: SimTime) -> bool {
-        self.pfc.as_ref().is_some_and(|p| p.holds(port, queue, now)) || (at_switch && self.ci.as_ref().is_some_and(|c| c.holds(port, queue, queues, pkts)))
+    pub fn holds(&self, port: PortId, queue: usize, queues: &[PktQueue], pkts: &PacketArena, now: SimTime) -> bool {
+        self.gated(port, queue, now) || self.ci.as_ref().is_some_and(|c| c.holds(port, queue, queues, pkts))
     }
 
     /// on_dequeue: CI bookkeeping, then PFC (victims, XON).
