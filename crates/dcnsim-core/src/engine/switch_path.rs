@@ -3,8 +3,8 @@
 //! order `switch::pipeline` documents.
 
 use super::{ctx, Sim, MAX_HOPS};
-use crate::net::{PktId, PortId};
 use crate::net::Ecn;
+use crate::net::{PktId, PortId};
 use crate::switch::pipeline::{Admission, AqmAction, AqmRule, Arrival, Ctx, Departure};
 use crate::switch::{DropReason, MarkReason};
 

@@ -176,7 +176,7 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
         }
     }
     let t = &s.topology;
-    let mtu = t.mtu.map(|b| b.0).unwrap_or(1500);
+    let mtu = t.mtu();
     if !(128..=65535).contains(&mtu) {
         return Err(err("topology.mtu", format!("invalid value {mtu} B, expected 128B..65535B")));
     }
@@ -231,7 +231,7 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
             if s == 0 {
                 return Err(err("topology.senders", "invalid value 0, expected >= 1"));
             }
-            let r = t.receivers.unwrap_or(1);
+            let r = t.receivers.unwrap_or(DEFAULT_RECEIVERS);
             if r == 0 {
                 return Err(err("topology.receivers", "invalid value 0, expected >= 1"));
             }
@@ -312,7 +312,7 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
 
     // switch
     let sw = &s.switch;
-    let nq = sw.queues.unwrap_or(1);
+    let nq = sw.queues();
     if !(1..=8).contains(&nq) {
         return Err(err("switch.queues", format!("invalid value {nq}, expected 1..8")));
     }
@@ -453,7 +453,7 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
 
     // transport
     let tr = &s.transport;
-    let header = tr.header.map(|b| b.0).unwrap_or(40);
+    let header = tr.header();
     if header >= mtu {
         return Err(err("transport.header", format!("invalid value {header} B, expected less than the MTU ({mtu} B)")));
     }
@@ -647,7 +647,7 @@ fn validate_workload(w: &WorkloadConfig, i: usize, hosts: u32) -> Result<(), Sce
             if w.connection.is_some() && w.period != Some(IncastPeriod::Persistent) {
                 return Err(err(key("connection"), "only used with period = \"persistent\" (each sender's flows back to back)"));
             }
-            let g = w.groups.unwrap_or(1);
+            let g = w.groups.unwrap_or(DEFAULT_GROUPS);
             if g == 0 {
                 return Err(err(key("groups"), "invalid value 0, expected >= 1"));
             }
@@ -710,7 +710,7 @@ fn link(l: LinkSpec) -> (u64, SimTime) {
 /// The fabric described by a validated topology config.
 pub fn build_topology(t: &TopologyConfig) -> Result<Topology, ScenarioError> {
     Ok(match t.kind {
-        TopologyKind::Dumbbell => dumbbell::build(t.senders.unwrap(), t.receivers.unwrap_or(1), link(t.host_link.unwrap()), link(t.bottleneck.unwrap())),
+        TopologyKind::Dumbbell => dumbbell::build(t.senders.unwrap(), t.receivers.unwrap_or(DEFAULT_RECEIVERS), link(t.host_link.unwrap()), link(t.bottleneck.unwrap())),
         TopologyKind::Clos2 => {
             let h = t.host_link.unwrap();
             let f = t.fabric_link.unwrap_or(h);
@@ -747,10 +747,10 @@ pub fn build_topology(t: &TopologyConfig) -> Result<Topology, ScenarioError> {
 /// The buffer model of every switch, checked against the largest switch's port count.
 fn buffer_params(b: &BufferConfig, topo: &Topology) -> Result<BufferParams, ScenarioError> {
     Ok(match b.model {
-        BufferModel::Static => BufferParams::Static { queue_cap: b.queue.map(|b| b.0).unwrap_or(1_000_000) },
+        BufferModel::Static => BufferParams::Static { queue_cap: b.queue.map_or(DEFAULT_QUEUE_CAP, |b| b.0) },
         BufferModel::Shared => {
-            let pool = b.pool.map(|b| b.0).unwrap_or(16_000_000);
-            let guaranteed = b.guaranteed.map(|b| b.0).unwrap_or(50_000);
+            let pool = b.pool.map_or(DEFAULT_POOL, |b| b.0);
+            let guaranteed = b.guaranteed.map_or(DEFAULT_GUARANTEED, |b| b.0);
             let max_ports = topo.switches.iter().map(|&n| topo.nodes[n as usize].ports.len()).max().unwrap_or(0) as u64;
             if guaranteed * max_ports > pool {
                 return Err(err(
@@ -758,7 +758,7 @@ fn buffer_params(b: &BufferConfig, topo: &Topology) -> Result<BufferParams, Scen
                     format!("invalid value {guaranteed} B: {max_ports} ports x {guaranteed} B exceeds the pool ({pool} B); expected guaranteed <= pool / ports"),
                 ));
             }
-            BufferParams::Shared { pool, guaranteed, alpha: b.alpha.unwrap_or(1.0) }
+            BufferParams::Shared { pool, guaranteed, alpha: b.alpha.unwrap_or(DEFAULT_BUFFER_ALPHA) }
         }
     })
 }
@@ -848,9 +848,9 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
     let seed = opts.seed.unwrap_or(s.scenario.seed);
     let topo = build_topology(&s.topology)?;
     let routes = build_routes(&s.topology, &topo)?;
-    let mtu = s.topology.mtu.map(|b| b.0).unwrap_or(1500) as u32;
+    let mtu = s.topology.mtu() as u32;
     let sw = &s.switch;
-    let nq = sw.queues.unwrap_or(1) as usize;
+    let nq = sw.queues() as usize;
     let buffer = buffer_params(&sw.buffer, &topo)?;
     let scheduler = match sw.scheduler {
         SchedulerKind::Strict => Scheduler::Strict,
@@ -863,12 +863,12 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
     let ecn = sw.ecn.as_ref().map(|e| EcnMarker {
         red: match e.k {
             Some(k) => Red { low: k.0, high: k.0, pmax: 1.0 },
-            None => Red { low: e.low.unwrap().0, high: e.high.unwrap().0, pmax: e.pmax.unwrap_or(1.0) },
+            None => Red { low: e.low.unwrap().0, high: e.high.unwrap().0, pmax: e.pmax.unwrap_or(DEFAULT_RED_PMAX) },
         },
         drop_non_ect: e.drop_non_ect.unwrap_or(false),
     });
     let tr = &s.transport;
-    let min_rto = tr.min_rto.map(|d| d.0).unwrap_or(SimTime::from_ms(1));
+    let min_rto = tr.min_rto.map_or(DEFAULT_MIN_RTO, |d| d.0);
     let cfg_tags = &mut Vec::<String>::new();
     let mut tag_id = |name: &str| -> u16 {
         if let Some(p) = cfg_tags.iter().position(|t| t == name) {
@@ -920,7 +920,15 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
                     (Some(IncastPeriod::Every(d)), None) => Rounds::Every(d.0),
                 };
                 let reuse = w.connection.unwrap_or_default() == Connection::Reuse;
-                specs.extend(workload::incast::generate(&ctx, w.fan_in.unwrap(), w.size.unwrap().0, rounds, w.groups.unwrap_or(1), w.receiver.map(|r| r - first), reuse));
+                specs.extend(workload::incast::generate(
+                    &ctx,
+                    w.fan_in.unwrap(),
+                    w.size.unwrap().0,
+                    rounds,
+                    w.groups.unwrap_or(DEFAULT_GROUPS),
+                    w.receiver.map(|r| r - first),
+                    reuse,
+                ));
             }
             WorkloadKind::Permutation => specs.extend(workload::permutation::generate(&ctx, w.size.unwrap().0)),
             WorkloadKind::Flows => {
@@ -958,10 +966,10 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
             CiMarkConfig::EveryIsolated => CiMark::EveryIsolated,
         },
         table_size: c.table_size.unwrap_or(ci::DEFAULT_TABLE_SIZE) as usize,
-        signal: c.signal.unwrap_or(true),
+        signal: c.signal.unwrap_or(ci::DEFAULT_SIGNAL),
         cip_threshold: c.cip_threshold.map(|b| b.0).unwrap_or(ci::DEFAULT_CIP_THRESHOLD),
         release_after: c.release_after.map(|d| d.0).unwrap_or(ci::DEFAULT_RELEASE_AFTER),
-        hosts: c.hosts.unwrap_or(true),
+        hosts: c.hosts.unwrap_or(ci::DEFAULT_HOSTS),
     });
     let pfc = sw.pfc.as_ref().map(|p| {
         let is_switch = |n: u32| topo.nodes[n as usize].kind == crate::net::NodeKind::Switch;
@@ -987,7 +995,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
             link_mode: p.mode == PfcMode::Link,
             xoff: match (p.xoff, p.alpha) {
                 (Some(x), _) => Xoff::Static(x.0),
-                (None, a) => Xoff::Dynamic(a.unwrap_or(pfc::DEFAULT_ALPHA)),
+                (None, a) => Xoff::Dynamic(a.expect("validate requires xoff or alpha")),
             },
             xon: p.xon.map(|b| b.0).unwrap_or(pfc::DEFAULT_XON),
             quanta: p.quanta.map_or(pfc::DEFAULT_QUANTA, |q| q as u16),
@@ -1001,8 +1009,8 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
         seed,
         max_time,
         mtu,
-        header: tr.header.map(|b| b.0).unwrap_or(40) as u32,
-        ack_size: tr.ack_size.map(|b| b.0).unwrap_or(64) as u32,
+        header: tr.header() as u32,
+        ack_size: tr.ack_size.map_or(DEFAULT_ACK_SIZE, |b| b.0) as u32,
         queues: nq,
         class_of: match &sw.classes {
             Some(c) => std::array::from_fn(|p| c[p]),
@@ -1013,18 +1021,18 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
         switch_latency,
         mechanisms: MechanismParams { ecn, pfc, ci },
         tcp: TcpParams {
-            init_cwnd: tr.init_cwnd.unwrap_or(10),
+            init_cwnd: tr.init_cwnd.unwrap_or(DEFAULT_INIT_CWND),
             min_rto,
             init_rto: tr.init_rto.map(|d| d.0).unwrap_or(min_rto),
-            dctcp_g: tr.g.unwrap_or(1.0 / 16.0),
+            dctcp_g: tr.g.unwrap_or(DEFAULT_DCTCP_G),
             reno_ecn: tr.ecn.unwrap_or(false),
         },
         udp: UdpParams { rate_bps: tr.udp.rate.map(|r| r.0), arrivals: tr.udp.arrivals, sizes: tr.udp.sizes, packet_size: tr.udp.packet_size.map(|b| b.0 as u32).unwrap_or(mtu) },
         roce: roce_params(&tr.dcqcn, min_rto),
         tags: cfg_tags.clone(),
-        fct_bins: s.metrics.fct_bins.as_ref().map(|v| v.iter().map(|b| b.0).collect()).unwrap_or_else(|| vec![100_000, 1_000_000, 10_000_000]),
+        fct_bins: s.metrics.fct_bins.as_ref().map(|v| v.iter().map(|b| b.0).collect()).unwrap_or_else(|| DEFAULT_FCT_BINS.to_vec()),
         check_invariants: opts.check_invariants,
-        queue_sample: s.metrics.queue_sample.map(|d| (d.0, s.metrics.queue_bin.map(|b| b.0).unwrap_or(10_000))),
+        queue_sample: s.metrics.queue_sample.map(|d| (d.0, s.metrics.queue_bin.map_or(DEFAULT_QUEUE_BIN, |b| b.0))),
     };
     Ok(Sim::new(topo, routes, cfg, specs))
 }
@@ -1040,6 +1048,58 @@ pub fn load(text: &str, json: bool, variant: Option<&str>, opts: &RunOptions) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each key's default is declared once, as a constant; its doc comment (and so the
+    /// scenario reference) quotes it, and this holds the quote to the constant.
+    #[test]
+    fn doc_comments_quote_the_defaults() {
+        use schemars::schema::Schema;
+        let root = reference::root_schema();
+        let quoted = |def: &str, key: &str| -> String {
+            let Some(Schema::Object(d)) = root.definitions.get(def) else { panic!("no definition {def}") };
+            let Some(Schema::Object(p)) = d.object.as_ref().and_then(|o| o.properties.get(key)) else { panic!("no key {def}.{key}") };
+            let doc = p.metadata.as_ref().and_then(|m| m.description.clone()).unwrap_or_default();
+            let rest = doc.split("Default ").nth(1).unwrap_or_else(|| panic!("{def}.{key}: its doc comment quotes no default: {doc:?}"));
+            match rest.strip_prefix('"') {
+                Some(r) => r.split('"').next().unwrap().to_string(),
+                None => rest.split([';', ' ', ',', ':']).next().unwrap().trim_end_matches('.').to_string(),
+            }
+        };
+        let size = |def, key| units::parse_size(&quoted(def, key)).unwrap_or_else(|| panic!("{def}.{key}: not a size"));
+        let time = |def, key| units::parse_duration(&quoted(def, key)).unwrap_or_else(|| panic!("{def}.{key}: not a duration"));
+        let num = |def, key| quoted(def, key).parse::<f64>().unwrap_or_else(|_| panic!("{def}.{key}: not a number"));
+        assert_eq!(num("Meta", "seed"), DEFAULT_SEED as f64);
+        assert_eq!(time("Meta", "max_time"), DEFAULT_MAX_TIME);
+        assert_eq!(size("TopologyConfig", "mtu"), DEFAULT_MTU);
+        assert_eq!(num("TopologyConfig", "receivers"), DEFAULT_RECEIVERS as f64);
+        assert_eq!(size("BufferConfig", "queue"), DEFAULT_QUEUE_CAP);
+        assert_eq!(size("BufferConfig", "pool"), DEFAULT_POOL);
+        assert_eq!(size("BufferConfig", "guaranteed"), DEFAULT_GUARANTEED);
+        assert_eq!(num("BufferConfig", "alpha"), DEFAULT_BUFFER_ALPHA);
+        assert_eq!(num("EcnConfig", "pmax"), DEFAULT_RED_PMAX);
+        assert_eq!(num("SwitchConfig", "queues"), DEFAULT_QUEUES as f64);
+        assert_eq!(size("TransportConfig", "header"), DEFAULT_HEADER);
+        assert_eq!(size("TransportConfig", "ack_size"), DEFAULT_ACK_SIZE);
+        assert_eq!(num("TransportConfig", "init_cwnd"), DEFAULT_INIT_CWND as f64);
+        assert_eq!(time("TransportConfig", "min_rto"), DEFAULT_MIN_RTO);
+        assert_eq!(num("TransportConfig", "g"), DEFAULT_DCTCP_G);
+        assert_eq!(num("WorkloadConfig", "groups"), DEFAULT_GROUPS as f64);
+        assert_eq!(size("MetricsConfig", "queue_bin"), DEFAULT_QUEUE_BIN);
+        assert_eq!(num("CiConfig", "queue"), ci::DEFAULT_QUEUE as f64);
+        assert_eq!(num("CiConfig", "congested_queue"), ci::DEFAULT_CONGESTED_QUEUE as f64);
+        assert_eq!(size("CiConfig", "low"), ci::DEFAULT_LOW);
+        assert_eq!(size("CiConfig", "high"), ci::DEFAULT_HIGH);
+        assert_eq!(num("CiConfig", "pmax"), ci::DEFAULT_PMAX);
+        assert_eq!(num("CiConfig", "table_size"), ci::DEFAULT_TABLE_SIZE as f64);
+        assert_eq!(size("CiConfig", "cip_threshold"), ci::DEFAULT_CIP_THRESHOLD);
+        assert_eq!(time("CiConfig", "release_after"), ci::DEFAULT_RELEASE_AFTER);
+        assert_eq!(quoted("CiConfig", "signal"), ci::DEFAULT_SIGNAL.to_string());
+        assert_eq!(quoted("CiConfig", "hosts"), ci::DEFAULT_HOSTS.to_string());
+        assert_eq!(size("PfcConfig", "xon"), pfc::DEFAULT_XON);
+        assert_eq!(num("PfcConfig", "quanta"), pfc::DEFAULT_QUANTA as f64);
+        assert_eq!(time("PfcConfig", "deadlock_after"), pfc::DEFAULT_DEADLOCK_AFTER);
+        assert_eq!(units::parse_rate(&quoted("DcqcnConfig", "min_rate")), Some(DcqcnParams::seed004(100_000_000_000).min_rate_bps));
+    }
 
     const BASE: &str = r#"
 [scenario]

@@ -8,14 +8,38 @@
 use super::units::{Bytes, Duration, Rate};
 pub use crate::host::udp::{Arrivals, SizeDist};
 pub use crate::host::TransportKind;
+use crate::sim::SimTime;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-fn d_one() -> u64 {
-    1
+// Defaults of the keys whose model has no module of its own, declared once: `validate` and
+// the builder read them through the accessors below, the doc comments quote them, and
+// `scenario::tests::doc_comments_quote_the_defaults` holds the two together. Mechanism
+// defaults live with their mechanism (`pfc::DEFAULT_*`, `ci::DEFAULT_*`, `DcqcnParams`).
+pub const DEFAULT_SEED: u64 = 1;
+pub const DEFAULT_MAX_TIME: SimTime = SimTime::from_ms(1000);
+pub const DEFAULT_MTU: u64 = 1500;
+pub const DEFAULT_RECEIVERS: u32 = 1;
+pub const DEFAULT_QUEUES: u8 = 1;
+pub const DEFAULT_QUEUE_CAP: u64 = 1_000_000;
+pub const DEFAULT_POOL: u64 = 16_000_000;
+pub const DEFAULT_GUARANTEED: u64 = 50_000;
+pub const DEFAULT_BUFFER_ALPHA: f64 = 1.0;
+pub const DEFAULT_RED_PMAX: f64 = 1.0;
+pub const DEFAULT_HEADER: u64 = 40;
+pub const DEFAULT_ACK_SIZE: u64 = 64;
+pub const DEFAULT_INIT_CWND: u32 = 10;
+pub const DEFAULT_MIN_RTO: SimTime = SimTime::from_ms(1);
+pub const DEFAULT_DCTCP_G: f64 = 1.0 / 16.0;
+pub const DEFAULT_GROUPS: u32 = 1;
+pub const DEFAULT_FCT_BINS: [u64; 3] = [100_000, 1_000_000, 10_000_000];
+pub const DEFAULT_QUEUE_BIN: u64 = 10_000;
+
+fn d_seed() -> u64 {
+    DEFAULT_SEED
 }
 fn d_max_time() -> Duration {
-    Duration(crate::sim::SimTime::from_ms(1000))
+    Duration(DEFAULT_MAX_TIME)
 }
 
 /// The whole scenario file.
@@ -50,7 +74,7 @@ pub struct Meta {
     #[serde(default)]
     pub description: String,
     /// Master seed; every random stream derives from it. Default 1.
-    #[serde(default = "d_one")]
+    #[serde(default = "d_seed")]
     pub seed: u64,
     /// New flows of open-loop workloads arrive during [0, arrivals_for). Default: max_time;
     /// at most max_time.
@@ -484,7 +508,7 @@ pub struct TransportConfig {
     /// RTO before the first RTT sample. Default: min_rto; a value below min_rto is raised to it.
     #[serde(default)]
     pub init_rto: Option<Duration>,
-    /// DCTCP: EWMA gain g of alpha. Default 1/16 = 0.0625; in (0, 1].
+    /// DCTCP: EWMA gain g of alpha. Default 0.0625 (1/16); in (0, 1].
     #[serde(default)]
     pub g: Option<f64>,
     /// Reno: negotiate ECN (RFC 3168): ECT data, halve once per window on ECN-Echo. Default false.
@@ -750,4 +774,26 @@ pub struct MetricsConfig {
     /// Histogram bin width of the sampled depths. Default "10KB"; > 0.
     #[serde(default)]
     pub queue_bin: Option<Bytes>,
+}
+
+// Keys read by both `validate` and the builder resolve their default here, once.
+impl TopologyConfig {
+    /// `topology.mtu` in bytes.
+    pub fn mtu(&self) -> u64 {
+        self.mtu.map_or(DEFAULT_MTU, |b| b.0)
+    }
+}
+
+impl SwitchConfig {
+    /// `switch.queues`.
+    pub fn queues(&self) -> u8 {
+        self.queues.unwrap_or(DEFAULT_QUEUES)
+    }
+}
+
+impl TransportConfig {
+    /// `transport.header` in bytes.
+    pub fn header(&self) -> u64 {
+        self.header.map_or(DEFAULT_HEADER, |b| b.0)
+    }
 }

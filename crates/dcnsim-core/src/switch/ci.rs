@@ -68,6 +68,8 @@ pub const DEFAULT_PMAX: f64 = 0.01;
 pub const DEFAULT_TABLE_SIZE: u32 = 1024;
 pub const DEFAULT_CIP_THRESHOLD: u64 = 100_000;
 pub const DEFAULT_RELEASE_AFTER: SimTime = SimTime::from_us(50);
+pub const DEFAULT_SIGNAL: bool = true;
+pub const DEFAULT_HOSTS: bool = true;
 
 /// Which packets of isolated flows are CE-marked (seed 003: "ECN is marked once a
 /// packet is isolated"; see the module doc).

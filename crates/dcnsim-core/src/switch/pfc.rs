@@ -42,7 +42,6 @@ pub const PAUSE_FRAME_BYTES: u32 = 64;
 /// Defaults of `switch.pfc` (seeds 000/003: XON 4 KB; 802.1Qbb: the largest pause).
 pub const DEFAULT_XON: u64 = 4_000;
 pub const DEFAULT_QUANTA: u16 = 65_535;
-pub const DEFAULT_ALPHA: f64 = 1.0;
 pub const DEFAULT_DEADLOCK_AFTER: SimTime = SimTime::from_ms(5);
 
 /// How XOFF is set.
