@@ -12,7 +12,7 @@ use crate::host::{Flow, Sender, TransportKind};
 use crate::net::{Ecn, FlowId, Packet, PktId, PktKind, PortId};
 use crate::sim::rng::mix64;
 use crate::sim::{ser_time, stream, SimTime, Stream};
-use crate::switch::Scheduler;
+use crate::switch::{DropReason, Scheduler};
 use crate::workload::FlowSpec;
 
 impl Sim {
@@ -139,11 +139,15 @@ impl Sim {
         None
     }
 
-    pub(super) fn host_rx(&mut self, pkt: PktId) {
-        let (kind, f) = {
+    pub(super) fn host_rx(&mut self, host: u32, port: PortId, pkt: PktId) {
+        let (kind, f, dst, prio) = {
             let p = self.pkts.get(pkt);
-            (p.kind, p.flow)
+            (p.kind, p.flow, p.dst, p.prio)
         };
+        if dst != host {
+            let class = self.cfg.class_of[prio as usize & 7] as usize;
+            return self.drop_pkt(pkt, Some((port, class)), DropReason::WrongHost);
+        }
         if self.flows[f as usize].finished {
             self.consume(pkt);
             return;

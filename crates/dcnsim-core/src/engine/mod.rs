@@ -470,7 +470,7 @@ impl Sim {
                 if h.is_switch {
                     self.switch_rx(h.owner, port, pkt)
                 } else {
-                    self.host_rx(pkt)
+                    self.host_rx(h.owner, port, pkt)
                 }
             }
             Ev::TxDone { port } => {

@@ -238,3 +238,66 @@ fn host_nic_counts_what_it_sends_and_packets_balance() {
     assert_eq!(s["packets_in_flight"], 0);
     assert_eq!(s["data_packets_sent"], 69);
 }
+
+/// Hosts a and c on s1, b on s2; one flow a -> b.
+fn wrong_route_fabric(transport: &str) -> String {
+    format!(
+        r#"
+[scenario]
+name = "wrong-host"
+max_time = "10ms"
+[topology]
+kind = "custom"
+hosts = ["a", "b", "c"]
+switches = ["s1", "s2"]
+links = [
+  {{ a = "a", b = "s1", rate = "10Gbps", delay = "1us" }},
+  {{ a = "c", b = "s1", rate = "10Gbps", delay = "1us" }},
+  {{ a = "s1", b = "s2", rate = "10Gbps", delay = "1us" }},
+  {{ a = "b", b = "s2", rate = "10Gbps", delay = "1us" }},
+]
+[transport]
+kind = "{transport}"
+[[workload]]
+kind = "flows"
+flows = [ {{ src = 0, dst = 1, size = "15000B" }} ]
+"#
+    )
+}
+
+/// A packet that reaches a host other than its destination is discarded there and counted
+/// (`drops_wrong_host`), never delivered: validation refuses such a route, so the scenario
+/// is built with the route added after validation, as a faulty routing table would be.
+#[test]
+fn a_packet_at_the_wrong_host_is_dropped_not_delivered() {
+    use crate::scenario::{build, schema::StaticRoute, Document};
+    for transport in ["udp", "dctcp"] {
+        let text = wrong_route_fabric(transport);
+        let mut s = Document::from_toml(&text).unwrap().scenario(None).unwrap();
+        s.topology.routes = Some(vec![StaticRoute { switch: "s1".into(), dst: "b".into(), via: "c".into() }]);
+        let mut sim = build(&s, &RunOptions { seed: None, check_invariants: true }).unwrap();
+        sim.run();
+        let r = sim.results();
+        let t = sim.topology();
+        let (a, b, c) = (t.host_port(0) as usize, t.host_port(1) as usize, t.host_port(2) as usize);
+        let wrong = r.ports.u64("drops_wrong_host");
+        let tx = r.ports.u64("tx_packets");
+        assert_eq!(r.summary["flows_finished"], 0, "{transport}: nothing reached b");
+        assert_ne!(r.summary["end_reason"], "completed", "{transport}");
+        assert!(wrong[c] > 0, "{transport}: c discards what is not addressed to it");
+        assert_eq!(wrong[c], tx[a], "{transport}: every packet a sent ended at c");
+        assert_eq!(tx[b] + tx[c], 0, "{transport}: neither b nor c answers");
+        assert_eq!(wrong.iter().sum::<u64>(), r.summary["packets_dropped"].as_u64().unwrap());
+    }
+}
+
+#[test]
+fn a_route_via_a_host_other_than_the_destination_is_refused() {
+    let text = wrong_route_fabric("udp").replace("[transport]", "routes = [ { switch = \"s1\", dst = \"b\", via = \"c\" } ]\n[transport]");
+    let e = load(&text, false, None, &RunOptions::default()).err().expect("refused");
+    assert_eq!(e.key, "topology.routes[0].via", "{e}");
+    assert!(e.message.contains("\"c\"") && e.message.contains("destination \"b\""), "{e}");
+    // the destination itself is a valid next hop
+    let ok = wrong_route_fabric("udp").replace("[transport]", "routes = [ { switch = \"s2\", dst = \"b\", via = \"b\" } ]\n[transport]");
+    assert!(load(&ok, false, None, &RunOptions::default()).is_ok());
+}

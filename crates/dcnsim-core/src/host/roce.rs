@@ -10,7 +10,7 @@
 use super::dcqcn::{DcqcnNp, DcqcnParams, DcqcnRp};
 use super::pacer::Pacer;
 use super::tcp::Segment;
-use crate::sim::SimTime;
+use crate::sim::{bytes_in, SimTime};
 
 /// RoCE parameters shared by every flow (the DCQCN line rate is set per flow).
 #[derive(Clone, Debug)]
@@ -45,7 +45,7 @@ impl RoceSender {
     pub fn new(params: &RoceParams, line_rate_bps: u64, now: SimTime) -> RoceSender {
         let mut p = params.dcqcn.clone();
         p.line_rate_bps = line_rate_bps;
-        let window = params.window.map(|w| (w.0 as u128 * line_rate_bps as u128).div_ceil(8 * 1_000_000_000_000u128) as u64);
+        let window = params.window.map(|w| bytes_in(w, line_rate_bps));
         RoceSender {
             rp: DcqcnRp::new(&p, now),
             p,

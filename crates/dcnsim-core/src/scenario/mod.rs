@@ -302,6 +302,12 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
                 if !linked {
                     return Err(err(format!("topology.routes[{i}].via"), format!("invalid value \"{}\", expected a neighbour of switch \"{}\"", r.via, r.switch)));
                 }
+                if hosts.contains(&r.via) && r.via != r.dst {
+                    return Err(err(
+                        format!("topology.routes[{i}].via"),
+                        format!("invalid value \"{}\": a host, but not the route's destination \"{}\"; expected \"{}\" or a switch", r.via, r.dst, r.dst),
+                    ));
+                }
             }
             hosts.len() as u32
         }
@@ -882,6 +888,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
     let arrivals_end = s.scenario.arrivals_for.map(|d| d.0).unwrap_or(max_time);
     let hosts = topo.num_hosts() as u32;
     let host_rate = topo.ports[topo.host_port(0) as usize].rate_bps;
+    let slowest_link = topo.ports.iter().map(|p| p.rate_bps).min().unwrap_or(1).max(1);
     let mut specs: Vec<FlowSpec> = Vec::new();
     for (i, w) in s.workload.iter().enumerate() {
         let first_spec = specs.len();
@@ -945,6 +952,35 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
                     }
                     specs.push(spec);
                 }
+            }
+        }
+        // every flow's ideal completion time must be a time the clock can hold (it is
+        // reported, and slowdowns divide by it), even if the run stops long before
+        if let Some(big) = specs[first_spec..].iter().max_by_key(|f| f.size) {
+            let (mss, hdr, slowest) = match big.transport {
+                TransportKind::Udp => {
+                    let pkt = tr.udp.packet_size.map_or(mtu as u64, |b| b.0);
+                    (pkt, 0, tr.udp.rate.map_or(slowest_link, |r| r.0.min(slowest_link)).max(1))
+                }
+                _ => (mtu as u64 - tr.header(), tr.header(), slowest_link),
+            };
+            let wire = big.size.div_ceil(mss).max(1) as u128 * (mss + hdr) as u128;
+            let t = wire * 8 * 1_000_000_000_000 / slowest as u128;
+            if t > units::MAX_DURATION.0 as u128 {
+                let key = match w.kind {
+                    WorkloadKind::Poisson => format!("workload[{i}].sizes"),
+                    WorkloadKind::Flows => format!("workload[{i}].flows[{}].size", specs[first_spec..].iter().position(|f| f.size == big.size).unwrap_or(0)),
+                    _ => format!("workload[{i}].size"),
+                };
+                return Err(err(
+                    key,
+                    format!(
+                        "a flow of {} B takes {:.3e} s at the slowest link ({} bps), beyond the longest simulated time (1000000s); expected a smaller size",
+                        big.size,
+                        t as f64 * 1e-12,
+                        slowest
+                    ),
+                ));
             }
         }
         if let (Some(below), Some(p)) = (w.mice_below, w.mice_priority) {
@@ -1051,6 +1087,32 @@ mod tests {
 
     /// Each key's default is declared once, as a constant; its doc comment (and so the
     /// scenario reference) quotes it, and this holds the quote to the constant.
+    /// Sizes beyond what the arithmetic holds are refused with the key, not clamped; a flow
+    /// whose ideal completion time the clock cannot hold is refused with its workload's key.
+    #[test]
+    fn sizes_out_of_range_are_refused_with_their_key() {
+        let flows = |size: &str, rate: &str| {
+            BASE.replace("10Gbps\", delay = \"1us\" }\nbottleneck", &format!("{rate}\", delay = \"1us\" }}\nbottleneck"))
+                + &format!("[[workload]]\nkind = \"flows\"\nflows = [ {{ src = 0, dst = 2, size = \"{size}\" }} ]\n")
+        };
+        let e = load(&flows("99999999999999999999GB", "10Gbps"), false, None, &RunOptions::default()).err().unwrap();
+        assert_eq!(e.key, "workload[0].flows[0].size", "{e}");
+        assert!(e.message.contains("out of range") && e.message.contains("1000000GB"), "{e}");
+        let e = load(&(BASE.to_string() + "[switch]\nbuffer = { queue = \"99999999999999999999GB\" }\n"), false, None, &RunOptions::default()).err().unwrap();
+        assert_eq!(e.key, "switch.buffer.queue", "{e}");
+        assert!(e.message.contains("out of range"), "{e}");
+        // 1000000GB is representable, but at 1 Mbps it needs 8e9 s
+        let e = load(&flows("1000000GB", "1Mbps"), false, None, &RunOptions::default()).err().unwrap();
+        assert_eq!(e.key, "workload[0].flows[0].size", "{e}");
+        assert!(e.message.contains("beyond the longest simulated time"), "{e}");
+        // at 10 Gbps the same flow takes 8e5 s: allowed (the run simply stops at max_time)
+        let (_, mut sim) = load(&flows("1000000GB", "10Gbps").replace("name = \"x\"", "name = \"x\"\nmax_time = \"1ms\""), false, None, &RunOptions::default()).unwrap();
+        sim.run();
+        let r = sim.results();
+        assert_eq!(r.summary["flows_finished"], 0);
+        assert!(r.flows.u64("ideal_fct_ps")[0] > 800_000 * 1_000_000_000_000, "ideal FCT held exactly, not wrapped");
+    }
+
     #[test]
     fn doc_comments_quote_the_defaults() {
         use schemars::schema::Schema;

@@ -213,7 +213,8 @@ pub struct StaticRoute {
     pub switch: String,
     /// The destination host.
     pub dst: String,
-    /// The neighbour (switch or host) the traffic is sent to; must be linked to `switch`.
+    /// The neighbour the traffic is sent to: a switch, or the destination host itself; must be
+    /// linked to `switch`.
     pub via: String,
 }
 

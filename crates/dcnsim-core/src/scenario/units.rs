@@ -29,17 +29,57 @@ const RATE_UNITS: &[(&str, f64)] = &[("bps", 1.0), ("Kbps", 1e3), ("Mbps", 1e6),
 const TIME_UNITS: &[(&str, f64)] = &[("ps", 1.0), ("ns", 1e3), ("us", 1e6), ("ms", 1e9), ("s", 1e12)];
 const SIZE_UNITS: &[(&str, f64)] = &[("B", 1.0), ("KB", 1e3), ("MB", 1e6), ("GB", 1e9), ("KiB", 1024.0), ("MiB", 1048576.0), ("GiB", 1073741824.0)];
 
+// The largest value of each kind a scenario may state, so that the arithmetic built on
+// them (bytes x 8 x 10^12 / rate, time x rate, now + duration) cannot leave u64: a
+// duration of at most 10^18 ps can be added to another and still fit, a size of at most
+// 10^15 B times 8 x 10^12 fits u128. Larger values are refused as out of range, not clamped.
+/// Largest rate: 1000 Tbps.
+pub const MAX_RATE_BPS: u64 = 1_000_000_000_000_000;
+/// Largest duration: 10^6 s (about 11.6 days of simulated time).
+pub const MAX_DURATION: SimTime = SimTime(1_000_000_000_000_000_000);
+/// Largest size: 10^15 B (1000000GB).
+pub const MAX_SIZE: u64 = 1_000_000_000_000_000;
+
+/// Why a quantity did not parse.
+#[derive(Debug, PartialEq, Eq)]
+pub enum QuantityError {
+    /// Not a number followed by a known unit.
+    Malformed,
+    /// Well formed but larger than the kind's maximum (the maximum, written with a unit).
+    OutOfRange(&'static str),
+}
+
+fn parse_bounded(s: &str, units: &[(&str, f64)], max: u64, max_text: &'static str) -> Result<u64, QuantityError> {
+    let v = parse_with(s, units).filter(|v| v.is_finite()).ok_or(QuantityError::Malformed)?.round();
+    if v > max as f64 {
+        return Err(QuantityError::OutOfRange(max_text));
+    }
+    Ok(v as u64)
+}
+
 /// Parse a rate string such as "100Gbps" into bits per second.
-pub fn parse_rate(s: &str) -> Option<u64> {
-    parse_with(s, RATE_UNITS).filter(|v| v.is_finite()).map(|v| v.round() as u64)
+pub fn parse_rate_checked(s: &str) -> Result<u64, QuantityError> {
+    parse_bounded(s, RATE_UNITS, MAX_RATE_BPS, "1000Tbps")
 }
 /// Parse a duration string such as "200ns" into simulated time.
-pub fn parse_duration(s: &str) -> Option<SimTime> {
-    parse_with(s, TIME_UNITS).filter(|v| v.is_finite()).map(|v| SimTime(v.round() as u64))
+pub fn parse_duration_checked(s: &str) -> Result<SimTime, QuantityError> {
+    parse_bounded(s, TIME_UNITS, MAX_DURATION.0, "1000000s").map(SimTime)
 }
 /// Parse a size string such as "750KB" into bytes.
+pub fn parse_size_checked(s: &str) -> Result<u64, QuantityError> {
+    parse_bounded(s, SIZE_UNITS, MAX_SIZE, "1000000GB")
+}
+/// [`parse_rate_checked`], any error as `None`.
+pub fn parse_rate(s: &str) -> Option<u64> {
+    parse_rate_checked(s).ok()
+}
+/// [`parse_duration_checked`], any error as `None`.
+pub fn parse_duration(s: &str) -> Option<SimTime> {
+    parse_duration_checked(s).ok()
+}
+/// [`parse_size_checked`], any error as `None`.
 pub fn parse_size(s: &str) -> Option<u64> {
-    parse_with(s, SIZE_UNITS).filter(|v| v.is_finite()).map(|v| v.round() as u64)
+    parse_size_checked(s).ok()
 }
 
 macro_rules! unit_type {
@@ -57,8 +97,9 @@ macro_rules! unit_type {
                         f.write_str($expect)
                     }
                     fn visit_str<E: de::Error>(self, s: &str) -> Result<$name, E> {
-                        $parse(s).map($name).ok_or_else(|| {
-                            E::custom(format!("invalid value \"{}\", expected {}", s, $expect))
+                        $parse(s).map($name).map_err(|e| match e {
+                            QuantityError::Malformed => E::custom(format!("invalid value \"{}\", expected {}", s, $expect)),
+                            QuantityError::OutOfRange(max) => E::custom(format!("invalid value \"{}\": out of range, expected at most \"{}\"", s, max)),
                         })
                     }
                     fn visit_i64<E: de::Error>(self, v: i64) -> Result<$name, E> {
@@ -85,17 +126,17 @@ macro_rules! unit_type {
 
 unit_type!(
     /// A link or sending rate in bits per second, written "100Gbps", "40Mbps".
-    Rate, u64, parse_rate, "a rate with a unit, e.g. \"100Gbps\" (bps, Kbps, Mbps, Gbps, Tbps)",
+    Rate, u64, parse_rate_checked, "a rate with a unit, e.g. \"100Gbps\" (bps, Kbps, Mbps, Gbps, Tbps)",
     |v| format!("{}bps", v)
 );
 unit_type!(
     /// A duration, written "200ns", "4us", "10ms".
-    Duration, SimTime, parse_duration, "a duration with a unit, e.g. \"200ns\" (ps, ns, us, ms, s)",
+    Duration, SimTime, parse_duration_checked, "a duration with a unit, e.g. \"200ns\" (ps, ns, us, ms, s)",
     |v| format!("{}ps", v.0)
 );
 unit_type!(
     /// A size in bytes, written "1500B", "750KB" (1000 B), "2MiB" (1048576 B).
-    Bytes, u64, parse_size, "a size with a unit, e.g. \"750KB\" (B, KB, MB, GB, KiB, MiB, GiB)",
+    Bytes, u64, parse_size_checked, "a size with a unit, e.g. \"750KB\" (B, KB, MB, GB, KiB, MiB, GiB)",
     |v| format!("{}B", v)
 );
 
@@ -162,7 +203,7 @@ unit_schema!(
     "rate",
     RATE_UNITS,
     "A rate in bits per second, written as a number and a unit: bps, Kbps, Mbps, Gbps, Tbps \
-     (SI prefixes: 1 Kbps = 1000 bps). Rounded to whole bits per second. A bare number is an error.",
+     (SI prefixes: 1 Kbps = 1000 bps). Rounded to whole bits per second; at most 1000Tbps. A bare number is an error.",
     ["100Gbps", "2.5Gbps", "40Mbps"]
 );
 unit_schema!(
@@ -170,7 +211,7 @@ unit_schema!(
     "duration",
     TIME_UNITS,
     "A duration, written as a number and a unit: ps, ns, us, ms, s. Rounded to whole picoseconds \
-     (the simulation clock). A bare number is an error.",
+     (the simulation clock); at most 1000000s. A bare number is an error.",
     ["200ns", "1.5us", "10ms"]
 );
 unit_schema!(
@@ -178,7 +219,7 @@ unit_schema!(
     "size",
     SIZE_UNITS,
     "A size in bytes, written as a number and a unit: B, KB, MB, GB (powers of 1000) or KiB, MiB, \
-     GiB (powers of 1024). Rounded to whole bytes. A bare number is an error.",
+     GiB (powers of 1024). Rounded to whole bytes; at most 1000000GB. A bare number is an error.",
     ["750KB", "1500B", "2MiB"]
 );
 
@@ -200,6 +241,27 @@ mod tests {
         assert_eq!(parse_rate("100gbps"), None);
         assert_eq!(parse_size("KB"), None);
         assert_eq!(parse_size("-5KB"), None);
+    }
+    #[test]
+    fn values_beyond_the_maximum_are_refused_not_clamped() {
+        assert_eq!(parse_size_checked("1000000GB"), Ok(MAX_SIZE));
+        assert_eq!(parse_size_checked("1000000.001GB"), Err(QuantityError::OutOfRange("1000000GB")));
+        assert_eq!(parse_size_checked("99999999999999999999GB"), Err(QuantityError::OutOfRange("1000000GB")));
+        assert_eq!(parse_size_checked("1e30GB"), Err(QuantityError::Malformed));
+        assert_eq!(parse_rate_checked("1000Tbps"), Ok(MAX_RATE_BPS));
+        assert_eq!(parse_rate_checked("1001Tbps"), Err(QuantityError::OutOfRange("1000Tbps")));
+        assert_eq!(parse_duration_checked("1000000s"), Ok(MAX_DURATION));
+        assert_eq!(parse_duration_checked("20000000s"), Err(QuantityError::OutOfRange("1000000s")));
+        // the maxima leave room for the arithmetic built on them
+        assert!(MAX_DURATION.0.checked_mul(2).is_some());
+        assert!((MAX_SIZE as u128 * 8 * 1_000_000_000_000).checked_mul(1).is_some());
+        #[derive(Deserialize, Debug)]
+        struct T {
+            #[allow(dead_code)]
+            b: Bytes,
+        }
+        let e = toml::from_str::<T>("b = \"99999999999999999999GB\"").unwrap_err().to_string();
+        assert!(e.contains("out of range") && e.contains("1000000GB"), "{e}");
     }
     #[test]
     fn bare_numbers_are_rejected() {

@@ -5,4 +5,4 @@ pub mod time;
 
 pub use event::EventQueue;
 pub use rng::{stream, Rng, Stream};
-pub use time::{ser_time, SimTime};
+pub use time::{bytes_in, ser_time, SimTime};

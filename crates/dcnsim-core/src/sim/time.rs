@@ -74,6 +74,13 @@ impl fmt::Display for SimTime {
     }
 }
 
+/// Bytes a link of `rate_bps` clocks out in `t`, rounded up; saturates at u64::MAX (a
+/// cap that large is no cap) rather than wrapping.
+pub fn bytes_in(t: SimTime, rate_bps: u64) -> u64 {
+    let b = (t.0 as u128 * rate_bps as u128).div_ceil(8 * 1_000_000_000_000u128);
+    b.min(u64::MAX as u128) as u64
+}
+
 /// Time to clock `bytes` onto a link of `rate_bps`, rounded up to the next picosecond.
 #[inline]
 pub fn ser_time(bytes: u64, rate_bps: u64) -> SimTime {

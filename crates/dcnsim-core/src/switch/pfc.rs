@@ -31,7 +31,7 @@ use super::DropReason;
 use crate::engine::EndReason;
 use crate::metrics::ColumnData as C;
 use crate::net::{FlowId, Frame, PortId};
-use crate::sim::{ser_time, SimTime};
+use crate::sim::{bytes_in, ser_time, SimTime};
 
 /// Most traffic classes a port can have (802.1Q).
 pub const CLASSES: usize = 8;
@@ -127,8 +127,7 @@ impl PfcParams {
     /// (802.1Qbb's delay components, with zero interface and higher-layer
     /// response delay in this model).
     pub fn derived_headroom(rate_bps: u64, round_trip: SimTime, mtu: u32) -> u64 {
-        let cable = (round_trip.0 as u128 * rate_bps as u128).div_ceil(8 * 1_000_000_000_000u128) as u64;
-        cable + 3 * mtu as u64 + PAUSE_FRAME_BYTES as u64
+        bytes_in(round_trip, rate_bps).saturating_add(3 * mtu as u64 + PAUSE_FRAME_BYTES as u64)
     }
 }
 

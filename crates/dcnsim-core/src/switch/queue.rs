@@ -19,6 +19,9 @@ pub enum DropReason {
     Ttl,
     /// No route to the packet's destination from this switch.
     NoRoute,
+    /// The packet reached a host other than its destination (a wrong static route); the
+    /// host discards it, as a NIC discards a frame not addressed to it.
+    WrongHost,
 }
 
 /// Why a packet was ECN-marked.
@@ -39,6 +42,7 @@ pub struct QueueStats {
     pub drops_headroom: u64,
     pub drops_ttl: u64,
     pub drops_no_route: u64,
+    pub drops_wrong_host: u64,
     pub ecn_marks: u64,
     /// PFC frames this port sent (XOFF and XON) for this class.
     pub pfc_tx: u64,
@@ -52,7 +56,7 @@ pub struct QueueStats {
 
 impl QueueStats {
     pub fn drops(&self) -> u64 {
-        self.drops_buffer_full + self.drops_aqm + self.drops_headroom + self.drops_ttl + self.drops_no_route
+        self.drops_buffer_full + self.drops_aqm + self.drops_headroom + self.drops_ttl + self.drops_no_route + self.drops_wrong_host
     }
     pub fn count_drop(&mut self, r: DropReason) {
         match r {
@@ -61,6 +65,7 @@ impl QueueStats {
             DropReason::Headroom => self.drops_headroom += 1,
             DropReason::Ttl => self.drops_ttl += 1,
             DropReason::NoRoute => self.drops_no_route += 1,
+            DropReason::WrongHost => self.drops_wrong_host += 1,
         }
     }
     /// A packet of `size` bytes left in this class.
