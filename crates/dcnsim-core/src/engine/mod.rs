@@ -264,7 +264,12 @@ impl Sim {
             .switches
             .iter()
             .enumerate()
-            .map(|(i, &n)| SwitchState { buffer: SwitchBuffer::new(cfg.buffer.clone(), topo.nodes[n as usize].ports.len()), rng: stream(cfg.seed, Stream::SwitchAqm, i as u64) })
+            .map(|(i, &n)| {
+                let ports = &topo.nodes[n as usize].ports;
+                let mut buffer = SwitchBuffer::new(cfg.buffer.clone(), ports.len(), nq);
+                buffer.reserve_beside(mechs.reserved_beside(ports));
+                SwitchState { buffer, rng: stream(cfg.seed, Stream::SwitchAqm, i as u64) }
+            })
             .collect();
         let hosts = topo.hosts.iter().map(|&n| Host { node: n, port: topo.nodes[n as usize].ports[0], ready: vec![Default::default(); nq] }).collect();
         // Calendar slots of about 1/64 of the shortest frame time on the fabric:

@@ -107,7 +107,7 @@ fn derived_headroom_absorbs_a_long_cable_and_too_little_drops() {
 fn pause_stops_the_upstream_for_quanta_times_512_bit_times() {
     // h0 sends at line rate through s to h1; at t0 the switch sends h0 one PAUSE of q quanta.
     let flows = "{ src = 0, dst = 1, size = \"10MB\" }";
-    let mut sim = build(&star(2, "100Gbps", "500ns", None, "pfc = { xoff = \"1MB\", xon = \"4KB\" }", flows, "5ms"));
+    let mut sim = build(&star(2, "100Gbps", "500ns", None, "buffer = { queue = \"2MB\" }\npfc = { xoff = \"1MB\", xon = \"4KB\" }", flows, "5ms"));
     sim.enable_trace();
     let t0 = SimTime::from_us(10);
     sim.run_until(t0);
@@ -136,7 +136,7 @@ fn pause_stops_the_upstream_for_quanta_times_512_bit_times() {
 #[test]
 fn xon_resumes_immediately() {
     let flows = "{ src = 0, dst = 1, size = \"10MB\" }";
-    let mut sim = build(&star(2, "100Gbps", "500ns", None, "pfc = { xoff = \"1MB\", xon = \"4KB\" }", flows, "5ms"));
+    let mut sim = build(&star(2, "100Gbps", "500ns", None, "buffer = { queue = \"2MB\" }\npfc = { xoff = \"1MB\", xon = \"4KB\" }", flows, "5ms"));
     sim.enable_trace();
     let s_to_h0 = switch_port_to(&sim, 0);
     sim.run_until(SimTime::from_us(10));
@@ -265,7 +265,7 @@ flows = [ { src = 1, dst = 0, size = "50MB" }, { src = 2, dst = 0, size = "50MB"
 fn link_pause_stops_every_class() {
     // 802.3x: with two classes, a link-level PAUSE stops both.
     let flows = "{ src = 0, dst = 1, size = \"5MB\", priority = 0 }, { src = 0, dst = 1, size = \"5MB\", priority = 1 }";
-    let mut sim = build(&star(2, "100Gbps", "500ns", None, "queues = 2\npfc = { mode = \"link\", xoff = \"1MB\", xon = \"4KB\" }", flows, "5ms"));
+    let mut sim = build(&star(2, "100Gbps", "500ns", None, "queues = 2\nbuffer = { queue = \"2MB\" }\npfc = { mode = \"link\", xoff = \"1MB\", xon = \"4KB\" }", flows, "5ms"));
     sim.enable_trace();
     let s_to_h0 = switch_port_to(&sim, 0);
     let h0_port = sim.topology().host_port(0);
@@ -302,4 +302,71 @@ fn queue_based_pfc_keeps_each_queue_within_its_size() {
     assert!(queue_max <= 1_000_000, "queue-based PFC: max depth {queue_max}");
     assert!(queue_max > 750_000, "it does reach XOFF: {queue_max}");
     assert!(ingress_max > 1_000_000, "ingress accounting lets the queue exceed its size: {ingress_max}");
+}
+
+/// Dynamic XOFF (alpha x free shared buffer) keeps an incast lossless: headroom is freed
+/// first on departure and XON waits for it to empty, so what arrives after an XON finds an
+/// empty headroom. Before the fix: 188 (8:1) and 7,141 (20:1) headroom drops, no flow done.
+#[test]
+fn dynamic_xoff_incast_is_lossless() {
+    for (n, pool) in [(8usize, "8MB"), (20, "2MB")] {
+        let cfg = format!("buffer = {{ model = \"shared\", pool = \"{pool}\", guaranteed = \"10KB\", alpha = 1.0 }}\npfc = {{ alpha = 0.5 }}");
+        let mut sim = build(&star(n + 1, "100Gbps", "1us", None, &cfg, &incast_flows(n, "1MB"), "50ms"));
+        sim.run();
+        assert!(sim.violations().is_empty(), "{n}:1 {:?}", sim.violations());
+        let r = sim.results();
+        assert_eq!(r.summary["end_reason"], "completed", "{n}:1");
+        assert_eq!(r.summary["packets_dropped"], 0, "{n}:1");
+        assert!(r.summary["pfc_frames"].as_u64().unwrap() > 0, "{n}:1 the pool is too small to hold the incast without pausing");
+        // n MB through the 100G port, which PFC keeps busy
+        let end = *r.flows.u64("end_ps").iter().max().unwrap();
+        let wire = ser_time(n as u64 * 1_000_000, 100_000_000_000).0;
+        assert!((end as f64) < wire as f64 * 1.05, "{n}:1 done at {end} ps, n MB take {wire} ps");
+        // the switch held at most its memory: the pool plus the headroom beside it
+        let (_, memory) = sim.switches[0].buffer.occupancy();
+        let max: u64 = *r.ports.u64("max_depth_bytes").iter().max().unwrap();
+        assert!(max <= memory, "{n}:1 queue {max} B > memory {memory} B");
+    }
+}
+
+/// A static buffer's memory is queue x queues x ports: an XOFF whose headroom does not fit
+/// in a queue's share is refused, and a lossless incast stays within the memory.
+#[test]
+fn lossless_traffic_stays_within_switch_memory() {
+    let flows = incast_flows(20, "5MB");
+    let e = crate::scenario::load(
+        &star(21, "100Gbps", "1us", None, "buffer = { model = \"static\", queue = \"1MB\" }\npfc = { xoff = \"50MB\" }", &flows, "20ms"),
+        false,
+        None,
+        &Default::default(),
+    )
+    .err()
+    .expect("refused");
+    assert_eq!(e.key, "switch.pfc.xoff", "{e}");
+    assert!(e.message.contains("switch.buffer.queue = 1000000 B"), "{e}");
+
+    let mut sim = build(&star(21, "100Gbps", "1us", None, "buffer = { model = \"static\", queue = \"1MB\" }\npfc = { xoff = \"500KB\" }", &flows, "20ms"));
+    sim.run();
+    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+    let r = sim.results();
+    assert_eq!(r.summary["end_reason"], "completed");
+    assert_eq!(r.summary["packets_dropped"], 0);
+    let (_, memory) = sim.switches[0].buffer.occupancy();
+    assert_eq!(memory, 21 * 1_000_000);
+    let max: u64 = *r.ports.u64("max_depth_bytes").iter().max().unwrap();
+    // 20 ingress counters of at most XOFF + headroom each feed the one queue
+    let h = PfcParams::derived_headroom(100_000_000_000, SimTime::from_us(2), 1500);
+    assert!(max > 1_000_000 && max <= 20 * (500_000 + h), "max depth {max}");
+}
+
+/// `--check-invariants` flags a switch that holds more than its memory (here a memory made
+/// smaller after the build, as a model error would leave it).
+#[test]
+fn check_invariants_flags_a_switch_beyond_its_memory() {
+    let flows = incast_flows(20, "1MB");
+    let mut sim = build(&star(21, "100Gbps", "1us", None, "buffer = { model = \"static\", queue = \"1MB\" }\npfc = { xoff = \"500KB\" }", &flows, "20ms"));
+    sim.switches[0].buffer.set_memory(2_000_000);
+    sim.run();
+    let v = sim.violations();
+    assert!(v.iter().any(|m| m.contains("> memory 2000000 B")), "{v:?}");
 }

@@ -61,7 +61,7 @@ impl Sim {
         let mut peer = vec![];
         let mut queue = vec![];
         let mut rate = vec![];
-        let mut c: [Vec<u64>; 11] = Default::default();
+        let mut c: [Vec<u64>; 12] = Default::default();
         let mut mean = vec![];
         for (pid, eg) in self.egress.iter_mut().enumerate() {
             let info = &self.topo.ports[pid];
@@ -87,12 +87,13 @@ impl Sim {
                     s.drops_ttl,
                     s.drops_no_route,
                     s.drops_wrong_host,
+                    s.drops_lossless,
                 ]) {
                     v.push(x);
                 }
             }
         }
-        let [tx_b, tx_p, dr, dr_bf, dr_aqm, mk, mx, dr_hd, dr_ttl, dr_nr, dr_wh] = c;
+        let [tx_b, tx_p, dr, dr_bf, dr_aqm, mk, mx, dr_hd, dr_ttl, dr_nr, dr_wh, dr_ll] = c;
         pt.push("node", C::U32(node));
         pt.push("is_host", C::U8(is_host));
         pt.push("port", C::U32(port));
@@ -108,6 +109,7 @@ impl Sim {
         pt.push("drops_ttl", C::U64(dr_ttl));
         pt.push("drops_no_route", C::U64(dr_nr));
         pt.push("drops_wrong_host", C::U64(dr_wh));
+        pt.push("drops_lossless", C::U64(dr_ll));
         pt.push("ecn_marks", C::U64(mk));
         pt.push("max_depth_bytes", C::U64(mx));
         pt.push("mean_depth_bytes", C::F64(mean));

@@ -49,7 +49,8 @@ impl Sim {
             Admission::Buffer => {
                 let eg = &self.egress[out as usize];
                 if !self.switches[sw as usize].buffer.admits(eg.bytes, eg.queues[a.queue].bytes, a.size) {
-                    return self.drop_pkt(pkt, Some((out, a.queue)), DropReason::BufferFull);
+                    let why = if a.lossless { DropReason::Lossless } else { DropReason::BufferFull };
+                    return self.drop_pkt(pkt, Some((out, a.queue)), why);
                 }
             }
         }
@@ -71,13 +72,16 @@ impl Sim {
         {
             let p = self.pkts.get_mut(pkt);
             p.ingress = in_port;
-            p.hdrm = a.hdrm;
             p.enq = self.now;
         }
-        if self.cfg.check_invariants && !a.ingress_admitted {
+        if self.cfg.check_invariants {
             let lim = st.buffer.queue_limit();
-            if eg.queues[qi].bytes > lim {
+            if !a.ingress_admitted && eg.queues[qi].bytes > lim {
                 self.violations.push(format!("t={} port {out} queue {qi}: {} B > limit {lim} B", self.now, eg.queues[qi].bytes));
+            }
+            let (held, memory) = st.buffer.occupancy();
+            if held > memory {
+                self.violations.push(format!("t={} switch {sw}: {held} B buffered > memory {memory} B (port {out} queue {qi} holds {} B)", self.now, eg.queues[qi].bytes));
             }
         }
         self.mechs.on_enqueue(&a, &mut ctx!(self));
@@ -101,7 +105,7 @@ impl Sim {
         eg.bytes -= size as u64;
         let pkt = eg.queues[qi].pop(size, now).unwrap();
         let p = self.pkts.get(pkt);
-        let d = Departure { sw, port, queue: qi, pkt, size: size as u64, flow: p.flow, in_port: p.ingress, tc: p.tc as usize, hdrm: p.hdrm, enq: p.enq };
+        let d = Departure { sw, port, queue: qi, pkt, size: size as u64, flow: p.flow, in_port: p.ingress, tc: p.tc as usize, enq: p.enq };
         self.mechs.on_dequeue(&d, &mut ctx!(self));
         self.apply_effects();
         self.pkts.get_mut(pkt).tc = qi as u8;

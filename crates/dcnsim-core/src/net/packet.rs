@@ -93,8 +93,6 @@ pub struct Packet {
     pub ingress: PortId,
     /// Switch hops so far (dropped past the hop limit: routing loops).
     pub hops: u8,
-    /// Held in PFC headroom at the current switch.
-    pub hdrm: bool,
     /// Traffic class it was transmitted in on its last link: the class PFC at the receiving
     /// switch accounts it to and pauses (it differs from the local queue under CI).
     pub tc: u8,
@@ -120,7 +118,6 @@ impl Packet {
             ts: SimTime::ZERO,
             ingress: u32::MAX,
             hops: 0,
-            hdrm: false,
             tc: 0,
             enq: SimTime::ZERO,
         }

@@ -1041,6 +1041,24 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
             egress_queue: p.accounting == PfcAccounting::EgressQueue,
         }
     });
+    // A static buffer's memory is queue x queues x ports: a lossless class must fit its
+    // XOFF and the headroom above it in one queue's share, or PFC would promise more
+    // buffer than the switch has.
+    if let (Some(p), BufferParams::Static { queue_cap }) = (&pfc, &buffer) {
+        if let Xoff::Static(x) = p.xoff {
+            let h = p.headroom.iter().copied().max().unwrap_or(0);
+            if x.saturating_add(h) > *queue_cap {
+                return Err(err(
+                    "switch.pfc.xoff",
+                    format!(
+                        "invalid value {x} B: with the headroom above it ({h} B on the largest link) it exceeds a queue's share of the switch memory \
+                         (switch.buffer.queue = {queue_cap} B); expected xoff <= {} B, or a larger queue",
+                        queue_cap.saturating_sub(h)
+                    ),
+                ));
+            }
+        }
+    }
     let cfg = SimConfig {
         seed,
         max_time,

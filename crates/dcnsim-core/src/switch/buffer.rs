@@ -6,6 +6,11 @@
 //!   as configured in seed 004: a switch-wide pool, a guaranteed share per
 //!   egress port, and beyond it a port may hold at most alpha times the free
 //!   shared buffer.
+//!
+//! The switch's memory, which no queue may exceed (`--check-invariants` checks the switch
+//! total against it): static, queue x queues x ports; shared, the pool plus the reserves a
+//! mechanism keeps beside it (PFC headroom per ingress port and lossless class, see
+//! `pfc.rs`), which only packets that mechanism admits may use.
 
 /// Buffer model parameters.
 #[derive(Clone, Debug)]
@@ -21,15 +26,41 @@ pub struct SwitchBuffer {
     /// Shared part of the pool (pool minus all guarantees).
     shared_cap: u64,
     shared_used: u64,
+    /// Bytes buffered in the switch, all queues.
+    total: u64,
+    /// The switch's memory (module doc).
+    memory: u64,
 }
 
 impl SwitchBuffer {
-    pub fn new(params: BufferParams, ports: usize) -> SwitchBuffer {
-        let shared_cap = match params {
-            BufferParams::Static { .. } => 0,
-            BufferParams::Shared { pool, guaranteed, .. } => pool.saturating_sub(guaranteed * ports as u64),
+    pub fn new(params: BufferParams, ports: usize, queues: usize) -> SwitchBuffer {
+        let (shared_cap, memory) = match params {
+            BufferParams::Static { queue_cap } => (0, queue_cap.saturating_mul((ports * queues) as u64)),
+            BufferParams::Shared { pool, guaranteed, .. } => (pool.saturating_sub(guaranteed * ports as u64), pool),
         };
-        SwitchBuffer { params, shared_cap, shared_used: 0 }
+        SwitchBuffer { params, shared_cap, shared_used: 0, total: 0, memory }
+    }
+
+    /// Add memory reserved beside a shared pool (a mechanism's headroom); a static buffer's
+    /// reserves live inside each queue's capacity (validation holds them there).
+    pub fn reserve_beside(&mut self, bytes: u64) {
+        if let BufferParams::Shared { .. } = self.params {
+            self.memory = self.memory.saturating_add(bytes);
+        }
+    }
+
+    /// Whether the shared pool itself (not the per-port dynamic limit) has room for `size`
+    /// more bytes on a port holding `port_bytes`; always true for a static buffer, whose
+    /// lossless traffic is bounded by its thresholds instead.
+    #[inline]
+    pub fn pool_admits(&self, port_bytes: u64, size: u64) -> bool {
+        match self.params {
+            BufferParams::Static { .. } => true,
+            BufferParams::Shared { guaranteed, .. } => {
+                let delta = (port_bytes + size).saturating_sub(guaranteed) - port_bytes.saturating_sub(guaranteed);
+                self.shared_used + delta <= self.shared_cap
+            }
+        }
     }
 
     /// Whether a packet of `size` may join a queue holding `queue_bytes` on a port holding
@@ -45,7 +76,7 @@ impl SwitchBuffer {
                 if delta == 0 {
                     return true;
                 }
-                // lossless (PFC) bytes are admitted by ingress accounting and may
+                // bytes a mechanism admitted into its reserve count here too and may
                 // overfill the pool: then nothing else is free
                 let free = self.shared_cap.saturating_sub(self.shared_used);
                 delta <= free && (new as f64) <= alpha * free as f64
@@ -54,6 +85,7 @@ impl SwitchBuffer {
     }
     #[inline]
     pub fn on_enqueue(&mut self, port_bytes_before: u64, size: u64) {
+        self.total += size;
         if let BufferParams::Shared { guaranteed, .. } = self.params {
             let old = port_bytes_before.saturating_sub(guaranteed);
             let new = (port_bytes_before + size).saturating_sub(guaranteed);
@@ -62,11 +94,21 @@ impl SwitchBuffer {
     }
     #[inline]
     pub fn on_dequeue(&mut self, port_bytes_before: u64, size: u64) {
+        self.total -= size;
         if let BufferParams::Shared { guaranteed, .. } = self.params {
             let old = port_bytes_before.saturating_sub(guaranteed);
             let new = (port_bytes_before - size).saturating_sub(guaranteed);
             self.shared_used -= old - new;
         }
+    }
+    /// Shrink or grow the memory after the build (tests of the invariant checks).
+    #[cfg(test)]
+    pub fn set_memory(&mut self, bytes: u64) {
+        self.memory = bytes;
+    }
+    /// Bytes buffered in the switch and the memory they must fit in.
+    pub fn occupancy(&self) -> (u64, u64) {
+        (self.total, self.memory)
     }
     pub fn shared_used(&self) -> u64 {
         self.shared_used
@@ -88,14 +130,14 @@ mod tests {
     use super::*;
     #[test]
     fn static_caps_each_queue() {
-        let b = SwitchBuffer::new(BufferParams::Static { queue_cap: 3000 }, 4);
+        let b = SwitchBuffer::new(BufferParams::Static { queue_cap: 3000 }, 4, 1);
         assert!(b.admits(0, 1500, 1500));
         assert!(!b.admits(0, 2000, 1500));
     }
     #[test]
     fn dynamic_threshold_converges_to_alpha_share() {
         // One congested port with alpha = 1 settles at alpha/(1+alpha) of the shared pool.
-        let mut b = SwitchBuffer::new(BufferParams::Shared { pool: 1_000_000, guaranteed: 0, alpha: 1.0 }, 1);
+        let mut b = SwitchBuffer::new(BufferParams::Shared { pool: 1_000_000, guaranteed: 0, alpha: 1.0 }, 1, 1);
         let mut q = 0u64;
         while b.admits(q, q, 1000) {
             b.on_enqueue(q, 1000);
@@ -103,7 +145,7 @@ mod tests {
         }
         assert_eq!(q, 500_000);
         // the guarantee is always available
-        let b2 = SwitchBuffer::new(BufferParams::Shared { pool: 100_000, guaranteed: 50_000, alpha: 1.0 }, 2);
+        let b2 = SwitchBuffer::new(BufferParams::Shared { pool: 100_000, guaranteed: 50_000, alpha: 1.0 }, 2, 1);
         assert_eq!(b2.shared_cap(), 0);
         assert!(b2.admits(49_000, 49_000, 1000));
         assert!(!b2.admits(50_000, 50_000, 1000));

@@ -136,7 +136,7 @@ impl PfcParams {
 pub struct Ingress {
     /// Bytes buffered that entered through this port, per class.
     pub bytes: [u64; CLASSES],
-    /// Of those, bytes held in headroom.
+    /// Of those, bytes counted against the headroom (a departure frees headroom first).
     pub headroom: [u64; CLASSES],
     /// XOFF sent and not yet released by XON.
     pub xoff: [bool; CLASSES],
@@ -259,6 +259,16 @@ impl Pfc {
         }
     }
 
+    /// Headroom reserved on a switch with `ports`: per ingress port, per lossless class
+    /// (802.1Qbb accounting; queue-based accounting keeps its headroom inside each queue).
+    pub fn headroom_reserve(&self, ports: &[PortId]) -> u64 {
+        if self.p.egress_queue {
+            return 0;
+        }
+        let classes = if self.p.link_mode { 1 } else { self.p.lossless.count_ones() as u64 };
+        ports.iter().map(|&p| self.p.headroom[p as usize].saturating_mul(classes)).fold(0, u64::saturating_add)
+    }
+
     /// The paused queues of the deadlock cycle that ended the run.
     pub fn deadlock(&self) -> &[String] {
         &self.deadlock
@@ -298,7 +308,10 @@ impl Pfc {
         let c = self.p.class(a.tc);
         let thr = self.xoff_threshold(a.sw, cx);
         let ing = &self.ingress[a.in_port as usize];
-        if ing.bytes[c] - ing.headroom[c] + a.size > thr {
+        // past XOFF, or the shared pool is full (lossy traffic may have filled it below a
+        // static XOFF): the packet is held in headroom, which on_enqueue answers with XOFF
+        let pool_full = !cx.switches[a.sw as usize].buffer.pool_admits(cx.egress[a.out as usize].bytes, a.size);
+        if ing.bytes[c] - ing.headroom[c] + a.size > thr || pool_full {
             if ing.headroom[c] + a.size > self.p.headroom[a.in_port as usize] {
                 return Admission::Drop(DropReason::Headroom, a.in_port, a.tc);
             }
@@ -330,7 +343,7 @@ impl Pfc {
             let now = cx.now;
             cx.violation(|| format!("t={now} ingress port {in_port} class {c}: headroom {used} B > {room} B"));
         }
-        if !ing.xoff[c] && ing.bytes[c] > thr {
+        if !ing.xoff[c] && (ing.bytes[c] > thr || a.hdrm) {
             ing.xoff[c] = true;
             self.send(in_port, c, self.p.quanta, cx);
             self.schedule_refresh(in_port, c, cx);
@@ -403,11 +416,13 @@ impl Pfc {
                 Xoff::Dynamic(_) => self.xoff_threshold(d.sw, cx).saturating_sub(self.p.xon),
             };
             let ing = &mut self.ingress[d.in_port as usize];
+            // a departure frees headroom first (as ns-3's switch MMU and shared-memory ASICs
+            // account it): the headroom is a count of bytes, not a set of packets
             ing.bytes[c] -= d.size;
-            if d.hdrm {
-                ing.headroom[c] -= d.size;
-            }
-            if ing.xoff[c] && ing.bytes[c] <= resume_at {
+            ing.headroom[c] -= ing.headroom[c].min(d.size);
+            // XON only once the headroom is empty: sent earlier, the bytes in flight would
+            // land in a headroom that is still partly full
+            if ing.xoff[c] && ing.bytes[c] <= resume_at && ing.headroom[c] == 0 {
                 ing.xoff[c] = false;
                 ing.refresh_gen[c] = ing.refresh_gen[c].wrapping_add(1);
                 self.send(d.in_port, c, 0, cx);

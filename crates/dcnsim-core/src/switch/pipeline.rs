@@ -163,7 +163,6 @@ pub struct Departure {
     pub flow: FlowId,
     pub in_port: PortId,
     pub tc: usize,
-    pub hdrm: bool,
     pub enq: SimTime,
 }
 
@@ -201,6 +200,12 @@ impl Mechanisms {
     /// `arrive_delay[p]`: propagation plus static switch latency from port p to its peer.
     pub fn new(p: MechanismParams, topo: &Topology, arrive_delay: &[SimTime], mtu: u32, queues: usize) -> Mechanisms {
         Mechanisms { ci: p.ci.map(|c| Ci::new(c, topo, arrive_delay, mtu)), pfc: p.pfc.map(|c| Pfc::new(c, topo.ports.len(), queues)), ecn: p.ecn }
+    }
+
+    /// Memory a switch with these ports keeps beside its shared pool for the mechanisms'
+    /// own admissions (PFC headroom).
+    pub fn reserved_beside(&self, ports: &[PortId]) -> u64 {
+        self.pfc.as_ref().map_or(0, |p| p.headroom_reserve(ports))
     }
 
     /// Some mechanism may hold a queue (pause or ordering): the transmitter must ask.

@@ -19,6 +19,9 @@ pub enum DropReason {
     Ttl,
     /// No route to the packet's destination from this switch.
     NoRoute,
+    /// A lossless packet found no room: its queue's share or the switch memory was full
+    /// (queue-based PFC whose headroom was too small, or a mechanism's reserve exhausted).
+    Lossless,
     /// The packet reached a host other than its destination (a wrong static route); the
     /// host discards it, as a NIC discards a frame not addressed to it.
     WrongHost,
@@ -43,6 +46,7 @@ pub struct QueueStats {
     pub drops_ttl: u64,
     pub drops_no_route: u64,
     pub drops_wrong_host: u64,
+    pub drops_lossless: u64,
     pub ecn_marks: u64,
     /// PFC frames this port sent (XOFF and XON) for this class.
     pub pfc_tx: u64,
@@ -56,7 +60,7 @@ pub struct QueueStats {
 
 impl QueueStats {
     pub fn drops(&self) -> u64 {
-        self.drops_buffer_full + self.drops_aqm + self.drops_headroom + self.drops_ttl + self.drops_no_route + self.drops_wrong_host
+        self.drops_buffer_full + self.drops_aqm + self.drops_headroom + self.drops_ttl + self.drops_no_route + self.drops_wrong_host + self.drops_lossless
     }
     pub fn count_drop(&mut self, r: DropReason) {
         match r {
@@ -66,6 +70,7 @@ impl QueueStats {
             DropReason::Ttl => self.drops_ttl += 1,
             DropReason::NoRoute => self.drops_no_route += 1,
             DropReason::WrongHost => self.drops_wrong_host += 1,
+            DropReason::Lossless => self.drops_lossless += 1,
         }
     }
     /// A packet of `size` bytes left in this class.
