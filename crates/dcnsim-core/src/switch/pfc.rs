@@ -30,7 +30,7 @@ use super::pipeline::{Admission, Arrival, Better, Ctx, Departure, Effect, MechTi
 use super::DropReason;
 use crate::engine::EndReason;
 use crate::metrics::ColumnData as C;
-use crate::net::{FlowId, Frame, PortId};
+use crate::net::{FlowId, Frame, PktId, PortId};
 use crate::sim::{bytes_in, ser_time, SimTime};
 
 /// Most traffic classes a port can have (802.1Q).
@@ -508,9 +508,12 @@ impl Pfc {
     }
 
     /// End the run if egress queues have been paused on each other in a cycle for
-    /// longer than `deadlock_after`: queue (port p, class c) waits on the node at
-    /// the far end of p, whose paused egress queues of class c hold what p's
-    /// pause protects.
+    /// longer than `deadlock_after`. The wait-for graph: paused queue (port p, class c)
+    /// waits on the egress queues of the node at the far end of p that hold packets which
+    /// entered through p's peer in class c (what p's pause protects: the pause ends when
+    /// they drain); an edge exists only to a queue that has itself been paused throughout.
+    /// Paused queues whose protected packets wait for a slow but moving port are not
+    /// deadlocked, however long the pause.
     fn deadlock_check(&mut self, cx: &mut Ctx) {
         self.deadlock_check_pending = false;
         let now = cx.now;
@@ -528,10 +531,28 @@ impl Pfc {
                 continue;
             }
             let mut stack: Vec<(usize, Vec<usize>)> = Vec::new();
+            let link_mode = self.p.link_mode;
             let succ = |v: usize| -> Vec<usize> {
                 let (p, c) = (v / classes, v % classes);
+                let entered = cx.topo.ports[p].peer;
                 let down = cx.topo.peer_node(p as PortId);
-                cx.topo.nodes[down as usize].ports.iter().map(|&q| q as usize * classes + c).filter(|&w| long_paused(w / classes, c) && cx.egress[w / classes].bytes > 0).collect()
+                let mut out = Vec::new();
+                for &q in &cx.topo.nodes[down as usize].ports {
+                    for (k, queue) in cx.egress[q as usize].queues.iter().enumerate() {
+                        let w = q as usize * classes + if link_mode { 0 } else { k };
+                        if out.contains(&w) || !long_paused(q as usize, w % classes) {
+                            continue;
+                        }
+                        let protected = |id: &PktId| {
+                            let pk = cx.pkts.get(*id);
+                            pk.ingress == entered && (link_mode || pk.tc as usize == c)
+                        };
+                        if queue.pkts.iter().any(protected) {
+                            out.push(w);
+                        }
+                    }
+                }
+                out
             };
             colour[start] = 1;
             stack.push((start, succ(start)));
