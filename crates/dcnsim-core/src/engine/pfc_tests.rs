@@ -128,7 +128,9 @@ fn pause_stops_the_upstream_for_quanta_times_512_bit_times() {
     // q * 512 bit times after the PAUSE arrived
     let pause_time = PfcParams::pause_time(q, 100_000_000_000);
     assert_eq!(pause_time, SimTime(5_120_000));
-    assert!(before.time + ser_time(1500, 100_000_000_000) <= arrives + ser_time(1500, 100_000_000_000));
+    assert!(before.time + ser_time(1500, 100_000_000_000) > arrives, "a frame was on the wire when the PAUSE arrived");
+    let next = h0.iter().position(|r| std::ptr::eq(*r, *before)).unwrap() + 1;
+    assert!(std::ptr::eq(h0[next], *after), "nothing starts between the frame in progress and the resumption");
     assert_eq!(after.time, arrives + pause_time, "resumed at {:?}, paused at {:?}", after.time, arrives);
     assert_eq!(sim.results().ports.u64("xoff_time_ps")[h0_port as usize], pause_time.0);
 }
@@ -272,8 +274,11 @@ fn link_pause_stops_every_class() {
     sim.run_until(SimTime::from_us(10));
     sim.inject_pause(s_to_h0, 0, 1000);
     let arrives = SimTime::from_us(10) + ser_time(64, 100_000_000_000) + SimTime::from_ns(500);
+    let pause = PfcParams::pause_time(1000, 100_000_000_000);
+    sim.run_until(arrives + SimTime(pause.0 / 2));
+    assert!(sim.is_paused(h0_port, 0) && sim.is_paused(h0_port, 1), "both classes paused mid-pause");
     sim.run_until(SimTime::from_us(20));
-    assert!(sim.is_paused(h0_port, 0) || sim.now() >= arrives + PfcParams::pause_time(1000, 100_000_000_000));
+    assert!(!sim.is_paused(h0_port, 0) && !sim.is_paused(h0_port, 1), "the pause has expired");
     let gap_start = arrives + ser_time(1500, 100_000_000_000);
     let resumed = arrives + PfcParams::pause_time(1000, 100_000_000_000);
     let during = sim.trace().iter().filter(|r| r.port == h0_port && r.time > gap_start && r.time < resumed).count();

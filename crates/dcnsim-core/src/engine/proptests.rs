@@ -5,8 +5,9 @@
 //! delays, MTU and switch latency, a static or shared buffer, optional ECN,
 //! 1-4 queues under strict priority or DWRR, Congestion Isolation (isolate or
 //! hash-by-destination, random thresholds and marking) when there are 2 queues
-//! or more, and 1-12 explicit flows (1 B to 2 MB, random start and priority)
-//! mixing DCTCP, Reno and UDP. The
+//! or more, PFC (802.1Qbb or 802.3x, ingress or egress-queue accounting, static or
+//! dynamic XOFF, derived headroom), and 1-12 explicit flows (1 B to 2 MB, random
+//! start and priority) mixing DCTCP, Reno, RoCE (DCQCN) and UDP. The
 //! case is rendered to scenario TOML and loaded through the scenario layer
 //! with `check_invariants` on, so a failing case prints as a scenario file
 //! that can be run by hand. Properties:
@@ -18,6 +19,8 @@
 //! - a finished TCP flow has delivered exactly its size, no flow more than its
 //!   size; every finished flow has fct >= its ideal fct and ended by the end
 //!   of the run, which is not after max_time;
+//! - a packet is only delivered to its destination host (no wrong-host drop);
+//! - with 802.1Qbb ingress accounting and derived headroom, no lossless packet is dropped;
 //! - determinism: a second run (driven to the end in one call instead of two)
 //!   gives identical flow and port tables and summary;
 //! - end reason "completed" means every flow finished; "idle" (nothing left to
@@ -76,11 +79,22 @@ enum Ecn {
     Red { low: u32, high: u32, pmax: f64 },
 }
 
+/// `switch.pfc`: link-level (802.3x) or per class, queue-based accounting, XOFF in
+/// packets (static) or a dynamic alpha (used with a shared buffer only).
+#[derive(Clone, Copy, Debug)]
+struct Pfc {
+    link: bool,
+    egress_queue: bool,
+    xoff_packets: u32,
+    alpha: Option<f64>,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Transport {
     Dctcp,
     Reno,
     Udp,
+    Roce,
 }
 
 impl Transport {
@@ -89,6 +103,7 @@ impl Transport {
             Transport::Dctcp => "dctcp",
             Transport::Reno => "reno",
             Transport::Udp => "udp",
+            Transport::Roce => "dcqcn",
         }
     }
 }
@@ -119,6 +134,7 @@ struct Case {
     /// `switch.ci` (used when queues >= 2): isolate (else hash_dst), low, high - low, pmax,
     /// cip_threshold, mark every isolated packet.
     ci: Option<(bool, u32, u32, f64, u32, bool)>,
+    pfc: Option<Pfc>,
     default_transport: Transport,
     reno_ecn: bool,
     min_rto_us: u32,
@@ -162,7 +178,11 @@ impl Case {
         }
         s += "\n[switch]\n";
         match &self.buffer {
-            Buffer::Static { packets } => s += &format!("buffer = {{ model = \"static\", queue = \"{}B\" }}\n", packets * 1500),
+            Buffer::Static { packets } => {
+                // a lossless class must fit XOFF and its headroom (at most ~180 KB here) in a queue
+                let floor = self.pfc.map_or(0, |p| p.xoff_packets * 1500 + 200_000);
+                s += &format!("buffer = {{ model = \"static\", queue = \"{}B\" }}\n", (packets * 1500).max(floor));
+            }
             Buffer::Shared { extra_packets, guaranteed, alpha } => {
                 let pool = guaranteed * self.topo.max_switch_ports() + extra_packets * 1500;
                 s += &format!("buffer = {{ model = \"shared\", pool = \"{pool}B\", guaranteed = \"{guaranteed}B\", alpha = {alpha:?} }}\n");
@@ -182,6 +202,16 @@ impl Case {
                 ),
                 false => "ci = { mode = \"hash_dst\" }\n".to_string(),
             };
+        }
+        if let Some(p) = self.pfc {
+            let shared = matches!(self.buffer, Buffer::Shared { .. });
+            let xoff = match (p.alpha, shared) {
+                (Some(a), true) => format!("alpha = {a:?}"),
+                _ => format!("xoff = \"{}B\", xon = \"{}B\"", p.xoff_packets * 1500, p.xoff_packets * 1500 / 2),
+            };
+            let mode = if p.link { "link" } else { "priority" };
+            let acc = if p.egress_queue { "egress_queue" } else { "ingress" };
+            s += &format!("pfc = {{ mode = \"{mode}\", accounting = \"{acc}\", {xoff} }}\n");
         }
         match &self.ecn {
             None => {}
@@ -254,7 +284,7 @@ fn ecn_strategy() -> impl Strategy<Value = Option<(Ecn, bool)>> {
 }
 
 fn transport_strategy() -> impl Strategy<Value = Transport> {
-    prop_oneof![Just(Transport::Dctcp), Just(Transport::Reno), Just(Transport::Udp)]
+    prop_oneof![Just(Transport::Dctcp), Just(Transport::Reno), Just(Transport::Udp), Just(Transport::Roce)]
 }
 
 fn flow_strategy() -> impl Strategy<Value = FlowCase> {
@@ -284,6 +314,7 @@ fn case_strategy(udp_sizes: bool) -> impl Strategy<Value = Case> {
         (prop_oneof![3 => Just(1500u32), 1 => 256u32..=9000], prop_oneof![Just(0u32), 1u32..=1_000], prop_oneof![Just(10u32), 1u32..=20]),
         proptest::collection::vec(flow_strategy(), 1..=12),
         proptest::option::of((any::<bool>(), 0u32..=50_000, 0u32..=100_000, 0.01f64..=1.0, 0u32..=100_000, any::<bool>())),
+        proptest::option::of((any::<bool>(), any::<bool>(), 2u32..=100, proptest::option::of(0.1f64..=2.0))),
     )
         .prop_map(
             |(
@@ -296,6 +327,7 @@ fn case_strategy(udp_sizes: bool) -> impl Strategy<Value = Case> {
                 (mtu, switch_latency_ns, init_cwnd),
                 flows,
                 ci,
+                pfc,
             )| Case {
                 seed,
                 max_time_us,
@@ -306,6 +338,7 @@ fn case_strategy(udp_sizes: bool) -> impl Strategy<Value = Case> {
                 queues,
                 dwrr_weights,
                 ci,
+                pfc: pfc.map(|(link, egress_queue, xoff_packets, alpha)| Pfc { link, egress_queue, xoff_packets, alpha }),
                 default_transport,
                 reno_ecn,
                 min_rto_us,
@@ -333,7 +366,7 @@ fn table_bytes(t: &Table) -> Vec<(String, &'static str, Vec<u8>)> {
     t.columns.iter().map(|(n, c)| (n.clone(), c.dtype(), c.to_le_bytes())).collect()
 }
 
-fn check_results(r: &Results, sim: &crate::Sim, transports: &[Transport]) -> Result<(), TestCaseError> {
+fn check_results(r: &Results, sim: &crate::Sim, transports: &[Transport], pfc_ingress: bool) -> Result<(), TestCaseError> {
     let f = &r.flows;
     let n = f.rows();
     let col_u8 = |name: &str| -> Vec<u8> {
@@ -402,6 +435,11 @@ fn check_results(r: &Results, sim: &crate::Sim, transports: &[Transport]) -> Res
         }
     }
     prop_assert!(sim.violations().is_empty(), "invariant violations: {:?}", sim.violations());
+    let sum = |col: &str| r.ports.get(col).map_or(0, |_| r.ports.u64(col).iter().sum::<u64>());
+    prop_assert_eq!(sum("drops_wrong_host"), 0, "a packet reached a host other than its destination");
+    if pfc_ingress {
+        prop_assert_eq!(sum("drops_headroom") + sum("drops_lossless"), 0, "lossless packets dropped under 802.1Qbb accounting with derived headroom");
+    }
     Ok(())
 }
 
@@ -454,7 +492,7 @@ fn check_case(c: &Case) -> Result<(), TestCaseError> {
     a.run();
     check_conservation(&a, "at the end")?;
     let ra = a.results();
-    check_results(&ra, &a, &transports)?;
+    check_results(&ra, &a, &transports, c.pfc.is_some_and(|p| !p.egress_queue))?;
 
     // Run 2: the same scenario in one go must give identical tables.
     let mut b = build(&text);

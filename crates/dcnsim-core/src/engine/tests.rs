@@ -301,3 +301,18 @@ fn a_route_via_a_host_other_than_the_destination_is_refused() {
     let ok = wrong_route_fabric("udp").replace("[transport]", "routes = [ { switch = \"s2\", dst = \"b\", via = \"b\" } ]\n[transport]");
     assert!(load(&ok, false, None, &RunOptions::default()).is_ok());
 }
+
+/// Each priority goes to its class's queue at every switch (802.1Q priority-to-class
+/// table, default min(p, queues - 1)): with two queues a priority-0 and a priority-1 flow
+/// through the same port leave from queues 0 and 1, and nothing else does.
+#[test]
+fn priorities_map_to_their_queues() {
+    let text = dumbbell("udp", r#"{ src = 0, dst = 2, size = "15000B", priority = 0 }, { src = 1, dst = 2, size = "30000B", priority = 1 }"#, "[switch]\nqueues = 2");
+    let mut sim = run(&text);
+    let r = sim.results();
+    let (tx, q) = (r.ports.u64("tx_packets"), r.ports.get("queue").unwrap());
+    let crate::metrics::ColumnData::U8(q) = q else { unreachable!() };
+    // the bottleneck is switch "left" (node 0), port 0: rows 0 (queue 0) and 1 (queue 1)
+    assert_eq!((q[0], q[1]), (0, 1));
+    assert_eq!((tx[0], tx[1]), (10, 20), "15 KB in queue 0, 30 KB in queue 1 (1500 B datagrams)");
+}
