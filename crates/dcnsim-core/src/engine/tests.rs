@@ -316,3 +316,21 @@ fn priorities_map_to_their_queues() {
     assert_eq!((q[0], q[1]), (0, 1));
     assert_eq!((tx[0], tx[1]), (10, 20), "15 KB in queue 0, 30 KB in queue 1 (1500 B datagrams)");
 }
+
+/// A routing loop: each visit to a switch is a hop, and the packet is dropped on arrival at
+/// hop MAX_HOPS + 1 (counted as `drops_ttl`), after exactly MAX_HOPS switch-to-switch
+/// transmissions.
+#[test]
+fn a_looping_packet_dies_after_the_hop_limit() {
+    let text = wrong_route_fabric("udp").replace("[transport]", "routes = [ { switch = \"s2\", dst = \"b\", via = \"s1\" } ]\n[transport]").replace("15000B", "1000B");
+    let mut sim = run(&text);
+    let r = sim.results();
+    let t = sim.topology();
+    let fabric: u64 = (0..t.ports.len())
+        .filter(|&p| t.nodes[t.ports[p].node as usize].kind == crate::net::NodeKind::Switch && t.nodes[t.peer_node(p as u32) as usize].kind == crate::net::NodeKind::Switch)
+        .map(|p| r.ports.u64("tx_packets")[p])
+        .sum();
+    assert_eq!(fabric, super::MAX_HOPS as u64);
+    assert_eq!(r.ports.u64("drops_ttl").iter().sum::<u64>(), 1);
+    assert_eq!(r.summary["flows_finished"], 0);
+}
