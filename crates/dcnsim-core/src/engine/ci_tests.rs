@@ -165,6 +165,12 @@ fn isolated_packets_are_marked_by_the_congested_queue_not_all() {
         let mut sim = run(&two_switch(&sw, "kind = \"dctcp\"", "20us"));
         let r = sim.results();
         assert_eq!(r.summary["end_reason"], "completed");
+        // every mark is on the congested queue (0): the non-congested queue is not marked,
+        // isolation takes the place of its ECN ramp
+        let (q, marks) = (u8s(r.ports.get("queue")), r.ports.u64("ecn_marks"));
+        let on = |k: u8| q.iter().zip(marks).filter(|(&qq, _)| qq == k).map(|(_, &m)| m).sum::<u64>();
+        assert_eq!(on(1), 0, "{mark}: marks on the non-congested queue");
+        assert_eq!(on(0), r.summary["ecn_marks"].as_u64().unwrap(), "{mark}");
         (r.summary["ecn_marks"].as_u64().unwrap(), r.summary["ci_isolations"].as_u64().unwrap())
     };
     let (queue, iso) = marks("queue_ecn");

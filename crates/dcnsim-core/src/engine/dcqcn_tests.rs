@@ -127,3 +127,43 @@ fn roce_incast_is_lossless_with_pfc() {
     assert!(r.summary["pfc_frames"].as_u64().unwrap() > 0);
     assert!(r.flows.u64("fct_ps").iter().all(|&f| f > 0));
 }
+
+/// DCQCN end to end: a 2:1 incast at 100G (flows 0 and 1 into h3) marks at the switch, the
+/// receiver's CNPs reach exactly the two incast senders (flow 2, h2 -> h4 on an idle port,
+/// gets none and keeps the line rate), and a sender whose rate was cut paces at that rate:
+/// over the 2 us after a cut it puts rc x 2 us on the wire, within one packet.
+#[test]
+fn cnps_reach_the_marked_flows_which_pace_at_the_cut_rate() {
+    use crate::host::Sender;
+    let flows = r#"{ src = 0, dst = 3, size = "20MB" }, { src = 1, dst = 3, size = "20MB" }, { src = 2, dst = 4, size = "20MB" }"#;
+    let text = star(4, "100Gbps", "buffer = { queue = \"4MB\" }\necn = { low = \"5KB\", high = \"200KB\", pmax = 0.01 }", "", flows, "2ms");
+    let mut sim = build(&text);
+    sim.enable_trace();
+    let rp = |sim: &crate::Sim, f: u32| match sim.flow(f).map(|fl| &fl.sender) {
+        Some(Sender::Roce(r)) => (r.rp.cnps, r.rp.rate_bps()),
+        None => (0, 0),
+        Some(_) => panic!("flow {f} is not RoCE"),
+    };
+    // step until flow 0's first cut
+    let mut t = SimTime::ZERO;
+    while rp(&sim, 0).0 == 0 {
+        t += SimTime::from_ns(100);
+        assert!(t < SimTime::from_ms(1), "no CNP reached flow 0");
+        sim.run_until(t);
+    }
+    let (_, rate) = rp(&sim, 0);
+    assert!(rate < 100_000_000_000, "the first CNP cuts the rate");
+    let window = SimTime::from_us(2);
+    sim.run_until(t + window);
+    let (_, rate_after) = rp(&sim, 0);
+    let port = sim.topology().host_port(0);
+    let sent: u64 = sim.trace().iter().filter(|r| r.port == port && r.flow == 0 && r.time >= t && r.time < t + window).map(|r| r.size as u64).sum();
+    let expect = crate::sim::bytes_in(window, rate.max(rate_after)) as f64;
+    eprintln!("cut at {t}: rate {rate} -> {rate_after} bps, sent {sent} B in 2 us, expected {expect:.0} B");
+    assert!((sent as f64 - expect).abs() <= 1500.0 + 0.02 * expect, "flow 0 sent {sent} B in 2 us at {rate} bps (expected {expect:.0} B)");
+    sim.run_until(SimTime::from_ms(1));
+    let ((c0, _), (c1, _), (c2, r2)) = (rp(&sim, 0), rp(&sim, 1), rp(&sim, 2));
+    assert!(c0 > 0 && c1 > 0, "both incast senders are notified ({c0}, {c1})");
+    assert_eq!(c2, 0, "the flow on the idle port gets no CNP");
+    assert_eq!(r2, 100_000_000_000, "and keeps the line rate");
+}
