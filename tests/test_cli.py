@@ -8,6 +8,7 @@ import re
 import sys
 from importlib import metadata, resources
 from pathlib import Path
+from typing import List
 
 import pandas as pd
 import pytest
@@ -287,3 +288,82 @@ def test_check_invariants_flag_runs_clean(tmp_path):
     )
     assert r.returncode == 0, r.stderr
     assert "invariant violation" not in r.stderr
+
+
+LONG_COMPARE = """
+[scenario]
+name = "long"
+max_time = "5s"
+[topology]
+kind = "dumbbell"
+senders = 2
+host_link = { rate = "100Gbps", delay = "1us" }
+bottleneck = { rate = "100Gbps", delay = "1us" }
+[transport]
+kind = "udp"
+[[workload]]
+kind = "flows"
+flows = [ { src = 0, dst = 2, size = "100GB" }, { src = 1, dst = 2, size = "100GB" } ]
+[[variant]]
+name = "a"
+[[variant]]
+name = "b"
+switch.buffer = { queue = "2MB" }
+"""
+
+
+def _children(pid: int) -> List[int]:
+    kids = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                stat = (d / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                kids.append(int(d.name))
+    return kids
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to find the worker processes")
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP", "SIGINT"])
+def test_compare_ends_its_workers_with_it_on_a_signal(tmp_path, sig):
+    """`dcnsim compare` stopped by SIGTERM, SIGHUP or SIGINT while its workers simulate:
+    it exits (128 + signal, 130 for Ctrl-C) with one error line, its worker processes end
+    with it, and the output directory holds no file."""
+    import signal
+    import subprocess
+    import time
+
+    (tmp_path / "long.toml").write_text(LONG_COMPARE, encoding="utf-8")
+    cmd = [sys.executable, "-c", "import sys; from dcnsim.cli import main; sys.exit(main())", "compare", "long.toml", "-o", "out", "--jobs", "2", "--no-progress"]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    workers: List[int] = []
+    while time.monotonic() < deadline:
+        # the pool's workers are python children of the command (the resource tracker is one too)
+        workers = _children(proc.pid)
+        if len(workers) >= 3:
+            break
+        time.sleep(0.2)
+    assert len(workers) >= 3, f"the workers did not start: {workers}"
+    time.sleep(1.0)  # let them get into the simulation
+    proc.send_signal(getattr(signal, sig))
+    _, err = proc.communicate(timeout=30)
+    expected = 130 if sig == "SIGINT" else 128 + getattr(signal, sig)
+    assert proc.returncode == expected, (proc.returncode, err)
+    assert err.strip().startswith("error:") and "Traceback" not in err, err
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(_alive(w) for w in workers):
+        time.sleep(0.2)
+    assert not [w for w in workers if _alive(w)], "worker processes outlived the command"
+    out = tmp_path / "out"
+    assert not out.exists() or not any(out.rglob("*")), list(out.rglob("*"))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any, List, Optional, Sequence
@@ -46,17 +47,36 @@ def _os_error_message(e: OSError) -> str:
     return str(e)
 
 
+class _Terminated(BaseException):
+    """SIGTERM or SIGHUP arrived: unwind like Ctrl-C, so that worker processes are ended
+    and no output is left half-written, then exit with 128 + the signal number."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_terminated(signum: int, _frame: Any) -> None:
+    raise _Terminated(signum)
+
+
 class _Group(click.Group):
     """A click group whose user errors are one ``error:`` line on stderr, exit code 2."""
 
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:  # type: ignore[override]
         if not standalone_mode:
             return super().main(*args, standalone_mode=False, **kwargs)
+        for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+            if sig is not None:
+                signal.signal(sig, _raise_terminated)
         try:
             rv = super().main(*args, standalone_mode=False, **kwargs)
         except click.exceptions.Abort:
             click.echo("error: interrupted", err=True)
             sys.exit(EXIT_INTERRUPTED)
+        except _Terminated as e:
+            click.echo(f"error: terminated ({signal.Signals(e.signum).name})", err=True)
+            sys.exit(128 + e.signum)
         except click.ClickException as e:
             if type(e).__name__ == "NoArgsIsHelpError":  # `dcnsim` alone (click >= 8.2)
                 ctx = getattr(e, "ctx", None)

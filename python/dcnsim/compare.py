@@ -744,7 +744,7 @@ def compare(
                 _unwrap(v, outcomes[v])  # stop at the first failure
         else:
             ctx = multiprocessing.get_context("spawn")
-            pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+            pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_watch_parent, initargs=(os.getpid(),))
             try:
                 futures = {
                     pool.submit(_run_job, src.text, src.format, src.origin, seed_arg, v): v for v in chosen
@@ -773,6 +773,20 @@ def compare(
         jobs=workers,
         scenario_sha256=src.sha256,
     )
+
+
+def _watch_parent(parent: int) -> None:
+    """Worker initializer: end this worker as soon as the process that started it is gone
+    (killed by a signal it could not handle), instead of running on as an orphan."""
+    import threading
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.2)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="dcnsim-parent-watch", daemon=True).start()
 
 
 def _abandon(pool: cf.ProcessPoolExecutor) -> None:

@@ -97,7 +97,7 @@ impl Simulation {
     #[pyo3(signature = (text, format = "toml", seed = None, variant = None, check_invariants = false))]
     fn new(text: &str, format: &str, seed: Option<u64>, variant: Option<&str>, check_invariants: bool) -> PyResult<Self> {
         let doc = parse(text, format)?;
-        let s = doc.scenario(variant).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+        let s = doc.resolve(variant).map_err(|e| ScenarioError::new_err(e.to_string()))?;
         let opts = RunOptions { seed, check_invariants };
         let sim = guard(|| scenario::build(&s, &opts))?.map_err(|e| ScenarioError::new_err(e.to_string()))?;
         let arrivals_end = s.scenario.arrivals_for.map(|d| d.0).unwrap_or(s.scenario.max_time.0);

@@ -105,12 +105,30 @@ impl Document {
         self.variants.iter().map(|(n, _)| n.clone()).collect()
     }
 
-    /// The validated scenario for the base (`None`) or a named variant.
+    /// The scenario to run, base (`None`) or a named variant, once the base and every
+    /// variant have been validated: a file with one invalid variant is refused whichever
+    /// part of it is run, as `validate` refuses it.
+    pub fn resolve(&self, variant: Option<&str>) -> Result<Scenario, ScenarioError> {
+        let selected = self.scenario(variant)?;
+        for (name, _) in &self.variants {
+            if Some(name.as_str()) != variant {
+                self.scenario(Some(name))?;
+            }
+        }
+        if variant.is_some() {
+            self.scenario(None)?;
+        }
+        Ok(selected)
+    }
+
+    /// The validated scenario for the base (`None`) or a named variant (this one only).
     pub fn scenario(&self, variant: Option<&str>) -> Result<Scenario, ScenarioError> {
         let mut t = self.base.clone();
         if let Some(name) = variant {
-            let (_, over) =
-                self.variants.iter().find(|(n, _)| n == name).ok_or_else(|| err("variant", format!("no variant named \"{name}\"; expected one of {:?}", self.variant_names())))?;
+            let (_, over) = self.variants.iter().find(|(n, _)| n == name).ok_or_else(|| match self.variants.is_empty() {
+                true => err("variant", format!("no variant named \"{name}\": the file has no [[variant]] tables")),
+                false => err("variant", format!("no variant named \"{name}\"; expected one of {:?}", self.variant_names())),
+            })?;
             merge(&mut t, over);
         }
         let s: Scenario = serde_path_to_error::deserialize(toml::Value::Table(t)).map_err(|e| {
@@ -832,10 +850,7 @@ pub struct Summary {
 /// Validate the base and every variant; build the topology to check it routes.
 pub fn check(doc: &Document, variant: Option<&str>) -> Result<Summary, ScenarioError> {
     let names = doc.variant_names();
-    for v in &names {
-        doc.scenario(Some(v))?;
-    }
-    let s = doc.scenario(variant)?;
+    let s = doc.resolve(variant)?;
     let topo = build_topology(&s.topology)?;
     build_routes(&s.topology, &topo)?;
     buffer_params(&s.switch.buffer, &topo)?;
@@ -1094,7 +1109,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
 /// Parse, validate and build in one step.
 pub fn load(text: &str, json: bool, variant: Option<&str>, opts: &RunOptions) -> Result<(Scenario, Sim), ScenarioError> {
     let doc = if json { Document::from_json(text)? } else { Document::from_toml(text)? };
-    let s = doc.scenario(variant)?;
+    let s = doc.resolve(variant)?;
     let sim = build(&s, opts)?;
     Ok((s, sim))
 }
@@ -1317,5 +1332,20 @@ hosts = [42, 63]
         assert_eq!(b.topology.host_link.unwrap().rate.0, 10_000_000_000);
         assert!(b.switch.ecn.is_some());
         assert!(doc.scenario(Some("C")).is_err());
+    }
+
+    /// One invalid variant makes the file invalid for every command, whichever part runs.
+    #[test]
+    fn an_invalid_variant_refuses_the_whole_file() {
+        let flows = "[[workload]]\nkind = \"flows\"\nflows = [ { src = 0, dst = 2, size = \"1KB\" } ]\n";
+        for (variant, key) in [("bogus_key = 1", "bogus_key"), ("topology.senders = 0", "topology.senders"), ("scenario.name = \"\"", "scenario.name")] {
+            let text = format!("{BASE}{flows}[[variant]]\nname = \"ok\"\n[[variant]]\nname = \"bad\"\n{variant}\n");
+            for selected in [None, Some("ok")] {
+                let e = load(&text, false, selected, &RunOptions::default()).err().unwrap_or_else(|| panic!("{variant}: ran {selected:?}"));
+                assert!(e.key.starts_with(key) && e.key.ends_with("(variant \"bad\")"), "{variant} / {selected:?}: {e}");
+            }
+        }
+        let e = load(&format!("{BASE}{flows}"), false, Some("x"), &RunOptions::default()).err().unwrap();
+        assert!(e.message.contains("has no [[variant]] tables"), "{e}");
     }
 }
