@@ -367,3 +367,54 @@ def test_compare_ends_its_workers_with_it_on_a_signal(tmp_path, sig):
     assert not [w for w in workers if _alive(w)], "worker processes outlived the command"
     out = tmp_path / "out"
     assert not out.exists() or not any(out.rglob("*")), list(out.rglob("*"))
+
+
+def test_bad_input_messages_say_what_is_wrong(dcnsim_cli, tiny_file, tmp_path):
+    """Each message names what is actually wrong (and exit 2 writes nothing)."""
+    base = tiny_file.read_text(encoding="utf-8")
+    cases = {
+        "max_time = \"-5us\"": ["negative"],
+        "max_time = \"1.5e3ns\"": ["exponent notation"],
+        "max_time = \"1e30s\"": ["exponent notation"],
+    }
+    for line, words in cases.items():
+        p = tmp_path / "bad.toml"
+        p.write_text(re.sub(r'max_time = "[^"]*"', line, base, count=1), encoding="utf-8")
+        proc = dcnsim_cli("run", p, "-o", "out")
+        assert_user_error(proc, *words)
+        assert not (tmp_path / "out").exists()
+    rate = tmp_path / "rate.toml"
+    rate.write_text(re.sub(r'rate = "(\d+)Gbps"', r'rate = "\1gbps"', base, count=1), encoding="utf-8")
+    assert_user_error(dcnsim_cli("validate", rate), "case-sensitive", '"Gbps"')
+    binary = tmp_path / "latin1.toml"
+    binary.write_bytes(base.encode("utf-8") + "# caf\xe9\n".encode("latin-1"))
+    assert_user_error(dcnsim_cli("run", binary), "latin1.toml", "not UTF-8")
+    assert_user_error(dcnsim_cli("run", "/dev/zero"), "not a regular file")
+    assert_user_error(dcnsim_cli("run", ""), "empty")
+    assert_user_error(dcnsim_cli("run", tiny_file, "--seed", "abc"), "--seed", "'abc'", "integer")
+    assert_user_error(dcnsim_cli("run", tiny_file, "--variant", "x"), "no [[variant]] tables")
+
+
+def test_nan_in_a_dict_scenario_names_its_key():
+    from conftest import tiny as tiny_text
+
+    import tomllib
+
+    d = tomllib.loads(tiny_text())
+    d["switch"] = {"ecn": {"low": "10KB", "high": "20KB", "pmax": float("nan")}}
+    with pytest.raises(dcnsim.ScenarioError, match=r"switch\.ecn\.pmax: invalid value nan"):
+        dcnsim.run(d)
+
+
+def test_valid_but_suspicious_scenarios_warn(dcnsim_cli, tiny_file, tmp_path):
+    """An empty workload and a buffer smaller than a packet run, but say so."""
+    base = tiny_file.read_text(encoding="utf-8")
+    p = tmp_path / "tinybuf.toml"
+    p.write_text(base + '\n[switch]\nbuffer = { queue = "1B" }\n' if "[switch]" not in base else base, encoding="utf-8")
+    proc = dcnsim_cli("run", p)
+    assert proc.returncode == 0, proc.stderr
+    assert "warning: switch.buffer.queue = 1 B is smaller than one full-size packet" in proc.stderr, proc.stderr
+    empty = tmp_path / "empty.toml"
+    empty.write_text(re.sub(r"flows = \[[^\]]*\]", "flows = []", base), encoding="utf-8")
+    proc = dcnsim_cli("run", empty)
+    assert "warning: workload: no flows" in proc.stderr, (proc.returncode, proc.stderr)

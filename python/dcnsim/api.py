@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import sys
 import time
@@ -81,7 +82,11 @@ def resolve_scenario(scenario: ScenarioLike) -> ScenarioSource:
     that is neither a file nor a shipped scenario.
     """
     if isinstance(scenario, Mapping):
-        return ScenarioSource(json.dumps(dict(scenario)), "json", "<dict>")
+        bad = _non_finite(scenario, "")
+        if bad is not None:
+            key, value = bad
+            raise _core.ScenarioError(f"{key}: invalid value {value!r}, expected a finite number")
+        return ScenarioSource(json.dumps(dict(scenario), allow_nan=False), "json", "<dict>")
     if isinstance(scenario, os.PathLike):
         return _read_path(Path(scenario))
     if not isinstance(scenario, str):
@@ -91,6 +96,8 @@ def resolve_scenario(scenario: ScenarioLike) -> ScenarioSource:
         )
     if "\n" in scenario:
         return ScenarioSource(scenario, "toml", "<string>")
+    if not scenario.strip():
+        raise _core.ScenarioError("scenario: empty; expected a path, a shipped scenario name or TOML text")
     path = Path(scenario)
     if _exists(path):
         return _read_path(path)
@@ -110,12 +117,45 @@ def resolve_scenario(scenario: ScenarioLike) -> ScenarioSource:
     )
 
 
+# A scenario file is a few kilobytes; a custom topology of thousands of links some
+# hundreds. Anything larger (or endless, like /dev/zero) is refused before it is read.
+MAX_SCENARIO_BYTES = 16 * 1024 * 1024
+
+
+def _non_finite(v: Any, key: str) -> Optional[Tuple[str, Any]]:
+    """The key path and value of the first NaN or infinity in a scenario dict, if any."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return key, v
+    if isinstance(v, Mapping):
+        for k, x in v.items():
+            r = _non_finite(x, f"{key}.{k}" if key else str(k))
+            if r is not None:
+                return r
+    if isinstance(v, (list, tuple)):
+        for i, x in enumerate(v):
+            r = _non_finite(x, f"{key}[{i}]")
+            if r is not None:
+                return r
+    return None
+
+
 def _read_path(path: Path) -> ScenarioSource:
     if path.is_dir():
         raise IsADirectoryError(f"scenario path is a directory: {path}")
     if not path.exists():
         raise FileNotFoundError(f"scenario file not found: {path}")
-    text = path.read_text(encoding="utf-8")
+    if not path.is_file():
+        raise _core.ScenarioError(f"{path}: not a regular file; expected a scenario file (TOML or JSON)")
+    with open(path, "rb") as f:
+        raw = f.read(MAX_SCENARIO_BYTES + 1)
+    if len(raw) > MAX_SCENARIO_BYTES:
+        raise _core.ScenarioError(f"{path}: larger than {MAX_SCENARIO_BYTES // (1024 * 1024)} MiB; expected a scenario file (a few KB)")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise _core.ScenarioError(
+            f"{path}: not UTF-8 text (byte 0x{raw[e.start]:02x} at offset {e.start}); expected a UTF-8 TOML or JSON file"
+        ) from None
     fmt = "json" if path.suffix.lower() == ".json" else "toml"
     return ScenarioSource(text, fmt, str(path))
 

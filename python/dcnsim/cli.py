@@ -47,6 +47,27 @@ def _os_error_message(e: OSError) -> str:
     return str(e)
 
 
+class _SeedType(click.ParamType):
+    """A seed: an integer in [0, 2^64); the error says so (click's IntRange calls a
+    non-number "not a valid integer range")."""
+
+    name = "integer"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> int:
+        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**64:
+            return value
+        try:
+            n = int(str(value).strip(), 10)
+        except ValueError:
+            n = -1
+        if not 0 <= n < 2**64:
+            self.fail(f"invalid value {value!r}, expected an integer in [0, 2^64)", param, ctx)
+        return n
+
+
+_SEED = _SeedType()
+
+
 class _Terminated(BaseException):
     """SIGTERM or SIGHUP arrived: unwind like Ctrl-C, so that worker processes are ended
     and no output is left half-written, then exit with 128 + the signal number."""
@@ -175,7 +196,7 @@ def cli() -> None:
     default=None,
     help="Write flows.parquet, ports.parquet and summary.json here (created if needed).",
 )
-@click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=None, help="Override scenario.seed.")
+@click.option("--seed", type=_SEED, default=None, help="Override scenario.seed.")
 @click.option("--variant", default=None, help="Run this [[variant]] of the scenario.")
 @click.option(
     "--progress/--no-progress",
@@ -211,6 +232,8 @@ def run_cmd(
     if violations:
         click.echo(f"error: {len(violations)} invariant violation(s), first: {violations[0]}", err=True)
         sys.exit(1)
+    for w in s.get("warnings") or []:
+        click.echo(f"warning: {w}", err=True)
     unfinished = int(s.get("flows_unfinished", result.unfinished))
     if unfinished:
         where = " (in flows.parquet: finished=false, end_ps/fct_ps null)" if outdir is not None else ""
@@ -237,7 +260,7 @@ def run_cmd(
     default=None,
     help="Worker processes [default: the number of CPUs]; results do not depend on it.",
 )
-@click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=None, help="Override scenario.seed in every variant.")
+@click.option("--seed", type=_SEED, default=None, help="Override scenario.seed in every variant.")
 @click.option(
     "--variant",
     "variants",
@@ -279,6 +302,8 @@ def compare_cmd(
     console.print(_compare_rich_table(cmp, escape(title)))
     for name, result in cmp.results.items():
         s = result.summary
+        for w in s.get("warnings") or []:
+            click.echo(f"warning: {name}: {w}", err=True)
         unfinished = int(s.get("flows_unfinished", result.unfinished))
         if unfinished:
             click.echo(

@@ -68,6 +68,8 @@ pub struct SimConfig {
     pub check_invariants: bool,
     /// Sample switch queue depths every interval into histograms of this bin width (bytes).
     pub queue_sample: Option<(SimTime, u64)>,
+    /// What the builder found suspicious but valid (reported in the summary's `warnings`).
+    pub warnings: Vec<String>,
 }
 
 #[derive(Copy, Clone, Debug)]

@@ -154,6 +154,9 @@ impl Sim {
         self.mechs.report(&mut r);
         let metrics = std::mem::take(&mut r.metrics);
         summary["metrics"] = metrics.into();
+        if !self.cfg.warnings.is_empty() {
+            summary["warnings"] = self.cfg.warnings.clone().into();
+        }
         let mut qt = Table::default();
         if let Some((_, bin)) = self.cfg.queue_sample {
             let nq = self.cfg.queues;

@@ -355,3 +355,19 @@ fn dwrr_weights_split_a_port() {
         assert!((b0 + b1) as f64 >= 0.99 * 10e9 / 8.0 * 2e-3, "{sched}: the port stays busy");
     }
 }
+
+/// Dynamic thresholds end to end (Choudhury & Hahne): one overloaded port of a shared
+/// buffer settles where its queue equals alpha x the free pool, alpha / (1 + alpha) of the
+/// pool beyond the guarantee: 500 KB of 1 MB for alpha 1, 2/3 for alpha 2 (within a packet).
+#[test]
+fn one_congested_port_takes_alpha_over_one_plus_alpha_of_a_shared_pool() {
+    for (alpha, share) in [(1.0, 0.5), (2.0, 2.0 / 3.0)] {
+        let extra = format!("[switch]\nbuffer = {{ model = \"shared\", pool = \"1MB\", guaranteed = \"0B\", alpha = {alpha:?} }}");
+        let mut sim = run(&dumbbell("udp", r#"{ src = 0, dst = 2, size = "5MB" }, { src = 1, dst = 2, size = "5MB" }"#, &extra));
+        let r = sim.results();
+        let max = r.ports.u64("max_depth_bytes")[0] as f64;
+        let expect = share * 1_000_000.0;
+        assert!((max - expect).abs() <= 1500.0, "alpha {alpha}: max depth {max} B, expected {expect:.0} B");
+        assert!(r.ports.u64("drops_buffer_full")[0] > 0);
+    }
+}

@@ -190,7 +190,7 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
     }
     if let Some(a) = s.scenario.arrivals_for {
         if a.0 > s.scenario.max_time.0 {
-            return Err(err("scenario.arrivals_for", format!("invalid value {}, expected at most max_time ({})", a.0, s.scenario.max_time.0 .0)));
+            return Err(err("scenario.arrivals_for", format!("invalid value {}, expected at most max_time ({})", a.0, s.scenario.max_time.0)));
         }
     }
     let t = &s.topology;
@@ -1074,7 +1074,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
             }
         }
     }
-    let cfg = SimConfig {
+    let mut cfg = SimConfig {
         seed,
         max_time,
         mtu,
@@ -1102,8 +1102,27 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
         fct_bins: s.metrics.fct_bins.as_ref().map(|v| v.iter().map(|b| b.0).collect()).unwrap_or_else(|| DEFAULT_FCT_BINS.to_vec()),
         check_invariants: opts.check_invariants,
         queue_sample: s.metrics.queue_sample.map(|d| (d.0, s.metrics.queue_bin.map_or(DEFAULT_QUEUE_BIN, |b| b.0))),
+        warnings: Vec::new(),
     };
+    cfg.warnings = warnings(s, &cfg, specs.len());
     Ok(Sim::new(topo, routes, cfg, specs))
+}
+
+/// Valid but almost certainly not what was meant: said in the summary's `warnings` and by
+/// the command line.
+fn warnings(s: &Scenario, cfg: &SimConfig, flows: usize) -> Vec<String> {
+    let mut w = Vec::new();
+    if flows == 0 {
+        w.push(format!("workload: no flows (the {} workload table(s) generate none); nothing is simulated", s.workload.len()));
+    }
+    let (key, bytes) = match cfg.buffer {
+        BufferParams::Static { queue_cap } => ("switch.buffer.queue", queue_cap),
+        BufferParams::Shared { pool, .. } => ("switch.buffer.pool", pool),
+    };
+    if bytes < cfg.mtu as u64 {
+        w.push(format!("{key} = {bytes} B is smaller than one full-size packet (MTU {} B): every full-size packet a switch queues is dropped", cfg.mtu));
+    }
+    w
 }
 
 /// Parse, validate and build in one step.

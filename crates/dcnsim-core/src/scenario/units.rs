@@ -43,14 +43,36 @@ pub const MAX_SIZE: u64 = 1_000_000_000_000_000;
 /// Why a quantity did not parse.
 #[derive(Debug, PartialEq, Eq)]
 pub enum QuantityError {
-    /// Not a number followed by a known unit.
-    Malformed,
+    /// Not a number followed by a known unit; what is wrong, when it can be said ("" else).
+    Malformed(String),
     /// Well formed but larger than the kind's maximum (the maximum, written with a unit).
     OutOfRange(&'static str),
 }
 
+/// What is wrong with a quantity that did not parse, for the error message ("" when it
+/// is simply not a number and a unit).
+fn diagnose(s: &str, units: &[(&str, f64)]) -> String {
+    let t = s.trim();
+    if t.starts_with('-') {
+        return "negative; ".to_string();
+    }
+    let names: Vec<&str> = units.iter().map(|(u, _)| *u).collect();
+    if let Some((_, unit)) = split_number(t) {
+        if unit.starts_with(['e', 'E']) && unit.len() > 1 && unit[1..].trim_start_matches(['+', '-']).starts_with(|c: char| c.is_ascii_digit()) {
+            return "exponent notation is not accepted (write the digits, e.g. \"1500ns\"); ".to_string();
+        }
+        if let Some(right) = names.iter().find(|u| u.eq_ignore_ascii_case(unit) && **u != unit) {
+            return format!("unit \"{unit}\" is not known (units are case-sensitive: \"{right}\"); ");
+        }
+        if !unit.is_empty() && !names.contains(&unit) {
+            return format!("unit \"{unit}\" is not known; ");
+        }
+    }
+    String::new()
+}
+
 fn parse_bounded(s: &str, units: &[(&str, f64)], max: u64, max_text: &'static str) -> Result<u64, QuantityError> {
-    let v = parse_with(s, units).filter(|v| v.is_finite()).ok_or(QuantityError::Malformed)?.round();
+    let v = parse_with(s, units).filter(|v| v.is_finite()).ok_or_else(|| QuantityError::Malformed(diagnose(s, units)))?.round();
     if v > max as f64 {
         return Err(QuantityError::OutOfRange(max_text));
     }
@@ -98,7 +120,7 @@ macro_rules! unit_type {
                     }
                     fn visit_str<E: de::Error>(self, s: &str) -> Result<$name, E> {
                         $parse(s).map($name).map_err(|e| match e {
-                            QuantityError::Malformed => E::custom(format!("invalid value \"{}\", expected {}", s, $expect)),
+                            QuantityError::Malformed(why) => E::custom(format!("invalid value \"{}\": {}expected {}", s, why, $expect)),
                             QuantityError::OutOfRange(max) => E::custom(format!("invalid value \"{}\": out of range, expected at most \"{}\"", s, max)),
                         })
                     }
@@ -247,7 +269,7 @@ mod tests {
         assert_eq!(parse_size_checked("1000000GB"), Ok(MAX_SIZE));
         assert_eq!(parse_size_checked("1000000.001GB"), Err(QuantityError::OutOfRange("1000000GB")));
         assert_eq!(parse_size_checked("99999999999999999999GB"), Err(QuantityError::OutOfRange("1000000GB")));
-        assert_eq!(parse_size_checked("1e30GB"), Err(QuantityError::Malformed));
+        assert!(matches!(parse_size_checked("1e30GB"), Err(QuantityError::Malformed(w)) if w.contains("exponent")));
         assert_eq!(parse_rate_checked("1000Tbps"), Ok(MAX_RATE_BPS));
         assert_eq!(parse_rate_checked("1001Tbps"), Err(QuantityError::OutOfRange("1000Tbps")));
         assert_eq!(parse_duration_checked("1000000s"), Ok(MAX_DURATION));
@@ -262,6 +284,24 @@ mod tests {
         }
         let e = toml::from_str::<T>("b = \"99999999999999999999GB\"").unwrap_err().to_string();
         assert!(e.contains("out of range") && e.contains("1000000GB"), "{e}");
+    }
+    #[test]
+    fn malformed_quantities_say_what_is_wrong() {
+        #[derive(Deserialize, Debug)]
+        struct T {
+            #[allow(dead_code)]
+            d: Option<Duration>,
+            #[allow(dead_code)]
+            r: Option<Rate>,
+        }
+        let e = |t: &str| toml::from_str::<T>(t).unwrap_err().to_string();
+        assert!(e("d = \"-5us\"").contains("negative"), "{}", e("d = \"-5us\""));
+        assert!(e("d = \"1.5e3ns\"").contains("exponent notation"), "{}", e("d = \"1.5e3ns\""));
+        assert!(e("d = \"1e30s\"").contains("exponent notation"));
+        let g = e("r = \"10gbps\"");
+        assert!(g.contains("case-sensitive") && g.contains("\"Gbps\""), "{g}");
+        assert!(e("r = \"10furlongs\"").contains("unit \"furlongs\" is not known"));
+        assert!(!e("r = \"fast\"").contains("not known"), "{}", e("r = \"fast\""));
     }
     #[test]
     fn bare_numbers_are_rejected() {
