@@ -418,3 +418,33 @@ def test_valid_but_suspicious_scenarios_warn(dcnsim_cli, tiny_file, tmp_path):
     empty.write_text(re.sub(r"flows = \[[^\]]*\]", "flows = []", base), encoding="utf-8")
     proc = dcnsim_cli("run", empty)
     assert "warning: workload: no flows" in proc.stderr, (proc.returncode, proc.stderr)
+
+
+ABSURD = {
+    "fat_tree_k1000": 'kind = "fat_tree3"\nk = 1000\nhost_link = { rate = "100Gbps", delay = "1us" }\n[[workload]]\nkind = "permutation"\nsize = "1MB"',
+    "dumbbell_1e8": 'kind = "dumbbell"\nsenders = 100000000\nhost_link = { rate = "100Gbps", delay = "1us" }\nbottleneck = { rate = "100Gbps", delay = "1us" }\n[[workload]]\nkind = "permutation"\nsize = "1MB"',
+    "incast_1e9_groups": 'kind = "clos2"\ntors = 4\nservers_per_tor = 8\nspines = 2\nhost_link = { rate = "100Gbps", delay = "1us" }\n[[workload]]\nkind = "incast"\nfan_in = 8\nsize = "1KB"\ngroups = 1000000000',
+    "incast_every_1ps": 'kind = "clos2"\ntors = 4\nservers_per_tor = 8\nspines = 2\nhost_link = { rate = "100Gbps", delay = "1us" }\n[[workload]]\nkind = "incast"\nfan_in = 8\nsize = "1KB"\nperiod = "1ps"',
+}
+
+
+@pytest.mark.parametrize("case", list(ABSURD))
+def test_absurd_sizes_are_refused_at_once_by_validate_and_run(dcnsim_cli, tmp_path, case):
+    """Refused before anything is allocated: one error line naming the key and the memory
+    estimate, exit 2, nothing written, by validate and run alike, at once (the core's
+    check takes microseconds; the bound here is the interpreter's start-up)."""
+    import time
+
+    p = tmp_path / f"{case}.toml"
+    p.write_text(f'[scenario]\nname = "{case}"\n[topology]\n{ABSURD[case]}\n', encoding="utf-8")
+    for cmd in (["validate", p], ["run", p, "-o", "out"]):
+        t0 = time.monotonic()
+        proc = dcnsim_cli(*cmd)
+        assert_user_error(proc, "of memory", "more than the limit")
+        assert time.monotonic() - t0 < 10, "refusal took too long"  # interpreter start-up included
+        assert not (tmp_path / "out").exists()
+    # the limit can be raised (here: lowered) from the command line
+    small = tmp_path / "small.toml"
+    small.write_text(f'[scenario]\nname = "small"\n[topology]\n{ABSURD["incast_1e9_groups"].replace("groups = 1000000000", "groups = 1")}\n', encoding="utf-8")
+    assert dcnsim_cli("validate", small).returncode == 0
+    assert_user_error(dcnsim_cli("validate", small, "--memory-limit", "1KB"), "more than the limit of")

@@ -181,6 +181,25 @@ def summary_line(summary: dict) -> str:
     )
 
 
+def _set_memory_limit(ctx: Any, param: Any, value: Optional[str]) -> None:
+    # the core reads the limit from the environment, which compare's workers inherit
+    if value is not None:
+        os.environ["DCNSIM_MEMORY_LIMIT"] = value
+
+
+def _memory_limit_option(f: Any) -> Any:
+    return click.option(
+        "--memory-limit",
+        metavar="SIZE",
+        default=None,
+        expose_value=False,
+        is_eager=True,
+        callback=_set_memory_limit,
+        help="Refuse scenarios estimated to need more memory than this, e.g. 64GB "
+        "[default: $DCNSIM_MEMORY_LIMIT, else half of this machine's memory].",
+    )(f)
+
+
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(_core.__version__, "-V", "--version", prog_name="dcnsim", message="%(prog)s %(version)s")
 def cli() -> None:
@@ -188,6 +207,7 @@ def cli() -> None:
 
 
 @cli.command("run")
+@_memory_limit_option
 @click.argument("scenario")
 @click.option(
     "-o",
@@ -245,6 +265,7 @@ def run_cmd(
 
 
 @cli.command("compare")
+@_memory_limit_option
 @click.argument("scenario")
 @click.option(
     "-o",
@@ -342,6 +363,7 @@ def _compare_rich_table(cmp: Any, title: str) -> Any:
 
 
 @cli.command("validate")
+@_memory_limit_option
 @click.argument("scenario")
 @click.option("--variant", default=None, help="Also validate this [[variant]].")
 def validate_cmd(scenario: str, variant: Optional[str]) -> None:

@@ -3,6 +3,7 @@
 //! A scenario may list `[[variant]]` tables; each is a set of keys that
 //! override the base scenario (tables merge key by key, everything else is
 //! replaced). Every error names the key, the value and what was expected.
+pub mod estimate;
 pub mod reference;
 pub mod schema;
 pub mod units;
@@ -253,7 +254,7 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
             if r == 0 {
                 return Err(err("topology.receivers", "invalid value 0, expected >= 1"));
             }
-            s + r
+            s.checked_add(r).filter(|&n| n < u32::MAX - 2).ok_or_else(|| err("topology.senders", format!("{s} + {r} hosts, expected fewer than 2^32 nodes (32-bit node ids)")))?
         }
         TopologyKind::Clos2 => {
             let hl = require(t.host_link, "topology.host_link", "{ rate = \"...\", delay = \"...\" }")?;
@@ -270,7 +271,9 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
                 _ => {}
             }
             let _ = hl;
-            spt * tors
+            spt.checked_mul(tors)
+                .filter(|&n| n.checked_add(tors).is_some())
+                .ok_or_else(|| err("topology.tors", format!("{tors} ToRs x {spt} servers, expected fewer than 2^32 nodes (32-bit node ids)")))?
         }
         TopologyKind::FatTree3 => {
             require(t.host_link, "topology.host_link", "{ rate = \"...\", delay = \"...\" }")?;
@@ -542,6 +545,9 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
     Ok(())
 }
 
+/// Largest fat-tree radix: k^3/4 hosts and 5k^2/4 switches stay below 2^32 nodes.
+const MAX_FAT_TREE_K: u32 = 2048;
+
 fn fat_tree_shape(t: &TopologyConfig) -> Result<FatTreeShape, ScenarioError> {
     if let Some(k) = t.k {
         for (name, p) in [("pods", t.pods), ("tors_per_pod", t.tors_per_pod), ("aggs_per_pod", t.aggs_per_pod), ("hosts_per_tor", t.hosts_per_tor), ("cores", t.cores)] {
@@ -549,8 +555,9 @@ fn fat_tree_shape(t: &TopologyConfig) -> Result<FatTreeShape, ScenarioError> {
                 return Err(err(format!("topology.{name}"), "give either k or the explicit sizes, not both"));
             }
         }
-        if k < 2 || k % 2 == 1 {
-            return Err(err("topology.k", format!("invalid value {k}, expected an even radix >= 2")));
+        // k^3/4 hosts: node ids are 32-bit
+        if !(2..=MAX_FAT_TREE_K).contains(&k) || k % 2 == 1 {
+            return Err(err("topology.k", format!("invalid value {k}, expected an even radix 2..{MAX_FAT_TREE_K}")));
         }
         return Ok(FatTreeShape::k_ary(k));
     }
@@ -566,6 +573,10 @@ fn fat_tree_shape(t: &TopologyConfig) -> Result<FatTreeShape, ScenarioError> {
         if v == 0 {
             return Err(err(format!("topology.{name}"), "invalid value 0, expected >= 1"));
         }
+    }
+    let (p, t, a, h, c) = (s.pods as u64, s.tors_per_pod as u64, s.aggs_per_pod as u64, s.hosts_per_tor as u64, s.cores as u64);
+    if p * t * h + p * (t + a) + c >= u32::MAX as u64 {
+        return Err(err("topology.pods", format!("{} hosts and {} switches, expected fewer than 2^32 nodes (32-bit node ids)", p * t * h, p * (t + a) + c)));
     }
     if s.cores % s.aggs_per_pod != 0 {
         return Err(err("topology.cores", format!("invalid value {}, expected a multiple of aggs_per_pod ({})", s.cores, s.aggs_per_pod)));
@@ -851,6 +862,7 @@ pub struct Summary {
 pub fn check(doc: &Document, variant: Option<&str>) -> Result<Summary, ScenarioError> {
     let names = doc.variant_names();
     let s = doc.resolve(variant)?;
+    estimate::check(&s)?;
     let topo = build_topology(&s.topology)?;
     build_routes(&s.topology, &topo)?;
     buffer_params(&s.switch.buffer, &topo)?;
@@ -866,6 +878,7 @@ pub struct RunOptions {
 
 /// Turn a validated scenario into a ready-to-run simulation.
 pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
+    estimate::check(s)?;
     let seed = opts.seed.unwrap_or(s.scenario.seed);
     let topo = build_topology(&s.topology)?;
     let routes = build_routes(&s.topology, &topo)?;

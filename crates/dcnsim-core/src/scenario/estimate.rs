@@ -1,0 +1,228 @@
+//! The memory a scenario will need, estimated from the schema alone, before anything is
+//! built: an absurd size (a fat-tree of radix 1000, ten million senders, a billion incast
+//! rounds) is refused in microseconds with the key responsible, instead of aborting on a
+//! failed allocation or being killed by the kernel minutes later. `validate` and `run`
+//! apply the same check, so they agree.
+//!
+//! The estimate counts what the builder allocates up front and what grows with the
+//! scenario's size: nodes and ports (with their queues), the routing table (switches x
+//! edge switches), hosts, and the flows the workloads will generate (their specs and
+//! per-flow state), each from `size_of` of the engine's own records. Packets in flight are
+//! bounded by the buffers and not counted. It is an estimate (within a small factor), and
+//! only meant to tell "fits" from "cannot possibly fit".
+
+use super::schema::*;
+use super::{err, resolve_cdf, ScenarioError};
+use crate::host::tcp::TcpSender;
+use crate::host::Flow;
+use crate::net::port::Egress;
+use crate::net::Packet;
+use crate::switch::queue::PktQueue;
+use crate::workload::FlowSpec;
+
+/// Environment variable that sets the memory limit (a size such as "64GB").
+pub const LIMIT_ENV: &str = "DCNSIM_MEMORY_LIMIT";
+
+/// What a scenario needs, and the key whose value drives the largest part.
+#[derive(Debug, Clone)]
+pub struct Estimate {
+    pub bytes: u128,
+    pub key: String,
+    pub what: String,
+}
+
+/// The memory limit: `DCNSIM_MEMORY_LIMIT` if set, else half the machine's memory (8 GB
+/// where that cannot be read).
+pub fn limit() -> Result<u64, ScenarioError> {
+    if let Ok(v) = std::env::var(LIMIT_ENV) {
+        return super::units::parse_size(&v).filter(|&b| b > 0).ok_or_else(|| err(LIMIT_ENV, format!("invalid value \"{v}\", expected a size such as \"64GB\"")));
+    }
+    let total = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| m.lines().find(|l| l.starts_with("MemTotal:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok()))
+        .map(|kib| kib * 1024);
+    Ok(total.map_or(8_000_000_000, |t| t / 2))
+}
+
+/// Refuse a scenario whose estimate exceeds the limit.
+pub fn check(s: &Scenario) -> Result<(), ScenarioError> {
+    let e = estimate(s)?;
+    let limit = limit()?;
+    if e.bytes > limit as u128 {
+        return Err(err(
+            e.key.clone(),
+            format!(
+                "the scenario needs about {} of memory ({}), more than the limit of {}; expected a smaller {}, or raise the limit ({} or --memory-limit)",
+                human(e.bytes),
+                e.what,
+                human(limit as u128),
+                e.key,
+                LIMIT_ENV
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn human(b: u128) -> String {
+    match b {
+        b if b >= 1_000_000_000_000 => format!("{:.1} TB", b as f64 / 1e12),
+        b if b >= 1_000_000_000 => format!("{:.1} GB", b as f64 / 1e9),
+        b => format!("{:.1} MB", b as f64 / 1e6),
+    }
+}
+
+/// The estimate (see the module doc). Works on a validated scenario.
+pub fn estimate(s: &Scenario) -> Result<Estimate, ScenarioError> {
+    let t = &s.topology;
+    let q = s.switch.queues() as u128;
+    // hosts, switches, edge switches (with hosts), links, and the key that sets the scale
+    let (hosts, switches, edges, links, key): (u128, u128, u128, u128, &str) = match t.kind {
+        TopologyKind::Dumbbell => {
+            let (a, b) = (t.senders.unwrap_or(0) as u128, t.receivers.unwrap_or(DEFAULT_RECEIVERS) as u128);
+            (a + b, 2, 2, a + b + 1, if a >= b { "topology.senders" } else { "topology.receivers" })
+        }
+        TopologyKind::Clos2 => {
+            let (spt, tors) = (t.servers_per_tor.unwrap_or(0) as u128, t.tors.unwrap_or(0) as u128);
+            let spines = match t.spines {
+                Some(n) => n as u128,
+                None => {
+                    let (h, f) = (t.host_link.map_or(1, |l| l.rate.0), t.fabric_link.or(t.host_link).map_or(1, |l| l.rate.0));
+                    ((spt as f64 * h as f64 / (f.max(1) as f64 * t.oversubscription.unwrap_or(1.0))).ceil() as u128).max(1)
+                }
+            };
+            (spt * tors, tors + spines, tors, spt * tors + tors * spines, if tors >= spt { "topology.tors" } else { "topology.servers_per_tor" })
+        }
+        TopologyKind::FatTree3 => {
+            let ((p, tp, ap, hpt, c), key) = match t.k {
+                Some(k) => {
+                    let (k, h) = (k as u128, k as u128 / 2);
+                    ((k, h, h, h, k * k / 4), "topology.k")
+                }
+                None => {
+                    let v = |x: Option<u32>| x.unwrap_or(0) as u128;
+                    ((v(t.pods), v(t.tors_per_pod), v(t.aggs_per_pod), v(t.hosts_per_tor), v(t.cores)), "topology.pods")
+                }
+            };
+            let hosts = p * tp * hpt;
+            let core_links = if ap == 0 { 0 } else { p * ap * (c / ap) };
+            (hosts, c + p * (tp + ap), p * tp, hosts + p * tp * ap + core_links, key)
+        }
+        TopologyKind::Custom => {
+            let (h, sw, l) = (t.hosts.as_ref().map_or(0, |v| v.len()), t.switches.as_ref().map_or(0, |v| v.len()), t.links.as_ref().map_or(0, |v| v.len()));
+            (h as u128, sw as u128, sw as u128, l as u128, "topology.links")
+        }
+    };
+    let ports = 2 * links;
+    // the egress record and its queues, plus the port's entries in the topology, the hot
+    // array and the mechanisms' tables (measured: 1.32 GB for a 10^6-host dumbbell)
+    let per_port = (std::mem::size_of::<Egress>() + 224) as u128 + q * std::mem::size_of::<PktQueue>() as u128;
+    let fabric = (hosts + switches) * 128 + ports * per_port + switches * edges * 8 + hosts * (64 + 24 * q);
+    // vectors that grow by doubling may briefly hold twice their contents
+    let fabric = fabric + fabric / 4;
+
+    // flows the workloads will generate
+    let host_rate = match t.kind {
+        TopologyKind::Custom => t.links.iter().flatten().map(|l| l.rate.0).max().unwrap_or(0),
+        _ => t.host_link.map_or(0, |l| l.rate.0),
+    } as f64;
+    let arrivals_end = s.scenario.arrivals_for.map_or(s.scenario.max_time.0, |d| d.0);
+    // every flow keeps its spec and record; a running flow also has a sender and a window of
+    // packets in flight (each with its event), for at most a few flows per host at a time
+    let window = s.transport.init_cwnd.unwrap_or(DEFAULT_INIT_CWND) as usize;
+    let per_flow = (std::mem::size_of::<FlowSpec>() + std::mem::size_of::<Flow>()) as u128;
+    let per_running = (std::mem::size_of::<TcpSender>() + window * (std::mem::size_of::<Packet>() + 32)) as u128;
+    let mut flows_total: u128 = 0;
+    let mut biggest: (u128, String) = (0, String::new());
+    for (i, w) in s.workload.iter().enumerate() {
+        let n_hosts = match w.hosts.as_deref() {
+            Some([a, b]) => b.saturating_sub(*a) as u128,
+            _ => hosts,
+        };
+        let start = w.start.map_or(crate::sim::SimTime::ZERO, |d| d.0);
+        let stop = w.stop.map_or(arrivals_end, |d| d.0);
+        let secs = stop.0.saturating_sub(start.0) as f64 * 1e-12;
+        let (n, key): (u128, String) = match w.kind {
+            WorkloadKind::Flows => (w.flows.as_ref().map_or(0, |f| f.len()) as u128, format!("workload[{i}].flows")),
+            WorkloadKind::Permutation => (n_hosts, if w.hosts.is_some() { format!("workload[{i}].hosts") } else { key.to_string() }),
+            WorkloadKind::Incast => {
+                let (fan_in, groups) = (w.fan_in.unwrap_or(0) as u128, w.groups.unwrap_or(DEFAULT_GROUPS) as u128);
+                let size = w.size.map_or(1, |b| b.0.max(1)) as f64;
+                let (rounds, key) = match (w.period, w.load) {
+                    (_, Some(l)) => (l * n_hosts as f64 * host_rate * secs / (8.0 * size * (fan_in * groups).max(1) as f64), "load"),
+                    (Some(IncastPeriod::Every(d)), None) => (secs / (d.0 .0.max(1) as f64 * 1e-12), "period"),
+                    _ => (1.0, if groups >= fan_in { "groups" } else { "fan_in" }),
+                };
+                let key = if key == "groups" || key == "fan_in" || groups < 1000 { key } else { "groups" };
+                (((rounds.ceil().max(1.0)) as u128).saturating_mul(groups).saturating_mul(fan_in), format!("workload[{i}].{key}"))
+            }
+            WorkloadKind::Poisson => {
+                let mean = match w.sizes.as_deref().map(resolve_cdf) {
+                    Some(Ok(c)) => c.mean(),
+                    _ => 1.0,
+                };
+                let n = w.load.unwrap_or(0.0) * n_hosts as f64 * host_rate * secs / (8.0 * mean.max(1.0));
+                (n.min(1e30) as u128, format!("workload[{i}].load"))
+            }
+        };
+        flows_total = flows_total.saturating_add(n);
+        if n > biggest.0 {
+            biggest = (n, key);
+        }
+    }
+    let flow_bytes = flows_total.saturating_mul(per_flow).saturating_add(flows_total.min(8 * hosts).saturating_mul(per_running));
+    let what = format!("{hosts} hosts, {switches} switches, {ports} ports, about {flows_total} flows");
+    let key = if flow_bytes > fabric { biggest.1 } else { key.to_string() };
+    Ok(Estimate { bytes: fabric.saturating_add(flow_bytes), key, what })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{check as validate_file, load, Document, RunOptions};
+    use std::time::Instant;
+
+    const HOST: &str = "host_link = { rate = \"100Gbps\", delay = \"1us\" }";
+
+    fn refused(topology: &str, workload: &str, key: &str) {
+        let text = format!("[scenario]\nname = \"big\"\n[topology]\n{topology}\n{HOST}\n[[workload]]\n{workload}\n");
+        let t0 = Instant::now();
+        let v = validate_file(&Document::from_toml(&text).unwrap(), None).err().unwrap_or_else(|| panic!("validate accepted {text}"));
+        let r = load(&text, false, None, &RunOptions::default()).err().unwrap_or_else(|| panic!("run accepted {text}"));
+        assert!(t0.elapsed().as_secs_f64() < 1.0, "took {:?}", t0.elapsed());
+        assert_eq!((v.key.as_str(), r.key.as_str()), (key, key), "{v} / {r}");
+        assert!(v.message.contains("of memory") && v.message.contains("more than the limit"), "{v}");
+    }
+
+    /// The absurd sizes users tried: each refused by validate and run alike, at once, with
+    /// the key responsible.
+    #[test]
+    fn absurd_sizes_are_refused_before_anything_is_built() {
+        let perm = "kind = \"permutation\"\nsize = \"1MB\"";
+        refused("kind = \"fat_tree3\"\nk = 1000", perm, "topology.k");
+        refused(
+            "kind = \"dumbbell\"\nsenders = 100000000\nbottleneck = { rate = \"100Gbps\", delay = \"1us\" }",
+            "kind = \"incast\"\nfan_in = 1\nsize = \"1KB\"",
+            "topology.senders",
+        );
+        let clos = "kind = \"clos2\"\ntors = 4\nservers_per_tor = 8\nspines = 2";
+        refused(clos, "kind = \"incast\"\nfan_in = 8\nsize = \"1KB\"\ngroups = 1000000000", "workload[0].groups");
+        refused(clos, "kind = \"incast\"\nfan_in = 8\nsize = \"1KB\"\nperiod = \"1ps\"", "workload[0].period");
+        refused(clos, "kind = \"poisson\"\nsizes = \"web-search\"\nload = 0.5\nstop = \"100000s\"", "workload[0].load");
+    }
+
+    /// Shipped scenarios, full size included, fit in the default limit of an 8 GB machine.
+    #[test]
+    fn shipped_scenarios_fit_on_a_laptop() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/dcnsim/scenarios");
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            let doc = Document::from_toml(&std::fs::read_to_string(&p).unwrap()).unwrap();
+            for v in std::iter::once(None).chain(doc.variant_names().into_iter().map(Some)) {
+                let s = doc.scenario(v.as_deref()).unwrap();
+                let est = super::estimate(&s).unwrap();
+                eprintln!("{}: {:.2} GB ({})", p.display(), est.bytes as f64 / 1e9, est.what);
+                assert!(est.bytes < 4_000_000_000, "{}: {} B ({})", p.display(), est.bytes, est.what);
+            }
+        }
+    }
+}
