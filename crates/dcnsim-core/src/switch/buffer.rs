@@ -134,6 +134,25 @@ mod tests {
         assert!(b.admits(0, 1500, 1500));
         assert!(!b.admits(0, 2000, 1500));
     }
+    /// The pool check for a mechanism's own admissions: room for the bytes beyond the port's
+    /// guarantee, whatever the dynamic per-port limit says; a static buffer leaves it to
+    /// the mechanism's thresholds.
+    #[test]
+    fn pool_admits_counts_only_bytes_beyond_the_guarantee() {
+        // 2 ports x 10 KB guaranteed of a 30 KB pool: 10 KB shared
+        let mut b = SwitchBuffer::new(BufferParams::Shared { pool: 30_000, guaranteed: 10_000, alpha: 0.1 }, 2, 1);
+        assert!(b.pool_admits(0, 10_000), "within the guarantee");
+        assert!(b.pool_admits(5_000, 15_000), "5 KB guaranteed + 10 KB shared");
+        assert!(!b.pool_admits(5_000, 15_001));
+        // 8 KB of the shared part used by the other port
+        b.on_enqueue(0, 18_000);
+        assert_eq!(b.shared_used(), 8_000);
+        assert!(b.pool_admits(9_000, 3_000), "1 KB guaranteed + 2 KB shared");
+        assert!(!b.pool_admits(9_000, 3_001));
+        assert!(!b.admits(9_000, 9_000, 3_000), "the dynamic limit (0.1 x 2 KB free) is stricter");
+        let st = SwitchBuffer::new(BufferParams::Static { queue_cap: 1 }, 1, 1);
+        assert!(st.pool_admits(u64::MAX / 2, 1_000_000));
+    }
     #[test]
     fn dynamic_threshold_converges_to_alpha_share() {
         // One congested port with alpha = 1 settles at alpha/(1+alpha) of the shared pool.
