@@ -542,7 +542,8 @@ impl Sim {
         }
         // ACKs of packets n-1 and n over the reverse path
         let ack = self.cfg.ack_size as u64;
-        let back: Vec<PortId> = path.iter().rev().map(|&p| self.topo.ports[p as usize].peer).collect();
+        // the ACKs' own route (a static route may make it differ from the data's, reversed)
+        let back = self.routes.path(&self.topo, spec.dst, spec.src, hash);
         let mut a_prev = if n > 1 { prev[l - 1] + d(path[l - 1]) } else { 0 };
         let mut a = delivered;
         for &p in &back {

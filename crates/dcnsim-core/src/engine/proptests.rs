@@ -1,7 +1,8 @@
 //! Property tests of the engine's invariants on random small scenarios
 //! (DESIGN.md "Tests and evidence": property tests for invariants).
 //!
-//! Each case is a small dumbbell or 2-tier Clos with random link rates and
+//! Each case is a small dumbbell, 2-tier Clos or custom line/ring of switches with random
+//! static routes (loops included) with random link rates and
 //! delays, MTU and switch latency, a static or shared buffer, optional ECN,
 //! 1-4 queues under strict priority or DWRR, Congestion Isolation (isolate or
 //! hash-by-destination, random thresholds and marking) when there are 2 queues
@@ -40,8 +41,50 @@ struct Link {
 
 #[derive(Clone, Debug)]
 enum Topo {
-    Dumbbell { senders: u32, receivers: u32, host: Link, bottleneck: Link },
-    Clos { tors: u32, servers_per_tor: u32, spines: u32, host: Link, fabric: Link },
+    Dumbbell {
+        senders: u32,
+        receivers: u32,
+        host: Link,
+        bottleneck: Link,
+    },
+    Clos {
+        tors: u32,
+        servers_per_tor: u32,
+        spines: u32,
+        host: Link,
+        fabric: Link,
+    },
+    /// `switches` in a line (a ring when `ring`), `hosts` spread round-robin over them, and
+    /// static routes (switch, destination host, choice of neighbour) that may form loops.
+    Custom {
+        switches: u32,
+        hosts: u32,
+        ring: bool,
+        routes: Vec<(u32, u32, u32)>,
+        host: Link,
+        fabric: Link,
+    },
+}
+
+impl Topo {
+    /// Custom: the neighbours of switch `s` a route to host `d` may go via (adjacent
+    /// switches, and `d` itself when it hangs off `s`).
+    fn custom_neighbours(switches: u32, ring: bool, s: u32, d: u32) -> Vec<String> {
+        let mut n = Vec::new();
+        if s > 0 {
+            n.push(format!("s{}", s - 1));
+        }
+        if s + 1 < switches {
+            n.push(format!("s{}", s + 1));
+        }
+        if ring && switches > 2 && (s == 0 || s + 1 == switches) {
+            n.push(format!("s{}", if s == 0 { switches - 1 } else { 0 }));
+        }
+        if d % switches == s {
+            n.push(format!("h{d}"));
+        }
+        n
+    }
 }
 
 impl Topo {
@@ -49,6 +92,7 @@ impl Topo {
         match self {
             Topo::Dumbbell { senders, receivers, .. } => senders + receivers,
             Topo::Clos { tors, servers_per_tor, .. } => tors * servers_per_tor,
+            Topo::Custom { hosts, .. } => *hosts,
         }
     }
     /// Ports of the switch with the most ports (for the shared-buffer guarantee check).
@@ -56,6 +100,7 @@ impl Topo {
         match self {
             Topo::Dumbbell { senders, receivers, .. } => senders.max(receivers) + 1,
             Topo::Clos { tors, servers_per_tor, spines, .. } => (servers_per_tor + spines).max(*tors),
+            Topo::Custom { switches, hosts, .. } => hosts.div_ceil(*switches) + 2,
         }
     }
 }
@@ -168,6 +213,27 @@ impl Case {
             Topo::Dumbbell { senders, receivers, host, bottleneck } => {
                 s += &format!("kind = \"dumbbell\"\nsenders = {senders}\nreceivers = {receivers}\nhost_link = {}\nbottleneck = {}\n", link(*host), link(*bottleneck));
             }
+            Topo::Custom { switches, hosts, ring, routes, host, fabric } => {
+                let hl: Vec<String> = (0..*hosts).map(|h| format!("\"h{h}\"")).collect();
+                let sl: Vec<String> = (0..*switches).map(|i| format!("\"s{i}\"")).collect();
+                let mut links: Vec<String> =
+                    (0..*hosts).map(|h| format!("{{ a = \"h{h}\", b = \"s{}\", rate = \"{}Gbps\", delay = \"{}ns\" }}", h % switches, host.gbps, host.delay_ns)).collect();
+                let mut pairs: Vec<(u32, u32)> = (1..*switches).map(|i| (i - 1, i)).collect();
+                if *ring && *switches > 2 {
+                    pairs.push((switches - 1, 0));
+                }
+                links.extend(pairs.iter().map(|(a, b)| format!("{{ a = \"s{a}\", b = \"s{b}\", rate = \"{}Gbps\", delay = \"{}ns\" }}", fabric.gbps, fabric.delay_ns)));
+                let mut seen = std::collections::HashSet::new();
+                let mut rl = Vec::new();
+                for &(s, d, via) in routes {
+                    let (s, d) = (s % switches, d % hosts);
+                    let n = Topo::custom_neighbours(*switches, *ring, s, d);
+                    if seen.insert((s, d)) {
+                        rl.push(format!("{{ switch = \"s{s}\", dst = \"h{d}\", via = \"{}\" }}", n[via as usize % n.len()]));
+                    }
+                }
+                s += &format!("kind = \"custom\"\nhosts = [{}]\nswitches = [{}]\nlinks = [{}]\nroutes = [{}]\n", hl.join(", "), sl.join(", "), links.join(", "), rl.join(", "));
+            }
             Topo::Clos { tors, servers_per_tor, spines, host, fabric } => {
                 s += &format!(
                     "kind = \"clos2\"\ntors = {tors}\nservers_per_tor = {servers_per_tor}\nspines = {spines}\nhost_link = {}\nfabric_link = {}\n",
@@ -258,6 +324,8 @@ fn link_strategy() -> impl Strategy<Value = Link> {
 fn topo_strategy() -> impl Strategy<Value = Topo> {
     prop_oneof![
         (1u32..=4, 1u32..=3, link_strategy(), link_strategy()).prop_map(|(senders, receivers, host, bottleneck)| Topo::Dumbbell { senders, receivers, host, bottleneck }),
+        (2u32..=4, 2u32..=8, any::<bool>(), proptest::collection::vec((any::<u32>(), any::<u32>(), any::<u32>()), 0..=4), link_strategy(), link_strategy())
+            .prop_map(|(switches, hosts, ring, routes, host, fabric)| Topo::Custom { switches, hosts, ring, routes, host, fabric }),
         (2u32..=3, 2u32..=4, 1u32..=2, link_strategy(), link_strategy()).prop_map(|(tors, servers_per_tor, spines, host, fabric)| Topo::Clos {
             tors,
             servers_per_tor,
