@@ -79,8 +79,10 @@ impl Sim {
             if !a.ingress_admitted && eg.queues[qi].bytes > lim {
                 self.violations.push(format!("t={} port {out} queue {qi}: {} B > limit {lim} B", self.now, eg.queues[qi].bytes));
             }
-            let (held, memory) = st.buffer.occupancy();
+            let memory = st.buffer.memory();
+            let held: u64 = self.topo.nodes[self.topo.switches[sw as usize] as usize].ports.iter().map(|&p| self.egress[p as usize].bytes).sum();
             if held > memory {
+                let eg = &self.egress[out as usize];
                 self.violations.push(format!("t={} switch {sw}: {held} B buffered > memory {memory} B (port {out} queue {qi} holds {} B)", self.now, eg.queues[qi].bytes));
             }
         }

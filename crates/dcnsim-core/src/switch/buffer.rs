@@ -26,8 +26,6 @@ pub struct SwitchBuffer {
     /// Shared part of the pool (pool minus all guarantees).
     shared_cap: u64,
     shared_used: u64,
-    /// Bytes buffered in the switch, all queues.
-    total: u64,
     /// The switch's memory (module doc).
     memory: u64,
 }
@@ -38,7 +36,7 @@ impl SwitchBuffer {
             BufferParams::Static { queue_cap } => (0, queue_cap.saturating_mul((ports * queues) as u64)),
             BufferParams::Shared { pool, guaranteed, .. } => (pool.saturating_sub(guaranteed * ports as u64), pool),
         };
-        SwitchBuffer { params, shared_cap, shared_used: 0, total: 0, memory }
+        SwitchBuffer { params, shared_cap, shared_used: 0, memory }
     }
 
     /// Add memory reserved beside a shared pool (a mechanism's headroom); a static buffer's
@@ -85,7 +83,6 @@ impl SwitchBuffer {
     }
     #[inline]
     pub fn on_enqueue(&mut self, port_bytes_before: u64, size: u64) {
-        self.total += size;
         if let BufferParams::Shared { guaranteed, .. } = self.params {
             let old = port_bytes_before.saturating_sub(guaranteed);
             let new = (port_bytes_before + size).saturating_sub(guaranteed);
@@ -94,7 +91,6 @@ impl SwitchBuffer {
     }
     #[inline]
     pub fn on_dequeue(&mut self, port_bytes_before: u64, size: u64) {
-        self.total -= size;
         if let BufferParams::Shared { guaranteed, .. } = self.params {
             let old = port_bytes_before.saturating_sub(guaranteed);
             let new = (port_bytes_before - size).saturating_sub(guaranteed);
@@ -106,9 +102,10 @@ impl SwitchBuffer {
     pub fn set_memory(&mut self, bytes: u64) {
         self.memory = bytes;
     }
-    /// Bytes buffered in the switch and the memory they must fit in.
-    pub fn occupancy(&self) -> (u64, u64) {
-        (self.total, self.memory)
+    /// The memory the switch's queues must fit in (the invariant checks add up the
+    /// queues themselves: no per-packet bookkeeping for a check most runs do not make).
+    pub fn memory(&self) -> u64 {
+        self.memory
     }
     pub fn shared_used(&self) -> u64 {
         self.shared_used
