@@ -6,6 +6,7 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -156,7 +157,9 @@ def test_values_and_relative_change_by_hand(cmp2):
     v = dctcp.flows["fct_ps"].astype("float64").mean() / 1e6
     assert _cell(t, "all", "mean FCT (us)", "Reno") == pytest.approx(b, rel=1e-12)
     assert _cell(t, "all", "mean FCT (us)", "DCTCP") == pytest.approx(v, rel=1e-12)
-    assert _cell(t, "all", "mean FCT (us)", "DCTCP vs Reno") == f"{(v - b) / b * 100:+.1f}%"
+    assert _cell(t, "all", "mean FCT (us)", "DCTCP vs Reno") == pytest.approx((v - b) / b, rel=1e-12)
+    ft = cmp2.formatted_table()
+    assert _cell(ft, "all", "mean FCT (us)", "DCTCP vs Reno") == f"{(v - b) / b * 100:+.1f}%"
     # p99 of the small flows agrees with the Result's own FCT table
     small = reno.fct_table().set_index("bin")
     assert _cell(t, "<100KB", "p99 FCT (us)", "Reno") == pytest.approx(small.loc["<100KB", "p99_fct_us"])
@@ -165,15 +168,20 @@ def test_values_and_relative_change_by_hand(cmp2):
     assert _cell(t, "network", "loss rate (%)", "DCTCP") == pytest.approx(100 * dctcp.summary["loss_rate"])
     assert _cell(t, "network", "ECN marks", "DCTCP") == dctcp.summary["ecn_marks"]
     assert _cell(t, "network", "end reason", "DCTCP") == "completed"
-    assert _cell(t, "network", "end reason", "DCTCP vs Reno") == ""
+    assert np.isnan(_cell(t, "network", "end reason", "DCTCP vs Reno"))
+    assert _cell(ft, "network", "end reason", "DCTCP vs Reno") == ""
     sw = reno.ports[~reno.ports["node_name"].str.match(r"h\d+$")]  # clos2 hosts are h0..h7
     assert _cell(t, "network", "max queue depth, queue 0 (KB)", "Reno") == pytest.approx(sw["max_depth_bytes"].max() / 1e3)
     assert _cell(t, "network", "mean queue depth, queue 0 (KB)", "Reno") == pytest.approx(sw["mean_depth_bytes"].mean() / 1e3)
     # drops: the change is computed from the raw counts
     d_b, d_v = reno.summary["data_packets_dropped"], dctcp.summary["data_packets_dropped"]
-    assert _cell(t, "network", "data packets dropped", "DCTCP vs Reno") == format_change((d_v - d_b) / d_b)
-    # Reno never marks: a zero base gives "n/a", not a division by zero.
-    assert _cell(t, "network", "ECN marks", "DCTCP vs Reno") == "n/a"
+    assert _cell(t, "network", "data packets dropped", "DCTCP vs Reno") == pytest.approx((d_v - d_b) / d_b)
+    assert _cell(ft, "network", "data packets dropped", "DCTCP vs Reno") == format_change((d_v - d_b) / d_b)
+    # Reno never marks: a zero base gives NaN ("n/a" formatted), not a division by zero.
+    assert np.isnan(_cell(t, "network", "ECN marks", "DCTCP vs Reno"))
+    assert _cell(ft, "network", "ECN marks", "DCTCP vs Reno") == "n/a"
+    # every change column is numeric
+    assert all(t[c].dtype == np.float64 for c in cmp2.change_columns().values())
 
 
 def test_jobs_do_not_change_results(cmp1, cmp2):
@@ -218,7 +226,7 @@ def test_save_writes_everything(cmp2, tmp_path):
 
     csv = pd.read_csv(out / "comparison.csv", keep_default_na=False)
     assert list(csv.columns) == list(cmp2.table().columns)
-    assert _cell(csv, "all", "mean FCT (us)", "DCTCP vs Reno") == _cell(cmp2.table(), "all", "mean FCT (us)", "DCTCP vs Reno")
+    assert float(_cell(csv, "all", "mean FCT (us)", "DCTCP vs Reno")) == _cell(cmp2.table(), "all", "mean FCT (us)", "DCTCP vs Reno")
 
     md = (out / "comparison.md").read_text()
     assert "cmp_small" in md and "seed: 3" in md
@@ -338,7 +346,7 @@ def test_cli_compare(dcnsim_cli, scenario_file, tmp_path):
     csv = pd.read_csv(out / "comparison.csv", keep_default_na=False)
     api = dcnsim.compare(scenario_file, jobs=1).table()
     assert list(csv["metric"]) == list(api["metric"])
-    assert list(csv["DCTCP vs Reno"]) == list(api["DCTCP vs Reno"])
+    np.testing.assert_array_equal(pd.to_numeric(csv["DCTCP vs Reno"], errors="coerce").to_numpy(), api["DCTCP vs Reno"].to_numpy())
 
 
 def test_cli_compare_selected_variants(dcnsim_cli, scenario_file):

@@ -338,7 +338,9 @@ class Comparison:
 
         Columns: ``group``, ``metric``, one column of raw values per variant, then for
         every variant after the first ``"<variant> vs <base>"``: the relative change
-        ``(variant - base) / base`` as text (``"-38.2%"``; ``"n/a"`` for a zero base).
+        ``(variant - base) / |base|`` as a number (``-0.382`` for -38.2%; NaN where it is
+        undefined: a zero base with a non-zero value, or a row that is not a number).
+        :meth:`formatted_table` has the same table as text (``"-38.2%"``, ``"n/a"``).
         Size bins are the base variant's ``fct_bins`` unless ``bins`` is given.
         """
         changes = self.change_columns()
@@ -348,17 +350,24 @@ class Comparison:
             for n in self.variants:
                 rec[n] = row.values.get(n)
             for n, col in changes.items():
-                rec[col] = row.change_text(self.base, n)
+                c = row.change(self.base, n)
+                rec[col] = float("nan") if c is None else float(c)
             records.append(rec)
         columns = ["group", "metric", *self.variants, *changes.values()]
-        return pd.DataFrame.from_records(records, columns=columns)
+        table = pd.DataFrame.from_records(records, columns=columns)
+        for col in changes.values():
+            table[col] = table[col].astype("float64")
+        return table
 
     def formatted_table(self, bins: Optional[Sequence[int]] = None) -> pd.DataFrame:
-        """:meth:`table` with every value formatted for display (strings)."""
-        table = self.table(bins)
+        """:meth:`table` with every value and change formatted for display (strings)."""
+        table = self.table(bins).astype(object)
+        changes = self.change_columns()
         for i, row in enumerate(self.rows(bins)):
             for n in self.variants:
                 table.at[i, n] = format_value(row.values.get(n), row.fmt)
+            for n, col in changes.items():
+                table.at[i, col] = row.change_text(self.base, n)
         return table
 
     def to_markdown(self, bins: Optional[Sequence[int]] = None) -> str:
