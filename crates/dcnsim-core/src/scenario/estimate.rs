@@ -226,3 +226,49 @@ mod tests {
         }
     }
 }
+
+/// Fuzz: scenario text mutated at random (bytes deleted, duplicated, replaced by TOML
+/// punctuation, digits or unit letters) never makes the parser, the validation or the
+/// estimate panic; it gives a scenario or an error naming a key.
+#[cfg(test)]
+mod fuzz {
+    use super::super::{check, Document};
+    use proptest::prelude::*;
+
+    fn shipped() -> Vec<String> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/dcnsim/scenarios");
+        let mut v: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap()).collect();
+        v.sort();
+        v
+    }
+
+    const ALPHABET: &[u8] = b"[]{}=\",.0123456789-eKMGTBbpsnumk_ \n#";
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(256),
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+        #[test]
+        fn mutated_scenarios_never_panic(file in 0usize..64, edits in proptest::collection::vec((any::<u32>(), 0u8..3, any::<u8>()), 1..12)) {
+            let files = shipped();
+            let mut text = files[file % files.len()].clone().into_bytes();
+            for (at, op, b) in edits {
+                if text.is_empty() {
+                    break;
+                }
+                let i = at as usize % text.len();
+                match op {
+                    0 => { text.remove(i); }
+                    1 => { let c = text[i]; text.insert(i, c); }
+                    _ => text[i] = ALPHABET[b as usize % ALPHABET.len()],
+                }
+            }
+            let text = String::from_utf8_lossy(&text);
+            if let Ok(doc) = Document::from_toml(&text) {
+                let _ = check(&doc, None);
+            }
+        }
+    }
+}
