@@ -148,9 +148,18 @@ class Row:
     better: Optional[str] = None  # "lower", "higher" or None (neither)
 
     def change(self, base: str, variant: str) -> Optional[float]:
+        """The relative change of the values. A base that is displayed as zero (a row with
+        N decimals whose base rounds to 0) is a zero base: "0.0" against "0.0" is no change,
+        not a -25% between two invisible remainders, and against a visible value it is
+        undefined."""
         if self.fmt == "str":
             return None
-        return relative_change(self.values.get(base), self.values.get(variant))
+        b, v = self.values.get(base), self.values.get(variant)
+        if self.fmt in ("f1", "f2", "f3") and _number(b) is not None and _number(v) is not None:
+            digits = int(self.fmt[1])
+            if round(float(b), digits) == 0:
+                return 0.0 if round(float(v), digits) == 0 else None
+        return relative_change(b, v)
 
     def change_text(self, base: str, variant: str) -> str:
         if self.fmt == "str":
@@ -305,17 +314,21 @@ class Comparison:
         for q in self.queue_classes():
             mean: Dict[str, Any] = {}
             peak: Dict[str, Any] = {}
+            busy: Dict[str, Any] = {}
             p99: Dict[str, Any] = {}
             for n in names:
                 sel = sw[n][sw[n]["queue"] == q] if "queue" in sw[n] else sw[n].iloc[0:0]
                 mean[n] = float(sel["mean_depth_bytes"].mean()) / 1e3 if len(sel) else None
                 peak[n] = float(sel["max_depth_bytes"].max()) / 1e3 if len(sel) else None
                 if sampled:
-                    p99[n] = _sampled_quantile(self.results[n].queues, q, 0.99)
+                    busy[n], p99[n] = _busy_depth(self.results[n].queues, q, 0.99)
             rows.append(Row(NETWORK, f"mean queue depth, queue {q} (KB)", mean, "f1", LOWER))
             rows.append(Row(NETWORK, f"max queue depth, queue {q} (KB)", peak, "f1", LOWER))
             if sampled:
-                rows.append(Row(NETWORK, f"p99 sampled queue depth, queue {q} (KB)", p99, "f1", LOWER))
+                # most samples of most queues are idle: a quantile over all of them says 0;
+                # the seeds' depth distributions are those of a queue holding something
+                rows.append(Row(NETWORK, f"queue {q} busy (% of samples)", busy, "f1", None))
+                rows.append(Row(NETWORK, f"p99 queue depth when busy, queue {q} (KB)", p99, "f1", LOWER))
         return rows
 
     # ------------------------------------------------------------------ table
@@ -333,8 +346,9 @@ class Comparison:
         ports and flows paused, data packets dropped, loss rate (%), flows with loss,
         ECN marks, mean and max queue depth per queue class over the switch egress ports
         (KB; mean = average over ports of the exact time-averaged depth, max = the
-        largest depth seen), the p99 of the sampled depth when every variant sampled
-        queue depths, unfinished flows and the end reason.
+        largest depth seen), when every variant sampled queue depths the share of samples
+        in which a queue was busy and the p99 depth of those busy samples, unfinished flows
+        and the end reason.
 
         Columns: ``group``, ``metric``, one column of raw values per variant, then for
         every variant after the first ``"<variant> vs <base>"``: the relative change
@@ -515,13 +529,20 @@ def sampled_depth_histogram(queues: pd.DataFrame, queue: int) -> Tuple[np.ndarra
     return agg.index.to_numpy(dtype=np.float64), agg.to_numpy(dtype=np.float64)
 
 
-def _sampled_quantile(queues: pd.DataFrame, queue: int, q: float) -> Optional[float]:
+def _busy_depth(queues: pd.DataFrame, queue: int, q: float) -> Tuple[Optional[float], Optional[float]]:
+    """Share of the samples (%) in which a queue of this class held at least one
+    histogram bin, and the ``q`` quantile (KB, lower bin edge) of those busy samples."""
     depth, count = sampled_depth_histogram(queues, queue)
-    if count.sum() <= 0:
-        return None
-    cum = np.cumsum(count) / count.sum()
+    total = count.sum()
+    if total <= 0:
+        return None, None
+    busy = depth > 0
+    if count[busy].sum() <= 0:
+        return 0.0, None
+    d, c = depth[busy], count[busy]
+    cum = np.cumsum(c) / c.sum()
     k = int(np.searchsorted(cum, q, side="left"))
-    return float(depth[min(k, len(depth) - 1)]) / 1e3
+    return float(c.sum() / total * 100), float(d[min(k, len(d) - 1)]) / 1e3
 
 
 # --------------------------------------------------------------------------- plots
