@@ -36,3 +36,20 @@ def test_incast_reno_vs_dctcp_description_holds():
     p99 = t[(t["group"] == "all") & (t["metric"] == "p99 FCT (us)")].iloc[0]
     assert abs(p99["DCTCP"] / p99["Reno"] - 1) <= 0.1, p99
     assert p99["DCTCP, IW 10"] > 1.2 * p99["DCTCP"], p99
+
+
+def test_leaf_spine_dctcp_description_holds():
+    """The flagship example's comments: background mice (< 100 KB) at a median slowdown of
+    about 2.5, incast flows about 8 (at least twice the mice's); switch queues a few KB on
+    average (under K / 4) while incast bursts exceed K."""
+    r = dcnsim.run("leaf_spine_dctcp")
+    f = r.flows
+    mice = f[(f["tag"] == "background") & (f["size_bytes"] < 100_000)]["slowdown"].median()
+    incast = f[f["tag"] == "incast"]["slowdown"].median()
+    assert 1.5 <= mice <= 4.0, mice
+    assert 5.0 <= incast <= 12.0 and incast >= 2 * mice, (incast, mice)
+    sw = r.ports[r.ports["is_host"] == 0]
+    k = 97_500
+    assert sw["mean_depth_bytes"].mean() < k / 4, sw["mean_depth_bytes"].mean()
+    assert sw["max_depth_bytes"].max() > k, sw["max_depth_bytes"].max()
+    assert r.summary["flows_unfinished"] == 0
