@@ -53,3 +53,25 @@ def test_leaf_spine_dctcp_description_holds():
     assert sw["mean_depth_bytes"].mean() < k / 4, sw["mean_depth_bytes"].mean()
     assert sw["max_depth_bytes"].max() > k, sw["max_depth_bytes"].max()
     assert r.summary["flows_unfinished"] == 0
+
+
+def test_docs_list_every_output_column():
+    """The user guide's tables and the README name every column the outputs can have (a
+    run with PFC, CI and queue sampling has them all), and every end reason; so the docs
+    cannot drift from the code unnoticed."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    guide = (root / "docs" / "user-guide.md").read_text(encoding="utf-8")
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    r = dcnsim.run("seed003_ci_2queue_small", variant="CI")
+    assert len(r.queues), "the scenario samples queue depths"
+    columns = {*r.flows.columns, *r.ports.columns, *r.queues.columns} - {"node_name", "peer_name"}
+    named = set(re.findall(r"`([a-z_0-9]+)`", guide))
+    assert not columns - named, f"columns missing from docs/user-guide.md: {sorted(columns - named)}"
+    named = set(re.findall(r"`([a-z_0-9]+)`", readme))
+    missing = {*r.flows.columns, *r.ports.columns} - named
+    assert not missing, f"columns missing from README.md: {sorted(missing)}"
+    for reason in ("completed", "max_time", "idle", "deadlock"):
+        assert f"`{reason}`" in guide and f"`{reason}`" in readme, reason
