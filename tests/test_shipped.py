@@ -75,3 +75,12 @@ def test_docs_list_every_output_column():
     assert not missing, f"columns missing from README.md: {sorted(missing)}"
     for reason in ("completed", "max_time", "idle", "deadlock"):
         assert f"`{reason}`" in guide and f"`{reason}`" in readme, reason
+
+
+def test_docs_examples_are_current():
+    """Every example output quoted in the docs is what the code produces now
+    (regenerate with ``python tests/regen_docs.py``)."""
+    import regen_docs
+
+    for (path, name), gen in regen_docs.EXAMPLES.items():
+        assert regen_docs.current(path, name) == gen(), f"{path}: {name} is stale; run python tests/regen_docs.py"
