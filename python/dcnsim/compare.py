@@ -557,32 +557,53 @@ def _figure(width: float, height: float) -> Any:
     return fig
 
 
-def plot_fct_by_bin(cmp: Comparison) -> Any:
-    """Grouped bars: mean FCT (us) per flow-size bin (and all flows), one bar per variant."""
-    rows = [r for r in cmp.rows() if r.metric == "mean FCT (us)"]
-    groups = [r.group for r in rows]
+def _plot_flows(r: Result, tag: Optional[str]) -> pd.DataFrame:
+    """A variant's flows restricted to ``tag`` (all flows when None or when no flow has it)."""
+    fl = r.flows
+    if tag is None or "tag" not in fl:
+        return fl
+    return fl[np.asarray(fl["tag"].astype(str) == tag)]
+
+
+def plot_fct_by_bin(cmp: Comparison, tag: Optional[str] = "background") -> Any:
+    """Mean FCT per flow-size bin, one panel per bin with its own linear axis (a log axis
+    measures bars from an arbitrary floor and hides differences), one bar per variant,
+    each annotated with its value, its change against the base and its flow count.
+
+    ``tag``: only the flows of that workload tag (default ``"background"``, so that incast
+    flows do not fill the background's size bins); ``None`` or a tag no flow has: all flows.
+    """
+    have_tag = tag is not None and all("tag" in r.flows and (r.flows["tag"].astype(str) == tag).any() for r in cmp.results.values())
+    use = tag if have_tag else None
+    edges = cmp.fct_bins()
+    tables = {n: fct_table(_plot_flows(r, use), edges or None) for n, r in cmp.results.items()}
+    labels = list(next(iter(tables.values()))["bin"])
+    keep = [i for i, lab in enumerate(labels) if lab == "all" or any(int(t.iloc[i]["count"]) for t in tables.values())]
     names = cmp.variants
-    fig = _figure(max(6.0, 1.2 * len(groups) * max(1, len(names)) / 2 + 2), 4.2)
-    ax = fig.add_subplot(1, 1, 1)
-    width = 0.8 / max(1, len(names))
-    x = np.arange(len(groups), dtype=np.float64)
-    values = [v for r in rows for v in r.values.values() if _number(v) is not None and v > 0]
-    log = bool(values) and max(values) / min(values) > 30
-    for i, n in enumerate(names):
-        ys = [r.values.get(n) for r in rows]
-        ys = [np.nan if _number(y) is None else float(y) for y in ys]
-        ax.bar(x - 0.4 + width * (i + 0.5), ys, width, label=n, color=f"C{i % 10}")
-    ax.set_xticks(x)
-    ax.set_xticklabels(groups)
-    ax.set_xlabel("flow size")
-    ax.set_ylabel("mean FCT (us)" + (", log scale" if log else ""))
-    if log:
-        ax.set_yscale("log")
-    ax.set_title(f"{cmp.scenario}: average flow completion time by flow size")
-    ax.grid(axis="y", alpha=0.3)
-    ax.set_axisbelow(True)
-    ax.legend(fontsize="small")
-    fig.tight_layout()
+    fig = _figure(max(6.0, 2.4 * len(keep) + 0.6), 4.4)
+    for k, i in enumerate(keep):
+        ax = fig.add_subplot(1, len(keep), k + 1)
+        values = [_number(tables[n].iloc[i]["mean_fct_us"]) for n in names]
+        base = values[0]
+        for j, (n, v) in enumerate(zip(names, values)):
+            ax.bar(j, np.nan if v is None else v, 0.8, color=f"C{j % 10}", label=n)
+            if v is None:
+                continue
+            change = "" if j == 0 else "\n" + format_change(relative_change(base, v), base, v)
+            count = int(tables[n].iloc[i]["count"])
+            ax.annotate(f"{v:,.1f}{change}\nn={count:,}", (j, v), ha="center", va="bottom", fontsize="x-small", xytext=(0, 2), textcoords="offset points")
+        top = max([v for v in values if v is not None] or [1.0])
+        ax.set_ylim(0, top * 1.35)
+        ax.set_xticks([])
+        ax.set_title(labels[i], fontsize="medium")
+        if k == 0:
+            ax.set_ylabel("mean FCT (us)")
+        ax.grid(axis="y", alpha=0.3)
+        ax.set_axisbelow(True)
+    fig.legend(*fig.axes[0].get_legend_handles_labels(), loc="lower center", ncol=min(len(names), 4), fontsize="small")
+    which = f"flows tagged {use!r}" if use else "all flows"
+    fig.suptitle(f"{cmp.scenario}: mean flow completion time by flow size ({which}); changes vs {cmp.base}", fontsize="medium")
+    fig.tight_layout(rect=(0, 0.08, 1, 0.95))
     return fig
 
 
@@ -620,8 +641,20 @@ def plot_queue_depth(cmp: Comparison) -> Any:
 
     With queue sampling in every variant: the CCDF of the sampled depth over all switch
     egress queues of the class. Without: the CCDF over switch egress ports of each
-    port's time-averaged depth (said in the title).
+    port's time-averaged depth (said in the title). Panels are named by the queue's role
+    where a mechanism gives one (CI: "congested", "non-congested"), and the depth
+    thresholds the mechanisms declare (CI High, a static PFC XOFF) are drawn as vertical
+    lines, per variant when they differ.
     """
+    roles: Dict[int, str] = {}
+    lines: Dict[int, Dict[Tuple[str, float], List[str]]] = {}
+    for n, r in cmp.results.items():
+        for note in r.summary.get("queue_notes") or []:
+            if "role" in note:
+                roles.setdefault(int(note["queue"]), str(note["role"]))
+            elif "threshold" in note:
+                for q in [int(note["queue"])] if note.get("queue") is not None else cmp.queue_classes():
+                    lines.setdefault(q, {}).setdefault((str(note["threshold"]), float(note["bytes"]) / 1e3), []).append(n)
     classes = cmp.queue_classes()
     sampled = all(_has_samples(r) for r in cmp.results.values())
     sw = cmp._switch_ports()
@@ -647,12 +680,16 @@ def plot_queue_depth(cmp: Comparison) -> Any:
                 y = 1.0 - np.arange(len(means)) / len(means)  # fraction of ports with depth >= x
             ax.step(x, y, where="post", color=f"C{i % 10}", label=n, marker="." if len(x) < 30 else None)
             drawn = True
+        for (label, kb), who in sorted(lines.get(q, {}).items(), key=lambda kv: kv[0][1]):
+            suffix = "" if len(who) == len(cmp.variants) else f" ({', '.join(who)})"
+            ax.axvline(kb, color="0.35", linestyle="--", linewidth=1.0)
+            ax.annotate(f"{label} {kb:,.0f} KB{suffix}", (kb, 1.0), xycoords=("data", "axes fraction"), rotation=90, va="top", ha="right", fontsize="x-small", color="0.25")
         if drawn:
             ax.set_yscale("log")
             ax.legend(fontsize="small")
         ax.set_xlabel("queue depth (KB)" if sampled else "time-averaged queue depth (KB)")
         ax.set_ylabel("P(depth >= x), samples" if sampled else "fraction of switch ports >= x")
-        ax.set_title(f"queue {q}", fontsize="medium")
+        ax.set_title(f"queue {q} ({roles[q]})" if q in roles else f"queue {q}", fontsize="medium")
         ax.grid(alpha=0.3)
     if sampled:
         title = f"{cmp.scenario}: sampled queue depth, switch egress queues (CCDF)"

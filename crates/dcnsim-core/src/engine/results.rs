@@ -150,10 +150,15 @@ impl Sim {
             flows_table: &mut ft,
             summary: summary.as_object_mut().unwrap(),
             metrics: Vec::new(),
+            queue_notes: Vec::new(),
         };
         self.mechs.report(&mut r);
         let metrics = std::mem::take(&mut r.metrics);
+        let notes = std::mem::take(&mut r.queue_notes);
         summary["metrics"] = metrics.into();
+        if !notes.is_empty() {
+            summary["queue_notes"] = notes.into();
+        }
         if !self.cfg.warnings.is_empty() {
             summary["warnings"] = self.cfg.warnings.clone().into();
         }

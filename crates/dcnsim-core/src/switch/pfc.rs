@@ -637,6 +637,11 @@ impl Pfc {
         r.metric("xoff_time_ps", "XOFF time (ms)", 1e-9, "f3", Better::Lower);
         r.metric("ports_paused", "ports paused", 1.0, "int", Better::Lower);
         r.metric("flows_paused", "flows paused", 1.0, "int", Better::Lower);
+        if let Xoff::Static(x) = self.p.xoff {
+            for c in (0..r.queues).filter(|&c| self.p.is_lossless(c) || self.p.link_mode) {
+                r.queue_threshold(Some(c), "XOFF", x);
+            }
+        }
     }
 }
 

@@ -335,6 +335,9 @@ pub struct Report<'a> {
     pub summary: &'a mut serde_json::Map<String, serde_json::Value>,
     /// The summary keys a comparison table shows, in order (summary "metrics").
     pub metrics: Vec<serde_json::Value>,
+    /// What the mechanisms say about the switch queues, for plots (summary "queues"):
+    /// a role per queue index and depth thresholds.
+    pub queue_notes: Vec<serde_json::Value>,
 }
 
 /// Which direction of a metric is an improvement (comparison tables colour by it).
@@ -356,5 +359,16 @@ impl Report<'_> {
             Better::Neither => "neither",
         };
         self.metrics.push(serde_json::json!({ "key": key, "label": label, "scale": scale, "format": fmt, "better": better }));
+    }
+
+    /// Name the role of switch queue `queue` (e.g. CI's "congested").
+    pub fn queue_role(&mut self, queue: usize, role: &str) {
+        self.queue_notes.push(serde_json::json!({ "queue": queue, "role": role }));
+    }
+
+    /// A depth threshold of switch queue `queue` (every queue when `None`) worth drawing on
+    /// a depth plot, e.g. CI's High or PFC's XOFF.
+    pub fn queue_threshold(&mut self, queue: Option<usize>, label: &str, bytes: u64) {
+        self.queue_notes.push(serde_json::json!({ "queue": queue, "threshold": label, "bytes": bytes }));
     }
 }
