@@ -84,3 +84,20 @@ def test_docs_examples_are_current():
 
     for (path, name), gen in regen_docs.EXAMPLES.items():
         assert regen_docs.current(path, name) == gen(), f"{path}: {name} is stale; run python tests/regen_docs.py"
+
+
+def test_dumbbell_dctcp_description_holds():
+    """"4 DCTCP flows on a 10G dumbbell, K = 65 packets", the DCTCP paper's setting: the
+    bottleneck stays busy (the 200 MB finish within 1% of their wire time at 10 Gbps) with
+    no loss (slow start's overshoot, 411 KB, stays in the 1 MB buffer), and the bottleneck
+    queue averages about K over the run (the sawtooth of sec. 3.3 sits just below K + N)."""
+    r = dcnsim.run("dumbbell_dctcp")
+    assert r.summary["end_reason"] == "completed" and r.summary["packets_dropped"] == 0
+    wire_ps = 200e6 * 1500 / 1460 * 8 / 10e9 * 1e12
+    end = float(r.flows["end_ps"].max())
+    assert end <= 1.01 * wire_ps + 15e9, (end, wire_ps)  # the last flow starts at 15 ms
+    k = 65 * 1500
+    bottleneck = r.ports.iloc[0]  # switch "left", port 0
+    assert int(bottleneck["tx_bytes"]) > 200e6
+    assert 0.8 * k <= float(bottleneck["mean_depth_bytes"]) <= k + 4 * 1500, bottleneck["mean_depth_bytes"]
+    assert int(r.ports["max_depth_bytes"].max()) < 1_000_000
