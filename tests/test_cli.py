@@ -448,3 +448,69 @@ def test_absurd_sizes_are_refused_at_once_by_validate_and_run(dcnsim_cli, tmp_pa
     small.write_text(f'[scenario]\nname = "small"\n[topology]\n{ABSURD["incast_1e9_groups"].replace("groups = 1000000000", "groups = 1")}\n', encoding="utf-8")
     assert dcnsim_cli("validate", small).returncode == 0
     assert_user_error(dcnsim_cli("validate", small, "--memory-limit", "1KB"), "more than the limit of")
+
+
+# A corpus of malformed, absurd and edge-case scenarios: each is an edit of the tiny
+# scenario (None: the text as given). Every command that reads a file must answer with
+# exit 0 or 2, never a traceback or a panic, and exit 2 must write nothing.
+BAD_CORPUS = {
+    "empty_file": (None, ""),
+    "not_toml": (None, "this is not toml ["),
+    "json_garbage": (None, "{\"scenario\": 3}"),
+    "binary": (None, "\x00\x01\x02"),
+    "no_name": ('name = "tiny"', 'name = ""'),
+    "negative_time": ('max_time = "10ms"', 'max_time = "-5us"'),
+    "exponent": ('max_time = "10ms"', 'max_time = "1e3us"'),
+    "bare_number": ('max_time = "10ms"', "max_time = 10"),
+    "huge_time": ('max_time = "10ms"', 'max_time = "99999999999999999s"'),
+    "zero_rate": ('host_link = { rate = "10Gbps"', 'host_link = { rate = "0Gbps"'),
+    "lowercase_unit": ('host_link = { rate = "10Gbps"', 'host_link = { rate = "10gbps"'),
+    "huge_size": ('size = "100KB", start = "0us" },\n  { src = 1', 'size = "99999999999999999999GB", start = "0us" },\n  { src = 1'),
+    "src_out_of_range": ("src = 0, dst = 2", "src = 99, dst = 2"),
+    "self_flow": ("src = 0, dst = 2", "src = 2, dst = 2"),
+    "unknown_key": ("[transport]", "[transport]\nbogus = 1"),
+    "unknown_transport": ('kind = "dctcp"', 'kind = "quic"'),
+    "zero_senders": ("senders = 2", "senders = 0"),
+    "absurd_senders": ("senders = 2", "senders = 4000000000"),
+    "nan_load": ("[transport]", "[switch]\necn = { k = \"10KB\", pmax = nan }\n[transport]"),
+    "bad_variant": (None, "VARIANT:bogus_key = 1"),
+    "variant_empties_name": (None, "VARIANT:scenario.name = \"\""),
+    "duplicate_variant": (None, "VARIANT2"),
+    "tiny_buffer": ("[transport]", "[switch]\nbuffer = { queue = \"1B\" }\n[transport]"),
+    "xoff_beyond_queue": ("[transport]", "[switch]\nbuffer = { queue = \"100KB\" }\npfc = { xoff = \"1MB\" }\n[transport]"),
+    "dynamic_xoff_static_buffer": ("[transport]", "[switch]\npfc = { alpha = 0.5 }\n[transport]"),
+}
+
+
+def _corpus_text(case: str) -> str:
+    old, new = BAD_CORPUS[case]
+    base = tiny()
+    if old is not None:
+        assert old in base, case
+        return base.replace(old, new, 1)
+    if new.startswith("VARIANT:"):
+        return base + f'\n[[variant]]\nname = "ok"\n\n[[variant]]\nname = "bad"\n{new[len("VARIANT:"):]}\n'
+    if new == "VARIANT2":
+        return base + '\n[[variant]]\nname = "a"\n\n[[variant]]\nname = "a"\n'
+    return new
+
+
+@pytest.mark.parametrize("case", list(BAD_CORPUS))
+def test_bad_scenarios_are_answered_cleanly(tmp_path, case):
+    from click.testing import CliRunner
+
+    from dcnsim.cli import cli
+
+    p = tmp_path / "s.toml"
+    p.write_bytes(_corpus_text(case).encode("utf-8", errors="surrogateescape"))
+    runner = CliRunner()
+    for cmd in (["validate", str(p)], ["run", str(p), "-o", str(tmp_path / "out")], ["compare", str(p), "-o", str(tmp_path / "cmp"), "-j", "1", "--no-progress"]):
+        res = runner.invoke(cli, cmd, catch_exceptions=True)
+        code = res.exit_code
+        assert res.exception is None or isinstance(res.exception, SystemExit), (case, cmd, repr(res.exception))
+        assert code in (0, 2), (case, cmd, code, res.output)
+        assert "Traceback" not in res.output and "panicked" not in res.output, (case, cmd, res.output)
+        if code == 2:
+            assert res.output.strip().splitlines()[-1].startswith("error: "), (case, cmd, res.output)
+            out = tmp_path / ("cmp" if cmd[0] == "compare" else "out")
+            assert not out.exists(), (case, cmd)
