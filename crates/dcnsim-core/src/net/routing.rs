@@ -52,39 +52,56 @@ impl Routes {
             host_attach.push((sw, t.ports[nic as usize].peer));
         }
         let ne = edge_nodes.len();
-        let mut table = vec![(0u32, 0u16); t.num_switches() * ne];
+        let ns = t.num_switches();
+        // switch-to-switch links only, in port order (the order of ECMP candidates): the
+        // BFS per edge switch then never walks the (many) host ports of a large fabric
+        let adj: Vec<Vec<(PortId, u32)>> = t
+            .switches
+            .iter()
+            .map(|&sw| {
+                t.nodes[sw as usize]
+                    .ports
+                    .iter()
+                    .filter_map(|&p| {
+                        let m = &t.nodes[t.peer_node(p) as usize];
+                        (m.kind == NodeKind::Switch).then_some((p, m.index))
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut table = vec![(0u32, 0u16); ns * ne];
         let mut hops: Vec<PortId> = Vec::new();
         let mut interned: HashMap<Vec<PortId>, (u32, u16)> = HashMap::new();
-        let mut dist = vec![u32::MAX; t.nodes.len()];
+        // distance to the target edge switch, by switch index
+        let mut dist = vec![u32::MAX; ns];
         let mut q = VecDeque::new();
         let mut cand = Vec::new();
         for (e, &target) in edge_nodes.iter().enumerate() {
             dist.iter_mut().for_each(|d| *d = u32::MAX);
-            dist[target as usize] = 0;
+            let ti = t.nodes[target as usize].index;
+            dist[ti as usize] = 0;
             q.clear();
-            q.push_back(target);
+            q.push_back(ti);
             while let Some(n) = q.pop_front() {
-                for &p in &t.nodes[n as usize].ports {
-                    let m = t.peer_node(p);
-                    if t.nodes[m as usize].kind == NodeKind::Switch && dist[m as usize] == u32::MAX {
+                for &(_, m) in &adj[n as usize] {
+                    if dist[m as usize] == u32::MAX {
                         dist[m as usize] = dist[n as usize] + 1;
                         q.push_back(m);
                     }
                 }
             }
-            if let Some(&other) = edge_nodes.iter().find(|&&o| dist[o as usize] == u32::MAX) {
+            if let Some(&other) = edge_nodes.iter().find(|&&o| dist[t.nodes[o as usize].index as usize] == u32::MAX) {
                 let host_on = |sw: NodeId| t.hosts.iter().find(|&&h| t.peer_node(t.nodes[h as usize].ports[0]) == sw).unwrap();
                 return Err(Unreachable { from: t.nodes[*host_on(other) as usize].name.clone(), to: t.nodes[*host_on(target) as usize].name.clone() });
             }
-            for (si, &sw) in t.switches.iter().enumerate() {
-                let d = dist[sw as usize];
+            for si in 0..ns {
+                let d = dist[si];
                 if d == u32::MAX || d == 0 {
                     continue;
                 }
                 cand.clear();
-                for &p in &t.nodes[sw as usize].ports {
-                    let m = t.peer_node(p);
-                    if t.nodes[m as usize].kind == NodeKind::Switch && dist[m as usize] != u32::MAX && dist[m as usize] + 1 == d {
+                for &(p, m) in &adj[si] {
+                    if dist[m as usize] != u32::MAX && dist[m as usize] + 1 == d {
                         cand.push(p);
                     }
                 }
