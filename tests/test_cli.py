@@ -443,6 +443,16 @@ def test_absurd_sizes_are_refused_at_once_by_validate_and_run(dcnsim_cli, tmp_pa
         assert_user_error(proc, "of memory", "more than the limit")
         assert time.monotonic() - t0 < 10, "refusal took too long"  # interpreter start-up included
         assert not (tmp_path / "out").exists()
+    # under an address-space cap of 4 GB the refusal is the same: nothing was allocated
+    import resource
+    import subprocess
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+    cmd = [sys.executable, "-c", "import sys; from dcnsim.cli import main; sys.exit(main())", "run", str(p)]
+    proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=60, preexec_fn=cap)
+    assert_user_error(proc, "of memory", "more than the limit")
     # the limit can be raised (here: lowered) from the command line
     small = tmp_path / "small.toml"
     small.write_text(f'[scenario]\nname = "small"\n[topology]\n{ABSURD["incast_1e9_groups"].replace("groups = 1000000000", "groups = 1")}\n', encoding="utf-8")
