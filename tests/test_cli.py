@@ -489,6 +489,7 @@ BAD_CORPUS = {
     "tiny_buffer": ("[transport]", "[switch]\nbuffer = { queue = \"1B\" }\n[transport]"),
     "xoff_beyond_queue": ("[transport]", "[switch]\nbuffer = { queue = \"100KB\" }\npfc = { xoff = \"1MB\" }\n[transport]"),
     "dynamic_xoff_static_buffer": ("[transport]", "[switch]\npfc = { alpha = 0.5 }\n[transport]"),
+    "flow_too_long_for_the_clock": ('size = "100KB", start = "0us" },\n  { src = 1', 'size = "1000000GB", start = "0us" },\n  { src = 1'),
 }
 
 
@@ -514,13 +515,16 @@ def test_bad_scenarios_are_answered_cleanly(tmp_path, case):
     p = tmp_path / "s.toml"
     p.write_bytes(_corpus_text(case).encode("utf-8", errors="surrogateescape"))
     runner = CliRunner()
+    codes = {}
     for cmd in (["validate", str(p)], ["run", str(p), "-o", str(tmp_path / "out")], ["compare", str(p), "-o", str(tmp_path / "cmp"), "-j", "1", "--no-progress"]):
         res = runner.invoke(cli, cmd, catch_exceptions=True)
         code = res.exit_code
         assert res.exception is None or isinstance(res.exception, SystemExit), (case, cmd, repr(res.exception))
         assert code in (0, 2), (case, cmd, code, res.output)
         assert "Traceback" not in res.output and "panicked" not in res.output, (case, cmd, res.output)
+        codes[cmd[0]] = code
         if code == 2:
             assert res.output.strip().splitlines()[-1].startswith("error: "), (case, cmd, res.output)
             out = tmp_path / ("cmp" if cmd[0] == "compare" else "out")
             assert not out.exists(), (case, cmd)
+    assert codes["validate"] == codes["run"], (case, codes)  # validate and run agree

@@ -864,9 +864,110 @@ pub fn check(doc: &Document, variant: Option<&str>) -> Result<Summary, ScenarioE
     let s = doc.resolve(variant)?;
     estimate::check(&s)?;
     let topo = build_topology(&s.topology)?;
+    check_flow_sizes(&s, &topo)?;
     build_routes(&s.topology, &topo)?;
-    buffer_params(&s.switch.buffer, &topo)?;
+    let buffer = buffer_params(&s.switch.buffer, &topo)?;
+    pfc_params(&s, &topo, &buffer)?;
     Ok(Summary { name: s.scenario.name.clone(), description: s.scenario.description.clone(), variants: names, hosts: topo.num_hosts(), switches: topo.num_switches() })
+}
+
+/// Every flow's ideal completion time must be a time the clock can hold (it is reported,
+/// and slowdowns divide by it), even if the run stops long before: refuse a workload whose
+/// largest flow needs longer than the longest simulated time at the slowest link. From
+/// the configuration alone, so that validate and run agree.
+fn check_flow_sizes(s: &Scenario, topo: &Topology) -> Result<(), ScenarioError> {
+    let tr = &s.transport;
+    let mtu = s.topology.mtu();
+    let slowest_link = topo.ports.iter().map(|p| p.rate_bps).min().unwrap_or(1).max(1);
+    for (i, w) in s.workload.iter().enumerate() {
+        let (size, key, transport) = match w.kind {
+            WorkloadKind::Flows => {
+                let flows = w.flows.as_deref().unwrap_or_default();
+                let Some((j, f)) = flows.iter().enumerate().max_by_key(|(_, f)| f.size.0) else { continue };
+                (f.size.0, format!("workload[{i}].flows[{j}].size"), f.transport.or(w.transport).unwrap_or(tr.kind))
+            }
+            WorkloadKind::Poisson => {
+                let Some(Ok(cdf)) = w.sizes.as_deref().map(resolve_cdf) else { continue };
+                (cdf.max(), format!("workload[{i}].sizes"), w.transport.unwrap_or(tr.kind))
+            }
+            _ => (w.size.map_or(0, |b| b.0), format!("workload[{i}].size"), w.transport.unwrap_or(tr.kind)),
+        };
+        let (mss, hdr, slowest) = match transport {
+            TransportKind::Udp => (tr.udp.packet_size.map_or(mtu, |b| b.0), 0, tr.udp.rate.map_or(slowest_link, |r| r.0.min(slowest_link)).max(1)),
+            _ => (mtu - tr.header(), tr.header(), slowest_link),
+        };
+        let wire = size.div_ceil(mss.max(1)).max(1) as u128 * (mss + hdr) as u128;
+        let t = wire * 8 * 1_000_000_000_000 / slowest as u128;
+        if t > units::MAX_DURATION.0 as u128 {
+            return Err(err(
+                key,
+                format!(
+                    "a flow of {size} B takes {:.3e} s at the slowest link ({slowest} bps), beyond the longest simulated time (1000000s); expected a smaller size",
+                    t as f64 * 1e-12
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// PFC's parameters with the headroom of every switch port (given, or derived from the
+/// link), refusing a static XOFF whose headroom does not fit a static queue's share of the
+/// switch memory. Used by validate and by the builder alike.
+fn pfc_params(s: &Scenario, topo: &Topology, buffer: &BufferParams) -> Result<Option<PfcParams>, ScenarioError> {
+    let sw = &s.switch;
+    let Some(p) = sw.pfc.as_ref() else { return Ok(None) };
+    let (mtu, nq) = (s.topology.mtu() as u32, sw.queues() as usize);
+    let switch_latency = sw.latency.map(|d| d.0).unwrap_or(SimTime::ZERO);
+    let is_switch = |n: u32| topo.nodes[n as usize].kind == crate::net::NodeKind::Switch;
+    let headroom = topo
+        .ports
+        .iter()
+        .map(|info| {
+            if !is_switch(info.node) {
+                return 0;
+            }
+            match p.headroom {
+                Some(h) => h.0,
+                None => {
+                    let up = topo.ports[info.peer as usize].node;
+                    let lat = switch_latency.0 * (1 + is_switch(up) as u64);
+                    PfcParams::derived_headroom(info.rate_bps, SimTime(2 * info.delay.0 + lat), mtu)
+                }
+            }
+        })
+        .collect();
+    let classes: Vec<u8> = p.priorities.clone().unwrap_or_else(|| (0..nq as u8).collect());
+    let params = PfcParams {
+        link_mode: p.mode == PfcMode::Link,
+        xoff: match (p.xoff, p.alpha) {
+            (Some(x), _) => Xoff::Static(x.0),
+            (None, a) => Xoff::Dynamic(a.expect("validate requires xoff or alpha")),
+        },
+        xon: p.xon.map(|b| b.0).unwrap_or(pfc::DEFAULT_XON),
+        quanta: p.quanta.map_or(pfc::DEFAULT_QUANTA, |q| q as u16),
+        lossless: classes.iter().fold(0u8, |m, &c| m | (1 << c)),
+        headroom,
+        deadlock_after: p.deadlock_after.map(|d| d.0).unwrap_or(pfc::DEFAULT_DEADLOCK_AFTER),
+        egress_queue: p.accounting == PfcAccounting::EgressQueue,
+    };
+    // A static buffer's memory is queue x queues x ports: a lossless class must fit its
+    // XOFF and the headroom above it in one queue's share, or PFC would promise more
+    // buffer than the switch has.
+    if let (BufferParams::Static { queue_cap }, &Xoff::Static(x)) = (buffer, &params.xoff) {
+        let h = params.headroom.iter().copied().max().unwrap_or(0);
+        if x.saturating_add(h) > *queue_cap {
+            return Err(err(
+                "switch.pfc.xoff",
+                format!(
+                    "invalid value {x} B: with the headroom above it ({h} B on the largest link) it exceeds a queue's share of the switch memory \
+                     (switch.buffer.queue = {queue_cap} B); expected xoff <= {} B, or a larger queue",
+                    queue_cap.saturating_sub(h)
+                ),
+            ));
+        }
+    }
+    Ok(Some(params))
 }
 
 /// Options that do not belong in the scenario file.
@@ -881,6 +982,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
     estimate::check(s)?;
     let seed = opts.seed.unwrap_or(s.scenario.seed);
     let topo = build_topology(&s.topology)?;
+    check_flow_sizes(s, &topo)?;
     let routes = build_routes(&s.topology, &topo)?;
     let mtu = s.topology.mtu() as u32;
     let sw = &s.switch;
@@ -916,7 +1018,6 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
     let arrivals_end = s.scenario.arrivals_for.map(|d| d.0).unwrap_or(max_time);
     let hosts = topo.num_hosts() as u32;
     let host_rate = topo.ports[topo.host_port(0) as usize].rate_bps;
-    let slowest_link = topo.ports.iter().map(|p| p.rate_bps).min().unwrap_or(1).max(1);
     let mut specs: Vec<FlowSpec> = Vec::new();
     for (i, w) in s.workload.iter().enumerate() {
         let first_spec = specs.len();
@@ -982,35 +1083,6 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
                 }
             }
         }
-        // every flow's ideal completion time must be a time the clock can hold (it is
-        // reported, and slowdowns divide by it), even if the run stops long before
-        if let Some(big) = specs[first_spec..].iter().max_by_key(|f| f.size) {
-            let (mss, hdr, slowest) = match big.transport {
-                TransportKind::Udp => {
-                    let pkt = tr.udp.packet_size.map_or(mtu as u64, |b| b.0);
-                    (pkt, 0, tr.udp.rate.map_or(slowest_link, |r| r.0.min(slowest_link)).max(1))
-                }
-                _ => (mtu as u64 - tr.header(), tr.header(), slowest_link),
-            };
-            let wire = big.size.div_ceil(mss).max(1) as u128 * (mss + hdr) as u128;
-            let t = wire * 8 * 1_000_000_000_000 / slowest as u128;
-            if t > units::MAX_DURATION.0 as u128 {
-                let key = match w.kind {
-                    WorkloadKind::Poisson => format!("workload[{i}].sizes"),
-                    WorkloadKind::Flows => format!("workload[{i}].flows[{}].size", specs[first_spec..].iter().position(|f| f.size == big.size).unwrap_or(0)),
-                    _ => format!("workload[{i}].size"),
-                };
-                return Err(err(
-                    key,
-                    format!(
-                        "a flow of {} B takes {:.3e} s at the slowest link ({} bps), beyond the longest simulated time (1000000s); expected a smaller size",
-                        big.size,
-                        t as f64 * 1e-12,
-                        slowest
-                    ),
-                ));
-            }
-        }
         if let (Some(below), Some(p)) = (w.mice_below, w.mice_priority) {
             for f in &mut specs[first_spec..] {
                 if f.size < below.0 {
@@ -1035,58 +1107,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
         release_after: c.release_after.map(|d| d.0).unwrap_or(ci::DEFAULT_RELEASE_AFTER),
         hosts: c.hosts.unwrap_or(ci::DEFAULT_HOSTS),
     });
-    let pfc = sw.pfc.as_ref().map(|p| {
-        let is_switch = |n: u32| topo.nodes[n as usize].kind == crate::net::NodeKind::Switch;
-        let headroom = topo
-            .ports
-            .iter()
-            .map(|info| {
-                if !is_switch(info.node) {
-                    return 0;
-                }
-                match p.headroom {
-                    Some(h) => h.0,
-                    None => {
-                        let up = topo.ports[info.peer as usize].node;
-                        let lat = switch_latency.0 * (1 + is_switch(up) as u64);
-                        PfcParams::derived_headroom(info.rate_bps, SimTime(2 * info.delay.0 + lat), mtu)
-                    }
-                }
-            })
-            .collect();
-        let classes: Vec<u8> = p.priorities.clone().unwrap_or_else(|| (0..nq as u8).collect());
-        PfcParams {
-            link_mode: p.mode == PfcMode::Link,
-            xoff: match (p.xoff, p.alpha) {
-                (Some(x), _) => Xoff::Static(x.0),
-                (None, a) => Xoff::Dynamic(a.expect("validate requires xoff or alpha")),
-            },
-            xon: p.xon.map(|b| b.0).unwrap_or(pfc::DEFAULT_XON),
-            quanta: p.quanta.map_or(pfc::DEFAULT_QUANTA, |q| q as u16),
-            lossless: classes.iter().fold(0u8, |m, &c| m | (1 << c)),
-            headroom,
-            deadlock_after: p.deadlock_after.map(|d| d.0).unwrap_or(pfc::DEFAULT_DEADLOCK_AFTER),
-            egress_queue: p.accounting == PfcAccounting::EgressQueue,
-        }
-    });
-    // A static buffer's memory is queue x queues x ports: a lossless class must fit its
-    // XOFF and the headroom above it in one queue's share, or PFC would promise more
-    // buffer than the switch has.
-    if let (Some(p), BufferParams::Static { queue_cap }) = (&pfc, &buffer) {
-        if let Xoff::Static(x) = p.xoff {
-            let h = p.headroom.iter().copied().max().unwrap_or(0);
-            if x.saturating_add(h) > *queue_cap {
-                return Err(err(
-                    "switch.pfc.xoff",
-                    format!(
-                        "invalid value {x} B: with the headroom above it ({h} B on the largest link) it exceeds a queue's share of the switch memory \
-                         (switch.buffer.queue = {queue_cap} B); expected xoff <= {} B, or a larger queue",
-                        queue_cap.saturating_sub(h)
-                    ),
-                ));
-            }
-        }
-    }
+    let pfc = pfc_params(s, &topo, &buffer)?;
     let mut cfg = SimConfig {
         seed,
         max_time,
