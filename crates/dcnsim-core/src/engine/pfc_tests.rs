@@ -446,3 +446,26 @@ fn a_full_shared_pool_pauses_the_lossless_class() {
     };
     assert!(src.iter().zip(&fin).filter(|(&s, _)| s >= 2).all(|(_, &f)| f == 1), "every lossless flow finished");
 }
+
+/// One 100G sender into a 25G receiver: the switch pauses the sender when the ingress
+/// counter crosses XOFF, so the receiver's queue peaks between XOFF and XOFF plus the
+/// headroom in flight. Static XOFF 500 KB; dynamic XOFF alpha x free shared pool, which
+/// with a 1 MB pool, no guarantee and alpha 0.5 crosses at b = 0.5 (1 MB - b), b = 333 KB.
+#[test]
+fn a_lone_sender_is_paused_at_its_xoff_threshold() {
+    let flows = "{ src = 0, dst = 1, size = \"5MB\" }";
+    let h = PfcParams::derived_headroom(100_000_000_000, SimTime::from_us(2), 1500);
+    for (cfg, xoff) in [
+        ("buffer = { queue = \"2MB\" }\npfc = { xoff = \"500KB\", xon = \"400KB\" }", 500_000.0),
+        ("buffer = { model = \"shared\", pool = \"1MB\", guaranteed = \"0B\", alpha = 8.0 }\npfc = { alpha = 0.5, xon = \"50KB\" }", 1e6 / 3.0),
+    ] {
+        let mut sim = build(&star(2, "100Gbps", "1us", Some("25Gbps"), cfg, flows, "20ms"));
+        sim.run();
+        assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+        let r = sim.results();
+        assert_eq!(r.summary["packets_dropped"], 0, "{cfg}");
+        assert!(r.summary["pfc_frames"].as_u64().unwrap() > 0, "{cfg}");
+        let peak = r.ports.u64("max_depth_bytes")[switch_port_to(&sim, 1) as usize] as f64;
+        assert!(peak >= xoff - 1500.0 && peak <= xoff + h as f64, "{cfg}: peak {peak} B, XOFF {xoff:.0} B, headroom {h} B");
+    }
+}
