@@ -47,6 +47,12 @@ impl SwitchBuffer {
         }
     }
 
+    /// A shared pool (a static buffer has none).
+    #[inline]
+    pub fn is_shared(&self) -> bool {
+        matches!(self.params, BufferParams::Shared { .. })
+    }
+
     /// Whether the shared pool itself (not the per-port dynamic limit) has room for `size`
     /// more bytes on a port holding `port_bytes`; always true for a static buffer, whose
     /// lossless traffic is bounded by its thresholds instead.

@@ -310,7 +310,8 @@ impl Pfc {
         let ing = &self.ingress[a.in_port as usize];
         // past XOFF, or the shared pool is full (lossy traffic may have filled it below a
         // static XOFF): the packet is held in headroom, which on_enqueue answers with XOFF
-        let pool_full = !cx.switches[a.sw as usize].buffer.pool_admits(cx.egress[a.out as usize].bytes, a.size);
+        let buffer = &cx.switches[a.sw as usize].buffer;
+        let pool_full = buffer.is_shared() && !buffer.pool_admits(cx.egress[a.out as usize].bytes, a.size);
         if ing.bytes[c] - ing.headroom[c] + a.size > thr || pool_full {
             if ing.headroom[c] + a.size > self.p.headroom[a.in_port as usize] {
                 return Admission::Drop(DropReason::Headroom, a.in_port, a.tc);
