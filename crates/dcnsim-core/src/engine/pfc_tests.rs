@@ -249,18 +249,29 @@ kind = "udp"
 kind = "flows"
 flows = [ { src = 1, dst = 0, size = "50MB" }, { src = 2, dst = 0, size = "50MB" } ]
 "#;
-    let mut sim = build(text);
-    sim.run();
-    assert_eq!(sim.end_reason(), Some(EndReason::Deadlock));
-    assert!(sim.now() < SimTime::from_ms(100), "detected before max_time");
-    let cycle = sim.deadlock().to_vec();
-    assert!(cycle.len() >= 3, "{cycle:?}");
-    for s in ["s0", "s1", "s2"] {
-        assert!(cycle.iter().any(|c| c.starts_with(&format!("{s}:"))), "{s} not in {cycle:?}");
+    // the same loop in class 1 of two (class 0 idle), and in class 0 of two with class 1
+    // carrying a flow that the loop does not touch (h2 -> h1)
+    let two = |prio: u8, other: &str| {
+        text.replace("buffer = {", "queues = 2\nbuffer = {")
+            .replace("size = \"50MB\" }, { src = 2", &format!("size = \"50MB\", priority = {prio} }}, {{ src = 2"))
+            .replace("dst = 0, size = \"50MB\" } ]", &format!("dst = 0, size = \"50MB\", priority = {prio} }}{other} ]"))
+    };
+    for (text, class) in [(text.to_string(), 0), (two(1, ""), 1), (two(0, ", { src = 2, dst = 1, size = \"1MB\", priority = 1 }"), 0)] {
+        let mut sim = build(&text);
+        sim.run();
+        assert_eq!(sim.end_reason(), Some(EndReason::Deadlock), "{text}");
+        // the loop fills within a few hundred microseconds; then at most 1.5 x deadlock_after
+        assert!(sim.now() < SimTime::from_ms(3), "detected at {}", sim.now());
+        let cycle = sim.deadlock().to_vec();
+        assert!(cycle.len() >= 3, "{cycle:?}");
+        for s in ["s0", "s1", "s2"] {
+            assert!(cycle.iter().any(|c| c.starts_with(&format!("{s}:"))), "{s} not in {cycle:?}");
+        }
+        assert!(cycle.iter().all(|c| c.ends_with(&format!(":{class}"))), "class {class}: {cycle:?}");
+        let r = sim.results();
+        assert_eq!(r.summary["end_reason"], "deadlock");
+        assert!(r.summary["flows_unfinished"].as_u64().unwrap() > 0);
     }
-    let r = sim.results();
-    assert_eq!(r.summary["end_reason"], "deadlock");
-    assert!(r.summary["flows_unfinished"].as_u64().unwrap() > 0);
 }
 
 #[test]
