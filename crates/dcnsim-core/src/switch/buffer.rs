@@ -153,6 +153,8 @@ mod tests {
         assert!(b.pool_admits(9_000, 3_000), "1 KB guaranteed + 2 KB shared");
         assert!(!b.pool_admits(9_000, 3_001));
         assert!(!b.admits(9_000, 9_000, 3_000), "the dynamic limit (0.1 x 2 KB free) is stricter");
+        // a port already 2 KB beyond its guarantee: only the new bytes count
+        assert!(b.pool_admits(12_000, 2_000) && !b.pool_admits(12_000, 2_001));
         let st = SwitchBuffer::new(BufferParams::Static { queue_cap: 1 }, 1, 1);
         assert!(st.pool_admits(u64::MAX / 2, 1_000_000));
     }
