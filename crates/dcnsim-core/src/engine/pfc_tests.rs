@@ -478,5 +478,11 @@ fn a_lone_sender_is_paused_at_its_xoff_threshold() {
         assert!(r.summary["pfc_frames"].as_u64().unwrap() > 0, "{cfg}");
         let peak = r.ports.u64("max_depth_bytes")[switch_port_to(&sim, 1) as usize] as f64;
         assert!(peak >= xoff - 1500.0 && peak <= xoff + h as f64, "{cfg}: peak {peak} B, XOFF {xoff:.0} B, headroom {h} B");
+        // XON comes while the queue still holds far more than the round trip: the 25G port
+        // never idles, and the flow takes its 5 MB at 25 Gbps (1.6 ms) plus one path delay
+        // (measured 2.12 us over; a resume level of 0 would idle the port: +16.5 us)
+        let fct = r.flows.u64("fct_ps")[0] as f64;
+        let wire = ser_time(5_000_000, 25_000_000_000).0 as f64;
+        assert!(fct <= wire + 3e6, "{cfg}: FCT {fct} ps, 5 MB at 25G {wire} ps");
     }
 }
