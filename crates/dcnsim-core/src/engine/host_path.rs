@@ -25,7 +25,7 @@ impl Sim {
         };
         // datagrams of a flow a CIP isolated at this NIC go to the congested class
         let isolated = if data { self.flows.get(flow as usize).and_then(|f| f.nic_class) } else { None };
-        let qi = isolated.map_or(self.cfg.class_of[prio as usize & 7] as usize, |c| c as usize);
+        let qi = isolated.map_or(self.cfg.class(prio), |c| c as usize);
         let eg = &mut self.egress[port as usize];
         eg.bytes += size as u64;
         eg.queues[qi].push(pkt, size, self.now);
@@ -145,7 +145,7 @@ impl Sim {
             (p.kind, p.flow, p.dst, p.prio)
         };
         if dst != host {
-            let class = self.cfg.class_of[prio as usize & 7] as usize;
+            let class = self.cfg.class(prio);
             return self.drop_pkt(pkt, Some((port, class)), DropReason::WrongHost);
         }
         if self.flows[f as usize].finished {
@@ -286,7 +286,7 @@ impl Sim {
             Sender::Udp(_) | Sender::Done => return,
         }
         fl.in_ready = true;
-        let class = fl.nic_class.map_or(self.cfg.class_of[fl.prio as usize & 7] as usize, |c| c as usize);
+        let class = fl.nic_class.map_or(self.cfg.class(fl.prio), |c| c as usize);
         let h = fl.src;
         self.hosts[h as usize].ready[class].push_back(f);
         let port = self.hosts[h as usize].port;

@@ -72,6 +72,14 @@ pub struct SimConfig {
     pub warnings: Vec<String>,
 }
 
+impl SimConfig {
+    /// Traffic class (queue index) of packet priority `prio` (its low 3 bits).
+    #[inline]
+    pub fn class(&self, prio: u8) -> usize {
+        self.class_of[prio as usize & 7] as usize
+    }
+}
+
 #[derive(Copy, Clone, Debug)]
 enum Ev {
     /// A packet has been fully received through `port` (the receiving end).

@@ -15,7 +15,7 @@ impl Sim {
             p.hops = p.hops.saturating_add(1);
             (p.dst, p.hash, p.prio, p.size, p.tc, p.hops)
         };
-        let class = self.cfg.class_of[prio as usize & 7] as usize;
+        let class = self.cfg.class(prio);
         if hops > MAX_HOPS {
             self.drop_pkt(pkt, Some((in_port, class)), DropReason::Ttl);
             return;

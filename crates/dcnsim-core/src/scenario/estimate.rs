@@ -148,13 +148,16 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, ScenarioError> {
             WorkloadKind::Incast => {
                 let (fan_in, groups) = (w.fan_in.unwrap_or(0) as u128, w.groups.unwrap_or(DEFAULT_GROUPS) as u128);
                 let size = w.size.map_or(1, |b| b.0.max(1)) as f64;
-                let (rounds, key) = match (w.period, w.load) {
+                let (rounds, rounds_key) = match (w.period, w.load) {
                     (_, Some(l)) => (l * n_hosts as f64 * host_rate * secs / (8.0 * size * (fan_in * groups).max(1) as f64), "load"),
                     (Some(IncastPeriod::Every(d)), None) => (secs / (d.0 .0.max(1) as f64 * 1e-12), "period"),
-                    _ => (1.0, if groups >= fan_in { "groups" } else { "fan_in" }),
+                    _ => (1.0, "groups"),
                 };
-                let key = if key == "groups" || key == "fan_in" || groups < 1000 { key } else { "groups" };
-                (((rounds.ceil().max(1.0)) as u128).saturating_mul(groups).saturating_mul(fan_in), format!("workload[{i}].{key}"))
+                let rounds = rounds.ceil().max(1.0) as u128;
+                // flows = rounds x groups x fan_in: blame the largest factor (the later one of a
+                // tie, so groups before fan_in before the rounds' key)
+                let (_, key) = [(rounds, rounds_key), (fan_in, "fan_in"), (groups, "groups")].into_iter().max_by_key(|(n, _)| *n).unwrap();
+                (rounds.saturating_mul(groups).saturating_mul(fan_in), format!("workload[{i}].{key}"))
             }
             WorkloadKind::Poisson => {
                 let mean = match w.sizes.as_deref().map(resolve_cdf) {

@@ -30,6 +30,14 @@ pub struct SwitchBuffer {
     memory: u64,
 }
 
+/// A port holding `port_bytes` grows by `size`: its bytes beyond the guarantee afterwards,
+/// and how many of the new bytes fall beyond it (what the shared pool must supply).
+#[inline]
+fn beyond_guarantee(port_bytes: u64, size: u64, guaranteed: u64) -> (u64, u64) {
+    let new = (port_bytes + size).saturating_sub(guaranteed);
+    (new, new - port_bytes.saturating_sub(guaranteed))
+}
+
 impl SwitchBuffer {
     pub fn new(params: BufferParams, ports: usize, queues: usize) -> SwitchBuffer {
         let (shared_cap, memory) = match params {
@@ -60,10 +68,7 @@ impl SwitchBuffer {
     pub fn pool_admits(&self, port_bytes: u64, size: u64) -> bool {
         match self.params {
             BufferParams::Static { .. } => true,
-            BufferParams::Shared { guaranteed, .. } => {
-                let delta = (port_bytes + size).saturating_sub(guaranteed) - port_bytes.saturating_sub(guaranteed);
-                self.shared_used + delta <= self.shared_cap
-            }
+            BufferParams::Shared { guaranteed, .. } => self.shared_used + beyond_guarantee(port_bytes, size, guaranteed).1 <= self.shared_cap,
         }
     }
 
@@ -74,9 +79,7 @@ impl SwitchBuffer {
         match self.params {
             BufferParams::Static { queue_cap } => queue_bytes + size <= queue_cap,
             BufferParams::Shared { guaranteed, alpha, .. } => {
-                let old = port_bytes.saturating_sub(guaranteed);
-                let new = (port_bytes + size).saturating_sub(guaranteed);
-                let delta = new - old;
+                let (new, delta) = beyond_guarantee(port_bytes, size, guaranteed);
                 if delta == 0 {
                     return true;
                 }
@@ -90,9 +93,7 @@ impl SwitchBuffer {
     #[inline]
     pub fn on_enqueue(&mut self, port_bytes_before: u64, size: u64) {
         if let BufferParams::Shared { guaranteed, .. } = self.params {
-            let old = port_bytes_before.saturating_sub(guaranteed);
-            let new = (port_bytes_before + size).saturating_sub(guaranteed);
-            self.shared_used += new - old;
+            self.shared_used += beyond_guarantee(port_bytes_before, size, guaranteed).1;
         }
     }
     #[inline]
