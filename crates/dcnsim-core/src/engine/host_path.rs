@@ -1,7 +1,7 @@
 //! Hosts: the NIC's arbitration among its queues and ready flows, the transports' packet
 //! handling (TCP, RoCE, UDP), retransmission and pacing timers, and flow start and finish.
 
-use super::{Ev, Sim};
+use super::{ctx, Ev, Sim};
 use crate::host::cc::{Cc, CongestionControl};
 use crate::host::dctcp::Dctcp;
 use crate::host::reno::Reno;
@@ -12,6 +12,7 @@ use crate::host::{Flow, Sender, TransportKind};
 use crate::net::{Ecn, FlowId, Packet, PktId, PktKind, PortId};
 use crate::sim::rng::mix64;
 use crate::sim::{ser_time, stream, SimTime, Stream};
+use crate::switch::pipeline::Ctx;
 use crate::switch::{DropReason, Scheduler};
 use crate::workload::FlowSpec;
 
@@ -57,6 +58,11 @@ impl Sim {
                 let fl = &mut self.flows[f as usize];
                 fl.in_ready = false;
                 if fl.finished {
+                    continue;
+                }
+                if fl.held_until > now {
+                    // held by a mechanism since it was queued: make_ready arms its return
+                    pace.push(f);
                     continue;
                 }
                 if let Some(c) = fl.nic_class {
@@ -162,6 +168,11 @@ impl Sim {
                     r.on_cnp(now);
                 }
             }
+            PktKind::Msg(msg) => {
+                self.mechs.on_host_msg(msg, port, pkt, &mut ctx!(self));
+                self.consume(pkt);
+                self.apply_effects();
+            }
             PktKind::Ctrl(_) => unreachable!("control frames are handled on arrival"),
         }
     }
@@ -263,6 +274,10 @@ impl Sim {
         if fl.in_ready || fl.finished {
             return;
         }
+        if fl.held_until > now {
+            self.arm_unhold(f);
+            return;
+        }
         match &mut fl.sender {
             Sender::Tcp(tcp) => {
                 if !tcp.can_send(fl.size) {
@@ -342,6 +357,12 @@ impl Sim {
             return;
         };
         if u.sent >= fl.size {
+            return;
+        }
+        if fl.held_until > self.now {
+            // a held source generates nothing until the hold ends, then resumes its pattern
+            let at = fl.held_until;
+            self.q.push(at, Ev::UdpSend { flow: f });
             return;
         }
         let sz = (u.next_size() as u64).min(fl.size - u.sent) as u32;
@@ -435,6 +456,8 @@ impl Sim {
             end: SimTime::ZERO,
             in_ready: false,
             nic_class,
+            held_until: SimTime::ZERO,
+            hold_wake: None,
         });
         self.active += 1;
         if is_udp {
@@ -555,6 +578,28 @@ impl Sim {
             a_prev += d(p);
         }
         SimTime(a)
+    }
+
+    /// A mechanism holds `flow` at its NIC until `until` (extend only).
+    pub(super) fn hold_flow(&mut self, flow: FlowId, until: SimTime) {
+        if let Some(fl) = self.flows.get_mut(flow as usize) {
+            fl.held_until = fl.held_until.max(until);
+        }
+    }
+
+    /// Keep one Unhold event for a held flow (at the hold's end when armed; a hold extended
+    /// since re-arms when that event fires).
+    fn arm_unhold(&mut self, f: FlowId) {
+        let fl = &mut self.flows[f as usize];
+        if fl.hold_wake.is_none() {
+            fl.hold_wake = Some(fl.held_until);
+            self.q.push(fl.held_until, Ev::Unhold { flow: f });
+        }
+    }
+
+    pub(super) fn on_unhold(&mut self, f: FlowId) {
+        self.flows[f as usize].hold_wake = None;
+        self.make_ready(f);
     }
 
     /// A paced flow's wake-up: if it is still the live one, the flow may send again.

@@ -18,7 +18,7 @@ use crate::host::roce::RoceParams;
 use crate::host::udp::{Arrivals, SizeDist};
 use crate::host::{Flow, Host, Sender};
 use crate::net::port::Egress;
-use crate::net::{FlowId, Frame, NodeKind, Packet, PacketArena, PktId, PktKind, PortId, Routes, Topology};
+use crate::net::{FlowId, Frame, Msg, NodeKind, Packet, PacketArena, PktId, PktKind, PortId, Routes, Topology};
 use crate::sim::{ser_time, stream, EventQueue, SimTime, Stream};
 use crate::switch::pipeline::{Ctx, Effect, MechTimer, MechanismParams, Mechanisms};
 use crate::switch::{BufferParams, DropReason, Scheduler, SwitchBuffer, SwitchState};
@@ -104,6 +104,10 @@ enum Ev {
     Pace {
         flow: FlowId,
         gen: u32,
+    },
+    /// A flow a mechanism held at its NIC may send again.
+    Unhold {
+        flow: FlowId,
     },
     /// Sample every switch queue's depth.
     Sample,
@@ -482,7 +486,9 @@ impl Sim {
                     return self.apply_effects();
                 }
                 let h = self.hot[port as usize];
-                if h.is_switch {
+                if let (PktKind::Msg(msg), true) = (p.kind, h.is_switch) {
+                    self.route_msg(h.owner, msg, pkt);
+                } else if h.is_switch {
                     self.switch_rx(h.owner, port, pkt)
                 } else {
                     self.host_rx(h.owner, port, pkt)
@@ -511,6 +517,7 @@ impl Sim {
                 self.apply_effects();
             }
             Ev::Pace { flow, gen } => self.on_pace(flow, gen),
+            Ev::Unhold { flow } => self.on_unhold(flow),
         }
     }
 
@@ -533,6 +540,14 @@ impl Sim {
                         f.nic_class = Some(class);
                     }
                 }
+                Effect::Msg { sw, msg, flow, to, about, hash, value } => {
+                    let p = Packet { kind: PktKind::Msg(msg), flow, src: about, dst: to, seq: value, hash, size: msg.wire_bytes(), ts: self.now, ..Packet::blank() };
+                    self.pkts_created += 1;
+                    self.ctrl_frames += 1;
+                    let id = self.pkts.alloc(p);
+                    self.route_msg(sw, msg, id);
+                }
+                Effect::HoldFlow { flow, until } => self.hold_flow(flow, until),
                 Effect::End(r) => self.end = Some(r),
             }
         }
@@ -547,6 +562,30 @@ impl Sim {
         let id = self.pkts.alloc(p);
         self.egress[port as usize].ctrl.push_back(id);
         self.try_tx(port);
+    }
+
+    /// Forward a routed message one hop from switch `sw`, ahead of the data queues, unless a
+    /// mechanism consumes it on its way out.
+    fn route_msg(&mut self, sw: u32, msg: Msg, pkt: PktId) {
+        let (dst, hash, hops) = {
+            let p = self.pkts.get_mut(pkt);
+            p.hops = p.hops.saturating_add(1);
+            (p.dst, p.hash, p.hops)
+        };
+        if hops > MAX_HOPS {
+            return self.drop_pkt(pkt, None, DropReason::Ttl);
+        }
+        let Some(out) = self.routes.next_hop(sw, dst, hash) else {
+            return self.drop_pkt(pkt, None, DropReason::NoRoute);
+        };
+        let consumed = self.mechs.on_msg(msg, sw, out, pkt, &mut ctx!(self));
+        if consumed {
+            self.consume(pkt);
+        } else {
+            self.egress[out as usize].ctrl.push_back(pkt);
+        }
+        self.apply_effects();
+        self.try_tx(out);
     }
 
     /// Add every switch queue's depth to its histogram; sample again after the interval

@@ -86,4 +86,8 @@ pub struct Flow {
     pub in_ready: bool,
     /// NIC traffic class after a CIP isolated the flow at its source (P802.1Qcz).
     pub nic_class: Option<u8>,
+    /// The NIC sends nothing of the flow before this (a mechanism's hold, e.g. SFC's pause).
+    pub held_until: SimTime,
+    /// The time of the live Unhold event, if any.
+    pub hold_wake: Option<SimTime>,
 }

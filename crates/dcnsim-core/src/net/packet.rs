@@ -23,6 +23,19 @@ pub enum PktKind {
     /// A link-local MAC control frame of a switch mechanism: consumed by the link peer,
     /// never queued behind data (docs/architecture.md, "control frames").
     Ctrl(Frame),
+    /// A switch mechanism's message to a host, routed hop by hop like data toward `dst`
+    /// ahead of the data queues; the mechanisms see it at every switch it crosses and at
+    /// the host (docs/architecture.md, "routed messages").
+    Msg(Msg),
+}
+
+/// What a routed mechanism message carries beyond the packet's own fields; each mechanism
+/// that signals hosts across the fabric adds one arm.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Msg {
+    /// Source Flow Control message (P802.1Qdw, `switch/sfc.rs`): pause the packet's `flow`
+    /// (sent to destination `src`) in traffic class `class` for `seq` picoseconds.
+    Sfc { class: u8 },
 }
 
 /// The payload of a link-local control frame; each mechanism that signals its link peer

@@ -17,6 +17,7 @@ use crate::sim::SimTime;
 use crate::switch::ci::{self, CiMark, CiMode, CiParams};
 use crate::switch::pfc::{self, PfcParams, Xoff};
 use crate::switch::pipeline::MechanismParams;
+use crate::switch::sfc::{self, SfcMode, SfcParams};
 use crate::switch::{BufferParams, EcnMarker, Red, Scheduler};
 use crate::workload::cdf::FlowSizeCdf;
 use crate::workload::incast::Rounds;
@@ -386,6 +387,22 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
         }
         if ci.release_after.map(|d| d.0 .0) == Some(0) {
             return Err(err("switch.ci.release_after", "invalid value 0, expected a duration > 0"));
+        }
+    }
+    if let Some(sfc) = &sw.sfc {
+        let trigger = sfc.trigger.map_or(sfc::DEFAULT_TRIGGER, |b| b.0);
+        let target = sfc.target.map_or(sfc::DEFAULT_TARGET, |b| b.0);
+        if trigger == 0 {
+            return Err(err("switch.sfc.trigger", "invalid value 0 B, expected a depth > 0"));
+        }
+        if target >= trigger {
+            return Err(err("switch.sfc.target", format!("invalid value {target} B, expected a depth below the trigger ({trigger} B)")));
+        }
+        if sfc.mode == Some(SfcModeConfig::Proxy) && sw.pfc.as_ref().is_some_and(|p| p.mode == PfcMode::Link) {
+            return Err(err(
+                "switch.sfc.mode",
+                "invalid value \"proxy\" with switch.pfc.mode = \"link\": the proxy pauses one traffic class (802.1Qbb), expected \"native\" or PFC mode \"priority\"",
+            ));
         }
     }
     if let Some(c) = &sw.classes {
@@ -970,6 +987,19 @@ fn pfc_params(s: &Scenario, topo: &Topology, buffer: &BufferParams) -> Result<Op
     Ok(Some(params))
 }
 
+fn sfc_params(c: &SfcConfig) -> SfcParams {
+    SfcParams {
+        trigger: c.trigger.map_or(sfc::DEFAULT_TRIGGER, |b| b.0),
+        target: c.target.map_or(sfc::DEFAULT_TARGET, |b| b.0),
+        suppression: c.suppression.map_or(sfc::DEFAULT_SUPPRESSION, |d| d.0),
+        cache: c.cache.unwrap_or_default() == SfcCacheConfig::Tor,
+        mode: match c.mode.unwrap_or_default() {
+            SfcModeConfig::Native => SfcMode::Native,
+            SfcModeConfig::Proxy => SfcMode::Proxy,
+        },
+    }
+}
+
 /// Options that do not belong in the scenario file.
 #[derive(Debug, Clone, Default)]
 pub struct RunOptions {
@@ -1107,7 +1137,12 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
         release_after: c.release_after.map(|d| d.0).unwrap_or(ci::DEFAULT_RELEASE_AFTER),
         hosts: c.hosts.unwrap_or(ci::DEFAULT_HOSTS),
     });
-    let pfc = pfc_params(s, &topo, &buffer)?;
+    let sfc = sw.sfc.as_ref().map(sfc_params);
+    let mut pfc = pfc_params(s, &topo, &buffer)?;
+    if sfc.as_ref().is_some_and(|p| p.mode == SfcMode::Proxy) && pfc.is_none() {
+        // the proxy's PAUSE frames need the NICs' PFC receive side, present in every RoCE NIC
+        pfc = Some(PfcParams::receive_only(topo.ports.len()));
+    }
     let mut cfg = SimConfig {
         seed,
         max_time,
@@ -1122,7 +1157,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
         scheduler,
         buffer,
         switch_latency,
-        mechanisms: MechanismParams { ecn, pfc, ci },
+        mechanisms: MechanismParams { ecn, pfc, ci, sfc },
         tcp: TcpParams {
             init_cwnd: tr.init_cwnd.unwrap_or(DEFAULT_INIT_CWND),
             min_rto,

@@ -327,6 +327,58 @@ pub struct SwitchConfig {
     /// Congestion Isolation (IEEE P802.1Qcz) or its hash-by-destination baseline; absent = off.
     #[serde(default)]
     pub ci: Option<CiConfig>,
+    /// Source Flow Control (IEEE P802.1Qdw, seed 004); absent = off.
+    #[serde(default)]
+    pub sfc: Option<SfcConfig>,
+}
+
+/// Where SFC keeps a destination cache.
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum SfcCacheConfig {
+    /// At the source's ToR (seed 004: "Destination cache: ToR").
+    #[default]
+    Tor,
+    /// No cache: only the congested switch signals.
+    None,
+}
+
+/// How sources react to SFC messages.
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum SfcModeConfig {
+    /// The NIC pauses only the named flow (queue pair).
+    #[default]
+    Native,
+    /// The source's ToR turns the message into a PFC PAUSE of the class to the NIC.
+    Proxy,
+}
+
+/// `switch.sfc`: Source Flow Control (IEEE P802.1Qdw) as seed 004 simulates it: switches
+/// signal the sources of packets that join a deep queue to pause for as long as the queue
+/// takes to drain to the target (see switch/sfc.rs).
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct SfcConfig {
+    /// Egress queue depth at or above which an arriving data packet triggers a message to its
+    /// source. Default "100KB" (seed: 2/3 BDP); > target.
+    #[serde(default)]
+    pub trigger: Option<Bytes>,
+    /// Depth the pause drains the queue to: pause = (depth - target) x 8 / port rate.
+    /// Default "50KB" (seed: 1/3 BDP; its fairness runs use "64KB").
+    #[serde(default)]
+    pub target: Option<Bytes>,
+    /// At most one message per (congested port, flow) per this period. Default "6us" (seed:
+    /// RTT/2); 0 = no suppression.
+    #[serde(default)]
+    pub suppression: Option<Duration>,
+    /// "tor" (default: destination cache at the source's ToR) or "none".
+    #[serde(default)]
+    pub cache: Option<SfcCacheConfig>,
+    /// "native" (default: the NIC pauses the flow) or "proxy" (the source's ToR sends the NIC
+    /// a PFC PAUSE for the class).
+    #[serde(default)]
+    pub mode: Option<SfcModeConfig>,
 }
 
 /// How the CI-managed traffic class is queued.

@@ -8,6 +8,7 @@ pub mod pfc;
 pub mod pipeline;
 pub mod queue;
 pub mod scheduler;
+pub mod sfc;
 
 pub use buffer::{BufferParams, SwitchBuffer};
 pub use ecn::{EcnMarker, Red};

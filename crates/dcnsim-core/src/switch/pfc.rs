@@ -113,6 +113,20 @@ impl PfcParams {
     pub fn is_lossless(&self, c: usize) -> bool {
         self.lossless & (1 << c) != 0
     }
+    /// No lossless class: the switches never pause, but every transmitter (a NIC above all)
+    /// honours the PFC frames it receives, as another mechanism may send them (SFC's proxy).
+    pub fn receive_only(ports: usize) -> PfcParams {
+        PfcParams {
+            link_mode: false,
+            xoff: Xoff::Static(u64::MAX),
+            xon: 0,
+            quanta: DEFAULT_QUANTA,
+            lossless: 0,
+            headroom: vec![0; ports],
+            deadlock_after: DEFAULT_DEADLOCK_AFTER,
+            egress_queue: false,
+        }
+    }
     /// How long `quanta` pause a link of `rate_bps`.
     pub fn pause_time(quanta: u16, rate_bps: u64) -> SimTime {
         ser_time(quanta as u64 * 64, rate_bps)

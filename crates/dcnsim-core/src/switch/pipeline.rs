@@ -7,6 +7,8 @@
 //! rx:    route -> classify -> admit -> aqm -> (enqueue) -> on_enqueue
 //! tx:    select (scheduler, skipping queues a mechanism holds) -> on_dequeue -> (transmit)
 //! ctrl:  link-local frames (PktKind::Ctrl) go to the mechanism that owns their Frame arm
+//! msg:   routed messages (PktKind::Msg) see on_msg at each switch (before the hop out) and
+//!        on_host_msg at their host, in the mechanism that owns their Msg arm
 //! time:  Ev::Mech(MechTimer) goes to the mechanism that owns its arm
 //! end:   each mechanism adds its columns to the ports and flows tables and keys to the summary
 //! ```
@@ -18,11 +20,12 @@
 use crate::engine::EndReason;
 use crate::metrics::Table;
 use crate::net::port::Egress;
-use crate::net::{FlowId, Frame, PacketArena, PktId, PortId, Topology};
+use crate::net::{FlowId, Frame, HostId, Msg, PacketArena, PktId, PortId, Topology};
 use crate::sim::{Rng, SimTime};
 use crate::switch::ci::{self, Ci, CiParams};
 use crate::switch::ecn::EcnMarker;
 use crate::switch::pfc::{self, Pfc, PfcParams};
+use crate::switch::sfc::{self, Sfc, SfcParams};
 use crate::switch::{DropReason, PktQueue, SwitchBuffer};
 
 /// The per-switch state the engine core owns: the buffer model and the switch's random
@@ -79,6 +82,12 @@ pub enum Effect {
     Wake { port: PortId },
     /// The NIC sends `flow`'s packets in traffic class `class` from now on.
     SteerFlow { flow: FlowId, class: u8 },
+    /// Send a routed message from switch `sw` to host `to` about `flow` (whose data went to
+    /// `about`), routed by `hash`; `value` is the message's number (`Packet::seq`).
+    Msg { sw: u32, msg: Msg, flow: FlowId, to: HostId, about: HostId, hash: u32, value: u64 },
+    /// The NIC sends nothing of `flow` before `until` (a later hold may extend it, an
+    /// earlier one leaves it).
+    HoldFlow { flow: FlowId, until: SimTime },
     /// End the run.
     End(EndReason),
 }
@@ -172,6 +181,7 @@ pub struct MechanismParams {
     pub ecn: Option<EcnMarker>,
     pub pfc: Option<PfcParams>,
     pub ci: Option<CiParams>,
+    pub sfc: Option<SfcParams>,
 }
 
 impl Frame {
@@ -180,6 +190,15 @@ impl Frame {
         match self {
             Frame::Pause { .. } | Frame::Pfc { .. } => pfc::PAUSE_FRAME_BYTES,
             Frame::Cip => ci::CIP_BYTES,
+        }
+    }
+}
+
+impl Msg {
+    /// Bytes on the wire.
+    pub fn wire_bytes(self) -> u32 {
+        match self {
+            Msg::Sfc { .. } => sfc::SFC_MSG_BYTES,
         }
     }
 }
@@ -194,12 +213,19 @@ pub struct Mechanisms {
     pub pfc: Option<Pfc>,
     /// ECN marking (RED ramp / step).
     pub ecn: Option<EcnMarker>,
+    /// Source Flow Control (P802.1Qdw).
+    pub sfc: Option<Sfc>,
 }
 
 impl Mechanisms {
     /// `arrive_delay[p]`: propagation plus static switch latency from port p to its peer.
     pub fn new(p: MechanismParams, topo: &Topology, arrive_delay: &[SimTime], mtu: u32, queues: usize) -> Mechanisms {
-        Mechanisms { ci: p.ci.map(|c| Ci::new(c, topo, arrive_delay, mtu)), pfc: p.pfc.map(|c| Pfc::new(c, topo.ports.len(), queues)), ecn: p.ecn }
+        Mechanisms {
+            ci: p.ci.map(|c| Ci::new(c, topo, arrive_delay, mtu)),
+            pfc: p.pfc.map(|c| Pfc::new(c, topo.ports.len(), queues)),
+            ecn: p.ecn,
+            sfc: p.sfc.map(|c| Sfc::new(c, topo.ports.len(), queues)),
+        }
     }
 
     /// Memory a switch with these ports keeps beside its shared pool for the mechanisms'
@@ -246,7 +272,7 @@ impl Mechanisms {
         }
     }
 
-    /// on_enqueue: PFC XOFF, then CI signalling.
+    /// on_enqueue: PFC XOFF, then CI signalling, then SFC (cache, trigger).
     #[inline]
     pub fn on_enqueue(&mut self, a: &Arrival, cx: &mut Ctx) {
         if let Some(p) = &mut self.pfc {
@@ -254,6 +280,28 @@ impl Mechanisms {
         }
         if let Some(ci) = &mut self.ci {
             ci.on_enqueue(a, cx);
+        }
+        if let Some(s) = &mut self.sfc {
+            s.on_enqueue(a, cx);
+        }
+    }
+
+    /// A routed message is about to leave switch `sw` through `out`: whether a mechanism
+    /// consumed it instead.
+    pub fn on_msg(&mut self, msg: Msg, sw: u32, out: PortId, pkt: PktId, cx: &mut Ctx) -> bool {
+        match msg {
+            Msg::Sfc { .. } => self.sfc.as_mut().is_some_and(|s| s.on_msg(msg, out, pkt, sw, cx)),
+        }
+    }
+
+    /// A routed message reached its host through `port`.
+    pub fn on_host_msg(&mut self, msg: Msg, port: PortId, pkt: PktId, cx: &mut Ctx) {
+        match msg {
+            Msg::Sfc { .. } => {
+                if let Some(s) = &mut self.sfc {
+                    s.on_host_msg(msg, port, pkt, cx);
+                }
+            }
         }
     }
 
@@ -320,6 +368,9 @@ impl Mechanisms {
         }
         if let Some(ci) = &self.ci {
             ci.report(r);
+        }
+        if let Some(s) = &self.sfc {
+            s.report(r);
         }
     }
 }

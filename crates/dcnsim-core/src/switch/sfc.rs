@@ -1,0 +1,311 @@
+//! Source Flow Control (IEEE P802.1Qdw), as simulated in seed 004 (Blendin et al., "Source
+//! Flow Control simulation results", IEEE 802.1 interim, May 2022) and described in Le et
+//! al., "SFC: Near-Source Congestion Signaling and Flow Control" (arXiv 2305.00538).
+//!
+//! * Trigger (seed: "use local switch telemetry to trigger back-to-sender signaling"): a data
+//!   packet that leaves its egress queue at or above the trigger threshold (seed: 100 KB,
+//!   2/3 BDP) once it has joined makes the switch send an SFC message back to the packet's
+//!   source. The message carries the flow, the destination it was sent to, the traffic class
+//!   and a pause duration that drains the queue from its depth to the target threshold
+//!   (seed: 50 KB, 1/3 BDP) at the port's rate: (depth - target) x 8 / rate.
+//! * The message is an L3 packet (seed: "edge-to-edge FC signaling using L3 message") of
+//!   64 B on the wire (no format is published; a minimum Ethernet frame is assumed), routed
+//!   toward the source like the flow's ACKs and forwarded ahead of the data queues and never
+//!   paused (reading: signalling travels at the highest priority, as the paper's
+//!   back-to-sender packets do).
+//! * Suppression: at most one message per (congested port, flow) per suppression period
+//!   (seed: 6 us, RTT/2); the others are counted as suppressed.
+//! * Destination cache at the ToR (seed: "Destination cache: ToR"): the source's ToR, the
+//!   last switch a message crosses, remembers per (destination, class) until when that
+//!   destination is paused, and answers later data packets from its hosts to it with a
+//!   message carrying the remaining pause at once (near-source signalling, one hop away);
+//!   the data packet itself goes on.
+//! * Reaction, `mode = "native"`: the NIC holds only the named flow until the pause ends
+//!   (a later message extends the hold, never shortens it); the flow's congestion control
+//!   keeps running. `mode = "proxy"` (seed: "SFC proxy converts SFC message to PFC frame at
+//!   sender ToR"): the source's ToR sends the NIC an 802.1Qbb PFC frame for the class with
+//!   quanta covering the duration, but only when the pause would end later than the one it
+//!   already sent (extend, never shorten); the NIC pauses the whole class, so the seed's
+//!   "small chance for head-of-line blocking at sender NIC" remains. NICs honour PFC frames
+//!   whether or not the fabric runs PFC (the builder gives them the receive side).
+//!
+//! Readings the sources leave open: depth includes the arriving packet; ACKs and other
+//! non-data packets never trigger; a pause longer than 65535 quanta (335 us at 100 Gbps) is
+//! clamped by the proxy and renewed by later messages while the queue stays deep.
+
+use super::pipeline::{Better, Ctx, Effect, Report};
+use crate::metrics::ColumnData as C;
+use crate::net::{FlowId, Frame, HostId, Msg, NodeKind, PktId, PktKind, PortId};
+use crate::sim::{ser_time, SimTime};
+use crate::switch::pfc::PfcParams;
+use crate::switch::pipeline::Arrival;
+use rustc_hash::FxHashMap;
+
+/// Wire size of an SFC message (a minimum Ethernet frame; no format is published).
+pub const SFC_MSG_BYTES: u32 = 64;
+
+/// Defaults of `switch.sfc` (seed 004's benefits runs).
+pub const DEFAULT_TRIGGER: u64 = 100_000;
+pub const DEFAULT_TARGET: u64 = 50_000;
+pub const DEFAULT_SUPPRESSION: SimTime = SimTime::from_us(6);
+
+/// How the source reacts to an SFC message.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum SfcMode {
+    /// The NIC pauses the named flow (queue pair) only.
+    Native,
+    /// The source's ToR converts the message into a PFC PAUSE for the class.
+    Proxy,
+}
+
+/// `switch.sfc`, resolved.
+#[derive(Clone, Debug)]
+pub struct SfcParams {
+    pub trigger: u64,
+    pub target: u64,
+    pub suppression: SimTime,
+    /// Destination cache at the ToR.
+    pub cache: bool,
+    pub mode: SfcMode,
+}
+
+impl SfcParams {
+    /// The pause that drains a queue of `depth` bytes to the target at `rate_bps`.
+    pub fn pause_for(&self, depth: u64, rate_bps: u64) -> SimTime {
+        ser_time(depth.saturating_sub(self.target), rate_bps)
+    }
+}
+
+/// Per-flow pause bookkeeping: the end of the flow's current pause and the total time it
+/// has been paused by SFC (the union of its pause intervals).
+#[derive(Copy, Clone, Debug, Default)]
+struct FlowPause {
+    until: SimTime,
+    total: u64,
+}
+
+/// Source Flow Control on every switch (and its reaction point at the NICs): the module doc
+/// describes the model.
+#[derive(Clone, Debug)]
+pub struct Sfc {
+    pub p: SfcParams,
+    queues: usize,
+    /// When the last message went out per (port, flow).
+    last_sent: FxHashMap<(PortId, FlowId), SimTime>,
+    /// Destination cache per (ToR switch, destination host, class): paused until.
+    cache: FxHashMap<(u32, HostId, u8), SimTime>,
+    /// Sizes past which the tables drop their expired entries.
+    prune_sent_at: usize,
+    prune_cache_at: usize,
+    /// Proxy: the end of the pause last sent per (host-facing port, class).
+    proxy_until: Vec<SimTime>,
+    /// Per (port, class) row: messages sent (by the congested port, or for a cache hit by
+    /// the host-facing port the data came in through), suppressed, received by a NIC,
+    /// cache hits (on the ingress port) and proxy PAUSE frames sent.
+    sent: Vec<u64>,
+    suppressed: Vec<u64>,
+    received: Vec<u64>,
+    cache_hits: Vec<u64>,
+    proxy_pauses: Vec<u64>,
+    flows: Vec<FlowPause>,
+}
+
+const PRUNE_MIN: usize = 4096;
+
+impl Sfc {
+    pub fn new(p: SfcParams, ports: usize, queues: usize) -> Sfc {
+        let rows = ports * queues;
+        Sfc {
+            p,
+            queues,
+            last_sent: FxHashMap::default(),
+            cache: FxHashMap::default(),
+            prune_sent_at: PRUNE_MIN,
+            prune_cache_at: PRUNE_MIN,
+            proxy_until: vec![SimTime::ZERO; rows],
+            sent: vec![0; rows],
+            suppressed: vec![0; rows],
+            received: vec![0; rows],
+            cache_hits: vec![0; rows],
+            proxy_pauses: vec![0; rows],
+            flows: Vec::new(),
+        }
+    }
+
+    fn row(&self, port: PortId, class: u8) -> usize {
+        port as usize * self.queues + class as usize
+    }
+
+    /// on_enqueue: answer from the destination cache a packet one of this ToR's hosts sent,
+    /// then trigger on the depth of the queue the packet joined.
+    pub fn on_enqueue(&mut self, a: &Arrival, cx: &mut Ctx) {
+        let p = cx.pkts.get(a.pkt);
+        if p.kind != PktKind::Data {
+            return;
+        }
+        let (flow, src, dst, hash) = (p.flow, p.src, p.dst, p.hash);
+        let class = a.class as u8;
+        let now = cx.now;
+        if self.p.cache && !self.cache.is_empty() && peer_is_host(cx, a.in_port) {
+            if let Some(&until) = self.cache.get(&(a.sw, dst, class)) {
+                if until > now {
+                    let row = self.row(a.in_port, class);
+                    self.cache_hits[row] += 1;
+                    self.signal(a.sw, a.in_port, flow, src, dst, class, hash, until - now, cx);
+                }
+            }
+        }
+        let depth = cx.queue_bytes(a.out, a.queue);
+        if depth >= self.p.trigger {
+            let pause = self.p.pause_for(depth, cx.topo.ports[a.out as usize].rate_bps);
+            self.signal(a.sw, a.out, flow, src, dst, class, hash, pause, cx);
+        }
+    }
+
+    /// Send (unless suppressed) an SFC message from switch `sw` on behalf of its `port` to
+    /// host `to`, naming `flow` to destination `about` in `class`, pausing for `pause`.
+    #[allow(clippy::too_many_arguments)]
+    fn signal(&mut self, sw: u32, port: PortId, flow: FlowId, to: HostId, about: HostId, class: u8, hash: u32, pause: SimTime, cx: &mut Ctx) {
+        let now = cx.now;
+        let row = self.row(port, class);
+        if let Some(&last) = self.last_sent.get(&(port, flow)) {
+            if now < last + self.p.suppression {
+                self.suppressed[row] += 1;
+                return;
+            }
+        }
+        if self.last_sent.len() >= self.prune_sent_at {
+            let keep = self.p.suppression;
+            self.last_sent.retain(|_, t| now < *t + keep);
+            self.prune_sent_at = (2 * self.last_sent.len()).max(PRUNE_MIN);
+        }
+        self.last_sent.insert((port, flow), now);
+        self.sent[row] += 1;
+        cx.push(Effect::Msg { sw, msg: Msg::Sfc { class }, flow, to, about, hash, value: pause.0 });
+    }
+
+    /// A message leaves switch `sw` through `out` (the switch that made it included): the
+    /// source's ToR, whose `out` leads to a host, fills its destination cache and in proxy
+    /// mode turns the message into a PAUSE. Returns whether the message was consumed.
+    pub fn on_msg(&mut self, msg: Msg, out: PortId, pkt: PktId, sw: u32, cx: &mut Ctx) -> bool {
+        let Msg::Sfc { class } = msg;
+        if !peer_is_host(cx, out) {
+            return false;
+        }
+        let p = cx.pkts.get(pkt);
+        let (flow, about, pause) = (p.flow, p.src, SimTime(p.seq));
+        let now = cx.now;
+        let until = now + pause;
+        if self.p.cache {
+            if self.cache.len() >= self.prune_cache_at {
+                self.cache.retain(|_, t| *t > now);
+                self.prune_cache_at = (2 * self.cache.len()).max(PRUNE_MIN);
+            }
+            let e = self.cache.entry((sw, about, class)).or_insert(until);
+            *e = (*e).max(until);
+        }
+        if self.p.mode == SfcMode::Native {
+            return false;
+        }
+        self.flow_paused(flow, now, until);
+        let row = self.row(out, class);
+        if until > self.proxy_until[row] {
+            let rate = cx.topo.ports[out as usize].rate_bps;
+            let quanta = pause_quanta(pause, rate);
+            self.proxy_until[row] = now + PfcParams::pause_time(quanta, rate);
+            self.proxy_pauses[row] += 1;
+            cx.push(Effect::Frame { port: out, frame: Frame::Pfc { class, quanta }, flow: FlowId::MAX, hash: 0 });
+        }
+        true
+    }
+
+    /// A message reached the NIC behind `port` (native mode): hold the flow.
+    pub fn on_host_msg(&mut self, msg: Msg, port: PortId, pkt: PktId, cx: &mut Ctx) {
+        let Msg::Sfc { class } = msg;
+        let p = cx.pkts.get(pkt);
+        let (flow, until) = (p.flow, cx.now + SimTime(p.seq));
+        let row = self.row(port, class);
+        self.received[row] += 1;
+        self.flow_paused(flow, cx.now, until);
+        cx.push(Effect::HoldFlow { flow, until });
+    }
+
+    /// Add [from, until) to the flow's paused time (the union of its pauses).
+    fn flow_paused(&mut self, flow: FlowId, from: SimTime, until: SimTime) {
+        let f = flow as usize;
+        if self.flows.len() <= f {
+            self.flows.resize(f + 1, FlowPause::default());
+        }
+        let e = &mut self.flows[f];
+        if until > e.until {
+            e.total += (until - from.max(e.until)).0;
+            e.until = until;
+        }
+    }
+
+    /// Ports columns sfc_sent, sfc_suppressed, sfc_received, sfc_cache_hits,
+    /// sfc_proxy_pauses (per port and class); flows column sfc_paused_ps; summary keys of the
+    /// same names (totals).
+    pub fn report(&self, r: &mut Report) {
+        let cols = [
+            ("sfc_sent", &self.sent),
+            ("sfc_suppressed", &self.suppressed),
+            ("sfc_received", &self.received),
+            ("sfc_cache_hits", &self.cache_hits),
+            ("sfc_proxy_pauses", &self.proxy_pauses),
+        ];
+        for (name, v) in cols {
+            r.summary.insert(name.into(), v.iter().sum::<u64>().into());
+            r.ports_table.push(name, C::U64(v.clone()));
+        }
+        let mut paused = vec![0u64; r.flows];
+        for (f, e) in self.flows.iter().enumerate().take(r.flows) {
+            paused[f] = e.total;
+        }
+        r.summary.insert("sfc_paused_ps".into(), paused.iter().sum::<u64>().into());
+        r.flows_table.push("sfc_paused_ps", C::U64(paused));
+        r.metric("sfc_sent", "SFC messages sent", 1.0, "int", Better::Neither);
+        r.metric("sfc_suppressed", "SFC messages suppressed", 1.0, "int", Better::Neither);
+        r.metric("sfc_cache_hits", "SFC cache hits", 1.0, "int", Better::Neither);
+        r.queue_threshold(None, "SFC trigger", self.p.trigger);
+    }
+}
+
+/// Whether the far end of `port` is a host.
+fn peer_is_host(cx: &Ctx, port: PortId) -> bool {
+    let peer = cx.topo.ports[port as usize].peer;
+    cx.topo.nodes[cx.topo.ports[peer as usize].node as usize].kind == NodeKind::Host
+}
+
+/// The fewest PFC quanta (512 bit times at `rate_bps`) that cover `pause`, at most 65535.
+pub fn pause_quanta(pause: SimTime, rate_bps: u64) -> u16 {
+    let bits = (pause.0 as u128 * rate_bps as u128).div_ceil(1_000_000_000_000);
+    bits.div_ceil(512).clamp(1, u16::MAX as u128) as u16
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The pause drains the queue from its depth to the target at the port's rate, to the ps:
+    /// 150 KB at 100 Gbps is 100 KB above a 50 KB target, 8 us.
+    #[test]
+    fn pause_drains_to_the_target_at_line_rate() {
+        let p = SfcParams { trigger: DEFAULT_TRIGGER, target: DEFAULT_TARGET, suppression: DEFAULT_SUPPRESSION, cache: true, mode: SfcMode::Native };
+        assert_eq!(p.pause_for(150_000, 100_000_000_000), SimTime::from_us(8));
+        assert_eq!(p.pause_for(100_001, 400_000_000_000), SimTime(50_001 * 20));
+        assert_eq!(p.pause_for(10_000, 100_000_000_000), SimTime::ZERO);
+    }
+
+    /// Quanta cover the pause: 8 us at 100 Gbps is 800,000 bits = 1562.5 quanta -> 1563.
+    #[test]
+    fn quanta_cover_the_pause() {
+        let rate = 100_000_000_000;
+        let q = pause_quanta(SimTime::from_us(8), rate);
+        assert_eq!(q, 1563);
+        assert!(PfcParams::pause_time(q, rate) >= SimTime::from_us(8));
+        assert!(PfcParams::pause_time(q - 1, rate) < SimTime::from_us(8));
+        assert_eq!(pause_quanta(SimTime::from_ms(10), rate), u16::MAX);
+        assert_eq!(pause_quanta(SimTime(1), rate), 1);
+    }
+}
