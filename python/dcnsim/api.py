@@ -31,7 +31,7 @@ ScenarioLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 OUTPUT_FILES = ("flows.parquet", "ports.parquet", "summary.json")
 #: Written by :meth:`Result.save` only when the run sampled queue depths
 #: (``[metrics] queue_sample``).
-OPTIONAL_OUTPUT_FILES = ("queues.parquet",)
+OPTIONAL_OUTPUT_FILES = ("queues.parquet", "timeseries.parquet")
 
 
 # --------------------------------------------------------------------------- scenarios
@@ -266,6 +266,20 @@ def queues_frame(raw: Mapping[str, Tuple[str, bytes]], nodes: Sequence[str]) -> 
     return df
 
 
+def timeseries_frame(raw: Mapping[str, Tuple[str, bytes]], flows: pd.DataFrame, bin_ps: Optional[int]) -> pd.DataFrame:
+    """Per-flow goodput per time bin from the core's raw columns, with the flow's tag and
+    the rate in Gbit/s added; empty (no columns) unless ``[metrics] throughput_bin`` is set."""
+    cols = _decode_columns(raw)
+    if not cols or not bin_ps:
+        return pd.DataFrame()
+    df = pd.DataFrame(cols)
+    if "flow_id" in flows and "tag" in flows:
+        tags = flows.set_index("flow_id")["tag"].astype("string")
+        df.insert(1, "tag", df["flow"].map(tags).astype("string"))
+    df["gbps"] = df["bytes"].astype("float64") * 8.0 / float(bin_ps) * 1e3
+    return df
+
+
 # --------------------------------------------------------------------------- Result
 
 
@@ -283,12 +297,17 @@ class Result:
             (node, port, queue, depth bin) with ``depth_bytes`` (lower bin edge) and
             ``samples``; empty (no columns) unless the scenario sets
             ``[metrics] queue_sample``.
+        timeseries: per-flow goodput, one row per (flow, time bin) in which the flow had
+            bytes delivered in order: ``flow``, ``tag``, ``bin_start_ps``, ``bytes`` and
+            ``gbps``; empty (no columns) unless the scenario sets
+            ``[metrics] throughput_bin``.
     """
 
     flows: pd.DataFrame
     ports: pd.DataFrame
     summary: Dict[str, Any] = field(default_factory=dict)
     queues: pd.DataFrame = field(default_factory=pd.DataFrame)
+    timeseries: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def fct_table(self, bins: Optional[Sequence[int]] = None) -> pd.DataFrame:
         """FCT per size bin; default bins are ``summary["fct_bins"]``."""
@@ -315,6 +334,8 @@ class Result:
         }
         if len(self.queues.columns) and len(self.queues):
             writers["queues.parquet"] = parquet_writer(self.queues)
+        if len(self.timeseries.columns):
+            writers["timeseries.parquet"] = parquet_writer(self.timeseries)
         return write_files_atomic(outdir, writers)
 
     def __repr__(self) -> str:
@@ -510,11 +531,12 @@ def run_source(
     ports = ports_frame(raw["ports"], raw.get("nodes", []))
     queues = queues_frame(raw.get("queues") or {}, raw.get("nodes", []))
     summary: Dict[str, Any] = dict(raw.get("summary", {}))
+    timeseries = timeseries_frame(raw.get("timeseries") or {}, flows, summary.get("throughput_bin_ps"))
     events = int(summary.get("events", sim.events))
     summary["wall_time_s"] = wall
     summary["events_per_s"] = events / wall if wall > 0 else None
     summary["scenario_sha256"] = src.sha256
-    result = Result(flows=flows, ports=ports, summary=summary, queues=queues)
+    result = Result(flows=flows, ports=ports, summary=summary, queues=queues, timeseries=timeseries)
     summary["fct"] = json_safe(result.fct_table().to_dict(orient="records"))
     return result
 

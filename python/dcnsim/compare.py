@@ -438,12 +438,16 @@ class Comparison:
     # ------------------------------------------------------------------ plots
 
     def figures(self) -> Dict[str, Any]:
-        """``{file name: matplotlib Figure}`` of the three plots (not attached to pyplot)."""
-        return {
+        """``{file name: matplotlib Figure}`` of the plots (not attached to pyplot): FCT by
+        bin, slowdown CDF, queue depth, and per-flow throughput when recorded."""
+        figs = {
             "fct_by_bin.png": plot_fct_by_bin(self),
             "slowdown_cdf.png": plot_slowdown_cdf(self),
             "queue_depth.png": plot_queue_depth(self),
         }
+        if any(len(r.timeseries.columns) for r in self.results.values()):
+            figs["throughput.png"] = plot_throughput(self)
+        return figs
 
     # ------------------------------------------------------------------ save
 
@@ -451,8 +455,9 @@ class Comparison:
         """Write everything into ``outdir`` (created if needed).
 
         ``outdir/<variant-slug>/`` gets each variant's flows.parquet, ports.parquet,
-        summary.json (and queues.parquet when sampled); ``outdir`` gets comparison.csv,
-        comparison.md, fct_by_bin.png, slowdown_cdf.png and queue_depth.png. Every file
+        summary.json (queues.parquet and timeseries.parquet when recorded); ``outdir`` gets
+        comparison.csv, comparison.md, fct_by_bin.png, slowdown_cdf.png, queue_depth.png
+        (and throughput.png with per-flow goodput series). Every file
         is written atomically. Returns ``{relative path: final path}``.
         """
         out = Path(outdir)
@@ -699,6 +704,52 @@ def plot_queue_depth(cmp: Comparison) -> Any:
             "(no queue sampling: set [metrics] queue_sample for the sampled distribution)"
         )
     fig.suptitle(title, fontsize="medium")
+    fig.tight_layout()
+    return fig
+
+
+#: Most flows drawn per panel of the throughput plot (the ones that delivered most).
+THROUGHPUT_FLOWS = 16
+
+
+def flow_throughput(ts: pd.DataFrame, bin_ps: int) -> Dict[int, Tuple[np.ndarray, np.ndarray]]:
+    """Each flow's goodput series from a timeseries table: ``{flow: (bin start in us, Gbit/s)}``
+    with the bins between its first and last delivery that delivered nothing set to 0."""
+    out: Dict[int, Tuple[np.ndarray, np.ndarray]] = {}
+    if not len(ts.columns) or not len(ts):
+        return out
+    for f, g in ts.groupby("flow", sort=True):
+        bins = (np.asarray(g["bin_start_ps"], dtype=np.int64) // bin_ps).astype(np.int64)
+        full = np.arange(bins.min(), bins.max() + 1)
+        gbps = np.zeros(len(full))
+        gbps[bins - bins.min()] = np.asarray(g["gbps"], dtype=np.float64)
+        out[int(f)] = (full * bin_ps / 1e6, gbps)
+    return out
+
+
+def plot_throughput(cmp: Comparison) -> Any:
+    """Per-flow goodput against time, one panel per variant, one line per flow (at most
+    ``THROUGHPUT_FLOWS``, those that delivered the most bytes), as the fairness figure of
+    seed 004 draws the shares of a congested link."""
+    names = cmp.variants
+    fig = _figure(7.2, 2.6 * len(names) + 0.8)
+    for k, n in enumerate(names):
+        r = cmp.results[n]
+        ax = fig.add_subplot(len(names), 1, k + 1)
+        bin_ps = int(r.summary.get("throughput_bin_ps") or 0)
+        series = flow_throughput(r.timeseries, bin_ps) if bin_ps else {}
+        shown = sorted(series, key=lambda f: -float(series[f][1].sum()))[:THROUGHPUT_FLOWS]
+        for i, f in enumerate(sorted(shown)):
+            x, y = series[f]
+            ax.step(x, y, where="post", color=f"C{i % 10}", linewidth=1.0, label=f"flow {f}")
+        more = f" ({len(shown)} of {len(series)} flows)" if len(series) > len(shown) else ""
+        ax.set_title(f"{n}{more}", fontsize="medium")
+        ax.set_ylabel("goodput (Gbit/s)")
+        ax.grid(alpha=0.3)
+        if 0 < len(shown) <= 8:
+            ax.legend(fontsize="x-small", loc="upper right")
+    fig.axes[-1].set_xlabel("time (us)")
+    fig.suptitle(f"{cmp.scenario}: per-flow goodput", fontsize="medium")
     fig.tight_layout()
     return fig
 

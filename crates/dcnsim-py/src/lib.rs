@@ -146,6 +146,7 @@ impl Simulation {
         d.set_item("flows", table_to_py(py, &r.flows)?)?;
         d.set_item("ports", table_to_py(py, &r.ports)?)?;
         d.set_item("queues", table_to_py(py, &r.queues)?)?;
+        d.set_item("timeseries", table_to_py(py, &r.timeseries)?)?;
         d.set_item("tags", r.tags.clone())?;
         d.set_item("nodes", r.nodes.clone())?;
         let mut summary = r.summary.clone();

@@ -185,12 +185,20 @@ impl Sim {
         }
         match fl.sender {
             Sender::Tcp(_) => {
+                let before = fl.rx.rcv_nxt;
                 let ack = fl.rx.on_data(p.seq, p.payload as u64);
+                self.count_goodput(f, ack - before);
+                let p = self.pkts.get(pkt);
                 let ce = p.ecn.is_ce();
                 self.reply_in_place(pkt, PktKind::Ack, ack, ce);
             }
             Sender::Roce(_) => {
+                let before = fl.rrx.rcv_nxt;
                 let reply = fl.rrx.on_data(p.seq, p.payload as u64);
+                let new = fl.rrx.rcv_nxt - before;
+                self.count_goodput(f, new);
+                let fl = &mut self.flows[f as usize];
+                let p = self.pkts.get(pkt);
                 let cnp = p.ecn.is_ce() && fl.rrx.np.on_marked(self.cfg.roce.cnp_interval, self.now);
                 let (src, dst, prio, hash) = (p.src, p.dst, p.prio, p.hash);
                 let (kind, seq) = match reply {
@@ -215,12 +223,23 @@ impl Sim {
             }
             Sender::Udp(_) => {
                 fl.rx.bytes += p.size as u64;
+                let size = p.size as u64;
+                self.count_goodput(f, size);
+                let fl = &mut self.flows[f as usize];
                 let done = fl.rx.bytes >= fl.size;
                 self.consume(pkt);
                 if done {
                     self.finish_flow(f);
                 }
             }
+        }
+    }
+
+    /// Add `bytes` delivered in order to `f`'s goodput series (when recorded).
+    #[inline]
+    fn count_goodput(&mut self, f: FlowId, bytes: u64) {
+        if let (Some(bin), true) = (self.cfg.throughput_bin, bytes > 0) {
+            self.goodput.add(f, self.now.0 / bin.0, bytes);
         }
     }
 

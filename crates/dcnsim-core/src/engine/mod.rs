@@ -68,6 +68,8 @@ pub struct SimConfig {
     pub check_invariants: bool,
     /// Sample switch queue depths every interval into histograms of this bin width (bytes).
     pub queue_sample: Option<(SimTime, u64)>,
+    /// Record per-flow goodput in bins of this width.
+    pub throughput_bin: Option<SimTime>,
     /// What the builder found suspicious but valid (reported in the summary's `warnings`).
     pub warnings: Vec<String>,
 }
@@ -210,6 +212,36 @@ pub struct Sim {
     /// Per (switch port, queue) histogram of sampled depths, indexed like the ports table.
     depth_hist: Vec<Vec<u64>>,
     samples: u64,
+    /// Per-flow goodput series, when recorded.
+    goodput: Goodput,
+}
+
+/// Per-flow goodput per time bin (`metrics.throughput_bin`): each flow's open bin, and the
+/// closed (flow, bin, bytes) rows, kept sparse (a bin with nothing delivered has no row).
+#[derive(Default)]
+struct Goodput {
+    open: Vec<(u64, u64)>,
+    flow: Vec<u32>,
+    bin: Vec<u64>,
+    bytes: Vec<u64>,
+}
+
+impl Goodput {
+    fn add(&mut self, f: FlowId, bin: u64, bytes: u64) {
+        let f = f as usize;
+        if self.open.len() <= f {
+            self.open.resize(f + 1, (0, 0));
+        }
+        let o = &mut self.open[f];
+        if o.0 != bin && o.1 > 0 {
+            self.flow.push(f as u32);
+            self.bin.push(o.0);
+            self.bytes.push(o.1);
+            o.1 = 0;
+        }
+        o.0 = bin;
+        o.1 += bytes;
+    }
 }
 
 /// One transmission start, recorded when tracing is on.
@@ -329,6 +361,7 @@ impl Sim {
             trace: None,
             depth_hist: Vec::new(),
             samples: 0,
+            goodput: Goodput::default(),
         }
     }
 

@@ -184,6 +184,18 @@ impl Sim {
             qt.push("depth_bytes", C::U64(qb));
             qt.push("samples", C::U64(qs));
         }
-        Results { flows: ft, ports: pt, queues: qt, tags: self.cfg.tags.clone(), nodes: self.topo.nodes.iter().map(|n| n.name.clone()).collect(), summary }
+        let mut ts = Table::default();
+        if let Some(bin) = self.cfg.throughput_bin {
+            // closed bins, then each flow's open one, ordered by (flow, bin)
+            let g = &self.goodput;
+            let mut rows: Vec<(u32, u64, u64)> = (0..g.flow.len()).map(|i| (g.flow[i], g.bin[i], g.bytes[i])).collect();
+            rows.extend(g.open.iter().enumerate().filter(|(_, o)| o.1 > 0).map(|(f, o)| (f as u32, o.0, o.1)));
+            rows.sort_unstable();
+            ts.push("flow", C::U32(rows.iter().map(|r| r.0).collect()));
+            ts.push("bin_start_ps", C::U64(rows.iter().map(|r| r.1 * bin.0).collect()));
+            ts.push("bytes", C::U64(rows.iter().map(|r| r.2).collect()));
+            summary["throughput_bin_ps"] = bin.0.into();
+        }
+        Results { flows: ft, ports: pt, queues: qt, timeseries: ts, tags: self.cfg.tags.clone(), nodes: self.topo.nodes.iter().map(|n| n.name.clone()).collect(), summary }
     }
 }

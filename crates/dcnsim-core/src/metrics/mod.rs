@@ -84,6 +84,8 @@ pub struct Results {
     pub ports: Table,
     /// Sampled queue-depth histograms (empty unless `metrics.queue_sample` is set).
     pub queues: Table,
+    /// Per-flow goodput per time bin (empty unless `metrics.throughput_bin` is set).
+    pub timeseries: Table,
     pub tags: Vec<String>,
     pub nodes: Vec<String>,
     pub summary: serde_json::Value,

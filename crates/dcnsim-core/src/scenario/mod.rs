@@ -157,16 +157,23 @@ impl Document {
     }
 }
 
-/// Deep-merge `over` into `base`: tables merge recursively, other values replace.
+/// Deep-merge `over` into `base`: tables merge recursively, other values replace. A table
+/// whose `model` the variant changes (`switch.buffer`) is replaced whole: another buffer
+/// model takes other keys (a static buffer has no pool), so the base's would not fit it.
 fn merge(base: &mut toml::Table, over: &toml::Table) {
     for (k, v) in over {
         match (base.get_mut(k), v) {
-            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o),
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) if !changes_kind(b, o) => merge(b, o),
             _ => {
                 base.insert(k.clone(), v.clone());
             }
         }
     }
+}
+
+/// Whether `over` sets a table's `model` to another value than `base` has.
+fn changes_kind(base: &toml::Table, over: &toml::Table) -> bool {
+    over.get("model").is_some_and(|v| base.get("model") != Some(v))
 }
 
 // ------------------------------------------------------------------ validation
@@ -548,6 +555,9 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
         validate_workload(w, i, n_hosts)?;
     }
 
+    if s.metrics.throughput_bin.map(|d| d.0 .0) == Some(0) {
+        return Err(err("metrics.throughput_bin", "invalid value 0, expected a bin width > 0"));
+    }
     if s.metrics.queue_sample.map(|d| d.0 .0) == Some(0) {
         return Err(err("metrics.queue_sample", "invalid value 0, expected an interval > 0"));
     }
@@ -1171,6 +1181,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
         fct_bins: s.metrics.fct_bins.as_ref().map(|v| v.iter().map(|b| b.0).collect()).unwrap_or_else(|| DEFAULT_FCT_BINS.to_vec()),
         check_invariants: opts.check_invariants,
         queue_sample: s.metrics.queue_sample.map(|d| (d.0, s.metrics.queue_bin.map_or(DEFAULT_QUEUE_BIN, |b| b.0))),
+        throughput_bin: s.metrics.throughput_bin.map(|d| d.0),
         warnings: Vec::new(),
     };
     cfg.warnings = warnings(s, &cfg, specs.len());

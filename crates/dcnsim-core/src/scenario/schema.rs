@@ -827,6 +827,11 @@ pub struct MetricsConfig {
     /// Histogram bin width of the sampled depths. Default "10KB"; > 0.
     #[serde(default)]
     pub queue_bin: Option<Bytes>,
+    /// Record each flow's goodput (payload bytes delivered in order to the receiver) per bin
+    /// of this width (timeseries.parquet: flow, bin start, bytes), e.g. "10us" for the
+    /// per-flow link shares of a fairness study. Default: not recorded; > 0.
+    #[serde(default)]
+    pub throughput_bin: Option<Duration>,
 }
 
 // Keys read by both `validate` and the builder resolve their default here, once.

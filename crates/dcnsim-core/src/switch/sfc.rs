@@ -267,6 +267,9 @@ impl Sfc {
         r.metric("sfc_sent", "SFC messages sent", 1.0, "int", Better::Neither);
         r.metric("sfc_suppressed", "SFC messages suppressed", 1.0, "int", Better::Neither);
         r.metric("sfc_cache_hits", "SFC cache hits", 1.0, "int", Better::Neither);
+        if self.p.mode == SfcMode::Proxy {
+            r.metric("sfc_proxy_pauses", "SFC proxy PAUSEs to NICs", 1.0, "int", Better::Neither);
+        }
         r.queue_threshold(None, "SFC trigger", self.p.trigger);
     }
 }
