@@ -461,7 +461,8 @@ fn a_full_shared_pool_pauses_the_lossless_class() {
 /// One 100G sender into a 25G receiver: the switch pauses the sender when the ingress
 /// counter crosses XOFF, so the receiver's queue peaks between XOFF and XOFF plus the
 /// headroom in flight. Static XOFF 500 KB; dynamic XOFF alpha x free shared pool, which
-/// with a 1 MB pool, no guarantee and alpha 0.5 crosses at b = 0.5 (1 MB - b), b = 333 KB.
+/// with a 1 MB pool, no guarantee and alpha 0.5 crosses at b = 0.5 (1 MB - b), b = 333 KB;
+/// and the same on seed 004's ingress pool, above the ingress guarantee.
 #[test]
 fn a_lone_sender_is_paused_at_its_xoff_threshold() {
     let flows = "{ src = 0, dst = 1, size = \"5MB\" }";
@@ -469,6 +470,11 @@ fn a_lone_sender_is_paused_at_its_xoff_threshold() {
     for (cfg, xoff) in [
         ("buffer = { queue = \"2MB\" }\npfc = { xoff = \"500KB\", xon = \"400KB\" }", 500_000.0),
         ("buffer = { model = \"shared\", pool = \"1MB\", guaranteed = \"0B\", alpha = 8.0 }\npfc = { alpha = 0.5, xon = \"50KB\" }", 1e6 / 3.0),
+        // an ingress pool of 900 KB, 50 KB guaranteed: b - 50 KB = 0.5 (900 KB - (b - 50 KB)), b = 350 KB
+        (
+            "buffer = { model = \"shared\", pool = \"2MB\", guaranteed = \"0B\", alpha = 8.0, ingress_pool = \"900KB\", ingress_guaranteed = \"50KB\" }\npfc = { alpha = 0.5, xon = \"50KB\" }",
+            350_000.0,
+        ),
     ] {
         let mut sim = build(&star(2, "100Gbps", "1us", Some("25Gbps"), cfg, flows, "20ms"));
         sim.run();

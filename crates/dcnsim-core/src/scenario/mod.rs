@@ -423,7 +423,13 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
     let b = &sw.buffer;
     match b.model {
         BufferModel::Static => {
-            for (k, p) in [("pool", b.pool.is_some()), ("guaranteed", b.guaranteed.is_some()), ("alpha", b.alpha.is_some())] {
+            for (k, p) in [
+                ("pool", b.pool.is_some()),
+                ("guaranteed", b.guaranteed.is_some()),
+                ("alpha", b.alpha.is_some()),
+                ("ingress_pool", b.ingress_pool.is_some()),
+                ("ingress_guaranteed", b.ingress_guaranteed.is_some()),
+            ] {
                 if p {
                     return Err(err(format!("switch.buffer.{k}"), "only used with model = \"shared\""));
                 }
@@ -438,6 +444,15 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
             }
             if b.pool.map(|q| q.0) == Some(0) {
                 return Err(err("switch.buffer.pool", "invalid value 0 B, expected a size > 0"));
+            }
+            if b.ingress_pool.map(|q| q.0) == Some(0) {
+                return Err(err("switch.buffer.ingress_pool", "invalid value 0 B, expected a size > 0"));
+            }
+            if b.ingress_pool.is_some() && sw.pfc.as_ref().is_none_or(|p| p.alpha.is_none()) {
+                return Err(err("switch.buffer.ingress_pool", "only used by PFC's dynamic XOFF; expected switch.pfc.alpha with it"));
+            }
+            if b.ingress_guaranteed.is_some() && b.ingress_pool.is_none() {
+                return Err(err("switch.buffer.ingress_guaranteed", "only used with switch.buffer.ingress_pool"));
             }
             if let Some(a) = b.alpha {
                 if !(a > 0.0 && a.is_finite()) {
@@ -969,7 +984,13 @@ fn pfc_params(s: &Scenario, topo: &Topology, buffer: &BufferParams) -> Result<Op
         link_mode: p.mode == PfcMode::Link,
         xoff: match (p.xoff, p.alpha) {
             (Some(x), _) => Xoff::Static(x.0),
-            (None, a) => Xoff::Dynamic(a.expect("validate requires xoff or alpha")),
+            (None, a) => {
+                let alpha = a.expect("validate requires xoff or alpha");
+                match sw.buffer.ingress_pool {
+                    Some(pool) => Xoff::DynamicIngress { alpha, pool: pool.0, guaranteed: sw.buffer.ingress_guaranteed.map_or(DEFAULT_GUARANTEED, |b| b.0) },
+                    None => Xoff::Dynamic(alpha),
+                }
+            }
         },
         xon: p.xon.map(|b| b.0).unwrap_or(pfc::DEFAULT_XON),
         quanta: p.quanta.map_or(pfc::DEFAULT_QUANTA, |q| q as u16),
@@ -1269,6 +1290,10 @@ mod tests {
         assert_eq!(size("BufferConfig", "queue"), DEFAULT_QUEUE_CAP);
         assert_eq!(size("BufferConfig", "pool"), DEFAULT_POOL);
         assert_eq!(size("BufferConfig", "guaranteed"), DEFAULT_GUARANTEED);
+        assert_eq!(size("BufferConfig", "ingress_guaranteed"), DEFAULT_GUARANTEED);
+        assert_eq!(size("SfcConfig", "trigger"), sfc::DEFAULT_TRIGGER);
+        assert_eq!(size("SfcConfig", "target"), sfc::DEFAULT_TARGET);
+        assert_eq!(time("SfcConfig", "suppression"), sfc::DEFAULT_SUPPRESSION);
         assert_eq!(num("BufferConfig", "alpha"), DEFAULT_BUFFER_ALPHA);
         assert_eq!(num("EcnConfig", "pmax"), DEFAULT_RED_PMAX);
         assert_eq!(num("SwitchConfig", "queues"), DEFAULT_QUEUES as f64);

@@ -251,6 +251,17 @@ pub struct BufferConfig {
     /// beyond its guarantee. Default 1.0; > 0.
     #[serde(default)]
     pub alpha: Option<f64>,
+    /// shared: an ingress pool for lossless traffic (seed 004's fairness runs: "9MB"), the
+    /// view of the buffer PFC's dynamic XOFF (switch.pfc.alpha) takes: a (port, class) pauses
+    /// past ingress_guaranteed + alpha x the free ingress pool. Lossy traffic is not
+    /// ingress-accounted (the seed disables its ingress pool: "no ingress drops"). Needs
+    /// switch.pfc.alpha. Default: none (the dynamic XOFF uses the free egress pool); > 0.
+    #[serde(default)]
+    pub ingress_pool: Option<Bytes>,
+    /// shared, with ingress_pool: bytes of each (ingress port, lossless class) counter not
+    /// drawn from the ingress pool. Default "50KB" (seed 004).
+    #[serde(default)]
+    pub ingress_guaranteed: Option<Bytes>,
 }
 
 /// Egress scheduler among the queues of a port.

@@ -51,6 +51,11 @@ pub enum Xoff {
     Static(u64),
     /// Dynamic: alpha times the free shared buffer, like the dynamic egress threshold.
     Dynamic(f64),
+    /// Dynamic on an ingress pool (seed 004's shared buffer, Choudhury & Hahne applied to
+    /// ingress accounting): a (port, class) counter pauses past `guaranteed` + alpha times
+    /// the free part of the switch's ingress pool, which holds what every lossless
+    /// (port, class) counter has beyond its guarantee (headroom apart).
+    DynamicIngress { alpha: f64, pool: u64, guaranteed: u64 },
 }
 
 /// PFC configuration of every switch.
@@ -254,10 +259,12 @@ pub struct Pfc {
     deadlock_check_pending: bool,
     /// The paused queues ("node:port:class") of a detected deadlock cycle.
     deadlock: Vec<String>,
+    /// Per switch: bytes of its ingress pool in use (`Xoff::DynamicIngress`).
+    ingress_used: Vec<u64>,
 }
 
 impl Pfc {
-    pub fn new(p: PfcParams, ports: usize, queues: usize) -> Pfc {
+    pub fn new(p: PfcParams, ports: usize, queues: usize, switches: usize) -> Pfc {
         let queue_based = p.egress_queue;
         Pfc {
             p,
@@ -270,6 +277,7 @@ impl Pfc {
             victims: Vec::new(),
             deadlock_check_pending: false,
             deadlock: Vec::new(),
+            ingress_used: vec![0; switches],
         }
     }
 
@@ -302,6 +310,17 @@ impl Pfc {
                 let b = &cx.switches[sw as usize].buffer;
                 (a * b.shared_cap().saturating_sub(b.shared_used()) as f64) as u64
             }
+            Xoff::DynamicIngress { alpha, pool, guaranteed } => guaranteed + (alpha * pool.saturating_sub(self.ingress_used[sw as usize]) as f64) as u64,
+        }
+    }
+
+    /// Bytes of (ingress port, class) counter `ing.bytes[c]` beyond its ingress guarantee
+    /// (what it takes from the ingress pool); 0 without an ingress pool.
+    #[inline]
+    fn beyond_ingress_guarantee(&self, ing: &Ingress, c: usize) -> u64 {
+        match self.p.xoff {
+            Xoff::DynamicIngress { guaranteed, .. } => (ing.bytes[c] - ing.headroom[c]).saturating_sub(guaranteed),
+            _ => 0,
         }
     }
 
@@ -325,7 +344,12 @@ impl Pfc {
         // past XOFF, or the shared pool is full (lossy traffic may have filled it below a
         // static XOFF): the packet is held in headroom, which on_enqueue answers with XOFF
         let buffer = &cx.switches[a.sw as usize].buffer;
-        let pool_full = buffer.is_shared() && !buffer.pool_admits(cx.egress[a.out as usize].bytes, a.size);
+        let mut pool_full = buffer.is_shared() && !buffer.pool_admits(cx.egress[a.out as usize].bytes, a.size);
+        if let Xoff::DynamicIngress { pool, guaranteed, .. } = self.p.xoff {
+            let held = ing.bytes[c] - ing.headroom[c];
+            let more = (held + a.size).saturating_sub(guaranteed) - held.saturating_sub(guaranteed);
+            pool_full |= self.ingress_used[a.sw as usize] + more > pool;
+        }
         if ing.bytes[c] - ing.headroom[c] + a.size > thr || pool_full {
             if ing.headroom[c] + a.size > self.p.headroom[a.in_port as usize] {
                 return Admission::Drop(DropReason::Headroom, a.in_port, a.tc);
@@ -348,11 +372,15 @@ impl Pfc {
         let c = self.p.class(a.tc);
         let thr = self.xoff_threshold(a.sw, cx);
         let in_port = a.in_port;
+        let before = self.beyond_ingress_guarantee(&self.ingress[in_port as usize], c);
         let ing = &mut self.ingress[in_port as usize];
         ing.bytes[c] += a.size;
         if a.hdrm {
             ing.headroom[c] += a.size;
         }
+        let after = self.beyond_ingress_guarantee(&self.ingress[in_port as usize], c);
+        self.ingress_used[a.sw as usize] += after - before;
+        let ing = &mut self.ingress[in_port as usize];
         let (used, room) = (ing.headroom[c], self.p.headroom[in_port as usize]);
         if used > room {
             let now = cx.now;
@@ -428,13 +456,17 @@ impl Pfc {
             let c = self.p.class(d.tc);
             let resume_at = match self.p.xoff {
                 Xoff::Static(_) => self.p.xon,
-                Xoff::Dynamic(_) => self.xoff_threshold(d.sw, cx).saturating_sub(self.p.xon),
+                Xoff::Dynamic(_) | Xoff::DynamicIngress { .. } => self.xoff_threshold(d.sw, cx).saturating_sub(self.p.xon),
             };
+            let before = self.beyond_ingress_guarantee(&self.ingress[d.in_port as usize], c);
             let ing = &mut self.ingress[d.in_port as usize];
             // a departure frees headroom first (as ns-3's switch MMU and shared-memory ASICs
             // account it): the headroom is a count of bytes, not a set of packets
             ing.bytes[c] -= d.size;
             ing.headroom[c] -= ing.headroom[c].min(d.size);
+            let after = self.beyond_ingress_guarantee(&self.ingress[d.in_port as usize], c);
+            self.ingress_used[d.sw as usize] -= before - after;
+            let ing = &mut self.ingress[d.in_port as usize];
             // XON only once the headroom is empty: sent earlier, the bytes in flight would
             // land in a headroom that is still partly full
             if ing.xoff[c] && ing.bytes[c] <= resume_at && ing.headroom[c] == 0 {

@@ -222,7 +222,7 @@ impl Mechanisms {
     pub fn new(p: MechanismParams, topo: &Topology, arrive_delay: &[SimTime], mtu: u32, queues: usize) -> Mechanisms {
         Mechanisms {
             ci: p.ci.map(|c| Ci::new(c, topo, arrive_delay, mtu)),
-            pfc: p.pfc.map(|c| Pfc::new(c, topo.ports.len(), queues)),
+            pfc: p.pfc.map(|c| Pfc::new(c, topo.ports.len(), queues, topo.switches.len())),
             ecn: p.ecn,
             sfc: p.sfc.map(|c| Sfc::new(c, topo.ports.len(), queues)),
         }

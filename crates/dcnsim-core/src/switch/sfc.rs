@@ -289,6 +289,197 @@ pub fn pause_quanta(pause: SimTime, rate_bps: u64) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::port::Egress;
+    use crate::net::{dumbbell, Packet, PacketArena, Topology};
+    use crate::sim::{stream, Stream};
+    use crate::switch::pipeline::{AqmRule, SwitchState};
+    use crate::switch::{BufferParams, SwitchBuffer};
+
+    const G100: u64 = 100_000_000_000;
+
+    /// Hosts h0, h1 on switch "left", h2 on "right", 100G everywhere: the engine state a
+    /// hook sees, with queues filled by hand.
+    struct Bench {
+        topo: Topology,
+        egress: Vec<Egress>,
+        pkts: PacketArena,
+        switches: Vec<SwitchState>,
+        fx: Vec<Effect>,
+    }
+
+    impl Bench {
+        fn new() -> Bench {
+            let topo = dumbbell::build(2, 1, (G100, SimTime::from_ns(500)), (G100, SimTime::from_ns(500)));
+            let egress = (0..topo.ports.len()).map(|_| Egress::new(1)).collect();
+            let switches =
+                (0..2).map(|i| SwitchState { buffer: SwitchBuffer::new(BufferParams::Static { queue_cap: 16_000_000 }, 3, 1), rng: stream(1, Stream::SwitchAqm, i) }).collect();
+            Bench { topo, egress, pkts: PacketArena::new(), switches, fx: Vec::new() }
+        }
+        /// The port of node `from` that leads to node `to`.
+        fn port(&self, from: &str, to: &str) -> PortId {
+            let node = |n: &str| self.topo.nodes.iter().position(|x| x.name == n).unwrap() as u32;
+            let (f, t) = (node(from), node(to));
+            *self.topo.nodes[f as usize].ports.iter().find(|&&p| self.topo.peer_node(p) == t).unwrap()
+        }
+        fn cx(&mut self, now: SimTime) -> Ctx<'_> {
+            Ctx { now, topo: &self.topo, egress: &self.egress, pkts: &mut self.pkts, switches: &mut self.switches, queues: 1, fx: &mut self.fx, violations: None }
+        }
+        /// A data packet of `flow` from host `src` to host `dst` that has just joined queue 0
+        /// of `out` (arriving through `in_port`), which then holds `depth` bytes.
+        fn arrive(&mut self, sfc: &mut Sfc, now: SimTime, flow: FlowId, src: u32, dst: u32, in_port: PortId, out: PortId, depth: u64) {
+            let pkt = self.pkts.alloc(Packet { kind: PktKind::Data, flow, src, dst, size: 1086, payload: 1024, hash: 7, ..Packet::blank() });
+            self.egress[out as usize].queues[0].bytes = depth;
+            let sw = self.topo.nodes[self.topo.ports[out as usize].node as usize].index;
+            let a = Arrival {
+                sw,
+                in_port,
+                out,
+                pkt,
+                size: 1086,
+                hash: 7,
+                class: 0,
+                queue: 0,
+                tc: 0,
+                account_tc: None,
+                aqm: AqmRule::Queue,
+                lossless: false,
+                ingress_admitted: false,
+                hdrm: false,
+                escalate: None,
+            };
+            sfc.on_enqueue(&a, &mut self.cx(now));
+        }
+        /// The messages pushed since the last call: (switch, flow, to, about, pause).
+        fn msgs(&mut self) -> Vec<(u32, FlowId, u32, u32, SimTime)> {
+            let out =
+                self.fx.iter().filter_map(|e| if let Effect::Msg { sw, flow, to, about, value, .. } = *e { Some((sw, flow, to, about, SimTime(value))) } else { None }).collect();
+            self.fx.clear();
+            out
+        }
+    }
+
+    fn params(mode: SfcMode) -> SfcParams {
+        SfcParams { trigger: DEFAULT_TRIGGER, target: DEFAULT_TARGET, suppression: DEFAULT_SUPPRESSION, cache: true, mode }
+    }
+
+    /// A queue built by hand to 173,587 B on a 100G port: the message names the packet's
+    /// flow, goes back to its source and pauses for (173,587 - 50,000) x 8 / 100e9 s, to the ps.
+    #[test]
+    fn message_pauses_for_the_drain_to_target() {
+        let mut b = Bench::new();
+        let mut sfc = Sfc::new(params(SfcMode::Native), b.topo.ports.len(), 1);
+        let (inp, out) = (b.port("left", "h0"), b.port("left", "right"));
+        b.arrive(&mut sfc, SimTime::from_us(3), 5, 0, 2, inp, out, 99_999);
+        assert!(b.msgs().is_empty(), "below the trigger");
+        b.arrive(&mut sfc, SimTime::from_us(3), 5, 0, 2, inp, out, 173_587);
+        assert_eq!(b.msgs(), vec![(0, 5, 0, 2, SimTime(123_587 * 80))]);
+        // an ACK never triggers
+        let mut sfc2 = Sfc::new(params(SfcMode::Native), b.topo.ports.len(), 1);
+        let ack = b.pkts.alloc(Packet { kind: PktKind::Ack, flow: 6, src: 0, dst: 2, size: 64, ..Packet::blank() });
+        b.egress[out as usize].queues[0].bytes = 500_000;
+        let a = Arrival { pkt: ack, ..dummy_arrival(out, inp) };
+        sfc2.on_enqueue(&a, &mut b.cx(SimTime::ZERO));
+        assert!(b.msgs().is_empty());
+    }
+
+    fn dummy_arrival(out: PortId, in_port: PortId) -> Arrival {
+        Arrival {
+            sw: 0,
+            in_port,
+            out,
+            pkt: 0,
+            size: 64,
+            hash: 0,
+            class: 0,
+            queue: 0,
+            tc: 0,
+            account_tc: None,
+            aqm: AqmRule::Queue,
+            lossless: false,
+            ingress_admitted: false,
+            hdrm: false,
+            escalate: None,
+        }
+    }
+
+    /// At most one message per (port, flow) per suppression period; the rest are counted.
+    #[test]
+    fn suppression_allows_one_message_per_period() {
+        let mut b = Bench::new();
+        let mut sfc = Sfc::new(SfcParams { cache: false, ..params(SfcMode::Native) }, b.topo.ports.len(), 1);
+        let (inp, out) = (b.port("left", "h0"), b.port("left", "right"));
+        let row = out as usize;
+        b.arrive(&mut sfc, SimTime::from_us(10), 1, 0, 2, inp, out, 200_000);
+        b.arrive(&mut sfc, SimTime::from_ns(15_999), 1, 0, 2, inp, out, 210_000);
+        assert_eq!(b.msgs().len(), 1, "two triggering packets of one flow within 6 us: one message");
+        assert_eq!((sfc.sent[row], sfc.suppressed[row]), (1, 1));
+        b.arrive(&mut sfc, SimTime::from_us(11), 2, 1, 2, b.port("left", "h1"), out, 220_000);
+        assert_eq!(b.msgs().len(), 1, "another flow has its own period");
+        b.arrive(&mut sfc, SimTime::from_us(16), 1, 0, 2, inp, out, 230_000);
+        assert_eq!(b.msgs(), vec![(0, 1, 0, 2, SimTime(180_000 * 80))], "the period has passed");
+        assert_eq!((sfc.sent[row], sfc.suppressed[row]), (3, 1));
+    }
+
+    /// The proxy at the source's ToR: the PAUSE's quanta cover the pause; an overlapping
+    /// message that ends earlier sends nothing, one that ends later extends the pause.
+    #[test]
+    fn proxy_pause_covers_and_only_extends() {
+        let mut b = Bench::new();
+        let mut sfc = Sfc::new(params(SfcMode::Proxy), b.topo.ports.len(), 1);
+        let to_h0 = b.port("left", "h0");
+        let mut msg = |b: &mut Bench, now: SimTime, pause: SimTime| -> (bool, Vec<u16>) {
+            let pkt = b.pkts.alloc(Packet { kind: PktKind::Msg(Msg::Sfc { class: 0 }), flow: 9, src: 2, dst: 0, seq: pause.0, size: 64, ..Packet::blank() });
+            let consumed = sfc.on_msg(Msg::Sfc { class: 0 }, to_h0, pkt, 0, &mut b.cx(now));
+            let q =
+                b.fx.iter()
+                    .filter_map(|e| {
+                        if let Effect::Frame { port, frame: Frame::Pfc { class: 0, quanta }, .. } = *e {
+                            assert_eq!(port, to_h0);
+                            Some(quanta)
+                        } else {
+                            None
+                        }
+                    })
+                    .collect();
+            b.fx.clear();
+            (consumed, q)
+        };
+        // 8 us at 100G: 1562.5 quanta -> 1563
+        assert_eq!(msg(&mut b, SimTime::from_us(100), SimTime::from_us(8)), (true, vec![1563]));
+        assert_eq!(msg(&mut b, SimTime::from_us(101), SimTime::from_us(2)), (true, vec![]), "ends before the running pause");
+        // 10 us from 102 us ends after 108.00512 us: 1953.125 quanta -> 1954
+        assert_eq!(msg(&mut b, SimTime::from_us(102), SimTime::from_us(10)), (true, vec![1954]));
+        assert_eq!(sfc.proxy_pauses[to_h0 as usize], 2);
+        // the flow was paused over [100, 112) us
+        assert_eq!(sfc.flows[9].total, SimTime::from_us(12).0);
+        // a message crossing a switch that is not the source's ToR goes on
+        let pkt = b.pkts.alloc(Packet { kind: PktKind::Msg(Msg::Sfc { class: 0 }), flow: 9, src: 2, dst: 0, seq: 1, size: 64, ..Packet::blank() });
+        let to_left = b.port("right", "left");
+        assert!(!sfc.on_msg(Msg::Sfc { class: 0 }, to_left, pkt, 1, &mut b.cx(SimTime::from_us(103))));
+    }
+
+    /// The destination cache: a message forwarded by the source's ToR for destination h2 makes
+    /// that ToR answer another of its hosts sending to h2 at once, with the remaining pause.
+    #[test]
+    fn tor_cache_answers_other_sources_with_the_remaining_pause() {
+        let mut b = Bench::new();
+        let mut sfc = Sfc::new(params(SfcMode::Native), b.topo.ports.len(), 1);
+        let to_h0 = b.port("left", "h0");
+        let pkt = b.pkts.alloc(Packet { kind: PktKind::Msg(Msg::Sfc { class: 0 }), flow: 1, src: 2, dst: 0, seq: SimTime::from_us(20).0, size: 64, ..Packet::blank() });
+        assert!(!sfc.on_msg(Msg::Sfc { class: 0 }, to_h0, pkt, 0, &mut b.cx(SimTime::from_us(50))), "native: the message goes on to the NIC");
+        let (from_h1, up) = (b.port("left", "h1"), b.port("left", "right"));
+        b.arrive(&mut sfc, SimTime::from_us(58), 2, 1, 2, from_h1, up, 0);
+        assert_eq!(b.msgs(), vec![(0, 2, 1, 2, SimTime::from_us(12))]);
+        assert_eq!(sfc.cache_hits[from_h1 as usize], 1);
+        // another destination, and the same one once the pause is over, are not answered
+        b.arrive(&mut sfc, SimTime::from_us(59), 3, 1, 0, from_h1, to_h0, 0);
+        b.arrive(&mut sfc, SimTime::from_us(70), 4, 1, 2, from_h1, up, 0);
+        assert!(b.msgs().is_empty());
+        // a host on another switch is not the cache's
+        let from_h2 = b.port("right", "h2");
+        b.arrive(&mut sfc, SimTime::from_us(55), 5, 2, 2, from_h2, b.port("right", "h2"), 0);
+        assert!(b.msgs().is_empty());
+    }
 
     /// The pause drains the queue from its depth to the target at the port's rate, to the ps:
     /// 150 KB at 100 Gbps is 100 KB above a 50 KB target, 8 us.
