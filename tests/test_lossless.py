@@ -4,7 +4,7 @@ outputs they add (flows ``paused``; ports ``drops_headroom``, ``drops_ttl``,
 ``pfc_frames``, ``ports_paused``, ``flows_paused``, ``deadlock``).
 
 They run the shipped scenarios ``roce_incast_pfc`` (base = PFC + DCQCN, variant
-``lossy``) through the ``dcnsim`` command and ``seed004_fat_tree_pfc_dcqcn_small``
+``lossy``) through the ``dcnsim`` command and ``seed004_sfc_benefits_small`` (its PFC+DCQCN variant)
 through :func:`dcnsim.run`, each once per module (a few seconds in all). That every
 shipped scenario validates is checked by ``test_cli.py::test_shipped_scenarios_validate``.
 """
@@ -28,7 +28,7 @@ from conftest import tiny
 from test_cli import assert_user_error
 
 INCAST = "roce_incast_pfc"
-SEED004 = "seed004_fat_tree_pfc_dcqcn_small"
+SEED004 = "seed004_sfc_benefits_small"
 
 PFC_PORT_COLUMNS = [
     "drops_headroom", "drops_ttl", "pfc_tx_frames", "pfc_rx_frames", "xoff_time_ps", "pause_periods",
@@ -168,7 +168,7 @@ def test_incast_variants_are_listed(tmp_path):
 
 @pytest.fixture(scope="module")
 def seed004() -> "dcnsim.Result":
-    return dcnsim.run(SEED004)
+    return dcnsim.run(SEED004, variant="PFC+DCQCN")
 
 
 def test_seed004_small_completes_lossless(seed004):

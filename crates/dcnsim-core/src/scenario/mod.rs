@@ -1350,6 +1350,13 @@ bottleneck = { rate = "10Gbps", delay = "1us" }
             ("[[workload]]\nkind = \"incast\"\nfan_in = 5\nsize = \"1KB\"", "workload[0].fan_in", "3 hosts"),
             ("[transport]\nkind = \"tcp\"", "transport.kind", "unknown variant"),
             ("[[variant]]\nname = \"v\"\nswitch.queues = 9", "switch.queues (variant \"v\")", "1..8"),
+            ("[switch]\nsfc = { trigger = \"0B\" }", "switch.sfc.trigger", "depth > 0"),
+            ("[switch]\nsfc = { trigger = \"100KB\", target = \"100KB\" }", "switch.sfc.target", "below the trigger (100000 B)"),
+            ("[switch]\nsfc = { mode = \"proxy\" }\npfc = { xoff = \"100KB\", mode = \"link\" }", "switch.sfc.mode", "one traffic class"),
+            ("[switch]\nsfc = { cache = \"spine\" }", "switch.sfc.cache", "unknown variant"),
+            ("[switch]\nbuffer = { model = \"shared\", ingress_pool = \"9MB\" }", "switch.buffer.ingress_pool", "switch.pfc.alpha"),
+            ("[switch]\nbuffer = { queue = \"1MB\", ingress_pool = \"9MB\" }", "switch.buffer.ingress_pool", "model = \"shared\""),
+            ("[metrics]\nthroughput_bin = \"0us\"", "metrics.throughput_bin", "> 0"),
         ];
         for (extra, key, what) in cases {
             let e = error_of(extra);
@@ -1456,6 +1463,21 @@ hosts = [42, 63]
         assert_eq!(b.topology.host_link.unwrap().rate.0, 10_000_000_000);
         assert!(b.switch.ecn.is_some());
         assert!(doc.scenario(Some("C")).is_err());
+    }
+
+    /// A variant that changes the buffer model replaces the base's buffer table (the shared
+    /// model's keys would not fit a static buffer); one that keeps the model merges into it.
+    #[test]
+    fn a_new_buffer_model_replaces_the_buffer_table() {
+        let base = format!("{BASE}\n[switch]\nbuffer = {{ model = \"shared\", pool = \"4MB\", alpha = 2.0 }}\n");
+        let doc = Document::from_toml(&format!(
+            "{base}\n[[variant]]\nname = \"S\"\nswitch.buffer = {{ model = \"static\", queue = \"1MB\" }}\n[[variant]]\nname = \"M\"\nswitch.buffer = {{ model = \"shared\", guaranteed = \"1KB\" }}\n"
+        ))
+        .unwrap();
+        let s = doc.scenario(Some("S")).unwrap().switch.buffer;
+        assert_eq!((s.model, s.queue.map(|b| b.0), s.pool.is_none(), s.alpha), (BufferModel::Static, Some(1_000_000), true, None));
+        let m = doc.scenario(Some("M")).unwrap().switch.buffer;
+        assert_eq!((m.pool.map(|b| b.0), m.guaranteed.map(|b| b.0), m.alpha), (Some(4_000_000), Some(1_000), Some(2.0)));
     }
 
     /// One invalid variant makes the file invalid for every command, whichever part runs.
