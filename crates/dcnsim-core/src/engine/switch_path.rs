@@ -5,7 +5,7 @@
 use super::{ctx, Sim, MAX_HOPS};
 use crate::net::Ecn;
 use crate::net::{PktId, PortId};
-use crate::switch::pipeline::{Admission, AqmAction, AqmRule, Arrival, Ctx, Departure};
+use crate::switch::pipeline::{Admission, AqmAction, Arrival, Ctx, Departure};
 use crate::switch::{DropReason, MarkReason};
 
 impl Sim {
@@ -24,23 +24,7 @@ impl Sim {
             Some(o) => o,
             None => return self.drop_pkt(pkt, Some((in_port, class)), DropReason::NoRoute),
         };
-        let mut a = Arrival {
-            sw,
-            in_port,
-            out,
-            pkt,
-            size: size as u64,
-            hash,
-            class,
-            queue: class,
-            tc: tc as usize,
-            account_tc: None,
-            aqm: AqmRule::Queue,
-            lossless: false,
-            ingress_admitted: false,
-            hdrm: false,
-            escalate: None,
-        };
+        let mut a = Arrival::new(sw, in_port, out, pkt, size as u64, hash, class, tc as usize);
         self.mechs.classify(&mut a, &mut ctx!(self));
         self.apply_effects();
         match self.mechs.admit(&mut a, &mut ctx!(self)) {

@@ -141,6 +141,33 @@ pub struct Arrival {
     pub escalate: Option<u8>,
 }
 
+impl Arrival {
+    /// A packet of traffic class `class` arriving at switch `sw` through `in_port`, routed
+    /// to `out`, before any stage has acted (it joins the class's queue, accounted to the
+    /// class it was sent in, `tc`).
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn new(sw: u32, in_port: PortId, out: PortId, pkt: PktId, size: u64, hash: u32, class: usize, tc: usize) -> Arrival {
+        Arrival {
+            sw,
+            in_port,
+            out,
+            pkt,
+            size,
+            hash,
+            class,
+            queue: class,
+            tc,
+            account_tc: None,
+            aqm: AqmRule::Queue,
+            lossless: false,
+            ingress_admitted: false,
+            hdrm: false,
+            escalate: None,
+        }
+    }
+}
+
 /// What the AQM stage decided for an arriving packet.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum AqmAction {

@@ -292,7 +292,7 @@ mod tests {
     use crate::net::port::Egress;
     use crate::net::{dumbbell, Packet, PacketArena, Topology};
     use crate::sim::{stream, Stream};
-    use crate::switch::pipeline::{AqmRule, SwitchState};
+    use crate::switch::pipeline::SwitchState;
     use crate::switch::{BufferParams, SwitchBuffer};
 
     const G100: u64 = 100_000_000_000;
@@ -330,24 +330,7 @@ mod tests {
             let pkt = self.pkts.alloc(Packet { kind: PktKind::Data, flow, src, dst, size: 1086, payload: 1024, hash: 7, ..Packet::blank() });
             self.egress[out as usize].queues[0].bytes = depth;
             let sw = self.topo.nodes[self.topo.ports[out as usize].node as usize].index;
-            let a = Arrival {
-                sw,
-                in_port,
-                out,
-                pkt,
-                size: 1086,
-                hash: 7,
-                class: 0,
-                queue: 0,
-                tc: 0,
-                account_tc: None,
-                aqm: AqmRule::Queue,
-                lossless: false,
-                ingress_admitted: false,
-                hdrm: false,
-                escalate: None,
-            };
-            sfc.on_enqueue(&a, &mut self.cx(now));
+            sfc.on_enqueue(&Arrival::new(sw, in_port, out, pkt, 1086, 7, 0, 0), &mut self.cx(now));
         }
         /// The messages pushed since the last call: (switch, flow, to, about, pause).
         fn msgs(&mut self) -> Vec<(u32, FlowId, u32, u32, SimTime)> {
@@ -377,29 +360,8 @@ mod tests {
         let mut sfc2 = Sfc::new(params(SfcMode::Native), b.topo.ports.len(), 1);
         let ack = b.pkts.alloc(Packet { kind: PktKind::Ack, flow: 6, src: 0, dst: 2, size: 64, ..Packet::blank() });
         b.egress[out as usize].queues[0].bytes = 500_000;
-        let a = Arrival { pkt: ack, ..dummy_arrival(out, inp) };
-        sfc2.on_enqueue(&a, &mut b.cx(SimTime::ZERO));
+        sfc2.on_enqueue(&Arrival::new(0, inp, out, ack, 64, 0, 0, 0), &mut b.cx(SimTime::ZERO));
         assert!(b.msgs().is_empty());
-    }
-
-    fn dummy_arrival(out: PortId, in_port: PortId) -> Arrival {
-        Arrival {
-            sw: 0,
-            in_port,
-            out,
-            pkt: 0,
-            size: 64,
-            hash: 0,
-            class: 0,
-            queue: 0,
-            tc: 0,
-            account_tc: None,
-            aqm: AqmRule::Queue,
-            lossless: false,
-            ingress_admitted: false,
-            hdrm: false,
-            escalate: None,
-        }
     }
 
     /// At most one message per (port, flow) per suppression period; the rest are counted.
