@@ -3,6 +3,7 @@
 
 use super::{ctx, Ev, Sim};
 use crate::host::cc::{Cc, CongestionControl};
+use crate::host::cubic::Cubic;
 use crate::host::dctcp::Dctcp;
 use crate::host::reno::Reno;
 use crate::host::roce::{RoceReply, RoceSender};
@@ -426,8 +427,12 @@ impl Sim {
         let host_rate = self.topo.ports[self.hosts[spec.src as usize].port as usize].rate_bps;
         let mss = self.cfg.mtu - self.cfg.header;
         let mut sender = match spec.transport {
-            TransportKind::Dctcp | TransportKind::Reno => {
-                let cc = if spec.transport == TransportKind::Dctcp { Cc::Dctcp(Dctcp::new(self.cfg.tcp.dctcp_g)) } else { Cc::Reno(Reno { ecn: self.cfg.tcp.reno_ecn }) };
+            TransportKind::Dctcp | TransportKind::Reno | TransportKind::Cubic => {
+                let cc = match spec.transport {
+                    TransportKind::Dctcp => Cc::Dctcp(Dctcp::new(self.cfg.tcp.dctcp_g)),
+                    TransportKind::Cubic => Cc::Cubic(Cubic::new(self.cfg.tcp.classic_ecn)),
+                    _ => Cc::Reno(Reno { ecn: self.cfg.tcp.classic_ecn }),
+                };
                 Sender::Tcp(Box::new(TcpSender::new(cc, mss, self.cfg.tcp.init_cwnd, self.cfg.tcp.min_rto, self.cfg.tcp.init_rto)))
             }
             TransportKind::Dcqcn => Sender::Roce(Box::new(RoceSender::new(&self.cfg.roce, host_rate, self.now))),

@@ -31,7 +31,8 @@ pub struct TcpParams {
     pub min_rto: SimTime,
     pub init_rto: SimTime,
     pub dctcp_g: f64,
-    pub reno_ecn: bool,
+    /// Reno and Cubic use classic ECN (RFC 3168).
+    pub classic_ecn: bool,
 }
 
 /// UDP parameters shared by all UDP flows.

@@ -138,6 +138,7 @@ struct Pfc {
 enum Transport {
     Dctcp,
     Reno,
+    Cubic,
     Udp,
     Roce,
 }
@@ -147,6 +148,7 @@ impl Transport {
         match self {
             Transport::Dctcp => "dctcp",
             Transport::Reno => "reno",
+            Transport::Cubic => "cubic",
             Transport::Udp => "udp",
             Transport::Roce => "dcqcn",
         }
@@ -181,7 +183,7 @@ struct Case {
     ci: Option<(bool, u32, u32, f64, u32, bool)>,
     pfc: Option<Pfc>,
     default_transport: Transport,
-    reno_ecn: bool,
+    classic_ecn: bool,
     min_rto_us: u32,
     udp_gbps: Option<u32>,
     /// `transport.udp.packet_size` (fixed datagram size on the wire), when not the MTU.
@@ -284,8 +286,13 @@ impl Case {
             Some((Ecn::Step { k }, drop)) => s += &format!("ecn = {{ k = \"{k}B\", drop_non_ect = {drop} }}\n"),
             Some((Ecn::Red { low, high, pmax }, drop)) => s += &format!("ecn = {{ low = \"{low}B\", high = \"{high}B\", pmax = {pmax:?}, drop_non_ect = {drop} }}\n"),
         }
-        s +=
-            &format!("\n[transport]\nkind = \"{}\"\necn = {}\nmin_rto = \"{}us\"\ninit_cwnd = {}\n", self.default_transport.name(), self.reno_ecn, self.min_rto_us, self.init_cwnd);
+        s += &format!(
+            "\n[transport]\nkind = \"{}\"\necn = {}\nmin_rto = \"{}us\"\ninit_cwnd = {}\n",
+            self.default_transport.name(),
+            self.classic_ecn,
+            self.min_rto_us,
+            self.init_cwnd
+        );
         let mut udp = Vec::new();
         if let Some(g) = self.udp_gbps {
             udp.push(format!("rate = \"{g}Gbps\""));
@@ -352,7 +359,7 @@ fn ecn_strategy() -> impl Strategy<Value = Option<(Ecn, bool)>> {
 }
 
 fn transport_strategy() -> impl Strategy<Value = Transport> {
-    prop_oneof![Just(Transport::Dctcp), Just(Transport::Reno), Just(Transport::Udp), Just(Transport::Roce)]
+    prop_oneof![Just(Transport::Dctcp), Just(Transport::Reno), Just(Transport::Cubic), Just(Transport::Udp), Just(Transport::Roce)]
 }
 
 fn flow_strategy() -> impl Strategy<Value = FlowCase> {
@@ -400,7 +407,7 @@ fn case_strategy(udp_sizes: bool) -> impl Strategy<Value = Case> {
                 buffer,
                 ecn,
                 (queues, dwrr_weights),
-                (default_transport, reno_ecn, min_rto_us, udp_gbps, (udp_packet_size, udp_random)),
+                (default_transport, classic_ecn, min_rto_us, udp_gbps, (udp_packet_size, udp_random)),
                 (mtu, switch_latency_ns, init_cwnd),
                 flows,
                 ci,
@@ -417,7 +424,7 @@ fn case_strategy(udp_sizes: bool) -> impl Strategy<Value = Case> {
                 ci,
                 pfc: pfc.map(|(link, egress_queue, xoff_packets, alpha)| Pfc { link, egress_queue, xoff_packets, alpha }),
                 default_transport,
-                reno_ecn,
+                classic_ecn,
                 min_rto_us,
                 udp_gbps,
                 udp_packet_size: udp_packet_size.map(|p| p.min(mtu)),

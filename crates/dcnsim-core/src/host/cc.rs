@@ -2,6 +2,7 @@
 //! dispatched statically through the `Cc` enum: a new algorithm is a new file
 //! plus one enum arm.
 
+use super::cubic::Cubic;
 use super::dctcp::Dctcp;
 use super::reno::Reno;
 use crate::sim::SimTime;
@@ -76,6 +77,7 @@ pub trait CongestionControl {
 pub enum Cc {
     Dctcp(Dctcp),
     Reno(Reno),
+    Cubic(Cubic),
 }
 
 impl CongestionControl for Cc {
@@ -84,24 +86,28 @@ impl CongestionControl for Cc {
         match self {
             Cc::Dctcp(c) => c.on_ack(w, a),
             Cc::Reno(c) => c.on_ack(w, a),
+            Cc::Cubic(c) => c.on_ack(w, a),
         }
     }
     fn on_fast_retransmit(&mut self, w: &mut Window, inflight: u64, now: SimTime) {
         match self {
             Cc::Dctcp(c) => c.on_fast_retransmit(w, inflight, now),
             Cc::Reno(c) => c.on_fast_retransmit(w, inflight, now),
+            Cc::Cubic(c) => c.on_fast_retransmit(w, inflight, now),
         }
     }
     fn on_timeout(&mut self, w: &mut Window, inflight: u64, now: SimTime) {
         match self {
             Cc::Dctcp(c) => c.on_timeout(w, inflight, now),
             Cc::Reno(c) => c.on_timeout(w, inflight, now),
+            Cc::Cubic(c) => c.on_timeout(w, inflight, now),
         }
     }
     fn ecn_capable(&self) -> bool {
         match self {
             Cc::Dctcp(c) => c.ecn_capable(),
             Cc::Reno(c) => c.ecn_capable(),
+            Cc::Cubic(c) => c.ecn_capable(),
         }
     }
 }

@@ -5,6 +5,7 @@
 //! round robin, for one segment each, as an RDMA NIC arbitrates its queue
 //! pairs. So a window-limited flow never sits in an unbounded host queue.
 pub mod cc;
+pub mod cubic;
 pub mod dcqcn;
 pub mod dctcp;
 pub mod pacer;
@@ -30,6 +31,8 @@ pub enum TransportKind {
     Dctcp,
     /// TCP NewReno (RFC 5681, RFC 6582), optionally with classic ECN (RFC 3168).
     Reno,
+    /// TCP CUBIC (RFC 9438), optionally with classic ECN (RFC 3168).
+    Cubic,
     /// Unacknowledged datagrams at a constant or Poisson rate.
     Udp,
     /// RoCEv2 with DCQCN rate control (Zhu et al., SIGCOMM 2015) and go-back-N recovery.

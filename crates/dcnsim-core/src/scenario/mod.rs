@@ -1194,7 +1194,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
             min_rto,
             init_rto: tr.init_rto.map(|d| d.0).unwrap_or(min_rto),
             dctcp_g: tr.g.unwrap_or(DEFAULT_DCTCP_G),
-            reno_ecn: tr.ecn.unwrap_or(false),
+            classic_ecn: tr.ecn.unwrap_or(false),
         },
         udp: UdpParams { rate_bps: tr.udp.rate.map(|r| r.0), arrivals: tr.udp.arrivals, sizes: tr.udp.sizes, packet_size: tr.udp.packet_size.map(|b| b.0 as u32).unwrap_or(mtu) },
         roce: roce_params(&tr.dcqcn, min_rto),

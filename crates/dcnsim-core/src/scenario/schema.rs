@@ -575,8 +575,9 @@ pub struct TransportConfig {
     /// DCTCP: EWMA gain g of alpha. Default 0.0625 (1/16); in (0, 1].
     #[serde(default)]
     pub g: Option<f64>,
-    /// Reno: negotiate ECN (RFC 3168): ECT data, halve once per window on ECN-Echo. Default false.
-    /// DCTCP always uses ECN.
+    /// Reno and Cubic: classic ECN (RFC 3168): ECT(0) data, an ECN-Echo is a congestion event
+    /// (Reno halves, Cubic cuts by beta), at most once per window. Default false. DCTCP always
+    /// uses ECN.
     #[serde(default)]
     pub ecn: Option<bool>,
     /// UDP source parameters.
