@@ -81,7 +81,7 @@ impl Sim {
                             continue;
                         };
                         tcp.arm_if_idle(now);
-                        (seg, tcp.can_send(fl.size), tcp.cc.ecn_capable())
+                        (seg, tcp.can_send(fl.size), tcp.cc.ect())
                     }
                     Sender::Roce(r) => {
                         let mss = self.cfg.mtu - self.cfg.header;
@@ -92,7 +92,7 @@ impl Sim {
                                 let rate = self.topo.ports[self.hosts[h as usize].port as usize].rate_bps;
                                 let free_at = now + ser_time((seg.len + self.cfg.header) as u64, rate);
                                 let still = r.has_work(fl.size) && r.next_allowed() <= free_at;
-                                (seg, still, true)
+                                (seg, still, Ecn::Ect0)
                             }
                             None => {
                                 pace.push(f);
@@ -114,7 +114,7 @@ impl Sim {
                     size: seg.len + self.cfg.header,
                     payload: seg.len,
                     prio: fl.prio,
-                    ecn: if ect { Ecn::Ect0 } else { Ecn::NotEct },
+                    ecn: ect,
                     ece: false,
                     retx: seg.retx,
                     hash: fl.hash,
@@ -428,10 +428,12 @@ impl Sim {
         let mss = self.cfg.mtu - self.cfg.header;
         let mut sender = match spec.transport {
             TransportKind::Dctcp | TransportKind::Reno | TransportKind::Cubic => {
+                let tcp = &self.cfg.tcp;
+                let classic = if tcp.classic_ecn { tcp.ect.unwrap_or(Ecn::Ect0) } else { Ecn::NotEct };
                 let cc = match spec.transport {
-                    TransportKind::Dctcp => Cc::Dctcp(Dctcp::new(self.cfg.tcp.dctcp_g)),
-                    TransportKind::Cubic => Cc::Cubic(Cubic::new(self.cfg.tcp.classic_ecn)),
-                    _ => Cc::Reno(Reno { ecn: self.cfg.tcp.classic_ecn }),
+                    TransportKind::Dctcp => Cc::Dctcp(Dctcp::new(tcp.dctcp_g, tcp.ect.unwrap_or(Ecn::Ect1))),
+                    TransportKind::Cubic => Cc::Cubic(Cubic::new(classic)),
+                    _ => Cc::Reno(Reno { ect: classic }),
                 };
                 Sender::Tcp(Box::new(TcpSender::new(cc, mss, self.cfg.tcp.init_cwnd, self.cfg.tcp.min_rto, self.cfg.tcp.init_rto)))
             }

@@ -33,6 +33,9 @@ pub struct TcpParams {
     pub dctcp_g: f64,
     /// Reno and Cubic use classic ECN (RFC 3168).
     pub classic_ecn: bool,
+    /// The codepoint ECN-capable TCP data carries, when not the transport's own default
+    /// (DCTCP ECT(1), classic ECN ECT(0)).
+    pub ect: Option<crate::net::Ecn>,
 }
 
 /// UDP parameters shared by all UDP flows.

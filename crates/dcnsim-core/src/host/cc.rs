@@ -5,6 +5,7 @@
 use super::cubic::Cubic;
 use super::dctcp::Dctcp;
 use super::reno::Reno;
+use crate::net::Ecn;
 use crate::sim::SimTime;
 
 /// What a new cumulative ACK tells the congestion controller.
@@ -68,8 +69,9 @@ pub trait CongestionControl {
         w.ssthresh = (inflight as f64 / 2.0).max(w.min_cwnd());
         w.cwnd = w.mss;
     }
-    /// Whether data packets carry ECT.
-    fn ecn_capable(&self) -> bool;
+    /// The ECN codepoint of data packets: not ECT, ECT(0) (classic ECN, RFC 3168) or ECT(1)
+    /// (a scalable sender, RFC 9331).
+    fn ect(&self) -> Ecn;
 }
 
 /// The implemented window-based algorithms.
@@ -103,11 +105,11 @@ impl CongestionControl for Cc {
             Cc::Cubic(c) => c.on_timeout(w, inflight, now),
         }
     }
-    fn ecn_capable(&self) -> bool {
+    fn ect(&self) -> Ecn {
         match self {
-            Cc::Dctcp(c) => c.ecn_capable(),
-            Cc::Reno(c) => c.ecn_capable(),
-            Cc::Cubic(c) => c.ecn_capable(),
+            Cc::Dctcp(c) => c.ect(),
+            Cc::Reno(c) => c.ect(),
+            Cc::Cubic(c) => c.ect(),
         }
     }
 }

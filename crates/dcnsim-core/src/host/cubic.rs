@@ -21,6 +21,7 @@
 //! current RTT estimate; the ACK's own sample is used until one exists).
 
 use super::cc::{AckEvent, CongestionControl, Window};
+use crate::net::Ecn;
 use crate::sim::SimTime;
 
 /// RFC 9438 sec. 5 defaults.
@@ -30,8 +31,9 @@ pub const BETA: f64 = 0.7;
 /// CUBIC's state of one connection.
 #[derive(Clone, Debug)]
 pub struct Cubic {
-    /// Classic ECN (RFC 3168): ECT(0) and ECN-Echo as a congestion event.
-    pub ecn: bool,
+    /// The codepoint of its data packets; unless it is not ECT, an ECN-Echo is a
+    /// congestion event (classic ECN, RFC 3168).
+    pub ect: Ecn,
     pub fast_convergence: bool,
     /// Window before the last reduction at which the cubic curve plateaus (segments).
     w_max: f64,
@@ -47,8 +49,8 @@ pub struct Cubic {
 }
 
 impl Cubic {
-    pub fn new(ecn: bool) -> Cubic {
-        Cubic { ecn, fast_convergence: true, w_max: 0.0, cwnd_prior: 0.0, epoch: None, k: 0.0, w_est: 0.0, srtt: 0.0 }
+    pub fn new(ect: Ecn) -> Cubic {
+        Cubic { ect, fast_convergence: true, w_max: 0.0, cwnd_prior: 0.0, epoch: None, k: 0.0, w_est: 0.0, srtt: 0.0 }
     }
 
     /// W_cubic(t) in segments, t in seconds since the epoch began.
@@ -96,7 +98,7 @@ impl CongestionControl for Cubic {
     fn on_ack(&mut self, w: &mut Window, a: &AckEvent) {
         let r = a.rtt.0 as f64 * 1e-12;
         self.srtt = if self.srtt == 0.0 { r } else { 0.875 * self.srtt + 0.125 * r };
-        if self.ecn && a.ece {
+        if self.ect.is_ect() && a.ece {
             if a.ack > w.cwr_end {
                 self.reduce(w);
                 w.cwr_end = a.snd_nxt;
@@ -118,8 +120,8 @@ impl CongestionControl for Cubic {
         self.reduce(w);
         w.cwnd = w.mss;
     }
-    fn ecn_capable(&self) -> bool {
-        self.ecn
+    fn ect(&self) -> Ecn {
+        self.ect
     }
 }
 
@@ -144,7 +146,7 @@ mod tests {
     fn window_follows_the_cubic_curve() {
         let mss = 1000.0;
         let rtt = 100.0;
-        let mut c = Cubic::new(false);
+        let mut c = Cubic::new(Ecn::NotEct);
         c.fast_convergence = false;
         let mut w = Window { cwnd: 1000.0 * mss, ssthresh: 1.0, mss, cwr_end: 0 };
         c.on_fast_retransmit(&mut w, 0, SimTime::ZERO);
@@ -174,7 +176,7 @@ mod tests {
     #[test]
     fn fast_convergence_and_ecn() {
         let mss = 1000.0;
-        let mut c = Cubic::new(true);
+        let mut c = Cubic::new(Ecn::Ect0);
         let mut w = Window { cwnd: 100.0 * mss, ssthresh: 1.0, mss, cwr_end: 0 };
         c.on_ack(&mut w, &ev(1000, 0.0, true, 1000));
         assert_eq!(w.cwnd, 70.0 * mss);
@@ -192,7 +194,7 @@ mod tests {
     #[test]
     fn reno_friendly_region_grows_by_alpha_per_window() {
         let mss = 1000.0;
-        let mut c = Cubic::new(false);
+        let mut c = Cubic::new(Ecn::NotEct);
         let mut w = Window { cwnd: 10.0 * mss, ssthresh: 1.0, mss, cwr_end: 0 };
         c.on_fast_retransmit(&mut w, 0, SimTime::ZERO);
         w.cwnd = w.ssthresh; // 7 segments, W_max 10: K = cbrt(7.5) = 1.96 s

@@ -6,6 +6,7 @@
 //! cwnd <- cwnd (1 - alpha/2).
 
 use super::cc::{AckEvent, CongestionControl, Window};
+use crate::net::Ecn;
 
 #[derive(Clone, Debug)]
 pub struct Dctcp {
@@ -17,6 +18,8 @@ pub struct Dctcp {
     marked: u64,
     /// Sequence number closing the current observation window.
     win_end: u64,
+    /// The codepoint of its data packets (ECT(1) unless configured: the scalable sender).
+    pub ect: Ecn,
 }
 
 impl Dctcp {
@@ -29,8 +32,8 @@ impl Dctcp {
     }
 
     /// alpha starts at 1 (RFC 8257 4.2: conservative until measured).
-    pub fn new(g: f64) -> Dctcp {
-        Dctcp { alpha: 1.0, g, acked: 0, marked: 0, win_end: 0 }
+    pub fn new(g: f64, ect: Ecn) -> Dctcp {
+        Dctcp { alpha: 1.0, g, acked: 0, marked: 0, win_end: 0, ect }
     }
 }
 
@@ -57,8 +60,8 @@ impl CongestionControl for Dctcp {
             w.grow(acked);
         }
     }
-    fn ecn_capable(&self) -> bool {
-        true
+    fn ect(&self) -> Ecn {
+        self.ect
     }
 }
 
@@ -72,7 +75,7 @@ mod tests {
     }
     #[test]
     fn alpha_follows_marked_fraction() {
-        let mut d = Dctcp::new(1.0 / 16.0);
+        let mut d = Dctcp::new(1.0 / 16.0, Ecn::Ect1);
         let mut w = Window { cwnd: 100_000.0, ssthresh: 1.0, mss: 1000.0, cwr_end: u64::MAX };
         // every ACK marked, windows of 10 packets: alpha stays at 1
         let mut ack = 0;
@@ -97,7 +100,7 @@ mod tests {
     }
     #[test]
     fn cut_is_proportional_to_alpha_once_per_window() {
-        let mut d = Dctcp::new(1.0 / 16.0);
+        let mut d = Dctcp::new(1.0 / 16.0, Ecn::Ect1);
         d.alpha = 0.5;
         d.win_end = 1_000_000;
         let mut w = Window { cwnd: 100_000.0, ssthresh: 1e9, mss: 1000.0, cwr_end: 0 };

@@ -2,16 +2,18 @@
 //! on ECN-Echo the window is halved, at most once per window of data.
 
 use super::cc::{AckEvent, CongestionControl, Window};
+use crate::net::Ecn;
 
 #[derive(Clone, Debug)]
 pub struct Reno {
-    pub ecn: bool,
+    /// The codepoint of its data packets; ECN-Echo is acted on unless it is not ECT.
+    pub ect: Ecn,
 }
 
 impl CongestionControl for Reno {
     fn on_ack(&mut self, w: &mut Window, a: &AckEvent) {
         let AckEvent { acked, ece, ack, snd_nxt, .. } = *a;
-        if self.ecn && ece {
+        if self.ect.is_ect() && ece {
             if ack > w.cwr_end {
                 w.reduce_to(0.5);
                 w.cwr_end = snd_nxt;
@@ -20,8 +22,8 @@ impl CongestionControl for Reno {
             w.grow(acked);
         }
     }
-    fn ecn_capable(&self) -> bool {
-        self.ecn
+    fn ect(&self) -> Ecn {
+        self.ect
     }
 }
 
@@ -35,7 +37,7 @@ mod tests {
     }
     #[test]
     fn slow_start_then_linear() {
-        let mut r = Reno { ecn: false };
+        let mut r = Reno { ect: Ecn::NotEct };
         let mut w = Window { cwnd: 10_000.0, ssthresh: 20_000.0, mss: 1000.0, cwr_end: 0 };
         for i in 0..10 {
             r.on_ack(&mut w, &ev(1000, false, (i + 1) * 1000, 100_000));
@@ -49,7 +51,7 @@ mod tests {
     }
     #[test]
     fn ecn_halves_once_per_window() {
-        let mut r = Reno { ecn: true };
+        let mut r = Reno { ect: Ecn::Ect0 };
         let mut w = Window { cwnd: 40_000.0, ssthresh: 1e9, mss: 1000.0, cwr_end: 0 };
         r.on_ack(&mut w, &ev(1000, true, 1000, 41_000));
         assert_eq!(w.cwnd, 20_000.0);

@@ -282,7 +282,7 @@ mod tests {
 
     #[test]
     fn three_dupacks_trigger_fast_retransmit() {
-        let mut s = TcpSender::new(Cc::Reno(Reno { ecn: false }), 1000, 10, SimTime::from_ms(1), SimTime::from_ms(1));
+        let mut s = TcpSender::new(Cc::Reno(Reno { ect: crate::net::Ecn::NotEct }), 1000, 10, SimTime::from_ms(1), SimTime::from_ms(1));
         for _ in 0..10 {
             s.next_segment(100_000).unwrap();
         }
@@ -300,7 +300,7 @@ mod tests {
 
     #[test]
     fn timeout_goes_back_and_backs_off() {
-        let mut s = TcpSender::new(Cc::Reno(Reno { ecn: false }), 1000, 4, SimTime::from_ms(1), SimTime::from_ms(1));
+        let mut s = TcpSender::new(Cc::Reno(Reno { ect: crate::net::Ecn::NotEct }), 1000, 4, SimTime::from_ms(1), SimTime::from_ms(1));
         for _ in 0..4 {
             s.next_segment(10_000).unwrap();
         }

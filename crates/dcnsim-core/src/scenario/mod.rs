@@ -12,8 +12,10 @@ use crate::engine::{Sim, SimConfig, TcpParams, UdpParams};
 use crate::host::dcqcn::{DcqcnParams, PAPER_CNP_INTERVAL, SEED004_CNP_INTERVAL};
 use crate::host::roce::RoceParams;
 use crate::net::fat_tree::FatTreeShape;
+use crate::net::Ecn;
 use crate::net::{clos, dumbbell, fat_tree, Routes, Topology};
 use crate::sim::SimTime;
+use crate::switch::aqm::Aqm;
 use crate::switch::ci::{self, CiMark, CiMode, CiParams};
 use crate::switch::pfc::{self, PfcParams, Xoff};
 use crate::switch::pipeline::MechanismParams;
@@ -394,6 +396,18 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
         }
         if ci.release_after.map(|d| d.0 .0) == Some(0) {
             return Err(err("switch.ci.release_after", "invalid value 0, expected a duration > 0"));
+        }
+    }
+    if let Some(aqm) = &sw.aqm {
+        if sw.ecn.is_some() {
+            return Err(err("switch.aqm", "one AQM per queue: give switch.ecn (threshold marking) or switch.aqm, not both"));
+        }
+        match aqm.kind {
+            AqmKind::Fixed => match aqm.p {
+                None => return Err(err("switch.aqm.p", "missing; expected a probability in [0, 1] for kind = \"fixed\"")),
+                Some(p) if !(0.0..=1.0).contains(&p) => return Err(err("switch.aqm.p", format!("invalid value {p}, expected a probability in [0, 1]"))),
+                Some(_) => {}
+            },
         }
     }
     if let Some(sfc) = &sw.sfc {
@@ -1169,6 +1183,9 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
         hosts: c.hosts.unwrap_or(ci::DEFAULT_HOSTS),
     });
     let sfc = sw.sfc.as_ref().map(sfc_params);
+    let aqm = sw.aqm.as_ref().map(|a| match a.kind {
+        AqmKind::Fixed => Aqm::Fixed { p: a.p.expect("validated") },
+    });
     let mut pfc = pfc_params(s, &topo, &buffer)?;
     if sfc.as_ref().is_some_and(|p| p.mode == SfcMode::Proxy) && pfc.is_none() {
         // the proxy's PAUSE frames need the NICs' PFC receive side, present in every RoCE NIC
@@ -1188,13 +1205,17 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
         scheduler,
         buffer,
         switch_latency,
-        mechanisms: MechanismParams { ecn, pfc, ci, sfc },
+        mechanisms: MechanismParams { ecn, pfc, ci, sfc, aqm },
         tcp: TcpParams {
             init_cwnd: tr.init_cwnd.unwrap_or(DEFAULT_INIT_CWND),
             min_rto,
             init_rto: tr.init_rto.map(|d| d.0).unwrap_or(min_rto),
             dctcp_g: tr.g.unwrap_or(DEFAULT_DCTCP_G),
             classic_ecn: tr.ecn.unwrap_or(false),
+            ect: tr.ect.map(|e| match e {
+                EctConfig::Ect0 => Ecn::Ect0,
+                EctConfig::Ect1 => Ecn::Ect1,
+            }),
         },
         udp: UdpParams { rate_bps: tr.udp.rate.map(|r| r.0), arrivals: tr.udp.arrivals, sizes: tr.udp.sizes, packet_size: tr.udp.packet_size.map(|b| b.0 as u32).unwrap_or(mtu) },
         roce: roce_params(&tr.dcqcn, min_rto),

@@ -341,6 +341,10 @@ pub struct SwitchConfig {
     /// Source Flow Control (IEEE P802.1Qdw, seed 004); absent = off.
     #[serde(default)]
     pub sfc: Option<SfcConfig>,
+    /// Active queue management chosen by kind (see `switch.aqm`); absent = none, or the
+    /// `switch.ecn` marker.
+    #[serde(default)]
+    pub aqm: Option<AqmConfig>,
 }
 
 /// Where SFC keeps a destination cache.
@@ -554,7 +558,7 @@ pub struct UdpConfig {
 #[derive(Deserialize, Serialize, Debug, Clone, Default, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TransportConfig {
-    /// "dctcp" (default), "reno", "udp" or "dcqcn" (RoCEv2).
+    /// "dctcp" (default), "reno", "cubic", "udp" or "dcqcn" (RoCEv2).
     #[serde(default)]
     pub kind: TransportKind,
     /// Header bytes in every data packet (payload = MTU - header). Default "40B"; below the MTU.
@@ -580,12 +584,49 @@ pub struct TransportConfig {
     /// uses ECN.
     #[serde(default)]
     pub ecn: Option<bool>,
+    /// The ECN codepoint of ECN-capable TCP data: "ect1" or "ect0". Default: "ect1" for DCTCP
+    /// (the scalable sender of RFC 9331, which a DualQ AQM puts in its L queue), "ect0" for
+    /// Reno and Cubic with classic ECN. RoCEv2 data is ECT(0).
+    #[serde(default)]
+    pub ect: Option<EctConfig>,
     /// UDP source parameters.
     #[serde(default)]
     pub udp: UdpConfig,
     /// DCQCN / RoCEv2 parameters.
     #[serde(default)]
     pub dcqcn: DcqcnConfig,
+}
+
+/// An ECN-capable transport codepoint (RFC 3168 section 5).
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum EctConfig {
+    /// ECT(0).
+    Ect0,
+    /// ECT(1).
+    Ect1,
+}
+
+/// Which AQM `switch.aqm` configures.
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum AqmKind {
+    /// Mark ECN-capable packets and drop the others with a fixed probability `p`, whatever
+    /// the queue holds: the instrument that checks a congestion controller's rate law.
+    Fixed,
+}
+
+/// `switch.aqm`: the active queue management of every switch egress queue, chosen by `kind`.
+/// Not together with `switch.ecn` (one AQM per queue).
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct AqmConfig {
+    /// "fixed".
+    pub kind: AqmKind,
+    /// fixed (required): the probability in [0, 1] that an arriving packet is marked (ECN-capable)
+    /// or dropped (not ECN-capable; a lossless class's packets are never dropped).
+    #[serde(default)]
+    pub p: Option<f64>,
 }
 
 /// Which published DCQCN constants to start from.

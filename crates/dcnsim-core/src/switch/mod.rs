@@ -1,6 +1,7 @@
 //! Switch models: output-queued shared-memory switch with several queues per
 //! egress port, buffer admission and egress scheduling, and the mechanisms that act in
 //! the switch pipeline (`pipeline`): ECN marking, PFC, Congestion Isolation.
+pub mod aqm;
 pub mod buffer;
 pub mod ci;
 pub mod ecn;

@@ -22,6 +22,7 @@ use crate::metrics::Table;
 use crate::net::port::Egress;
 use crate::net::{FlowId, Frame, HostId, Msg, PacketArena, PktId, PortId, Topology};
 use crate::sim::{Rng, SimTime};
+use crate::switch::aqm::Aqm;
 use crate::switch::ci::{self, Ci, CiParams};
 use crate::switch::ecn::EcnMarker;
 use crate::switch::pfc::{self, Pfc, PfcParams};
@@ -209,6 +210,7 @@ pub struct MechanismParams {
     pub pfc: Option<PfcParams>,
     pub ci: Option<CiParams>,
     pub sfc: Option<SfcParams>,
+    pub aqm: Option<Aqm>,
 }
 
 impl Frame {
@@ -242,6 +244,8 @@ pub struct Mechanisms {
     pub ecn: Option<EcnMarker>,
     /// Source Flow Control (P802.1Qdw).
     pub sfc: Option<Sfc>,
+    /// `switch.aqm` (validation keeps it apart from `ecn`).
+    pub aqm: Option<Aqm>,
 }
 
 impl Mechanisms {
@@ -252,6 +256,7 @@ impl Mechanisms {
             pfc: p.pfc.map(|c| Pfc::new(c, topo.ports.len(), queues, topo.switches.len())),
             ecn: p.ecn,
             sfc: p.sfc.map(|c| Sfc::new(c, topo.ports.len(), queues)),
+            aqm: p.aqm,
         }
     }
 
@@ -292,9 +297,10 @@ impl Mechanisms {
         match a.aqm {
             AqmRule::MarkCe if ect => AqmAction::Mark,
             AqmRule::MarkCe | AqmRule::Skip => AqmAction::Pass,
-            AqmRule::Queue => match &self.ecn {
-                Some(e) => e.on_arrival(a, ect, cx),
-                None => AqmAction::Pass,
+            AqmRule::Queue => match (&self.ecn, &self.aqm) {
+                (Some(e), _) => e.on_arrival(a, ect, cx),
+                (None, Some(q)) => q.on_arrival(a, ect, cx),
+                (None, None) => AqmAction::Pass,
             },
         }
     }
