@@ -1378,6 +1378,11 @@ bottleneck = { rate = "10Gbps", delay = "1us" }
             ("[switch]\nbuffer = { model = \"shared\", ingress_pool = \"9MB\" }", "switch.buffer.ingress_pool", "switch.pfc.alpha"),
             ("[switch]\nbuffer = { queue = \"1MB\", ingress_pool = \"9MB\" }", "switch.buffer.ingress_pool", "model = \"shared\""),
             ("[metrics]\nthroughput_bin = \"0us\"", "metrics.throughput_bin", "> 0"),
+            ("[switch]\naqm = { kind = \"fixed\" }", "switch.aqm.p", "missing"),
+            ("[switch]\naqm = { kind = \"fixed\", p = 1.5 }", "switch.aqm.p", "[0, 1]"),
+            ("[switch]\naqm = { kind = \"fixed\", p = 0.1 }\necn = { k = \"10KB\" }", "switch.aqm", "not both"),
+            ("[switch]\naqm = { kind = \"codel\" }", "switch.aqm.kind", "unknown variant"),
+            ("[transport]\nect = \"ce\"", "transport.ect", "unknown variant"),
         ];
         for (extra, key, what) in cases {
             let e = error_of(extra);
