@@ -15,10 +15,11 @@ use crate::net::fat_tree::FatTreeShape;
 use crate::net::Ecn;
 use crate::net::{clos, dumbbell, fat_tree, Routes, Topology};
 use crate::sim::SimTime;
-use crate::switch::aqm::Aqm;
+use crate::switch::aqm::AqmParams;
 use crate::switch::ci::{self, CiMark, CiMode, CiParams};
 use crate::switch::pfc::{self, PfcParams, Xoff};
 use crate::switch::pipeline::MechanismParams;
+use crate::switch::red::{self, RedParams};
 use crate::switch::sfc::{self, SfcMode, SfcParams};
 use crate::switch::{BufferParams, EcnMarker, Red, Scheduler};
 use crate::workload::cdf::FlowSizeCdf;
@@ -402,12 +403,52 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
         if sw.ecn.is_some() {
             return Err(err("switch.aqm", "one AQM per queue: give switch.ecn (threshold marking) or switch.aqm, not both"));
         }
+        let red_keys = [
+            ("limit", aqm.limit.is_some()),
+            ("min", aqm.min.is_some()),
+            ("max", aqm.max.is_some()),
+            ("avpkt", aqm.avpkt.is_some()),
+            ("burst", aqm.burst.is_some()),
+            ("probability", aqm.probability.is_some()),
+            ("bandwidth", aqm.bandwidth.is_some()),
+            ("ecn", aqm.ecn.is_some()),
+        ];
         match aqm.kind {
-            AqmKind::Fixed => match aqm.p {
-                None => return Err(err("switch.aqm.p", "missing; expected a probability in [0, 1] for kind = \"fixed\"")),
-                Some(p) if !(0.0..=1.0).contains(&p) => return Err(err("switch.aqm.p", format!("invalid value {p}, expected a probability in [0, 1]"))),
-                Some(_) => {}
-            },
+            AqmKind::Fixed => {
+                match aqm.p {
+                    None => return Err(err("switch.aqm.p", "missing; expected a probability in [0, 1] for kind = \"fixed\"")),
+                    Some(p) if !(0.0..=1.0).contains(&p) => return Err(err("switch.aqm.p", format!("invalid value {p}, expected a probability in [0, 1]"))),
+                    Some(_) => {}
+                }
+                if let Some((k, _)) = red_keys.iter().find(|(_, set)| *set) {
+                    return Err(err(format!("switch.aqm.{k}"), "only used with kind = \"red\""));
+                }
+            }
+            AqmKind::Red => {
+                if aqm.p.is_some() {
+                    return Err(err("switch.aqm.p", "only used with kind = \"fixed\"; RED takes probability"));
+                }
+                let min = require(aqm.min.map(|b| b.0), "switch.aqm.min", "the average queue where RED starts marking, e.g. \"120000B\"")?;
+                let max = require(aqm.max.map(|b| b.0), "switch.aqm.max", "the average queue where RED marks every packet, e.g. \"360000B\"")?;
+                if max <= min {
+                    return Err(err("switch.aqm.max", format!("invalid value {max} B, expected more than min ({min} B)")));
+                }
+                if aqm.avpkt.map(|b| b.0) == Some(0) {
+                    return Err(err("switch.aqm.avpkt", "invalid value 0 B, expected a size > 0"));
+                }
+                if let Some(p) = aqm.probability {
+                    if !(p > 0.0 && p <= 1.0) {
+                        return Err(err("switch.aqm.probability", format!("invalid value {p}, expected a probability in (0, 1]")));
+                    }
+                }
+                if aqm.bandwidth.map(|r| r.0) == Some(0) {
+                    return Err(err("switch.aqm.bandwidth", "invalid value 0 bps, expected a rate > 0"));
+                }
+                let r = red_params(aqm);
+                if r.wlog().is_none() {
+                    return Err(err("switch.aqm.burst", format!("invalid value {}: RED needs burst > min / avpkt - 1 = {} (as tc does)", r.burst, r.min / r.avpkt.max(1))));
+                }
+            }
         }
     }
     if let Some(sfc) = &sw.sfc {
@@ -1032,6 +1073,21 @@ fn pfc_params(s: &Scenario, topo: &Topology, buffer: &BufferParams) -> Result<Op
     Ok(Some(params))
 }
 
+fn red_params(c: &AqmConfig) -> RedParams {
+    let (min, max) = (c.min.map_or(0, |b| b.0), c.max.map_or(0, |b| b.0));
+    let avpkt = c.avpkt.map_or(red::DEFAULT_AVPKT, |b| b.0).max(1);
+    RedParams {
+        limit: c.limit.map(|b| b.0),
+        min,
+        max,
+        avpkt,
+        burst: c.burst.unwrap_or(((2 * min + max) / (3 * avpkt)) as u32),
+        probability: c.probability.unwrap_or(red::DEFAULT_PROBABILITY),
+        bandwidth_bps: c.bandwidth.map(|r| r.0),
+        ecn: c.ecn.unwrap_or(false),
+    }
+}
+
 fn sfc_params(c: &SfcConfig) -> SfcParams {
     SfcParams {
         trigger: c.trigger.map_or(sfc::DEFAULT_TRIGGER, |b| b.0),
@@ -1184,7 +1240,8 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
     });
     let sfc = sw.sfc.as_ref().map(sfc_params);
     let aqm = sw.aqm.as_ref().map(|a| match a.kind {
-        AqmKind::Fixed => Aqm::Fixed { p: a.p.expect("validated") },
+        AqmKind::Fixed => AqmParams::Fixed { p: a.p.expect("validated") },
+        AqmKind::Red => AqmParams::Red(red_params(a)),
     });
     let mut pfc = pfc_params(s, &topo, &buffer)?;
     if sfc.as_ref().is_some_and(|p| p.mode == SfcMode::Proxy) && pfc.is_none() {
@@ -1383,6 +1440,11 @@ bottleneck = { rate = "10Gbps", delay = "1us" }
             ("[switch]\naqm = { kind = \"fixed\", p = 0.1 }\necn = { k = \"10KB\" }", "switch.aqm", "not both"),
             ("[switch]\naqm = { kind = \"codel\" }", "switch.aqm.kind", "unknown variant"),
             ("[transport]\nect = \"ce\"", "transport.ect", "unknown variant"),
+            ("[switch]\naqm = { kind = \"red\", max = \"300KB\" }", "switch.aqm.min", "missing"),
+            ("[switch]\naqm = { kind = \"red\", min = \"300KB\", max = \"300KB\" }", "switch.aqm.max", "more than min"),
+            ("[switch]\naqm = { kind = \"red\", min = \"120000B\", max = \"360000B\", burst = 100 }", "switch.aqm.burst", "burst > min / avpkt - 1"),
+            ("[switch]\naqm = { kind = \"red\", min = \"1KB\", max = \"9KB\", p = 0.1 }", "switch.aqm.p", "only used with kind = \"fixed\""),
+            ("[switch]\naqm = { kind = \"fixed\", p = 0.1, min = \"1KB\" }", "switch.aqm.min", "only used with kind = \"red\""),
         ];
         for (extra, key, what) in cases {
             let e = error_of(extra);

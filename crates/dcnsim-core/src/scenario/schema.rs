@@ -614,6 +614,9 @@ pub enum AqmKind {
     /// Mark ECN-capable packets and drop the others with a fixed probability `p`, whatever
     /// the queue holds: the instrument that checks a congestion controller's rate law.
     Fixed,
+    /// RED as Linux `tc red` configures it: EWMA of the queue, min/max thresholds, marking
+    /// probability, ECN or drop (seed 002's AQM).
+    Red,
 }
 
 /// `switch.aqm`: the active queue management of every switch egress queue, chosen by `kind`.
@@ -621,12 +624,39 @@ pub enum AqmKind {
 #[derive(Deserialize, Serialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct AqmConfig {
-    /// "fixed".
+    /// "fixed" or "red".
     pub kind: AqmKind,
     /// fixed (required): the probability in [0, 1] that an arriving packet is marked (ECN-capable)
     /// or dropped (not ECN-capable; a lossless class's packets are never dropped).
     #[serde(default)]
     pub p: Option<f64>,
+    /// red: tail-drop when the queue would exceed this (tc's `limit`). Default: none (the
+    /// switch buffer's own limit).
+    #[serde(default)]
+    pub limit: Option<Bytes>,
+    /// red (required): average queue where marking starts (tc's `min`).
+    #[serde(default)]
+    pub min: Option<Bytes>,
+    /// red (required): average queue from which every packet is marked or dropped (tc's
+    /// `max`); > min.
+    #[serde(default)]
+    pub max: Option<Bytes>,
+    /// red: average packet size, for the EWMA weight and the idle decay. Default "1000B" (tc).
+    #[serde(default)]
+    pub avpkt: Option<Bytes>,
+    /// red: packets a burst into an empty queue may bring before the average reaches min; sets
+    /// the EWMA weight as tc does. Default (2 min + max) / (3 avpkt) (tc); > min / avpkt - 1.
+    #[serde(default)]
+    pub burst: Option<u32>,
+    /// red: marking probability at max (tc's `probability`). Default 0.02 (tc); in (0, 1].
+    #[serde(default)]
+    pub probability: Option<f64>,
+    /// red: the rate the idle decay assumes (tc's `bandwidth`). Default: the port's rate.
+    #[serde(default)]
+    pub bandwidth: Option<Rate>,
+    /// red: mark ECN-capable packets instead of dropping them (tc's `ecn`). Default false.
+    #[serde(default)]
+    pub ecn: Option<bool>,
 }
 
 /// Which published DCQCN constants to start from.

@@ -6,23 +6,43 @@
 //!   controllers (Mathis et al. 1997 for Reno, RFC 9438 sec. 5 for Cubic, the seed 002
 //!   reading 2 / (R p) for DCTCP under probabilistic marking). A lossless class's packets
 //!   are never dropped.
+//! * `red`: RED as Linux `tc red` runs it (`switch/red.rs`).
 
-use super::pipeline::{AqmAction, Arrival, Ctx};
+use super::pipeline::{AqmAction, Arrival, Ctx, Departure};
+use super::red::{Red, RedParams};
 use super::DropReason;
 use rand::Rng as _;
 
-/// The configured AQM of every switch egress queue.
+/// The AQM `switch.aqm` configures, as the scenario builder resolved it.
+#[derive(Clone, Debug)]
+pub enum AqmParams {
+    /// Mark or drop with probability `p` (module doc).
+    Fixed {
+        p: f64,
+    },
+    Red(RedParams),
+}
+
+/// The AQM of every switch egress queue, with its per-queue state.
 #[derive(Clone, Debug)]
 pub enum Aqm {
-    /// Mark or drop with probability `p` (module doc).
     Fixed { p: f64 },
+    Red(Red),
 }
 
 impl Aqm {
+    pub fn new(p: AqmParams, ports: usize, queues: usize) -> Aqm {
+        match p {
+            AqmParams::Fixed { p } => Aqm::Fixed { p },
+            AqmParams::Red(r) => Aqm::Red(Red::new(r, ports, queues)),
+        }
+    }
+
     #[inline]
-    pub fn on_arrival(&self, a: &Arrival, ect: bool, cx: &mut Ctx) -> AqmAction {
-        match *self {
+    pub fn on_arrival(&mut self, a: &Arrival, ect: bool, cx: &mut Ctx) -> AqmAction {
+        match self {
             Aqm::Fixed { p } => {
+                let p = *p;
                 if p <= 0.0 || cx.switches[a.sw as usize].rng.gen::<f64>() >= p {
                     AqmAction::Pass
                 } else if ect {
@@ -33,6 +53,14 @@ impl Aqm {
                     AqmAction::Drop(DropReason::Aqm)
                 }
             }
+            Aqm::Red(r) => r.on_arrival(a, ect, cx),
+        }
+    }
+
+    #[inline]
+    pub fn on_dequeue(&mut self, d: &Departure, cx: &Ctx) {
+        if let Aqm::Red(r) = self {
+            r.on_dequeue(d.port, d.queue, cx.queue_bytes(d.port, d.queue), cx.now);
         }
     }
 }

@@ -2,12 +2,15 @@
 //! egress port, buffer admission and egress scheduling, and the mechanisms that act in
 //! the switch pipeline (`pipeline`): ECN marking, PFC, Congestion Isolation.
 pub mod aqm;
+#[cfg(test)]
+pub mod bench;
 pub mod buffer;
 pub mod ci;
 pub mod ecn;
 pub mod pfc;
 pub mod pipeline;
 pub mod queue;
+pub mod red;
 pub mod scheduler;
 pub mod sfc;
 

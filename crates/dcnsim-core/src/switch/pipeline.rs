@@ -22,7 +22,7 @@ use crate::metrics::Table;
 use crate::net::port::Egress;
 use crate::net::{FlowId, Frame, HostId, Msg, PacketArena, PktId, PortId, Topology};
 use crate::sim::{Rng, SimTime};
-use crate::switch::aqm::Aqm;
+use crate::switch::aqm::{Aqm, AqmParams};
 use crate::switch::ci::{self, Ci, CiParams};
 use crate::switch::ecn::EcnMarker;
 use crate::switch::pfc::{self, Pfc, PfcParams};
@@ -210,7 +210,7 @@ pub struct MechanismParams {
     pub pfc: Option<PfcParams>,
     pub ci: Option<CiParams>,
     pub sfc: Option<SfcParams>,
-    pub aqm: Option<Aqm>,
+    pub aqm: Option<AqmParams>,
 }
 
 impl Frame {
@@ -256,7 +256,7 @@ impl Mechanisms {
             pfc: p.pfc.map(|c| Pfc::new(c, topo.ports.len(), queues, topo.switches.len())),
             ecn: p.ecn,
             sfc: p.sfc.map(|c| Sfc::new(c, topo.ports.len(), queues)),
-            aqm: p.aqm,
+            aqm: p.aqm.map(|a| Aqm::new(a, topo.ports.len(), queues)),
         }
     }
 
@@ -297,7 +297,7 @@ impl Mechanisms {
         match a.aqm {
             AqmRule::MarkCe if ect => AqmAction::Mark,
             AqmRule::MarkCe | AqmRule::Skip => AqmAction::Pass,
-            AqmRule::Queue => match (&self.ecn, &self.aqm) {
+            AqmRule::Queue => match (&self.ecn, &mut self.aqm) {
                 (Some(e), _) => e.on_arrival(a, ect, cx),
                 (None, Some(q)) => q.on_arrival(a, ect, cx),
                 (None, None) => AqmAction::Pass,
@@ -351,7 +351,7 @@ impl Mechanisms {
         self.gated(port, queue, now) || self.ci.as_ref().is_some_and(|c| c.holds(port, queue, queues, pkts))
     }
 
-    /// on_dequeue: CI bookkeeping, then PFC (victims, XON).
+    /// on_dequeue: CI bookkeeping, then PFC (victims, XON), then the AQM (RED's idle time).
     #[inline]
     pub fn on_dequeue(&mut self, d: &Departure, cx: &mut Ctx) {
         if let Some(ci) = &mut self.ci {
@@ -359,6 +359,9 @@ impl Mechanisms {
         }
         if let Some(p) = &mut self.pfc {
             p.on_dequeue(d, cx);
+        }
+        if let Some(a) = &mut self.aqm {
+            a.on_dequeue(d, cx);
         }
     }
 

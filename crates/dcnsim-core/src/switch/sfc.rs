@@ -289,56 +289,21 @@ pub fn pause_quanta(pause: SimTime, rate_bps: u64) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::port::Egress;
-    use crate::net::{dumbbell, Packet, PacketArena, Topology};
-    use crate::sim::{stream, Stream};
-    use crate::switch::pipeline::SwitchState;
-    use crate::switch::{BufferParams, SwitchBuffer};
+    use crate::net::Packet;
+    use crate::switch::bench::Bench;
 
-    const G100: u64 = 100_000_000_000;
-
-    /// Hosts h0, h1 on switch "left", h2 on "right", 100G everywhere: the engine state a
-    /// hook sees, with queues filled by hand.
-    struct Bench {
-        topo: Topology,
-        egress: Vec<Egress>,
-        pkts: PacketArena,
-        switches: Vec<SwitchState>,
-        fx: Vec<Effect>,
+    /// A data packet that has just joined queue 0 of `out`, which then holds `depth` bytes.
+    #[allow(clippy::too_many_arguments)]
+    fn arrive(b: &mut Bench, sfc: &mut Sfc, now: SimTime, flow: FlowId, src: u32, dst: u32, in_port: PortId, out: PortId, depth: u64) {
+        let a = b.data(flow, src, dst, in_port, out, depth);
+        sfc.on_enqueue(&a, &mut b.cx(now));
     }
 
-    impl Bench {
-        fn new() -> Bench {
-            let topo = dumbbell::build(2, 1, (G100, SimTime::from_ns(500)), (G100, SimTime::from_ns(500)));
-            let egress = (0..topo.ports.len()).map(|_| Egress::new(1)).collect();
-            let switches =
-                (0..2).map(|i| SwitchState { buffer: SwitchBuffer::new(BufferParams::Static { queue_cap: 16_000_000 }, 3, 1), rng: stream(1, Stream::SwitchAqm, i) }).collect();
-            Bench { topo, egress, pkts: PacketArena::new(), switches, fx: Vec::new() }
-        }
-        /// The port of node `from` that leads to node `to`.
-        fn port(&self, from: &str, to: &str) -> PortId {
-            let node = |n: &str| self.topo.nodes.iter().position(|x| x.name == n).unwrap() as u32;
-            let (f, t) = (node(from), node(to));
-            *self.topo.nodes[f as usize].ports.iter().find(|&&p| self.topo.peer_node(p) == t).unwrap()
-        }
-        fn cx(&mut self, now: SimTime) -> Ctx<'_> {
-            Ctx { now, topo: &self.topo, egress: &self.egress, pkts: &mut self.pkts, switches: &mut self.switches, queues: 1, fx: &mut self.fx, violations: None }
-        }
-        /// A data packet of `flow` from host `src` to host `dst` that has just joined queue 0
-        /// of `out` (arriving through `in_port`), which then holds `depth` bytes.
-        fn arrive(&mut self, sfc: &mut Sfc, now: SimTime, flow: FlowId, src: u32, dst: u32, in_port: PortId, out: PortId, depth: u64) {
-            let pkt = self.pkts.alloc(Packet { kind: PktKind::Data, flow, src, dst, size: 1086, payload: 1024, hash: 7, ..Packet::blank() });
-            self.egress[out as usize].queues[0].bytes = depth;
-            let sw = self.topo.nodes[self.topo.ports[out as usize].node as usize].index;
-            sfc.on_enqueue(&Arrival::new(sw, in_port, out, pkt, 1086, 7, 0, 0), &mut self.cx(now));
-        }
-        /// The messages pushed since the last call: (switch, flow, to, about, pause).
-        fn msgs(&mut self) -> Vec<(u32, FlowId, u32, u32, SimTime)> {
-            let out =
-                self.fx.iter().filter_map(|e| if let Effect::Msg { sw, flow, to, about, value, .. } = *e { Some((sw, flow, to, about, SimTime(value))) } else { None }).collect();
-            self.fx.clear();
-            out
-        }
+    /// The messages pushed since the last call: (switch, flow, to, about, pause).
+    fn msgs(b: &mut Bench) -> Vec<(u32, FlowId, u32, u32, SimTime)> {
+        let out = b.fx.iter().filter_map(|e| if let Effect::Msg { sw, flow, to, about, value, .. } = *e { Some((sw, flow, to, about, SimTime(value))) } else { None }).collect();
+        b.fx.clear();
+        out
     }
 
     fn params(mode: SfcMode) -> SfcParams {
@@ -352,16 +317,16 @@ mod tests {
         let mut b = Bench::new();
         let mut sfc = Sfc::new(params(SfcMode::Native), b.topo.ports.len(), 1);
         let (inp, out) = (b.port("left", "h0"), b.port("left", "right"));
-        b.arrive(&mut sfc, SimTime::from_us(3), 5, 0, 2, inp, out, 99_999);
-        assert!(b.msgs().is_empty(), "below the trigger");
-        b.arrive(&mut sfc, SimTime::from_us(3), 5, 0, 2, inp, out, 173_587);
-        assert_eq!(b.msgs(), vec![(0, 5, 0, 2, SimTime(123_587 * 80))]);
+        arrive(&mut b, &mut sfc, SimTime::from_us(3), 5, 0, 2, inp, out, 99_999);
+        assert!(msgs(&mut b).is_empty(), "below the trigger");
+        arrive(&mut b, &mut sfc, SimTime::from_us(3), 5, 0, 2, inp, out, 173_587);
+        assert_eq!(msgs(&mut b), vec![(0, 5, 0, 2, SimTime(123_587 * 80))]);
         // an ACK never triggers
         let mut sfc2 = Sfc::new(params(SfcMode::Native), b.topo.ports.len(), 1);
         let ack = b.pkts.alloc(Packet { kind: PktKind::Ack, flow: 6, src: 0, dst: 2, size: 64, ..Packet::blank() });
         b.egress[out as usize].queues[0].bytes = 500_000;
         sfc2.on_enqueue(&Arrival::new(0, inp, out, ack, 64, 0, 0, 0), &mut b.cx(SimTime::ZERO));
-        assert!(b.msgs().is_empty());
+        assert!(msgs(&mut b).is_empty());
     }
 
     /// At most one message per (port, flow) per suppression period; the rest are counted.
@@ -371,14 +336,15 @@ mod tests {
         let mut sfc = Sfc::new(SfcParams { cache: false, ..params(SfcMode::Native) }, b.topo.ports.len(), 1);
         let (inp, out) = (b.port("left", "h0"), b.port("left", "right"));
         let row = out as usize;
-        b.arrive(&mut sfc, SimTime::from_us(10), 1, 0, 2, inp, out, 200_000);
-        b.arrive(&mut sfc, SimTime::from_ns(15_999), 1, 0, 2, inp, out, 210_000);
-        assert_eq!(b.msgs().len(), 1, "two triggering packets of one flow within 6 us: one message");
+        arrive(&mut b, &mut sfc, SimTime::from_us(10), 1, 0, 2, inp, out, 200_000);
+        arrive(&mut b, &mut sfc, SimTime::from_ns(15_999), 1, 0, 2, inp, out, 210_000);
+        assert_eq!(msgs(&mut b).len(), 1, "two triggering packets of one flow within 6 us: one message");
         assert_eq!((sfc.sent[row], sfc.suppressed[row]), (1, 1));
-        b.arrive(&mut sfc, SimTime::from_us(11), 2, 1, 2, b.port("left", "h1"), out, 220_000);
-        assert_eq!(b.msgs().len(), 1, "another flow has its own period");
-        b.arrive(&mut sfc, SimTime::from_us(16), 1, 0, 2, inp, out, 230_000);
-        assert_eq!(b.msgs(), vec![(0, 1, 0, 2, SimTime(180_000 * 80))], "the period has passed");
+        let from_h1 = b.port("left", "h1");
+        arrive(&mut b, &mut sfc, SimTime::from_us(11), 2, 1, 2, from_h1, out, 220_000);
+        assert_eq!(msgs(&mut b).len(), 1, "another flow has its own period");
+        arrive(&mut b, &mut sfc, SimTime::from_us(16), 1, 0, 2, inp, out, 230_000);
+        assert_eq!(msgs(&mut b), vec![(0, 1, 0, 2, SimTime(180_000 * 80))], "the period has passed");
         assert_eq!((sfc.sent[row], sfc.suppressed[row]), (3, 1));
     }
 
@@ -430,17 +396,17 @@ mod tests {
         let pkt = b.pkts.alloc(Packet { kind: PktKind::Msg(Msg::Sfc { class: 0 }), flow: 1, src: 2, dst: 0, seq: SimTime::from_us(20).0, size: 64, ..Packet::blank() });
         assert!(!sfc.on_msg(Msg::Sfc { class: 0 }, to_h0, pkt, 0, &mut b.cx(SimTime::from_us(50))), "native: the message goes on to the NIC");
         let (from_h1, up) = (b.port("left", "h1"), b.port("left", "right"));
-        b.arrive(&mut sfc, SimTime::from_us(58), 2, 1, 2, from_h1, up, 0);
-        assert_eq!(b.msgs(), vec![(0, 2, 1, 2, SimTime::from_us(12))]);
+        arrive(&mut b, &mut sfc, SimTime::from_us(58), 2, 1, 2, from_h1, up, 0);
+        assert_eq!(msgs(&mut b), vec![(0, 2, 1, 2, SimTime::from_us(12))]);
         assert_eq!(sfc.cache_hits[from_h1 as usize], 1);
         // another destination, and the same one once the pause is over, are not answered
-        b.arrive(&mut sfc, SimTime::from_us(59), 3, 1, 0, from_h1, to_h0, 0);
-        b.arrive(&mut sfc, SimTime::from_us(70), 4, 1, 2, from_h1, up, 0);
-        assert!(b.msgs().is_empty());
+        arrive(&mut b, &mut sfc, SimTime::from_us(59), 3, 1, 0, from_h1, to_h0, 0);
+        arrive(&mut b, &mut sfc, SimTime::from_us(70), 4, 1, 2, from_h1, up, 0);
+        assert!(msgs(&mut b).is_empty());
         // a host on another switch is not the cache's
         let from_h2 = b.port("right", "h2");
-        b.arrive(&mut sfc, SimTime::from_us(55), 5, 2, 2, from_h2, b.port("right", "h2"), 0);
-        assert!(b.msgs().is_empty());
+        arrive(&mut b, &mut sfc, SimTime::from_us(55), 5, 2, 2, from_h2, from_h2, 0);
+        assert!(msgs(&mut b).is_empty());
     }
 
     /// The pause drains the queue from its depth to the target at the port's rate, to the ps:
