@@ -61,7 +61,7 @@ impl Sim {
                 if fl.finished {
                     continue;
                 }
-                if fl.held_until > now {
+                if self.holds.held(f, now) {
                     // held by a mechanism since it was queued: make_ready arms its return
                     pace.push(f);
                     continue;
@@ -294,8 +294,10 @@ impl Sim {
         if fl.in_ready || fl.finished {
             return;
         }
-        if fl.held_until > now {
-            self.arm_unhold(f);
+        if self.holds.held(f, now) {
+            if let Some(at) = self.holds.arm(f) {
+                self.q.push(at, Ev::Unhold { flow: f });
+            }
             return;
         }
         match &mut fl.sender {
@@ -379,9 +381,9 @@ impl Sim {
         if u.sent >= fl.size {
             return;
         }
-        if fl.held_until > self.now {
+        if self.holds.held(f, self.now) {
             // a held source generates nothing until the hold ends, then resumes its pattern
-            let at = fl.held_until;
+            let at = self.holds.until(f);
             self.q.push(at, Ev::UdpSend { flow: f });
             return;
         }
@@ -482,8 +484,6 @@ impl Sim {
             end: SimTime::ZERO,
             in_ready: false,
             nic_class,
-            held_until: SimTime::ZERO,
-            hold_wake: None,
         });
         self.active += 1;
         if is_udp {
@@ -606,25 +606,17 @@ impl Sim {
         SimTime(a)
     }
 
-    /// A mechanism holds `flow` at its NIC until `until` (extend only).
+    /// A mechanism holds `flow` at its NIC until `until` (extend only). One Unhold event is
+    /// kept per held flow, armed when the NIC finds it held; a hold extended since re-arms
+    /// when that event fires.
     pub(super) fn hold_flow(&mut self, flow: FlowId, until: SimTime) {
-        if let Some(fl) = self.flows.get_mut(flow as usize) {
-            fl.held_until = fl.held_until.max(until);
-        }
-    }
-
-    /// Keep one Unhold event for a held flow (at the hold's end when armed; a hold extended
-    /// since re-arms when that event fires).
-    fn arm_unhold(&mut self, f: FlowId) {
-        let fl = &mut self.flows[f as usize];
-        if fl.hold_wake.is_none() {
-            fl.hold_wake = Some(fl.held_until);
-            self.q.push(fl.held_until, Ev::Unhold { flow: f });
+        if (flow as usize) < self.flows.len() {
+            self.holds.hold(flow, until);
         }
     }
 
     pub(super) fn on_unhold(&mut self, f: FlowId) {
-        self.flows[f as usize].hold_wake = None;
+        self.holds.woke(f);
         self.make_ready(f);
     }
 

@@ -16,7 +16,7 @@ mod switch_path;
 
 use crate::host::roce::RoceParams;
 use crate::host::udp::{Arrivals, SizeDist};
-use crate::host::{Flow, Host, Sender};
+use crate::host::{Flow, Holds, Host, Sender};
 use crate::net::port::Egress;
 use crate::net::{FlowId, Frame, Msg, NodeKind, Packet, PacketArena, PktId, PktKind, PortId, Routes, Topology};
 use crate::sim::{ser_time, stream, EventQueue, SimTime, Stream};
@@ -218,6 +218,8 @@ pub struct Sim {
     samples: u64,
     /// Per-flow goodput series, when recorded.
     goodput: Goodput,
+    /// Flows a mechanism holds at their NIC.
+    holds: Holds,
 }
 
 /// Per-flow goodput per time bin (`metrics.throughput_bin`): each flow's open bin, and the
@@ -366,6 +368,7 @@ impl Sim {
             depth_hist: Vec::new(),
             samples: 0,
             goodput: Goodput::default(),
+            holds: Holds::default(),
         }
     }
 
@@ -516,19 +519,17 @@ impl Sim {
         match ev {
             Ev::Arrive { port, pkt } => {
                 let p = self.pkts.get(pkt);
-                if let PktKind::Ctrl(frame) = p.kind {
-                    let (flow, hash) = (p.flow, p.hash);
-                    self.consume(pkt);
-                    self.mechs.on_frame(frame, port, flow, hash, &mut ctx!(self));
-                    return self.apply_effects();
-                }
                 let h = self.hot[port as usize];
-                if let (PktKind::Msg(msg), true) = (p.kind, h.is_switch) {
-                    self.route_msg(h.owner, msg, pkt);
-                } else if h.is_switch {
-                    self.switch_rx(h.owner, port, pkt)
-                } else {
-                    self.host_rx(h.owner, port, pkt)
+                match p.kind {
+                    PktKind::Ctrl(frame) => {
+                        let (flow, hash) = (p.flow, p.hash);
+                        self.consume(pkt);
+                        self.mechs.on_frame(frame, port, flow, hash, &mut ctx!(self));
+                        self.apply_effects()
+                    }
+                    PktKind::Msg(msg) if h.is_switch => self.route_msg(h.owner, msg, pkt),
+                    _ if h.is_switch => self.switch_rx(h.owner, port, pkt),
+                    _ => self.host_rx(h.owner, port, pkt),
                 }
             }
             Ev::TxDone { port } => {

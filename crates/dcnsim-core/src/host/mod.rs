@@ -89,8 +89,51 @@ pub struct Flow {
     pub in_ready: bool,
     /// NIC traffic class after a CIP isolated the flow at its source (P802.1Qcz).
     pub nic_class: Option<u8>,
-    /// The NIC sends nothing of the flow before this (a mechanism's hold, e.g. SFC's pause).
-    pub held_until: SimTime,
-    /// The time of the live Unhold event, if any.
-    pub hold_wake: Option<SimTime>,
+}
+
+/// Flows a mechanism holds at their NIC (SFC's pause): until when, and the time of the
+/// live wake-up event. Kept beside the flow records, and empty in runs without holds, so
+/// that the flows' hot record does not grow for a mechanism most runs do not configure.
+#[derive(Clone, Debug, Default)]
+pub struct Holds {
+    until: Vec<SimTime>,
+    wake: Vec<Option<SimTime>>,
+}
+
+impl Holds {
+    /// Whether flow `f` may not send at `now`.
+    #[inline]
+    pub fn held(&self, f: FlowId, now: SimTime) -> bool {
+        self.until.get(f as usize).is_some_and(|&t| t > now)
+    }
+    /// When flow `f`'s hold ends (ZERO if none).
+    pub fn until(&self, f: FlowId) -> SimTime {
+        self.until.get(f as usize).copied().unwrap_or(SimTime::ZERO)
+    }
+    /// Hold `f` until `until` (extend only).
+    pub fn hold(&mut self, f: FlowId, until: SimTime) {
+        let i = f as usize;
+        if self.until.len() <= i {
+            self.until.resize(i + 1, SimTime::ZERO);
+            self.wake.resize(i + 1, None);
+        }
+        self.until[i] = self.until[i].max(until);
+    }
+    /// The wake-up to schedule for a held flow, if none is live (its time is recorded).
+    pub fn arm(&mut self, f: FlowId) -> Option<SimTime> {
+        let i = f as usize;
+        match self.wake[i] {
+            Some(_) => None,
+            None => {
+                self.wake[i] = Some(self.until[i]);
+                self.wake[i]
+            }
+        }
+    }
+    /// The wake-up of `f` fired.
+    pub fn woke(&mut self, f: FlowId) {
+        if let Some(w) = self.wake.get_mut(f as usize) {
+            *w = None;
+        }
+    }
 }

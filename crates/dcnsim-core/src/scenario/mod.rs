@@ -18,6 +18,7 @@ use crate::sim::SimTime;
 use crate::switch::aqm::AqmParams;
 use crate::switch::ci::{self, CiMark, CiMode, CiParams};
 use crate::switch::pfc::{self, PfcParams, Xoff};
+use crate::switch::pi2::{self, Pi2Params};
 use crate::switch::pipeline::MechanismParams;
 use crate::switch::red::{self, RedParams};
 use crate::switch::sfc::{self, SfcMode, SfcParams};
@@ -413,6 +414,13 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
             ("bandwidth", aqm.bandwidth.is_some()),
             ("ecn", aqm.ecn.is_some()),
         ];
+        let pi2_keys = [("target", aqm.target.is_some()), ("tupdate", aqm.tupdate.is_some()), ("alpha", aqm.alpha.is_some()), ("beta", aqm.beta.is_some())];
+        let own = |keys: &[(&str, bool)], kind: &str| -> Result<(), ScenarioError> {
+            match keys.iter().find(|(_, set)| *set) {
+                Some((k, _)) => Err(err(format!("switch.aqm.{k}"), format!("only used with kind = \"{kind}\""))),
+                None => Ok(()),
+            }
+        };
         match aqm.kind {
             AqmKind::Fixed => {
                 match aqm.p {
@@ -420,14 +428,30 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
                     Some(p) if !(0.0..=1.0).contains(&p) => return Err(err("switch.aqm.p", format!("invalid value {p}, expected a probability in [0, 1]"))),
                     Some(_) => {}
                 }
-                if let Some((k, _)) = red_keys.iter().find(|(_, set)| *set) {
-                    return Err(err(format!("switch.aqm.{k}"), "only used with kind = \"red\""));
+                own(&red_keys, "red")?;
+                own(&pi2_keys, "pi2")?;
+            }
+            AqmKind::Pi2 => {
+                own(&[("p", aqm.p.is_some())], "fixed")?;
+                own(&red_keys, "red")?;
+                for (k, d) in [("target", aqm.target), ("tupdate", aqm.tupdate)] {
+                    if d.map(|d| d.0 .0) == Some(0) {
+                        return Err(err(format!("switch.aqm.{k}"), "invalid value 0, expected a duration > 0"));
+                    }
+                }
+                for (k, g) in [("alpha", aqm.alpha), ("beta", aqm.beta)] {
+                    if let Some(g) = g {
+                        if !(g >= 0.0 && g.is_finite()) {
+                            return Err(err(format!("switch.aqm.{k}"), format!("invalid value {g}, expected a gain >= 0 (Hz)")));
+                        }
+                    }
                 }
             }
             AqmKind::Red => {
                 if aqm.p.is_some() {
                     return Err(err("switch.aqm.p", "only used with kind = \"fixed\"; RED takes probability"));
                 }
+                own(&pi2_keys, "pi2")?;
                 let min = require(aqm.min.map(|b| b.0), "switch.aqm.min", "the average queue where RED starts marking, e.g. \"120000B\"")?;
                 let max = require(aqm.max.map(|b| b.0), "switch.aqm.max", "the average queue where RED marks every packet, e.g. \"360000B\"")?;
                 if max <= min {
@@ -1242,6 +1266,12 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
     let aqm = sw.aqm.as_ref().map(|a| match a.kind {
         AqmKind::Fixed => AqmParams::Fixed { p: a.p.expect("validated") },
         AqmKind::Red => AqmParams::Red(red_params(a)),
+        AqmKind::Pi2 => AqmParams::Pi2(Pi2Params {
+            target: a.target.map_or(pi2::DEFAULT_TARGET, |d| d.0),
+            tupdate: a.tupdate.map_or(pi2::DEFAULT_TUPDATE, |d| d.0),
+            alpha: a.alpha.unwrap_or(pi2::DEFAULT_ALPHA),
+            beta: a.beta.unwrap_or(pi2::DEFAULT_BETA),
+        }),
     });
     let mut pfc = pfc_params(s, &topo, &buffer)?;
     if sfc.as_ref().is_some_and(|p| p.mode == SfcMode::Proxy) && pfc.is_none() {
@@ -1372,6 +1402,12 @@ mod tests {
         assert_eq!(size("SfcConfig", "trigger"), sfc::DEFAULT_TRIGGER);
         assert_eq!(size("SfcConfig", "target"), sfc::DEFAULT_TARGET);
         assert_eq!(time("SfcConfig", "suppression"), sfc::DEFAULT_SUPPRESSION);
+        assert_eq!(size("AqmConfig", "avpkt"), red::DEFAULT_AVPKT);
+        assert_eq!(num("AqmConfig", "probability"), red::DEFAULT_PROBABILITY);
+        assert_eq!(time("AqmConfig", "target"), pi2::DEFAULT_TARGET);
+        assert_eq!(time("AqmConfig", "tupdate"), pi2::DEFAULT_TUPDATE);
+        assert_eq!(num("AqmConfig", "alpha"), pi2::DEFAULT_ALPHA);
+        assert_eq!(num("AqmConfig", "beta"), pi2::DEFAULT_BETA);
         assert_eq!(num("BufferConfig", "alpha"), DEFAULT_BUFFER_ALPHA);
         assert_eq!(num("EcnConfig", "pmax"), DEFAULT_RED_PMAX);
         assert_eq!(num("SwitchConfig", "queues"), DEFAULT_QUEUES as f64);
@@ -1445,6 +1481,10 @@ bottleneck = { rate = "10Gbps", delay = "1us" }
             ("[switch]\naqm = { kind = \"red\", min = \"120000B\", max = \"360000B\", burst = 100 }", "switch.aqm.burst", "burst > min / avpkt - 1"),
             ("[switch]\naqm = { kind = \"red\", min = \"1KB\", max = \"9KB\", p = 0.1 }", "switch.aqm.p", "only used with kind = \"fixed\""),
             ("[switch]\naqm = { kind = \"fixed\", p = 0.1, min = \"1KB\" }", "switch.aqm.min", "only used with kind = \"red\""),
+            ("[switch]\naqm = { kind = \"pi2\", target = \"0ms\" }", "switch.aqm.target", "> 0"),
+            ("[switch]\naqm = { kind = \"pi2\", alpha = -1.0 }", "switch.aqm.alpha", ">= 0"),
+            ("[switch]\naqm = { kind = \"pi2\", min = \"1KB\" }", "switch.aqm.min", "only used with kind = \"red\""),
+            ("[switch]\naqm = { kind = \"red\", min = \"1KB\", max = \"90KB\", burst = 200, target = \"1ms\" }", "switch.aqm.target", "only used with kind = \"pi2\""),
         ];
         for (extra, key, what) in cases {
             let e = error_of(extra);

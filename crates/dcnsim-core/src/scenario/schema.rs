@@ -617,6 +617,9 @@ pub enum AqmKind {
     /// RED as Linux `tc red` configures it: EWMA of the queue, min/max thresholds, marking
     /// probability, ECN or drop (seed 002's AQM).
     Red,
+    /// The PI2 controller (De Schepper et al., CoNEXT 2016; RFC 9332's Classic AQM): p' from
+    /// the queue delay every `tupdate`, every packet marked or dropped with p'^2.
+    Pi2,
 }
 
 /// `switch.aqm`: the active queue management of every switch egress queue, chosen by `kind`.
@@ -624,7 +627,7 @@ pub enum AqmKind {
 #[derive(Deserialize, Serialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct AqmConfig {
-    /// "fixed" or "red".
+    /// "fixed", "red" or "pi2".
     pub kind: AqmKind,
     /// fixed (required): the probability in [0, 1] that an arriving packet is marked (ECN-capable)
     /// or dropped (not ECN-capable; a lossless class's packets are never dropped).
@@ -657,6 +660,21 @@ pub struct AqmConfig {
     /// red: mark ECN-capable packets instead of dropping them (tc's `ecn`). Default false.
     #[serde(default)]
     pub ecn: Option<bool>,
+    /// pi2: the queue delay (head sojourn) the controller holds. Default "15ms" (Linux
+    /// sch_dualpi2, RFC 9332); > 0.
+    #[serde(default)]
+    pub target: Option<Duration>,
+    /// pi2: controller update interval. Default "16ms"; > 0.
+    #[serde(default)]
+    pub tupdate: Option<Duration>,
+    /// pi2: integral gain in Hz (p' changes by alpha x the delay error in seconds per update).
+    /// Default 0.16; >= 0.
+    #[serde(default)]
+    pub alpha: Option<f64>,
+    /// pi2: proportional gain in Hz (p' changes by beta x the change of delay in seconds).
+    /// Default 3.2; >= 0.
+    #[serde(default)]
+    pub beta: Option<f64>,
 }
 
 /// Which published DCQCN constants to start from.

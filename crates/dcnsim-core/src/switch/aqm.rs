@@ -7,7 +7,9 @@
 //!   reading 2 / (R p) for DCTCP under probabilistic marking). A lossless class's packets
 //!   are never dropped.
 //! * `red`: RED as Linux `tc red` runs it (`switch/red.rs`).
+//! * `pi2`: the PI2 controller, p'^2 on every packet (`switch/pi2.rs`).
 
+use super::pi2::{self, Pi2, Pi2Params};
 use super::pipeline::{AqmAction, Arrival, Ctx, Departure};
 use super::red::{Red, RedParams};
 use super::DropReason;
@@ -21,6 +23,7 @@ pub enum AqmParams {
         p: f64,
     },
     Red(RedParams),
+    Pi2(Pi2Params),
 }
 
 /// The AQM of every switch egress queue, with its per-queue state.
@@ -28,13 +31,22 @@ pub enum AqmParams {
 pub enum Aqm {
     Fixed { p: f64 },
     Red(Red),
+    Pi2(Pi2),
 }
 
 impl Aqm {
-    pub fn new(p: AqmParams, ports: usize, queues: usize) -> Aqm {
+    pub fn new(p: AqmParams, ports: usize, queues: usize, switches: usize) -> Aqm {
         match p {
             AqmParams::Fixed { p } => Aqm::Fixed { p },
             AqmParams::Red(r) => Aqm::Red(Red::new(r, ports, queues)),
+            AqmParams::Pi2(p) => Aqm::Pi2(Pi2::new(p, ports, queues, switches)),
+        }
+    }
+
+    /// An AQM timer (PI2's periodic update).
+    pub fn on_timer(&mut self, t: pi2::Update, cx: &mut Ctx) {
+        if let Aqm::Pi2(p) = self {
+            p.on_timer(t, cx);
         }
     }
 
@@ -54,6 +66,7 @@ impl Aqm {
                 }
             }
             Aqm::Red(r) => r.on_arrival(a, ect, cx),
+            Aqm::Pi2(p) => p.on_arrival(a, ect, cx),
         }
     }
 

@@ -8,6 +8,7 @@ pub mod buffer;
 pub mod ci;
 pub mod ecn;
 pub mod pfc;
+pub mod pi2;
 pub mod pipeline;
 pub mod queue;
 pub mod red;

@@ -98,6 +98,7 @@ pub enum Effect {
 pub enum MechTimer {
     Pfc(pfc::Timer),
     Ci(ci::Timer),
+    Aqm(crate::switch::pi2::Update),
 }
 
 /// What the queue's AQM does with an arriving packet; a classifier may take its place.
@@ -256,7 +257,7 @@ impl Mechanisms {
             pfc: p.pfc.map(|c| Pfc::new(c, topo.ports.len(), queues, topo.switches.len())),
             ecn: p.ecn,
             sfc: p.sfc.map(|c| Sfc::new(c, topo.ports.len(), queues)),
-            aqm: p.aqm.map(|a| Aqm::new(a, topo.ports.len(), queues)),
+            aqm: p.aqm.map(|a| Aqm::new(a, topo.ports.len(), queues, topo.switches.len())),
         }
     }
 
@@ -391,6 +392,11 @@ impl Mechanisms {
             MechTimer::Ci(t) => {
                 if let Some(ci) = &mut self.ci {
                     ci.on_timer(t, cx);
+                }
+            }
+            MechTimer::Aqm(t) => {
+                if let Some(a) = &mut self.aqm {
+                    a.on_timer(t, cx);
                 }
             }
         }
