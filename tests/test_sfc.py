@@ -123,6 +123,17 @@ def test_sfc_works_for_udp_and_tcp(tmp_path, kind):
         assert off.summary["packets_dropped"] > 0
 
 
+def test_proxy_beside_lossless_pfc_warns(tmp_path):
+    """The ToR's own XON and the proxy's PAUSEs share the NIC's pause timer: valid, said."""
+    text = Path(INCAST16).read_text().replace('ecn = { k = "50KB" }', 'ecn = { k = "50KB" }\npfc = { alpha = 1.0 }')
+    path = tmp_path / "proxy_pfc.toml"
+    path.write_text(text)
+    r = dcnsim.run(str(path), variant="proxy")
+    assert any("proxy" in w and "XON" in w for w in r.summary.get("warnings", [])), r.summary.get("warnings")
+    assert r.summary["packets_dropped"] == 0 and r.summary["flows_finished"] == 16
+    assert not dcnsim.run(str(path), variant="native").summary.get("warnings")
+
+
 # ------------------------------------------------------------------ benefits (small)
 
 

@@ -1331,6 +1331,14 @@ fn warnings(s: &Scenario, cfg: &SimConfig, flows: usize) -> Vec<String> {
     if bytes < cfg.mtu as u64 {
         w.push(format!("{key} = {bytes} B is smaller than one full-size packet (MTU {} B): every full-size packet a switch queues is dropped", cfg.mtu));
     }
+    let m = &cfg.mechanisms;
+    if m.sfc.as_ref().is_some_and(|p| p.mode == SfcMode::Proxy) && m.pfc.as_ref().is_some_and(|p| p.lossless != 0) {
+        w.push(
+            "switch.sfc.mode = \"proxy\" with lossless PFC classes: the ToR's own XON and the proxy's PAUSEs share the NIC's one pause timer per class \
+             (802.1Qbb: a later frame replaces it), so an XON can end a proxy pause early (the proxy never shortens a running XOFF)"
+                .to_string(),
+        );
+    }
     w
 }
 

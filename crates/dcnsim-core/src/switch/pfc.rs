@@ -296,6 +296,12 @@ impl Pfc {
         &self.deadlock
     }
 
+    /// Whether this switch has an XOFF running toward the upstream of ingress `port` for
+    /// class `c` (802.1Qbb accounting).
+    pub fn xoff_sent(&self, port: PortId, c: usize) -> bool {
+        !self.p.egress_queue && self.ingress[port as usize].xoff[self.p.class(c)]
+    }
+
     /// Whether `port`'s transmitter may not send class `c` now.
     #[inline]
     pub fn holds(&self, port: PortId, c: usize, now: SimTime) -> bool {

@@ -324,7 +324,12 @@ impl Mechanisms {
     /// consumed it instead.
     pub fn on_msg(&mut self, msg: Msg, sw: u32, out: PortId, pkt: PktId, cx: &mut Ctx) -> bool {
         match msg {
-            Msg::Sfc { .. } => self.sfc.as_mut().is_some_and(|s| s.on_msg(msg, out, pkt, sw, cx)),
+            Msg::Sfc { class } => {
+                // a running XOFF toward the NIC already pauses the class, and for longer: a
+                // proxy PAUSE with fewer quanta would replace (shorten) it
+                let xoff = self.pfc.as_ref().is_some_and(|p| p.xoff_sent(out, class as usize));
+                self.sfc.as_mut().is_some_and(|s| s.on_msg(msg, out, pkt, sw, xoff, cx))
+            }
         }
     }
 
