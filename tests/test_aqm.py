@@ -68,3 +68,70 @@ def test_red_seed_line_keeps_the_average_between_thresholds(tmp_path):
     assert 24 <= m["mean_delay_ms"] <= 72, m["mean_delay_ms"]
     assert m["result"].summary["packets_dropped"] == 0
     assert m["tx"] * 8 / 60 > 0.9 * RATE
+
+
+def _mix(tmp_path: Path, aqm: str, extra: str = "", seconds: int = 60):
+    """One Reno (classic ECN, ECT(0)) and one DCTCP (ECT(1)) flow over seed 002's 40 Mbit/s,
+    8 ms path: their goodput (Mbit/s, after 10 s) and the bottleneck's rows."""
+    text = f"""
+[scenario]
+name = "mix"
+seed = 1
+max_time = "{seconds}s"
+[topology]
+kind = "dumbbell"
+senders = 2
+host_link = {{ rate = "1Gbps", delay = "1us" }}
+bottleneck = {{ rate = "40Mbps", delay = "1996us" }}
+[switch]
+buffer = {{ queue = "1600000B" }}
+{extra}
+aqm = {aqm}
+[transport]
+kind = "reno"
+ecn = true
+min_rto = "200ms"
+[[workload]]
+kind = "flows"
+flows = [ {{ src = 0, dst = 2, size = "10GB", transport = "reno" }}, {{ src = 1, dst = 2, size = "10GB", transport = "dctcp" }} ]
+[metrics]
+throughput_bin = "1s"
+"""
+    path = tmp_path / "mix.toml"
+    path.write_text(text)
+    r = dcnsim.run(str(path))
+    ts = r.timeseries
+    late = ts[ts["bin_start_ps"] >= 10e12]
+    rate = late.groupby("flow")["bytes"].sum() * 8 / (seconds - 10) / 1e6
+    p = r.ports
+    bn = p[(p["node_name"] == "left") & (p["peer_name"] == "right")].set_index("queue")
+    return r, float(rate[0]), float(rate[1]), bn
+
+
+def test_dualpi2_gives_reno_and_dctcp_equal_windows(tmp_path):
+    """RFC 9332's coupling k = 2 makes Reno's window 1.22 / sqrt(p'^2) = 1.22 / p' and
+    DCTCP's 2 / (k p') = 1 / p' alike: window fairness at equal base RTT (their RTTs differ
+    by the queues: the Classic queue sits at the 15 ms target, the L queue near empty). With
+    the laws' measured constants (tests/test_rate_laws.py: Reno x1.08-1.13, DCTCP x1.06-1.28)
+    the expected Reno / DCTCP window ratio is 1.0-1.3; measured within [0.75, 1.35], each
+    window = goodput x (base RTT + its queue's mean sojourn, by Little's law). The L queue's
+    sojourn stays below the 1 ms step, the Classic queue's within 30% of 15 ms."""
+    r, reno, dctcp, bn = _mix(tmp_path, '{ kind = "dualpi2" }', 'queues = 2\nscheduler = "dwrr"\nweights = [1, 9]')
+    base = 0.008
+    soj_c = float(bn.loc[0, "mean_depth_bytes"]) * 8 / (reno * 1e6)
+    soj_l = float(bn.loc[1, "mean_depth_bytes"]) * 8 / (dctcp * 1e6)
+    ratio = reno * (base + soj_c) / (dctcp * (base + soj_l))
+    assert 0.75 <= ratio <= 1.35, (reno, dctcp, soj_c, soj_l, ratio)
+    assert soj_l < 0.001 and abs(soj_c / 0.015 - 1) < 0.3, (soj_l, soj_c)
+    assert r.summary["dualpi2_coupled_marks"] > 0 and reno + dctcp > 0.9 * RATE / 1e6
+
+
+def test_single_red_queue_lets_dctcp_starve_reno(tmp_path):
+    """Seed 002, slide 11: "DCTCP does not work on traditional RED-ECN": in one RED queue
+    (the seed's tc line) DCTCP, which halves nothing on a mark, takes most of the link:
+    Reno gets less than a fifth of DCTCP's rate (the seed's chart spans 0.01-10; with
+    DualPI2 the windows are equal, above)."""
+    aqm = ('{ kind = "red", limit = "1600000B", min = "120000B", max = "360000B", avpkt = "1000B", '
+           'burst = 220, ecn = true, bandwidth = "40Mbps" }')
+    _, reno, dctcp, _ = _mix(tmp_path, aqm)
+    assert reno < 0.2 * dctcp, (reno, dctcp)

@@ -17,6 +17,7 @@ use crate::net::{clos, dumbbell, fat_tree, Routes, Topology};
 use crate::sim::SimTime;
 use crate::switch::aqm::AqmParams;
 use crate::switch::ci::{self, CiMark, CiMode, CiParams};
+use crate::switch::dualpi2::{self, DualPi2Params};
 use crate::switch::pfc::{self, PfcParams, Xoff};
 use crate::switch::pi2::{self, Pi2Params};
 use crate::switch::pipeline::MechanismParams;
@@ -415,6 +416,7 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
             ("ecn", aqm.ecn.is_some()),
         ];
         let pi2_keys = [("target", aqm.target.is_some()), ("tupdate", aqm.tupdate.is_some()), ("alpha", aqm.alpha.is_some()), ("beta", aqm.beta.is_some())];
+        let dual_keys = [("k", aqm.k.is_some()), ("step", aqm.step.is_some()), ("l_queue", aqm.l_queue.is_some()), ("c_queue", aqm.c_queue.is_some())];
         let own = |keys: &[(&str, bool)], kind: &str| -> Result<(), ScenarioError> {
             match keys.iter().find(|(_, set)| *set) {
                 Some((k, _)) => Err(err(format!("switch.aqm.{k}"), format!("only used with kind = \"{kind}\""))),
@@ -429,11 +431,32 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
                     Some(_) => {}
                 }
                 own(&red_keys, "red")?;
-                own(&pi2_keys, "pi2")?;
+                own(&pi2_keys, "pi2\" or \"dualpi2")?;
+                own(&dual_keys, "dualpi2")?;
             }
-            AqmKind::Pi2 => {
+            AqmKind::Pi2 | AqmKind::Dualpi2 => {
                 own(&[("p", aqm.p.is_some())], "fixed")?;
                 own(&red_keys, "red")?;
+                if aqm.kind == AqmKind::Pi2 {
+                    own(&dual_keys, "dualpi2")?;
+                } else {
+                    let (l, c) = (aqm.l_queue.unwrap_or(dualpi2::DEFAULT_L_QUEUE), aqm.c_queue.unwrap_or(dualpi2::DEFAULT_C_QUEUE));
+                    if nq != 2 {
+                        return Err(err("switch.queues", format!("invalid value {nq} with switch.aqm.kind = \"dualpi2\", expected 2 (its L and Classic queues)")));
+                    }
+                    if l >= nq || c >= nq || l == c {
+                        return Err(err("switch.aqm.l_queue", format!("invalid value {l} (c_queue {c}), expected two different queues 0..{}", nq - 1)));
+                    }
+                    if sw.ci.is_some() {
+                        return Err(err("switch.aqm.kind", "invalid value \"dualpi2\" with switch.ci: both choose the egress queue; expected one of them"));
+                    }
+                    if aqm.k.is_some_and(|k| !(k > 0.0 && k.is_finite())) {
+                        return Err(err("switch.aqm.k", format!("invalid value {}, expected a coupling factor > 0", aqm.k.unwrap())));
+                    }
+                    if aqm.step.map(|d| d.0 .0) == Some(0) {
+                        return Err(err("switch.aqm.step", "invalid value 0, expected a duration > 0"));
+                    }
+                }
                 for (k, d) in [("target", aqm.target), ("tupdate", aqm.tupdate)] {
                     if d.map(|d| d.0 .0) == Some(0) {
                         return Err(err(format!("switch.aqm.{k}"), "invalid value 0, expected a duration > 0"));
@@ -451,7 +474,8 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
                 if aqm.p.is_some() {
                     return Err(err("switch.aqm.p", "only used with kind = \"fixed\"; RED takes probability"));
                 }
-                own(&pi2_keys, "pi2")?;
+                own(&pi2_keys, "pi2\" or \"dualpi2")?;
+                own(&dual_keys, "dualpi2")?;
                 let min = require(aqm.min.map(|b| b.0), "switch.aqm.min", "the average queue where RED starts marking, e.g. \"120000B\"")?;
                 let max = require(aqm.max.map(|b| b.0), "switch.aqm.max", "the average queue where RED marks every packet, e.g. \"360000B\"")?;
                 if max <= min {
@@ -1097,6 +1121,15 @@ fn pfc_params(s: &Scenario, topo: &Topology, buffer: &BufferParams) -> Result<Op
     Ok(Some(params))
 }
 
+fn pi2_params(a: &AqmConfig) -> Pi2Params {
+    Pi2Params {
+        target: a.target.map_or(pi2::DEFAULT_TARGET, |d| d.0),
+        tupdate: a.tupdate.map_or(pi2::DEFAULT_TUPDATE, |d| d.0),
+        alpha: a.alpha.unwrap_or(pi2::DEFAULT_ALPHA),
+        beta: a.beta.unwrap_or(pi2::DEFAULT_BETA),
+    }
+}
+
 fn red_params(c: &AqmConfig) -> RedParams {
     let (min, max) = (c.min.map_or(0, |b| b.0), c.max.map_or(0, |b| b.0));
     let avpkt = c.avpkt.map_or(red::DEFAULT_AVPKT, |b| b.0).max(1);
@@ -1266,11 +1299,14 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
     let aqm = sw.aqm.as_ref().map(|a| match a.kind {
         AqmKind::Fixed => AqmParams::Fixed { p: a.p.expect("validated") },
         AqmKind::Red => AqmParams::Red(red_params(a)),
-        AqmKind::Pi2 => AqmParams::Pi2(Pi2Params {
-            target: a.target.map_or(pi2::DEFAULT_TARGET, |d| d.0),
-            tupdate: a.tupdate.map_or(pi2::DEFAULT_TUPDATE, |d| d.0),
-            alpha: a.alpha.unwrap_or(pi2::DEFAULT_ALPHA),
-            beta: a.beta.unwrap_or(pi2::DEFAULT_BETA),
+        AqmKind::Pi2 => AqmParams::Pi2(pi2_params(a)),
+        AqmKind::Dualpi2 => AqmParams::DualPi2(DualPi2Params {
+            pi2: pi2_params(a),
+            k: a.k.unwrap_or(dualpi2::DEFAULT_K),
+            step: a.step.map_or(dualpi2::DEFAULT_STEP, |d| d.0),
+            l_queue: a.l_queue.unwrap_or(dualpi2::DEFAULT_L_QUEUE) as usize,
+            c_queue: a.c_queue.unwrap_or(dualpi2::DEFAULT_C_QUEUE) as usize,
+            floor: 2 * mtu as u64,
         }),
     });
     let mut pfc = pfc_params(s, &topo, &buffer)?;
@@ -1416,6 +1452,10 @@ mod tests {
         assert_eq!(time("AqmConfig", "tupdate"), pi2::DEFAULT_TUPDATE);
         assert_eq!(num("AqmConfig", "alpha"), pi2::DEFAULT_ALPHA);
         assert_eq!(num("AqmConfig", "beta"), pi2::DEFAULT_BETA);
+        assert_eq!(num("AqmConfig", "k"), dualpi2::DEFAULT_K);
+        assert_eq!(time("AqmConfig", "step"), dualpi2::DEFAULT_STEP);
+        assert_eq!(num("AqmConfig", "l_queue"), dualpi2::DEFAULT_L_QUEUE as f64);
+        assert_eq!(num("AqmConfig", "c_queue"), dualpi2::DEFAULT_C_QUEUE as f64);
         assert_eq!(num("BufferConfig", "alpha"), DEFAULT_BUFFER_ALPHA);
         assert_eq!(num("EcnConfig", "pmax"), DEFAULT_RED_PMAX);
         assert_eq!(num("SwitchConfig", "queues"), DEFAULT_QUEUES as f64);
@@ -1492,6 +1532,11 @@ bottleneck = { rate = "10Gbps", delay = "1us" }
             ("[switch]\naqm = { kind = \"pi2\", target = \"0ms\" }", "switch.aqm.target", "> 0"),
             ("[switch]\naqm = { kind = \"pi2\", alpha = -1.0 }", "switch.aqm.alpha", ">= 0"),
             ("[switch]\naqm = { kind = \"pi2\", min = \"1KB\" }", "switch.aqm.min", "only used with kind = \"red\""),
+            ("[switch]\naqm = { kind = \"dualpi2\" }", "switch.queues", "expected 2"),
+            ("[switch]\nqueues = 2\naqm = { kind = \"dualpi2\", l_queue = 0 }", "switch.aqm.l_queue", "two different queues"),
+            ("[switch]\nqueues = 2\naqm = { kind = \"dualpi2\", k = 0.0 }", "switch.aqm.k", "> 0"),
+            ("[switch]\nqueues = 2\naqm = { kind = \"pi2\", k = 2.0 }", "switch.aqm.k", "only used with kind = \"dualpi2\""),
+            ("[switch]\nqueues = 2\naqm = { kind = \"dualpi2\" }\nci = {}", "switch.aqm.kind", "both choose the egress queue"),
             ("[switch]\naqm = { kind = \"red\", min = \"1KB\", max = \"90KB\", burst = 200, target = \"1ms\" }", "switch.aqm.target", "only used with kind = \"pi2\""),
         ];
         for (extra, key, what) in cases {

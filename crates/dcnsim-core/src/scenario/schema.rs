@@ -620,6 +620,9 @@ pub enum AqmKind {
     /// The PI2 controller (De Schepper et al., CoNEXT 2016; RFC 9332's Classic AQM): p' from
     /// the queue delay every `tupdate`, every packet marked or dropped with p'^2.
     Pi2,
+    /// The DualQ Coupled AQM (RFC 9332, Linux sch_dualpi2): ECT(1)/CE to the L queue marked
+    /// with k p' and a 1 ms step, the Classic queue with p'^2; needs switch.queues = 2.
+    Dualpi2,
 }
 
 /// `switch.aqm`: the active queue management of every switch egress queue, chosen by `kind`.
@@ -627,7 +630,7 @@ pub enum AqmKind {
 #[derive(Deserialize, Serialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct AqmConfig {
-    /// "fixed", "red" or "pi2".
+    /// "fixed", "red", "pi2" or "dualpi2".
     pub kind: AqmKind,
     /// fixed (required): the probability in [0, 1] that an arriving packet is marked (ECN-capable)
     /// or dropped (not ECN-capable; a lossless class's packets are never dropped).
@@ -660,21 +663,35 @@ pub struct AqmConfig {
     /// red: mark ECN-capable packets instead of dropping them (tc's `ecn`). Default false.
     #[serde(default)]
     pub ecn: Option<bool>,
-    /// pi2: the queue delay (head sojourn) the controller holds. Default "15ms" (Linux
+    /// pi2, dualpi2: the queue delay (head sojourn) the controller holds. Default "15ms" (Linux
     /// sch_dualpi2, RFC 9332); > 0.
     #[serde(default)]
     pub target: Option<Duration>,
-    /// pi2: controller update interval. Default "16ms"; > 0.
+    /// pi2, dualpi2: controller update interval. Default "16ms"; > 0.
     #[serde(default)]
     pub tupdate: Option<Duration>,
-    /// pi2: integral gain in Hz (p' changes by alpha x the delay error in seconds per update).
+    /// pi2, dualpi2: integral gain in Hz (p' changes by alpha x the delay error in seconds per update).
     /// Default 0.16; >= 0.
     #[serde(default)]
     pub alpha: Option<f64>,
-    /// pi2: proportional gain in Hz (p' changes by beta x the change of delay in seconds).
+    /// pi2, dualpi2: proportional gain in Hz (p' changes by beta x the change of delay in seconds).
     /// Default 3.2; >= 0.
     #[serde(default)]
     pub beta: Option<f64>,
+    /// dualpi2: coupling factor: L packets are marked with k p'. Default 2.0 (window fairness
+    /// with Reno at equal RTTs); > 0.
+    #[serde(default)]
+    pub k: Option<f64>,
+    /// dualpi2: the L queue's native step: an L packet that waited longer is CE-marked.
+    /// Default "1ms"; > 0.
+    #[serde(default)]
+    pub step: Option<Duration>,
+    /// dualpi2: the queue of ECT(1) and CE packets. Default 1; not c_queue.
+    #[serde(default)]
+    pub l_queue: Option<u8>,
+    /// dualpi2: the queue of every other packet. Default 0.
+    #[serde(default)]
+    pub c_queue: Option<u8>,
 }
 
 /// Which published DCQCN constants to start from.

@@ -8,12 +8,32 @@
 //!   are never dropped.
 //! * `red`: RED as Linux `tc red` runs it (`switch/red.rs`).
 //! * `pi2`: the PI2 controller, p'^2 on every packet (`switch/pi2.rs`).
+//! * `dualpi2`: the DualQ Coupled AQM of RFC 9332 (`switch/dualpi2.rs`).
 
+use super::dualpi2::{DualPi2, DualPi2Params};
 use super::pi2::{self, Pi2, Pi2Params};
-use super::pipeline::{AqmAction, Arrival, Ctx, Departure};
+use super::pipeline::{AqmAction, Arrival, Ctx, Departure, Report};
 use super::red::{Red, RedParams};
 use super::DropReason;
+use crate::metrics::ColumnData;
+use crate::sim::Rng;
 use rand::Rng as _;
+
+/// Select an arriving packet with probability `p` (one draw from `rng`, none when p is 0): a
+/// selected packet is CE-marked when `mark` (it is ECN-capable and the AQM marks it), else
+/// dropped, unless its class is lossless.
+#[inline]
+pub fn select(p: f64, mark: bool, lossless: bool, rng: &mut Rng) -> AqmAction {
+    if p <= 0.0 || rng.gen::<f64>() >= p {
+        AqmAction::Pass
+    } else if mark {
+        AqmAction::Mark
+    } else if lossless {
+        AqmAction::Pass
+    } else {
+        AqmAction::Drop(DropReason::Aqm)
+    }
+}
 
 /// The AQM `switch.aqm` configures, as the scenario builder resolved it.
 #[derive(Clone, Debug)]
@@ -24,6 +44,7 @@ pub enum AqmParams {
     },
     Red(RedParams),
     Pi2(Pi2Params),
+    DualPi2(DualPi2Params),
 }
 
 /// The AQM of every switch egress queue, with its per-queue state.
@@ -32,6 +53,7 @@ pub enum Aqm {
     Fixed { p: f64 },
     Red(Red),
     Pi2(Pi2),
+    DualPi2(DualPi2),
 }
 
 impl Aqm {
@@ -40,40 +62,60 @@ impl Aqm {
             AqmParams::Fixed { p } => Aqm::Fixed { p },
             AqmParams::Red(r) => Aqm::Red(Red::new(r, ports, queues)),
             AqmParams::Pi2(p) => Aqm::Pi2(Pi2::new(p, ports, queues, switches)),
+            AqmParams::DualPi2(p) => Aqm::DualPi2(DualPi2::new(p, ports, switches)),
         }
     }
 
-    /// An AQM timer (PI2's periodic update).
+    /// classify: DualPI2 puts ECT(1) and CE packets in its L queue.
+    #[inline]
+    pub fn classify(&self, a: &mut Arrival, cx: &Ctx) {
+        if let Aqm::DualPi2(d) = self {
+            d.classify(a, cx);
+        }
+    }
+
+    /// Per-port columns (DualPI2's marks by cause) and summary totals.
+    pub fn report(&self, r: &mut Report) {
+        if let Aqm::DualPi2(d) = self {
+            let rows = r.topo.ports.len() * r.queues;
+            for (name, v) in [("dualpi2_step_marks", &d.step_marks), ("dualpi2_coupled_marks", &d.coupled_marks)] {
+                let mut col = vec![0u64; rows];
+                for (port, &x) in v.iter().enumerate() {
+                    col[port * r.queues + d.p.l_queue] = x;
+                }
+                r.summary.insert(name.into(), v.iter().sum::<u64>().into());
+                r.ports_table.push(name, ColumnData::U64(col));
+            }
+            r.queue_role(d.p.l_queue, "L");
+            r.queue_role(d.p.c_queue, "Classic");
+        }
+    }
+
+    /// An AQM timer (the PI2 controllers' periodic update).
     pub fn on_timer(&mut self, t: pi2::Update, cx: &mut Ctx) {
-        if let Aqm::Pi2(p) = self {
-            p.on_timer(t, cx);
+        match self {
+            Aqm::Pi2(p) => p.on_timer(t, cx),
+            Aqm::DualPi2(d) => d.on_timer(t, cx),
+            Aqm::Fixed { .. } | Aqm::Red(_) => {}
         }
     }
 
     #[inline]
     pub fn on_arrival(&mut self, a: &Arrival, ect: bool, cx: &mut Ctx) -> AqmAction {
         match self {
-            Aqm::Fixed { p } => {
-                let p = *p;
-                if p <= 0.0 || cx.switches[a.sw as usize].rng.gen::<f64>() >= p {
-                    AqmAction::Pass
-                } else if ect {
-                    AqmAction::Mark
-                } else if a.lossless {
-                    AqmAction::Pass
-                } else {
-                    AqmAction::Drop(DropReason::Aqm)
-                }
-            }
+            Aqm::Fixed { p } => select(*p, ect, a.lossless, &mut cx.switches[a.sw as usize].rng),
             Aqm::Red(r) => r.on_arrival(a, ect, cx),
             Aqm::Pi2(p) => p.on_arrival(a, ect, cx),
+            Aqm::DualPi2(d) => d.on_arrival(a, ect, cx),
         }
     }
 
     #[inline]
-    pub fn on_dequeue(&mut self, d: &Departure, cx: &Ctx) {
-        if let Aqm::Red(r) = self {
-            r.on_dequeue(d.port, d.queue, cx.queue_bytes(d.port, d.queue), cx.now);
+    pub fn on_dequeue(&mut self, d: &Departure, cx: &mut Ctx) {
+        match self {
+            Aqm::Red(r) => r.on_dequeue(d.port, d.queue, cx.queue_bytes(d.port, d.queue), cx.now),
+            Aqm::DualPi2(q) => q.on_dequeue(d, cx),
+            Aqm::Fixed { .. } | Aqm::Pi2(_) => {}
         }
     }
 }

@@ -17,15 +17,19 @@ pub struct Bench {
     pub pkts: PacketArena,
     pub switches: Vec<SwitchState>,
     pub fx: Vec<Effect>,
+    pub queues: usize,
 }
 
 impl Bench {
     pub fn new() -> Bench {
+        Bench::with_queues(1)
+    }
+    pub fn with_queues(queues: usize) -> Bench {
         let topo = dumbbell::build(2, 1, (G100, SimTime::from_ns(500)), (G100, SimTime::from_ns(500)));
-        let egress = (0..topo.ports.len()).map(|_| Egress::new(1)).collect();
+        let egress = (0..topo.ports.len()).map(|_| Egress::new(queues)).collect();
         let switches =
             (0..2).map(|i| SwitchState { buffer: SwitchBuffer::new(BufferParams::Static { queue_cap: 16_000_000 }, 3, 1), rng: stream(1, Stream::SwitchAqm, i) }).collect();
-        Bench { topo, egress, pkts: PacketArena::new(), switches, fx: Vec::new() }
+        Bench { topo, egress, pkts: PacketArena::new(), switches, fx: Vec::new(), queues }
     }
     /// The port of node `from` that leads to node `to`.
     pub fn port(&self, from: &str, to: &str) -> PortId {
@@ -34,7 +38,7 @@ impl Bench {
         *self.topo.nodes[f as usize].ports.iter().find(|&&p| self.topo.peer_node(p) == t).unwrap()
     }
     pub fn cx(&mut self, now: SimTime) -> Ctx<'_> {
-        Ctx { now, topo: &self.topo, egress: &self.egress, pkts: &mut self.pkts, switches: &mut self.switches, queues: 1, fx: &mut self.fx, violations: None }
+        Ctx { now, topo: &self.topo, egress: &self.egress, pkts: &mut self.pkts, switches: &mut self.switches, queues: self.queues, fx: &mut self.fx, violations: None }
     }
     /// A data packet of `flow` (1086 B, ECT(0)) from host `src` to host `dst`, arriving
     /// through `in_port` for queue 0 of `out`, which holds `depth` bytes.

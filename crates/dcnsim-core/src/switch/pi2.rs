@@ -16,10 +16,9 @@
 //!   0; when all are idle the timer stops and the next arrival restarts it (nothing would
 //!   change: qdelay 0 only lowers p', which is already 0).
 
+use super::aqm::select;
 use super::pipeline::{AqmAction, Arrival, Ctx, MechTimer};
-use super::DropReason;
 use crate::sim::SimTime;
-use rand::Rng as _;
 
 /// Linux sch_dualpi2 / RFC 9332 defaults.
 pub const DEFAULT_TARGET: SimTime = SimTime::from_ms(15);
@@ -86,16 +85,7 @@ impl Pi2 {
             cx.timer(cx.now + self.p.tupdate, MechTimer::Aqm(Update { sw: a.sw }));
         }
         let p = self.state[a.out as usize * self.queues + a.queue].p;
-        let p = p * p;
-        if p <= 0.0 || cx.switches[a.sw as usize].rng.gen::<f64>() >= p {
-            AqmAction::Pass
-        } else if ect {
-            AqmAction::Mark
-        } else if a.lossless {
-            AqmAction::Pass
-        } else {
-            AqmAction::Drop(DropReason::Aqm)
-        }
+        select(p * p, ect, a.lossless, &mut cx.switches[a.sw as usize].rng)
     }
 
     /// The update timer of switch `sw`: step every controller of its egress queues.

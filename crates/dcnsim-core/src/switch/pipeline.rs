@@ -279,6 +279,9 @@ impl Mechanisms {
         if let Some(ci) = &mut self.ci {
             ci.classify(a, cx);
         }
+        if let Some(q) = &self.aqm {
+            q.classify(a, cx);
+        }
     }
 
     /// admit: lossless accounting (PFC) before the buffer model.
@@ -418,6 +421,9 @@ impl Mechanisms {
         }
         if let Some(s) = &self.sfc {
             s.report(r);
+        }
+        if let Some(q) = &self.aqm {
+            q.report(r);
         }
     }
 }
