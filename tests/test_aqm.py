@@ -135,3 +135,47 @@ def test_single_red_queue_lets_dctcp_starve_reno(tmp_path):
            'burst = 220, ecn = true, bandwidth = "40Mbps" }')
     _, reno, dctcp, _ = _mix(tmp_path, aqm)
     assert reno < 0.2 * dctcp, (reno, dctcp)
+
+
+@pytest.fixture(scope="module")
+def seed002() -> Dict[str, "dcnsim.Result"]:
+    return {v: dcnsim.run("seed002_dualq_small", variant=v) for v in ("RED", "DualPI2", "DualQ 2015")}
+
+
+def _per_flow(r: "dcnsim.Result") -> Dict[str, float]:
+    ts = r.timeseries
+    late = ts[ts["bin_start_ps"] >= 10e12]
+    return (late.groupby("tag")["bytes"].sum() * 8 / 50 / 1e6).to_dict()
+
+
+def test_seed002_red_starves_cubic_dualq_balances(seed002):
+    """Seed 002 (slides 13, 26, 28), 1 Cubic + 1 DCTCP, 40 Mbit/s, 8 ms: under RED DCTCP
+    starves Cubic (their ratio far below 1; the seed's RED chart reaches 0.01); the seed's
+    DualQ (strict priority, coupling factor 8) keeps the ratio near 1 (within 0.5-2); RFC
+    9332's DualPI2 (k = 2) gives equal windows, so at equal base RTT Cubic's rate is its
+    RTT share below DCTCP's (between the two). Every variant keeps the link busy."""
+    ratio = {}
+    for v, r in seed002.items():
+        rate = _per_flow(r)
+        ratio[v] = rate["cubic"] / rate["dctcp"]
+        assert rate["cubic"] + rate["dctcp"] > 0.9 * RATE / 1e6, (v, rate)
+    assert ratio["RED"] < 0.2, ratio
+    assert 0.5 <= ratio["DualQ 2015"] <= 2.0, ratio
+    assert ratio["RED"] < ratio["DualPI2"] < ratio["DualQ 2015"], ratio
+
+
+def test_seed002_l_queue_delay_stays_low(seed002):
+    """Seed 002: with the DualQ "the L queue's delay stays around a millisecond while
+    Classic's stays near the 15 ms target" (RFC 9332's DualPI2): the L queue's mean sojourn
+    (Little's law) under 1 ms, the Classic queue's within 30% of 15 ms; RED's single queue
+    sits between its thresholds (24-72 ms of the average queue)."""
+    r = seed002["DualPI2"]
+    rate = _per_flow(r)
+    p = r.ports
+    bn = p[(p["node_name"] == "left") & (p["peer_name"] == "right")].set_index("queue")
+    soj_l = float(bn.loc[1, "mean_depth_bytes"]) * 8 / (rate["dctcp"] * 1e6)
+    soj_c = float(bn.loc[0, "mean_depth_bytes"]) * 8 / (rate["cubic"] * 1e6)
+    assert soj_l < 0.001 and abs(soj_c / 0.015 - 1) < 0.3, (soj_l, soj_c)
+    p = seed002["RED"].ports
+    red = p[(p["node_name"] == "left") & (p["peer_name"] == "right")].iloc[0]
+    assert 24 <= float(red["mean_depth_bytes"]) * 8 / RATE * 1e3 <= 72
