@@ -139,7 +139,7 @@ def test_single_red_queue_lets_dctcp_starve_reno(tmp_path):
 
 @pytest.fixture(scope="module")
 def seed002() -> Dict[str, "dcnsim.Result"]:
-    return {v: dcnsim.run("seed002_dualq_small", variant=v) for v in ("RED", "DualPI2", "DualQ 2015")}
+    return {v: dcnsim.run("seed002_dualq_small", variant=v) for v in ("RED", "DualPI2", "DualQ 2015", "Coupled")}
 
 
 def _per_flow(r: "dcnsim.Result") -> Dict[str, float]:
@@ -153,7 +153,8 @@ def test_seed002_red_starves_cubic_dualq_balances(seed002):
     starves Cubic (their ratio far below 1; the seed's RED chart reaches 0.01); the seed's
     DualQ (strict priority, coupling factor 8) keeps the ratio near 1 (within 0.5-2); RFC
     9332's DualPI2 (k = 2) gives equal windows, so at equal base RTT Cubic's rate is its
-    RTT share below DCTCP's (between the two). Every variant keeps the link busy."""
+    RTT share below DCTCP's (between the two); the seed's single-queue coupled AQM gives
+    equal rates. Every variant keeps the link busy."""
     ratio = {}
     for v, r in seed002.items():
         rate = _per_flow(r)
@@ -162,6 +163,9 @@ def test_seed002_red_starves_cubic_dualq_balances(seed002):
     assert ratio["RED"] < 0.2, ratio
     assert 0.5 <= ratio["DualQ 2015"] <= 2.0, ratio
     assert ratio["RED"] < ratio["DualPI2"] < ratio["DualQ 2015"], ratio
+    # slides 19-21: one queue, DCTCP marked with P and Cubic with (P / 1.63)^2: equal rates
+    # ("DCTCP behaves exactly as Reno"), within 30%
+    assert 0.7 <= ratio["Coupled"] <= 1.3, ratio
 
 
 def test_seed002_l_queue_delay_stays_low(seed002):

@@ -17,6 +17,7 @@ use crate::net::{clos, dumbbell, fat_tree, Routes, Topology};
 use crate::sim::SimTime;
 use crate::switch::aqm::AqmParams;
 use crate::switch::ci::{self, CiMark, CiMode, CiParams};
+use crate::switch::coupled::{self, Coupled};
 use crate::switch::dualpi2::{self, DualPi2Params};
 use crate::switch::pfc::{self, PfcParams, Xoff};
 use crate::switch::pi2::{self, Pi2Params};
@@ -433,6 +434,19 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
                 own(&red_keys, "red")?;
                 own(&pi2_keys, "pi2\" or \"dualpi2")?;
                 own(&dual_keys, "dualpi2")?;
+            }
+            AqmKind::Coupled => {
+                own(&[("p", aqm.p.is_some())], "fixed")?;
+                own(&red_keys.iter().copied().filter(|(k, _)| *k != "max").collect::<Vec<_>>(), "red")?;
+                own(&pi2_keys, "pi2\" or \"dualpi2")?;
+                own(&dual_keys.iter().copied().filter(|(k, _)| *k != "k").collect::<Vec<_>>(), "dualpi2")?;
+                let max = require(aqm.max.map(|b| b.0), "switch.aqm.max", "the queue at which the coupled AQM's P reaches 1, e.g. \"100KB\"")?;
+                if max == 0 {
+                    return Err(err("switch.aqm.max", "invalid value 0 B, expected a size > 0"));
+                }
+                if aqm.k.is_some_and(|k| !(k > 0.0 && k.is_finite())) {
+                    return Err(err("switch.aqm.k", format!("invalid value {}, expected a coupling factor > 0", aqm.k.unwrap())));
+                }
             }
             AqmKind::Pi2 | AqmKind::Dualpi2 => {
                 own(&[("p", aqm.p.is_some())], "fixed")?;
@@ -1308,6 +1322,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
             c_queue: a.c_queue.unwrap_or(dualpi2::DEFAULT_C_QUEUE) as usize,
             floor: 2 * mtu as u64,
         }),
+        AqmKind::Coupled => AqmParams::Coupled(Coupled { max: a.max.expect("validated").0, k: a.k.unwrap_or(coupled::DEFAULT_K) }),
     });
     let mut pfc = pfc_params(s, &topo, &buffer)?;
     if sfc.as_ref().is_some_and(|p| p.mode == SfcMode::Proxy) && pfc.is_none() {
@@ -1537,6 +1552,8 @@ bottleneck = { rate = "10Gbps", delay = "1us" }
             ("[switch]\nqueues = 2\naqm = { kind = \"dualpi2\", k = 0.0 }", "switch.aqm.k", "> 0"),
             ("[switch]\nqueues = 2\naqm = { kind = \"pi2\", k = 2.0 }", "switch.aqm.k", "only used with kind = \"dualpi2\""),
             ("[switch]\nqueues = 2\naqm = { kind = \"dualpi2\" }\nci = {}", "switch.aqm.kind", "both choose the egress queue"),
+            ("[switch]\naqm = { kind = \"coupled\" }", "switch.aqm.max", "missing"),
+            ("[switch]\naqm = { kind = \"coupled\", max = \"100KB\", min = \"1KB\" }", "switch.aqm.min", "only used with kind = \"red\""),
             ("[switch]\naqm = { kind = \"red\", min = \"1KB\", max = \"90KB\", burst = 200, target = \"1ms\" }", "switch.aqm.target", "only used with kind = \"pi2\""),
         ];
         for (extra, key, what) in cases {

@@ -623,6 +623,9 @@ pub enum AqmKind {
     /// The DualQ Coupled AQM (RFC 9332, Linux sch_dualpi2): ECT(1)/CE to the L queue marked
     /// with k p' and a 1 ms step, the Classic queue with p'^2; needs switch.queues = 2.
     Dualpi2,
+    /// Seed 002's single-queue coupled AQM: P = queue / max; ECT(1)/CE marked with P, others
+    /// marked or dropped with (P / k)^2.
+    Coupled,
 }
 
 /// `switch.aqm`: the active queue management of every switch egress queue, chosen by `kind`.
@@ -630,7 +633,7 @@ pub enum AqmKind {
 #[derive(Deserialize, Serialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct AqmConfig {
-    /// "fixed", "red", "pi2" or "dualpi2".
+    /// "fixed", "red", "pi2", "dualpi2" or "coupled".
     pub kind: AqmKind,
     /// fixed (required): the probability in [0, 1] that an arriving packet is marked (ECN-capable)
     /// or dropped (not ECN-capable; a lossless class's packets are never dropped).
@@ -644,7 +647,7 @@ pub struct AqmConfig {
     #[serde(default)]
     pub min: Option<Bytes>,
     /// red (required): average queue from which every packet is marked or dropped (tc's
-    /// `max`); > min.
+    /// `max`); > min. coupled (required): the instantaneous queue at which P reaches 1; > 0.
     #[serde(default)]
     pub max: Option<Bytes>,
     /// red: average packet size, for the EWMA weight and the idle decay. Default "1000B" (tc).
@@ -679,7 +682,8 @@ pub struct AqmConfig {
     #[serde(default)]
     pub beta: Option<f64>,
     /// dualpi2: coupling factor: L packets are marked with k p'. Default 2.0 (window fairness
-    /// with Reno at equal RTTs); > 0.
+    /// with Reno at equal RTTs); > 0. coupled: classic packets are selected with (P / k)^2.
+    /// Default 1.63 (the seed's equal-rate factor).
     #[serde(default)]
     pub k: Option<f64>,
     /// dualpi2: the L queue's native step: an L packet that waited longer is CE-marked.

@@ -9,7 +9,9 @@
 //! * `red`: RED as Linux `tc red` runs it (`switch/red.rs`).
 //! * `pi2`: the PI2 controller, p'^2 on every packet (`switch/pi2.rs`).
 //! * `dualpi2`: the DualQ Coupled AQM of RFC 9332 (`switch/dualpi2.rs`).
+//! * `coupled`: seed 002's single-queue coupled AQM (`switch/coupled.rs`).
 
+use super::coupled::Coupled;
 use super::dualpi2::{DualPi2, DualPi2Params};
 use super::pi2::{self, Pi2, Pi2Params};
 use super::pipeline::{AqmAction, Arrival, Ctx, Departure, Report};
@@ -45,6 +47,7 @@ pub enum AqmParams {
     Red(RedParams),
     Pi2(Pi2Params),
     DualPi2(DualPi2Params),
+    Coupled(Coupled),
 }
 
 /// The AQM of every switch egress queue, with its per-queue state.
@@ -54,6 +57,7 @@ pub enum Aqm {
     Red(Red),
     Pi2(Pi2),
     DualPi2(DualPi2),
+    Coupled(Coupled),
 }
 
 impl Aqm {
@@ -63,6 +67,7 @@ impl Aqm {
             AqmParams::Red(r) => Aqm::Red(Red::new(r, ports, queues)),
             AqmParams::Pi2(p) => Aqm::Pi2(Pi2::new(p, ports, queues, switches)),
             AqmParams::DualPi2(p) => Aqm::DualPi2(DualPi2::new(p, ports, switches)),
+            AqmParams::Coupled(c) => Aqm::Coupled(c),
         }
     }
 
@@ -96,7 +101,7 @@ impl Aqm {
         match self {
             Aqm::Pi2(p) => p.on_timer(t, cx),
             Aqm::DualPi2(d) => d.on_timer(t, cx),
-            Aqm::Fixed { .. } | Aqm::Red(_) => {}
+            Aqm::Fixed { .. } | Aqm::Red(_) | Aqm::Coupled(_) => {}
         }
     }
 
@@ -107,6 +112,7 @@ impl Aqm {
             Aqm::Red(r) => r.on_arrival(a, ect, cx),
             Aqm::Pi2(p) => p.on_arrival(a, ect, cx),
             Aqm::DualPi2(d) => d.on_arrival(a, ect, cx),
+            Aqm::Coupled(c) => c.on_arrival(a, ect, cx),
         }
     }
 
@@ -115,7 +121,7 @@ impl Aqm {
         match self {
             Aqm::Red(r) => r.on_dequeue(d.port, d.queue, cx.queue_bytes(d.port, d.queue), cx.now),
             Aqm::DualPi2(q) => q.on_dequeue(d, cx),
-            Aqm::Fixed { .. } | Aqm::Pi2(_) => {}
+            Aqm::Fixed { .. } | Aqm::Pi2(_) | Aqm::Coupled(_) => {}
         }
     }
 }

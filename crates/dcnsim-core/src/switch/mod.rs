@@ -6,6 +6,7 @@ pub mod aqm;
 pub mod bench;
 pub mod buffer;
 pub mod ci;
+pub mod coupled;
 pub mod dualpi2;
 pub mod ecn;
 pub mod pfc;
