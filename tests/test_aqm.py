@@ -44,7 +44,13 @@ flows = [ {specs} ]
     r = dcnsim.run(str(path))
     p = r.ports
     bn = p[(p["node_name"] == "left") & (p["peer_name"] == "right")].iloc[0]
-    return {"result": r, "mean_delay_ms": float(bn["mean_depth_bytes"]) * 8 / RATE * 1e3, "tx": int(bn["tx_bytes"])}
+    return {
+        "result": r,
+        "mean_delay_ms": float(bn["mean_depth_bytes"]) * 8 / RATE * 1e3,
+        "tx": int(bn["tx_bytes"]),
+        "sojourn_mean_ms": float(bn["sojourn_mean_ps"]) / 1e9,
+        "sojourn_p99_ms": float(bn["sojourn_p99_ps"]) / 1e9,
+    }
 
 
 @pytest.mark.parametrize("flows,ecn", [(1, True), (4, True), (4, False)])
@@ -56,6 +62,10 @@ def test_pi2_holds_queue_delay_at_target(tmp_path, flows, ecn):
     m = _dumbbell(tmp_path, flows, '{ kind = "pi2" }', ecn)
     assert 10.5 <= m["mean_delay_ms"] <= 19.5, m["mean_delay_ms"]
     assert m["tx"] * 8 / 60 > 0.9 * RATE
+    # the per-queue sojourn statistics agree with Little's law on the busy bottleneck (the
+    # mean depth over the mean rate, the link busy throughout), and the p99 lies above the mean
+    assert abs(m["sojourn_mean_ms"] / m["mean_delay_ms"] - 1) < 0.05, m
+    assert m["sojourn_p99_ms"] > m["sojourn_mean_ms"], m
 
 
 def test_red_seed_line_keeps_the_average_between_thresholds(tmp_path):

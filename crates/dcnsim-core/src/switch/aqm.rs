@@ -50,9 +50,9 @@ pub enum AqmParams {
     Coupled(Coupled),
 }
 
-/// The AQM of every switch egress queue, with its per-queue state.
+/// The algorithm of `switch.aqm`, with its per-queue state.
 #[derive(Clone, Debug)]
-pub enum Aqm {
+pub enum Algo {
     Fixed { p: f64 },
     Red(Red),
     Pi2(Pi2),
@@ -60,29 +60,113 @@ pub enum Aqm {
     Coupled(Coupled),
 }
 
+/// Sojourn times of the packets leaving each switch egress queue, kept while an AQM is
+/// configured (the delay the AQMs act on): their sum, for the mean, and a histogram of
+/// 8 buckets per octave of nanoseconds (within 12.5%), for the 99th percentile.
+#[derive(Clone, Debug, Default)]
+pub struct Sojourn {
+    queues: usize,
+    sum_ps: Vec<u64>,
+    count: Vec<u64>,
+    hist: Vec<Vec<u32>>,
+}
+
+/// Sub-buckets per octave of the sojourn histogram.
+const SUB: u32 = 8;
+
+impl Sojourn {
+    fn new(ports: usize, queues: usize) -> Sojourn {
+        Sojourn { queues, sum_ps: vec![0; ports * queues], count: vec![0; ports * queues], hist: vec![Vec::new(); ports * queues] }
+    }
+
+    /// The histogram bucket of a sojourn of `ns` nanoseconds.
+    fn bucket(ns: u64) -> usize {
+        if ns < SUB as u64 {
+            return ns as usize;
+        }
+        let octave = 63 - ns.leading_zeros();
+        let sub = (ns >> (octave - SUB.trailing_zeros())) as u32 & (SUB - 1);
+        ((octave - SUB.trailing_zeros() + 1) * SUB + sub) as usize
+    }
+
+    /// The upper edge (ns) of bucket `b`: every sojourn counted in it is below this.
+    fn upper(b: usize) -> u64 {
+        let b = b as u32;
+        if b < SUB {
+            return b as u64 + 1;
+        }
+        let shift = b / SUB - 1;
+        ((SUB + b % SUB + 1) as u64) << shift
+    }
+
+    fn add(&mut self, port: u32, queue: usize, ps: u64) {
+        let row = port as usize * self.queues + queue;
+        self.sum_ps[row] += ps;
+        self.count[row] += 1;
+        let h = &mut self.hist[row];
+        let b = Sojourn::bucket(ps / 1000);
+        if h.len() <= b {
+            h.resize(b + 1, 0);
+        }
+        h[b] += 1;
+    }
+
+    /// The 99th percentile of a queue's sojourns, as its bucket's upper edge in ps.
+    fn p99_ps(&self, row: usize) -> u64 {
+        let n = self.count[row];
+        if n == 0 {
+            return 0;
+        }
+        let want = (n * 99).div_ceil(100);
+        let mut seen = 0u64;
+        for (b, &c) in self.hist[row].iter().enumerate() {
+            seen += c as u64;
+            if seen >= want {
+                return Sojourn::upper(b) * 1000;
+            }
+        }
+        unreachable!("the histogram holds every departure")
+    }
+}
+
+/// `switch.aqm` on every switch egress queue: the algorithm and the sojourn statistics.
+#[derive(Clone, Debug)]
+pub struct Aqm {
+    pub algo: Algo,
+    sojourn: Sojourn,
+}
+
 impl Aqm {
     pub fn new(p: AqmParams, ports: usize, queues: usize, switches: usize) -> Aqm {
-        match p {
-            AqmParams::Fixed { p } => Aqm::Fixed { p },
-            AqmParams::Red(r) => Aqm::Red(Red::new(r, ports, queues)),
-            AqmParams::Pi2(p) => Aqm::Pi2(Pi2::new(p, ports, queues, switches)),
-            AqmParams::DualPi2(p) => Aqm::DualPi2(DualPi2::new(p, ports, switches)),
-            AqmParams::Coupled(c) => Aqm::Coupled(c),
-        }
+        let algo = match p {
+            AqmParams::Fixed { p } => Algo::Fixed { p },
+            AqmParams::Red(r) => Algo::Red(Red::new(r, ports, queues)),
+            AqmParams::Pi2(p) => Algo::Pi2(Pi2::new(p, ports, queues, switches)),
+            AqmParams::DualPi2(p) => Algo::DualPi2(DualPi2::new(p, ports, switches)),
+            AqmParams::Coupled(c) => Algo::Coupled(c),
+        };
+        Aqm { algo, sojourn: Sojourn::new(ports, queues) }
     }
 
     /// classify: DualPI2 puts ECT(1) and CE packets in its L queue.
     #[inline]
     pub fn classify(&self, a: &mut Arrival, cx: &Ctx) {
-        if let Aqm::DualPi2(d) = self {
+        if let Algo::DualPi2(d) = &self.algo {
             d.classify(a, cx);
         }
     }
 
-    /// Per-port columns (DualPI2's marks by cause) and summary totals.
+    /// Ports columns sojourn_mean_ps and sojourn_p99_ps (switch egress queues; the p99 is
+    /// its histogram bucket's upper edge, within 12.5%), DualPI2's marks by cause; summary
+    /// totals.
     pub fn report(&self, r: &mut Report) {
-        if let Aqm::DualPi2(d) = self {
-            let rows = r.topo.ports.len() * r.queues;
+        let rows = r.topo.ports.len() * r.queues;
+        let so = &self.sojourn;
+        let mean: Vec<u64> = (0..rows).map(|i| if so.count[i] > 0 { so.sum_ps[i] / so.count[i] } else { 0 }).collect();
+        let p99: Vec<u64> = (0..rows).map(|i| so.p99_ps(i)).collect();
+        r.ports_table.push("sojourn_mean_ps", ColumnData::U64(mean));
+        r.ports_table.push("sojourn_p99_ps", ColumnData::U64(p99));
+        if let Algo::DualPi2(d) = &self.algo {
             for (name, v) in [("dualpi2_step_marks", &d.step_marks), ("dualpi2_coupled_marks", &d.coupled_marks)] {
                 let mut col = vec![0u64; rows];
                 for (port, &x) in v.iter().enumerate() {
@@ -98,30 +182,61 @@ impl Aqm {
 
     /// An AQM timer (the PI2 controllers' periodic update).
     pub fn on_timer(&mut self, t: pi2::Update, cx: &mut Ctx) {
-        match self {
-            Aqm::Pi2(p) => p.on_timer(t, cx),
-            Aqm::DualPi2(d) => d.on_timer(t, cx),
-            Aqm::Fixed { .. } | Aqm::Red(_) | Aqm::Coupled(_) => {}
+        match &mut self.algo {
+            Algo::Pi2(p) => p.on_timer(t, cx),
+            Algo::DualPi2(d) => d.on_timer(t, cx),
+            Algo::Fixed { .. } | Algo::Red(_) | Algo::Coupled(_) => {}
         }
     }
 
     #[inline]
     pub fn on_arrival(&mut self, a: &Arrival, ect: bool, cx: &mut Ctx) -> AqmAction {
-        match self {
-            Aqm::Fixed { p } => select(*p, ect, a.lossless, &mut cx.switches[a.sw as usize].rng),
-            Aqm::Red(r) => r.on_arrival(a, ect, cx),
-            Aqm::Pi2(p) => p.on_arrival(a, ect, cx),
-            Aqm::DualPi2(d) => d.on_arrival(a, ect, cx),
-            Aqm::Coupled(c) => c.on_arrival(a, ect, cx),
+        match &mut self.algo {
+            Algo::Fixed { p } => select(*p, ect, a.lossless, &mut cx.switches[a.sw as usize].rng),
+            Algo::Red(r) => r.on_arrival(a, ect, cx),
+            Algo::Pi2(p) => p.on_arrival(a, ect, cx),
+            Algo::DualPi2(d) => d.on_arrival(a, ect, cx),
+            Algo::Coupled(c) => c.on_arrival(a, ect, cx),
         }
     }
 
     #[inline]
     pub fn on_dequeue(&mut self, d: &Departure, cx: &mut Ctx) {
-        match self {
-            Aqm::Red(r) => r.on_dequeue(d.port, d.queue, cx.queue_bytes(d.port, d.queue), cx.now),
-            Aqm::DualPi2(q) => q.on_dequeue(d, cx),
-            Aqm::Fixed { .. } | Aqm::Pi2(_) | Aqm::Coupled(_) => {}
+        self.sojourn.add(d.port, d.queue, (cx.now - d.enq).0);
+        match &mut self.algo {
+            Algo::Red(r) => r.on_dequeue(d.port, d.queue, cx.queue_bytes(d.port, d.queue), cx.now),
+            Algo::DualPi2(q) => q.on_dequeue(d, cx),
+            Algo::Fixed { .. } | Algo::Pi2(_) | Algo::Coupled(_) => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Buckets: exact below 8 ns, then 8 per octave; every value lies below its bucket's
+    /// upper edge and at or above the previous bucket's, and the edges grow by at most 12.5%.
+    #[test]
+    fn sojourn_buckets_bracket_their_values() {
+        for ns in (0..5000u64).chain([15_000_000, 123_456_789, 1 << 40]) {
+            let b = Sojourn::bucket(ns);
+            assert!(ns < Sojourn::upper(b), "{ns} in bucket {b} with upper {}", Sojourn::upper(b));
+            if b > 0 {
+                assert!(ns >= Sojourn::upper(b - 1), "{ns} below bucket {b}'s lower edge");
+            }
+            if b >= SUB as usize {
+                let (lo, hi) = (Sojourn::upper(b - 1), Sojourn::upper(b));
+                assert!((hi - lo) as f64 <= 0.125 * lo as f64 + 1e-9, "{lo}..{hi}");
+            }
+        }
+        // the 99th percentile of 1..=100 us is 99 us's bucket edge: within 12.5% above
+        let mut s = Sojourn::new(1, 1);
+        for us in 1..=100u64 {
+            s.add(0, 0, us * 1_000_000);
+        }
+        let p = s.p99_ps(0) as f64;
+        assert!((99e6..=99e6 * 1.125).contains(&p), "{p}");
+        assert_eq!(s.sum_ps[0] / s.count[0], 50_500_000);
     }
 }
