@@ -247,18 +247,25 @@ pub struct Mechanisms {
     pub sfc: Option<Sfc>,
     /// `switch.aqm` (validation keeps it apart from `ecn`).
     pub aqm: Option<Aqm>,
+    /// Whether any configured mechanism acts at classify, on_enqueue, on_dequeue: one test
+    /// per stage and packet when none does (most runs configure one mechanism or none).
+    hooks: [bool; 3],
 }
 
 impl Mechanisms {
     /// `arrive_delay[p]`: propagation plus static switch latency from port p to its peer.
     pub fn new(p: MechanismParams, topo: &Topology, arrive_delay: &[SimTime], mtu: u32, queues: usize) -> Mechanisms {
-        Mechanisms {
+        let mut m = Mechanisms {
             ci: p.ci.map(|c| Ci::new(c, topo, arrive_delay, mtu)),
             pfc: p.pfc.map(|c| Pfc::new(c, topo.ports.len(), queues, topo.switches.len())),
             ecn: p.ecn,
             sfc: p.sfc.map(|c| Sfc::new(c, topo.ports.len(), queues)),
             aqm: p.aqm.map(|a| Aqm::new(a, topo.ports.len(), queues, topo.switches.len())),
-        }
+            hooks: [false; 3],
+        };
+        let (ci, pfc, sfc, aqm) = (m.ci.is_some(), m.pfc.is_some(), m.sfc.is_some(), m.aqm.is_some());
+        m.hooks = [ci || aqm, pfc || ci || sfc, ci || pfc || aqm];
+        m
     }
 
     /// Memory a switch with these ports keeps beside its shared pool for the mechanisms'
@@ -276,6 +283,9 @@ impl Mechanisms {
     /// classify: which egress queue (CI).
     #[inline]
     pub fn classify(&mut self, a: &mut Arrival, cx: &mut Ctx) {
+        if !self.hooks[0] {
+            return;
+        }
         if let Some(ci) = &mut self.ci {
             ci.classify(a, cx);
         }
@@ -312,6 +322,9 @@ impl Mechanisms {
     /// on_enqueue: PFC XOFF, then CI signalling, then SFC (cache, trigger).
     #[inline]
     pub fn on_enqueue(&mut self, a: &Arrival, cx: &mut Ctx) {
+        if !self.hooks[1] {
+            return;
+        }
         if let Some(p) = &mut self.pfc {
             p.on_enqueue(a, cx);
         }
@@ -363,6 +376,9 @@ impl Mechanisms {
     /// on_dequeue: CI bookkeeping, then PFC (victims, XON), then the AQM (RED's idle time).
     #[inline]
     pub fn on_dequeue(&mut self, d: &Departure, cx: &mut Ctx) {
+        if !self.hooks[2] {
+            return;
+        }
         if let Some(ci) = &mut self.ci {
             ci.on_dequeue(d, cx);
         }
