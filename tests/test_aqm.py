@@ -6,7 +6,7 @@ code (switch/pi2.rs, switch/red.rs)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict
+from typing import Dict, List
 
 import pytest
 
@@ -15,9 +15,12 @@ import dcnsim
 RATE = 40e6  # seed 002's access bottleneck
 
 
-def _dumbbell(tmp_path: Path, flows: int, aqm: str, ecn: bool = True, seconds: int = 60) -> Dict:
-    """`flows` Reno flows over a 40 Mbit/s bottleneck, base RTT 8 ms (seed 002)."""
-    specs = ", ".join(f'{{ src = {i}, dst = {flows}, size = "10GB" }}' for i in range(flows))
+def _bottleneck(tmp_path: Path, transports: List[str], aqm: str, ecn: bool = True, extra: str = "", seconds: int = 60):
+    """One flow per entry of `transports` (host i sends with transports[i]) over seed 002's
+    path: a 40 Mbit/s bottleneck, base RTT 8 ms, `aqm` on every switch queue. The run and
+    the bottleneck's rows, one per queue."""
+    n = len(transports)
+    specs = ", ".join(f'{{ src = {i}, dst = {n}, size = "10GB", transport = "{t}" }}' for i, t in enumerate(transports))
     text = f"""
 [scenario]
 name = "aqm"
@@ -25,11 +28,12 @@ seed = 1
 max_time = "{seconds}s"
 [topology]
 kind = "dumbbell"
-senders = {flows}
+senders = {n}
 host_link = {{ rate = "1Gbps", delay = "1us" }}
 bottleneck = {{ rate = "40Mbps", delay = "1996us" }}
 [switch]
 buffer = {{ queue = "1600000B" }}
+{extra}
 aqm = {aqm}
 [transport]
 kind = "reno"
@@ -38,12 +42,21 @@ min_rto = "200ms"
 [[workload]]
 kind = "flows"
 flows = [ {specs} ]
+[metrics]
+throughput_bin = "1s"
 """
-    path = tmp_path / f"aqm_{flows}_{ecn}.toml"
+    path = tmp_path / f"aqm_{'_'.join(transports)}_{ecn}.toml"
     path.write_text(text)
     r = dcnsim.run(str(path))
     p = r.ports
-    bn = p[(p["node_name"] == "left") & (p["peer_name"] == "right")].iloc[0]
+    return r, p[(p["node_name"] == "left") & (p["peer_name"] == "right")].set_index("queue")
+
+
+def _dumbbell(tmp_path: Path, flows: int, aqm: str, ecn: bool = True, seconds: int = 60) -> Dict:
+    """`flows` Reno flows through `aqm`: the bottleneck's time-averaged delay, bytes sent and
+    sojourn statistics."""
+    r, rows = _bottleneck(tmp_path, ["reno"] * flows, aqm, ecn, seconds=seconds)
+    bn = rows.iloc[0]
     return {
         "result": r,
         "mean_delay_ms": float(bn["mean_depth_bytes"]) * 8 / RATE * 1e3,
@@ -83,38 +96,10 @@ def test_red_seed_line_keeps_the_average_between_thresholds(tmp_path):
 def _mix(tmp_path: Path, aqm: str, extra: str = "", seconds: int = 60):
     """One Reno (classic ECN, ECT(0)) and one DCTCP (ECT(1)) flow over seed 002's 40 Mbit/s,
     8 ms path: their goodput (Mbit/s, after 10 s) and the bottleneck's rows."""
-    text = f"""
-[scenario]
-name = "mix"
-seed = 1
-max_time = "{seconds}s"
-[topology]
-kind = "dumbbell"
-senders = 2
-host_link = {{ rate = "1Gbps", delay = "1us" }}
-bottleneck = {{ rate = "40Mbps", delay = "1996us" }}
-[switch]
-buffer = {{ queue = "1600000B" }}
-{extra}
-aqm = {aqm}
-[transport]
-kind = "reno"
-ecn = true
-min_rto = "200ms"
-[[workload]]
-kind = "flows"
-flows = [ {{ src = 0, dst = 2, size = "10GB", transport = "reno" }}, {{ src = 1, dst = 2, size = "10GB", transport = "dctcp" }} ]
-[metrics]
-throughput_bin = "1s"
-"""
-    path = tmp_path / "mix.toml"
-    path.write_text(text)
-    r = dcnsim.run(str(path))
+    r, bn = _bottleneck(tmp_path, ["reno", "dctcp"], aqm, True, extra, seconds)
     ts = r.timeseries
     late = ts[ts["bin_start_ps"] >= 10e12]
     rate = late.groupby("flow")["bytes"].sum() * 8 / (seconds - 10) / 1e6
-    p = r.ports
-    bn = p[(p["node_name"] == "left") & (p["peer_name"] == "right")].set_index("queue")
     return r, float(rate[0]), float(rate[1]), bn
 
 

@@ -579,10 +579,8 @@ impl Sim {
                     }
                 }
                 Effect::Msg { sw, msg, flow, to, about, hash, value } => {
-                    let p = Packet { kind: PktKind::Msg(msg), flow, src: about, dst: to, seq: value, hash, size: msg.wire_bytes(), ts: self.now, ..Packet::blank() };
-                    self.pkts_created += 1;
-                    self.ctrl_frames += 1;
-                    let id = self.pkts.alloc(p);
+                    let id =
+                        self.new_control(Packet { kind: PktKind::Msg(msg), flow, src: about, dst: to, seq: value, hash, size: msg.wire_bytes(), ts: self.now, ..Packet::blank() });
                     self.route_msg(sw, msg, id);
                 }
                 Effect::HoldFlow { flow, until } => self.hold_flow(flow, until),
@@ -594,12 +592,16 @@ impl Sim {
 
     /// Put a link-local control frame on `port`, ahead of its queues.
     fn send_frame(&mut self, port: PortId, frame: Frame, flow: FlowId, hash: u32) {
-        let p = Packet { kind: PktKind::Ctrl(frame), flow, hash, size: frame.wire_bytes(), ..Packet::blank() };
-        self.pkts_created += 1;
-        self.ctrl_frames += 1;
-        let id = self.pkts.alloc(p);
+        let id = self.new_control(Packet { kind: PktKind::Ctrl(frame), flow, hash, size: frame.wire_bytes(), ..Packet::blank() });
         self.egress[port as usize].ctrl.push_back(id);
         self.try_tx(port);
+    }
+
+    /// Allocate a mechanism's control frame or routed message, counted as control traffic.
+    fn new_control(&mut self, p: Packet) -> PktId {
+        self.pkts_created += 1;
+        self.ctrl_frames += 1;
+        self.pkts.alloc(p)
     }
 
     /// Forward a routed message one hop from switch `sw`, ahead of the data queues, unless a

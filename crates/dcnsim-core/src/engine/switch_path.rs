@@ -10,6 +10,8 @@ use crate::switch::{DropReason, MarkReason};
 
 impl Sim {
     pub(super) fn switch_rx(&mut self, sw: u32, in_port: PortId, pkt: PktId) {
+        // route_msg takes the same hop, TTL and route steps; a helper shared by both cost the
+        // k=8 bench 0.5% more instructions (inlining), on the hottest path of the engine
         let (dst, hash, prio, size, tc, hops) = {
             let p = self.pkts.get_mut(pkt);
             p.hops = p.hops.saturating_add(1);

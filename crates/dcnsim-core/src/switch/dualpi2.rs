@@ -24,8 +24,8 @@
 //!   dequeue with the probability of that moment), the step at dequeue.
 
 use super::aqm::select;
-use super::pi2::{Pi2Params, Update};
-use super::pipeline::{AqmAction, Arrival, Ctx, Departure, MechTimer};
+use super::pi2::{head_sojourn, Clocks, Controller, Pi2Params, Update};
+use super::pipeline::{AqmAction, Arrival, Ctx, Departure};
 use super::DropReason;
 use crate::net::Ecn;
 use crate::sim::SimTime;
@@ -49,18 +49,12 @@ pub struct DualPi2Params {
     pub floor: u64,
 }
 
-#[derive(Clone, Copy, Debug, Default)]
-struct PortPi2 {
-    p: f64,
-    prev: f64,
-}
-
 /// DualPI2 on every switch egress port.
 #[derive(Clone, Debug)]
 pub struct DualPi2 {
     pub p: DualPi2Params,
-    state: Vec<PortPi2>,
-    running: Vec<bool>,
+    state: Vec<Controller>,
+    clocks: Clocks,
     /// Per port: L packets CE-marked by the step, by the coupling, and L packets dropped
     /// on overload.
     pub step_marks: Vec<u64>,
@@ -69,7 +63,8 @@ pub struct DualPi2 {
 
 impl DualPi2 {
     pub fn new(p: DualPi2Params, ports: usize, switches: usize) -> DualPi2 {
-        DualPi2 { p, state: vec![PortPi2::default(); ports], running: vec![false; switches], step_marks: vec![0; ports], coupled_marks: vec![0; ports] }
+        let clocks = Clocks::new(switches, p.pi2.tupdate);
+        DualPi2 { p, state: vec![Controller::default(); ports], clocks, step_marks: vec![0; ports], coupled_marks: vec![0; ports] }
     }
 
     /// The port's p' (tests).
@@ -84,10 +79,7 @@ impl DualPi2 {
     }
 
     pub fn on_arrival(&mut self, a: &Arrival, ect: bool, cx: &mut Ctx) -> AqmAction {
-        if !self.running[a.sw as usize] {
-            self.running[a.sw as usize] = true;
-            cx.timer(cx.now + self.p.pi2.tupdate, MechTimer::Aqm(Update { sw: a.sw }));
-        }
+        self.clocks.start(a.sw, cx);
         if cx.egress[a.out as usize].bytes < self.p.floor {
             return AqmAction::Pass;
         }
@@ -129,18 +121,12 @@ impl DualPi2 {
         let mut busy = false;
         for &port in &cx.topo.nodes[node as usize].ports {
             let eg = &cx.egress[port as usize];
-            let sojourn = |qi: usize| eg.queues[qi].head().map_or(0.0, |h| (cx.now - cx.pkts.get(h).enq).0 as f64 * 1e-12);
-            let qdelay = sojourn(self.p.c_queue).max(sojourn(self.p.l_queue));
+            let qdelay = head_sojourn(&eg.queues[self.p.c_queue], cx).max(head_sojourn(&eg.queues[self.p.l_queue], cx));
             let s = &mut self.state[port as usize];
-            s.p = self.p.pi2.step(s.p, qdelay, s.prev);
-            s.prev = qdelay;
+            s.update(&self.p.pi2, qdelay);
             busy |= s.p > 0.0 || eg.bytes > 0;
         }
-        if busy {
-            cx.timer(cx.now + self.p.pi2.tupdate, MechTimer::Aqm(t));
-        } else {
-            self.running[t.sw as usize] = false;
-        }
+        self.clocks.next(t, busy, cx);
     }
 }
 
@@ -168,7 +154,6 @@ mod tests {
         let mut d = dual(&b);
         let (inp, out) = (b.port("left", "h0"), b.port("left", "right"));
         d.state[out as usize].p = p_prime;
-        d.running[0] = true;
         let (mut marked, mut dropped) = (0, 0);
         for _ in 0..n {
             let mut a = b.data(1, 0, 2, inp, out, 10_000);
@@ -213,7 +198,6 @@ mod tests {
         let mut d = dual(&b);
         let (inp, out) = (b.port("left", "h0"), b.port("left", "right"));
         d.state[out as usize].p = 1.0;
-        d.running[0] = true;
         let a = b.data(1, 0, 2, inp, out, 0);
         b.egress[out as usize].bytes = 2999;
         assert_eq!(d.on_arrival(&a, true, &mut b.cx(SimTime::ZERO)), AqmAction::Pass);

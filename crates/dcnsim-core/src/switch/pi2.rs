@@ -18,6 +18,7 @@
 
 use super::aqm::select;
 use super::pipeline::{AqmAction, Arrival, Ctx, MechTimer};
+use super::PktQueue;
 use crate::sim::SimTime;
 
 /// Linux sch_dualpi2 / RFC 9332 defaults.
@@ -46,11 +47,27 @@ impl Pi2Params {
     }
 }
 
-/// PI2's state of one egress queue.
+/// One PI2 controller: its output p' and the queue delay of its last update (seconds).
 #[derive(Clone, Copy, Debug, Default)]
-struct QueuePi2 {
-    p: f64,
+pub struct Controller {
+    pub p: f64,
     prev: f64,
+}
+
+impl Controller {
+    /// Step with the queue delay `qdelay` (seconds) seen now.
+    #[inline]
+    pub fn update(&mut self, params: &Pi2Params, qdelay: f64) {
+        self.p = params.step(self.p, qdelay, self.prev);
+        self.prev = qdelay;
+    }
+}
+
+/// The sojourn time (seconds) of the packet at the head of `q`, 0 when it is empty: the
+/// queue delay the PI2 controllers read.
+#[inline]
+pub fn head_sojourn(q: &PktQueue, cx: &Ctx) -> f64 {
+    q.head().map_or(0.0, |h| (cx.now - cx.pkts.get(h).enq).0 as f64 * 1e-12)
 }
 
 /// PI2's timer: update every controller of switch `sw`.
@@ -59,19 +76,49 @@ pub struct Update {
     pub sw: u32,
 }
 
+/// The per-switch update timers of PI2 controllers: one runs while the switch has work
+/// (module doc), started again by the next arrival.
+#[derive(Clone, Debug)]
+pub struct Clocks {
+    running: Vec<bool>,
+    tupdate: SimTime,
+}
+
+impl Clocks {
+    pub fn new(switches: usize, tupdate: SimTime) -> Clocks {
+        Clocks { running: vec![false; switches], tupdate }
+    }
+    /// An arrival at switch `sw`: start its timer unless it runs.
+    #[inline]
+    pub fn start(&mut self, sw: u32, cx: &mut Ctx) {
+        if !self.running[sw as usize] {
+            self.running[sw as usize] = true;
+            cx.timer(cx.now + self.tupdate, MechTimer::Aqm(Update { sw }));
+        }
+    }
+    /// After the update `t`: run again while `busy`, else stop.
+    pub fn next(&mut self, t: Update, busy: bool, cx: &mut Ctx) {
+        if busy {
+            cx.timer(cx.now + self.tupdate, MechTimer::Aqm(t));
+        } else {
+            self.running[t.sw as usize] = false;
+        }
+    }
+}
+
 /// PI2 on every switch egress queue.
 #[derive(Clone, Debug)]
 pub struct Pi2 {
     pub p: Pi2Params,
     queues: usize,
-    state: Vec<QueuePi2>,
-    /// Per switch: its update timer is running.
-    running: Vec<bool>,
+    state: Vec<Controller>,
+    clocks: Clocks,
 }
 
 impl Pi2 {
     pub fn new(p: Pi2Params, ports: usize, queues: usize, switches: usize) -> Pi2 {
-        Pi2 { p, queues, state: vec![QueuePi2::default(); ports * queues], running: vec![false; switches] }
+        let clocks = Clocks::new(switches, p.tupdate);
+        Pi2 { p, queues, state: vec![Controller::default(); ports * queues], clocks }
     }
 
     /// The controller output p' of (port, queue) (tests and reports).
@@ -80,10 +127,7 @@ impl Pi2 {
     }
 
     pub fn on_arrival(&mut self, a: &Arrival, ect: bool, cx: &mut Ctx) -> AqmAction {
-        if !self.running[a.sw as usize] {
-            self.running[a.sw as usize] = true;
-            cx.timer(cx.now + self.p.tupdate, MechTimer::Aqm(Update { sw: a.sw }));
-        }
+        self.clocks.start(a.sw, cx);
         let p = self.state[a.out as usize * self.queues + a.queue].p;
         select(p * p, ect, a.lossless, &mut cx.switches[a.sw as usize].rng)
     }
@@ -95,18 +139,12 @@ impl Pi2 {
         for &port in &cx.topo.nodes[node as usize].ports {
             for qi in 0..self.queues {
                 let q = &cx.egress[port as usize].queues[qi];
-                let qdelay = q.head().map_or(0.0, |h| (cx.now - cx.pkts.get(h).enq).0 as f64 * 1e-12);
                 let s = &mut self.state[port as usize * self.queues + qi];
-                s.p = self.p.step(s.p, qdelay, s.prev);
-                s.prev = qdelay;
+                s.update(&self.p, head_sojourn(q, cx));
                 busy |= s.p > 0.0 || !q.is_empty();
             }
         }
-        if busy {
-            cx.timer(cx.now + self.p.tupdate, MechTimer::Aqm(t));
-        } else {
-            self.running[t.sw as usize] = false;
-        }
+        self.clocks.next(t, busy, cx);
     }
 }
 

@@ -279,8 +279,7 @@ impl Sfc {
 
 /// Whether the far end of `port` is a host.
 fn peer_is_host(cx: &Ctx, port: PortId) -> bool {
-    let peer = cx.topo.ports[port as usize].peer;
-    cx.topo.nodes[cx.topo.ports[peer as usize].node as usize].kind == NodeKind::Host
+    cx.topo.nodes[cx.topo.peer_node(port) as usize].kind == NodeKind::Host
 }
 
 /// The fewest PFC quanta (512 bit times at `rate_bps`) that cover `pause`, at most 65535.
