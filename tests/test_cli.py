@@ -168,7 +168,7 @@ load = {load}
 
 ECN = """
 [switch]
-ecn = {{ low = "{low}", high = "{high}", pmax = 0.01 }}
+aqm = {{ kind = "ramp", kmin = "{low}", kmax = "{high}", pmax = 0.01 }}
 """
 
 BAD_SCENARIOS = {
@@ -179,7 +179,7 @@ BAD_SCENARIOS = {
         ["rate", "100"],
     ),
     "load_above_one": (tiny() + POISSON.format(load=1.5), ["load", "1.5"]),
-    "ecn_low_above_high": (tiny() + ECN.format(low="300KB", high="10KB"), ["low", "high"]),
+    "ecn_low_above_high": (tiny() + ECN.format(low="300KB", high="10KB"), ["kmin", "kmax"]),
     "toml_syntax": (tiny().replace("[transport]", "[transport"), []),
 }
 
@@ -401,8 +401,8 @@ def test_nan_in_a_dict_scenario_names_its_key():
     import tomllib
 
     d = tomllib.loads(tiny_text())
-    d["switch"] = {"ecn": {"low": "10KB", "high": "20KB", "pmax": float("nan")}}
-    with pytest.raises(dcnsim.ScenarioError, match=r"switch\.ecn\.pmax: invalid value nan"):
+    d["switch"] = {"aqm": {"kind": "ramp", "kmin": "10KB", "kmax": "20KB", "pmax": float("nan")}}
+    with pytest.raises(dcnsim.ScenarioError, match=r"switch\.aqm\.pmax: invalid value nan"):
         dcnsim.run(d)
 
 
@@ -482,7 +482,7 @@ BAD_CORPUS = {
     "unknown_transport": ('kind = "dctcp"', 'kind = "quic"'),
     "zero_senders": ("senders = 2", "senders = 0"),
     "absurd_senders": ("senders = 2", "senders = 4000000000"),
-    "nan_load": ("[transport]", "[switch]\necn = { k = \"10KB\", pmax = nan }\n[transport]"),
+    "nan_load": ("[transport]", "[switch]\naqm = { kind = \"ramp\", kmin = \"10KB\", kmax = \"20KB\", pmax = nan }\n[transport]"),
     "bad_variant": (None, "VARIANT:bogus_key = 1"),
     "variant_empties_name": (None, "VARIANT:scenario.name = \"\""),
     "duplicate_variant": (None, "VARIANT2"),

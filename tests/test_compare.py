@@ -42,7 +42,7 @@ fabric_link = { rate = "10Gbps", delay = "1us" }
 
 [switch]
 buffer = { model = "static", queue = "100KB" }
-ecn = { k = "30KB" }
+aqm = { kind = "step", threshold = "30KB" }
 
 [transport]
 kind = "reno"
@@ -74,7 +74,7 @@ transport.kind = "dctcp"
 [[variant]]
 name = "DCTCP K=10KB"
 transport.kind = "dctcp"
-switch.ecn = { k = "10KB" }
+switch.aqm = { kind = "step", threshold = "10KB" }
 """
 
 VARIANTS = ["Reno", "DCTCP", "DCTCP K=10KB"]

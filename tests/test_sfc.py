@@ -125,7 +125,7 @@ def test_sfc_works_for_udp_and_tcp(tmp_path, kind):
 
 def test_proxy_beside_lossless_pfc_warns(tmp_path):
     """The ToR's own XON and the proxy's PAUSEs share the NIC's pause timer: valid, said."""
-    text = Path(INCAST16).read_text().replace('ecn = { k = "50KB" }', 'ecn = { k = "50KB" }\npfc = { alpha = 1.0 }')
+    text = Path(INCAST16).read_text().replace('aqm = { kind = "step", threshold = "50KB" }', 'aqm = { kind = "step", threshold = "50KB" }\npfc = { alpha = 1.0 }')
     path = tmp_path / "proxy_pfc.toml"
     path.write_text(text)
     r = dcnsim.run(str(path), variant="proxy")

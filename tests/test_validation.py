@@ -197,7 +197,7 @@ bottleneck = {{ rate = "10Gbps", delay = "10us" }}
 
 [switch]
 buffer = {{ model = "static", queue = "1MB" }}
-ecn = {{ k = "{FAIR_K}" }}
+aqm = {{ kind = "step", threshold = "{FAIR_K}" }}
 
 [transport]
 kind = "dctcp"

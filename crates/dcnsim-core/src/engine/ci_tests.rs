@@ -161,7 +161,7 @@ fn isolated_packets_are_marked_by_the_congested_queue_not_all() {
     // packets are marked only while the congested queue is above K, so far fewer marks than
     // "every_isolated", which marks each of them; and DCTCP still gets its feedback.
     let marks = |mark: &str| {
-        let sw = format!("{PFC}\necn = {{ k = \"30KB\" }}\nci = {{ mode = \"isolate\", low = \"5KB\", high = \"20KB\", mark = \"{mark}\" }}");
+        let sw = format!("{PFC}\naqm = {{ kind = \"step\", threshold = \"30KB\" }}\nci = {{ mode = \"isolate\", low = \"5KB\", high = \"20KB\", mark = \"{mark}\" }}");
         let mut sim = run(&two_switch(&sw, "kind = \"dctcp\"", "20us"));
         let r = sim.results();
         assert_eq!(r.summary["end_reason"], "completed");
@@ -190,7 +190,7 @@ arrivals_for = "300us"
 max_time = "5ms"
 {HOL_FABRIC}
 [switch]
-ecn = {{ k = "20KB" }}
+aqm = {{ kind = "step", threshold = "20KB" }}
 [transport]
 kind = "dcqcn"
 dcqcn = {{ preset = "seed004" }}

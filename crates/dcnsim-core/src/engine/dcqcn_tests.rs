@@ -76,7 +76,8 @@ pub(super) fn jain(x: &[f64]) -> f64 {
 /// 220 KB / 59 KB / 228 KB.
 #[test]
 fn dcqcn_long_flows_share_fairly_with_a_bounded_queue() {
-    let switch = "buffer = { model = \"static\", queue = \"4MB\" }\necn = { low = \"5KB\", high = \"200KB\", pmax = 0.01 }\npfc = { xoff = \"500KB\", xon = \"400KB\" }";
+    let switch =
+        "buffer = { model = \"static\", queue = \"4MB\" }\naqm = { kind = \"ramp\", kmin = \"5KB\", kmax = \"200KB\", pmax = 0.01 }\npfc = { xoff = \"500KB\", xon = \"400KB\" }";
     for (preset, n) in [("seed004", 4), ("paper", 4), ("seed004", 8)] {
         let r = steady(n, switch, &format!("dcqcn = {{ preset = \"{preset}\" }}"), SimTime::from_ms(10), SimTime::from_ms(40));
         let j = jain(&r.shares);
@@ -93,7 +94,14 @@ fn dcqcn_long_flows_share_fairly_with_a_bounded_queue() {
 #[test]
 fn go_back_n_recovers_losses_in_a_lossy_fabric() {
     let flows: Vec<String> = (0..8).map(|i| format!("{{ src = {i}, dst = 8, size = \"1MB\" }}")).collect();
-    let text = star(8, "100Gbps", "buffer = { model = \"static\", queue = \"60KB\" }\necn = { low = \"5KB\", high = \"50KB\", pmax = 0.01 }", "", &flows.join(", "), "100ms");
+    let text = star(
+        8,
+        "100Gbps",
+        "buffer = { model = \"static\", queue = \"60KB\" }\naqm = { kind = \"ramp\", kmin = \"5KB\", kmax = \"50KB\", pmax = 0.01 }",
+        "",
+        &flows.join(", "),
+        "100ms",
+    );
     let mut sim = build(&text);
     sim.run();
     let r = sim.results();
@@ -114,7 +122,7 @@ fn roce_incast_is_lossless_with_pfc() {
     let text = star(
         8,
         "100Gbps",
-        "buffer = { model = \"static\", queue = \"1MB\" }\necn = { low = \"5KB\", high = \"50KB\", pmax = 0.01 }\npfc = { xoff = \"60KB\", xon = \"30KB\" }",
+        "buffer = { model = \"static\", queue = \"1MB\" }\naqm = { kind = \"ramp\", kmin = \"5KB\", kmax = \"50KB\", pmax = 0.01 }\npfc = { xoff = \"60KB\", xon = \"30KB\" }",
         "",
         &flows.join(", "),
         "100ms",
@@ -136,7 +144,7 @@ fn roce_incast_is_lossless_with_pfc() {
 fn cnps_reach_the_marked_flows_which_pace_at_the_cut_rate() {
     use crate::host::Sender;
     let flows = r#"{ src = 0, dst = 3, size = "20MB" }, { src = 1, dst = 3, size = "20MB" }, { src = 2, dst = 4, size = "20MB" }"#;
-    let text = star(4, "100Gbps", "buffer = { queue = \"4MB\" }\necn = { low = \"5KB\", high = \"200KB\", pmax = 0.01 }", "", flows, "2ms");
+    let text = star(4, "100Gbps", "buffer = { queue = \"4MB\" }\naqm = { kind = \"ramp\", kmin = \"5KB\", kmax = \"200KB\", pmax = 0.01 }", "", flows, "2ms");
     let mut sim = build(&text);
     sim.enable_trace();
     let rp = |sim: &crate::Sim, f: u32| match sim.flow(f).map(|fl| &fl.sender) {

@@ -283,8 +283,10 @@ impl Case {
         }
         match &self.ecn {
             None => {}
-            Some((Ecn::Step { k }, drop)) => s += &format!("ecn = {{ k = \"{k}B\", drop_non_ect = {drop} }}\n"),
-            Some((Ecn::Red { low, high, pmax }, drop)) => s += &format!("ecn = {{ low = \"{low}B\", high = \"{high}B\", pmax = {pmax:?}, drop_non_ect = {drop} }}\n"),
+            Some((Ecn::Step { k }, drop)) => s += &format!("aqm = {{ kind = \"step\", threshold = \"{k}B\", drop_non_ect = {drop} }}\n"),
+            Some((Ecn::Red { low, high, pmax }, drop)) => {
+                s += &format!("aqm = {{ kind = \"ramp\", kmin = \"{low}B\", kmax = \"{high}B\", pmax = {pmax:?}, drop_non_ect = {drop} }}\n")
+            }
         }
         s += &format!(
             "\n[transport]\nkind = \"{}\"\necn = {}\nmin_rto = \"{}us\"\ninit_cwnd = {}\n",

@@ -88,7 +88,8 @@ fn udp_flow_is_one_way() {
 
 #[test]
 fn two_flows_share_the_bottleneck() {
-    let mut sim = run(&dumbbell("dctcp", r#"{ src = 0, dst = 2, size = "10MB" }, { src = 1, dst = 2, size = "10MB" }"#, "[switch]\necn = { k = \"30KB\" }"));
+    let mut sim =
+        run(&dumbbell("dctcp", r#"{ src = 0, dst = 2, size = "10MB" }, { src = 1, dst = 2, size = "10MB" }"#, "[switch]\naqm = { kind = \"step\", threshold = \"30KB\" }"));
     let r = sim.results();
     let fct = r.flows.u64("fct_ps");
     // 20 MB of payload through one 10G port takes at least 16.4 ms of wire time
@@ -125,7 +126,7 @@ host_link = {{ rate = "10Gbps", delay = "{host_delay_us}us" }}
 bottleneck = {{ rate = "10Gbps", delay = "{bottleneck_delay_us}us" }}
 [switch]
 buffer = {{ model = "static", queue = "4MB" }}
-ecn = {{ k = "{}B" }}
+aqm = {{ kind = "step", threshold = "{}B" }}
 [transport]
 kind = "dctcp"
 [[workload]]
@@ -196,7 +197,7 @@ fn queue_depth_sampling_matches_time_average() {
     let text = dumbbell(
         "dctcp",
         r#"{ src = 0, dst = 2, size = "20MB" }, { src = 1, dst = 2, size = "20MB" }"#,
-        "[switch]\necn = { k = \"60KB\" }\n[metrics]\nqueue_sample = \"1us\"\nqueue_bin = \"1500B\"",
+        "[switch]\naqm = { kind = \"step\", threshold = \"60KB\" }\n[metrics]\nqueue_sample = \"1us\"\nqueue_bin = \"1500B\"",
     );
     let mut sim = run(&text);
     let r = sim.results();

@@ -147,6 +147,11 @@ impl Document {
                 _ => key,
             };
             let mut msg = e.into_inner().to_string().replace('\n', " ");
+            if key.starts_with("switch.ecn") {
+                msg = "switch.ecn is now switch.aqm: write { kind = \"step\", threshold = K } for DCTCP's step, \
+                       { kind = \"ramp\", kmin, kmax, pmax } for the RED ramp on the instantaneous queue"
+                    .to_string();
+            }
             // the toml deserializer appends " in `path`", which the key already says
             if let Some(i) = msg.rfind(" in `") {
                 if msg.ends_with('`') {
@@ -164,12 +169,13 @@ impl Document {
 }
 
 /// Deep-merge `over` into `base`: tables merge recursively, other values replace. A table
-/// whose `model` the variant changes (`switch.buffer`) is replaced whole: another buffer
-/// model takes other keys (a static buffer has no pool), so the base's would not fit it.
+/// whose `model` (`switch.buffer`) or AQM `kind` (`switch.aqm`) the variant changes is
+/// replaced whole: another model or AQM takes other keys (a static buffer has no pool, a
+/// step marker no RED thresholds), so the base's would not fit it.
 fn merge(base: &mut toml::Table, over: &toml::Table) {
     for (k, v) in over {
         match (base.get_mut(k), v) {
-            (Some(toml::Value::Table(b)), toml::Value::Table(o)) if !changes_kind(b, o) => merge(b, o),
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) if !changes_kind(k, b, o) => merge(b, o),
             _ => {
                 base.insert(k.clone(), v.clone());
             }
@@ -177,12 +183,19 @@ fn merge(base: &mut toml::Table, over: &toml::Table) {
     }
 }
 
-/// Whether `over` sets a table's `model` to another value than `base` has.
-fn changes_kind(base: &toml::Table, over: &toml::Table) -> bool {
-    over.get("model").is_some_and(|v| base.get("model") != Some(v))
+/// Whether `over` sets a table's `model` (or `switch.aqm`'s `kind`) to another value than
+/// `base` has.
+fn changes_kind(key: &str, base: &toml::Table, over: &toml::Table) -> bool {
+    let differs = |field: &str| over.get(field).is_some_and(|v| base.get(field) != Some(v));
+    differs("model") || (key == "aqm" && differs("kind"))
 }
 
 // ------------------------------------------------------------------ validation
+
+/// A kind's name as the scenario file spells it.
+fn aqm_kind_name(k: AqmKind) -> String {
+    serde_json::to_value(k).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+}
 
 fn require<T: Copy>(v: Option<T>, key: &str, what: &str) -> Result<T, ScenarioError> {
     v.ok_or_else(|| err(key, format!("missing; expected {what}")))
@@ -403,43 +416,59 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
         }
     }
     if let Some(aqm) = &sw.aqm {
-        if sw.ecn.is_some() {
-            return Err(err("switch.aqm", "one AQM per queue: give switch.ecn (threshold marking) or switch.aqm, not both"));
-        }
-        let red_keys = [
-            ("limit", aqm.limit.is_some()),
-            ("min", aqm.min.is_some()),
-            ("max", aqm.max.is_some()),
-            ("avpkt", aqm.avpkt.is_some()),
-            ("burst", aqm.burst.is_some()),
-            ("probability", aqm.probability.is_some()),
-            ("bandwidth", aqm.bandwidth.is_some()),
-            ("ecn", aqm.ecn.is_some()),
+        // Each key belongs to the kinds that read it; a key set for another kind is refused
+        // rather than silently ignored.
+        use AqmKind::*;
+        let keys: [(&str, bool, &[AqmKind]); 22] = [
+            ("threshold", aqm.threshold.is_some(), &[Step]),
+            ("kmin", aqm.kmin.is_some(), &[Ramp]),
+            ("kmax", aqm.kmax.is_some(), &[Ramp]),
+            ("pmax", aqm.pmax.is_some(), &[Ramp]),
+            ("drop_non_ect", aqm.drop_non_ect.is_some(), &[Step, Ramp]),
+            ("p", aqm.p.is_some(), &[Fixed]),
+            ("limit", aqm.limit.is_some(), &[Red]),
+            ("min", aqm.min.is_some(), &[Red]),
+            ("max", aqm.max.is_some(), &[Red, Coupled]),
+            ("avpkt", aqm.avpkt.is_some(), &[Red]),
+            ("burst", aqm.burst.is_some(), &[Red]),
+            ("probability", aqm.probability.is_some(), &[Red]),
+            ("bandwidth", aqm.bandwidth.is_some(), &[Red]),
+            ("ecn", aqm.ecn.is_some(), &[Red]),
+            ("target", aqm.target.is_some(), &[Pi2, Dualpi2]),
+            ("tupdate", aqm.tupdate.is_some(), &[Pi2, Dualpi2]),
+            ("alpha", aqm.alpha.is_some(), &[Pi2, Dualpi2]),
+            ("beta", aqm.beta.is_some(), &[Pi2, Dualpi2]),
+            ("k", aqm.k.is_some(), &[Dualpi2, Coupled]),
+            ("step", aqm.step.is_some(), &[Dualpi2]),
+            ("l_queue", aqm.l_queue.is_some(), &[Dualpi2]),
+            ("c_queue", aqm.c_queue.is_some(), &[Dualpi2]),
         ];
-        let pi2_keys = [("target", aqm.target.is_some()), ("tupdate", aqm.tupdate.is_some()), ("alpha", aqm.alpha.is_some()), ("beta", aqm.beta.is_some())];
-        let dual_keys = [("k", aqm.k.is_some()), ("step", aqm.step.is_some()), ("l_queue", aqm.l_queue.is_some()), ("c_queue", aqm.c_queue.is_some())];
-        let own = |keys: &[(&str, bool)], kind: &str| -> Result<(), ScenarioError> {
-            match keys.iter().find(|(_, set)| *set) {
-                Some((k, _)) => Err(err(format!("switch.aqm.{k}"), format!("only used with kind = \"{kind}\""))),
-                None => Ok(()),
-            }
-        };
+        if let Some((k, _, kinds)) = keys.iter().find(|(_, set, kinds)| *set && !kinds.contains(&aqm.kind)) {
+            let names: Vec<String> = kinds.iter().map(|k| format!("\"{}\"", aqm_kind_name(*k))).collect();
+            return Err(err(format!("switch.aqm.{k}"), format!("only used with kind = {}, not \"{}\"", names.join(" or "), aqm_kind_name(aqm.kind))));
+        }
         match aqm.kind {
-            AqmKind::Fixed => {
-                match aqm.p {
-                    None => return Err(err("switch.aqm.p", "missing; expected a probability in [0, 1] for kind = \"fixed\"")),
-                    Some(p) if !(0.0..=1.0).contains(&p) => return Err(err("switch.aqm.p", format!("invalid value {p}, expected a probability in [0, 1]"))),
-                    Some(_) => {}
-                }
-                own(&red_keys, "red")?;
-                own(&pi2_keys, "pi2\" or \"dualpi2")?;
-                own(&dual_keys, "dualpi2")?;
+            AqmKind::Step => {
+                require(aqm.threshold, "switch.aqm.threshold", "DCTCP's step threshold K, e.g. \"30KB\"")?;
             }
+            AqmKind::Ramp => {
+                let lo = require(aqm.kmin.map(|b| b.0), "switch.aqm.kmin", "the depth where marking starts, e.g. \"10KB\"")?;
+                let hi = require(aqm.kmax.map(|b| b.0), "switch.aqm.kmax", "the depth above which every packet is marked, e.g. \"300KB\"")?;
+                if lo > hi {
+                    return Err(err("switch.aqm.kmin", format!("invalid value {lo} B, expected kmin <= kmax ({hi} B)")));
+                }
+                if let Some(p) = aqm.pmax {
+                    if !(p > 0.0 && p <= 1.0) {
+                        return Err(err("switch.aqm.pmax", format!("invalid value {p}, expected a probability in (0, 1]")));
+                    }
+                }
+            }
+            AqmKind::Fixed => match aqm.p {
+                None => return Err(err("switch.aqm.p", "missing; expected a probability in [0, 1] for kind = \"fixed\"")),
+                Some(p) if !(0.0..=1.0).contains(&p) => return Err(err("switch.aqm.p", format!("invalid value {p}, expected a probability in [0, 1]"))),
+                Some(_) => {}
+            },
             AqmKind::Coupled => {
-                own(&[("p", aqm.p.is_some())], "fixed")?;
-                own(&red_keys.iter().copied().filter(|(k, _)| *k != "max").collect::<Vec<_>>(), "red")?;
-                own(&pi2_keys, "pi2\" or \"dualpi2")?;
-                own(&dual_keys.iter().copied().filter(|(k, _)| *k != "k").collect::<Vec<_>>(), "dualpi2")?;
                 let max = require(aqm.max.map(|b| b.0), "switch.aqm.max", "the queue at which the coupled AQM's P reaches 1, e.g. \"100KB\"")?;
                 if max == 0 {
                     return Err(err("switch.aqm.max", "invalid value 0 B, expected a size > 0"));
@@ -449,11 +478,7 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
                 }
             }
             AqmKind::Pi2 | AqmKind::Dualpi2 => {
-                own(&[("p", aqm.p.is_some())], "fixed")?;
-                own(&red_keys, "red")?;
-                if aqm.kind == AqmKind::Pi2 {
-                    own(&dual_keys, "dualpi2")?;
-                } else {
+                if aqm.kind == AqmKind::Dualpi2 {
                     let (l, c) = (aqm.l_queue.unwrap_or(dualpi2::DEFAULT_L_QUEUE), aqm.c_queue.unwrap_or(dualpi2::DEFAULT_C_QUEUE));
                     if nq != 2 {
                         return Err(err("switch.queues", format!("invalid value {nq} with switch.aqm.kind = \"dualpi2\", expected 2 (its L and Classic queues)")));
@@ -485,11 +510,6 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
                 }
             }
             AqmKind::Red => {
-                if aqm.p.is_some() {
-                    return Err(err("switch.aqm.p", "only used with kind = \"fixed\"; RED takes probability"));
-                }
-                own(&pi2_keys, "pi2\" or \"dualpi2")?;
-                own(&dual_keys, "dualpi2")?;
                 let min = require(aqm.min.map(|b| b.0), "switch.aqm.min", "the average queue where RED starts marking, e.g. \"120000B\"")?;
                 let max = require(aqm.max.map(|b| b.0), "switch.aqm.max", "the average queue where RED marks every packet, e.g. \"360000B\"")?;
                 if max <= min {
@@ -578,21 +598,6 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
             }
         }
     }
-    if let Some(e) = &sw.ecn {
-        match (e.k, e.low, e.high) {
-            (Some(_), Some(_), _) | (Some(_), _, Some(_)) => return Err(err("switch.ecn.k", "give either k (step marking) or low/high (RED), not both")),
-            (None, None, _) => return Err(err("switch.ecn.low", "missing; expected a size (or give k for step marking)")),
-            (None, _, None) => return Err(err("switch.ecn.high", "missing; expected a size (or give k for step marking)")),
-            (None, Some(lo), Some(hi)) if lo.0 > hi.0 => return Err(err("switch.ecn.low", format!("invalid value {} B, expected low <= high ({} B)", lo.0, hi.0))),
-            _ => {}
-        }
-        if let Some(p) = e.pmax {
-            if !(p > 0.0 && p <= 1.0) {
-                return Err(err("switch.ecn.pmax", format!("invalid value {p}, expected a probability in (0, 1]")));
-            }
-        }
-    }
-
     if let Some(p) = &sw.pfc {
         match (p.xoff, p.alpha) {
             (Some(_), Some(_)) => return Err(err("switch.pfc.alpha", "give either xoff (static) or alpha (dynamic), not both")),
@@ -1198,12 +1203,13 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
             Scheduler::Dwrr { quanta: w.iter().map(|&x| x as u64 * mtu as u64).collect(), strict }
         }
     };
-    let ecn = sw.ecn.as_ref().map(|e| EcnMarker {
-        red: match e.k {
-            Some(k) => Red { low: k.0, high: k.0, pmax: 1.0 },
-            None => Red { low: e.low.unwrap().0, high: e.high.unwrap().0, pmax: e.pmax.unwrap_or(DEFAULT_RED_PMAX) },
-        },
-        drop_non_ect: e.drop_non_ect.unwrap_or(false),
+    let ecn = sw.aqm.as_ref().and_then(|a| {
+        let red = match a.kind {
+            AqmKind::Step => Red { low: a.threshold?.0, high: a.threshold?.0, pmax: 1.0 },
+            AqmKind::Ramp => Red { low: a.kmin?.0, high: a.kmax?.0, pmax: a.pmax.unwrap_or(DEFAULT_RED_PMAX) },
+            _ => return None,
+        };
+        Some(EcnMarker { red, drop_non_ect: a.drop_non_ect.unwrap_or(false) })
     });
     let tr = &s.transport;
     let min_rto = tr.min_rto.map_or(DEFAULT_MIN_RTO, |d| d.0);
@@ -1310,19 +1316,21 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
         hosts: c.hosts.unwrap_or(ci::DEFAULT_HOSTS),
     });
     let sfc = sw.sfc.as_ref().map(sfc_params);
-    let aqm = sw.aqm.as_ref().map(|a| match a.kind {
-        AqmKind::Fixed => AqmParams::Fixed { p: a.p.expect("validated") },
-        AqmKind::Red => AqmParams::Red(red_params(a)),
-        AqmKind::Pi2 => AqmParams::Pi2(pi2_params(a)),
-        AqmKind::Dualpi2 => AqmParams::DualPi2(DualPi2Params {
+    let aqm = sw.aqm.as_ref().and_then(|a| match a.kind {
+        // the step and ramp markers are the `ecn` stage above
+        AqmKind::Step | AqmKind::Ramp => None,
+        AqmKind::Fixed => Some(AqmParams::Fixed { p: a.p.expect("validated") }),
+        AqmKind::Red => Some(AqmParams::Red(red_params(a))),
+        AqmKind::Pi2 => Some(AqmParams::Pi2(pi2_params(a))),
+        AqmKind::Dualpi2 => Some(AqmParams::DualPi2(DualPi2Params {
             pi2: pi2_params(a),
             k: a.k.unwrap_or(dualpi2::DEFAULT_K),
             step: a.step.map_or(dualpi2::DEFAULT_STEP, |d| d.0),
             l_queue: a.l_queue.unwrap_or(dualpi2::DEFAULT_L_QUEUE) as usize,
             c_queue: a.c_queue.unwrap_or(dualpi2::DEFAULT_C_QUEUE) as usize,
             floor: 2 * mtu as u64,
-        }),
-        AqmKind::Coupled => AqmParams::Coupled(Coupled { max: a.max.expect("validated").0, k: a.k.unwrap_or(coupled::DEFAULT_K) }),
+        })),
+        AqmKind::Coupled => Some(AqmParams::Coupled(Coupled { max: a.max.expect("validated").0, k: a.k.unwrap_or(coupled::DEFAULT_K) })),
     });
     let mut pfc = pfc_params(s, &topo, &buffer)?;
     if sfc.as_ref().is_some_and(|p| p.mode == SfcMode::Proxy) && pfc.is_none() {
@@ -1472,7 +1480,7 @@ mod tests {
         assert_eq!(num("AqmConfig", "l_queue"), dualpi2::DEFAULT_L_QUEUE as f64);
         assert_eq!(num("AqmConfig", "c_queue"), dualpi2::DEFAULT_C_QUEUE as f64);
         assert_eq!(num("BufferConfig", "alpha"), DEFAULT_BUFFER_ALPHA);
-        assert_eq!(num("EcnConfig", "pmax"), DEFAULT_RED_PMAX);
+        assert_eq!(num("AqmConfig", "pmax"), DEFAULT_RED_PMAX);
         assert_eq!(num("SwitchConfig", "queues"), DEFAULT_QUEUES as f64);
         assert_eq!(size("TransportConfig", "header"), DEFAULT_HEADER);
         assert_eq!(size("TransportConfig", "ack_size"), DEFAULT_ACK_SIZE);
@@ -1519,7 +1527,13 @@ bottleneck = { rate = "10Gbps", delay = "1us" }
     fn errors_name_the_key() {
         let cases = [
             ("[switch]\nbogus = 1", "switch.bogus", "unknown field"),
-            ("[switch]\necn = { low = \"400KB\", high = \"300KB\" }", "switch.ecn.low", "low <= high"),
+            ("[switch]\naqm = { kind = \"ramp\", kmin = \"400KB\", kmax = \"300KB\" }", "switch.aqm.kmin", "kmin <= kmax"),
+            ("[switch]\naqm = { kind = \"ramp\", kmin = \"4KB\" }", "switch.aqm.kmax", "missing"),
+            ("[switch]\naqm = { kind = \"ramp\", kmin = \"4KB\", kmax = \"8KB\", pmax = 0 }", "switch.aqm.pmax", "(0, 1]"),
+            ("[switch]\naqm = { kind = \"step\" }", "switch.aqm.threshold", "missing"),
+            ("[switch]\naqm = { kind = \"step\", threshold = \"30KB\", pmax = 0.5 }", "switch.aqm.pmax", "only used with kind = \"ramp\""),
+            ("[switch]\naqm = { kind = \"red\", min = \"1KB\", max = \"9KB\", drop_non_ect = true }", "switch.aqm.drop_non_ect", "kind = \"step\" or \"ramp\", not \"red\""),
+            ("[switch]\necn = { k = \"30KB\" }", "switch.ecn", "kind = \"step\", threshold = K"),
             ("[[workload]]\nkind = \"poisson\"\nsizes = \"web-search\"\nload = 1.5", "workload[0].load", "(0, 1]"),
             ("[[workload]]\nkind = \"poisson\"\nsizes = \"web-search\"\nload = 0.0", "workload[0].load", "(0, 1]"),
             ("[switch]\nlatency = 400", "switch.latency", "bare number"),
@@ -1536,7 +1550,6 @@ bottleneck = { rate = "10Gbps", delay = "1us" }
             ("[metrics]\nthroughput_bin = \"0us\"", "metrics.throughput_bin", "> 0"),
             ("[switch]\naqm = { kind = \"fixed\" }", "switch.aqm.p", "missing"),
             ("[switch]\naqm = { kind = \"fixed\", p = 1.5 }", "switch.aqm.p", "[0, 1]"),
-            ("[switch]\naqm = { kind = \"fixed\", p = 0.1 }\necn = { k = \"10KB\" }", "switch.aqm", "not both"),
             ("[switch]\naqm = { kind = \"codel\" }", "switch.aqm.kind", "unknown variant"),
             ("[transport]\nect = \"ce\"", "transport.ect", "unknown variant"),
             ("[switch]\naqm = { kind = \"red\", max = \"300KB\" }", "switch.aqm.min", "missing"),
@@ -1653,13 +1666,16 @@ hosts = [42, 63]
 
     #[test]
     fn variants_override_the_base() {
-        let doc = Document::from_toml(&format!("{BASE}\n[[variant]]\nname = \"A\"\n[[variant]]\nname = \"B\"\ntopology.senders = 5\nswitch.ecn = {{ k = \"30KB\" }}\n")).unwrap();
+        let doc = Document::from_toml(&format!(
+            "{BASE}\n[[variant]]\nname = \"A\"\n[[variant]]\nname = \"B\"\ntopology.senders = 5\nswitch.aqm = {{ kind = \"step\", threshold = \"30KB\" }}\n"
+        ))
+        .unwrap();
         assert_eq!(doc.variant_names(), vec!["A", "B"]);
         assert_eq!(doc.scenario(Some("A")).unwrap().topology.senders, Some(2));
         let b = doc.scenario(Some("B")).unwrap();
         assert_eq!(b.topology.senders, Some(5));
         assert_eq!(b.topology.host_link.unwrap().rate.0, 10_000_000_000);
-        assert!(b.switch.ecn.is_some());
+        assert_eq!(b.switch.aqm.and_then(|a| a.threshold).map(|b| b.0), Some(30_000));
         assert!(doc.scenario(Some("C")).is_err());
     }
 

@@ -75,8 +75,10 @@ fn variant_schema() -> SchemaObject {
         metadata: meta(
             "`[[variant]]`: a named set of overrides of the base scenario. Every key other than `name` has \
              the same meaning and syntax as in the base file and replaces the base value: tables (such as \
-             `[switch]` or `switch.ecn`) merge key by key, recursively, while every other value, arrays \
-             included (`[[workload]]`, `fct_bins`, `flows`), replaces the base value as a whole. The merged \
+             `[switch]` or `switch.pfc`) merge key by key, recursively, while every other value, arrays \
+             included (`[[workload]]`, `fct_bins`, `flows`), replaces the base value as a whole; a table \
+             whose `model` (`switch.buffer`) or AQM `kind` (`switch.aqm`) the variant changes is replaced \
+             whole, since another model or kind takes other keys. The merged \
              result must be a valid scenario; it is validated like the base, and errors name the variant. \
              Without a variant selected, the base scenario runs.",
         ),
@@ -531,7 +533,7 @@ mod tests {
             "## `[topology]`",
             "## `[switch]`",
             "## `switch.buffer`",
-            "## `switch.ecn`",
+            "## `switch.aqm`",
             "## `[transport]`",
             "## `transport.udp`",
             "## `[[workload]]`",

@@ -275,32 +275,6 @@ pub enum SchedulerKind {
     Dwrr,
 }
 
-/// `switch.ecn`: RED-style ECN marking on the instantaneous queue (Floyd & Jacobson 1993,
-/// as used by DCQCN). Probability 0 at or below `low`, rising linearly to `pmax` at `high`,
-/// 1 above `high`. DCTCP's step threshold K is `k` (same as low = high = K).
-#[derive(Deserialize, Serialize, Debug, Clone, Default, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct EcnConfig {
-    /// Queue depth where marking starts. Required with `high` unless `k` is given; low <= high.
-    #[serde(default)]
-    pub low: Option<Bytes>,
-    /// Queue depth above which every packet is marked. Required with `low` unless `k` is given.
-    #[serde(default)]
-    pub high: Option<Bytes>,
-    /// Marking probability reached at `high`. Default 1.0; in (0, 1].
-    #[serde(default)]
-    pub pmax: Option<f64>,
-    /// DCTCP step threshold: mark every packet arriving to a queue deeper than k. Not together
-    /// with low/high.
-    #[serde(default)]
-    pub k: Option<Bytes>,
-    /// Drop, instead of passing unmarked, packets that are not ECN-capable when the marker
-    /// selects them (RFC 3168 6.1.1 behaviour of a RED queue with ECN). Default false:
-    /// non-ECT packets (pure ACKs, UDP) only see tail drop.
-    #[serde(default)]
-    pub drop_non_ect: Option<bool>,
-}
-
 /// `[switch]`.
 #[derive(Deserialize, Serialize, Debug, Clone, Default, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -322,9 +296,6 @@ pub struct SwitchConfig {
     /// dwrr: one weight >= 1 per queue; queue i's quantum is weights[i] x MTU bytes. Default all 1.
     #[serde(default)]
     pub weights: Option<Vec<u32>>,
-    /// ECN marking; absent = no marking (drop-tail only).
-    #[serde(default)]
-    pub ecn: Option<EcnConfig>,
     /// Static per-hop forwarding latency added at every switch (seed 003 used "400ns"). Default 0.
     #[serde(default)]
     pub latency: Option<Duration>,
@@ -341,8 +312,8 @@ pub struct SwitchConfig {
     /// Source Flow Control (IEEE P802.1Qdw, seed 004); absent = off.
     #[serde(default)]
     pub sfc: Option<SfcConfig>,
-    /// Active queue management chosen by kind (see `switch.aqm`); absent = none, or the
-    /// `switch.ecn` marker.
+    /// Active queue management and ECN marking, chosen by kind (see `switch.aqm`); absent =
+    /// none (drop-tail only).
     #[serde(default)]
     pub aqm: Option<AqmConfig>,
 }
@@ -405,7 +376,7 @@ pub enum CiModeConfig {
     #[default]
     Isolate,
     /// Seed 003's "without CI" baseline: flows hashed by destination onto `queue` and
-    /// `congested_queue` (ECN from switch.ecn on both).
+    /// `congested_queue` (ECN from switch.aqm on both).
     HashDst,
 }
 
@@ -414,8 +385,8 @@ pub enum CiModeConfig {
 #[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum CiMarkConfig {
-    /// The packet whose arrival isolates its flow, then `switch.ecn` on the congested
-    /// queue's depth (no marks there without `switch.ecn`).
+    /// The packet whose arrival isolates its flow, then `switch.aqm` (step or ramp) on the
+    /// congested queue's depth (no marks there without it).
     #[default]
     QueueEcn,
     /// Every packet of an isolated flow, whatever the congested queue holds.
@@ -444,7 +415,7 @@ pub struct CiConfig {
     /// isolate: isolation probability at `high`. Default 0.01 (seed); in (0, 1].
     #[serde(default)]
     pub pmax: Option<f64>,
-    /// isolate: "queue_ecn" (default: the isolating packet is CE-marked, then `switch.ecn`
+    /// isolate: "queue_ecn" (default: the isolating packet is CE-marked, then `switch.aqm`
     /// marks on the congested queue's depth) or "every_isolated" (every packet of an isolated
     /// flow is CE-marked).
     #[serde(default)]
@@ -611,6 +582,13 @@ pub enum EctConfig {
 #[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum AqmKind {
+    /// DCTCP's step marking (Alizadeh et al., SIGCOMM 2010): every ECN-capable packet that
+    /// arrives to a queue deeper than `threshold` is CE-marked.
+    Step,
+    /// RED's linear ramp on the instantaneous queue as DCQCN configures it (Zhu et al.,
+    /// SIGCOMM 2015, Kmin/Kmax/Pmax): probability 0 at or below `kmin`, rising linearly to
+    /// `pmax` at `kmax`, 1 above `kmax`.
+    Ramp,
     /// Mark ECN-capable packets and drop the others with a fixed probability `p`, whatever
     /// the queue holds: the instrument that checks a congestion controller's rate law.
     Fixed,
@@ -628,13 +606,31 @@ pub enum AqmKind {
     Coupled,
 }
 
-/// `switch.aqm`: the active queue management of every switch egress queue, chosen by `kind`.
-/// Not together with `switch.ecn` (one AQM per queue).
+/// `switch.aqm`: the active queue management (ECN marking or dropping) of every switch egress
+/// queue, chosen by `kind`.
 #[derive(Deserialize, Serialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct AqmConfig {
-    /// "fixed", "red", "pi2", "dualpi2" or "coupled".
+    /// "step", "ramp", "fixed", "red", "pi2", "dualpi2" or "coupled".
     pub kind: AqmKind,
+    /// step (required): DCTCP's K, the depth above which every arriving ECN-capable packet is
+    /// marked, e.g. "30KB".
+    #[serde(default)]
+    pub threshold: Option<Bytes>,
+    /// ramp (required): depth where marking starts (DCQCN's Kmin); kmin <= kmax.
+    #[serde(default)]
+    pub kmin: Option<Bytes>,
+    /// ramp (required): depth above which every packet is marked (DCQCN's Kmax).
+    #[serde(default)]
+    pub kmax: Option<Bytes>,
+    /// ramp: marking probability reached at kmax (DCQCN's Pmax). Default 1.0; in (0, 1].
+    #[serde(default)]
+    pub pmax: Option<f64>,
+    /// step, ramp: drop, instead of passing unmarked, packets that are not ECN-capable when the
+    /// marker selects them (RFC 3168 6.1.1 behaviour of a RED queue with ECN). Default false:
+    /// non-ECT packets (pure ACKs, UDP) only see tail drop.
+    #[serde(default)]
+    pub drop_non_ect: Option<bool>,
     /// fixed (required): the probability in [0, 1] that an arriving packet is marked (ECN-capable)
     /// or dropped (not ECN-capable; a lossless class's packets are never dropped).
     #[serde(default)]

@@ -7,8 +7,8 @@ use super::pipeline::{AqmAction, Arrival, Ctx};
 use super::DropReason;
 use rand::Rng as _;
 
-/// The ECN marker of every switch queue (`switch.ecn`): RED's ramp (or DCTCP's step) on the
-/// instantaneous depth of the queue a packet joins, drawn from the switch's stream. A
+/// The ECN marker of every switch queue (`switch.aqm` kinds "ramp" and "step"): RED's ramp
+/// (or DCTCP's step) on the instantaneous depth of the queue a packet joins, drawn from the switch's stream. A
 /// packet it selects is CE-marked when ECN-capable (ECT(0) and ECT(1) alike); otherwise it
 /// passes, or with `drop_non_ect` is dropped unless its class is lossless.
 #[derive(Clone, Debug)]
