@@ -178,3 +178,78 @@ def test_seed002_l_queue_delay_stays_low(seed002):
     p = seed002["RED"].ports
     red = p[(p["node_name"] == "left") & (p["peer_name"] == "right")].iloc[0]
     assert 24 <= float(red["mean_depth_bytes"]) * 8 / RATE * 1e3 <= 72
+
+
+PACKET = 1500
+BDP_PKTS = RATE * 8e-3 / 8 / PACKET  # 26.7 packets
+
+
+def _queue_pdf_stats(variant: str) -> Dict[str, float]:
+    """p5, mean and p95 (in packets) of the bottleneck queue's sampled pdf, steady state."""
+    r = dcnsim.run("seed002_queue_pdf_small", variant=variant)
+    q = r.queues
+    # the bottleneck is the one queue that ever holds more than a packet
+    deep = q[q["depth_bytes"] >= PACKET].groupby(["node", "port"])["samples"].sum()
+    assert len(deep) == 1, f"one bottleneck expected, got {deep.to_dict()}"
+    node, port = deep.index[0]
+    h = q[(q["node"] == node) & (q["port"] == port)].sort_values("depth_bytes")
+    centre = (h["depth_bytes"].to_numpy() + PACKET / 2) / PACKET
+    w = h["samples"].to_numpy() / h["samples"].sum()
+    cdf = w.cumsum()
+    at = lambda p: float(centre[(cdf >= p).argmax()])
+    return {"p5": at(0.05), "mean": float((centre * w).sum()), "p95": at(0.95)}
+
+
+@pytest.fixture(scope="module")
+def queue_pdfs() -> Dict[str, Dict[str, float]]:
+    return {v: _queue_pdf_stats(v) for v in ["Reno, RED", "DCTCP, RED", "DCTCP, step"]}
+
+
+def test_dctcp_step_keeps_the_queue_in_a_narrow_band(queue_pdfs):
+    """Seed 002 slide 10 and DCTCP's analysis (Alizadeh et al., SIGCOMM 2010, sec. 3.3): one
+    flow through a step at K packets oscillates between Q_max = K + N and Q_max - A with
+    A = 1/2 sqrt(2 N (C RTT + K)) = 4.0 packets here (K = 5 + 1: the step marks a packet
+    that finds more than 7500 B queued). Tolerance: one 1500 B bin on each side."""
+    s = queue_pdfs["DCTCP, step"]
+    k, n = 6, 1
+    amplitude = 0.5 * (2 * n * (BDP_PKTS + k)) ** 0.5
+    q_max = k + n
+    assert q_max - amplitude - 1 <= s["p5"] and s["p95"] <= q_max + 1, s
+    assert 1 <= s["p95"] - s["p5"] <= amplitude + 1, s
+
+
+def test_reno_red_queue_swings_with_the_sawtooth(queue_pdfs):
+    """Seed 002 slide 9: Reno halves its window (BDP + Q) on a mark, so its queue swings by
+    about (BDP + Q_max) / 2, a band ten times DCTCP's. Tolerance: p5..p95 covers 60-100% of
+    that swing."""
+    s = queue_pdfs["Reno, RED"]
+    swing = (BDP_PKTS + s["p95"]) / 2
+    assert 0.6 * swing <= s["p95"] - s["p5"] <= swing, (s, swing)
+    step = queue_pdfs["DCTCP, step"]
+    assert s["p95"] - s["p5"] > 10 * (step["p95"] - step["p5"]), (s, step)
+
+
+def test_dctcp_through_red_sits_where_its_rate_law_meets_red(queue_pdfs):
+    """DCTCP through the seed's RED: its window 2 / p (the probabilistic-marking law, tested in
+    test_rate_laws.py) equals BDP + Q where RED marks with p = 0.02 (Q - 80) / 160 per packet
+    (tc min 120000 B, max 360000 B, in 1500 B packets), or twice that with tc's uniformised
+    spacing of marks: the queue settles at 131-164 packets, deep and narrow (the reason it
+    starves Cubic in one RED queue). Tolerance: 10% outside that bracket."""
+    s = queue_pdfs["DCTCP, RED"]
+
+    def equilibrium(spacing: float) -> float:
+        # (BDP + Q) * spacing * 0.02 (Q - 80) / 160 = 2
+        a = spacing * 0.02 / 160
+        lo, hi = 80.0, 400.0
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            if (BDP_PKTS + mid) * a * (mid - 80) > 2:
+                hi = mid
+            else:
+                lo = mid
+        return lo
+
+    low, high = equilibrium(2.0), equilibrium(1.0)
+    assert 0.9 * low <= s["mean"] <= 1.1 * high, (s, low, high)
+    reno = queue_pdfs["Reno, RED"]
+    assert s["p95"] - s["p5"] < (reno["p95"] - reno["p5"]) / 3, (s, reno)

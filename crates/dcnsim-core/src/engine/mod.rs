@@ -48,6 +48,18 @@ pub struct UdpParams {
 }
 
 /// Engine configuration, fully resolved (no defaults left, no files).
+/// Periodic sampling of every switch egress queue's depth (`metrics.queue_sample`), the
+/// periodic queue-depth measurement of seed 003 and the queue-size pdfs of seed 002.
+#[derive(Clone, Copy, Debug)]
+pub struct QueueSampling {
+    /// Interval between samples.
+    pub every: SimTime,
+    /// Histogram bin width in bytes.
+    pub bin: u64,
+    /// Time of the first sample: a warm-up left out of the histograms.
+    pub from: SimTime,
+}
+
 #[derive(Clone, Debug)]
 pub struct SimConfig {
     pub seed: u64,
@@ -70,8 +82,8 @@ pub struct SimConfig {
     pub fct_bins: Vec<u64>,
     /// Check packet conservation and buffer bounds as the run goes.
     pub check_invariants: bool,
-    /// Sample switch queue depths every interval into histograms of this bin width (bytes).
-    pub queue_sample: Option<(SimTime, u64)>,
+    /// Sample switch queue depths into histograms.
+    pub queue_sample: Option<QueueSampling>,
     /// Record per-flow goodput in bins of this width.
     pub throughput_bin: Option<SimTime>,
     /// What the builder found suspicious but valid (reported in the summary's `warnings`).
@@ -332,8 +344,8 @@ impl Sim {
         if let Some(first) = specs.first() {
             q.push(first.start, Ev::NextArrival);
         }
-        if cfg.queue_sample.is_some() {
-            q.push(SimTime::ZERO, Ev::Sample);
+        if let Some(s) = &cfg.queue_sample {
+            q.push(s.from, Ev::Sample);
         }
         Sim {
             cfg,
@@ -631,7 +643,7 @@ impl Sim {
     /// Add every switch queue's depth to its histogram; sample again after the interval
     /// while the run goes on.
     fn sample_queues(&mut self) {
-        let (every, bin) = self.cfg.queue_sample.unwrap();
+        let QueueSampling { every, bin, .. } = self.cfg.queue_sample.unwrap();
         let nq = self.cfg.queues;
         if self.depth_hist.is_empty() {
             self.depth_hist = vec![Vec::new(); self.egress.len() * nq];

@@ -2,7 +2,7 @@
 //! summary. The engine writes its own columns; each configured switch mechanism adds its
 //! own (`Mechanisms::report`).
 
-use super::Sim;
+use super::{QueueSampling, Sim};
 use crate::metrics::{ColumnData as C, Results, Table};
 use crate::switch::pipeline::Report;
 
@@ -163,7 +163,7 @@ impl Sim {
             summary["warnings"] = self.cfg.warnings.clone().into();
         }
         let mut qt = Table::default();
-        if let Some((_, bin)) = self.cfg.queue_sample {
+        if let Some(QueueSampling { bin, .. }) = self.cfg.queue_sample {
             let nq = self.cfg.queues;
             let (mut qn, mut qp, mut qq, mut qb, mut qs) = (vec![], vec![], vec![], vec![], vec![]);
             for (row, h) in self.depth_hist.iter().enumerate() {

@@ -217,6 +217,28 @@ fn queue_depth_sampling_matches_time_average() {
     assert!((hist_mean - exact).abs() < 1500.0, "histogram mean {hist_mean} vs time average {exact}");
 }
 
+/// `queue_sample_from` leaves the warm-up out: sampling starts at that time, so the run has
+/// that many fewer samples and none of slow start's overshoot.
+#[test]
+fn queue_sampling_starts_after_the_warm_up() {
+    let metrics = |from: &str| {
+        let text = dumbbell(
+            "dctcp",
+            r#"{ src = 0, dst = 2, size = "100GB" }, { src = 1, dst = 2, size = "100GB" }"#,
+            &format!("[switch]\naqm = {{ kind = \"step\", threshold = \"60KB\" }}\n[metrics]\nqueue_sample = \"10us\"\nqueue_bin = \"1500B\"{from}"),
+        )
+        .replace("max_time = \"1s\"", "max_time = \"2ms\"");
+        let mut sim = run(&text);
+        let r = sim.results();
+        (r.summary["queue_samples"].as_u64().unwrap(), r.queues.u64("depth_bytes").iter().copied().max().unwrap())
+    };
+    let (all, max_all) = metrics("");
+    let (late, max_late) = metrics("\nqueue_sample_from = \"1ms\"");
+    assert_eq!(all, 201, "0, 10, ..., 2000 us");
+    assert_eq!(late, 101, "1000, 1010, ..., 2000 us");
+    assert!(max_late < max_all, "slow start's overshoot ({max_all} B) is left out ({max_late} B)");
+}
+
 #[test]
 fn host_nic_counts_what_it_sends_and_packets_balance() {
     // One 100 KB DCTCP flow h0 -> h2 with no loss: the sender's port sends its 69 data

@@ -8,7 +8,7 @@ pub mod reference;
 pub mod schema;
 pub mod units;
 
-use crate::engine::{Sim, SimConfig, TcpParams, UdpParams};
+use crate::engine::{QueueSampling, Sim, SimConfig, TcpParams, UdpParams};
 use crate::host::dcqcn::{DcqcnParams, PAPER_CNP_INTERVAL, SEED004_CNP_INTERVAL};
 use crate::host::roce::RoceParams;
 use crate::net::fat_tree::FatTreeShape;
@@ -698,6 +698,14 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
     if s.metrics.queue_sample.map(|d| d.0 .0) == Some(0) {
         return Err(err("metrics.queue_sample", "invalid value 0, expected an interval > 0"));
     }
+    if let Some(from) = s.metrics.queue_sample_from {
+        if s.metrics.queue_sample.is_none() {
+            return Err(err("metrics.queue_sample_from", "only used with metrics.queue_sample"));
+        }
+        if from.0 >= s.scenario.max_time.0 {
+            return Err(err("metrics.queue_sample_from", format!("invalid value {}, expected a time before scenario.max_time ({})", from.0, s.scenario.max_time.0)));
+        }
+    }
     if s.metrics.queue_bin.map(|b| b.0) == Some(0) {
         return Err(err("metrics.queue_bin", "invalid value 0 B, expected > 0"));
     }
@@ -1368,7 +1376,11 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
         tags: cfg_tags.clone(),
         fct_bins: s.metrics.fct_bins.as_ref().map(|v| v.iter().map(|b| b.0).collect()).unwrap_or_else(|| DEFAULT_FCT_BINS.to_vec()),
         check_invariants: opts.check_invariants,
-        queue_sample: s.metrics.queue_sample.map(|d| (d.0, s.metrics.queue_bin.map_or(DEFAULT_QUEUE_BIN, |b| b.0))),
+        queue_sample: s.metrics.queue_sample.map(|d| QueueSampling {
+            every: d.0,
+            bin: s.metrics.queue_bin.map_or(DEFAULT_QUEUE_BIN, |b| b.0),
+            from: s.metrics.queue_sample_from.map_or(SimTime::ZERO, |d| d.0),
+        }),
         throughput_bin: s.metrics.throughput_bin.map(|d| d.0),
         warnings: Vec::new(),
     };

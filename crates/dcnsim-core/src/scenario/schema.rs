@@ -942,6 +942,10 @@ pub struct MetricsConfig {
     /// Default: no sampling; > 0.
     #[serde(default)]
     pub queue_sample: Option<Duration>,
+    /// Take the first sample at this time, leaving a warm-up (slow start) out of the
+    /// histograms, e.g. "10s" for seed 002's steady-state pdfs. Default 0; before max_time.
+    #[serde(default)]
+    pub queue_sample_from: Option<Duration>,
     /// Histogram bin width of the sampled depths. Default "10KB"; > 0.
     #[serde(default)]
     pub queue_bin: Option<Bytes>,
