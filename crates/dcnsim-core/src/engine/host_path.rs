@@ -122,7 +122,13 @@ impl Sim {
                     tc: class as u8,
                     ..Packet::blank()
                 };
-                let paced = !still && matches!(fl.sender, Sender::Roce(_));
+                let roce = matches!(fl.sender, Sender::Roce(_));
+                if !roce && self.mechs.limits_rates() {
+                    if let Some(until) = self.mechs.on_host_send(f, p.size, now) {
+                        self.holds.hold(f, until);
+                    }
+                }
+                let paced = !still && roce;
                 if still {
                     fl.in_ready = true;
                     self.hosts[h as usize].ready[class].push_back(f);
@@ -407,6 +413,11 @@ impl Sim {
             ..Packet::blank()
         };
         let src = fl.src;
+        if self.mechs.limits_rates() {
+            if let Some(until) = self.mechs.on_host_send(f, p.size, self.now) {
+                self.holds.hold(f, until);
+            }
+        }
         self.pkts_created += 1;
         let id = self.pkts.alloc(p);
         self.nic_enqueue(src, id);

@@ -36,6 +36,9 @@ pub enum Msg {
     /// Source Flow Control message (P802.1Qdw, `switch/sfc.rs`): pause the packet's `flow`
     /// (sent to destination `src`) in traffic class `class` for `seq` picoseconds.
     Sfc { class: u8 },
+    /// Congestion Notification Message (IEEE 802.1Qau, `switch/qcn.rs`) about the packet's
+    /// `flow`, carrying the quantised feedback in `seq`.
+    Qcn,
 }
 
 /// The payload of a link-local control frame; each mechanism that signals its link peer

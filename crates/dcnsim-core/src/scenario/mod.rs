@@ -22,6 +22,7 @@ use crate::switch::dualpi2::{self, DualPi2Params};
 use crate::switch::pfc::{self, PfcParams, Xoff};
 use crate::switch::pi2::{self, Pi2Params};
 use crate::switch::pipeline::MechanismParams;
+use crate::switch::qcn::{self, QcnParams};
 use crate::switch::red::{self, RedParams};
 use crate::switch::sfc::{self, SfcMode, SfcParams};
 use crate::switch::{BufferParams, EcnMarker, Red, Scheduler};
@@ -531,6 +532,43 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
                     return Err(err("switch.aqm.burst", format!("invalid value {}: RED needs burst > min / avpkt - 1 = {} (as tc does)", r.burst, r.min / r.avpkt.max(1))));
                 }
             }
+        }
+    }
+    if let Some(t) = &s.transport.qcn {
+        if sw.qcn.is_none() {
+            return Err(err("transport.qcn", "only used with switch.qcn (the congestion points that send CNMs)"));
+        }
+        if let Some(g) = t.gd {
+            if !(g > 0.0 && g <= 1.0) {
+                return Err(err("transport.qcn.gd", format!("invalid value {g}, expected a gain in (0, 1]")));
+            }
+        }
+        if let Some(m) = t.min_decrease {
+            if !(m > 0.0 && m < 1.0) {
+                return Err(err("transport.qcn.min_decrease", format!("invalid value {m}, expected a fraction in (0, 1)")));
+            }
+        }
+        if t.byte_counter.map(|b| b.0) == Some(0) {
+            return Err(err("transport.qcn.byte_counter", "invalid value 0 B, expected a size > 0"));
+        }
+        if t.timer.map(|d| d.0 .0) == Some(0) {
+            return Err(err("transport.qcn.timer", "invalid value 0, expected a duration > 0"));
+        }
+        if t.min_rate.map(|r| r.0) == Some(0) {
+            return Err(err("transport.qcn.min_rate", "invalid value 0 bps, expected a rate > 0"));
+        }
+    }
+    if let Some(q) = &sw.qcn {
+        if q.q_eq.map(|b| b.0) == Some(0) {
+            return Err(err("switch.qcn.q_eq", "invalid value 0 B, expected a set point > 0"));
+        }
+        if let Some(w) = q.w {
+            if !(w > 0.0 && w.is_finite()) {
+                return Err(err("switch.qcn.w", format!("invalid value {w}, expected a weight > 0")));
+            }
+        }
+        if q.sample_base.map(|b| b.0) == Some(0) {
+            return Err(err("switch.qcn.sample_base", "invalid value 0 B, expected a size > 0"));
         }
     }
     if let Some(sfc) = &sw.sfc {
@@ -1172,6 +1210,27 @@ fn red_params(c: &AqmConfig) -> RedParams {
     }
 }
 
+fn qcn_params(cp: &QcnCpConfig, rp: Option<&QcnRpConfig>) -> QcnParams {
+    let rp = rp.cloned().unwrap_or_default();
+    QcnParams {
+        cp: qcn::CpParams {
+            q_eq: cp.q_eq.map_or(qcn::DEFAULT_Q_EQ, |b| b.0),
+            w: cp.w.unwrap_or(qcn::DEFAULT_W),
+            sample_base: cp.sample_base.map_or(qcn::DEFAULT_SAMPLE_BASE, |b| b.0),
+        },
+        rp: qcn::RpParams {
+            gd: rp.gd.unwrap_or(qcn::DEFAULT_GD),
+            min_decrease: rp.min_decrease.unwrap_or(qcn::DEFAULT_MIN_DECREASE),
+            byte_counter: rp.byte_counter.map_or(qcn::DEFAULT_BYTE_COUNTER, |b| b.0),
+            timer: rp.timer.map_or(qcn::DEFAULT_TIMER, |d| d.0),
+            fast_recovery: rp.fast_recovery.unwrap_or(qcn::DEFAULT_FAST_RECOVERY),
+            rate_ai_bps: rp.rate_ai.map_or(qcn::DEFAULT_RATE_AI, |r| r.0),
+            rate_hai_bps: rp.rate_hai.map_or(qcn::DEFAULT_RATE_HAI, |r| r.0),
+            min_rate_bps: rp.min_rate.map_or(qcn::DEFAULT_MIN_RATE, |r| r.0),
+        },
+    }
+}
+
 fn sfc_params(c: &SfcConfig) -> SfcParams {
     SfcParams {
         trigger: c.trigger.map_or(sfc::DEFAULT_TRIGGER, |b| b.0),
@@ -1324,6 +1383,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
         hosts: c.hosts.unwrap_or(ci::DEFAULT_HOSTS),
     });
     let sfc = sw.sfc.as_ref().map(sfc_params);
+    let qcn = sw.qcn.as_ref().map(|cp| qcn_params(cp, s.transport.qcn.as_ref()));
     let aqm = sw.aqm.as_ref().and_then(|a| match a.kind {
         // the step and ramp markers are the `ecn` stage above
         AqmKind::Step | AqmKind::Ramp => None,
@@ -1359,7 +1419,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
         scheduler,
         buffer,
         switch_latency,
-        mechanisms: MechanismParams { ecn, pfc, ci, sfc, aqm },
+        mechanisms: MechanismParams { ecn, pfc, ci, sfc, aqm, qcn },
         tcp: TcpParams {
             init_cwnd: tr.init_cwnd.unwrap_or(DEFAULT_INIT_CWND),
             min_rto,
@@ -1481,6 +1541,18 @@ mod tests {
         assert_eq!(size("SfcConfig", "trigger"), sfc::DEFAULT_TRIGGER);
         assert_eq!(size("SfcConfig", "target"), sfc::DEFAULT_TARGET);
         assert_eq!(time("SfcConfig", "suppression"), sfc::DEFAULT_SUPPRESSION);
+        let rate = |def, key| units::parse_rate(&quoted(def, key)).unwrap_or_else(|| panic!("{def}.{key}: not a rate"));
+        assert_eq!(size("QcnCpConfig", "q_eq"), qcn::DEFAULT_Q_EQ);
+        assert_eq!(num("QcnCpConfig", "w"), qcn::DEFAULT_W);
+        assert_eq!(size("QcnCpConfig", "sample_base"), qcn::DEFAULT_SAMPLE_BASE);
+        assert_eq!(num("QcnRpConfig", "gd"), qcn::DEFAULT_GD);
+        assert_eq!(num("QcnRpConfig", "min_decrease"), qcn::DEFAULT_MIN_DECREASE);
+        assert_eq!(size("QcnRpConfig", "byte_counter"), qcn::DEFAULT_BYTE_COUNTER);
+        assert_eq!(time("QcnRpConfig", "timer"), qcn::DEFAULT_TIMER);
+        assert_eq!(num("QcnRpConfig", "fast_recovery"), qcn::DEFAULT_FAST_RECOVERY as f64);
+        assert_eq!(rate("QcnRpConfig", "rate_ai"), qcn::DEFAULT_RATE_AI);
+        assert_eq!(rate("QcnRpConfig", "rate_hai"), qcn::DEFAULT_RATE_HAI);
+        assert_eq!(rate("QcnRpConfig", "min_rate"), qcn::DEFAULT_MIN_RATE);
         assert_eq!(size("AqmConfig", "avpkt"), red::DEFAULT_AVPKT);
         assert_eq!(num("AqmConfig", "probability"), red::DEFAULT_PROBABILITY);
         assert_eq!(time("AqmConfig", "target"), pi2::DEFAULT_TARGET);
@@ -1543,6 +1615,11 @@ bottleneck = { rate = "10Gbps", delay = "1us" }
             ("[switch]\naqm = { kind = \"ramp\", kmin = \"4KB\" }", "switch.aqm.kmax", "missing"),
             ("[switch]\naqm = { kind = \"ramp\", kmin = \"4KB\", kmax = \"8KB\", pmax = 0 }", "switch.aqm.pmax", "(0, 1]"),
             ("[switch]\naqm = { kind = \"step\" }", "switch.aqm.threshold", "missing"),
+            ("[transport]\nqcn = { gd = 0.01 }", "transport.qcn", "only used with switch.qcn"),
+            ("[switch]\nqcn = { q_eq = \"0B\" }", "switch.qcn.q_eq", "set point > 0"),
+            ("[switch]\nqcn = { w = -1.0 }", "switch.qcn.w", "weight > 0"),
+            ("[switch]\nqcn = {}\n[transport]\nqcn = { min_decrease = 1.0 }", "transport.qcn.min_decrease", "(0, 1)"),
+            ("[switch]\nqcn = {}\n[transport]\nqcn = { timer = \"0ms\" }", "transport.qcn.timer", "> 0"),
             ("[switch]\naqm = { kind = \"step\", threshold = \"30KB\", pmax = 0.5 }", "switch.aqm.pmax", "only used with kind = \"ramp\""),
             ("[switch]\naqm = { kind = \"red\", min = \"1KB\", max = \"9KB\", drop_non_ect = true }", "switch.aqm.drop_non_ect", "kind = \"step\" or \"ramp\", not \"red\""),
             ("[switch]\necn = { k = \"30KB\" }", "switch.ecn", "kind = \"step\", threshold = K"),

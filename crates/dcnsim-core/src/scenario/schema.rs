@@ -312,6 +312,10 @@ pub struct SwitchConfig {
     /// Source Flow Control (IEEE P802.1Qdw, seed 004); absent = off.
     #[serde(default)]
     pub sfc: Option<SfcConfig>,
+    /// Quantized Congestion Notification's congestion points (IEEE 802.1Qau); absent = off.
+    /// The NICs' reaction points take their constants from `transport.qcn`.
+    #[serde(default)]
+    pub qcn: Option<QcnCpConfig>,
     /// Active queue management and ECN marking, chosen by kind (see `switch.aqm`); absent =
     /// none (drop-tail only).
     #[serde(default)]
@@ -566,6 +570,59 @@ pub struct TransportConfig {
     /// DCQCN / RoCEv2 parameters.
     #[serde(default)]
     pub dcqcn: DcqcnConfig,
+    /// QCN reaction point constants (IEEE 802.1Qau); only with `switch.qcn`.
+    #[serde(default)]
+    pub qcn: Option<QcnRpConfig>,
+}
+
+/// `switch.qcn`: the congestion point of every switch egress queue (IEEE 802.1Qau, 802.1Q
+/// clause 32; see switch/qcn.rs). Sampled data frames make a CNM to their source when
+/// Fb = -(Q - q_eq + w (Q - Q_old)) < 0.
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct QcnCpConfig {
+    /// Queue set point Q_eq. Default "26000B"; > 0.
+    #[serde(default)]
+    pub q_eq: Option<Bytes>,
+    /// Weight w of the queue's growth in Fb. Default 2.0; > 0.
+    #[serde(default)]
+    pub w: Option<f64>,
+    /// Bytes between samples with no congestion (fewer, down to 1/8 of it, as |Fb| grows).
+    /// Default "150KB"; > 0.
+    #[serde(default)]
+    pub sample_base: Option<Bytes>,
+}
+
+/// `transport.qcn`: the reaction point of every NIC flow (IEEE 802.1Qau, 802.1Q clause 32.13;
+/// see switch/qcn.rs); the defaults are the 802.1Q MIB's.
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct QcnRpConfig {
+    /// Gd: the rate cut per unit of quantised feedback (6 bits). Default 0.0078125 (1/128);
+    /// in (0, 1].
+    #[serde(default)]
+    pub gd: Option<f64>,
+    /// The largest cut per CNM as a fraction of the rate. Default 0.5; in (0, 1).
+    #[serde(default)]
+    pub min_decrease: Option<f64>,
+    /// Bytes sent per byte-counter cycle (half that after fast recovery). Default "150KB"; > 0.
+    #[serde(default)]
+    pub byte_counter: Option<Bytes>,
+    /// Timer cycle (half that after fast recovery). Default "15ms"; > 0.
+    #[serde(default)]
+    pub timer: Option<Duration>,
+    /// Fast-recovery cycles per counter. Default 5.
+    #[serde(default)]
+    pub fast_recovery: Option<u32>,
+    /// Active increase of the target rate per cycle. Default "5Mbps".
+    #[serde(default)]
+    pub rate_ai: Option<Rate>,
+    /// Hyper-active increase step. Default "50Mbps".
+    #[serde(default)]
+    pub rate_hai: Option<Rate>,
+    /// The rate a flow is never cut below. Default "5Mbps" (the MIB's); > 0.
+    #[serde(default)]
+    pub min_rate: Option<Rate>,
 }
 
 /// An ECN-capable transport codepoint (RFC 3168 section 5).

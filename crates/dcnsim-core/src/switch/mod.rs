@@ -12,6 +12,7 @@ pub mod ecn;
 pub mod pfc;
 pub mod pi2;
 pub mod pipeline;
+pub mod qcn;
 pub mod queue;
 pub mod red;
 pub mod scheduler;

@@ -26,6 +26,7 @@ use crate::switch::aqm::{Aqm, AqmParams};
 use crate::switch::ci::{self, Ci, CiParams};
 use crate::switch::ecn::EcnMarker;
 use crate::switch::pfc::{self, Pfc, PfcParams};
+use crate::switch::qcn::{self, Qcn, QcnParams};
 use crate::switch::sfc::{self, Sfc, SfcParams};
 use crate::switch::{DropReason, PktQueue, SwitchBuffer};
 
@@ -212,6 +213,7 @@ pub struct MechanismParams {
     pub ci: Option<CiParams>,
     pub sfc: Option<SfcParams>,
     pub aqm: Option<AqmParams>,
+    pub qcn: Option<QcnParams>,
 }
 
 impl Frame {
@@ -229,6 +231,7 @@ impl Msg {
     pub fn wire_bytes(self) -> u32 {
         match self {
             Msg::Sfc { .. } => sfc::SFC_MSG_BYTES,
+            Msg::Qcn => qcn::CNM_BYTES,
         }
     }
 }
@@ -247,6 +250,8 @@ pub struct Mechanisms {
     pub sfc: Option<Sfc>,
     /// `switch.aqm` (validation keeps it apart from `ecn`).
     pub aqm: Option<Aqm>,
+    /// Quantized Congestion Notification (802.1Qau): congestion points and reaction points.
+    pub qcn: Option<Qcn>,
     /// Whether any configured mechanism acts at classify, on_enqueue, on_dequeue: one test
     /// per stage and packet when none does (most runs configure one mechanism or none).
     hooks: [bool; 3],
@@ -261,10 +266,11 @@ impl Mechanisms {
             ecn: p.ecn,
             sfc: p.sfc.map(|c| Sfc::new(c, topo.ports.len(), queues)),
             aqm: p.aqm.map(|a| Aqm::new(a, topo.ports.len(), queues, topo.switches.len())),
+            qcn: p.qcn.map(|q| Qcn::new(q, topo.ports.len(), queues)),
             hooks: [false; 3],
         };
-        let (ci, pfc, sfc, aqm) = (m.ci.is_some(), m.pfc.is_some(), m.sfc.is_some(), m.aqm.is_some());
-        m.hooks = [ci || aqm, pfc || ci || sfc, ci || pfc || aqm];
+        let (ci, pfc, sfc, aqm, qcn) = (m.ci.is_some(), m.pfc.is_some(), m.sfc.is_some(), m.aqm.is_some(), m.qcn.is_some());
+        m.hooks = [ci || aqm, pfc || ci || sfc || qcn, ci || pfc || aqm];
         m
     }
 
@@ -319,7 +325,8 @@ impl Mechanisms {
         }
     }
 
-    /// on_enqueue: PFC XOFF, then CI signalling, then SFC (cache, trigger).
+    /// on_enqueue: PFC XOFF, then CI signalling, then SFC (cache, trigger), then QCN's
+    /// congestion point.
     #[inline]
     pub fn on_enqueue(&mut self, a: &Arrival, cx: &mut Ctx) {
         if !self.hooks[1] {
@@ -334,6 +341,9 @@ impl Mechanisms {
         if let Some(s) = &mut self.sfc {
             s.on_enqueue(a, cx);
         }
+        if let Some(q) = &mut self.qcn {
+            q.on_enqueue(a, cx);
+        }
     }
 
     /// A routed message is about to leave switch `sw` through `out`: whether a mechanism
@@ -344,20 +354,39 @@ impl Mechanisms {
                 // a running XOFF toward the NIC already pauses the class, and for longer: a
                 // proxy PAUSE with fewer quanta would replace (shorten) it
                 let xoff = self.pfc.as_ref().is_some_and(|p| p.xoff_sent(out, class as usize));
-                self.sfc.as_mut().is_some_and(|s| s.on_msg(msg, out, pkt, sw, xoff, cx))
+                self.sfc.as_mut().is_some_and(|s| s.on_msg(class, out, pkt, sw, xoff, cx))
             }
+            Msg::Qcn => false,
         }
     }
 
     /// A routed message reached its host through `port`.
     pub fn on_host_msg(&mut self, msg: Msg, port: PortId, pkt: PktId, cx: &mut Ctx) {
         match msg {
-            Msg::Sfc { .. } => {
+            Msg::Sfc { class } => {
                 if let Some(s) = &mut self.sfc {
-                    s.on_host_msg(msg, port, pkt, cx);
+                    s.on_host_msg(class, port, pkt, cx);
+                }
+            }
+            Msg::Qcn => {
+                if let Some(q) = &mut self.qcn {
+                    q.on_host_msg(port, pkt, cx);
                 }
             }
         }
+    }
+
+    /// Whether a mechanism limits the rate of flows at their NIC (and wants `on_host_send`).
+    #[inline]
+    pub fn limits_rates(&self) -> bool {
+        self.qcn.is_some()
+    }
+
+    /// A data frame of `wire` bytes of `flow` left its NIC at `now`: until when a rate
+    /// limiter (QCN's reaction point) holds the flow, if one does.
+    #[inline]
+    pub fn on_host_send(&mut self, flow: FlowId, wire: u32, now: SimTime) -> Option<SimTime> {
+        self.qcn.as_mut().and_then(|q| q.on_host_send(flow, wire, now))
     }
 
     /// Whether a received pause holds class `class` of `port`'s transmitter (switch or NIC).
@@ -439,6 +468,9 @@ impl Mechanisms {
             s.report(r);
         }
         if let Some(q) = &self.aqm {
+            q.report(r);
+        }
+        if let Some(q) = &self.qcn {
             q.report(r);
         }
     }

@@ -190,8 +190,7 @@ impl Sfc {
     /// `xoff`: the ToR's own PFC has an XOFF running toward that NIC for the class, which
     /// the proxy must not shorten.
     #[allow(clippy::too_many_arguments)]
-    pub fn on_msg(&mut self, msg: Msg, out: PortId, pkt: PktId, sw: u32, xoff: bool, cx: &mut Ctx) -> bool {
-        let Msg::Sfc { class } = msg;
+    pub fn on_msg(&mut self, class: u8, out: PortId, pkt: PktId, sw: u32, xoff: bool, cx: &mut Ctx) -> bool {
         if !peer_is_host(cx, out) {
             return false;
         }
@@ -223,8 +222,7 @@ impl Sfc {
     }
 
     /// A message reached the NIC behind `port` (native mode): hold the flow.
-    pub fn on_host_msg(&mut self, msg: Msg, port: PortId, pkt: PktId, cx: &mut Ctx) {
-        let Msg::Sfc { class } = msg;
+    pub fn on_host_msg(&mut self, class: u8, port: PortId, pkt: PktId, cx: &mut Ctx) {
         let p = cx.pkts.get(pkt);
         let (flow, until) = (p.flow, cx.now + SimTime(p.seq));
         let row = self.row(port, class);
@@ -359,7 +357,7 @@ mod tests {
         let to_h0 = b.port("left", "h0");
         let mut msg = |b: &mut Bench, now: SimTime, pause: SimTime| -> (bool, Vec<u16>) {
             let pkt = b.pkts.alloc(Packet { kind: PktKind::Msg(Msg::Sfc { class: 0 }), flow: 9, src: 2, dst: 0, seq: pause.0, size: 64, ..Packet::blank() });
-            let consumed = sfc.on_msg(Msg::Sfc { class: 0 }, to_h0, pkt, 0, false, &mut b.cx(now));
+            let consumed = sfc.on_msg(0, to_h0, pkt, 0, false, &mut b.cx(now));
             let q =
                 b.fx.iter()
                     .filter_map(|e| {
@@ -384,12 +382,12 @@ mod tests {
         assert_eq!(sfc.flows[9].total, SimTime::from_us(12).0);
         // the ToR's own XOFF toward the NIC is running: a proxy PAUSE would shorten it
         let pkt = b.pkts.alloc(Packet { kind: PktKind::Msg(Msg::Sfc { class: 0 }), flow: 9, src: 2, dst: 0, seq: SimTime::from_us(20).0, size: 64, ..Packet::blank() });
-        assert!(sfc.on_msg(Msg::Sfc { class: 0 }, to_h0, pkt, 0, true, &mut b.cx(SimTime::from_us(103))));
+        assert!(sfc.on_msg(0, to_h0, pkt, 0, true, &mut b.cx(SimTime::from_us(103))));
         assert!(b.fx.is_empty());
         // a message crossing a switch that is not the source's ToR goes on
         let pkt = b.pkts.alloc(Packet { kind: PktKind::Msg(Msg::Sfc { class: 0 }), flow: 9, src: 2, dst: 0, seq: 1, size: 64, ..Packet::blank() });
         let to_left = b.port("right", "left");
-        assert!(!sfc.on_msg(Msg::Sfc { class: 0 }, to_left, pkt, 1, false, &mut b.cx(SimTime::from_us(103))));
+        assert!(!sfc.on_msg(0, to_left, pkt, 1, false, &mut b.cx(SimTime::from_us(103))));
     }
 
     /// The destination cache: a message forwarded by the source's ToR for destination h2 makes
@@ -400,7 +398,7 @@ mod tests {
         let mut sfc = Sfc::new(params(SfcMode::Native), b.topo.ports.len(), 1);
         let to_h0 = b.port("left", "h0");
         let pkt = b.pkts.alloc(Packet { kind: PktKind::Msg(Msg::Sfc { class: 0 }), flow: 1, src: 2, dst: 0, seq: SimTime::from_us(20).0, size: 64, ..Packet::blank() });
-        assert!(!sfc.on_msg(Msg::Sfc { class: 0 }, to_h0, pkt, 0, false, &mut b.cx(SimTime::from_us(50))), "native: the message goes on to the NIC");
+        assert!(!sfc.on_msg(0, to_h0, pkt, 0, false, &mut b.cx(SimTime::from_us(50))), "native: the message goes on to the NIC");
         let (from_h1, up) = (b.port("left", "h1"), b.port("left", "right"));
         arrive(&mut b, &mut sfc, SimTime::from_us(58), 2, 1, 2, from_h1, up, 0);
         assert_eq!(msgs(&mut b), vec![(0, 2, 1, 2, SimTime::from_us(12))]);

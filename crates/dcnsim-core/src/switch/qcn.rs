@@ -1,0 +1,533 @@
+//! Quantized Congestion Notification (QCN), IEEE Std 802.1Qau-2010, now clauses 30-33 of
+//! IEEE Std 802.1Q, and the QCN design it standardised (Alizadeh, Atikoglu, Kabbani,
+//! Lakshmikantha, Pan, Prabhakar, Seaman, "Data center transport mechanisms: congestion
+//! control theory and IEEE standardization", Allerton 2008).
+//!
+//! **Congestion point (CP)**, at every switch egress queue (802.1Q 32.8): data frames are
+//! sampled by bytes; at a sample, with Q the queue (bytes, the sampled frame included) and
+//! Q_old the queue at the previous sample,
+//! `Fb = -(Q_off + w Q_delta)`, `Q_off = Q - Q_eq`, `Q_delta = Q - Q_old` (set point Q_eq,
+//! default 26,000 B; w = 2: the MIB's QueueSizeSetPoint and FeedbackWeight). |Fb| is
+//! quantised to 6 bits, QntzFb = floor(|Fb| 63 / Fb_max) with Fb_max = (1 + 2w) Q_eq,
+//! saturating at 63; when it is above 0 a Congestion Notification Message goes to the
+//! source of the sampled frame. The next sample comes after the sampling table's interval
+//! for QntzFb / 8: 150, 75, 50, 37.5, 30, 25, 21.5, 18.5 KB (scaled by `sample_base` / 150 KB),
+//! drawn uniformly within +-15% of that from the switch's stream so CPs do not sample in
+//! lockstep. (The standard's text was not at hand: the MIB's defaults, an HPE manual's
+//! quantisation, the table and jitter of public OMNeT++ QCN models and a Linux QCN patch,
+//! which send no CNM when QntzFb is 0, are what this follows.)
+//!
+//! **Reaction point (RP)**, per flow in the source NIC (802.1Q 32.13), starting at the
+//! first CNM at line rate: on a CNM, target rate `TR <- CR` (unless no increase cycle has
+//! run since the last CNM: back-to-back CNMs keep the target, as in the OMNeT++ QCN models
+//! and htsim), current rate `CR <- CR (1 - Gd QntzFb)` with the cut at most `min_decrease`
+//! (Gd = 1/128: 63/128 < 50%), never below `min_rate` (5 Mbps), and the byte counter and
+//! timer restart. At the end of the first cycle after a CNM a target above 10 CR is divided
+//! by 8 (QCN's guard against a stale target; OMNeT++ models, the DCQCN authors' code). Rate increases come from the byte counter (every
+//! `byte_counter` bytes sent, 150 KB) and the timer (every `timer`, 15 ms); once a counter
+//! has completed `fast_recovery` (5) cycles its period halves (75 KB, 7.5 ms). Each cycle is
+//! fast recovery `CR <- (CR + TR) / 2` while both counters are below 5 cycles, active
+//! increase `TR <- TR + R_AI` (5 Mbps) then averaging when one is past, and hyper-active
+//! increase `TR <- TR + i R_HAI` (50 Mbps, i = 1, 2, ... the cycles both are past) when both
+//! are. A cycle is classed by the counts completed before it, so exactly five are fast
+//! recovery, closing 1 - 2^-5 of the gap to TR. Back at line rate the limiter is released.
+//! The limiter spaces a flow's frames by their serialization time at CR (the NIC holds the
+//! flow, `Effect::HoldFlow`, which a TCP or UDP sender waits out); RoCE flows keep DCQCN.
+//!
+//! **CNM** (802.1Q 33.4): EtherType 0x22E7; 110 B on the wire: MAC addresses, VLAN tag and
+//! EtherType (18), the CNM PDU's version/QntzFb (2), CPID (8), cnmQOffset and cnmQDelta
+//! (2 + 2), encapsulated priority, destination MAC and MSDU length (2 + 6 + 2), the first
+//! 64 octets of the sampled frame's MSDU, and FCS (4). It is routed to the source like the
+//! flow's ACKs, ahead of the data queues (CNMs travel at a priority above the
+//! congestion-controlled one).
+//!
+//! Readings the sources leave open here (ours): only data frames are sampled (a CNM for an
+//! ACK would reach a host with no reaction point for it); the RP's counters are not
+//! randomised (the OMNeT++ models draw them within +-15%); the timer is 15 ms as the MIB
+//! says (the models use 10 ms or 1 ms); the timer and byte counter are replayed lazily, so
+//! the state depends only on the times of CNMs and sends.
+
+use super::pipeline::{Arrival, Better, Ctx, Effect, Report};
+use crate::metrics::ColumnData as C;
+use crate::net::{FlowId, Msg, PktId, PktKind, PortId};
+use crate::sim::{ser_time, SimTime};
+use rand::Rng as _;
+
+/// Wire bytes of a CNM (see the module doc).
+pub const CNM_BYTES: u32 = 110;
+/// 6-bit quantised feedback.
+pub const QNTZ_MAX: u8 = 63;
+/// Bytes between samples by QntzFb / 8, for the 150 KB base.
+const SAMPLE_TABLE: [u64; 8] = [150_000, 75_000, 50_000, 37_500, 30_000, 25_000, 21_500, 18_500];
+
+/// Defaults of `switch.qcn` (802.1Q CP managed objects).
+pub const DEFAULT_Q_EQ: u64 = 26_000;
+pub const DEFAULT_W: f64 = 2.0;
+pub const DEFAULT_SAMPLE_BASE: u64 = 150_000;
+/// Defaults of `transport.qcn` (802.1Q RP managed objects).
+pub const DEFAULT_GD: f64 = 1.0 / 128.0;
+pub const DEFAULT_MIN_DECREASE: f64 = 0.5;
+pub const DEFAULT_BYTE_COUNTER: u64 = 150_000;
+pub const DEFAULT_TIMER: SimTime = SimTime::from_us(15_000);
+pub const DEFAULT_FAST_RECOVERY: u32 = 5;
+pub const DEFAULT_RATE_AI: u64 = 5_000_000;
+pub const DEFAULT_RATE_HAI: u64 = 50_000_000;
+pub const DEFAULT_MIN_RATE: u64 = 5_000_000;
+
+/// The congestion point's constants (`switch.qcn`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CpParams {
+    /// Set point Q_eq, bytes.
+    pub q_eq: u64,
+    /// Weight w of the queue's growth in Fb.
+    pub w: f64,
+    /// Bytes between samples when not congested.
+    pub sample_base: u64,
+}
+
+/// The reaction point's constants (`transport.qcn`). Rates in bits/s.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RpParams {
+    /// Gd: the cut per unit of quantised feedback.
+    pub gd: f64,
+    /// The largest cut, as a fraction of CR.
+    pub min_decrease: f64,
+    pub byte_counter: u64,
+    pub timer: SimTime,
+    /// Fast-recovery cycles per counter.
+    pub fast_recovery: u32,
+    pub rate_ai_bps: u64,
+    pub rate_hai_bps: u64,
+    pub min_rate_bps: u64,
+}
+
+/// `switch.qcn` and `transport.qcn`, resolved.
+#[derive(Clone, Debug, PartialEq)]
+pub struct QcnParams {
+    pub cp: CpParams,
+    pub rp: RpParams,
+}
+
+impl CpParams {
+    /// Fb for a queue of `q` bytes that held `q_old` at the previous sample.
+    pub fn feedback(&self, q: u64, q_old: u64) -> f64 {
+        let q_off = q as f64 - self.q_eq as f64;
+        let q_delta = q as f64 - q_old as f64;
+        -(q_off + self.w * q_delta)
+    }
+    /// |Fb| in 6 bits against Fb_max = (1 + 2w) Q_eq, truncated; 0 when Fb >= 0 (no CNM).
+    pub fn quantize(&self, fb: f64) -> u8 {
+        if fb >= 0.0 {
+            return 0;
+        }
+        let fb_max = (1.0 + 2.0 * self.w) * self.q_eq as f64;
+        (-fb / fb_max * QNTZ_MAX as f64).floor().min(QNTZ_MAX as f64) as u8
+    }
+    /// Bytes to the next sample before the +-15% draw.
+    pub fn interval(&self, qntz: u8) -> u64 {
+        (self.sample_base as u128 * SAMPLE_TABLE[qntz as usize / 8] as u128 / SAMPLE_TABLE[0] as u128) as u64
+    }
+}
+
+/// Which counter completed a cycle.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Counter {
+    Bytes,
+    Timer,
+}
+
+/// One flow's reaction point (module doc). Rates in bits/s as f64: the averaging steps are
+/// fractional; [`Rp::rate_bps`] is the integer rate the limiter spaces frames at.
+#[derive(Clone, Debug)]
+pub struct Rp {
+    pub cr: f64,
+    pub tr: f64,
+    line: f64,
+    byte_stage: u32,
+    time_stage: u32,
+    /// Bytes left in the byte counter's cycle.
+    bytes_left: u64,
+    /// When the timer's cycle ends.
+    timer_at: SimTime,
+    /// Rate-limiting (a CNM arrived and CR has not yet come back to line rate).
+    pub active: bool,
+    now: SimTime,
+    /// CNMs received.
+    pub cnms: u64,
+}
+
+impl Rp {
+    pub fn new(line_bps: u64) -> Rp {
+        let line = line_bps as f64;
+        Rp { cr: line, tr: line, line, byte_stage: 0, time_stage: 0, bytes_left: 0, timer_at: SimTime::MAX, active: false, now: SimTime::ZERO, cnms: 0 }
+    }
+
+    /// A CNM with quantised feedback `qntz` arrived at `now`.
+    pub fn on_cnm(&mut self, p: &RpParams, qntz: u8, now: SimTime) {
+        self.advance(p, now);
+        let now = self.now;
+        self.cnms += 1;
+        if !self.active || self.byte_stage > 0 || self.time_stage > 0 {
+            self.tr = self.cr;
+        }
+        self.active = true;
+        let cut = (p.gd * qntz as f64).min(p.min_decrease);
+        self.cr = (self.cr * (1.0 - cut)).max(p.min_rate_bps as f64);
+        self.byte_stage = 0;
+        self.time_stage = 0;
+        self.bytes_left = p.byte_counter;
+        self.timer_at = now + p.timer;
+    }
+
+    /// `bytes` of the flow left the NIC at `now`.
+    pub fn on_sent(&mut self, p: &RpParams, bytes: u64, now: SimTime) {
+        self.advance(p, now);
+        let mut bytes = bytes;
+        while self.active && bytes >= self.bytes_left {
+            bytes -= self.bytes_left;
+            self.byte_stage = self.byte_stage.saturating_add(1);
+            self.increase(p, Counter::Bytes);
+            self.bytes_left = period_bytes(p, self.byte_stage);
+        }
+        if self.active {
+            self.bytes_left -= bytes;
+        }
+    }
+
+    /// Apply every timer cycle that ended by `now`, in order.
+    pub fn advance(&mut self, p: &RpParams, now: SimTime) {
+        self.now = self.now.max(now);
+        while self.active && self.timer_at <= self.now {
+            let at = self.timer_at;
+            self.time_stage = self.time_stage.saturating_add(1);
+            self.increase(p, Counter::Timer);
+            self.timer_at = at + period_time(p, self.time_stage);
+        }
+    }
+
+    pub fn rate_bps(&self) -> u64 {
+        self.cr.round() as u64
+    }
+
+    /// One completed cycle of `c`, classed by the counts completed before it.
+    fn increase(&mut self, p: &RpParams, c: Counter) {
+        let (b, t) = match c {
+            Counter::Bytes => (self.byte_stage - 1, self.time_stage),
+            Counter::Timer => (self.byte_stage, self.time_stage - 1),
+        };
+        if b == 0 && t == 0 && self.tr > 10.0 * self.cr {
+            self.tr /= 8.0;
+        }
+        let f = p.fast_recovery;
+        if b.max(t) < f {
+            // fast recovery: TR stays
+        } else if b.min(t) >= f {
+            self.tr += (b.min(t) - f + 1) as f64 * p.rate_hai_bps as f64;
+        } else {
+            self.tr += p.rate_ai_bps as f64;
+        }
+        self.tr = self.tr.min(self.line);
+        self.cr = ((self.cr + self.tr) / 2.0).min(self.line);
+        // within a few ulps of the target, land on it (halving can stall one ulp short)
+        if (self.tr - self.cr).abs() <= self.tr * 4.0 * f64::EPSILON {
+            self.cr = self.tr;
+        }
+        if self.cr >= self.line {
+            self.active = false;
+            self.timer_at = SimTime::MAX;
+        }
+    }
+}
+
+fn period_bytes(p: &RpParams, stage: u32) -> u64 {
+    if stage < p.fast_recovery {
+        p.byte_counter
+    } else {
+        (p.byte_counter / 2).max(1)
+    }
+}
+
+fn period_time(p: &RpParams, stage: u32) -> SimTime {
+    if stage < p.fast_recovery {
+        p.timer
+    } else {
+        SimTime((p.timer.0 / 2).max(1))
+    }
+}
+
+/// A congestion point's state: the queue at the last sample and the bytes to the next.
+#[derive(Copy, Clone, Debug)]
+struct Cp {
+    q_old: u64,
+    to_sample: u64,
+}
+
+/// QCN on every switch egress queue and a reaction point per flow at the NICs.
+#[derive(Clone, Debug)]
+pub struct Qcn {
+    pub p: QcnParams,
+    queues: usize,
+    /// Per (port, queue).
+    cp: Vec<Cp>,
+    cnms_sent: Vec<u64>,
+    /// Per flow, from its first CNM.
+    rp: Vec<Option<Rp>>,
+}
+
+impl Qcn {
+    pub fn new(p: QcnParams, ports: usize, queues: usize) -> Qcn {
+        let cp = vec![Cp { q_old: 0, to_sample: p.cp.sample_base }; ports * queues];
+        Qcn { p, queues, cp, cnms_sent: vec![0; ports * queues], rp: Vec::new() }
+    }
+
+    /// on_enqueue: count the data frame toward the next sample; at a sample, compute Fb and
+    /// send a CNM to the frame's source if the queue is congested.
+    pub fn on_enqueue(&mut self, a: &Arrival, cx: &mut Ctx) {
+        let p = cx.pkts.get(a.pkt);
+        if p.kind != PktKind::Data {
+            return;
+        }
+        let row = a.out as usize * self.queues + a.queue;
+        let cp = &mut self.cp[row];
+        if a.size < cp.to_sample {
+            cp.to_sample -= a.size;
+            return;
+        }
+        let (flow, src, dst, hash) = (p.flow, p.src, p.dst, p.hash);
+        let q = cx.queue_bytes(a.out, a.queue);
+        let fb = self.p.cp.feedback(q, cp.q_old);
+        cp.q_old = q;
+        let qntz = self.p.cp.quantize(fb);
+        let jitter = cx.switches[a.sw as usize].rng.gen_range(0.85..1.15);
+        cp.to_sample = ((self.p.cp.interval(qntz) as f64 * jitter) as u64).max(1);
+        if qntz > 0 {
+            self.cnms_sent[row] += 1;
+            cx.push(Effect::Msg { sw: a.sw, msg: Msg::Qcn, flow, to: src, about: dst, hash, value: qntz as u64 });
+        }
+    }
+
+    /// A CNM reached the source NIC behind `port`: the flow's reaction point cuts its rate.
+    pub fn on_host_msg(&mut self, port: PortId, pkt: PktId, cx: &mut Ctx) {
+        let p = cx.pkts.get(pkt);
+        let (flow, qntz) = (p.flow as usize, p.seq.min(QNTZ_MAX as u64) as u8);
+        if self.rp.len() <= flow {
+            self.rp.resize(flow + 1, None);
+        }
+        let line = cx.topo.ports[port as usize].rate_bps;
+        self.rp[flow].get_or_insert_with(|| Rp::new(line)).on_cnm(&self.p.rp, qntz, cx.now);
+    }
+
+    /// A frame of `wire` bytes of `flow` left its NIC at `now`: until when the limiter holds
+    /// the flow, if it limits it.
+    #[inline]
+    pub fn on_host_send(&mut self, flow: FlowId, wire: u32, now: SimTime) -> Option<SimTime> {
+        let rp = self.rp.get_mut(flow as usize)?.as_mut()?;
+        if !rp.active {
+            return None;
+        }
+        rp.on_sent(&self.p.rp, wire as u64, now);
+        rp.active.then(|| now + ser_time(wire as u64, rp.rate_bps().max(1)))
+    }
+
+    /// Ports column qcn_cnms (CNMs sent by each congestion point), flows column
+    /// qcn_cnms_received, summary keys qcn_cnms and qcn_limited_flows.
+    pub fn report(&self, r: &mut Report) {
+        r.summary.insert("qcn_cnms".into(), self.cnms_sent.iter().sum::<u64>().into());
+        r.ports_table.push("qcn_cnms", C::U64(self.cnms_sent.clone()));
+        let mut rx = vec![0u64; r.flows];
+        for (f, rp) in self.rp.iter().enumerate().take(r.flows) {
+            rx[f] = rp.as_ref().map_or(0, |rp| rp.cnms);
+        }
+        r.summary.insert("qcn_limited_flows".into(), rx.iter().filter(|&&n| n > 0).count().into());
+        r.flows_table.push("qcn_cnms_received", C::U64(rx));
+        r.metric("qcn_cnms", "QCN CNMs sent", 1.0, "int", Better::Neither);
+        r.queue_threshold(None, "QCN Q_eq", self.p.cp.q_eq);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::switch::bench::Bench;
+
+    fn rp_params() -> RpParams {
+        RpParams {
+            gd: DEFAULT_GD,
+            min_decrease: DEFAULT_MIN_DECREASE,
+            byte_counter: DEFAULT_BYTE_COUNTER,
+            timer: DEFAULT_TIMER,
+            fast_recovery: DEFAULT_FAST_RECOVERY,
+            rate_ai_bps: DEFAULT_RATE_AI,
+            rate_hai_bps: DEFAULT_RATE_HAI,
+            min_rate_bps: DEFAULT_MIN_RATE,
+        }
+    }
+
+    fn params() -> QcnParams {
+        QcnParams { cp: CpParams { q_eq: DEFAULT_Q_EQ, w: DEFAULT_W, sample_base: DEFAULT_SAMPLE_BASE }, rp: rp_params() }
+    }
+
+    const G10: u64 = 10_000_000_000;
+
+    /// Fb = -(Q_off + w Q_delta) by hand, quantised against (1 + 2w) Q_eq = 130,000 B.
+    #[test]
+    fn feedback_and_quantization() {
+        let cp = params().cp;
+        // Q = 40,000, Q_old = 30,000: Fb = -(14,000 + 2 x 10,000) = -34,000 -> 63 x 34/130 = 16.48 -> 16
+        assert_eq!(cp.feedback(40_000, 30_000), -34_000.0);
+        assert_eq!(cp.quantize(-34_000.0), 16);
+        assert_eq!(cp.interval(16), 50_000);
+        // below the set point and draining: no CNM, base sampling
+        assert_eq!(cp.quantize(cp.feedback(20_000, 25_000)), 0);
+        assert_eq!(cp.interval(0), 150_000);
+        // the feedback saturates at 63, the interval at the table's last entry
+        assert_eq!(cp.quantize(cp.feedback(500_000, 0)), 63);
+        assert_eq!(cp.interval(63), 18_500);
+        // congestion under one 64th of Fb_max quantises to 0: no CNM
+        assert_eq!(cp.quantize(-2_000.0), 0);
+        assert_eq!(CpParams { sample_base: 75_000, ..cp }.interval(8), 37_500);
+    }
+
+    /// The CP samples by bytes and sends the CNM to the sampled frame's source.
+    #[test]
+    fn congestion_point_samples_and_notifies_the_source() {
+        let mut b = Bench::new();
+        let mut q = Qcn::new(params(), b.topo.ports.len(), 1);
+        let (inp, out) = (b.port("left", "h0"), b.port("left", "right"));
+        // 1086 B frames: the first sample falls on the 139th frame (150,000 B)
+        let mut cnms = Vec::new();
+        for i in 0..139u32 {
+            let a = b.data(i, 0, 2, inp, out, 60_000);
+            q.on_enqueue(&a, &mut b.cx(SimTime::ZERO));
+            cnms.extend(b.fx.drain(..).filter_map(|e| if let Effect::Msg { to, about, value, flow, .. } = e { Some((flow, to, about, value)) } else { None }));
+        }
+        // Q = 60,000 against Q_old = 0: Fb = -(34,000 + 120,000) -> 63 x 154/130 > 63 -> 63
+        assert_eq!(cnms, vec![(138, 0, 2, 63)]);
+        assert_eq!(q.cnms_sent[out as usize], 1);
+        let next = q.cp[out as usize].to_sample;
+        assert!((15_725..=21_275).contains(&next), "18,500 B +-15%, got {next}");
+    }
+
+    /// After one CNM the rate is R (1 - Gd QntzFb), and TR is the rate before the cut.
+    #[test]
+    fn one_cnm_cuts_by_gd_times_feedback() {
+        let p = rp_params();
+        let mut rp = Rp::new(G10);
+        rp.on_cnm(&p, 32, SimTime::ZERO);
+        assert_eq!(rp.cr, 10e9 * (1.0 - 32.0 / 128.0));
+        assert_eq!(rp.tr, 10e9);
+        // the largest feedback cuts 63/128, under the 50% bound
+        let mut rp = Rp::new(G10);
+        rp.on_cnm(&p, 63, SimTime::ZERO);
+        assert_eq!(rp.cr, 10e9 * (1.0 - 63.0 / 128.0));
+        // a larger Gd is capped at min_decrease
+        let mut rp = Rp::new(G10);
+        rp.on_cnm(&RpParams { gd: 1.0 / 64.0, ..p.clone() }, 63, SimTime::ZERO);
+        assert_eq!(rp.cr, 5e9);
+    }
+
+    /// Five byte-counter cycles of fast recovery close 1 - 2^-5 of the gap to TR; the sixth
+    /// is active increase (TR + R_AI) after a half-length cycle.
+    #[test]
+    fn fast_recovery_closes_all_but_one_thirty_second_of_the_gap() {
+        let p = rp_params();
+        let mut rp = Rp::new(G10);
+        rp.on_cnm(&p, 64, SimTime::ZERO);
+        let cut = rp.cr;
+        for _ in 0..5 {
+            rp.on_sent(&p, 150_000, SimTime::ZERO);
+        }
+        let gap = 10e9 - cut;
+        assert!((rp.cr - (10e9 - gap / 32.0)).abs() < 1e-3, "{}", rp.cr);
+        assert_eq!(rp.tr, 10e9);
+        // the byte counter is now in its half-length cycles
+        rp.on_sent(&p, 74_999, SimTime::ZERO);
+        let before = rp.cr;
+        rp.on_sent(&p, 1, SimTime::ZERO);
+        assert!(rp.cr > before);
+        assert!(!rp.active || rp.tr == 10e9, "TR stays clamped at line rate");
+    }
+
+    /// The timer alone: 15 ms cycles in fast recovery, then 7.5 ms; applied lazily, the state
+    /// is the same however the calls are spaced.
+    #[test]
+    fn timer_cycles_halve_after_fast_recovery_and_replay_exactly() {
+        let p = RpParams { min_rate_bps: 1_000_000, ..rp_params() };
+        let line = 1_000_000_000; // 1 Gbps so that active increase is visible
+        let mut a = Rp::new(line);
+        a.on_cnm(&p, 63, SimTime::ZERO);
+        let r0 = a.cr;
+        a.advance(&p, SimTime::from_us(74_999));
+        assert_eq!(a.time_stage, 4, "cycles end at 15, 30, 45, 60 ms");
+        a.advance(&p, SimTime::from_us(75_000));
+        assert_eq!(a.time_stage, 5);
+        assert!((a.cr - (1e9 - (1e9 - r0) / 32.0)).abs() < 1e-6);
+        a.advance(&p, SimTime::from_us(82_500));
+        assert_eq!(a.time_stage, 6, "the sixth cycle is 7.5 ms: active increase");
+        assert_eq!(a.tr, 1e9, "TR clamped at line rate");
+        let mut b = Rp::new(line);
+        b.on_cnm(&p, 63, SimTime::ZERO);
+        for t in (0..=82_500).step_by(500) {
+            b.advance(&p, SimTime::from_us(t));
+        }
+        assert_eq!((a.cr, a.tr, a.time_stage), (b.cr, b.tr, b.time_stage));
+    }
+
+    /// Active increase adds R_AI to TR per cycle once one counter is past fast recovery;
+    /// hyper-active adds i R_HAI once both are. Checked below line rate.
+    #[test]
+    fn active_and_hyper_active_increase() {
+        let p = rp_params();
+        let mut rp = Rp::new(G10);
+        rp.on_cnm(&p, 63, SimTime::ZERO);
+        let tr = rp.tr;
+        rp.on_cnm(&p, 63, SimTime::ZERO);
+        assert_eq!(rp.tr, tr, "back-to-back CNMs keep the target");
+        rp.on_sent(&p, 150_000, SimTime::ZERO);
+        rp.on_cnm(&p, 63, SimTime::ZERO);
+        assert!(rp.tr < 10e9, "after an increase cycle, TR <- CR");
+        let tr = rp.tr;
+        for _ in 0..5 {
+            rp.on_sent(&p, 150_000, SimTime::ZERO);
+        }
+        assert_eq!(rp.tr, tr, "fast recovery keeps TR");
+        rp.on_sent(&p, 75_000, SimTime::ZERO);
+        assert_eq!(rp.tr, tr + 5e6, "byte counter past 5 cycles, timer not: active increase");
+        // five timer cycles (15 ms each) bring the timer past fast recovery too
+        rp.advance(&p, SimTime::from_us(75_000));
+        let tr = rp.tr;
+        rp.on_sent(&p, 75_000, SimTime::from_us(75_000));
+        assert_eq!(rp.tr, tr + 50e6, "both past: hyper-active with i = min(6, 5) - 5 + 1 = 1");
+    }
+
+    /// Back-to-back CNMs keep the target; a target above 10 CR at the end of the first cycle
+    /// after a CNM is divided by 8.
+    #[test]
+    fn stale_target_is_divided_by_eight() {
+        let p = rp_params();
+        let mut rp = Rp::new(G10);
+        for _ in 0..4 {
+            rp.on_cnm(&p, 63, SimTime::ZERO);
+        }
+        let cr = 10e9 * (1.0f64 - 63.0 / 128.0).powi(4);
+        assert!((rp.cr - cr).abs() < 1e-3 && rp.tr == 10e9, "{} {}", rp.cr, rp.tr);
+        rp.on_sent(&p, 150_000, SimTime::ZERO);
+        assert_eq!(rp.tr, 10e9 / 8.0);
+        assert!((rp.cr - (cr + 10e9 / 8.0) / 2.0).abs() < 1e-3);
+    }
+
+    /// A flow with a CNM is held for its frame's serialization time at CR; released at line
+    /// rate.
+    #[test]
+    fn limiter_spaces_frames_at_the_current_rate() {
+        let mut b = Bench::new();
+        let mut q = Qcn::new(params(), b.topo.ports.len(), 1);
+        assert_eq!(q.on_host_send(3, 1500, SimTime::ZERO), None, "no CNM yet: not limited");
+        let pkt = b.pkts.alloc(crate::net::Packet { kind: PktKind::Msg(Msg::Qcn), flow: 3, seq: 64, ..crate::net::Packet::blank() });
+        let h0 = b.port("h0", "left");
+        q.on_host_msg(h0, pkt, &mut b.cx(SimTime::ZERO));
+        let rate = q.rp[3].as_ref().unwrap().rate_bps();
+        assert_eq!(rate, 50_781_250_000, "100G NIC cut by 63/128 (the feedback saturates at 63)");
+        assert_eq!(q.on_host_send(3, 1500, SimTime::from_us(1)), Some(SimTime::from_us(1) + ser_time(1500, rate)));
+    }
+}
