@@ -39,9 +39,18 @@ impl Sim {
         let now = self.now;
         let eg = &mut self.egress[port as usize];
         let mechs = &self.mechs;
-        let blocked = |i: usize| mechs.gated(port, i, now);
+        let reorders = mechs.reorders();
+        let pkts = &self.pkts;
+        let queues = &eg.queues;
+        let blocked = |i: usize| mechs.gated(port, i, now) || (reorders && mechs.pick(port, i, &queues[i], pkts, now).is_none());
         if eg.bytes > 0 {
             if let Some(qi) = Scheduler::Strict.select(&eg.queues, &mut eg.sched, &self.pkts, blocked) {
+                if reorders {
+                    let idx = mechs.pick(port, qi, &eg.queues[qi], &self.pkts, now)?;
+                    if idx > 0 {
+                        eg.queues[qi].to_front(idx);
+                    }
+                }
                 let size = self.pkts.get(eg.queues[qi].head().unwrap()).size;
                 eg.bytes -= size as u64;
                 let pkt = eg.queues[qi].pop(size, self.now)?;
@@ -51,6 +60,8 @@ impl Sim {
         }
         // paced flows found not ready: re-examined (and woken later) once we are done
         let mut pace: Vec<FlowId> = Vec::new();
+        // flows whose direction DRC holds back: kept ready for when the mechanism wakes the port
+        let mut skipped: Vec<(FlowId, usize)> = Vec::new();
         for class in (0..self.cfg.queues).rev() {
             if blocked(class) {
                 continue;
@@ -64,6 +75,10 @@ impl Sim {
                 if self.holds.held(f, now) {
                     // held by a mechanism since it was queued: make_ready arms its return
                     pace.push(f);
+                    continue;
+                }
+                if reorders && !self.mechs.nic_may_send(port, fl.dst, fl.hash, class, now) {
+                    skipped.push((f, class));
                     continue;
                 }
                 if let Some(c) = fl.nic_class {
@@ -140,16 +155,32 @@ impl Sim {
                 self.pkts_created += 1;
                 self.egress[port as usize].queues[class].stats.count_tx(p.size);
                 let id = self.pkts.alloc(p);
+                if !skipped.is_empty() {
+                    self.unskip(h, skipped);
+                }
                 for f in pace {
                     self.make_ready(f);
                 }
                 return Some(id);
             }
         }
+        if !skipped.is_empty() {
+            self.unskip(h, skipped);
+        }
         for f in pace {
             self.make_ready(f);
         }
         None
+    }
+
+    /// Put flows a mechanism held back by direction back on their ready lists.
+    #[cold]
+    #[inline(never)]
+    fn unskip(&mut self, h: u32, skipped: Vec<(FlowId, usize)>) {
+        for (f, class) in skipped {
+            self.flows[f as usize].in_ready = true;
+            self.hosts[h as usize].ready[class].push_back(f);
+        }
     }
 
     pub(super) fn host_rx(&mut self, host: u32, port: PortId, pkt: PktId) {
@@ -471,6 +502,9 @@ impl Sim {
             }
         }
         let is_udp = matches!(sender, Sender::Udp(_));
+        if !self.loops.is_empty() {
+            self.loop_of.push(spec.closed_loop.unwrap_or(u32::MAX));
+        }
         self.flows.push(Flow {
             id,
             src: spec.src,
@@ -519,16 +553,22 @@ impl Sim {
         self.finished += 1;
         if let Some(until) = fl.repeat_until {
             if now < until {
+                let lp = self.loop_of.get(f as usize).copied().filter(|&l| l != u32::MAX);
+                let (dst, size) = match lp {
+                    Some(l) => self.loops[l as usize].next(),
+                    None => (fl.dst, fl.size),
+                };
                 let spec = FlowSpec {
                     src: fl.src,
-                    dst: fl.dst,
-                    size: fl.size,
+                    dst,
+                    size,
                     start: now,
                     prio: fl.prio,
                     tag: fl.tag,
                     transport: fl.transport,
                     repeat_until: Some(until),
                     reuse_connection: fl.reuse_connection,
+                    closed_loop: lp,
                 };
                 let conn = fl.reuse_connection.then_some((fl.hash, fl.nic_class, prev));
                 self.start_flow(spec, conn);

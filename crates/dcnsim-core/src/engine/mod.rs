@@ -86,6 +86,8 @@ pub struct SimConfig {
     pub queue_sample: Option<QueueSampling>,
     /// Record per-flow goodput in bins of this width.
     pub throughput_bin: Option<SimTime>,
+    /// Closed-loop generators, by the id in `FlowSpec::closed_loop`.
+    pub loops: Vec<crate::workload::closed_loop::ClosedLoop>,
     /// What the builder found suspicious but valid (reported in the summary's `warnings`).
     pub warnings: Vec<String>,
 }
@@ -232,6 +234,10 @@ pub struct Sim {
     goodput: Goodput,
     /// Flows a mechanism holds at their NIC.
     holds: Holds,
+    /// Closed-loop generators (taken from the config) and each flow's loop (u32::MAX: none),
+    /// kept only when there are loops.
+    loops: Vec<crate::workload::closed_loop::ClosedLoop>,
+    loop_of: Vec<u32>,
 }
 
 /// Per-flow goodput per time bin (`metrics.throughput_bin`): each flow's open bin, and the
@@ -293,7 +299,8 @@ pub(crate) use ctx;
 
 impl Sim {
     /// Build a simulation. `specs` need not be sorted.
-    pub fn new(topo: Topology, routes: Routes, cfg: SimConfig, mut specs: Vec<FlowSpec>) -> Sim {
+    pub fn new(topo: Topology, routes: Routes, mut cfg: SimConfig, mut specs: Vec<FlowSpec>) -> Sim {
+        let loops = std::mem::take(&mut cfg.loops);
         specs.sort_by_key(|s| s.start); // stable: ties keep workload order
         let nq = cfg.queues;
         let egress = (0..topo.ports.len()).map(|_| Egress::new(nq)).collect();
@@ -306,7 +313,7 @@ impl Sim {
                 p.delay + lat
             })
             .collect();
-        let mechs = Mechanisms::new(cfg.mechanisms.clone(), &topo, &arrive_delay, cfg.mtu, nq);
+        let mechs = Mechanisms::new(cfg.mechanisms.clone(), &topo, &routes, &arrive_delay, cfg.mtu, nq);
         let hot = topo
             .ports
             .iter()
@@ -381,6 +388,8 @@ impl Sim {
             samples: 0,
             goodput: Goodput::default(),
             holds: Holds::default(),
+            loops,
+            loop_of: Vec::new(),
         }
     }
 
@@ -725,6 +734,14 @@ impl Sim {
         self.transmit(port, pkt);
     }
 
+    /// Tell the mechanisms that watch transmissions (DRC) that `pkt` starts on `port`.
+    #[inline(never)]
+    fn notify_transmit(&mut self, port: PortId, pkt: PktId) {
+        let class = self.pkts.get(pkt).tc as usize;
+        self.mechs.on_transmit(port, pkt, class, &mut ctx!(self));
+        self.apply_effects();
+    }
+
     fn has_backlog(&self, port: PortId) -> bool {
         let eg = &self.egress[port as usize];
         if eg.bytes > 0 || !eg.ctrl.is_empty() {
@@ -746,6 +763,9 @@ impl Sim {
         if let Some(tr) = &mut self.trace {
             let p = self.pkts.get(pkt);
             tr.push(TxRecord { time: self.now, port, kind: p.kind, flow: p.flow, seq: p.seq, size });
+        }
+        if self.mechs.watches_tx() {
+            self.notify_transmit(port, pkt);
         }
         let done = self.now + h.ser(size as u64);
         self.q.push(done + h.arrive_delay, Ev::Arrive { port: h.peer, pkt });

@@ -86,8 +86,19 @@ impl Sim {
         let pkts = &self.pkts;
         let can_hold = mechs.can_hold();
         let (queues, sched) = (&eg.queues, &mut eg.sched);
-        let blocked = |i: usize| can_hold && mechs.holds(port, i, queues, pkts, now);
-        let qi = self.cfg.scheduler.select(queues, sched, pkts, blocked)?;
+        // two instances of the scheduler: with nothing that can hold a queue (most runs) it
+        // asks no mechanism at all
+        let qi = if can_hold {
+            self.cfg.scheduler.select(queues, sched, pkts, |i: usize| mechs.holds(port, i, queues, pkts, now))
+        } else {
+            self.cfg.scheduler.select(queues, sched, pkts, |_| false)
+        }?;
+        if mechs.reorders() {
+            let idx = mechs.pick(port, qi, &eg.queues[qi], pkts, now)?;
+            if idx > 0 {
+                eg.queues[qi].to_front(idx);
+            }
+        }
         let size = self.pkts.get(eg.queues[qi].head().unwrap()).size;
         self.switches[sw as usize].buffer.on_dequeue(eg.bytes, size as u64);
         eg.bytes -= size as u64;

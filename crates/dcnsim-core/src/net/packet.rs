@@ -54,6 +54,9 @@ pub enum Frame {
     /// P802.1Qcz Congestion Isolation Packet: isolate the flow named by the packet's
     /// `flow` / `hash` in the egress back toward the sender of this frame.
     Cip,
+    /// Directional Rate Control feedback (seed 001, `switch/drc.rs`): the sender's egress
+    /// port number `dir` (its index among the sending node's ports) is at severity `level`.
+    Drc { dir: u16, level: u8 },
 }
 
 /// The ECN field of the IP header (RFC 3168 section 5; ECT(1) is the L4S identifier of

@@ -13,6 +13,7 @@ use std::collections::VecDeque;
 /// switch a host hangs off): shortest paths to a host are the shortest paths
 /// to its edge switch plus the last hop, so the table is hosts-per-ToR times
 /// smaller than a per-host table and stays in cache on large fabrics.
+#[derive(Clone, Debug)]
 pub struct Routes {
     edges: usize,
     /// Per (switch index * edges + edge index): (offset into `hops`, count).

@@ -159,6 +159,12 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, ScenarioError> {
                 let (_, key) = [(rounds, rounds_key), (fan_in, "fan_in"), (groups, "groups")].into_iter().max_by_key(|(n, _)| *n).unwrap();
                 (rounds.saturating_mul(groups).saturating_mul(fan_in), format!("workload[{i}].{key}"))
             }
+            WorkloadKind::ClosedLoop => {
+                // a loop sends at most one message per the message's time at line rate
+                let loops = w.pairs.as_ref().map_or(n_hosts, |p| p.len() as u128) as f64;
+                let mean = w.mean_size.map_or(1, |b| b.0.max(1)) as f64;
+                ((loops * host_rate * secs / (8.0 * mean)).min(1e30) as u128, format!("workload[{i}].mean_size"))
+            }
             WorkloadKind::Poisson => {
                 let mean = match w.sizes.as_deref().map(resolve_cdf) {
                     Some(Ok(c)) => c.mean(),

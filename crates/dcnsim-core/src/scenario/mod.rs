@@ -18,6 +18,7 @@ use crate::sim::SimTime;
 use crate::switch::aqm::AqmParams;
 use crate::switch::ci::{self, CiMark, CiMode, CiParams};
 use crate::switch::coupled::{self, Coupled};
+use crate::switch::drc::{self, DrcParams};
 use crate::switch::dualpi2::{self, DualPi2Params};
 use crate::switch::pfc::{self, PfcParams, Xoff};
 use crate::switch::pi2::{self, Pi2Params};
@@ -27,6 +28,7 @@ use crate::switch::red::{self, RedParams};
 use crate::switch::sfc::{self, SfcMode, SfcParams};
 use crate::switch::{BufferParams, EcnMarker, Red, Scheduler};
 use crate::workload::cdf::FlowSizeCdf;
+use crate::workload::closed_loop::ExpSizes;
 use crate::workload::incast::Rounds;
 use crate::workload::{self, FlowSpec, GenCtx};
 use schema::*;
@@ -558,6 +560,35 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
             return Err(err("transport.qcn.min_rate", "invalid value 0 bps, expected a rate > 0"));
         }
     }
+    if let Some(d) = &sw.drc {
+        for (key, v) in [("thresholds", &d.thresholds), ("rates", &d.rates)] {
+            if let Some(v) = v {
+                if v.len() != 3 {
+                    return Err(err(format!("switch.drc.{key}"), format!("invalid length {}, expected 3 values (severity 1, 2, 3)", v.len())));
+                }
+            }
+        }
+        if let Some(t) = &d.thresholds {
+            if !(t.iter().all(|&x| x > 0.0 && x <= 1.0) && t[0] < t[1] && t[1] < t[2]) {
+                return Err(err("switch.drc.thresholds", format!("invalid value {t:?}, expected three increasing fills in (0, 1]")));
+            }
+        }
+        if let Some(r) = &d.rates {
+            if !(r.iter().all(|&x| (0.0..=1.0).contains(&x)) && r[0] >= r[1] && r[1] >= r[2]) {
+                return Err(err("switch.drc.rates", format!("invalid value {r:?}, expected three rate fractions in [0, 1], not increasing")));
+            }
+        }
+        if let Some(h) = d.hysteresis {
+            if !(0.0..1.0).contains(&h) {
+                return Err(err("switch.drc.hysteresis", format!("invalid value {h}, expected a fill difference in [0, 1)")));
+            }
+        }
+        if let Some(c) = &d.classes {
+            if let Some(&q) = c.iter().find(|&&q| q >= nq) {
+                return Err(err("switch.drc.classes", format!("invalid class {q}, expected classes 0..{} (switch.queues = {nq})", nq - 1)));
+            }
+        }
+    }
     if let Some(q) = &sw.qcn {
         if q.q_eq.map(|b| b.0) == Some(0) {
             return Err(err("switch.qcn.q_eq", "invalid value 0 B, expected a set point > 0"));
@@ -801,12 +832,14 @@ fn validate_workload(w: &WorkloadConfig, i: usize, hosts: u32) -> Result<(), Sce
         WorkloadKind::Incast => "incast",
         WorkloadKind::Permutation => "permutation",
         WorkloadKind::Flows => "flows",
+        WorkloadKind::ClosedLoop => "closed_loop",
     };
     let allowed: &[&str] = match w.kind {
         WorkloadKind::Poisson => &["sizes", "load", "cluster_size"],
         WorkloadKind::Incast => &["fan_in", "size", "period", "groups", "receiver", "load", "connection"],
         WorkloadKind::Permutation => &["size"],
         WorkloadKind::Flows => &["flows"],
+        WorkloadKind::ClosedLoop => &["pairs", "mean_size", "min_size", "max_size", "connection"],
     };
     for (k, p) in [
         ("sizes", w.sizes.is_some()),
@@ -819,6 +852,10 @@ fn validate_workload(w: &WorkloadConfig, i: usize, hosts: u32) -> Result<(), Sce
         ("receiver", w.receiver.is_some()),
         ("connection", w.connection.is_some()),
         ("flows", w.flows.is_some()),
+        ("pairs", w.pairs.is_some()),
+        ("mean_size", w.mean_size.is_some()),
+        ("min_size", w.min_size.is_some()),
+        ("max_size", w.max_size.is_some()),
     ] {
         if p && !allowed.contains(&k) {
             return Err(err(key(k), format!("not used by kind = \"{kind_name}\"; allowed keys: {}", allowed.join(", "))));
@@ -903,6 +940,35 @@ fn validate_workload(w: &WorkloadConfig, i: usize, hosts: u32) -> Result<(), Sce
                 if r >= hosts {
                     return Err(err(key("receiver"), format!("invalid value {r}, expected a host index 0..{}", hosts - 1)));
                 }
+            }
+        }
+        WorkloadKind::ClosedLoop => {
+            let mean = require(w.mean_size, &key("mean_size"), "the mean message size, e.g. \"8000B\"")?.0;
+            if mean == 0 {
+                return Err(err(key("mean_size"), "invalid value 0 B, expected > 0"));
+            }
+            let min = w.min_size.map_or(1, |b| b.0);
+            let max = w.max_size.map_or(mean.saturating_mul(16), |b| b.0);
+            if min == 0 || min > max || min > mean.saturating_mul(16) {
+                return Err(err(key("min_size"), format!("invalid value {min} B, expected 1 B up to max_size ({max} B) and at most 16 x mean_size")));
+            }
+            if max < mean / 16 {
+                return Err(err(key("max_size"), format!("invalid value {max} B, expected at least mean_size / 16 ({} B)", mean / 16)));
+            }
+            if let Some(p) = &w.pairs {
+                if w.hosts.is_some() {
+                    return Err(err(key("hosts"), "not used with pairs (pairs name their hosts)"));
+                }
+                if p.is_empty() {
+                    return Err(err(key("pairs"), "invalid value [], expected at least one [source, destination] pair"));
+                }
+                for (j, &[a, b]) in p.iter().enumerate() {
+                    if a >= hosts || b >= hosts || a == b {
+                        return Err(err(format!("workload[{i}].pairs[{j}]"), format!("invalid value [{a}, {b}], expected two different host indices 0..{}", hosts - 1)));
+                    }
+                }
+            } else if w.connection.is_some() {
+                return Err(err(key("connection"), "only used with pairs (random destinations open a connection per message)"));
             }
         }
         WorkloadKind::Permutation => {
@@ -1210,6 +1276,16 @@ fn red_params(c: &AqmConfig) -> RedParams {
     }
 }
 
+fn drc_params(c: &DrcConfig) -> DrcParams {
+    let three = |v: &Option<Vec<f64>>, d: [f64; 3]| v.as_ref().map_or(d, |v| [v[0], v[1], v[2]]);
+    DrcParams {
+        thresholds: three(&c.thresholds, drc::DEFAULT_THRESHOLDS),
+        rates: three(&c.rates, drc::DEFAULT_RATES),
+        hysteresis: c.hysteresis.unwrap_or(drc::DEFAULT_HYSTERESIS),
+        classes: c.classes.as_ref().map_or(0xff, |v| v.iter().fold(0u8, |m, &q| m | (1 << q))),
+    }
+}
+
 fn qcn_params(cp: &QcnCpConfig, rp: Option<&QcnRpConfig>) -> QcnParams {
     let rp = rp.cloned().unwrap_or_default();
     QcnParams {
@@ -1294,6 +1370,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
     let hosts = topo.num_hosts() as u32;
     let host_rate = topo.ports[topo.host_port(0) as usize].rate_bps;
     let mut specs: Vec<FlowSpec> = Vec::new();
+    let mut loops = Vec::new();
     for (i, w) in s.workload.iter().enumerate() {
         let first_spec = specs.len();
         let default_tag = match w.kind {
@@ -1301,6 +1378,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
             WorkloadKind::Incast => "incast",
             WorkloadKind::Permutation => "permutation",
             WorkloadKind::Flows => "flows",
+            WorkloadKind::ClosedLoop => "closed_loop",
         };
         let (first, end) = match w.hosts.as_deref() {
             Some([a, b]) => (*a, *b),
@@ -1342,6 +1420,15 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
                 ));
             }
             WorkloadKind::Permutation => specs.extend(workload::permutation::generate(&ctx, w.size.unwrap().0)),
+            WorkloadKind::ClosedLoop => {
+                let mean = w.mean_size.unwrap().0;
+                let sizes = ExpSizes { mean: mean as f64, min: w.min_size.map_or(1, |b| b.0), max: w.max_size.map_or(mean.saturating_mul(16), |b| b.0) };
+                let pairs: Option<Vec<(u32, u32)>> = w.pairs.as_ref().map(|p| p.iter().map(|&[a, b]| (a - first, b - first)).collect());
+                let reuse = w.connection.unwrap_or_default() == Connection::Reuse;
+                let (s, l) = workload::closed_loop::generate(&ctx, pairs.as_deref(), sizes, reuse, loops.len() as u32);
+                specs.extend(s);
+                loops.extend(l);
+            }
             WorkloadKind::Flows => {
                 for f in w.flows.as_ref().unwrap() {
                     let mut spec = ctx.spec(f.src, f.dst, f.size.0, f.start.map(|d| d.0).unwrap_or(SimTime::ZERO));
@@ -1384,6 +1471,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
     });
     let sfc = sw.sfc.as_ref().map(sfc_params);
     let qcn = sw.qcn.as_ref().map(|cp| qcn_params(cp, s.transport.qcn.as_ref()));
+    let drc = sw.drc.as_ref().map(drc_params);
     let aqm = sw.aqm.as_ref().and_then(|a| match a.kind {
         // the step and ramp markers are the `ecn` stage above
         AqmKind::Step | AqmKind::Ramp => None,
@@ -1419,7 +1507,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
         scheduler,
         buffer,
         switch_latency,
-        mechanisms: MechanismParams { ecn, pfc, ci, sfc, aqm, qcn },
+        mechanisms: MechanismParams { ecn, pfc, ci, sfc, aqm, qcn, drc },
         tcp: TcpParams {
             init_cwnd: tr.init_cwnd.unwrap_or(DEFAULT_INIT_CWND),
             min_rto,
@@ -1442,6 +1530,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
             from: s.metrics.queue_sample_from.map_or(SimTime::ZERO, |d| d.0),
         }),
         throughput_bin: s.metrics.throughput_bin.map(|d| d.0),
+        loops,
         warnings: Vec::new(),
     };
     cfg.warnings = warnings(s, &cfg, specs.len());

@@ -316,6 +316,9 @@ pub struct SwitchConfig {
     /// The NICs' reaction points take their constants from `transport.qcn`.
     #[serde(default)]
     pub qcn: Option<QcnCpConfig>,
+    /// Directional Rate Control (seed 001); absent = off.
+    #[serde(default)]
+    pub drc: Option<DrcConfig>,
     /// Active queue management and ECN marking, chosen by kind (see `switch.aqm`); absent =
     /// none (drop-tail only).
     #[serde(default)]
@@ -575,6 +578,31 @@ pub struct TransportConfig {
     pub qcn: Option<QcnRpConfig>,
 }
 
+/// `switch.drc`: Directional Rate Control as seed 001 proposes it (see switch/drc.rs):
+/// every switch tells its link peers, per egress port (direction), a 2-bit severity from how
+/// full that port's queue is; the peers (switch ports and NICs) limit what they send toward
+/// each direction and send frames bound elsewhere first. The seed gives no thresholds or
+/// rates; the defaults are ours.
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct DrcConfig {
+    /// Fill of a direction's queue (against what the buffer would admit there) at which
+    /// severity 1, 2 and 3 start. Default [0.25, 0.5, 0.75]; increasing, in (0, 1].
+    #[serde(default)]
+    pub thresholds: Option<Vec<f64>>,
+    /// Fraction of the link rate a peer may send toward a direction at severity 1, 2 and 3
+    /// (0 = stop). Default [0.5, 0.25, 0.0]; each in [0, 1], not increasing.
+    #[serde(default)]
+    pub rates: Option<Vec<f64>>,
+    /// A severity is left once the fill is this far below its threshold. Default 0.1; in
+    /// [0, 1).
+    #[serde(default)]
+    pub hysteresis: Option<f64>,
+    /// Rate-controlled traffic classes (the frame's priority mask). Default: all.
+    #[serde(default)]
+    pub classes: Option<Vec<u8>>,
+}
+
 /// `switch.qcn`: the congestion point of every switch egress queue (IEEE 802.1Qau, 802.1Q
 /// clause 32; see switch/qcn.rs). Sampled data frames make a CNM to their source when
 /// Fb = -(Q - q_eq + w (Q - Q_old)) < 0.
@@ -816,6 +844,10 @@ pub enum WorkloadKind {
     Permutation,
     /// Flows listed explicitly.
     Flows,
+    /// Closed-loop message streams (seed 001's database-entry clients and L2 workload
+    /// generators): each loop sends its next message as soon as the last one completes, with
+    /// exponential sizes, to a fixed destination (`pairs`) or a random other host.
+    ClosedLoop,
 }
 
 /// How `clos2` numbers its servers over the ToRs.
@@ -964,11 +996,25 @@ pub struct WorkloadConfig {
     /// incast: fixed receiver host index (only with groups = 1). Default: random per round.
     #[serde(default)]
     pub receiver: Option<u32>,
-    /// incast with period = "persistent": "reuse" (default: each sender's flows follow one
-    /// another on one connection, keeping its path, identity and congestion-control state) or
-    /// "new" (every flow starts afresh at line rate on a new path).
+    /// incast with period = "persistent", and closed_loop with pairs: "reuse" (default: each
+    /// sender's flows follow one another on one connection, keeping its path, identity and
+    /// congestion-control state) or "new" (every flow starts afresh at line rate on a new
+    /// path).
     #[serde(default)]
     pub connection: Option<Connection>,
+    /// closed_loop: one loop per [source, destination] pair of host indices; without it, every
+    /// host (of `hosts`, if given) loops to a random other host of the set per message.
+    #[serde(default)]
+    pub pairs: Option<Vec<[u32; 2]>>,
+    /// closed_loop (required): mean message size of the exponential sizes, e.g. "8000B" (seed 001).
+    #[serde(default)]
+    pub mean_size: Option<Bytes>,
+    /// closed_loop: smallest message; smaller draws are redrawn. Default "1B".
+    #[serde(default)]
+    pub min_size: Option<Bytes>,
+    /// closed_loop: largest message; larger draws are redrawn. Default: 16 x mean_size.
+    #[serde(default)]
+    pub max_size: Option<Bytes>,
     /// flows (required): the explicit list.
     #[serde(default)]
     pub flows: Option<Vec<FlowEntry>>,

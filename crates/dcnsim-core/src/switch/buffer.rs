@@ -120,6 +120,20 @@ impl SwitchBuffer {
     pub fn shared_cap(&self) -> u64 {
         self.shared_cap
     }
+    /// How full a queue holding `queue_bytes` on a port holding `port_bytes` is against what
+    /// the buffer would admit there now, in [0, 1]: the queue against its capacity (static),
+    /// or the port against its dynamic limit, guarantee + alpha x free pool (shared).
+    pub fn fill(&self, port_bytes: u64, queue_bytes: u64) -> f64 {
+        let (held, limit) = match self.params {
+            BufferParams::Static { queue_cap } => (queue_bytes, queue_cap as f64),
+            BufferParams::Shared { guaranteed, alpha, .. } => (port_bytes, guaranteed as f64 + alpha * self.shared_cap.saturating_sub(self.shared_used) as f64),
+        };
+        if limit <= 0.0 {
+            1.0
+        } else {
+            (held as f64 / limit).min(1.0)
+        }
+    }
     /// Upper bound on what one egress queue can ever hold (for invariant checks).
     pub fn queue_limit(&self) -> u64 {
         match self.params {

@@ -7,6 +7,7 @@ pub mod bench;
 pub mod buffer;
 pub mod ci;
 pub mod coupled;
+pub mod drc;
 pub mod dualpi2;
 pub mod ecn;
 pub mod pfc;

@@ -20,10 +20,11 @@
 use crate::engine::EndReason;
 use crate::metrics::Table;
 use crate::net::port::Egress;
-use crate::net::{FlowId, Frame, HostId, Msg, PacketArena, PktId, PortId, Topology};
+use crate::net::{FlowId, Frame, HostId, Msg, PacketArena, PktId, PortId, Routes, Topology};
 use crate::sim::{Rng, SimTime};
 use crate::switch::aqm::{Aqm, AqmParams};
 use crate::switch::ci::{self, Ci, CiParams};
+use crate::switch::drc::{self, Drc, DrcParams};
 use crate::switch::ecn::EcnMarker;
 use crate::switch::pfc::{self, Pfc, PfcParams};
 use crate::switch::qcn::{self, Qcn, QcnParams};
@@ -100,6 +101,8 @@ pub enum MechTimer {
     Pfc(pfc::Timer),
     Ci(ci::Timer),
     Aqm(crate::switch::pi2::Update),
+    /// DRC: a limited direction of this port may send again.
+    Drc(PortId),
 }
 
 /// What the queue's AQM does with an arriving packet; a classifier may take its place.
@@ -214,6 +217,7 @@ pub struct MechanismParams {
     pub sfc: Option<SfcParams>,
     pub aqm: Option<AqmParams>,
     pub qcn: Option<QcnParams>,
+    pub drc: Option<DrcParams>,
 }
 
 impl Frame {
@@ -222,6 +226,7 @@ impl Frame {
         match self {
             Frame::Pause { .. } | Frame::Pfc { .. } => pfc::PAUSE_FRAME_BYTES,
             Frame::Cip => ci::CIP_BYTES,
+            Frame::Drc { .. } => drc::DRC_FRAME_BYTES,
         }
     }
 }
@@ -252,6 +257,8 @@ pub struct Mechanisms {
     pub aqm: Option<Aqm>,
     /// Quantized Congestion Notification (802.1Qau): congestion points and reaction points.
     pub qcn: Option<Qcn>,
+    /// Directional Rate Control (seed 001).
+    pub drc: Option<Drc>,
     /// Whether any configured mechanism acts at classify, on_enqueue, on_dequeue: one test
     /// per stage and packet when none does (most runs configure one mechanism or none).
     hooks: [bool; 3],
@@ -259,7 +266,7 @@ pub struct Mechanisms {
 
 impl Mechanisms {
     /// `arrive_delay[p]`: propagation plus static switch latency from port p to its peer.
-    pub fn new(p: MechanismParams, topo: &Topology, arrive_delay: &[SimTime], mtu: u32, queues: usize) -> Mechanisms {
+    pub fn new(p: MechanismParams, topo: &Topology, routes: &Routes, arrive_delay: &[SimTime], mtu: u32, queues: usize) -> Mechanisms {
         let mut m = Mechanisms {
             ci: p.ci.map(|c| Ci::new(c, topo, arrive_delay, mtu)),
             pfc: p.pfc.map(|c| Pfc::new(c, topo.ports.len(), queues, topo.switches.len())),
@@ -267,10 +274,11 @@ impl Mechanisms {
             sfc: p.sfc.map(|c| Sfc::new(c, topo.ports.len(), queues)),
             aqm: p.aqm.map(|a| Aqm::new(a, topo.ports.len(), queues, topo.switches.len())),
             qcn: p.qcn.map(|q| Qcn::new(q, topo.ports.len(), queues)),
+            drc: p.drc.map(|d| Drc::new(d, topo, routes, queues)),
             hooks: [false; 3],
         };
-        let (ci, pfc, sfc, aqm, qcn) = (m.ci.is_some(), m.pfc.is_some(), m.sfc.is_some(), m.aqm.is_some(), m.qcn.is_some());
-        m.hooks = [ci || aqm, pfc || ci || sfc || qcn, ci || pfc || aqm];
+        let (ci, pfc, sfc, aqm, qcn, drc) = (m.ci.is_some(), m.pfc.is_some(), m.sfc.is_some(), m.aqm.is_some(), m.qcn.is_some(), m.drc.is_some());
+        m.hooks = [ci || aqm, pfc || ci || sfc || qcn || drc, ci || pfc || aqm || drc];
         m
     }
 
@@ -283,7 +291,7 @@ impl Mechanisms {
     /// Some mechanism may hold a queue (pause or ordering): the transmitter must ask.
     #[inline]
     pub fn can_hold(&self) -> bool {
-        self.pfc.is_some() || self.ci.as_ref().is_some_and(|c| c.isolates())
+        self.pfc.is_some() || self.ci.as_ref().is_some_and(|c| c.isolates()) || self.drc.is_some()
     }
 
     /// classify: which egress queue (CI).
@@ -344,6 +352,9 @@ impl Mechanisms {
         if let Some(q) = &mut self.qcn {
             q.on_enqueue(a, cx);
         }
+        if let Some(d) = &mut self.drc {
+            d.on_enqueue(a, cx);
+        }
     }
 
     /// A routed message is about to leave switch `sw` through `out`: whether a mechanism
@@ -396,10 +407,49 @@ impl Mechanisms {
     }
 
     /// hold: whether queue `queue` of switch port `port` may not transmit now (a received
-    /// pause, or CI's order).
+    /// pause, CI's order, or DRC with no frame of the queue allowed toward its direction).
     #[inline]
     pub fn holds(&self, port: PortId, queue: usize, queues: &[PktQueue], pkts: &PacketArena, now: SimTime) -> bool {
-        self.gated(port, queue, now) || self.ci.as_ref().is_some_and(|c| c.holds(port, queue, queues, pkts))
+        self.gated(port, queue, now)
+            || self.ci.as_ref().is_some_and(|c| c.holds(port, queue, queues, pkts))
+            || self.drc.as_ref().is_some_and(|d| d.pick(port, queue, &queues[queue], pkts, now).is_none())
+    }
+
+    /// Which packet of the queue the scheduler chose leaves: the head, or with DRC the first
+    /// one whose direction may send (None: none may).
+    #[inline]
+    pub fn pick(&self, port: PortId, queue: usize, q: &PktQueue, pkts: &PacketArena, now: SimTime) -> Option<usize> {
+        match &self.drc {
+            Some(d) => d.pick(port, queue, q, pkts, now),
+            None => (!q.pkts.is_empty()).then_some(0),
+        }
+    }
+
+    /// Whether a NIC may start a frame of a flow to `dst` (hash `hash`, class `class`) on
+    /// `port` now (DRC's direction toward it is not stopped or spaced).
+    #[inline]
+    pub fn nic_may_send(&self, port: PortId, dst: HostId, hash: u32, class: usize, now: SimTime) -> bool {
+        self.drc.as_ref().is_none_or(|d| d.may_send(port, dst, hash, class, now))
+    }
+
+    /// Whether a mechanism may send a queue's packets out of order (DRC): the transmitter
+    /// asks `pick` which one leaves.
+    #[inline]
+    pub fn reorders(&self) -> bool {
+        self.drc.is_some()
+    }
+
+    /// Whether a mechanism wants `on_transmit` (DRC's spacing per direction).
+    #[inline]
+    pub fn watches_tx(&self) -> bool {
+        self.drc.is_some()
+    }
+
+    /// A packet of class `class` starts transmission on `port` (switch or NIC).
+    pub fn on_transmit(&mut self, port: PortId, pkt: PktId, class: usize, cx: &mut Ctx) {
+        if let Some(d) = &mut self.drc {
+            d.on_transmit(port, pkt, class, cx);
+        }
     }
 
     /// on_dequeue: CI bookkeeping, then PFC (victims, XON), then the AQM (RED's idle time).
@@ -417,6 +467,9 @@ impl Mechanisms {
         if let Some(a) = &mut self.aqm {
             a.on_dequeue(d, cx);
         }
+        if let Some(r) = &mut self.drc {
+            r.on_dequeue(d, cx);
+        }
     }
 
     /// A link-local frame arrived through `port` (of a switch or a host).
@@ -430,6 +483,11 @@ impl Mechanisms {
             Frame::Cip => {
                 if let Some(ci) = &mut self.ci {
                     ci.on_cip(port, flow, hash, cx);
+                }
+            }
+            Frame::Drc { dir, level } => {
+                if let Some(d) = &mut self.drc {
+                    d.on_frame(port, dir, level, cx);
                 }
             }
         }
@@ -452,6 +510,11 @@ impl Mechanisms {
                     a.on_timer(t, cx);
                 }
             }
+            MechTimer::Drc(port) => {
+                if let Some(d) = &mut self.drc {
+                    d.on_timer(port, cx);
+                }
+            }
         }
     }
 
@@ -472,6 +535,9 @@ impl Mechanisms {
         }
         if let Some(q) = &self.qcn {
             q.report(r);
+        }
+        if let Some(d) = &self.drc {
+            d.report(r);
         }
     }
 }

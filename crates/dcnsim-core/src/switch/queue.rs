@@ -119,6 +119,17 @@ impl PktQueue {
         self.stats.count_tx(size);
         Some(id)
     }
+    /// Move the packet at position `idx` to the head, the packets ahead of it back by one,
+    /// for a transmitter that sends out of order (DRC); the FIFO path then takes it. (Indexing
+    /// only: another VecDeque method here cost the FIFO path its inlining.)
+    #[inline(never)]
+    pub fn to_front(&mut self, idx: usize) {
+        let id = self.pkts[idx];
+        for i in (1..=idx).rev() {
+            self.pkts[i] = self.pkts[i - 1];
+        }
+        self.pkts[0] = id;
+    }
     #[inline]
     pub fn head(&self) -> Option<PktId> {
         self.pkts.front().copied()

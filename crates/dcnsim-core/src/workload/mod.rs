@@ -4,6 +4,7 @@
 //! from its own RNG stream, per host where it has per-host processes, so one
 //! workload's flows do not move when another workload is added.
 pub mod cdf;
+pub mod closed_loop;
 pub mod incast;
 pub mod permutation;
 pub mod poisson;
@@ -26,6 +27,9 @@ pub struct FlowSpec {
     pub repeat_until: Option<SimTime>,
     /// A repeated flow continues the previous one's connection (path, identity, CC state).
     pub reuse_connection: bool,
+    /// Closed loop with a generator (`closed_loop::ClosedLoop`, by id): the repeated flow's
+    /// destination and size come from it instead of repeating this one's.
+    pub closed_loop: Option<u32>,
 }
 
 /// What every generator needs to know about its surroundings.
@@ -58,6 +62,7 @@ impl GenCtx {
             transport: self.transport,
             repeat_until: None,
             reuse_connection: false,
+            closed_loop: None,
         }
     }
     /// RNG stream for sub-process `sub` of this workload.

@@ -1,0 +1,354 @@
+//! Directional Rate Control (DRC), as seed 001 proposes it (Wadekar, McAlpine, Gupta, Intel,
+//! "Rate Control in Short Range 802.3 Interconnects", IEEE 802.3, September 2004, slides
+//! "Direction Rate Control" and the backup slide "DRC Model Implementation").
+//!
+//! Documented there: the link peer (a switch) supplies *directional congestion feedback*,
+//! 2 bits of severity per direction (its own egress ports) and a priority mask (1 bit per
+//! priority: where rate control is enabled), in a MAC control frame (MAC control address,
+//! source address, DRC type, direction statuses, priority mask, padding, FCS: 64 B). The
+//! transmitter "controls rate of Tx from individual queues" and "determines order of Tx from
+//! the frame buffer", so a congested direction no longer blocks frames bound elsewhere, the
+//! head-of-line blocking 802.3x PAUSE causes at Tx ports.
+//!
+//! Inferred (the slides give no thresholds, rates or timing; scenario keys, stated defaults):
+//! * Severity of a direction: how full its egress queue is against what the buffer would
+//!   admit there (`SwitchBuffer::fill`: a static queue against its capacity, a shared-buffer
+//!   port against guarantee + alpha x free), the fullest of the rate-controlled classes.
+//!   Levels 1, 2, 3 from `thresholds` 0.25, 0.5, 0.75; a level is left only once the fill
+//!   is `hysteresis` (0.1) below its threshold, so a queue at a threshold does not make a
+//!   frame per packet.
+//! * A frame goes to every other port's peer (switch or NIC) when a direction's level
+//!   changes, ahead of the data queues; it carries that direction's status (one direction
+//!   per frame: the same information as the slide's all-direction frame, sent on change).
+//! * Rate per level, as a fraction of the link rate the transmitter may send toward that
+//!   direction: `rates` 0.5, 0.25 and 0 (stop). A frame toward a limited direction may start
+//!   one serialization time at that rate after the previous one toward it started.
+//! * The transmitter's order: within each egress queue (the scheduler between queues is
+//!   unchanged), the first frame whose direction may send now goes; at a NIC, a flow whose
+//!   direction may not send is skipped. A frame's direction is the peer switch's routing
+//!   choice for it (its ECMP hash included).
+
+use super::pipeline::{Arrival, Better, Ctx, Departure, Effect, MechTimer, Report};
+use crate::metrics::ColumnData as C;
+use crate::net::{FlowId, Frame, HostId, NodeKind, PacketArena, PktId, PktKind, PortId, Routes, Topology};
+use crate::sim::{ser_time, SimTime};
+use crate::switch::PktQueue;
+use rustc_hash::FxHashMap;
+
+/// Wire bytes of a DRC frame (a minimum MAC control frame).
+pub const DRC_FRAME_BYTES: u32 = 64;
+/// Defaults of `switch.drc` (ours: the seed gives none).
+pub const DEFAULT_THRESHOLDS: [f64; 3] = [0.25, 0.5, 0.75];
+pub const DEFAULT_RATES: [f64; 3] = [0.5, 0.25, 0.0];
+pub const DEFAULT_HYSTERESIS: f64 = 0.1;
+
+/// `switch.drc`, resolved.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DrcParams {
+    /// Fill at which levels 1, 2, 3 start.
+    pub thresholds: [f64; 3],
+    /// Fraction of the link rate allowed toward a direction at levels 1, 2, 3.
+    pub rates: [f64; 3],
+    pub hysteresis: f64,
+    /// Rate-controlled traffic classes (the priority mask), one bit per class.
+    pub classes: u8,
+}
+
+impl DrcParams {
+    /// The level for `fill` when the direction is at `cur`: up at once, down only past the
+    /// hysteresis.
+    pub fn level(&self, fill: f64, cur: u8) -> u8 {
+        let up = self.thresholds.iter().filter(|&&t| fill >= t).count() as u8;
+        let keep = self.thresholds[..cur as usize].iter().filter(|&&t| fill >= t - self.hysteresis).count() as u8;
+        up.max(keep)
+    }
+}
+
+/// The transmitter's view of one direction of its peer.
+#[derive(Copy, Clone, Debug, Default)]
+struct Dir {
+    level: u8,
+    /// Earliest start of the next frame toward it (levels 1 and 2).
+    next: SimTime,
+}
+
+/// DRC on every switch (feedback) and every transmitter that faces one (switch ports and
+/// NICs): the module doc describes the model.
+#[derive(Clone, Debug)]
+pub struct Drc {
+    pub p: DrcParams,
+    queues: usize,
+    /// The level each switch port last advertised.
+    level: Vec<u8>,
+    /// A port's index among its node's ports (the frame's direction field).
+    local: Vec<u16>,
+    /// Per (transmitting port, direction port of its peer).
+    dirs: FxHashMap<(PortId, PortId), Dir>,
+    /// Directions above level 0, per transmitting port (the fast path when none is).
+    limited: Vec<u32>,
+    /// The switch index of each port's peer (u32::MAX: a host), and the fabric's routes: a
+    /// frame's direction is its next hop there (a copy, kept only in DRC runs, so the
+    /// transmitter's hot path passes nothing extra).
+    peer_switch: Vec<u32>,
+    routes: Routes,
+    /// A wake-up is queued for the port at this time.
+    wake_at: Vec<SimTime>,
+    /// DRC frames sent per port; frames that stopped a direction (level 3).
+    frames: Vec<u64>,
+    stops: Vec<u64>,
+}
+
+impl Drc {
+    pub fn new(p: DrcParams, topo: &Topology, routes: &Routes, queues: usize) -> Drc {
+        let n = topo.ports.len();
+        let mut local = vec![0u16; n];
+        for node in &topo.nodes {
+            for (i, &port) in node.ports.iter().enumerate() {
+                local[port as usize] = i as u16;
+            }
+        }
+        let peer_switch = (0..n as PortId)
+            .map(|p| {
+                let peer = &topo.nodes[topo.peer_node(p) as usize];
+                if peer.kind == NodeKind::Switch {
+                    peer.index
+                } else {
+                    u32::MAX
+                }
+            })
+            .collect();
+        Drc {
+            p,
+            queues,
+            level: vec![0; n],
+            local,
+            dirs: FxHashMap::default(),
+            limited: vec![0; n],
+            peer_switch,
+            routes: routes.clone(),
+            wake_at: vec![SimTime::MAX; n],
+            frames: vec![0; n],
+            stops: vec![0; n],
+        }
+    }
+
+    /// on_enqueue at a switch: the direction the packet joined may have grown a level.
+    pub fn on_enqueue(&mut self, a: &Arrival, cx: &mut Ctx) {
+        self.update(a.sw, a.out, cx);
+    }
+
+    /// on_dequeue at a switch: the direction may have drained a level.
+    pub fn on_dequeue(&mut self, d: &Departure, cx: &mut Ctx) {
+        self.update(d.sw, d.port, cx);
+    }
+
+    /// Recompute `port`'s level; on a change, tell every other peer of switch `sw`.
+    fn update(&mut self, sw: u32, port: PortId, cx: &mut Ctx) {
+        let eg = &cx.egress[port as usize];
+        let buf = &cx.switches[sw as usize].buffer;
+        let fill = (0..self.queues).filter(|&q| self.p.classes & (1 << q) != 0).map(|q| buf.fill(eg.bytes, eg.queues[q].bytes)).fold(0.0, f64::max);
+        let cur = self.level[port as usize];
+        let new = self.p.level(fill, cur);
+        if new == cur {
+            return;
+        }
+        self.level[port as usize] = new;
+        let node = cx.topo.ports[port as usize].node;
+        let dir = self.local[port as usize];
+        for &q in &cx.topo.nodes[node as usize].ports {
+            if q != port {
+                self.frames[q as usize] += 1;
+                if new == 3 {
+                    self.stops[q as usize] += 1;
+                }
+                cx.push(Effect::Frame { port: q, frame: Frame::Drc { dir, level: new }, flow: FlowId::MAX, hash: 0 });
+            }
+        }
+    }
+
+    /// A DRC frame arrived through `port` from its peer switch: that direction's status.
+    pub fn on_frame(&mut self, port: PortId, dir: u16, level: u8, cx: &mut Ctx) {
+        let peer = cx.topo.peer_node(port);
+        let Some(&dport) = cx.topo.nodes[peer as usize].ports.get(dir as usize) else {
+            return;
+        };
+        let e = self.dirs.entry((port, dport)).or_default();
+        let old = e.level;
+        e.level = level;
+        match (old, level) {
+            (0, 1..) => self.limited[port as usize] += 1,
+            (1.., 0) => self.limited[port as usize] -= 1,
+            _ => {}
+        }
+        if level < old {
+            cx.push(Effect::Wake { port });
+        }
+    }
+
+    /// Whether a frame to `dst` with `hash` in class `class` may start on `port` now.
+    #[inline]
+    pub fn may_send(&self, port: PortId, dst: HostId, hash: u32, class: usize, now: SimTime) -> bool {
+        if self.limited[port as usize] == 0 || self.p.classes & (1 << class) == 0 {
+            return true;
+        }
+        match self.direction(port, dst, hash).and_then(|d| self.dirs.get(&(port, d))) {
+            None => true,
+            Some(d) => d.level == 0 || (self.p.rates[d.level as usize - 1] > 0.0 && now >= d.next),
+        }
+    }
+
+    /// The peer switch's egress port for a frame to `dst` with `hash` sent out of `port`.
+    fn direction(&self, port: PortId, dst: HostId, hash: u32) -> Option<PortId> {
+        match self.peer_switch[port as usize] {
+            u32::MAX => None,
+            sw => self.routes.next_hop(sw, dst, hash),
+        }
+    }
+
+    /// The position in `queue` of the first frame that may start on `port` now (None: none).
+    pub fn pick(&self, port: PortId, queue: usize, q: &PktQueue, pkts: &PacketArena, now: SimTime) -> Option<usize> {
+        if self.limited[port as usize] == 0 || self.p.classes & (1 << queue) == 0 {
+            return (!q.pkts.is_empty()).then_some(0);
+        }
+        q.pkts.iter().position(|&id| {
+            let p = pkts.get(id);
+            self.may_send(port, p.dst, p.hash, queue, now)
+        })
+    }
+
+    /// A frame starts on `port`: a limited direction's next frame waits one serialization
+    /// time at the direction's rate, and the port is woken then.
+    pub fn on_transmit(&mut self, port: PortId, pkt: PktId, class: usize, cx: &mut Ctx) {
+        if self.limited[port as usize] == 0 || self.p.classes & (1 << class) == 0 {
+            return;
+        }
+        let p = cx.pkts.get(pkt);
+        if matches!(p.kind, PktKind::Ctrl(_) | PktKind::Msg(_)) {
+            return;
+        }
+        let (dst, hash, size) = (p.dst, p.hash, p.size);
+        let Some(dport) = self.direction(port, dst, hash) else {
+            return;
+        };
+        let Some(d) = self.dirs.get_mut(&(port, dport)) else {
+            return;
+        };
+        if d.level == 0 {
+            return;
+        }
+        let rate = self.p.rates[d.level as usize - 1];
+        if rate <= 0.0 {
+            return;
+        }
+        let link = cx.topo.ports[port as usize].rate_bps as f64;
+        d.next = cx.now + ser_time(size as u64, (link * rate).max(1.0) as u64);
+        let at = d.next;
+        let w = &mut self.wake_at[port as usize];
+        if *w <= cx.now || at < *w {
+            *w = at;
+            cx.timer(at, MechTimer::Drc(port));
+        }
+    }
+
+    /// A port's wake-up: try to transmit.
+    pub fn on_timer(&mut self, port: PortId, cx: &mut Ctx) {
+        if self.wake_at[port as usize] == cx.now {
+            self.wake_at[port as usize] = SimTime::MAX;
+        }
+        cx.push(Effect::Wake { port });
+    }
+
+    /// Ports columns drc_frames (DRC frames sent out of each port) and drc_stops (of them,
+    /// level 3), summary keys of the same names.
+    pub fn report(&self, r: &mut Report) {
+        for (name, v) in [("drc_frames", &self.frames), ("drc_stops", &self.stops)] {
+            r.summary.insert(name.into(), v.iter().sum::<u64>().into());
+            let mut col = Vec::with_capacity(v.len() * r.queues);
+            for &x in v.iter() {
+                col.push(x);
+                col.extend(std::iter::repeat(0).take(r.queues - 1));
+            }
+            r.ports_table.push(name, C::U64(col));
+        }
+        r.metric("drc_frames", "DRC frames", 1.0, "int", Better::Neither);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params() -> DrcParams {
+        DrcParams { thresholds: DEFAULT_THRESHOLDS, rates: DEFAULT_RATES, hysteresis: DEFAULT_HYSTERESIS, classes: 0xff }
+    }
+
+    /// The transmitter's side on a dumbbell (h0, h1 on "left", h2 on "right"): the left
+    /// switch's port to "right" learns that right's port to h2 is at severity 1, 2, 3 and
+    /// spaces frames toward it at 1/2, 1/4 of 100G, then stops; back at 0 it wakes the port.
+    #[test]
+    fn a_direction_is_spaced_by_its_severity_and_stopped_at_three() {
+        use crate::net::Packet;
+        use crate::switch::bench::{Bench, G100};
+        let mut b = Bench::new();
+        let routes = Routes::build(&b.topo).unwrap();
+        let mut d = Drc::new(params(), &b.topo, &routes, 1);
+        let up = b.port("left", "right");
+        let dir = b.port("right", "h2");
+        let dir_idx = d.local[dir as usize];
+        let pkt = b.pkts.alloc(Packet { kind: PktKind::Data, flow: 1, src: 0, dst: 2, size: 1500, hash: 7, ..Packet::blank() });
+        let t0 = SimTime::from_us(10);
+        assert!(d.may_send(up, 2, 7, 0, t0), "no feedback yet");
+        for (level, share) in [(1u8, 2u64), (2, 4)] {
+            d.on_frame(up, dir_idx, level, &mut b.cx(t0));
+            d.on_transmit(up, pkt, 0, &mut b.cx(t0));
+            let gap = ser_time(1500, G100 / share);
+            assert!(!d.may_send(up, 2, 7, 0, t0 + gap - SimTime(1)), "level {level}");
+            assert!(d.may_send(up, 2, 7, 0, t0 + gap), "level {level}: one frame per {gap} ps");
+        }
+        b.fx.clear();
+        d.on_frame(up, dir_idx, 3, &mut b.cx(t0));
+        assert!(!d.may_send(up, 2, 7, 0, SimTime::from_ms(10)), "stopped");
+        d.on_frame(up, dir_idx, 0, &mut b.cx(t0));
+        assert!(d.may_send(up, 2, 7, 0, t0));
+        assert!(matches!(b.fx[..], [Effect::Wake { port }] if port == up), "resumed: the port is woken");
+        assert_eq!(d.limited[up as usize], 0);
+    }
+
+    /// The congested switch's side: a queue filling past a threshold sends its new level to
+    /// every other peer, once.
+    #[test]
+    fn feedback_goes_to_every_other_peer_on_a_change() {
+        use crate::switch::bench::Bench;
+        let mut b = Bench::new();
+        let mut d = Drc::new(params(), &b.topo, &Routes::build(&b.topo).unwrap(), 1);
+        let (inp, out) = (b.port("left", "h0"), b.port("left", "right"));
+        // Bench queues hold 16 MB: 30% full is severity 1
+        let a = b.data(1, 0, 2, inp, out, 4_800_000);
+        d.on_enqueue(&a, &mut b.cx(SimTime::ZERO));
+        let frames: Vec<(PortId, Frame)> = b.fx.drain(..).filter_map(|e| if let Effect::Frame { port, frame, .. } = e { Some((port, frame)) } else { None }).collect();
+        let dir = d.local[out as usize];
+        let mut to: Vec<PortId> = frames.iter().map(|f| f.0).collect();
+        to.sort();
+        let mut others: Vec<PortId> = b.topo.nodes[b.topo.ports[out as usize].node as usize].ports.iter().copied().filter(|&p| p != out).collect();
+        others.sort();
+        assert_eq!(to, others);
+        assert!(frames.iter().all(|f| f.1 == Frame::Drc { dir, level: 1 }));
+        let a = b.data(2, 0, 2, inp, out, 4_900_000);
+        d.on_enqueue(&a, &mut b.cx(SimTime::ZERO));
+        assert!(b.fx.is_empty(), "no change, no frame");
+    }
+
+    /// Levels rise at the thresholds and fall only past the hysteresis.
+    #[test]
+    fn levels_with_hysteresis() {
+        let p = params();
+        assert_eq!(p.level(0.1, 0), 0);
+        assert_eq!(p.level(0.25, 0), 1);
+        assert_eq!(p.level(0.8, 0), 3);
+        assert_eq!(p.level(0.7, 3), 3, "0.7 is within 0.1 of the 0.75 threshold");
+        assert_eq!(p.level(0.64, 3), 2);
+        assert_eq!(p.level(0.16, 1), 1);
+        assert_eq!(p.level(0.14, 1), 0);
+        assert_eq!(p.level(0.0, 2), 0);
+    }
+}
