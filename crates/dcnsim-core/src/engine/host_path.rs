@@ -42,9 +42,11 @@ impl Sim {
         let reorders = mechs.reorders();
         let pkts = &self.pkts;
         let queues = &eg.queues;
-        let blocked = |i: usize| mechs.gated(port, i, now) || (reorders && mechs.pick(port, i, &queues[i], pkts, now).is_none());
+        let blocked = |i: usize| mechs.gated(port, i, now);
+        // the NIC's own queues: also held when DRC lets none of a queue's frames go
+        let queue_blocked = |i: usize| blocked(i) || (reorders && mechs.pick(port, i, &queues[i], pkts, now).is_none());
         if eg.bytes > 0 {
-            if let Some(qi) = Scheduler::Strict.select(&eg.queues, &mut eg.sched, &self.pkts, blocked) {
+            if let Some(qi) = Scheduler::Strict.select(&eg.queues, &mut eg.sched, &self.pkts, queue_blocked) {
                 if reorders {
                     let idx = mechs.pick(port, qi, &eg.queues[qi], &self.pkts, now)?;
                     if idx > 0 {
@@ -262,6 +264,16 @@ impl Sim {
             Sender::Udp(_) => {
                 fl.rx.bytes += p.size as u64;
                 let size = p.size as u64;
+                if !self.loops.is_empty() {
+                    // a frame's latency: made at the source to its last byte in at the host
+                    let i = f as usize;
+                    if self.frame_latency.len() <= i {
+                        self.frame_latency.resize(i + 1, (0, 0));
+                    }
+                    let e = &mut self.frame_latency[i];
+                    e.0 += (self.now - p.ts).0;
+                    e.1 += 1;
+                }
                 self.count_goodput(f, size);
                 let fl = &mut self.flows[f as usize];
                 let done = fl.rx.bytes >= fl.size;
@@ -424,9 +436,20 @@ impl Sim {
             self.q.push(at, Ev::UdpSend { flow: f });
             return;
         }
+        if let Some(cap) = self.cfg.udp.nic_buffer {
+            let port = self.hosts[fl.src as usize].port;
+            let class = fl.nic_class.map_or(self.cfg.class(fl.prio), |c| c as usize);
+            if self.egress[port as usize].queues[class].bytes >= cap {
+                // the transmit ring is full: try again one full frame later
+                let wait = ser_time(self.cfg.mtu as u64, self.topo.ports[port as usize].rate_bps);
+                self.q.push(self.now + wait, Ev::UdpSend { flow: f });
+                return;
+            }
+        }
         let sz = (u.next_size() as u64).min(fl.size - u.sent) as u32;
         u.sent += sz as u64;
         let more = u.sent < fl.size;
+        let next_message = !more && !self.loops.is_empty() && self.loop_of.get(f as usize).is_some_and(|&l| l != u32::MAX);
         let gap = u.next_gap();
         let p = Packet {
             kind: PktKind::Data,
@@ -455,6 +478,11 @@ impl Sim {
         if more {
             self.q.push(self.now + gap, Ev::UdpSend { flow: f });
         }
+        if next_message {
+            // an L2 generator sends as fast as it can: its next message follows the last
+            // frame of this one into the NIC, delivered or not
+            self.next_message(f, Sender::Done);
+        }
     }
 
     // ------------------------------------------------------------------ flows
@@ -479,7 +507,7 @@ impl Sim {
                     TransportKind::Cubic => Cc::Cubic(Cubic::new(classic)),
                     _ => Cc::Reno(Reno { ect: classic }),
                 };
-                Sender::Tcp(Box::new(TcpSender::new(cc, mss, self.cfg.tcp.init_cwnd, self.cfg.tcp.min_rto, self.cfg.tcp.init_rto)))
+                Sender::Tcp(Box::new(TcpSender::new(cc, mss, self.cfg.tcp.init_cwnd, self.cfg.tcp.min_rto, self.cfg.tcp.init_rto).with_window(self.cfg.tcp.window)))
             }
             TransportKind::Dcqcn => Sender::Roce(Box::new(RoceSender::new(&self.cfg.roce, host_rate, self.now))),
             TransportKind::Udp => Sender::Udp(Box::new(UdpSource {
@@ -551,6 +579,20 @@ impl Sim {
         let prev = std::mem::replace(&mut fl.sender, Sender::Done);
         self.active -= 1;
         self.finished += 1;
+        // a UDP loop sends its next message once this one has left (udp_send)
+        let udp_loop = fl.transport == TransportKind::Udp && self.loop_of.get(f as usize).is_some_and(|&l| l != u32::MAX);
+        if udp_loop {
+            return;
+        }
+        self.next_message(f, prev);
+    }
+
+    /// Start the flow that follows `f` in its closed loop or persistent stream (if any, and
+    /// before its end): the loop's next destination and size, or the same again; `prev` is
+    /// `f`'s sender, whose connection a reused one continues.
+    fn next_message(&mut self, f: FlowId, prev: Sender) {
+        let now = self.now;
+        let fl = &self.flows[f as usize];
         if let Some(until) = fl.repeat_until {
             if now < until {
                 let lp = self.loop_of.get(f as usize).copied().filter(|&l| l != u32::MAX);

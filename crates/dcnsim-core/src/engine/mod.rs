@@ -36,6 +36,8 @@ pub struct TcpParams {
     /// The codepoint ECN-capable TCP data carries, when not the transport's own default
     /// (DCTCP ECT(1), classic ECN ECT(0)).
     pub ect: Option<crate::net::Ecn>,
+    /// Receiver window cap in bytes (`transport.window`).
+    pub window: Option<u64>,
 }
 
 /// UDP parameters shared by all UDP flows.
@@ -45,6 +47,9 @@ pub struct UdpParams {
     pub arrivals: Arrivals,
     pub sizes: SizeDist,
     pub packet_size: u32,
+    /// Bytes a UDP source may have waiting in its NIC queue before it waits too (a transmit
+    /// ring); None: unbounded.
+    pub nic_buffer: Option<u64>,
 }
 
 /// Engine configuration, fully resolved (no defaults left, no files).
@@ -238,6 +243,8 @@ pub struct Sim {
     /// kept only when there are loops.
     loops: Vec<crate::workload::closed_loop::ClosedLoop>,
     loop_of: Vec<u32>,
+    /// Closed-loop UDP flows: (sum of frame latencies in ps, frames) per flow.
+    frame_latency: Vec<(u64, u64)>,
 }
 
 /// Per-flow goodput per time bin (`metrics.throughput_bin`): each flow's open bin, and the
@@ -390,6 +397,7 @@ impl Sim {
             holds: Holds::default(),
             loops,
             loop_of: Vec::new(),
+            frame_latency: Vec::new(),
         }
     }
 

@@ -53,6 +53,13 @@ impl Sim {
         ft.push("drops", C::U32(drops));
         ft.push("ecn_marks", C::U32(marks));
         ft.push("retx", C::U32(retx));
+        if !self.frame_latency.is_empty() {
+            // closed-loop UDP flows (seed 001's L2 generators): mean latency of the frames
+            // delivered, from their making at the source to their arrival (NaN: none)
+            let n = self.flows.len();
+            let lat: Vec<f64> = (0..n).map(|i| self.frame_latency.get(i).map_or(f64::NAN, |&(s, c)| if c == 0 { f64::NAN } else { s as f64 / c as f64 })).collect();
+            ft.push("mean_frame_latency_ps", C::F64(lat));
+        }
 
         let mut pt = Table::default();
         let mut node = vec![];

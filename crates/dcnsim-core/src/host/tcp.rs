@@ -32,6 +32,8 @@ pub struct TcpSender {
     pub timer_at: Option<SimTime>,
     pub timer_gen: u32,
     pub timeouts: u32,
+    /// The receiver's advertised window, bytes (a fixed socket buffer; infinite: none).
+    rwnd: f64,
 }
 
 /// What an ACK did.
@@ -87,7 +89,14 @@ impl TcpSender {
             timer_at: None,
             timer_gen: 0,
             timeouts: 0,
+            rwnd: f64::INFINITY,
         }
+    }
+
+    /// Cap the bytes in flight at a receiver window of `bytes` (None: no cap).
+    pub fn with_window(mut self, bytes: Option<u64>) -> TcpSender {
+        self.rwnd = bytes.map_or(f64::INFINITY, |b| b as f64);
+        self
     }
 
     #[inline]
@@ -105,7 +114,7 @@ impl TcpSender {
             return false;
         }
         let next = (size - self.snd_nxt).min(self.w.mss as u64);
-        (self.inflight() + next) as f64 <= self.w.cwnd.max(self.w.mss)
+        (self.inflight() + next) as f64 <= self.w.cwnd.max(self.w.mss).min(self.rwnd)
     }
 
     /// The next segment to send; advances snd_nxt.
@@ -278,6 +287,17 @@ mod tests {
         assert_eq!(r.on_data(100, 100), 400);
         assert_eq!(r.on_data(0, 100), 400);
         assert_eq!(r.bytes, 400);
+    }
+
+    /// A 3,000 B receiver window admits three 1,000 B segments of a 10-segment cwnd.
+    #[test]
+    fn receiver_window_caps_bytes_in_flight() {
+        let mut s = TcpSender::new(Cc::Reno(Reno { ect: crate::net::Ecn::NotEct }), 1000, 10, SimTime::from_ms(1), SimTime::from_ms(1)).with_window(Some(3000));
+        for _ in 0..3 {
+            s.next_segment(100_000).unwrap();
+        }
+        assert!(!s.can_send(100_000));
+        assert_eq!(s.inflight(), 3000);
     }
 
     #[test]

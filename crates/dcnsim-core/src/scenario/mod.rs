@@ -717,6 +717,16 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
     if tr.ack_size.map(|b| b.0) == Some(0) {
         return Err(err("transport.ack_size", "invalid value 0 B, expected >= 1B"));
     }
+    if let Some(b) = tr.udp.nic_buffer {
+        if b.0 < s.topology.mtu() {
+            return Err(err("transport.udp.nic_buffer", format!("invalid value {} B, expected at least the MTU ({} B)", b.0, s.topology.mtu())));
+        }
+    }
+    if let Some(w) = tr.window {
+        if w.0 < s.topology.mtu() {
+            return Err(err("transport.window", format!("invalid value {} B, expected at least the MTU ({} B)", w.0, s.topology.mtu())));
+        }
+    }
     if tr.init_cwnd == Some(0) {
         return Err(err("transport.init_cwnd", "invalid value 0, expected >= 1 packet"));
     }
@@ -1514,12 +1524,19 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
             init_rto: tr.init_rto.map(|d| d.0).unwrap_or(min_rto),
             dctcp_g: tr.g.unwrap_or(DEFAULT_DCTCP_G),
             classic_ecn: tr.ecn.unwrap_or(false),
+            window: tr.window.map(|b| b.0),
             ect: tr.ect.map(|e| match e {
                 EctConfig::Ect0 => Ecn::Ect0,
                 EctConfig::Ect1 => Ecn::Ect1,
             }),
         },
-        udp: UdpParams { rate_bps: tr.udp.rate.map(|r| r.0), arrivals: tr.udp.arrivals, sizes: tr.udp.sizes, packet_size: tr.udp.packet_size.map(|b| b.0 as u32).unwrap_or(mtu) },
+        udp: UdpParams {
+            rate_bps: tr.udp.rate.map(|r| r.0),
+            arrivals: tr.udp.arrivals,
+            sizes: tr.udp.sizes,
+            packet_size: tr.udp.packet_size.map(|b| b.0 as u32).unwrap_or(mtu),
+            nic_buffer: tr.udp.nic_buffer.map(|b| b.0),
+        },
         roce: roce_params(&tr.dcqcn, min_rto),
         tags: cfg_tags.clone(),
         fct_bins: s.metrics.fct_bins.as_ref().map(|v| v.iter().map(|b| b.0).collect()).unwrap_or_else(|| DEFAULT_FCT_BINS.to_vec()),
@@ -1705,6 +1722,16 @@ bottleneck = { rate = "10Gbps", delay = "1us" }
             ("[switch]\naqm = { kind = \"ramp\", kmin = \"4KB\", kmax = \"8KB\", pmax = 0 }", "switch.aqm.pmax", "(0, 1]"),
             ("[switch]\naqm = { kind = \"step\" }", "switch.aqm.threshold", "missing"),
             ("[transport]\nqcn = { gd = 0.01 }", "transport.qcn", "only used with switch.qcn"),
+            ("[switch]\ndrc = { thresholds = [0.5, 0.25, 0.75] }", "switch.drc.thresholds", "increasing"),
+            ("[switch]\ndrc = { rates = [0.5, 0.25] }", "switch.drc.rates", "expected 3 values"),
+            ("[switch]\ndrc = { rates = [0.25, 0.5, 0.0] }", "switch.drc.rates", "not increasing"),
+            ("[switch]\ndrc = { classes = [3] }", "switch.drc.classes", "classes 0..0"),
+            ("[transport]\nwindow = \"1000B\"", "transport.window", "at least the MTU"),
+            ("[transport]\nudp = { nic_buffer = \"100B\" }", "transport.udp.nic_buffer", "at least the MTU"),
+            ("[[workload]]\nkind = \"closed_loop\"", "workload[0].mean_size", "missing"),
+            ("[[workload]]\nkind = \"closed_loop\"\nmean_size = \"8000B\"\npairs = [[0, 0]]", "workload[0].pairs[0]", "two different host"),
+            ("[[workload]]\nkind = \"closed_loop\"\nmean_size = \"8000B\"\nconnection = \"new\"", "workload[0].connection", "only used with pairs"),
+            ("[[workload]]\nkind = \"closed_loop\"\nmean_size = \"8000B\"\nsize = \"1KB\"", "workload[0].size", "not used by kind = \"closed_loop\""),
             ("[switch]\nqcn = { q_eq = \"0B\" }", "switch.qcn.q_eq", "set point > 0"),
             ("[switch]\nqcn = { w = -1.0 }", "switch.qcn.w", "weight > 0"),
             ("[switch]\nqcn = {}\n[transport]\nqcn = { min_decrease = 1.0 }", "transport.qcn.min_decrease", "(0, 1)"),

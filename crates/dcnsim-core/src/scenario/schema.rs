@@ -527,6 +527,11 @@ pub struct UdpConfig {
     /// Packet size on the wire (the mean for exponential). Default: MTU; 1B..MTU.
     #[serde(default)]
     pub packet_size: Option<Bytes>,
+    /// The source waits while its NIC queue holds this much (a transmit ring: an application
+    /// sending "as fast as possible" is held back by a paused or limited NIC), retrying
+    /// every frame time. Default: none (the source never waits). At least the MTU.
+    #[serde(default)]
+    pub nic_buffer: Option<Bytes>,
     /// "fixed" (default) or "exponential".
     #[serde(default)]
     pub sizes: SizeDist,
@@ -545,6 +550,11 @@ pub struct TransportConfig {
     /// Size of an ACK on the wire. Default "64B"; >= 1B.
     #[serde(default)]
     pub ack_size: Option<Bytes>,
+    /// Receiver window of every TCP connection: bytes in flight never exceed it (a fixed
+    /// socket buffer without window scaling, e.g. seed 001's "TCP Window size = 64KB").
+    /// Default: none; at least the MTU.
+    #[serde(default)]
+    pub window: Option<Bytes>,
     /// Initial congestion window in full-size packets. Default 10 (RFC 6928); >= 1.
     #[serde(default)]
     pub init_cwnd: Option<u32>,
