@@ -239,6 +239,28 @@ def test_version(dcnsim_cli):
     assert proc.stdout.strip() == f"dcnsim {dcnsim.__version__}"
 
 
+@pytest.mark.parametrize("args", [["--version"], ["--help"], ["scenarios"], ["validate", "seed003_ci_2queue_small"]])
+def test_light_commands_do_not_import_pandas(tmp_path, args):
+    """`import dcnsim` and the commands that run nothing load neither pandas nor numpy (they
+    cost 0.3-0.6 s of start-up): the API that needs them is imported on first use."""
+    import subprocess
+
+    code = (
+        "import sys\n"
+        "from dcnsim.cli import main\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = sorted(m for m in ('pandas', 'numpy', 'pyarrow', 'matplotlib') if m in sys.modules)\n"
+        "print('HEAVY', heavy, file=sys.stderr)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, *args], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert "HEAVY []" in proc.stderr, proc.stderr[-500:]
+    proc = subprocess.run([sys.executable, "-c", "import sys, dcnsim; print(sorted(m for m in ('pandas', 'numpy') if m in sys.modules)); dcnsim.run"], capture_output=True, text=True, timeout=120)
+    assert proc.stdout.strip() == "[]", proc.stdout + proc.stderr
+
+
 def test_help(dcnsim_cli):
     proc = dcnsim_cli("--help")
     assert proc.returncode == 0

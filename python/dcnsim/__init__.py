@@ -22,11 +22,36 @@ except ImportError as e:  # pragma: no cover - only when the extension is not bu
     ) from e
 
 from ._core import DcnsimError, ScenarioError, SimulationError
-from .api import Result, run, validate
-from .compare import Comparison, compare
-from .tables import DEFAULT_FCT_BINS, fct_table
+from .sources import validate
 
 __version__: str = _core.__version__
+
+# The API that needs pandas is imported on first use, so that `import dcnsim` (and the
+# command line's --version, --help, validate and scenarios) stays fast.
+_LAZY = {
+    "Result": ("api", "Result"),
+    "run": ("api", "run"),
+    "Comparison": ("compare", "Comparison"),
+    "compare": ("compare", "compare"),
+    "DEFAULT_FCT_BINS": ("tables", "DEFAULT_FCT_BINS"),
+    "fct_table": ("tables", "fct_table"),
+}
+
+
+def __getattr__(name: str):  # PEP 562
+    if name in _LAZY:
+        import importlib
+
+        module, attr = _LAZY[name]
+        value = getattr(importlib.import_module(f".{module}", __name__), attr)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'dcnsim' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_LAZY))
+
 
 __all__ = [
     "Comparison",

@@ -21,8 +21,8 @@ from typing import Any, List, Optional, Sequence
 
 import click
 
-from . import _core, api
-from .api import format_rate, format_time_ps
+from . import _core, sources
+from .sources import format_rate, format_time_ps
 
 EXIT_USER_ERROR = 2
 EXIT_SIM_ERROR = 1
@@ -236,6 +236,8 @@ def run_cmd(
     from rich.markup import escape
 
     mode: Any = "always" if progress is True else (False if progress is False else True)
+    from . import api  # pandas: only for commands that run
+
     result = api.run(scenario, seed=seed, variant=variant, progress=mode, check_invariants=check_invariants)
     s = result.summary
     console = _console()
@@ -368,7 +370,7 @@ def _compare_rich_table(cmp: Any, title: str) -> Any:
 @click.option("--variant", default=None, help="Also validate this [[variant]].")
 def validate_cmd(scenario: str, variant: Optional[str]) -> None:
     """Parse and check SCENARIO without running it."""
-    info = api.validate(scenario, variant=variant)
+    info = sources.validate(scenario, variant=variant)
     variants: Sequence[str] = info.get("variants") or []
     click.echo(
         f"ok: {info.get('name', '?')} \u2014 {info.get('hosts', '?')} hosts, "
@@ -379,7 +381,7 @@ def validate_cmd(scenario: str, variant: Optional[str]) -> None:
 @cli.command("scenarios")
 def scenarios_cmd() -> None:
     """List the shipped scenarios."""
-    rows: List = api.scenario_descriptions()
+    rows: List = sources.scenario_descriptions()
     if not rows:
         click.echo("no shipped scenarios found")
         return
