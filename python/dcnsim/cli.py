@@ -2,6 +2,7 @@
 
     dcnsim run SCENARIO [-o OUTDIR] [--seed N] [--variant NAME] [--progress/--no-progress]
     dcnsim compare SCENARIO [-o OUTDIR] [--jobs N] [--seed N] [--variant NAME ...] [--progress/--no-progress]
+    dcnsim sweep SCENARIO -o OUTDIR [--set KEY=V1,V2 ...] [--seeds N] [--jobs N] [--variant NAME ...]
     dcnsim validate SCENARIO [--variant NAME]
     dcnsim scenarios
     dcnsim --version
@@ -334,6 +335,45 @@ def compare_cmd(
                 f"when the run ended (end: {s.get('end_reason', '?')})",
                 err=True,
             )
+
+
+@cli.command("sweep")
+@_memory_limit_option
+@click.argument("scenario")
+@click.option("-o", "--outdir", type=click.Path(file_okay=False, path_type=Path), required=True, help="Write sweep.parquet, sweep_summary.csv, sweep.png and each run's outputs (runs/<id>/) here; a rerun skips the runs already there.")
+@click.option("--set", "sets", multiple=True, metavar="KEY=V1,V2", help="Sweep a scenario key over these values (repeat for more keys); replaces the [sweep] table's entry for the key.")
+@click.option("--seeds", type=click.IntRange(1, None), default=None, help="Run seeds 1..N of every point [default: [sweep] seeds, else scenario.seed].")
+@click.option("-j", "--jobs", type=click.IntRange(1, None), default=None, help="Worker processes [default: the number of CPUs]; results do not depend on it.")
+@click.option("--variant", "variants", multiple=True, help="Sweep only these variants (repeat the option). [default: all]")
+@click.option("--progress/--no-progress", default=None, help="Show a progress bar over the runs [default: when stdout is a terminal].")
+def sweep_cmd(scenario: str, outdir: Path, sets: Sequence[str], seeds: Optional[int], jobs: Optional[int], variants: Sequence[str], progress: Optional[bool]) -> None:
+    """Run a grid of SCENARIO's keys x variants x seeds and collect one table."""
+    from rich.markup import escape
+
+    from . import sweep
+
+    points = sweep.grid(scenario, [sweep.parse_set(x) for x in sets], seeds, list(variants) or None)
+    mode: Any = "always" if progress is True else (False if progress is False else True)
+    out = sweep.run_sweep(points, outdir, jobs=jobs, progress=mode)
+    console = _console()
+    keys = [k for k, _ in points[0].values]
+    console.print(
+        f"wrote {escape(str(outdir))}: {len(points)} runs ({out['ran']} run now, {out['skipped']} already there), "
+        f"sweep.parquet ({len(out['table'])} rows), sweep_summary.csv",
+        highlight=False,
+    )
+    s = out["summary"]
+    s = s[s["bin"] == "all"]
+    from rich.table import Table
+
+    t = Table(title=escape(f"mean FCT of all flows (us), mean +- 95% CI over seeds; swept: {', '.join(keys) or 'nothing'}"))
+    for c in keys + ["variant", "seeds", "mean FCT (us)", "drops"]:
+        t.add_column(escape(c))
+    for _, r in s.iterrows():
+        ci = r["mean_fct_us_ci95"]
+        fct = f"{r['mean_fct_us']:.2f}" + ("" if ci != ci else f" +- {ci:.2f}")
+        t.add_row(*[escape(str(r[k])) for k in keys], escape(str(r["variant"])), str(r["seeds"]), fct, f"{r['drops']:.0f}")
+    console.print(t)
 
 
 def _compare_rich_table(cmp: Any, title: str) -> Any:

@@ -87,6 +87,11 @@ impl Document {
     }
 
     fn from_table(mut base: toml::Table) -> Result<Document, ScenarioError> {
+        // `[sweep]` is the grid `dcnsim sweep` runs (keys to vary, seeds); a single run ignores it
+        match base.remove("sweep") {
+            None | Some(toml::Value::Table(_)) => {}
+            Some(other) => return Err(err("sweep", format!("invalid value {other}, expected a table of key paths and value lists"))),
+        }
         let mut variants = Vec::new();
         if let Some(v) = base.remove("variant") {
             let arr = match v {

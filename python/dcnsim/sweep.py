@@ -1,0 +1,383 @@
+"""Parameter sweeps: run a grid of scenario keys x variants x seeds and collect one tidy table.
+
+The grid comes from the scenario's ``[sweep]`` table (key paths to lists of values, and
+``seeds``, a count or a list) and from the command line (``--set KEY=V1,V2``, ``--seeds``),
+crossed with the file's ``[[variant]]`` tables. Every point is an independent run: its
+scenario is the file with the point's values written at their key paths, so a run's
+identity is the hash of that text, its variant and its seed. Each run saves its own outputs
+under ``OUTDIR/runs/<id>/`` (atomically, as ``dcnsim run -o`` does); a rerun skips the points
+whose outputs are there, so an interrupted sweep resumes where it stopped. At the end
+``sweep.parquet`` holds one row per run and FCT size bin (a column per swept key, named by
+its key path, then variant, seed, the FCT table's statistics in the same units and the
+run's drops, pauses and deepest switch queue), and ``sweep_summary.csv`` the mean and 95%
+confidence interval across seeds per cell.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import hashlib
+import itertools
+import json
+import math
+import multiprocessing
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+from . import _core
+from .sources import ScenarioLike, check_seed, resolve_scenario
+
+#: Two-sided 95% quantiles of Student's t by degrees of freedom (1..30); above, 1.96.
+_T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
+
+
+def ci95(values: Sequence[float]) -> Tuple[float, float]:
+    """Mean and half-width of the 95% confidence interval of the mean (Student's t; NaN
+    half-width with fewer than two values). NaNs are left out."""
+    xs = [float(x) for x in values if x is not None and not math.isnan(float(x))]
+    if not xs:
+        return math.nan, math.nan
+    n = len(xs)
+    mean = sum(xs) / n
+    if n < 2:
+        return mean, math.nan
+    sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1))
+    t = _T95[n - 2] if n - 1 <= len(_T95) else 1.96
+    return mean, t * sd / math.sqrt(n)
+
+
+def parse_value(text: str) -> Any:
+    """A command-line value: an integer, a float, true/false, or else the string itself
+    (sizes, rates and durations stay strings, as in a scenario file)."""
+    t = text.strip()
+    if t.lower() in ("true", "false"):
+        return t.lower() == "true"
+    for conv in (int, float):
+        try:
+            return conv(t)
+        except ValueError:
+            pass
+    return t
+
+
+def parse_set(spec: str) -> Tuple[str, List[Any]]:
+    """``"switch.pfc.xoff=500KB,750KB"`` -> ``("switch.pfc.xoff", ["500KB", "750KB"])``."""
+    key, sep, values = spec.partition("=")
+    key = key.strip()
+    if not sep or not key or not values.strip():
+        raise _core.ScenarioError(f"--set {spec!r}: expected KEY=VALUE[,VALUE...], e.g. switch.pfc.xoff=500KB,750KB")
+    return key, [parse_value(v) for v in values.split(",")]
+
+
+@dataclass(frozen=True)
+class Point:
+    """One run of the grid."""
+
+    values: Tuple[Tuple[str, Any], ...]  # (key path, value) in grid order
+    variant: Optional[str]
+    seed: int
+    scenario: str  # JSON text of the scenario with the values written in
+    run_id: str
+
+
+def _set_path(doc: Dict[str, Any], key: str, value: Any) -> None:
+    parts = key.split(".")
+    d = doc
+    for p in parts[:-1]:
+        nxt = d.get(p)
+        if nxt is None:
+            nxt = d[p] = {}
+        if not isinstance(nxt, dict):
+            raise _core.ScenarioError(f"sweep key {key!r}: {p!r} is not a table in the scenario")
+        d = nxt
+    d[parts[-1]] = value
+
+
+def _load(scenario: ScenarioLike) -> Tuple[Dict[str, Any], str]:
+    """The scenario as a dict, and its name for messages."""
+    src = resolve_scenario(scenario)
+    if src.format == "json":
+        doc = json.loads(src.text)
+    else:
+        import tomllib
+
+        try:
+            doc = tomllib.loads(src.text)
+        except tomllib.TOMLDecodeError as e:
+            raise _core.ScenarioError(f"malformed TOML: {e}") from None
+    _core.validate(src.text, src.format, None)  # the base itself must be valid
+    return doc, str(doc.get("scenario", {}).get("name", "?"))
+
+
+def grid(
+    scenario: ScenarioLike,
+    sets: Sequence[Tuple[str, List[Any]]] = (),
+    seeds: Union[None, int, Sequence[int]] = None,
+    variants: Optional[Sequence[str]] = None,
+) -> List[Point]:
+    """The runs of a sweep: the ``[sweep]`` table's keys with the command line's added or
+    replacing them, crossed with the variants and the seeds. Every point is validated
+    before any runs, errors naming the key and the point."""
+    doc, name = _load(scenario)
+    table = doc.pop("sweep", {}) or {}
+    if not isinstance(table, dict):
+        raise _core.ScenarioError("sweep: expected a table of key paths and value lists")
+    axes: Dict[str, List[Any]] = {}
+    file_seeds = table.pop("seeds", None)
+    for k, v in table.items():
+        if not isinstance(v, list) or not v:
+            raise _core.ScenarioError(f"sweep.{k}: invalid value {v!r}, expected a non-empty list of values")
+        axes[k] = list(v)
+    for k, v in sets:
+        axes[k] = list(v)
+    seed_spec = seeds if seeds is not None else file_seeds
+    if seed_spec is None:
+        seed_list = [int(doc.get("scenario", {}).get("seed", 1))]
+    elif isinstance(seed_spec, bool):
+        raise _core.ScenarioError(f"sweep.seeds: invalid value {seed_spec!r}, expected a count or a list of seeds")
+    elif isinstance(seed_spec, int):
+        if seed_spec < 1:
+            raise _core.ScenarioError(f"sweep.seeds: invalid value {seed_spec}, expected a count >= 1 or a list of seeds")
+        seed_list = list(range(1, seed_spec + 1))
+    else:
+        seed_list = list(seed_spec)
+        if not seed_list:
+            raise _core.ScenarioError("sweep.seeds: empty list, expected at least one seed")
+    for s in seed_list:
+        check_seed(s)
+    available = [v.get("name") for v in doc.get("variant", []) if isinstance(v, dict)]
+    if variants:
+        for v in variants:
+            if v not in available:
+                raise _core.ScenarioError(f"scenario {name!r} has no variant {v!r} (variants: {', '.join(map(str, available)) or 'none'})")
+        chosen: List[Optional[str]] = list(variants)
+    else:
+        chosen = list(available) or [None]
+    keys = list(axes)
+    points: List[Point] = []
+    for combo in itertools.product(*(axes[k] for k in keys)):
+        d = json.loads(json.dumps(doc))
+        for k, v in zip(keys, combo):
+            _set_path(d, k, v)
+        text = json.dumps(d, sort_keys=True, allow_nan=False)
+        values = tuple(zip(keys, combo))
+        for v in chosen:
+            try:
+                _core.validate(text, "json", v)
+            except _core.ScenarioError as e:
+                where = ", ".join(f"{k}={x!r}" for k, x in values) or "the base"
+                raise _core.ScenarioError(f"sweep point {where}: {e}") from None
+            for s in seed_list:
+                h = hashlib.sha256(f"{text}\0{v}\0{s}".encode()).hexdigest()[:16]
+                points.append(Point(values, v, int(s), text, h))
+    return points
+
+
+def _row_data(result: Any) -> Dict[str, Any]:
+    """What sweep.parquet keeps of one run: its FCT table and run-level numbers."""
+    s = result.summary
+    ports = result.ports
+    switch = ports[~ports["is_host"].astype(bool)] if "is_host" in ports else ports
+    return {
+        "fct": json.loads(result.fct_table().to_json(orient="records")),
+        "run": {
+            "drops": int(s.get("data_packets_dropped", 0)),
+            "flows_unfinished": int(s.get("flows_unfinished", 0)),
+            "pause_frames": int(s.get("pfc_frames", 0)),
+            "xoff_time_ps": int(s.get("xoff_time_ps", 0)),
+            "max_queue_bytes": int(switch["max_depth_bytes"].max()) if len(switch) else 0,
+            "end_reason": str(s.get("end_reason", "")),
+        },
+    }
+
+
+def _run_point(point: Point, outdir: str) -> Tuple[str, str, Any]:
+    """Run one point and save its outputs (in a worker); returns (run id, status, data)."""
+    from .api import run_source
+    from .sources import ScenarioSource
+
+    try:
+        res = run_source(ScenarioSource(point.scenario, "json", "<sweep>"), seed=point.seed, variant=point.variant)
+    except _core.DcnsimError as e:
+        return point.run_id, "error", str(e)
+    run_dir = Path(outdir) / "runs" / point.run_id
+    data = _row_data(res)
+    res.save(run_dir)
+    from .io import json_writer, write_files_atomic
+
+    # the wall time stays beside the run; the table holds only what the seed determines
+    meta = {"values": dict(point.values), "variant": point.variant, "seed": point.seed, "wall_time_s": res.summary.get("wall_time_s"), **data}
+    write_files_atomic(run_dir, {"point.json": json_writer(meta)})
+    return point.run_id, "ok", data
+
+
+def _done(outdir: Path, point: Point) -> Optional[Dict[str, Any]]:
+    meta = outdir / "runs" / point.run_id / "point.json"
+    if not meta.is_file():
+        return None
+    try:
+        m = json.loads(meta.read_text())
+        return {"fct": m["fct"], "run": m["run"]}
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def run_sweep(points: Sequence[Point], outdir: Union[str, "os.PathLike[str]"], *, jobs: Optional[int] = None, progress: Union[bool, str] = False) -> Dict[str, Any]:
+    """Run the points not yet done under ``outdir`` (a local process pool of ``jobs``
+    workers, default one per core), then write sweep.parquet and sweep_summary.csv.
+    Returns {"ran": n, "skipped": n, "table": DataFrame}."""
+    from .api import _progress_mode
+    from .compare import _abandon, _watch_parent
+
+    out = Path(outdir)
+    out.mkdir(parents=True, exist_ok=True)
+    data: Dict[str, Dict[str, Any]] = {}
+    todo = []
+    for p in points:
+        d = _done(out, p)
+        if d is None:
+            todo.append(p)
+        else:
+            data[p.run_id] = d
+    skipped = len(points) - len(todo)
+    workers = max(1, min(int(jobs or os.cpu_count() or 1), len(todo) or 1))
+    show, force = _progress_mode(progress)
+    bar = _Bar(len(todo), show, force)
+    with bar:
+        if workers <= 1:
+            for p in todo:
+                rid, status, d = _run_point(p, str(out))
+                if status != "ok":
+                    raise _core.SimulationError(f"sweep run {rid} ({_describe(p)}): {d}")
+                data[rid] = d
+                bar.advance()
+        else:
+            ctx = multiprocessing.get_context("spawn")
+            pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_watch_parent, initargs=(os.getpid(),))
+            try:
+                futs = {pool.submit(_run_point, p, str(out)): p for p in todo}
+                for fut in cf.as_completed(futs):
+                    rid, status, d = fut.result()
+                    if status != "ok":
+                        raise _core.SimulationError(f"sweep run {rid} ({_describe(futs[fut])}): {d}")
+                    data[rid] = d
+                    bar.advance()
+            except BaseException:
+                _abandon(pool)
+                raise
+            pool.shutdown(wait=True)
+    table = tidy(points, data)
+    summary = summarize(table, [k for k, _ in points[0].values] if points else [])
+    from .io import parquet_writer, write_files_atomic
+
+    write_files_atomic(out, {"sweep.parquet": parquet_writer(table), "sweep_summary.csv": _csv_writer(summary)})
+    if points and points[0].values:
+        plot = plot_sweep(summary, points[0].values[0][0])
+        if plot is not None:
+            from .compare import _png_writer
+
+            write_files_atomic(out, {"sweep.png": _png_writer(plot)})
+    return {"ran": len(todo), "skipped": skipped, "table": table, "summary": summary}
+
+
+def _describe(p: Point) -> str:
+    vals = ", ".join(f"{k}={v!r}" for k, v in p.values)
+    return ", ".join(x for x in (vals, f"variant {p.variant!r}" if p.variant else "", f"seed {p.seed}") if x)
+
+
+def tidy(points: Sequence[Point], data: Dict[str, Dict[str, Any]]) -> Any:
+    """One row per run and FCT bin, in grid order."""
+    import pandas as pd
+
+    rows = []
+    for p in points:
+        d = data[p.run_id]
+        for b in d["fct"]:
+            row: Dict[str, Any] = {k: v for k, v in p.values}
+            row.update({"variant": p.variant or "", "seed": p.seed, "run_id": p.run_id})
+            row.update(b)
+            row.update(d["run"])
+            rows.append(row)
+    df = pd.DataFrame(rows)
+    for k, _ in points[0].values if points else []:
+        # a column of one type: numbers stay numbers, anything mixed becomes text
+        if df[k].map(type).nunique() > 1:
+            df[k] = df[k].astype(str)
+    return df
+
+
+def summarize(table: Any, keys: Sequence[str]) -> Any:
+    """Mean and 95% CI half-width across seeds of each FCT statistic and run-level number,
+    per swept values, variant and bin."""
+    import pandas as pd
+
+    metrics = ["mean_fct_us", "p99_fct_us", "mean_slowdown", "drops", "pause_frames", "max_queue_bytes", "flows_unfinished"]
+    group = list(keys) + ["variant", "bin"]
+    out = []
+    for cell, g in table.groupby(group, sort=False, dropna=False):
+        row = dict(zip(group, cell if isinstance(cell, tuple) else (cell,)))
+        row["seeds"] = g["seed"].nunique()
+        for m in metrics:
+            mean, half = ci95(g[m].tolist())
+            row[m] = mean
+            row[f"{m}_ci95"] = half
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def plot_sweep(summary: Any, key: str, metric: str = "mean_fct_us", bin_label: str = "all") -> Any:
+    """``metric`` of the ``bin_label`` bin against swept ``key``, a line per variant, with
+    95% CI error bars (None when the key's values are not numbers)."""
+    import pandas as pd
+
+    from .compare import _figure
+
+    s = summary[summary["bin"] == bin_label]
+    if s.empty or not pd.api.types.is_numeric_dtype(s[key]):
+        return None
+    fig = _figure(6.4, 4.0)
+    ax = fig.add_subplot()
+    for variant, g in s.groupby("variant", sort=False):
+        g = g.sort_values(key)
+        ax.errorbar(g[key], g[metric], yerr=g[f"{metric}_ci95"].fillna(0), marker="o", capsize=3, label=str(variant) or "base")
+    ax.set_xlabel(key)
+    ax.set_ylabel(f"{metric} ({bin_label} flows)")
+    ax.legend()
+    fig.tight_layout()
+    return fig
+
+
+def _csv_writer(df: Any) -> Any:
+    from .compare import _text_writer
+
+    return _text_writer(df.to_csv(index=False))
+
+
+class _Bar:
+    """A rich progress bar over the runs, with an ETA (or nothing)."""
+
+    def __init__(self, total: int, show: bool, force: bool) -> None:
+        self.total, self.show, self.force = total, show, force
+        self.bar: Any = None
+
+    def __enter__(self) -> "_Bar":
+        if self.show and self.total:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+            console = Console(force_terminal=True) if self.force else Console()
+            self.bar = Progress(TextColumn("[bold]runs"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=console)
+            self.bar.__enter__()
+            self.task = self.bar.add_task("runs", total=self.total)
+        return self
+
+    def advance(self) -> None:
+        if self.bar is not None:
+            self.bar.update(self.task, advance=1)
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
