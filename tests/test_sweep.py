@@ -118,3 +118,39 @@ def test_cli_sweep(tiny, tmp_path):
     assert "4 runs (0 run now, 4 already there)" in proc.stdout
     bad = subprocess.run(cmd[:3] + ["sweep", str(tiny), "-o", str(out), "--set", "switch.aqm.bogus=1"], capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and "switch.aqm.bogus" in bad.stderr
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def ray_head(tmp_path_factory):
+    """A Ray head on this machine's loopback, started and stopped by the test."""
+    pytest.importorskip("ray", reason="the ray extra: pip install '.[ray]'")
+    import shutil
+
+    ray_bin = shutil.which("ray") or str(Path(sys.executable).parent / "ray")
+    gcs, client = _free_port(), _free_port()
+    start = [ray_bin, "start", "--head", "--node-ip-address=127.0.0.1", f"--port={gcs}", f"--ray-client-server-port={client}", "--num-cpus=2", "--include-dashboard=false", "--disable-usage-stats"]
+    proc = subprocess.run(start, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    yield f"ray://127.0.0.1:{client}"
+    subprocess.run([ray_bin, "stop", "--force"], capture_output=True, timeout=120)
+
+
+def test_ray_cluster_gives_the_local_tables(tiny, tmp_path, ray_head):
+    """A 2 x 3 grid with 3 seeds through the local pool and through a local Ray cluster:
+    identical sweep.parquet bytes."""
+    pts = sweep.grid(str(tiny), [sweep.parse_set("switch.aqm.threshold=10KB,30KB"), sweep.parse_set("topology.host_link.rate=10Gbps,25Gbps,40Gbps")], 3, ["DCTCP"])
+    assert len(pts) == 2 * 3 * 3
+    local = sweep.run_sweep(pts, tmp_path / "local", jobs=2)
+    on_ray = sweep.run_sweep(pts, tmp_path / "ray", cluster=ray_head)
+    assert (local["ran"], on_ray["ran"]) == (18, 18)
+    assert (tmp_path / "local" / "sweep.parquet").read_bytes() == (tmp_path / "ray" / "sweep.parquet").read_bytes()
+    p = pts[0].run_id
+    assert (tmp_path / "local" / "runs" / p / "flows.parquet").read_bytes() == (tmp_path / "ray" / "runs" / p / "flows.parquet").read_bytes()

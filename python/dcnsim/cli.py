@@ -2,7 +2,7 @@
 
     dcnsim run SCENARIO [-o OUTDIR] [--seed N] [--variant NAME] [--progress/--no-progress]
     dcnsim compare SCENARIO [-o OUTDIR] [--jobs N] [--seed N] [--variant NAME ...] [--progress/--no-progress]
-    dcnsim sweep SCENARIO -o OUTDIR [--set KEY=V1,V2 ...] [--seeds N] [--jobs N] [--variant NAME ...]
+    dcnsim sweep SCENARIO -o OUTDIR [--set KEY=V1,V2 ...] [--seeds N] [--jobs N] [--variant NAME ...] [--cluster ray://HOST:PORT]
     dcnsim validate SCENARIO [--variant NAME]
     dcnsim scenarios
     dcnsim --version
@@ -346,7 +346,8 @@ def compare_cmd(
 @click.option("-j", "--jobs", type=click.IntRange(1, None), default=None, help="Worker processes [default: the number of CPUs]; results do not depend on it.")
 @click.option("--variant", "variants", multiple=True, help="Sweep only these variants (repeat the option). [default: all]")
 @click.option("--progress/--no-progress", default=None, help="Show a progress bar over the runs [default: when stdout is a terminal].")
-def sweep_cmd(scenario: str, outdir: Path, sets: Sequence[str], seeds: Optional[int], jobs: Optional[int], variants: Sequence[str], progress: Optional[bool]) -> None:
+@click.option("--cluster", default=None, metavar="ray://HOST:PORT|auto", help="Run the jobs on a Ray cluster instead of local processes (pip install 'dcnsim[ray]'); the results are the same.")
+def sweep_cmd(scenario: str, outdir: Path, sets: Sequence[str], seeds: Optional[int], jobs: Optional[int], variants: Sequence[str], progress: Optional[bool], cluster: Optional[str]) -> None:
     """Run a grid of SCENARIO's keys x variants x seeds and collect one table."""
     from rich.markup import escape
 
@@ -354,7 +355,7 @@ def sweep_cmd(scenario: str, outdir: Path, sets: Sequence[str], seeds: Optional[
 
     points = sweep.grid(scenario, [sweep.parse_set(x) for x in sets], seeds, list(variants) or None)
     mode: Any = "always" if progress is True else (False if progress is False else True)
-    out = sweep.run_sweep(points, outdir, jobs=jobs, progress=mode)
+    out = sweep.run_sweep(points, outdir, jobs=jobs, progress=mode, cluster=cluster)
     console = _console()
     keys = [k for k, _ in points[0].values]
     console.print(

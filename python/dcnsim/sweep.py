@@ -194,24 +194,44 @@ def _row_data(result: Any) -> Dict[str, Any]:
     }
 
 
-def _run_point(point: Point, outdir: str) -> Tuple[str, str, Any]:
-    """Run one point and save its outputs (in a worker); returns (run id, status, data)."""
+def _run_point(point: Point) -> Tuple[str, str, Any, Dict[str, bytes]]:
+    """Run one point (in a worker process or on a cluster node): (run id, status, row data,
+    the run's output files as bytes). The driver writes the files, so workers need no
+    shared file system."""
+    import tempfile
+
     from .api import run_source
+    from .io import json_writer, write_files_atomic
     from .sources import ScenarioSource
 
     try:
         res = run_source(ScenarioSource(point.scenario, "json", "<sweep>"), seed=point.seed, variant=point.variant)
     except _core.DcnsimError as e:
-        return point.run_id, "error", str(e)
-    run_dir = Path(outdir) / "runs" / point.run_id
+        return point.run_id, "error", str(e), {}
     data = _row_data(res)
-    res.save(run_dir)
-    from .io import json_writer, write_files_atomic
-
     # the wall time stays beside the run; the table holds only what the seed determines
     meta = {"values": dict(point.values), "variant": point.variant, "seed": point.seed, "wall_time_s": res.summary.get("wall_time_s"), **data}
-    write_files_atomic(run_dir, {"point.json": json_writer(meta)})
-    return point.run_id, "ok", data
+    with tempfile.TemporaryDirectory(prefix="dcnsim-sweep-") as tmp:
+        res.save(tmp)
+        write_files_atomic(tmp, {"point.json": json_writer(meta)})
+        files = {f.name: f.read_bytes() for f in sorted(Path(tmp).iterdir()) if f.is_file()}
+    return point.run_id, "ok", data, files
+
+
+def _store(out: Path, run_id: str, files: Dict[str, bytes]) -> None:
+    """Write a finished run's files, point.json (the marker of a complete run) last."""
+    from .io import write_files_atomic
+
+    def writer(b: bytes) -> Any:
+        def write(path: str) -> None:
+            with open(path, "wb") as f:
+                f.write(b)
+
+        return write
+
+    d = out / "runs" / run_id
+    write_files_atomic(d, {k: writer(v) for k, v in files.items() if k != "point.json"})
+    write_files_atomic(d, {"point.json": writer(files["point.json"])})
 
 
 def _done(outdir: Path, point: Point) -> Optional[Dict[str, Any]]:
@@ -225,12 +245,21 @@ def _done(outdir: Path, point: Point) -> Optional[Dict[str, Any]]:
         return None
 
 
-def run_sweep(points: Sequence[Point], outdir: Union[str, "os.PathLike[str]"], *, jobs: Optional[int] = None, progress: Union[bool, str] = False) -> Dict[str, Any]:
-    """Run the points not yet done under ``outdir`` (a local process pool of ``jobs``
-    workers, default one per core), then write sweep.parquet and sweep_summary.csv.
-    Returns {"ran": n, "skipped": n, "table": DataFrame}."""
+def run_sweep(
+    points: Sequence[Point],
+    outdir: Union[str, "os.PathLike[str]"],
+    *,
+    jobs: Optional[int] = None,
+    progress: Union[bool, str] = False,
+    cluster: Optional[str] = None,
+) -> Dict[str, Any]:
+    """Run the points not yet done under ``outdir`` and write sweep.parquet,
+    sweep_summary.csv and sweep.png. Locally: a process pool of ``jobs`` workers (default
+    one per core). ``cluster``: a Ray address (``"ray://HOST:PORT"`` or ``"auto"``) to run
+    the same jobs on a Ray cluster instead (``pip install 'dcnsim[ray]'``), the dcnsim
+    package, compiled core included, shipped to the workers; the tables are the same.
+    Returns {"ran": n, "skipped": n, "table": DataFrame, "summary": DataFrame}."""
     from .api import _progress_mode
-    from .compare import _abandon, _watch_parent
 
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
@@ -243,32 +272,23 @@ def run_sweep(points: Sequence[Point], outdir: Union[str, "os.PathLike[str]"], *
         else:
             data[p.run_id] = d
     skipped = len(points) - len(todo)
-    workers = max(1, min(int(jobs or os.cpu_count() or 1), len(todo) or 1))
     show, force = _progress_mode(progress)
+    by_id = {p.run_id: p for p in todo}
+
+    def finished(outcome: Tuple[str, str, Any, Dict[str, bytes]]) -> None:
+        rid, status, d, files = outcome
+        if status != "ok":
+            raise _core.SimulationError(f"sweep run {rid} ({_describe(by_id[rid])}): {d}")
+        _store(out, rid, files)
+        data[rid] = d
+        bar.advance()
+
     bar = _Bar(len(todo), show, force)
     with bar:
-        if workers <= 1:
-            for p in todo:
-                rid, status, d = _run_point(p, str(out))
-                if status != "ok":
-                    raise _core.SimulationError(f"sweep run {rid} ({_describe(p)}): {d}")
-                data[rid] = d
-                bar.advance()
+        if cluster is not None:
+            _run_on_ray(todo, cluster, finished)
         else:
-            ctx = multiprocessing.get_context("spawn")
-            pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_watch_parent, initargs=(os.getpid(),))
-            try:
-                futs = {pool.submit(_run_point, p, str(out)): p for p in todo}
-                for fut in cf.as_completed(futs):
-                    rid, status, d = fut.result()
-                    if status != "ok":
-                        raise _core.SimulationError(f"sweep run {rid} ({_describe(futs[fut])}): {d}")
-                    data[rid] = d
-                    bar.advance()
-            except BaseException:
-                _abandon(pool)
-                raise
-            pool.shutdown(wait=True)
+            _run_local(todo, jobs, finished)
     table = tidy(points, data)
     summary = summarize(table, [k for k, _ in points[0].values] if points else [])
     from .io import parquet_writer, write_files_atomic
@@ -281,6 +301,56 @@ def run_sweep(points: Sequence[Point], outdir: Union[str, "os.PathLike[str]"], *
 
             write_files_atomic(out, {"sweep.png": _png_writer(plot)})
     return {"ran": len(todo), "skipped": skipped, "table": table, "summary": summary}
+
+
+def _run_local(todo: Sequence[Point], jobs: Optional[int], finished: Any) -> None:
+    from .compare import _abandon, _watch_parent
+
+    workers = max(1, min(int(jobs or os.cpu_count() or 1), len(todo) or 1))
+    if workers <= 1:
+        for p in todo:
+            finished(_run_point(p))
+        return
+    ctx = multiprocessing.get_context("spawn")
+    pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_watch_parent, initargs=(os.getpid(),))
+    try:
+        for fut in cf.as_completed([pool.submit(_run_point, p) for p in todo]):
+            finished(fut.result())
+    except BaseException:
+        _abandon(pool)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _run_on_ray(todo: Sequence[Point], address: str, finished: Any) -> None:
+    try:
+        import ray
+    except ImportError:
+        raise _core.ScenarioError("--cluster needs Ray: pip install 'dcnsim[ray]'") from None
+    import dcnsim
+
+    package = str(Path(dcnsim.__file__).parent)
+    try:
+        ray.init(address=address, runtime_env={"py_modules": [package]}, log_to_driver=False, ignore_reinit_error=True)
+    except (ConnectionError, ValueError, RuntimeError) as e:
+        raise _core.ScenarioError(f"--cluster {address!r}: cannot reach the Ray cluster ({_first_line(e)})") from None
+    try:
+        remote = ray.remote(_run_point)
+        pending = [remote.remote(p) for p in todo]
+        while pending:
+            ready, pending = ray.wait(pending, num_returns=1)
+            finished(ray.get(ready[0]))
+    except BaseException:
+        for ref in locals().get("pending", []):
+            ray.cancel(ref, force=True)
+        raise
+    finally:
+        ray.shutdown()
+
+
+def _first_line(e: BaseException) -> str:
+    lines = [x for x in str(e).splitlines() if x.strip()]
+    return lines[0] if lines else type(e).__name__
 
 
 def _describe(p: Point) -> str:
