@@ -21,7 +21,7 @@ from typing import Dict, List
 import numpy as np
 import pandas as pd
 
-from dcnsim.compare import slugify
+from dcnsim.comparison import slugify
 
 VARIANTS = ["PFC+DCQCN", "SFC proxy+DCQCN", "SFC native+DCQCN"]
 BINS = [(0, 10_000, "< 10 KB"), (10_000, 1_000_000, "10 KB - 1 MB"), (1_000_000, None, "> 1 MB")]

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dcnsim
-from dcnsim.api import OUTPUT_FILES
+from dcnsim.api import OUTPUT_FILES, SCENARIO_FILES
 from dcnsim.tables import DEFAULT_FCT_BINS, FCT_TABLE_COLUMNS, bin_labels, format_size
 
 from conftest import TINY_MIN_MAKESPAN_PS, tiny
@@ -146,11 +146,14 @@ def test_unfinished_flows_are_null(tmp_path):
     assert summary["flows_unfinished"] == 2
 
 
-def test_save_writes_three_files(tiny_result, tmp_path):
+def test_save_writes_the_tables_and_the_scenario(tiny_result, tmp_path):
     out = tmp_path / "a" / "b"
     paths = tiny_result.save(out)
-    assert sorted(os.listdir(out)) == sorted(OUTPUT_FILES)
-    assert {p.name for p in paths.values()} == set(OUTPUT_FILES)
+    fmt = tiny_result.source.format
+    assert sorted(os.listdir(out)) == sorted(OUTPUT_FILES + (f"scenario.{fmt}",))
+    assert {p.name for p in paths.values()} == set(OUTPUT_FILES + (f"scenario.{fmt}",))
+    assert (out / f"scenario.{fmt}").read_text() == tiny_result.source.text
+    assert f"scenario.{fmt}" in SCENARIO_FILES
     flows = pd.read_parquet(out / "flows.parquet")
     assert list(flows.columns) == list(tiny_result.flows.columns)
     pd.testing.assert_frame_equal(flows, tiny_result.flows)

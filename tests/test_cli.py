@@ -51,7 +51,7 @@ def test_run_writes_outputs(dcnsim_cli, tiny_file, tmp_path):
     proc = dcnsim_cli("run", tiny_file, "-o", "out/tiny", "--no-progress")
     assert proc.returncode == 0, proc.stderr
     out = tmp_path / "out" / "tiny"
-    assert sorted(os.listdir(out)) == ["flows.parquet", "ports.parquet", "summary.json"]
+    assert sorted(os.listdir(out)) == ["flows.parquet", "ports.parquet", "scenario.toml", "summary.json"]
 
     flows = pd.read_parquet(out / "flows.parquet")
     assert FLOW_COLUMNS <= set(flows.columns)
@@ -118,7 +118,7 @@ def test_run_leaves_no_temp_files(dcnsim_cli, tiny_file, tmp_path):
     for _ in range(2):  # second run overwrites in place
         proc = dcnsim_cli("run", tiny_file, "-o", out)
         assert proc.returncode == 0, proc.stderr
-    assert sorted(os.listdir(out)) == ["flows.parquet", "ports.parquet", "summary.json", "unrelated.txt"]
+    assert sorted(os.listdir(out)) == ["flows.parquet", "ports.parquet", "scenario.toml", "summary.json", "unrelated.txt"]
 
 
 def test_run_progress_forced(dcnsim_cli, tiny_file):

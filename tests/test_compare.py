@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import dcnsim
-from dcnsim.compare import (
+from dcnsim.comparison import (
     COMPARISON_FILES,
     Comparison,
     format_change,
@@ -217,7 +217,7 @@ def test_save_writes_everything(cmp2, tmp_path):
     assert sorted(os.listdir(out)) == sorted([*COMPARISON_FILES, *slugs.values()])
     for name, slug in slugs.items():
         files = sorted(os.listdir(out / slug))
-        assert files == ["flows.parquet", "ports.parquet", "queues.parquet", "summary.json"]
+        assert files == ["flows.parquet", "ports.parquet", "queues.parquet", "scenario.toml", "summary.json"]
         summary = json.loads((out / slug / "summary.json").read_text())
         assert summary["variant"] == name
         q = pd.read_parquet(out / slug / "queues.parquet")
@@ -401,7 +401,7 @@ def test_busy_queue_depth_and_changes_of_invisible_values(cmp2):
     """The sampled-depth rows describe the samples in which the queue held something (a
     quantile over all samples is 0.0 for nearly every queue), checked by hand from the
     queues table; and a change between two values displayed as 0.0 is no change."""
-    from dcnsim.compare import Row
+    from dcnsim.comparison import Row
 
     t = cmp2.table()
     for name in VARIANTS:

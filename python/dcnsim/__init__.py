@@ -31,8 +31,8 @@ __version__: str = _core.__version__
 _LAZY = {
     "Result": ("api", "Result"),
     "run": ("api", "run"),
-    "Comparison": ("compare", "Comparison"),
-    "compare": ("compare", "compare"),
+    "Comparison": ("comparison", "Comparison"),
+    "compare": ("comparison", "compare"),
     "DEFAULT_FCT_BINS": ("tables", "DEFAULT_FCT_BINS"),
     "fct_table": ("tables", "fct_table"),
 }

@@ -40,6 +40,9 @@ OUTPUT_FILES = ("flows.parquet", "ports.parquet", "summary.json")
 #: Written by :meth:`Result.save` only when the run sampled queue depths
 #: (``[metrics] queue_sample``).
 OPTIONAL_OUTPUT_FILES = ("queues.parquet", "timeseries.parquet")
+#: The scenario the run read, as given (TOML) or as JSON (a dict): written by
+#: :meth:`Result.save` when the result knows its source (every run does).
+SCENARIO_FILES = ("scenario.toml", "scenario.json")
 
 
 # --------------------------------------------------------------------------- scenarios
@@ -187,6 +190,8 @@ class Result:
     summary: Dict[str, Any] = field(default_factory=dict)
     queues: pd.DataFrame = field(default_factory=pd.DataFrame)
     timeseries: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: The scenario text the run read (kept so a saved run says what it ran).
+    source: Optional[ScenarioSource] = None
 
     def fct_table(self, bins: Optional[Sequence[int]] = None) -> pd.DataFrame:
         """FCT per size bin; default bins are ``summary["fct_bins"]``."""
@@ -200,8 +205,9 @@ class Result:
         return int((~self.flows["finished"]).sum()) if "finished" in self.flows else 0
 
     def save(self, outdir: Union[str, "os.PathLike[str]"]) -> Dict[str, Path]:
-        """Write flows.parquet, ports.parquet, summary.json (and queues.parquet when the
-        run sampled queue depths) into ``outdir``.
+        """Write flows.parquet, ports.parquet, summary.json, the scenario it ran
+        (scenario.toml or .json) and queues.parquet / timeseries.parquet when the run
+        recorded them into ``outdir``.
 
         The directory is created if needed. Files are written to temporary files first
         and renamed into place only once all of them are complete.
@@ -215,6 +221,14 @@ class Result:
             writers["queues.parquet"] = parquet_writer(self.queues)
         if len(self.timeseries.columns):
             writers["timeseries.parquet"] = parquet_writer(self.timeseries)
+        if self.source is not None:
+            text = self.source.text
+
+            def scenario(path: str) -> None:
+                with open(path, "w", encoding="utf-8", newline="") as f:
+                    f.write(text)
+
+            writers[f"scenario.{self.source.format}"] = scenario
         return write_files_atomic(outdir, writers)
 
     def __repr__(self) -> str:
@@ -390,6 +404,6 @@ def run_source(
     summary["wall_time_s"] = wall
     summary["events_per_s"] = events / wall if wall > 0 else None
     summary["scenario_sha256"] = src.sha256
-    result = Result(flows=flows, ports=ports, summary=summary, queues=queues, timeseries=timeseries)
+    result = Result(flows=flows, ports=ports, summary=summary, queues=queues, timeseries=timeseries, source=src)
     summary["fct"] = json_safe(result.fct_table().to_dict(orient="records"))
     return result

@@ -3,6 +3,7 @@
     dcnsim run SCENARIO [-o OUTDIR] [--seed N] [--variant NAME] [--progress/--no-progress]
     dcnsim compare SCENARIO [-o OUTDIR] [--jobs N] [--seed N] [--variant NAME ...] [--progress/--no-progress]
     dcnsim sweep SCENARIO -o OUTDIR [--set KEY=V1,V2 ...] [--seeds N] [--jobs N] [--variant NAME ...] [--cluster ray://HOST:PORT]
+    dcnsim report OUTDIR
     dcnsim validate SCENARIO [--variant NAME]
     dcnsim scenarios
     dcnsim --version
@@ -307,16 +308,19 @@ def compare_cmd(
     """Run the [[variant]]s of SCENARIO side by side and print a comparison table."""
     from rich.markup import escape
 
-    from .compare import compare
+    from .comparison import compare
 
     mode: Any = "always" if progress is True else (False if progress is False else True)
     cmp = compare(scenario, variants=list(variants) or None, seed=seed, jobs=jobs, progress=mode)
     console = _console()
     if outdir is not None:
         paths = cmp.save(outdir)
+        from .report import write_report
+
+        write_report(outdir)
         console.print(
-            f"wrote {escape(str(outdir))}: comparison.md, comparison.csv, 3 plots, "
-            f"{len(cmp.variants)} variant folders ({len(paths)} files)",
+            f"wrote {escape(str(outdir))}: report.html, comparison.md, comparison.csv, 3 plots, "
+            f"{len(cmp.variants)} variant folders ({len(paths) + 1} files)",
             highlight=False,
         )
     seeds = sorted({str(x) for x in cmp.seeds.values()})
@@ -356,11 +360,14 @@ def sweep_cmd(scenario: str, outdir: Path, sets: Sequence[str], seeds: Optional[
     points = sweep.grid(scenario, [sweep.parse_set(x) for x in sets], seeds, list(variants) or None)
     mode: Any = "always" if progress is True else (False if progress is False else True)
     out = sweep.run_sweep(points, outdir, jobs=jobs, progress=mode, cluster=cluster)
+    from .report import write_report
+
+    write_report(outdir)
     console = _console()
     keys = [k for k, _ in points[0].values]
     console.print(
         f"wrote {escape(str(outdir))}: {len(points)} runs ({out['ran']} run now, {out['skipped']} already there), "
-        f"sweep.parquet ({len(out['table'])} rows), sweep_summary.csv",
+        f"sweep.parquet ({len(out['table'])} rows), sweep_summary.csv, report.html",
         highlight=False,
     )
     s = out["summary"]
@@ -377,11 +384,24 @@ def sweep_cmd(scenario: str, outdir: Path, sets: Sequence[str], seeds: Optional[
     console.print(t)
 
 
+@cli.command("report")
+@click.argument("outdir", type=click.Path(file_okay=False, path_type=Path))
+def report_cmd(outdir: Path) -> None:
+    """Write OUTDIR/report.html: one self-contained page (scenario, provenance, tables,
+    plots) for the outputs of dcnsim run -o, compare -o or sweep -o."""
+    from rich.markup import escape
+
+    from .report import write_report
+
+    path = write_report(outdir)
+    _console().print(f"wrote {escape(str(path))}", highlight=False)
+
+
 def _compare_rich_table(cmp: Any, title: str) -> Any:
     from rich.markup import escape
     from rich.table import Table
 
-    from .compare import format_value
+    from .comparison import format_value
 
     t = Table(title=title, title_justify="left")
     t.add_column("group")

@@ -297,14 +297,14 @@ def run_sweep(
     if points and points[0].values:
         plot = plot_sweep(summary, points[0].values[0][0])
         if plot is not None:
-            from .compare import _png_writer
+            from .comparison import _png_writer
 
             write_files_atomic(out, {"sweep.png": _png_writer(plot)})
     return {"ran": len(todo), "skipped": skipped, "table": table, "summary": summary}
 
 
 def _run_local(todo: Sequence[Point], jobs: Optional[int], finished: Any) -> None:
-    from .compare import _abandon, _watch_parent
+    from .comparison import _abandon, _watch_parent
 
     workers = max(1, min(int(jobs or os.cpu_count() or 1), len(todo) or 1))
     if workers <= 1:
@@ -400,19 +400,27 @@ def summarize(table: Any, keys: Sequence[str]) -> Any:
 
 def plot_sweep(summary: Any, key: str, metric: str = "mean_fct_us", bin_label: str = "all") -> Any:
     """``metric`` of the ``bin_label`` bin against swept ``key``, a line per variant, with
-    95% CI error bars (None when the key's values are not numbers)."""
+    95% CI error bars; values that are not numbers (sizes, rates) are placed evenly in grid
+    order and labelled. Cells of the other swept keys are averaged into one line each."""
     import pandas as pd
 
-    from .compare import _figure
+    from .comparison import _figure
 
     s = summary[summary["bin"] == bin_label]
-    if s.empty or not pd.api.types.is_numeric_dtype(s[key]):
+    if s.empty:
         return None
+    numeric = pd.api.types.is_numeric_dtype(s[key])
+    order = list(dict.fromkeys(s[key].tolist()))
     fig = _figure(6.4, 4.0)
     ax = fig.add_subplot()
     for variant, g in s.groupby("variant", sort=False):
-        g = g.sort_values(key)
-        ax.errorbar(g[key], g[metric], yerr=g[f"{metric}_ci95"].fillna(0), marker="o", capsize=3, label=str(variant) or "base")
+        g = g.groupby(key, sort=False)[[metric, f"{metric}_ci95"]].mean().reset_index()
+        g = g.sort_values(key) if numeric else g.set_index(key).loc[[v for v in order if v in set(g[key])]].reset_index()
+        x = g[key] if numeric else [order.index(v) for v in g[key]]
+        ax.errorbar(x, g[metric], yerr=g[f"{metric}_ci95"].fillna(0), marker="o", capsize=3, label=str(variant) or "base")
+    if not numeric:
+        ax.set_xticks(range(len(order)))
+        ax.set_xticklabels([str(v) for v in order])
     ax.set_xlabel(key)
     ax.set_ylabel(f"{metric} ({bin_label} flows)")
     ax.legend()
@@ -421,7 +429,7 @@ def plot_sweep(summary: Any, key: str, metric: str = "mean_fct_us", bin_label: s
 
 
 def _csv_writer(df: Any) -> Any:
-    from .compare import _text_writer
+    from .comparison import _text_writer
 
     return _text_writer(df.to_csv(index=False))
 

@@ -1,0 +1,234 @@
+"""``dcnsim report OUTDIR``: one self-contained HTML page for a run, a comparison or a sweep.
+
+The page needs no network and no script: styles are inline, plots are PNGs embedded as
+data URIs, tables are HTML. It carries the scenario text, the provenance (dcnsim version,
+git commit when known, seeds, scenario hashes, wall time), the tables and the plots, and
+calls out unfinished flows and deadlocks at the top.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+from . import _core
+
+REPORT = "report.html"
+_MAX_ROWS = 400
+
+
+def _git_commit() -> str:
+    """The commit dcnsim was built from, when known (DCNSIM_GIT_COMMIT, or the source
+    checkout the package runs from)."""
+    env = os.environ.get("DCNSIM_GIT_COMMIT")
+    if env:
+        return env
+    here = Path(__file__).resolve().parent
+    try:
+        top = subprocess.run(["git", "-C", str(here), "rev-parse", "--show-toplevel"], capture_output=True, text=True, timeout=5)
+        root = Path(top.stdout.strip()) if top.returncode == 0 else None
+        # only dcnsim's own checkout (an installed package may sit inside another repository)
+        if root is not None and (root / "crates" / "dcnsim-core").is_dir():
+            out = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=5)
+            if out.returncode == 0 and out.stdout.strip():
+                return out.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return "unknown (installed package)"
+
+
+def _kind(outdir: Path) -> str:
+    if (outdir / "sweep.parquet").is_file():
+        return "sweep"
+    if (outdir / "comparison.csv").is_file():
+        return "comparison"
+    if (outdir / "summary.json").is_file():
+        return "run"
+    raise FileNotFoundError(f"{outdir}: no dcnsim outputs (summary.json, comparison.csv or sweep.parquet); expected the -o folder of dcnsim run, compare or sweep")
+
+
+def _summaries(outdir: Path, kind: str) -> List[Tuple[str, Dict[str, Any]]]:
+    """(label, summary.json) of every run in the folder."""
+    if kind == "run":
+        paths = [("run", outdir / "summary.json")]
+    elif kind == "comparison":
+        paths = [(p.parent.name, p) for p in sorted(outdir.glob("*/summary.json"))]
+    else:
+        paths = [(p.parent.name, p) for p in sorted((outdir / "runs").glob("*/summary.json"))]
+    out = []
+    for label, p in paths:
+        try:
+            out.append((label, json.loads(p.read_text(encoding="utf-8"))))
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def _scenario_text(outdir: Path, kind: str) -> Optional[str]:
+    for name in ("scenario.toml", "scenario.json"):
+        p = outdir / name
+        if p.is_file():
+            return p.read_text(encoding="utf-8")
+    pattern = {"comparison": "*/scenario.*", "sweep": "runs/*/scenario.*"}.get(kind)
+    for p in sorted(outdir.glob(pattern))[:1] if pattern else []:
+        return p.read_text(encoding="utf-8")
+    return None
+
+
+def _table(df: Any, caption: str = "") -> str:
+    rows = len(df)
+    shown = df.head(_MAX_ROWS)
+    note = f"<p class='note'>first {_MAX_ROWS} of {rows} rows; the full table is in the folder</p>" if rows > _MAX_ROWS else ""
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in shown.columns)
+    body = []
+    for _, r in shown.iterrows():
+        cells = []
+        for v in r.tolist():
+            if isinstance(v, str):
+                try:
+                    v = float(v)
+                except ValueError:
+                    pass
+            if isinstance(v, float):
+                text = "" if v != v else (f"{v:.4g}" if abs(v) < 1e6 else f"{v:.6g}")
+            else:
+                text = str(v)
+            cells.append(f"<td>{html.escape(text)}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
+    return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{note}"
+
+
+def _img(path: Path) -> str:
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    return f"<figure><img alt='{html.escape(path.stem)}' src='data:image/png;base64,{data}'><figcaption>{html.escape(path.name)}</figcaption></figure>"
+
+
+def _run_plot(outdir: Path) -> Optional[bytes]:
+    """A run's slowdown CDF, for a run folder that has no plots of its own."""
+    import io
+
+    import numpy as np
+    import pandas as pd
+
+    from .comparison import _figure
+
+    flows = pd.read_parquet(outdir / "flows.parquet")
+    s = flows["slowdown"].dropna().to_numpy() if "slowdown" in flows else np.array([])
+    if not len(flows):
+        return None
+    fig = _figure(6.4, 3.6)
+    ax = fig.add_subplot()
+    if len(s):
+        xs = np.sort(s)
+        ax.plot(xs, np.arange(1, len(xs) + 1) / len(xs))
+        ax.set_xscale("log")
+        ax.set_xlabel("FCT slowdown")
+        ax.set_ylabel("CDF of finished flows")
+    else:
+        # no flow finished: how far each got
+        ax.bar(np.arange(len(flows)), flows["delivered_bytes"].to_numpy() / 1e6)
+        ax.set_xlabel("flow")
+        ax.set_ylabel("delivered (MB), none finished")
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, metadata={"Software": None})
+    return buf.getvalue()
+
+
+_CSS = """
+body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px;color:#222;background:#fff}
+h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ccc}
+table{border-collapse:collapse;font-size:.85em;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}
+th{background:#f0f0f0}caption{text-align:left;font-weight:bold}pre{background:#f7f7f7;padding:1em;overflow:auto;font-size:.8em}
+.alert{background:#fde8e8;border:1px solid #e0a0a0;padding:.6em 1em;margin:.5em 0}.ok{background:#e8f5e8;border:1px solid #9c9;padding:.6em 1em}
+img{max-width:100%}figure{margin:1em 0}.note{color:#666;font-size:.8em}
+"""
+
+
+def build(outdir: Any) -> str:
+    """The report page of an output folder, as HTML text."""
+    import pandas as pd
+
+    out = Path(outdir)
+    kind = _kind(out)
+    runs = _summaries(out, kind)
+    parts: List[str] = []
+    title = {"run": "run", "comparison": "comparison", "sweep": "sweep"}[kind]
+    name = next((str(s.get("scenario", "")) for _, s in runs if s.get("scenario")), out.name)
+    parts.append(f"<h1>dcnsim {title}: {html.escape(name)}</h1>")
+    # what went wrong first
+    alerts = []
+    for label, s in runs:
+        unfinished = int(s.get("flows_unfinished", 0) or 0)
+        if unfinished:
+            alerts.append(f"{label}: {unfinished} of {s.get('flows_total', '?')} flows unfinished when the run ended (end: {s.get('end_reason', '?')})")
+        if s.get("end_reason") == "deadlock":
+            alerts.append(f"{label}: the run ended in a PFC deadlock")
+    if alerts:
+        shown = alerts[:50]
+        more = f"<li>... and {len(alerts) - 50} more</li>" if len(alerts) > 50 else ""
+        parts.append("<div class='alert'><b>Attention</b><ul>" + "".join(f"<li>{html.escape(a)}</li>" for a in shown) + more + "</ul></div>")
+    else:
+        parts.append("<div class='ok'>Every flow finished; no deadlock.</div>")
+    # provenance
+    seeds = sorted({str(s.get("seed")) for _, s in runs if s.get("seed") is not None})
+    hashes = sorted({str(s.get("scenario_sha256"))[:16] for _, s in runs if s.get("scenario_sha256")})
+    wall = sum(float(s.get("wall_time_s") or 0) for _, s in runs)
+    prov = pd.DataFrame(
+        [
+            ("dcnsim version", _core.__version__),
+            ("git commit", _git_commit()),
+            ("runs", str(len(runs))),
+            ("seeds", ", ".join(seeds[:40]) + (" ..." if len(seeds) > 40 else "")),
+            ("scenario sha256 (first 16)", ", ".join(hashes[:10]) + (" ..." if len(hashes) > 10 else "")),
+            ("wall time, all runs (s)", f"{wall:.2f}"),
+        ],
+        columns=["", "value"],
+    )
+    parts.append("<h2>Provenance</h2>" + _table(prov))
+    # tables
+    parts.append("<h2>Results</h2>")
+    if kind == "run":
+        s = runs[0][1]
+        if s.get("fct"):
+            parts.append(_table(pd.DataFrame(s["fct"]), "FCT by flow size"))
+        keys = [k for k in ("flows_finished", "flows_total", "end_reason", "sim_time_ps", "events", "data_packets_dropped", "pfc_frames", "ecn_marks", "wall_time_s") if k in s]
+        parts.append(_table(pd.DataFrame([(k, s[k]) for k in keys], columns=["summary key", "value"]), "Summary"))
+    elif kind == "comparison":
+        parts.append(_table(pd.read_csv(out / "comparison.csv"), "Side by side (comparison.csv)"))
+    else:
+        parts.append(_table(pd.read_csv(out / "sweep_summary.csv"), "Mean and 95% CI over seeds (sweep_summary.csv)"))
+    # plots
+    pngs = sorted(out.glob("*.png"))
+    parts.append("<h2>Plots</h2>")
+    if pngs:
+        parts.extend(_img(p) for p in pngs)
+    elif kind == "run":
+        png = _run_plot(out)
+        if png:
+            data = base64.b64encode(png).decode("ascii")
+            parts.append(f"<figure><img alt='slowdown CDF' src='data:image/png;base64,{data}'><figcaption>FCT slowdown CDF</figcaption></figure>")
+    # the scenario
+    text = _scenario_text(out, kind)
+    parts.append("<h2>Scenario</h2>" + (f"<pre>{html.escape(text)}</pre>" if text else "<p class='note'>no scenario file in the folder</p>"))
+    return (
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+        f"<title>dcnsim {title}: {html.escape(name)}</title><style>{_CSS}</style></head><body>"
+        + "\n".join(parts)
+        + "</body></html>\n"
+    )
+
+
+def write_report(outdir: Any) -> Path:
+    """Write ``report.html`` into the output folder (atomically) and return its path."""
+    from .comparison import _text_writer
+    from .io import write_files_atomic
+
+    text = build(outdir)
+    return write_files_atomic(Path(outdir), {REPORT: _text_writer(text)})[REPORT]
