@@ -298,7 +298,21 @@ def test_console_script_entry_point():
     eps = metadata.entry_points()
     scripts = eps.select(group="console_scripts") if hasattr(eps, "select") else eps["console_scripts"]
     ours = [ep for ep in scripts if ep.name == "dcnsim"]
-    assert ours and ours[0].value == "dcnsim.cli:main"
+    assert ours and ours[0].value == "dcnsim.cli:console_main"
+
+
+def test_console_main_exit_codes_and_flushed_output(tmp_path):
+    """The installed command ends with a fast exit: its exit codes and its output (to a
+    pipe, so buffered) are those of main()."""
+    import subprocess
+    import sys
+
+    code = "import sys; sys.argv[0] = 'dcnsim'; from dcnsim.cli import console_main; console_main()"
+    ok = subprocess.run([sys.executable, "-c", code, "run", "dumbbell_dctcp", "--no-progress", "-o", str(tmp_path / "o")], capture_output=True, text=True, timeout=300)
+    assert ok.returncode == 0, ok.stderr
+    assert "flows finished" in ok.stdout and (tmp_path / "o" / "flows.parquet").is_file()
+    bad = subprocess.run([sys.executable, "-c", code, "run", "no_such_scenario"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "no_such_scenario" in bad.stderr
 
 
 def test_check_invariants_flag_runs_clean(tmp_path):

@@ -417,3 +417,29 @@ def test_busy_queue_depth_and_changes_of_invisible_values(cmp2):
     assert row.change("a", "b") == 0.0 and row.change_text("a", "b") == "+0.0%"
     row = Row("network", "x", {"a": 0.0, "b": 0.3}, "f1")
     assert row.change("a", "b") is None and row.change_text("a", "b") == "n/a"
+
+
+def test_several_seeds_give_means_intervals_and_paired_verdicts(scenario_file, tmp_path):
+    """compare(seeds=3): every cell is the mean over the seeds with its 95% CI (checked
+    against the per-seed runs), the change says whether the paired difference's interval
+    excludes zero, and every seed's run is saved."""
+    from dcnsim.sweep import ci95
+
+    c = dcnsim.compare(scenario_file, variants=["DCTCP", "Reno"], seeds=3, jobs=2)
+    assert c.n_seeds == 3 and [r.summary["seed"] for r in c.replicas["Reno"]] == [1, 2, 3]
+    row = next(r for r in c.rows() if r.group == "all" and r.metric == "mean FCT (us)")
+    per_seed = [r.fct_table().set_index("bin").loc["all", "mean_fct_us"] for r in c.replicas["Reno"]]
+    mean, half = ci95(per_seed)
+    assert row.values["Reno"] == pytest.approx(mean) and row.ci["Reno"] == pytest.approx(half)
+    diffs = [x.fct_table().set_index("bin").loc["all", "mean_fct_us"] - b.fct_table().set_index("bin").loc["all", "mean_fct_us"] for x, b in zip(c.replicas["Reno"], c.replicas["DCTCP"])]
+    d_mean, d_half = ci95(diffs)
+    assert row.excludes_zero("Reno") == (abs(d_mean) > d_half)
+    assert row.change_text("DCTCP", "Reno").endswith(" *" if abs(d_mean) > d_half else "(in noise)")
+    t = c.table()
+    assert {"Reno ci95", "Reno vs DCTCP: CI excludes 0"} <= set(t.columns)
+    assert "±" in c.formatted_table().loc[0, "Reno"] or c.formatted_table().loc[0, "Reno"] in ("", "-")
+    c.save(tmp_path / "out")
+    assert (tmp_path / "out" / "reno" / "seed-3" / "flows.parquet").is_file()
+    assert "95% confidence interval" in (tmp_path / "out" / "comparison.md").read_text()
+    with pytest.raises(dcnsim.ScenarioError, match="seed or seeds"):
+        dcnsim.compare(scenario_file, seed=1, seeds=2)

@@ -8,7 +8,6 @@ and turns the raw column buffers returned by the core into pandas DataFrames.
 from __future__ import annotations
 
 import os
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +31,7 @@ from .sources import (  # noqa: F401 - re-exported: the API's scenario helpers l
     shipped_scenarios,
     validate,
 )
+from .driver import simulate
 from .tables import fct_table as _fct_table
 
 
@@ -241,113 +241,6 @@ class Result:
         )
 
 
-# --------------------------------------------------------------------------- driving
-
-
-class _Driver:
-    """Advance a Simulation in chunks of simulated time sized to ~``target_s`` of wall time.
-
-    Running in chunks keeps Ctrl-C responsive (the core releases the GIL only inside one
-    ``run_until`` call) and lets a progress bar refresh.
-    """
-
-    MIN_CHUNK_PS = 1_000  # 1 ns
-    FIRST_CHUNK_PS = 1_000_000  # 1 us
-
-    def __init__(self, sim: Any, target_s: float) -> None:
-        self.sim = sim
-        self.target_s = target_s
-        self.chunk_ps = self.FIRST_CHUNK_PS
-
-    def step(self) -> None:
-        sim = self.sim
-        start = sim.now_ps
-        target = min(start + self.chunk_ps, sim.max_time_ps)
-        t0 = time.perf_counter()
-        sim.run_until(target)
-        elapsed = time.perf_counter() - t0
-        # Adapt: aim the next call at target_s of wall time, changing by at most 4x.
-        factor = 4.0 if elapsed <= 0 else min(4.0, max(0.25, self.target_s / elapsed))
-        self.chunk_ps = max(self.MIN_CHUNK_PS, int(self.chunk_ps * factor))
-        if not sim.done and sim.now_ps <= start and target >= sim.max_time_ps:
-            # At the hard stop and the core did not flag the end: do not spin forever.
-            raise _StuckAtEnd()
-
-    def finished(self) -> bool:
-        return bool(self.sim.done)
-
-
-class _StuckAtEnd(Exception):
-    pass
-
-
-def _drive(sim: Any, progress: Union[bool, str]) -> None:
-    show, force = _progress_mode(progress)
-    driver = _Driver(sim, target_s=0.1 if show else 0.25)
-    try:
-        if show:
-            _drive_with_progress(driver, force)
-        else:
-            while not driver.finished():
-                driver.step()
-    except _StuckAtEnd:
-        pass
-
-
-def _progress_mode(progress: Union[bool, str, None]) -> Tuple[bool, bool]:
-    if progress in (False, None, "never"):
-        return False, False
-    if progress in ("always", "force"):
-        return True, True
-    if progress in (True, "auto"):
-        isatty = getattr(sys.stdout, "isatty", None)
-        return bool(isatty and isatty()), False
-    raise ValueError(f"progress must be True, False, 'auto' or 'always', got {progress!r}")
-
-
-def _drive_with_progress(driver: _Driver, force: bool) -> None:
-    from rich.console import Console
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-    sim = driver.sim
-    console = Console(force_terminal=True) if force else Console()
-    columns = (
-        TextColumn("[bold]{task.description:<9}"),
-        BarColumn(),
-        TextColumn("{task.percentage:>5.1f}%"),
-        TextColumn("sim {task.fields[sim_time]}"),
-        TextColumn("flows {task.fields[flows]}"),
-        TextColumn("{task.fields[rate]} ev/s"),
-        TimeElapsedColumn(),
-    )
-    arrivals_end = int(sim.arrivals_end_ps)
-    with Progress(*columns, console=console, refresh_per_second=10) as bar:
-        task = bar.add_task(
-            "arrivals" if arrivals_end > 0 else "draining",
-            total=max(arrivals_end, 1),
-            sim_time="0 ps",
-            flows="0/0",
-            rate="-",
-        )
-        last_t, last_events = time.perf_counter(), int(sim.events)
-        while not driver.finished():
-            driver.step()
-            now_t, events = time.perf_counter(), int(sim.events)
-            rate = (events - last_events) / (now_t - last_t) if now_t > last_t else 0.0
-            last_t, last_events = now_t, events
-            fields = dict(
-                sim_time=format_time_ps(sim.now_ps),
-                flows=f"{sim.flows_finished}/{sim.flows_total}",
-                rate=format_rate(rate),
-            )
-            if sim.now_ps < arrivals_end:
-                bar.update(task, description="arrivals", total=arrivals_end, completed=sim.now_ps, **fields)
-            else:
-                total = max(int(sim.flows_total), 1)
-                bar.update(task, description="draining", total=total, completed=int(sim.flows_finished), **fields)
-        bar.update(task, completed=bar.tasks[0].total)
-
-
 def run(
     scenario: ScenarioLike,
     *,
@@ -387,11 +280,13 @@ def run_source(
     check_invariants: bool = False,
 ) -> Result:
     """Run an already resolved scenario (see :func:`run`)."""
-    t0 = time.perf_counter()
-    sim = _core.Simulation(
-        src.text, src.format, seed=None if seed is None else int(seed), variant=variant, check_invariants=check_invariants
-    )
-    _drive(sim, progress)
+    sim, t0 = simulate(src, seed=seed, variant=variant, progress=progress, check_invariants=check_invariants)
+    return result_of(sim, src, t0)
+
+
+def result_of(sim: Any, src: ScenarioSource, t0: float) -> Result:
+    """The :class:`Result` of a finished core simulation started at ``t0``
+    (``time.perf_counter()``)."""
     raw = sim.results()
     wall = time.perf_counter() - t0
 

@@ -32,7 +32,8 @@ import numpy as np
 import pandas as pd
 
 from . import _core
-from .api import Result, ScenarioLike, ScenarioSource, _progress_mode, check_seed, resolve_scenario, run_source
+from .api import Result, ScenarioLike, ScenarioSource, check_seed, resolve_scenario, run_source
+from .driver import _progress_mode
 from .io import PathLike, Writer, write_files_atomic
 from .tables import fct_table
 
@@ -146,6 +147,18 @@ class Row:
     values: Dict[str, Any]  # variant -> value
     fmt: str = "f1"  # int, f1, f2, f3, str
     better: Optional[str] = None  # "lower", "higher" or None (neither)
+    #: With several seeds: variant -> half-width of the 95% CI of the mean over seeds, and
+    #: variant -> (mean, 95% CI half-width) of the per-seed difference to the base (paired
+    #: by seed: the same seed draws the same workload in every variant).
+    ci: Dict[str, float] = field(default_factory=dict)
+    paired: Dict[str, Tuple[float, float]] = field(default_factory=dict)
+
+    def excludes_zero(self, variant: str) -> Optional[bool]:
+        """With several seeds: whether the 95% CI of the difference to the base excludes 0."""
+        d = self.paired.get(variant)
+        if d is None or math.isnan(d[0]) or math.isnan(d[1]):
+            return None
+        return abs(d[0]) > d[1]
 
     def change(self, base: str, variant: str) -> Optional[float]:
         """The relative change of the values. A base that is displayed as zero (a row with
@@ -165,12 +178,25 @@ class Row:
         if self.fmt == "str":
             return ""
         b, v = self.values.get(base), self.values.get(variant)
-        return format_change(self.change(base, variant), b, v)
+        text = format_change(self.change(base, variant), b, v)
+        sig = self.excludes_zero(variant)
+        if sig is not None and text:
+            text += " *" if sig else " (in noise)"
+        return text
+
+    def value_text(self, variant: str) -> str:
+        """The value, with its 95% CI half-width when there are several seeds."""
+        text = format_value(self.values.get(variant), self.fmt)
+        half = self.ci.get(variant)
+        if half is not None and not math.isnan(half) and self.fmt != "str":
+            text += f" ± {format_value(half, self.fmt if self.fmt != 'int' else 'f1')}"
+        return text
 
     def verdict(self, base: str, variant: str) -> Optional[str]:
-        """"better", "worse" or None (no change, no preferred direction, undefined)."""
+        """"better", "worse" or None (no change, no preferred direction, undefined, or
+        with several seeds a difference within the noise)."""
         c = self.change(base, variant)
-        if c is None or self.better is None or abs(c) < 5e-4:
+        if c is None or self.better is None or abs(c) < 5e-4 or self.excludes_zero(variant) is False:
             return None
         return "better" if (c < 0) == (self.better == LOWER) else "worse"
 
@@ -194,6 +220,8 @@ class Comparison:
     seed: Optional[int] = None
     jobs: int = 1
     scenario_sha256: str = ""
+    #: With several seeds: {variant: [Result per seed]} (``results`` holds the first seed's).
+    replicas: Dict[str, List[Result]] = field(default_factory=dict)
     _rows_cache: Dict[Any, List[Row]] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -226,8 +254,62 @@ class Comparison:
         """The table's rows with their raw values (see :meth:`table`)."""
         key = tuple(bins) if bins is not None else None
         if key not in self._rows_cache:
-            self._rows_cache[key] = self._fct_rows(bins) + self._network_rows()
+            if self.n_seeds > 1:
+                self._rows_cache[key] = self._seed_rows(bins)
+            else:
+                self._rows_cache[key] = self._fct_rows(bins) + self._network_rows()
         return self._rows_cache[key]
+
+    @property
+    def n_seeds(self) -> int:
+        """Seeds per variant (1 without replicas)."""
+        return min((len(v) for v in self.replicas.values()), default=1) if self.replicas else 1
+
+    def _seed_rows(self, bins: Optional[Sequence[int]]) -> List[Row]:
+        """Rows over seeds: the mean per variant with its 95% CI, and the paired difference
+        to the base with its CI; rows are matched by (group, metric)."""
+        from .sweep import ci95
+
+        n = self.n_seeds
+        per_seed = [
+            Comparison(results={v: self.replicas[v][i] for v in self.variants}, scenario=self.scenario).rows(bins)
+            for i in range(n)
+        ]
+        order: Dict[Tuple[str, str], Row] = {}
+        for rows in per_seed:
+            for r in rows:
+                order.setdefault((r.group, r.metric), r)
+        out: List[Row] = []
+        for key, proto in order.items():
+            seen = [next((r for r in rows if (r.group, r.metric) == key), None) for rows in per_seed]
+            if proto.fmt == "str":
+                values = {}
+                for v in self.variants:
+                    counts: Dict[str, int] = {}
+                    for r in seen:
+                        if r is not None:
+                            x = str(r.values.get(v))
+                            counts[x] = counts.get(x, 0) + 1
+                    values[v] = ", ".join(f"{x}" if len(counts) == 1 else f"{x} ({c})" for x, c in counts.items())
+                out.append(Row(proto.group, proto.metric, values, "str", None))
+                continue
+            values, ci = {}, {}
+            for v in self.variants:
+                xs = [_number(r.values.get(v)) for r in seen if r is not None]
+                mean, half = ci95([x for x in xs if x is not None])
+                values[v], ci[v] = (None if math.isnan(mean) else mean), half
+            paired = {}
+            for v in self.variants[1:]:
+                diffs = []
+                for r in seen:
+                    if r is None:
+                        continue
+                    b, x = _number(r.values.get(self.base)), _number(r.values.get(v))
+                    if b is not None and x is not None:
+                        diffs.append(x - b)
+                paired[v] = ci95(diffs)
+            out.append(Row(proto.group, proto.metric, values, proto.fmt, proto.better, ci, paired))
+        return out
 
     def _fct_rows(self, bins: Optional[Sequence[int]]) -> List[Row]:
         edges = list(bins) if bins is not None else self.fct_bins()
@@ -358,16 +440,24 @@ class Comparison:
         Size bins are the base variant's ``fct_bins`` unless ``bins`` is given.
         """
         changes = self.change_columns()
+        multi = self.n_seeds > 1
         records = []
         for row in self.rows(bins):
             rec: Dict[str, Any] = {"group": row.group, "metric": row.metric}
             for n in self.variants:
                 rec[n] = row.values.get(n)
+                if multi:
+                    rec[f"{n} ci95"] = row.ci.get(n, float("nan"))
             for n, col in changes.items():
                 c = row.change(self.base, n)
                 rec[col] = float("nan") if c is None else float(c)
+                if multi:
+                    sig = row.excludes_zero(n)
+                    rec[f"{col}: CI excludes 0"] = None if sig is None else bool(sig)
             records.append(rec)
-        columns = ["group", "metric", *self.variants, *changes.values()]
+        extra_v = [f"{n} ci95" for n in self.variants] if multi else []
+        extra_c = [f"{c}: CI excludes 0" for c in changes.values()] if multi else []
+        columns = ["group", "metric", *self.variants, *extra_v, *changes.values(), *extra_c]
         table = pd.DataFrame.from_records(records, columns=columns)
         for col in changes.values():
             table[col] = table[col].astype("float64")
@@ -375,11 +465,14 @@ class Comparison:
 
     def formatted_table(self, bins: Optional[Sequence[int]] = None) -> pd.DataFrame:
         """:meth:`table` with every value and change formatted for display (strings)."""
-        table = self.table(bins).astype(object)
+        table = self.table(bins)
+        if self.n_seeds > 1:  # the intervals go into the cells' text
+            table = table[["group", "metric", *self.variants, *self.change_columns().values()]]
+        table = table.astype(object)
         changes = self.change_columns()
         for i, row in enumerate(self.rows(bins)):
             for n in self.variants:
-                table.at[i, n] = format_value(row.values.get(n), row.fmt)
+                table.at[i, n] = row.value_text(n)
             for n, col in changes.items():
                 table.at[i, col] = row.change_text(self.base, n)
         return table
@@ -402,6 +495,13 @@ class Comparison:
         seed_text = seeds[0] if len(seeds) == 1 else ", ".join(f"{n}: {s}" for n, s in self.seeds.items())
         if self.seed is not None:
             seed_text += " (set on the command line / API)"
+        if self.n_seeds > 1:
+            all_seeds = sorted({str(r.summary.get("seed")) for rs in self.replicas.values() for r in rs}, key=lambda x: (len(x), x))
+            seed_text = (
+                f"{self.n_seeds} seeds ({', '.join(all_seeds)}): each cell is the mean over seeds ± the half-width of its "
+                "95% confidence interval (Student's t); a change marked * has a 95% interval of the per-seed difference "
+                "to the base (paired by seed) that excludes zero, \"(in noise)\" one that does not"
+            )
         lines = [
             f"# Comparison: {self.scenario}",
             "",
@@ -463,6 +563,12 @@ class Comparison:
         out = Path(outdir)
         written: Dict[str, Path] = {}
         for name, slug in _slugs(self.variants).items():
+            if self.n_seeds > 1:  # every seed's run: <variant>/seed-<s>/
+                for r in self.replicas[name]:
+                    sub = f"{slug}/seed-{r.summary.get('seed')}"
+                    for fname, path in r.save(out / sub).items():
+                        written[f"{sub}/{fname}"] = path
+                continue
             for fname, path in self.results[name].save(out / slug).items():
                 written[f"{slug}/{fname}"] = path
         writers: Dict[str, Writer] = {
@@ -583,6 +689,16 @@ def plot_fct_by_bin(cmp: Comparison, tag: Optional[str] = "background") -> Any:
     edges = cmp.fct_bins()
     tables = {n: fct_table(_plot_flows(r, use), edges or None) for n, r in cmp.results.items()}
     labels = list(next(iter(tables.values()))["bin"])
+    errors: Dict[str, List[float]] = {}
+    if cmp.n_seeds > 1:  # bars at the mean over seeds, error bars at its 95% CI
+        from .sweep import ci95
+
+        for n in cmp.variants:
+            per_seed = [fct_table(_plot_flows(r, use), edges or None) for r in cmp.replicas[n]]
+            stats = [ci95([_number(t.iloc[i]["mean_fct_us"]) for t in per_seed if _number(t.iloc[i]["mean_fct_us"]) is not None]) for i in range(len(labels))]
+            tables[n] = tables[n].copy()
+            tables[n]["mean_fct_us"] = [m for m, _ in stats]
+            errors[n] = [h for _, h in stats]
     keep = [i for i, lab in enumerate(labels) if lab == "all" or any(int(t.iloc[i]["count"]) for t in tables.values())]
     names = cmp.variants
     fig = _figure(max(6.0, 2.4 * len(keep) + 0.6), 4.4)
@@ -592,8 +708,10 @@ def plot_fct_by_bin(cmp: Comparison, tag: Optional[str] = "background") -> Any:
         base = values[0]
         for j, (n, v) in enumerate(zip(names, values)):
             ax.bar(j, np.nan if v is None else v, 0.8, color=f"C{j % 10}", label=n)
-            if v is None:
+            if v is None or v != v:
                 continue
+            if errors and errors[n][i] == errors[n][i]:
+                ax.errorbar(j, v, yerr=errors[n][i], color="k", capsize=3)
             change = "" if j == 0 else "\n" + format_change(relative_change(base, v), base, v)
             count = int(tables[n].iloc[i]["count"])
             ax.annotate(f"{v:,.1f}{change}\nn={count:,}", (j, v), ha="center", va="bottom", fontsize="x-small", xytext=(0, 2), textcoords="offset points")
@@ -816,6 +934,7 @@ def compare(
     seed: Optional[int] = None,
     jobs: Optional[int] = None,
     progress: Union[bool, str] = False,
+    seeds: Union[None, int, Sequence[int]] = None,
 ) -> Comparison:
     """Run several ``[[variant]]`` tables of one scenario and compare them.
 
@@ -825,6 +944,10 @@ def compare(
         variants: names of the variants to run, in this order (the first is the base of
             the relative changes); default: all of them, in file order.
         seed: overrides ``scenario.seed`` for every variant.
+        seeds: run every variant with each of these seeds (a count N means 1..N): the table
+            then gives per cell the mean over seeds with its 95% confidence interval, and
+            each change says whether the interval of the per-seed difference to the base
+            (paired by seed) excludes zero. Not together with ``seed``.
         jobs: worker processes (default ``os.cpu_count()``; never more than the number
             of variants). ``jobs=1`` runs the variants one after the other in this
             process. The results do not depend on it.
@@ -840,6 +963,20 @@ def compare(
         SimulationError: a variant's simulation failed (the message names the variant).
     """
     check_seed(seed)
+    if seeds is not None and seed is not None:
+        raise _core.ScenarioError("give seed or seeds, not both")
+    if seeds is None:
+        seed_list: List[Optional[int]] = [None if seed is None else int(seed)]
+    elif isinstance(seeds, bool) or (isinstance(seeds, int) and seeds < 1):
+        raise _core.ScenarioError(f"seeds = {seeds!r}: expected a count >= 1 or a list of seeds")
+    elif isinstance(seeds, int):
+        seed_list = list(range(1, seeds + 1))
+    else:
+        seed_list = [int(s) for s in seeds]
+        for s in seed_list:
+            check_seed(s)
+        if not seed_list or len(set(seed_list)) != len(seed_list):
+            raise _core.ScenarioError(f"seeds = {seeds!r}: expected distinct seeds")
     if jobs is None:
         jobs = os.cpu_count() or 1
     if isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) or int(jobs) < 1:
@@ -849,47 +986,47 @@ def compare(
     for v in chosen:  # fail fast, before starting any process, on an invalid variant
         _core.validate(src.text, src.format, v)
     seed_arg = None if seed is None else int(seed)
-    workers = min(int(jobs), len(chosen))
+    jobs_list = [(v, s) for v in chosen for s in seed_list]
+    workers = min(int(jobs), len(jobs_list))
 
     show, force = _progress_mode(progress)
-    tracker = _Tracker(len(chosen), show, force)
-    outcomes: Dict[str, Tuple[str, Any, str]] = {}
+    tracker = _Tracker(len(jobs_list), show, force)
+    outcomes: Dict[Tuple[str, Optional[int]], Tuple[str, Any, str]] = {}
     with tracker:
         if workers <= 1:
-            for v in chosen:
-                outcomes[v] = _run_job(src.text, src.format, src.origin, seed_arg, v)
-                tracker.done(v, outcomes[v])
-                _unwrap(v, outcomes[v])  # stop at the first failure
+            for v, s in jobs_list:
+                outcomes[(v, s)] = _run_job(src.text, src.format, src.origin, s, v)
+                tracker.done(v, outcomes[(v, s)])
+                _unwrap(v, outcomes[(v, s)])  # stop at the first failure
         else:
             ctx = multiprocessing.get_context("spawn")
             pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_watch_parent, initargs=(os.getpid(),))
             try:
-                futures = {
-                    pool.submit(_run_job, src.text, src.format, src.origin, seed_arg, v): v for v in chosen
-                }
+                futures = {pool.submit(_run_job, src.text, src.format, src.origin, s, v): (v, s) for v, s in jobs_list}
                 for fut in cf.as_completed(futures):
-                    v = futures[fut]
+                    v, s = futures[fut]
                     try:
-                        outcomes[v] = fut.result()
+                        outcomes[(v, s)] = fut.result()
                     except BrokenProcessPool as e:
                         raise _core.SimulationError(
                             f"variant {v!r}: the worker process died ({e}); out of memory? try fewer --jobs"
                         ) from None
-                    tracker.done(v, outcomes[v])
-                    if outcomes[v][0] == "error":
-                        _unwrap(v, outcomes[v])  # report the first failure, stop the others
+                    tracker.done(v, outcomes[(v, s)])
+                    if outcomes[(v, s)][0] == "error":
+                        _unwrap(v, outcomes[(v, s)])  # report the first failure, stop the others
             except BaseException:
                 _abandon(pool)
                 raise
             pool.shutdown(wait=True, cancel_futures=True)
-    results = {v: _unwrap(v, outcomes[v]) for v in chosen}
+    replicas = {v: [_unwrap(v, outcomes[(v, s)]) for s in seed_list] for v in chosen}
     return Comparison(
-        results=results,
+        results={v: r[0] for v, r in replicas.items()},
         scenario=name,
         origin=src.origin,
         seed=seed_arg,
         jobs=workers,
         scenario_sha256=src.sha256,
+        replicas=replicas if len(seed_list) > 1 else {},
     )
 
 

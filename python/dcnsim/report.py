@@ -57,7 +57,8 @@ def _summaries(outdir: Path, kind: str) -> List[Tuple[str, Dict[str, Any]]]:
     if kind == "run":
         paths = [("run", outdir / "summary.json")]
     elif kind == "comparison":
-        paths = [(p.parent.name, p) for p in sorted(outdir.glob("*/summary.json"))]
+        # one folder per variant, or with several seeds per variant and seed
+        paths = [(str(p.parent.relative_to(outdir)), p) for p in sorted(outdir.glob("**/summary.json"))]
     else:
         paths = [(p.parent.name, p) for p in sorted((outdir / "runs").glob("*/summary.json"))]
     out = []
@@ -74,7 +75,7 @@ def _scenario_text(outdir: Path, kind: str) -> Optional[str]:
         p = outdir / name
         if p.is_file():
             return p.read_text(encoding="utf-8")
-    pattern = {"comparison": "*/scenario.*", "sweep": "runs/*/scenario.*"}.get(kind)
+    pattern = {"comparison": "**/scenario.*", "sweep": "runs/*/scenario.*"}.get(kind)
     for p in sorted(outdir.glob(pattern))[:1] if pattern else []:
         return p.read_text(encoding="utf-8")
     return None

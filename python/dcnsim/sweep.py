@@ -162,6 +162,11 @@ def grid(
         d = json.loads(json.dumps(doc))
         for k, v in zip(keys, combo):
             _set_path(d, k, v)
+            # The swept value wins over a variant that sets the key itself (or replaces
+            # its table): otherwise the variant's value would silently stand for every point.
+            for var in d.get("variant", []):
+                if isinstance(var, dict):
+                    _set_path(var, k, v)
         text = json.dumps(d, sort_keys=True, allow_nan=False)
         values = tuple(zip(keys, combo))
         for v in chosen:
@@ -259,7 +264,7 @@ def run_sweep(
     the same jobs on a Ray cluster instead (``pip install 'dcnsim[ray]'``), the dcnsim
     package, compiled core included, shipped to the workers; the tables are the same.
     Returns {"ran": n, "skipped": n, "table": DataFrame, "summary": DataFrame}."""
-    from .api import _progress_mode
+    from .driver import _progress_mode
 
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
