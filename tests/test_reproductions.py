@@ -274,15 +274,34 @@ def test_static_latency_adds_the_hop_latency_to_small_flows(runs):
             assert abs(d.mean() - expected.mean()) <= 0.1 * expected.mean(), (v, d.mean(), expected.mean())
 
 
+@pytest.mark.xfail(
+    raises=AssertionError,
+    strict=True,
+    reason="not reproduced at this scale, compared like with like: one of 47 elephants (924 MB, seed 3) is "
+    "unfinished at 100 ms with CI and finished without; counting it at its lower bound (end of run minus "
+    "start), CI moves the elephants' mean FCT by +1% (18.33 -> 18.51 ms) and all flows' by -2% (0.98 -> "
+    "0.96 ms), against the seed's -23% and -38%. Over the flows finished in both variants: -0.8% and -4%. "
+    "(Averaging finished flows only, CI showed -9% and -13%: survivorship.)",
+)
 def test_ci_lowers_elephant_and_overall_fct(runs):
     """Seed 000: CI also cuts the mean FCT of elephants (> 10 MB, -23%) and of all flows
     (-38%): without CI the incast's pauses stop every flow that shares a paused queue;
     with CI the elephants that do not go to an incast receiver stay in the non-congested
-    queue. Background flows only (the incast flows are the congested ones)."""
+    queue. Background flows only (the incast flows are the congested ones). Unfinished
+    flows count at a lower bound of their FCT (end of run minus start), so that a flow
+    one variant does not finish is not dropped from its mean (censored means)."""
+
     def mean_fct(variant: str, lo: float) -> float:
-        f = pooled_flows(runs, TWO_Q, variant)
-        f = f[f["finished"].astype(bool) & (f["size_bytes"] >= lo) & (f["tag"] == "background")]
-        return float(f["fct_ps"].mean())
+        total, n = 0, 0
+        for s in SEEDS:
+            res = runs[TWO_Q][s]["variants"][variant]
+            f = res["flows"]
+            f = f[(f["size_bytes"] >= lo) & (f["tag"] == "background")]
+            done = f["finished"].astype(bool)
+            end = int(res["summary"]["sim_time_ps"])
+            total += int(f.loc[done, "fct_ps"].sum()) + int((end - f.loc[~done, "start_ps"]).sum())
+            n += len(f)
+        return total / n
 
     assert _lowers(mean_fct(BASE, 10e6), mean_fct(CI, 10e6))
     assert _lowers(mean_fct(BASE, 0), mean_fct(CI, 0))

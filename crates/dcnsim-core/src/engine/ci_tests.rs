@@ -3,6 +3,7 @@
 use super::tests::run;
 use super::tests::HOL_FABRIC;
 use crate::metrics::ColumnData;
+use crate::scenario::{load, RunOptions};
 use crate::Sim;
 
 fn u32s(c: Option<&ColumnData>) -> Vec<u32> {
@@ -96,14 +97,60 @@ fn isolation_keeps_packet_order() {
 
 #[test]
 fn flows_are_released_when_the_congested_queue_drains() {
-    let mut sim = run(&two_switch(&format!("{PFC}\nci = {{ mode = \"isolate\", release_after = \"20us\" }}"), UDP, "20us"));
+    // entries made by CIMs follow the local rule under "flow_idle"
+    let mut sim = run(&two_switch(&format!("{PFC}\nci = {{ mode = \"isolate\", release_after = \"20us\", cim_release = \"flow_idle\" }}"), UDP, "20us"));
     let r = sim.results();
     let iso: u64 = r.ports.u64("ci_isolations").iter().sum();
     let rel: u64 = r.ports.u64("ci_releases").iter().sum();
     let evi: u64 = r.ports.u64("ci_evictions").iter().sum();
-    assert!(iso > 0);
+    let cims: u64 = r.ports.u64("cips_received").iter().sum();
+    assert!(iso > 0 && cims > 0);
     // the late flow at 20 ms keeps the run going long after the incast drained
     assert_eq!(rel + evi, iso, "every isolation ends in a release by the end");
+}
+
+/// (isolations, releases + evictions) at switch ports, and the run's end in ms.
+fn released(ci: &str) -> (u64, u64, f64) {
+    let mut sim = run(&two_switch(&format!("{PFC}\nci = {{ mode = \"isolate\", release_after = \"20us\"{ci} }}"), UDP, "20us"));
+    let r = sim.results();
+    let iso: u64 = r.ports.u64("ci_isolations").iter().sum();
+    let gone: u64 = r.ports.u64("ci_releases").iter().sum::<u64>() + r.ports.u64("ci_evictions").iter().sum::<u64>();
+    (iso, gone, sim.now().as_secs_f64() * 1e3)
+}
+
+#[test]
+fn cim_entries_stay_max_flow_life_after_the_congesting_queue_calms() {
+    // 802.1Qcz ci-max-flow-life: the entries s1 made on s2's CIMs outlive the incast by
+    // max_flow_life of a non-congested congesting queue; s2's own entries go 20 us after
+    // their flow's last packet
+    let (iso, gone, end) = released("");
+    assert!(end < 1000.0, "the run ends before the default 1 s has passed");
+    assert!(gone < iso, "CIM-made entries still there at the end ({gone} of {iso} released)");
+    let (iso2, gone2, _) = released(", max_flow_life = \"2ms\"");
+    assert_eq!(iso2, iso, "release timing does not change what is isolated here");
+    assert_eq!(gone2, iso2, "with max_flow_life 2 ms (the incast drains by about 8 ms, the run ends at 20 ms) every entry goes");
+}
+
+#[test]
+fn at_most_cim_max_cims_per_congesting_flow() {
+    // seed 003's small fabric, where flows keep arriving in the non-congested class after a
+    // first CIM (upstream entries age out while their flow goes on)
+    let base = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../python/dcnsim/scenarios/seed003_ci_2queue_small.toml")).unwrap();
+    let run_with = |cap: &str| {
+        let text = base.replace("arrivals_for = \"5ms\"", "arrivals_for = \"1ms\"").replace("pmax = 0.01 }\n", &format!("pmax = 0.01, cim_max = {cap} }}\n"));
+        let (_, mut sim) = load(&text, false, Some("CI"), &RunOptions::default()).unwrap();
+        sim.run();
+        let r = sim.results();
+        (r.ports.u64("ci_isolations").to_vec(), r.ports.u64("cips_sent").to_vec())
+    };
+    let (iso0, unlimited) = run_with("0");
+    let (iso1, one) = run_with("1");
+    let (s0, s1) = (unlimited.iter().sum::<u64>(), one.iter().sum::<u64>());
+    assert!(s0 > iso0.iter().sum::<u64>(), "without a cap some flows get several CIMs ({s0} for {} entries)", iso0.iter().sum::<u64>());
+    assert!(s1 < s0, "the cap bites: {s1} vs {s0}");
+    for p in 0..iso1.len() {
+        assert!(one[p] <= iso1[p], "port {p}: {} CIMs for {} entries", one[p], iso1[p]);
+    }
 }
 
 #[test]

@@ -604,7 +604,7 @@ impl Sim {
                 Effect::Wake { port } => self.try_tx(port),
                 Effect::SteerFlow { flow, class } => {
                     if let Some(f) = self.flows.get_mut(flow as usize) {
-                        f.nic_class = Some(class);
+                        f.nic_class = class;
                     }
                 }
                 Effect::Msg { sw, msg, flow, to, about, hash, value } => {

@@ -52,8 +52,9 @@ pub enum Frame {
     /// IEEE 802.1Qbb PFC frame for one traffic class (0 quanta = XON).
     Pfc { class: u8, quanta: u16 },
     /// P802.1Qcz Congestion Isolation Packet: isolate the flow named by the packet's
-    /// `flow` / `hash` in the egress back toward the sender of this frame.
-    Cip,
+    /// `flow` / `hash` in the egress back toward the sender of this frame; `bytes` on the
+    /// wire (802.1Qcz CIM: `switch/ci.rs`).
+    Cip { bytes: u16 },
     /// Directional Rate Control feedback (seed 001, `switch/drc.rs`): the sender's egress
     /// port number `dir` (its index among the sending node's ports) is at severity `level`.
     Drc { dir: u16, level: u8 },

@@ -16,7 +16,7 @@ use crate::net::Ecn;
 use crate::net::{clos, dumbbell, fat_tree, Routes, Topology};
 use crate::sim::SimTime;
 use crate::switch::aqm::AqmParams;
-use crate::switch::ci::{self, CiMark, CiMode, CiParams};
+use crate::switch::ci::{self, CiMark, CiMode, CiParams, CimRelease};
 use crate::switch::coupled::{self, Coupled};
 use crate::switch::drc::{self, DrcParams};
 use crate::switch::dualpi2::{self, DualPi2Params};
@@ -421,6 +421,12 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
         }
         if ci.release_after.map(|d| d.0 .0) == Some(0) {
             return Err(err("switch.ci.release_after", "invalid value 0, expected a duration > 0"));
+        }
+        if ci.max_flow_life.map(|d| d.0 .0) == Some(0) {
+            return Err(err("switch.ci.max_flow_life", "invalid value 0, expected a duration > 0"));
+        }
+        if let Some(b) = ci.cim_encap.filter(|b| b.0 > 512) {
+            return Err(err("switch.ci.cim_encap", format!("invalid value {} B, expected 0..512 B (802.1Qcz peer-cim-encap-len)", b.0)));
         }
     }
     if let Some(aqm) = &sw.aqm {
@@ -851,7 +857,7 @@ fn validate_workload(w: &WorkloadConfig, i: usize, hosts: u32) -> Result<(), Sce
     };
     let allowed: &[&str] = match w.kind {
         WorkloadKind::Poisson => &["sizes", "load", "cluster_size"],
-        WorkloadKind::Incast => &["fan_in", "size", "period", "groups", "receiver", "load", "connection"],
+        WorkloadKind::Incast => &["fan_in", "size", "period", "groups", "receiver", "load", "connection", "disjoint_groups"],
         WorkloadKind::Permutation => &["size"],
         WorkloadKind::Flows => &["flows"],
         WorkloadKind::ClosedLoop => &["pairs", "mean_size", "min_size", "max_size", "connection"],
@@ -865,6 +871,7 @@ fn validate_workload(w: &WorkloadConfig, i: usize, hosts: u32) -> Result<(), Sce
         ("period", w.period.is_some()),
         ("groups", w.groups.is_some()),
         ("receiver", w.receiver.is_some()),
+        ("disjoint_groups", w.disjoint_groups.is_some()),
         ("connection", w.connection.is_some()),
         ("flows", w.flows.is_some()),
         ("pairs", w.pairs.is_some()),
@@ -947,6 +954,21 @@ fn validate_workload(w: &WorkloadConfig, i: usize, hosts: u32) -> Result<(), Sce
             let g = w.groups.unwrap_or(DEFAULT_GROUPS);
             if g == 0 {
                 return Err(err(key("groups"), "invalid value 0, expected >= 1"));
+            }
+            if w.disjoint_groups == Some(true) {
+                if !matches!(w.period, None | Some(IncastPeriod::Oneshot) | Some(IncastPeriod::Persistent)) || w.load.is_some() {
+                    return Err(err(key("disjoint_groups"), "only with period = \"oneshot\" or \"persistent\" (one round per group)"));
+                }
+                let need = g as u64 * (w.fan_in.unwrap_or(0) as u64 + 1);
+                if need > hosts as u64 {
+                    return Err(err(
+                        key("disjoint_groups"),
+                        format!(
+                            "{g} groups of {} hosts need {need} hosts, the workload has {hosts}; expected fewer groups, a smaller fan_in or disjoint_groups = false",
+                            w.fan_in.unwrap_or(0) + 1
+                        ),
+                    ));
+                }
             }
             if let Some(r) = w.receiver {
                 if g > 1 {
@@ -1432,6 +1454,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
                     w.groups.unwrap_or(DEFAULT_GROUPS),
                     w.receiver.map(|r| r - first),
                     reuse,
+                    w.disjoint_groups.unwrap_or(false),
                 ));
             }
             WorkloadKind::Permutation => specs.extend(workload::permutation::generate(&ctx, w.size.unwrap().0)),
@@ -1483,6 +1506,14 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
         cip_threshold: c.cip_threshold.map(|b| b.0).unwrap_or(ci::DEFAULT_CIP_THRESHOLD),
         release_after: c.release_after.map(|d| d.0).unwrap_or(ci::DEFAULT_RELEASE_AFTER),
         hosts: c.hosts.unwrap_or(ci::DEFAULT_HOSTS),
+        cim_bytes: ci::cim_bytes(c.cim_encap.map(|b| b.0 as u32).unwrap_or(ci::DEFAULT_CIM_ENCAP)),
+        cim_max: c.cim_max.unwrap_or(ci::DEFAULT_CIM_MAX),
+        cim_release: match c.cim_release {
+            None => ci::DEFAULT_CIM_RELEASE,
+            Some(CimReleaseConfig::Standard) => CimRelease::Standard,
+            Some(CimReleaseConfig::FlowIdle) => CimRelease::FlowIdle,
+        },
+        max_flow_life: c.max_flow_life.map(|d| d.0).unwrap_or(ci::DEFAULT_MAX_FLOW_LIFE),
     });
     let sfc = sw.sfc.as_ref().map(sfc_params);
     let qcn = sw.qcn.as_ref().map(|cp| qcn_params(cp, s.transport.qcn.as_ref()));
@@ -1694,6 +1725,9 @@ mod tests {
         assert_eq!(time("CiConfig", "release_after"), ci::DEFAULT_RELEASE_AFTER);
         assert_eq!(quoted("CiConfig", "signal"), ci::DEFAULT_SIGNAL.to_string());
         assert_eq!(quoted("CiConfig", "hosts"), ci::DEFAULT_HOSTS.to_string());
+        assert_eq!(size("CiConfig", "cim_encap"), ci::DEFAULT_CIM_ENCAP as u64);
+        assert_eq!(num("CiConfig", "cim_max"), ci::DEFAULT_CIM_MAX as f64);
+        assert_eq!(time("CiConfig", "max_flow_life"), ci::DEFAULT_MAX_FLOW_LIFE);
         assert_eq!(size("PfcConfig", "xon"), pfc::DEFAULT_XON);
         assert_eq!(num("PfcConfig", "quanta"), pfc::DEFAULT_QUANTA as f64);
         assert_eq!(time("PfcConfig", "deadlock_after"), pfc::DEFAULT_DEADLOCK_AFTER);

@@ -618,8 +618,19 @@ mod tests {
         files.retain(|p| p.extension().is_some_and(|e| e == "toml"));
         files.sort();
         for f in files {
-            let v: toml::Value = std::fs::read_to_string(&f).unwrap().parse().unwrap();
+            let mut v: toml::Value = std::fs::read_to_string(&f).unwrap().parse().unwrap();
             let mut out = Vec::new();
+            // `[sweep]` (dcnsim sweep's grid) names keys by their dotted paths: each must be a
+            // declared key of the scenario
+            if let Some(toml::Value::Table(sweep)) = v.as_table_mut().unwrap().remove("sweep") {
+                for (key, values) in sweep.iter().filter(|(k, _)| *k != "seeds") {
+                    let mut point = values.as_array().and_then(|a| a.first()).cloned().unwrap();
+                    for part in key.rsplit('.') {
+                        point = toml::Value::Table(toml::map::Map::from_iter([(part.to_string(), point)]));
+                    }
+                    undeclared(&root, &point, &root.schema, "", &mut out);
+                }
+            }
             undeclared(&root, &v, &root.schema, "", &mut out);
             assert!(out.is_empty(), "{}: keys not in the schema: {out:?}", f.display());
         }

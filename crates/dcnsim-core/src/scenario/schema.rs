@@ -447,6 +447,35 @@ pub struct CiConfig {
     /// isolate: NICs honour CIPs by moving the flow to the congested queue's class. Default true.
     #[serde(default)]
     pub hosts: Option<bool>,
+    /// isolate: octets of the offending frame a CIM carries (IEEE 802.1Qcz-2023
+    /// `min-header-octets`). Default "48B" (the standard); 0..512 B. The CIM is 46 B more on
+    /// the wire (the 802.1Qau CNM's header, as the CIM's is not public), 64 B at least.
+    #[serde(default)]
+    pub cim_encap: Option<Bytes>,
+    /// isolate: CIMs sent at most per congesting flow (802.1Qcz `max-cim-tx`). Default 3 (the
+    /// standard); 0 = no limit (one per link round trip while the flow keeps arriving).
+    #[serde(default)]
+    pub cim_max: Option<u32>,
+    /// isolate: when entries made by a received CIM are released: "standard" (default,
+    /// 802.1Qcz: `max_flow_life` after the congesting queue turns non-congested, below `low`;
+    /// NICs: `max_flow_life` after the flow's last CIM) or "flow_idle" (as local entries,
+    /// `release_after` after the flow's last packet left; NICs keep the isolation for good).
+    #[serde(default)]
+    pub cim_release: Option<CimReleaseConfig>,
+    /// isolate: 802.1Qcz `ci-max-flow-life` (100 centiseconds). Default "1s"; > 0.
+    #[serde(default)]
+    pub max_flow_life: Option<Duration>,
+}
+
+/// When CI entries made by a received CIM are released (`switch.ci.cim_release`).
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum CimReleaseConfig {
+    /// IEEE 802.1Qcz-2023: `max_flow_life` after the congesting queue turns non-congested.
+    #[default]
+    Standard,
+    /// As entries made locally (`release_after` after the flow's last packet left).
+    FlowIdle,
 }
 
 /// Where PFC counts bytes against XOFF/XON.
@@ -1006,6 +1035,11 @@ pub struct WorkloadConfig {
     /// incast: fixed receiver host index (only with groups = 1). Default: random per round.
     #[serde(default)]
     pub receiver: Option<u32>,
+    /// incast, oneshot or persistent: the groups' receivers and senders are distinct hosts
+    /// (seed 000's four separate 20:1 sets); needs groups x (fan_in + 1) hosts. Default false:
+    /// each group draws its hosts independently, so groups may share servers.
+    #[serde(default)]
+    pub disjoint_groups: Option<bool>,
     /// incast with period = "persistent", and closed_loop with pairs: "reuse" (default: each
     /// sender's flows follow one another on one connection, keeping its path, identity and
     /// congestion-control state) or "new" (every flow starts afresh at line rate on a new

@@ -39,8 +39,31 @@
 //!    signalling it counts in the class it arrived in (the only one the
 //!    upstream can pause).
 //!
-//! A flow is released when the congested queue has held none of its packets
-//! for `release_after` (the time-based rule; the seeds leave it open).
+//! A flow isolated here (a local entry) is released when the congested queue has held none
+//! of its packets for `release_after` (the time-based rule; the seeds leave it open).
+//!
+//! IEEE Std 802.1Qcz-2023 (clause 49 of 802.1Q; names and defaults from its YANG modules
+//! `ieee802-dot1q-congestion-isolation` and `ieee802-dot1q-lldp-ci-tlv`, revision
+//! 2023-07-03) fixes what the seeds left open about the signal, and is the default:
+//! - the Congestion Isolation Message (CIM, EtherType 0x89A2) carries the first
+//!   `cim_encap` octets of the offending frame's MSDU (`min-header-octets`, default 48);
+//!   its header is not public: we take the 802.1Qau CNM's (MAC addresses, VLAN tag and
+//!   EtherType 18 B, PDU header 24 B, FCS 4 B), so 94 B on the wire by default;
+//! - it is sent at priority 6 (`ci-cim-tx-priority`): here ahead of the data queues, as a
+//!   strict-priority class 6 that carries nothing else would send it;
+//! - at most `cim_max` CIMs per congesting flow (`max-cim-tx`, default 3; 0 = no limit,
+//!   the earlier reading), still at most one per round trip of the link;
+//! - an entry created by a received CIM stays until the congesting queue has been
+//!   non-congested (below `low`) for `max_flow_life` (`ci-max-flow-life`, 100
+//!   centiseconds = 1 s); `cim_release = "flow_idle"` applies the local rule instead
+//!   (the earlier reading);
+//! - an end station that honours CIMs (clause 5.32, whose text is not public) ages its
+//!   isolation out too: here `max_flow_life` after the last CIM for the flow (its NIC has
+//!   no congesting-queue state in this model); "flow_idle" keeps it for good.
+//! The queue map (which queue is monitored, which is congesting) is `queue` /
+//! `congested_queue` for the one CI-managed priority; the scheduler between them is the
+//! switch's (`scheduler = "strict"` serves the monitored queue first, the seed's "pause for
+//! low priority queue takes longer time to resume").
 //! Baseline "without CI" (seed 003): flows hashed by destination onto the same
 //! two queues.
 
@@ -55,9 +78,15 @@ use crate::sim::{ser_time, SimTime};
 // the CI class at every hop, where SipHash costs more than the rest of the lookup.
 use rustc_hash::FxHashMap as HashMap;
 
-/// Wire size of a CIP (seed 000 suggests reusing the 802.1Qau CNM format: a minimum-size frame
-/// plus the encapsulated flow identification; 64 B + 18 B of flow id here).
-pub const CIP_BYTES: u32 = 82;
+/// CIM bytes on the wire besides the encapsulated MSDU (module doc: the CNM's layout, as
+/// seed 000 suggests reusing the 802.1Qau CNM format).
+pub const CIM_OVERHEAD_BYTES: u32 = 46;
+
+/// Wire bytes of a CIM carrying `encap` octets of the offending frame (a minimum-size
+/// Ethernet frame at least).
+pub fn cim_bytes(encap: u32) -> u32 {
+    (CIM_OVERHEAD_BYTES + encap).max(64)
+}
 
 /// Defaults of `switch.ci` (seed 003: "CI: Low 10 KB, High 300 KB, Max Probability 1%").
 pub const DEFAULT_QUEUE: u8 = 1;
@@ -70,6 +99,24 @@ pub const DEFAULT_CIP_THRESHOLD: u64 = 100_000;
 pub const DEFAULT_RELEASE_AFTER: SimTime = SimTime::from_us(50);
 pub const DEFAULT_SIGNAL: bool = true;
 pub const DEFAULT_HOSTS: bool = true;
+/// 802.1Qcz `min-header-octets` / LLDP `cim-encap-length`.
+pub const DEFAULT_CIM_ENCAP: u32 = 48;
+/// 802.1Qcz `max-cim-tx`.
+pub const DEFAULT_CIM_MAX: u32 = 3;
+/// 802.1Qcz `ci-max-flow-life`: 100 centiseconds.
+pub const DEFAULT_MAX_FLOW_LIFE: SimTime = SimTime::from_ms(1000);
+pub const DEFAULT_CIM_RELEASE: CimRelease = CimRelease::Standard;
+
+/// When entries created by a received CIM (at a bridge or an end station) are released.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CimRelease {
+    /// 802.1Qcz: `max_flow_life` after the congesting queue turns non-congested (an end
+    /// station: after the last CIM for the flow).
+    Standard,
+    /// As local entries (`release_after` after the flow's last packet left the congested
+    /// queue); end stations keep the isolation for good.
+    FlowIdle,
+}
 
 /// Which packets of isolated flows are CE-marked (seed 003: "ECN is marked once a
 /// packet is isolated"; see the module doc).
@@ -105,6 +152,12 @@ pub struct CiParams {
     pub release_after: SimTime,
     /// NICs isolate flows named by a CIP.
     pub hosts: bool,
+    /// CIM wire bytes.
+    pub cim_bytes: u32,
+    /// CIMs per congesting flow and table entry; 0 = no limit.
+    pub cim_max: u32,
+    pub cim_release: CimRelease,
+    pub max_flow_life: SimTime,
 }
 
 impl CiParams {
@@ -133,6 +186,10 @@ pub struct Entry {
     pub timer: bool,
     /// When the last CIP for this flow left (repeated at most once per link round trip).
     pub cip_at: Option<SimTime>,
+    /// CIMs sent for it (802.1Qcz `cim-count`).
+    pub cims: u32,
+    /// Created (or joined) by a received CIM (`create-mask` cim-create).
+    pub by_cim: bool,
 }
 
 /// The congested-flow table of one egress port.
@@ -159,7 +216,17 @@ impl CiTable {
         self.isolations += 1;
         self.next_gen = self.next_gen.wrapping_add(1);
         let gen = self.next_gen;
-        let e = self.entries.entry(key).or_insert(Entry { nc_pkts: 0, c_pkts: 0, last_active: now, release_gen: gen, empty_since: now, timer: false, cip_at: None });
+        let e = self.entries.entry(key).or_insert(Entry {
+            nc_pkts: 0,
+            c_pkts: 0,
+            last_active: now,
+            release_gen: gen,
+            empty_since: now,
+            timer: false,
+            cip_at: None,
+            cims: 0,
+            by_cim: false,
+        });
         e.nc_pkts = nc_pkts;
         e.last_active = now;
         self.max_occupancy = self.max_occupancy.max(self.entries.len());
@@ -172,6 +239,8 @@ impl CiTable {
 pub enum Timer {
     /// Release flow `key` from `port`'s congested-flow table if it is still idle.
     Release { port: PortId, key: u32, gen: u32 },
+    /// An end station's isolation of `flow` ages out if no CIM renewed it.
+    HostRelease { flow: FlowId },
 }
 
 /// Congestion Isolation on every switch (and CIP handling at NICs): the module doc
@@ -184,6 +253,11 @@ pub struct Ci {
     /// Per port: the link's round trip (propagation both ways, switch latency, an MTU and a
     /// CIP on the wire), the least time between two CIPs for one flow through it.
     cip_guard: Vec<SimTime>,
+    /// Per port (standard CIM release): since when its congested queue is non-congested
+    /// (below `low`); None while congested.
+    calm_since: Vec<Option<SimTime>>,
+    /// End stations: the last CIM for each flow they isolated (standard CIM release).
+    host_cims: HashMap<FlowId, SimTime>,
 }
 
 impl Ci {
@@ -192,10 +266,11 @@ impl Ci {
         let isolate = p.mode == CiMode::Isolate;
         let n = topo.ports.len();
         let cip_guard = match isolate {
-            true => topo.ports.iter().enumerate().map(|(i, port)| SimTime(2 * arrive_delay[i].0) + ser_time((mtu + CIP_BYTES) as u64, port.rate_bps)).collect(),
+            true => topo.ports.iter().enumerate().map(|(i, port)| SimTime(2 * arrive_delay[i].0) + ser_time((mtu + p.cim_bytes) as u64, port.rate_bps)).collect(),
             false => Vec::new(),
         };
-        Ci { p, tables: vec![CiTable::default(); if isolate { n } else { 0 }], cip_guard }
+        let calm = if isolate && p.cim_release == CimRelease::Standard { vec![Some(SimTime::ZERO); n] } else { Vec::new() };
+        Ci { p, tables: vec![CiTable::default(); if isolate { n } else { 0 }], cip_guard, calm_since: calm, host_cims: HashMap::default() }
     }
 
     /// Isolate mode (not the hash baseline).
@@ -229,7 +304,7 @@ impl Ci {
             let p = self.p.prob(cx.queue_bytes(a.out, self.p.queue));
             let rng = &mut cx.switches[a.sw as usize].rng;
             if p >= 1.0 || (p > 0.0 && rand::Rng::gen::<f64>(rng) < p) {
-                self.isolate(a.out, a.hash, cx);
+                self.isolate(a.out, a.hash, false, cx);
                 isolated = true;
                 isolating = true;
             }
@@ -256,16 +331,38 @@ impl Ci {
 
     /// Isolate flow `key` at egress `port`: its packets still in the non-congested
     /// queue must leave before its first packet in the congested queue.
-    fn isolate(&mut self, port: PortId, key: u32, cx: &mut Ctx) {
-        if self.tables[port as usize].entries.contains_key(&key) {
+    fn isolate(&mut self, port: PortId, key: u32, by_cim: bool, cx: &mut Ctx) {
+        let standard = by_cim && self.p.cim_release == CimRelease::Standard;
+        if let Some(e) = self.tables[port as usize].entries.get_mut(&key) {
+            e.by_cim |= by_cim;
+            if standard && !e.timer {
+                e.timer = true;
+                let gen = e.release_gen;
+                cx.timer(cx.now + self.p.max_flow_life, MechTimer::Ci(Timer::Release { port, key, gen }));
+            }
             return;
         }
         let nc = cx.egress[port as usize].queues[self.p.queue].pkts.iter().filter(|&&id| cx.pkts.get(id).hash == key).count() as u32;
         let e = self.tables[port as usize].insert(key, nc, cx.now, self.p.table_size);
+        e.by_cim = by_cim;
         // an entry that never receives a packet must still age out
         e.timer = true;
         let gen = e.release_gen;
-        cx.timer(cx.now + self.p.release_after, MechTimer::Ci(Timer::Release { port, key, gen }));
+        let after = if standard { self.p.max_flow_life } else { self.p.release_after };
+        cx.timer(cx.now + after, MechTimer::Ci(Timer::Release { port, key, gen }));
+    }
+
+    /// Standard CIM release: whether `port`'s congested queue is congested (at least `low`).
+    #[inline]
+    fn track_calm(&mut self, port: PortId, cx: &Ctx) {
+        if let Some(c) = self.calm_since.get_mut(port as usize) {
+            let congested = cx.queue_bytes(port, self.p.congested_queue) >= self.p.isolate.low;
+            match (congested, *c) {
+                (true, Some(_)) => *c = None,
+                (false, None) => *c = Some(cx.now),
+                _ => {}
+            }
+        }
     }
 
     /// The peer behind `in_port` isolates flows named by a CIP (P802.1Qcz signalling on, and
@@ -278,7 +375,11 @@ impl Ci {
     /// on_enqueue: count the isolated flow's packet; signal the upstream when the flow
     /// still arrives in the non-congested class and the congested queue is deep.
     pub fn on_enqueue(&mut self, a: &Arrival, cx: &mut Ctx) {
-        if !self.isolates() || a.class != self.p.queue || a.queue != self.p.congested_queue {
+        if !self.isolates() || a.queue != self.p.congested_queue {
+            return;
+        }
+        self.track_calm(a.out, cx);
+        if a.class != self.p.queue {
             return;
         }
         let over = cx.queue_bytes(a.out, a.queue) > self.p.cip_threshold;
@@ -291,11 +392,12 @@ impl Ci {
         e.last_active = now;
         // the upstream still sends the flow in the non-congested class: tell it, again
         // only if that persists past a round trip of the link
-        if signal && e.cip_at.is_none_or(|t| now >= t + guard) {
+        if signal && e.cip_at.is_none_or(|t| now >= t + guard) && (self.p.cim_max == 0 || e.cims < self.p.cim_max) {
             e.cip_at = Some(now);
+            e.cims += 1;
             t.cips_sent += 1;
             let flow = cx.pkts.get(a.pkt).flow;
-            cx.push(Effect::Frame { port: a.in_port, frame: Frame::Cip, flow, hash: a.hash });
+            cx.push(Effect::Frame { port: a.in_port, frame: Frame::Cip { bytes: self.p.cim_bytes as u16 }, flow, hash: a.hash });
         }
     }
 
@@ -320,6 +422,9 @@ impl Ci {
         let release = self.p.release_after;
         let congested = d.queue == self.p.congested_queue;
         let nc = d.queue == self.p.queue;
+        if congested {
+            self.track_calm(d.port, cx);
+        }
         let Some(e) = self.tables[d.port as usize].entries.get_mut(&key) else {
             return;
         };
@@ -345,12 +450,15 @@ impl Ci {
         match cx.topo.nodes[node as usize].kind {
             NodeKind::Switch => {
                 self.tables[port as usize].cips_received += 1;
-                self.isolate(port, key, cx);
+                self.isolate(port, key, true, cx);
             }
             NodeKind::Host => {
                 if self.p.hosts {
-                    cx.push(Effect::SteerFlow { flow, class: self.p.congested_queue as u8 });
+                    cx.push(Effect::SteerFlow { flow, class: Some(self.p.congested_queue as u8) });
                     self.tables[port as usize].cips_received += 1;
+                    if self.p.cim_release == CimRelease::Standard && self.host_cims.insert(flow, cx.now).is_none() {
+                        cx.timer(cx.now + self.p.max_flow_life, MechTimer::Ci(Timer::HostRelease { flow }));
+                    }
                 }
             }
         }
@@ -359,13 +467,42 @@ impl Ci {
     /// Released once the congested queue has held none of the flow's packets for
     /// release_after; while it holds some, the next drain re-arms the timer.
     pub fn on_timer(&mut self, t: Timer, cx: &mut Ctx) {
-        let Timer::Release { port, key, gen } = t;
+        let (port, key, gen) = match t {
+            Timer::Release { port, key, gen } => (port, key, gen),
+            Timer::HostRelease { flow } => {
+                let last = self.host_cims[&flow];
+                if cx.now >= last + self.p.max_flow_life {
+                    self.host_cims.remove(&flow);
+                    cx.push(Effect::SteerFlow { flow, class: None });
+                } else {
+                    cx.timer(last + self.p.max_flow_life, MechTimer::Ci(Timer::HostRelease { flow }));
+                }
+                return;
+            }
+        };
         let release = self.p.release_after;
+        let life = self.p.max_flow_life;
+        let standard = self.p.cim_release == CimRelease::Standard;
+        let calm = self.calm_since.get(port as usize).copied().flatten();
         let t = &mut self.tables[port as usize];
         let Some(e) = t.entries.get_mut(&key).filter(|e| e.release_gen == gen) else {
             return;
         };
         e.timer = false;
+        if e.by_cim && standard {
+            // 802.1Qcz: max_flow_life after the congesting queue turned non-congested
+            match calm {
+                Some(since) if cx.now >= since + life => {
+                    t.entries.remove(&key);
+                    t.releases += 1;
+                }
+                _ => {
+                    e.timer = true;
+                    cx.timer(calm.map_or(cx.now, |s| s) + life, MechTimer::Ci(Timer::Release { port, key, gen }));
+                }
+            }
+            return;
+        }
         if e.c_pkts == 0 {
             let due = e.empty_since + release;
             if cx.now >= due {
@@ -424,6 +561,10 @@ mod tests {
             cip_threshold: 100_000,
             release_after: SimTime::from_us(100),
             hosts: true,
+            cim_bytes: cim_bytes(DEFAULT_CIM_ENCAP),
+            cim_max: DEFAULT_CIM_MAX,
+            cim_release: DEFAULT_CIM_RELEASE,
+            max_flow_life: DEFAULT_MAX_FLOW_LIFE,
         };
         assert_eq!(p.prob(10_000), 0.0);
         assert!((p.prob(155_000) - 0.005).abs() < 1e-12);

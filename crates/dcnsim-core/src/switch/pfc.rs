@@ -517,7 +517,7 @@ impl Pfc {
         let (c, quanta) = match frame {
             Frame::Pause { quanta } => (0, quanta),
             Frame::Pfc { class, quanta } => (class as usize, quanta),
-            Frame::Cip | Frame::Drc { .. } => return,
+            Frame::Cip { .. } | Frame::Drc { .. } => return,
         };
         let now = cx.now;
         let rate = cx.topo.ports[port as usize].rate_bps;

@@ -83,8 +83,9 @@ pub enum Effect {
     Timer { at: SimTime, timer: MechTimer },
     /// Something that held `port`'s transmitter may have cleared: try to transmit.
     Wake { port: PortId },
-    /// The NIC sends `flow`'s packets in traffic class `class` from now on.
-    SteerFlow { flow: FlowId, class: u8 },
+    /// The NIC sends `flow`'s packets in traffic class `class` from now on (None: in its own
+    /// priority again).
+    SteerFlow { flow: FlowId, class: Option<u8> },
     /// Send a routed message from switch `sw` to host `to` about `flow` (whose data went to
     /// `about`), routed by `hash`; `value` is the message's number (`Packet::seq`).
     Msg { sw: u32, msg: Msg, flow: FlowId, to: HostId, about: HostId, hash: u32, value: u64 },
@@ -225,7 +226,7 @@ impl Frame {
     pub fn wire_bytes(self) -> u32 {
         match self {
             Frame::Pause { .. } | Frame::Pfc { .. } => pfc::PAUSE_FRAME_BYTES,
-            Frame::Cip => ci::CIP_BYTES,
+            Frame::Cip { bytes } => bytes as u32,
             Frame::Drc { .. } => drc::DRC_FRAME_BYTES,
         }
     }
@@ -480,7 +481,7 @@ impl Mechanisms {
                     p.on_frame(frame, port, cx);
                 }
             }
-            Frame::Cip => {
+            Frame::Cip { .. } => {
                 if let Some(ci) = &mut self.ci {
                     ci.on_cip(port, flow, hash, cx);
                 }

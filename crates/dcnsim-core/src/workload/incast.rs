@@ -21,20 +21,35 @@ pub enum Rounds {
     Load(f64),
 }
 
-/// `reuse`: persistent senders keep one connection for all their flows.
-pub fn generate(ctx: &GenCtx, fan_in: u32, size: u64, rounds: Rounds, groups: u32, receiver: Option<u32>, reuse: bool) -> Vec<FlowSpec> {
+/// `reuse`: persistent senders keep one connection for all their flows. `disjoint`
+/// (oneshot and persistent rounds): the groups' hosts are distinct, drawn as one sample of
+/// groups x (fan_in + 1) hosts, the first of each group's share its receiver.
+pub fn generate(ctx: &GenCtx, fan_in: u32, size: u64, rounds: Rounds, groups: u32, receiver: Option<u32>, reuse: bool, disjoint: bool) -> Vec<FlowSpec> {
     let mut out = Vec::new();
+    let shares: Vec<u32> = match disjoint {
+        true => sample(&mut ctx.rng(groups as u64), ctx.hosts as usize, (groups * (fan_in + 1)) as usize).into_iter().map(|h| h as u32).collect(),
+        false => Vec::new(),
+    };
     for g in 0..groups {
         let mut rng = ctx.rng(g as u64);
         let round = |t: SimTime, rng: &mut crate::sim::Rng, out: &mut Vec<FlowSpec>, repeat: Option<SimTime>| {
-            let r = receiver.unwrap_or_else(|| rng.gen_range(0..ctx.hosts));
-            // choose fan_in distinct senders among the other hosts
-            for i in sample(rng, (ctx.hosts - 1) as usize, fan_in as usize).into_iter() {
-                let s = if (i as u32) >= r { i as u32 + 1 } else { i as u32 };
+            let mut emit = |s: u32, r: u32| {
                 let mut f = ctx.spec(s, r, size, t);
                 f.repeat_until = repeat;
                 f.reuse_connection = repeat.is_some() && reuse;
                 out.push(f);
+            };
+            if disjoint {
+                let share = &shares[(g * (fan_in + 1)) as usize..((g + 1) * (fan_in + 1)) as usize];
+                for &s in &share[1..] {
+                    emit(s, share[0]);
+                }
+                return;
+            }
+            let r = receiver.unwrap_or_else(|| rng.gen_range(0..ctx.hosts));
+            // choose fan_in distinct senders among the other hosts
+            for i in sample(rng, (ctx.hosts - 1) as usize, fan_in as usize).into_iter() {
+                emit(if (i as u32) >= r { i as u32 + 1 } else { i as u32 }, r);
             }
         };
         match rounds {
@@ -59,4 +74,46 @@ pub fn generate(ctx: &GenCtx, fan_in: u32, size: u64, rounds: Rounds, groups: u3
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::schema::TransportKind;
+    use std::collections::BTreeSet;
+
+    fn ctx(hosts: u32, seed: u64) -> GenCtx {
+        GenCtx {
+            hosts,
+            first: 0,
+            host_rate_bps: 100_000_000_000,
+            seed,
+            index: 0,
+            start: SimTime::ZERO,
+            stop: SimTime::from_ms(1),
+            prio: 0,
+            tag: 0,
+            transport: TransportKind::Dcqcn,
+        }
+    }
+
+    /// Seed 000's four separate 20:1 sets: with disjoint groups no host is in two sets;
+    /// drawn independently, 4 sets of 21 among 102 hosts share some for most seeds.
+    #[test]
+    fn disjoint_groups_share_no_host() {
+        let mut shared_seeds = 0;
+        for seed in 1..=20 {
+            let sets = |disjoint: bool| -> Vec<BTreeSet<u32>> {
+                let f = generate(&ctx(102, seed), 20, 1_000_000, Rounds::Persistent, 4, None, true, disjoint);
+                assert_eq!(f.len(), 80);
+                f.chunks(20).map(|g| g.iter().flat_map(|x| [x.src, x.dst]).collect()).collect()
+            };
+            let d = sets(true);
+            assert!(d.iter().all(|s| s.len() == 21), "one receiver and 20 distinct senders per set");
+            assert_eq!(d.iter().flatten().collect::<BTreeSet<_>>().len(), 84, "no host in two sets");
+            let ind = sets(false);
+            shared_seeds += (ind.iter().flatten().collect::<BTreeSet<_>>().len() < 84) as u32;
+        }
+        assert!(shared_seeds >= 15, "independent sets overlap for most seeds ({shared_seeds} of 20)");
+    }
 }
