@@ -201,6 +201,16 @@ impl Sim {
         match kind {
             PktKind::Data => self.on_data(f, pkt),
             PktKind::Ack | PktKind::Nack => self.on_ack(f, pkt),
+            PktKind::Syn => self.reply_in_place(pkt, PktKind::SynAck, 0, false),
+            PktKind::SynAck => {
+                self.consume(pkt);
+                if let Sender::Tcp(t) = &mut self.flows[f as usize].sender {
+                    if t.syn_pending {
+                        t.on_syn_ack();
+                        self.make_ready(f);
+                    }
+                }
+            }
             PktKind::Cnp => {
                 self.consume(pkt);
                 let now = self.now;
@@ -411,11 +421,17 @@ impl Sim {
             None => return,
             Some(d) if d > now => {}
             Some(_) => {
-                match &mut fl.sender {
-                    Sender::Tcp(tcp) => tcp.on_timeout(now),
-                    Sender::Roce(r) => r.on_timeout(now),
+                let syn = match &mut fl.sender {
+                    Sender::Tcp(tcp) => tcp.on_timeout(now) && tcp.syn_pending,
+                    Sender::Roce(r) => {
+                        r.on_timeout(now);
+                        false
+                    }
                     Sender::Udp(_) | Sender::Done => false,
                 };
+                if syn {
+                    self.send_syn(f);
+                }
                 self.make_ready(f);
             }
         }
@@ -495,7 +511,8 @@ impl Sim {
             Some((h, _, _)) => *h,
             None => mix64(self.cfg.seed ^ mix64(id as u64 ^ 0xF10F)) as u32,
         };
-        let ideal = self.ideal_fct(&spec, hash);
+        let handshake = self.cfg.tcp.handshake && conn.is_none() && matches!(spec.transport, TransportKind::Dctcp | TransportKind::Reno | TransportKind::Cubic);
+        let ideal = self.ideal_fct(&spec, hash, handshake);
         let host_rate = self.topo.ports[self.hosts[spec.src as usize].port as usize].rate_bps;
         let mss = self.cfg.mtu - self.cfg.header;
         let mut sender = match spec.transport {
@@ -529,6 +546,10 @@ impl Sim {
                 _ => {}
             }
         }
+        if let (true, Sender::Tcp(t)) = (handshake, &mut sender) {
+            t.syn_pending = true;
+            t.arm_if_idle(self.now);
+        }
         let is_udp = matches!(sender, Sender::Udp(_));
         if !self.loops.is_empty() {
             self.loop_of.push(spec.closed_loop.unwrap_or(u32::MAX));
@@ -561,9 +582,22 @@ impl Sim {
         self.active += 1;
         if is_udp {
             self.udp_send(id);
+        } else if handshake {
+            self.send_syn(id);
+            self.ensure_timer(id);
         } else {
             self.make_ready(id);
         }
+    }
+
+    /// A SYN of `f`, header only (ACK-sized), from its source NIC in the flow's class.
+    fn send_syn(&mut self, f: FlowId) {
+        let fl = &self.flows[f as usize];
+        let p = Packet { kind: PktKind::Syn, flow: f, src: fl.src, dst: fl.dst, size: self.cfg.ack_size, prio: fl.prio, hash: fl.hash, ts: self.now, ..Packet::blank() };
+        let src = fl.src;
+        self.pkts_created += 1;
+        let id = self.pkts.alloc(p);
+        self.nic_enqueue(src, id);
     }
 
     pub(super) fn finish_flow(&mut self, f: FlowId) {
@@ -628,7 +662,8 @@ impl Sim {
     /// down to i) plus propagation; the last packet and the ACKs follow by the
     /// recurrence D_i(k) = max(D_i(k-1), D_{i-1}(k) + d_{i-1}) + s_i(k), since a
     /// short last packet can queue behind the full one before it.
-    pub fn ideal_fct(&self, spec: &FlowSpec, hash: u32) -> SimTime {
+    /// The flow's FCT alone on an idle fabric; `handshake`: a SYN and its SYN-ACK first.
+    pub fn ideal_fct(&self, spec: &FlowSpec, hash: u32, handshake: bool) -> SimTime {
         let path = self.routes.path(&self.topo, spec.src, spec.dst, hash);
         let udp = spec.transport == TransportKind::Udp;
         let rate = |p: PortId| self.topo.ports[p as usize].rate_bps;
@@ -686,6 +721,8 @@ impl Sim {
         let ack = self.cfg.ack_size as u64;
         // the ACKs' own route (a static route may make it differ from the data's, reversed)
         let back = self.routes.path(&self.topo, spec.dst, spec.src, hash);
+        // SYN out and SYN-ACK back, each ACK-sized, before the first data packet
+        let syn = if handshake { path.iter().chain(back.iter()).map(|&p| s(ack, p) + d(p)).sum::<u64>() } else { 0 };
         let mut a_prev = if n > 1 { prev[l - 1] + d(path[l - 1]) } else { 0 };
         let mut a = delivered;
         for &p in &back {
@@ -696,7 +733,7 @@ impl Sim {
             a += d(p);
             a_prev += d(p);
         }
-        SimTime(a)
+        SimTime(syn + a)
     }
 
     /// A mechanism holds `flow` at its NIC until `until` (extend only). One Unhold event is

@@ -38,6 +38,8 @@ pub struct TcpParams {
     pub ect: Option<crate::net::Ecn>,
     /// Receiver window cap in bytes (`transport.window`).
     pub window: Option<u64>,
+    /// New connections open with SYN / SYN-ACK before data (`transport.handshake`).
+    pub handshake: bool,
 }
 
 /// UDP parameters shared by all UDP flows.

@@ -77,6 +77,33 @@ fn single_flow_fct_matches_closed_form() {
 }
 
 #[test]
+fn handshake_adds_one_syn_round_trip_to_the_fct() {
+    // the same 100 KB flow with transport.handshake: a 64 B SYN out over three 10G hops and
+    // a 64 B SYN-ACK back, 3 x (51.2 ns + 1 us) each way, then the data exactly as above
+    let text = dumbbell("dctcp", r#"{ src = 0, dst = 2, size = "100KB" }"#, "").replace("init_cwnd = 1000", "init_cwnd = 1000\nhandshake = true");
+    let mut sim = run(&text);
+    let r = sim.results();
+    let syn = 2 * 3 * (51_200 + 1_000_000);
+    assert_eq!(r.flows.u64("ideal_fct_ps")[0], syn + 87_608_000 + 3 * (51_200 + 1_000_000));
+    assert_eq!(r.flows.u64("fct_ps")[0], r.flows.u64("ideal_fct_ps")[0]);
+    assert_eq!(r.summary["packets_delivered"].as_u64().unwrap(), 69 + 69 + 2, "data, ACKs, SYN and SYN-ACK");
+}
+
+#[test]
+fn a_lost_syn_is_sent_again_with_back_off() {
+    // every non-ECT packet is dropped at the first switch: the SYN (not ECN-capable) never
+    // gets through; RTO 1 ms doubling: SYNs at 0, 1, 3, 7 and 15 ms within 20 ms
+    let text = dumbbell("dctcp", r#"{ src = 0, dst = 2, size = "10KB" }"#, "[switch]\naqm = { kind = \"fixed\", p = 1.0 }")
+        .replace("init_cwnd = 10", "init_cwnd = 10\nhandshake = true")
+        .replace("max_time = \"1s\"", "max_time = \"20ms\"");
+    let mut sim = run(&text);
+    let r = sim.results();
+    assert!(matches!(r.flows.get("drops"), Some(crate::metrics::ColumnData::U32(d)) if d[0] == 5), "{:?}", r.flows.get("drops"));
+    assert_eq!(r.flows.u64("delivered_bytes")[0], 0);
+    assert_eq!(r.summary["flows_unfinished"], 1);
+}
+
+#[test]
 fn udp_flow_is_one_way() {
     let mut sim = run(&dumbbell("udp", r#"{ src = 0, dst = 2, size = "15000B" }"#, ""));
     let r = sim.results();

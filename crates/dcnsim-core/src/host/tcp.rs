@@ -34,6 +34,8 @@ pub struct TcpSender {
     pub timeouts: u32,
     /// The receiver's advertised window, bytes (a fixed socket buffer; infinite: none).
     rwnd: f64,
+    /// `transport.handshake`: the SYN is out and no SYN-ACK has come back yet.
+    pub syn_pending: bool,
 }
 
 /// What an ACK did.
@@ -90,6 +92,7 @@ impl TcpSender {
             timer_gen: 0,
             timeouts: 0,
             rwnd: f64::INFINITY,
+            syn_pending: false,
         }
     }
 
@@ -107,6 +110,9 @@ impl TcpSender {
     /// Whether the window allows another segment now.
     #[inline]
     pub fn can_send(&self, size: u64) -> bool {
+        if self.syn_pending {
+            return false;
+        }
         if self.pending_retx.is_some() {
             return true;
         }
@@ -211,6 +217,13 @@ impl TcpSender {
             Some(d) if d <= now => {}
             _ => return false,
         }
+        if self.syn_pending {
+            // the SYN (or its SYN-ACK) was lost: send it again, backing off (RFC 6298 5.5)
+            self.rto = SimTime((self.rto.0.saturating_mul(2)).min(SimTime::from_ms(60_000).0));
+            self.rto_deadline = Some(now + self.rto);
+            self.timeouts += 1;
+            return true;
+        }
         let inflight = self.snd_max - self.snd_una;
         self.cc.on_timeout(&mut self.w, inflight, now);
         self.recover = self.snd_max;
@@ -222,6 +235,13 @@ impl TcpSender {
         self.rto_deadline = Some(now + self.rto);
         self.timeouts += 1;
         true
+    }
+
+    /// The SYN-ACK arrived: the connection is open and data may go (the first data segment
+    /// carries the handshake's final ACK).
+    pub fn on_syn_ack(&mut self) {
+        self.syn_pending = false;
+        self.rto_deadline = None;
     }
 
     /// Arm the timer if data is outstanding and none is armed (on first transmission).

@@ -20,6 +20,10 @@ pub enum PktKind {
     Nack,
     /// DCQCN Congestion Notification Packet, receiver to sender.
     Cnp,
+    /// TCP connection set-up (`transport.handshake`): SYN, sender to receiver.
+    Syn,
+    /// The receiver's SYN-ACK.
+    SynAck,
     /// A link-local MAC control frame of a switch mechanism: consumed by the link peer,
     /// never queued behind data (docs/architecture.md, "control frames").
     Ctrl(Frame),

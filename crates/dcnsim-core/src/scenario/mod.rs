@@ -1561,6 +1561,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
             dctcp_g: tr.g.unwrap_or(DEFAULT_DCTCP_G),
             classic_ecn: tr.ecn.unwrap_or(false),
             window: tr.window.map(|b| b.0),
+            handshake: tr.handshake.unwrap_or(false),
             ect: tr.ect.map(|e| match e {
                 EctConfig::Ect0 => Ecn::Ect0,
                 EctConfig::Ect1 => Ecn::Ect1,

@@ -587,6 +587,13 @@ pub struct TransportConfig {
     /// Initial congestion window in full-size packets. Default 10 (RFC 6928); >= 1.
     #[serde(default)]
     pub init_cwnd: Option<u32>,
+    /// TCP (DCTCP, Reno, Cubic): a new connection sends a SYN and waits for the SYN-ACK
+    /// (ACK-sized, retransmitted on the RTO with back-off) before its data, and the FCT counts
+    /// from the SYN, as ns-3 and htsim count it; the ideal FCT includes that round trip. Flows
+    /// that continue a connection (`connection = "reuse"`) have none. Default false (RDMA and
+    /// persistent connections have no set-up).
+    #[serde(default)]
+    pub handshake: Option<bool>,
     /// Minimum retransmission timeout (RFC 6298 uses 1 s; data centers use far less). Default "1ms".
     #[serde(default)]
     pub min_rto: Option<Duration>,
