@@ -87,3 +87,12 @@ def dcnsim_cli(tmp_path: Path) -> Callable[..., "subprocess.CompletedProcess[str
         )
 
     return run
+
+
+def sigint_as_at_a_terminal() -> None:
+    """preexec_fn for a child that the test will stop with SIGINT: a test suite run as a
+    background job (``cmd &`` in a script) has SIGINT ignored, and Python then installs no
+    KeyboardInterrupt handler; restore the disposition a terminal's Ctrl-C finds."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -15,7 +15,7 @@ import pytest
 
 import dcnsim
 
-from conftest import tiny
+from conftest import sigint_as_at_a_terminal, tiny
 
 FLOW_COLUMNS = {
     "flow_id", "src", "dst", "size_bytes", "start_ps", "end_ps", "fct_ps", "ideal_fct_ps",
@@ -381,7 +381,7 @@ def test_compare_ends_its_workers_with_it_on_a_signal(tmp_path, sig):
 
     (tmp_path / "long.toml").write_text(LONG_COMPARE, encoding="utf-8")
     cmd = [sys.executable, "-c", "import sys; from dcnsim.cli import main; sys.exit(main())", "compare", "long.toml", "-o", "out", "--jobs", "2", "--no-progress"]
-    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=sigint_as_at_a_terminal)
     deadline = time.monotonic() + 60
     workers: List[int] = []
     while time.monotonic() < deadline:

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 import dcnsim
+from conftest import sigint_as_at_a_terminal
 from dcnsim import sweep
 
 TINY = """
@@ -183,7 +184,7 @@ def test_interrupted_sweep_resumes_with_only_the_missing_runs(tiny, tmp_path):
     out = tmp_path / "out"
     cmd = [sys.executable, "-c", "import sys; from dcnsim.cli import main; sys.exit(main())", "sweep", str(slow), "-o", str(out), "--seeds", "3", "--no-progress", "-j", "1"]
     env = dict(os.environ, COLUMNS="250")
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, preexec_fn=sigint_as_at_a_terminal)
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and len(list(out.glob("runs/*/point.json"))) < 2:
         time.sleep(0.02)
