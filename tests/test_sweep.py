@@ -120,6 +120,14 @@ def test_sweep_table_resume_and_workers(tiny, tmp_path):
     assert dq["60KB"] > dq["10KB"]
     s = pd.read_csv(tmp_path / "a" / "sweep_summary.csv")
     assert (s["seeds"] == 2).all() and "mean_fct_us_ci95" in s
+    # the change against the first variant (DCTCP) with the paired verdict, by hand for one cell
+    cell = s[(s["variant"] == "Reno") & (s["bin"] == "all") & (s["switch.aqm.threshold"] == "10KB")].iloc[0]
+    rows = t[(t["bin"] == "all") & (t["switch.aqm.threshold"] == "10KB")].set_index(["variant", "seed"])["mean_fct_us"]
+    diffs = [rows[("Reno", k)] - rows[("DCTCP", k)] for k in (1, 2)]
+    d, h = sweep.ci95(diffs)
+    assert cell["mean_fct_us_change"] == pytest.approx(d / ((rows[("DCTCP", 1)] + rows[("DCTCP", 2)]) / 2))
+    assert bool(cell["mean_fct_us_change_ci_excludes_0"]) == (abs(d) > h)
+    assert s[s["variant"] == "DCTCP"]["mean_fct_us_change"].isna().all()
 
 
 def test_cli_sweep(tiny, tmp_path):

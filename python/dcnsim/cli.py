@@ -387,12 +387,18 @@ def sweep_cmd(scenario: str, outdir: Path, sets: Sequence[str], seeds: Optional[
     from rich.table import Table
 
     t = Table(title=escape(f"mean FCT of all flows (us), mean +- 95% CI over seeds; swept: {', '.join(keys) or 'nothing'}"))
-    for c in keys + ["variant", "seeds", "mean FCT (us)", "drops"]:
+    changes = "mean_fct_us_change" in s
+    for c in keys + ["variant", "seeds", "mean FCT (us)"] + (["vs first variant"] if changes else []) + ["drops"]:
         t.add_column(escape(c))
     for _, r in s.iterrows():
         ci = r["mean_fct_us_ci95"]
         fct = f"{r['mean_fct_us']:.2f}" + ("" if ci != ci else f" +- {ci:.2f}")
-        t.add_row(*[escape(str(r[k])) for k in keys], escape(str(r["variant"])), str(r["seeds"]), fct, f"{r['drops']:.0f}")
+        change = []
+        if changes:
+            x = r["mean_fct_us_change"]
+            # * : the 95% CI of the paired (same point and seed) differences excludes 0
+            change = ["" if x != x else f"{x:+.1%}" + (" *" if r["mean_fct_us_change_ci_excludes_0"] is True else " (in noise)" if r["seeds"] > 1 else "")]
+        t.add_row(*[escape(str(r[k])) for k in keys], escape(str(r["variant"])), str(r["seeds"]), fct, *change, f"{r['drops']:.0f}")
     console.print(t)
 
 

@@ -391,6 +391,14 @@ def summarize(table: Any, keys: Sequence[str]) -> Any:
 
     metrics = ["mean_fct_us", "p99_fct_us", "mean_slowdown", "drops", "pause_frames", "max_queue_bytes", "flows_unfinished"]
     group = list(keys) + ["variant", "bin"]
+    variants = list(dict.fromkeys(table["variant"].tolist())) if len(table) else []
+    base = variants[0] if len(variants) > 1 else None
+    # per (point, bin, seed): the base variant's values, for the paired differences
+    where = list(keys) + ["bin", "seed"]
+    base_rows = {}
+    if base is not None:
+        for _, r in table[table["variant"] == base].iterrows():
+            base_rows[tuple(r[c] for c in where)] = r
     out = []
     for cell, g in table.groupby(group, sort=False, dropna=False):
         row = dict(zip(group, cell if isinstance(cell, tuple) else (cell,)))
@@ -399,6 +407,16 @@ def summarize(table: Any, keys: Sequence[str]) -> Any:
             mean, half = ci95(g[m].tolist())
             row[m] = mean
             row[f"{m}_ci95"] = half
+        if base is not None and row["variant"] != base:
+            # the change against the first variant, and whether the 95% CI of the paired
+            # (same point, bin and seed) differences excludes 0
+            pairs = [(r, base_rows.get(tuple(r[c] for c in where))) for _, r in g.iterrows()]
+            for m in metrics:
+                diffs = [float(r[m]) - float(b[m]) for r, b in pairs if b is not None and pd.notna(r[m]) and pd.notna(b[m])]
+                bmean = ci95([float(b[m]) for _, b in pairs if b is not None and pd.notna(b[m])])[0]
+                d, h = ci95(diffs)
+                row[f"{m}_change"] = d / bmean if diffs and bmean not in (0, 0.0) and not math.isnan(bmean) else float("nan")
+                row[f"{m}_change_ci_excludes_0"] = bool(len(diffs) > 1 and not math.isnan(h) and abs(d) > h)
         out.append(row)
     return pd.DataFrame(out)
 
