@@ -23,7 +23,8 @@ def folders(tmp_path_factory):
     run = base / "run"
     dcnsim.run("seed001_qcn_small", variant="UDP, QCN").save(run)
     cmp = base / "cmp"
-    dcnsim.compare("seed001_simple_small", variants=["802.3x", "DRC_RED_ECN"], jobs=1).save(cmp)
+    # the flagship comparison (the README's quick start), over two seeds
+    dcnsim.compare("seed003_ci_2queue_small", seeds=2, jobs=2).save(cmp)
     swp = base / "sweep"
     pts = sweep.grid("seed001_simple_small", [sweep.parse_set("switch.buffer.pool=100KB,150KB")], 2, ["DRC_RED_ECN"])
     sweep.run_sweep(pts, swp, jobs=1)
