@@ -443,3 +443,33 @@ def test_several_seeds_give_means_intervals_and_paired_verdicts(scenario_file, t
     assert "95% confidence interval" in (tmp_path / "out" / "comparison.md").read_text()
     with pytest.raises(dcnsim.ScenarioError, match="seed or seeds"):
         dcnsim.compare(scenario_file, seed=1, seeds=2)
+
+
+def test_unfinished_flows_get_a_row_in_their_bin():
+    """A variant that leaves flows of a bin unfinished: the bin's means are over finished
+    flows only, so the table says how many were left out, beside them."""
+    text = """
+[scenario]
+name = "unfinished"
+max_time = "10ms"
+[topology]
+kind = "dumbbell"
+senders = 2
+host_link = { rate = "100Gbps", delay = "1us" }
+bottleneck = { rate = "100Gbps", delay = "1us" }
+[transport]
+kind = "dctcp"
+[[workload]]
+kind = "flows"
+flows = [{ src = 0, dst = 2, size = "5MB" }, { src = 1, dst = 2, size = "10KB" }]
+[[variant]]
+name = "fast"
+[[variant]]
+name = "slow"
+topology.host_link = { rate = "1Gbps", delay = "1us" }
+"""
+    cmp = dcnsim.compare(text, jobs=1)
+    t = cmp.table().set_index(["group", "metric"])
+    assert t.loc[("1MB-10MB", "flows unfinished"), "fast"] == 0
+    assert t.loc[("1MB-10MB", "flows unfinished"), "slow"] == 1
+    assert ("<100KB", "flows unfinished") not in t.index, "no row where every flow finished"

@@ -48,6 +48,9 @@ LOWER, HIGHER = "lower", "higher"
 # FCT rows per size bin: (metric label, fct_table column, format, which direction is better).
 _FCT_ROWS = (
     ("flows finished", "count", "int", None),
+    # only where some variant left flows of the bin unfinished: the means below are over
+    # finished flows, so a variant that finishes fewer is judged on its survivors
+    ("flows unfinished", "unfinished", "int", LOWER),
     ("mean FCT (us)", "mean_fct_us", "f1", LOWER),
     ("p50 FCT (us)", "p50_fct_us", "f1", LOWER),
     ("p99 FCT (us)", "p99_fct_us", "f1", LOWER),
@@ -293,6 +296,9 @@ class Comparison:
                     values[v] = ", ".join(f"{x}" if len(counts) == 1 else f"{x} ({c})" for x, c in counts.items())
                 out.append(Row(proto.group, proto.metric, values, "str", None))
                 continue
+            if proto.metric == "flows unfinished":
+                # a seed without the row left none of the bin unfinished
+                seen = [r if r is not None else Row(proto.group, proto.metric, {v: 0 for v in self.variants}, proto.fmt, proto.better) for r in seen]
             values, ci = {}, {}
             for v in self.variants:
                 xs = [_number(r.values.get(v)) for r in seen if r is not None]
@@ -323,6 +329,8 @@ class Comparison:
                 continue
             for metric, col, fmt, better in _FCT_ROWS:
                 values = {n: _py(t.iloc[i][col]) for n, t in tables.items()}
+                if col == "unfinished" and not any(values.values()):
+                    continue
                 rows.append(Row(label, metric, values, fmt, better))
         return rows
 
