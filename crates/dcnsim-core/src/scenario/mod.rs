@@ -857,7 +857,7 @@ fn validate_workload(w: &WorkloadConfig, i: usize, hosts: u32) -> Result<(), Sce
     };
     let allowed: &[&str] = match w.kind {
         WorkloadKind::Poisson => &["sizes", "load", "cluster_size"],
-        WorkloadKind::Incast => &["fan_in", "size", "period", "groups", "receiver", "load", "connection", "disjoint_groups"],
+        WorkloadKind::Incast => &["fan_in", "size", "period", "groups", "receiver", "load", "connection", "disjoint_groups", "stagger"],
         WorkloadKind::Permutation => &["size"],
         WorkloadKind::Flows => &["flows"],
         WorkloadKind::ClosedLoop => &["pairs", "mean_size", "min_size", "max_size", "connection"],
@@ -872,6 +872,7 @@ fn validate_workload(w: &WorkloadConfig, i: usize, hosts: u32) -> Result<(), Sce
         ("groups", w.groups.is_some()),
         ("receiver", w.receiver.is_some()),
         ("disjoint_groups", w.disjoint_groups.is_some()),
+        ("stagger", w.stagger.is_some()),
         ("connection", w.connection.is_some()),
         ("flows", w.flows.is_some()),
         ("pairs", w.pairs.is_some()),
@@ -1455,6 +1456,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
                     w.receiver.map(|r| r - first),
                     reuse,
                     w.disjoint_groups.unwrap_or(false),
+                    w.stagger.map_or(SimTime::ZERO, |d| d.0),
                 ));
             }
             WorkloadKind::Permutation => specs.extend(workload::permutation::generate(&ctx, w.size.unwrap().0)),

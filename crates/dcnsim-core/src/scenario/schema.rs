@@ -1047,6 +1047,10 @@ pub struct WorkloadConfig {
     /// each group draws its hosts independently, so groups may share servers.
     #[serde(default)]
     pub disjoint_groups: Option<bool>,
+    /// incast: each sender of a round starts at a uniform random offset in [0, stagger) after
+    /// the round's start, rather than all together at line rate. Default "0s".
+    #[serde(default)]
+    pub stagger: Option<Duration>,
     /// incast with period = "persistent", and closed_loop with pairs: "reuse" (default: each
     /// sender's flows follow one another on one connection, keeping its path, identity and
     /// congestion-control state) or "new" (every flow starts afresh at line rate on a new

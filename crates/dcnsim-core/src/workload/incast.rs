@@ -24,7 +24,10 @@ pub enum Rounds {
 /// `reuse`: persistent senders keep one connection for all their flows. `disjoint`
 /// (oneshot and persistent rounds): the groups' hosts are distinct, drawn as one sample of
 /// groups x (fan_in + 1) hosts, the first of each group's share its receiver.
-pub fn generate(ctx: &GenCtx, fan_in: u32, size: u64, rounds: Rounds, groups: u32, receiver: Option<u32>, reuse: bool, disjoint: bool) -> Vec<FlowSpec> {
+/// `stagger`: each sender starts at a uniform random offset in [0, stagger) after its round
+/// (0: all at once).
+#[allow(clippy::too_many_arguments)]
+pub fn generate(ctx: &GenCtx, fan_in: u32, size: u64, rounds: Rounds, groups: u32, receiver: Option<u32>, reuse: bool, disjoint: bool, stagger: SimTime) -> Vec<FlowSpec> {
     let mut out = Vec::new();
     let shares: Vec<u32> = match disjoint {
         true => sample(&mut ctx.rng(groups as u64), ctx.hosts as usize, (groups * (fan_in + 1)) as usize).into_iter().map(|h| h as u32).collect(),
@@ -33,8 +36,15 @@ pub fn generate(ctx: &GenCtx, fan_in: u32, size: u64, rounds: Rounds, groups: u3
     for g in 0..groups {
         let mut rng = ctx.rng(g as u64);
         let round = |t: SimTime, rng: &mut crate::sim::Rng, out: &mut Vec<FlowSpec>, repeat: Option<SimTime>| {
+            let mut offsets = Vec::new();
+            if stagger.0 > 0 {
+                offsets = (0..fan_in).map(|_| SimTime(rng.gen_range(0..stagger.0))).collect();
+            }
+            let mut k = 0;
             let mut emit = |s: u32, r: u32| {
-                let mut f = ctx.spec(s, r, size, t);
+                let at = t + offsets.get(k).copied().unwrap_or(SimTime::ZERO);
+                k += 1;
+                let mut f = ctx.spec(s, r, size, at);
                 f.repeat_until = repeat;
                 f.reuse_connection = repeat.is_some() && reuse;
                 out.push(f);
@@ -104,7 +114,7 @@ mod tests {
         let mut shared_seeds = 0;
         for seed in 1..=20 {
             let sets = |disjoint: bool| -> Vec<BTreeSet<u32>> {
-                let f = generate(&ctx(102, seed), 20, 1_000_000, Rounds::Persistent, 4, None, true, disjoint);
+                let f = generate(&ctx(102, seed), 20, 1_000_000, Rounds::Persistent, 4, None, true, disjoint, SimTime::ZERO);
                 assert_eq!(f.len(), 80);
                 f.chunks(20).map(|g| g.iter().flat_map(|x| [x.src, x.dst]).collect()).collect()
             };
@@ -115,5 +125,15 @@ mod tests {
             shared_seeds += (ind.iter().flatten().collect::<BTreeSet<_>>().len() < 84) as u32;
         }
         assert!(shared_seeds >= 15, "independent sets overlap for most seeds ({shared_seeds} of 20)");
+    }
+
+    #[test]
+    fn staggered_senders_start_within_the_window() {
+        let f = generate(&ctx(50, 3), 20, 1_000, Rounds::Oneshot, 1, None, false, false, SimTime::from_us(100));
+        let starts: BTreeSet<u64> = f.iter().map(|x| x.start.0).collect();
+        assert!(f.iter().all(|x| x.start < SimTime::from_us(100)));
+        assert!(starts.len() >= 19, "the senders start apart: {starts:?}");
+        let together = generate(&ctx(50, 3), 20, 1_000, Rounds::Oneshot, 1, None, false, false, SimTime::ZERO);
+        assert!(together.iter().all(|x| x.start == SimTime::ZERO));
     }
 }
