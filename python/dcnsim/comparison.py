@@ -34,6 +34,7 @@ import pandas as pd
 from . import _core
 from .api import Result, ScenarioLike, ScenarioSource, check_seed, resolve_scenario, run_source
 from .driver import _progress_mode
+from .sources import seed_list as _seed_list
 from .io import PathLike, Writer, write_files_atomic
 from .tables import fct_table
 
@@ -158,10 +159,10 @@ class Row:
 
     def excludes_zero(self, variant: str) -> Optional[bool]:
         """With several seeds: whether the 95% CI of the difference to the base excludes 0."""
+        from .sweep import excludes_zero
+
         d = self.paired.get(variant)
-        if d is None or math.isnan(d[0]) or math.isnan(d[1]):
-            return None
-        return abs(d[0]) > d[1]
+        return None if d is None else excludes_zero(*d)
 
     def change(self, base: str, variant: str) -> Optional[float]:
         """The relative change of the values. A base that is displayed as zero (a row with
@@ -973,18 +974,7 @@ def compare(
     check_seed(seed)
     if seeds is not None and seed is not None:
         raise _core.ScenarioError("give seed or seeds, not both")
-    if seeds is None:
-        seed_list: List[Optional[int]] = [None if seed is None else int(seed)]
-    elif isinstance(seeds, bool) or (isinstance(seeds, int) and seeds < 1):
-        raise _core.ScenarioError(f"seeds = {seeds!r}: expected a count >= 1 or a list of seeds")
-    elif isinstance(seeds, int):
-        seed_list = list(range(1, seeds + 1))
-    else:
-        seed_list = [int(s) for s in seeds]
-        for s in seed_list:
-            check_seed(s)
-        if not seed_list or len(set(seed_list)) != len(seed_list):
-            raise _core.ScenarioError(f"seeds = {seeds!r}: expected distinct seeds")
+    seed_list: List[Optional[int]] = [None if seed is None else int(seed)] if seeds is None else list(_seed_list(seeds, "seeds"))
     if jobs is None:
         jobs = os.cpu_count() or 1
     if isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) or int(jobs) < 1:

@@ -176,6 +176,24 @@ def check_seed(seed: Any) -> None:
         raise _core.ScenarioError(f"seed = {seed!r}: expected an integer in [0, 2^64)")
 
 
+def seed_list(spec: Any, key: str) -> List[int]:
+    """The seeds a count N (1..N) or a list of distinct seeds names; ``key`` names the
+    setting in errors (``seeds``, ``sweep.seeds``)."""
+    if isinstance(spec, (list, tuple, range)):
+        spec = list(spec)
+    elif isinstance(spec, bool) or not isinstance(spec, numbers.Integral):
+        raise _core.ScenarioError(f"{key}: invalid value {spec!r}, expected a count >= 1 or a list of distinct seeds")
+    if isinstance(spec, numbers.Integral):
+        if spec < 1:
+            raise _core.ScenarioError(f"{key}: invalid value {spec}, expected a count >= 1 or a list of distinct seeds")
+        return list(range(1, int(spec) + 1))
+    for s in spec:
+        check_seed(s)
+    if not spec or len(set(spec)) != len(spec):
+        raise _core.ScenarioError(f"{key}: invalid value {list(spec)!r}, expected a count >= 1 or a list of distinct seeds")
+    return [int(s) for s in spec]
+
+
 def scenario_descriptions() -> List[Tuple[str, str]]:
     """``[(name, description)]`` of the shipped scenarios (from each ``[scenario]`` table)."""
     if sys.version_info >= (3, 11):

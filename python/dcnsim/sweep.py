@@ -28,6 +28,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _core
 from .sources import ScenarioLike, check_seed, resolve_scenario
+from .sources import seed_list as _seed_list
 
 #: Two-sided 95% quantiles of Student's t by degrees of freedom (1..30); above, 1.96.
 _T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
@@ -47,6 +48,14 @@ def ci95(values: Sequence[float]) -> Tuple[float, float]:
     sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1))
     t = _T95[n - 2] if n - 1 <= len(_T95) else 1.96
     return mean, t * sd / math.sqrt(n)
+
+
+def excludes_zero(mean: float, half: float) -> Optional[bool]:
+    """Whether the interval mean +- half excludes 0; None when it is undefined (NaN, as
+    :func:`ci95` gives for fewer than two values)."""
+    if math.isnan(mean) or math.isnan(half):
+        return None
+    return abs(mean) > half
 
 
 def parse_value(text: str) -> Any:
@@ -136,18 +145,9 @@ def grid(
     seed_spec = seeds if seeds is not None else file_seeds
     if seed_spec is None:
         seed_list = [int(doc.get("scenario", {}).get("seed", 1))]
-    elif isinstance(seed_spec, bool):
-        raise _core.ScenarioError(f"sweep.seeds: invalid value {seed_spec!r}, expected a count or a list of seeds")
-    elif isinstance(seed_spec, int):
-        if seed_spec < 1:
-            raise _core.ScenarioError(f"sweep.seeds: invalid value {seed_spec}, expected a count >= 1 or a list of seeds")
-        seed_list = list(range(1, seed_spec + 1))
+        check_seed(seed_list[0])
     else:
-        seed_list = list(seed_spec)
-        if not seed_list:
-            raise _core.ScenarioError("sweep.seeds: empty list, expected at least one seed")
-    for s in seed_list:
-        check_seed(s)
+        seed_list = _seed_list(seed_spec, "sweep.seeds")
     available = [v.get("name") for v in doc.get("variant", []) if isinstance(v, dict)]
     if variants:
         for v in variants:
@@ -416,7 +416,7 @@ def summarize(table: Any, keys: Sequence[str]) -> Any:
                 bmean = ci95([float(b[m]) for _, b in pairs if b is not None and pd.notna(b[m])])[0]
                 d, h = ci95(diffs)
                 row[f"{m}_change"] = d / bmean if diffs and bmean not in (0, 0.0) and not math.isnan(bmean) else float("nan")
-                row[f"{m}_change_ci_excludes_0"] = bool(len(diffs) > 1 and not math.isnan(h) and abs(d) > h)
+                row[f"{m}_change_ci_excludes_0"] = excludes_zero(d, h) is True
         out.append(row)
     return pd.DataFrame(out)
 
