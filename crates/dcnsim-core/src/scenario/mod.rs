@@ -1815,6 +1815,12 @@ bottleneck = { rate = "10Gbps", delay = "1us" }
             ("[switch]\naqm = { kind = \"coupled\" }", "switch.aqm.max", "missing"),
             ("[switch]\naqm = { kind = \"coupled\", max = \"100KB\", min = \"1KB\" }", "switch.aqm.min", "only used with kind = \"red\""),
             ("[switch]\naqm = { kind = \"red\", min = \"1KB\", max = \"90KB\", burst = 200, target = \"1ms\" }", "switch.aqm.target", "only used with kind = \"pi2\""),
+            ("[switch]\nqueues = 2\nci = { cim_encap = \"600B\" }", "switch.ci.cim_encap", "0..512 B"),
+            ("[switch]\nqueues = 2\nci = { max_flow_life = \"0s\" }", "switch.ci.max_flow_life", "> 0"),
+            ("[switch]\nqueues = 2\nci = { cim_release = \"never\" }", "switch.ci.cim_release", "unknown variant"),
+            ("[[workload]]\nkind = \"incast\"\nfan_in = 1\nsize = \"1KB\"\ngroups = 2\ndisjoint_groups = true", "workload[0].disjoint_groups", "need 4 hosts"),
+            ("[[workload]]\nkind = \"incast\"\nfan_in = 1\nsize = \"1KB\"\nperiod = \"10us\"\ndisjoint_groups = true", "workload[0].disjoint_groups", "oneshot"),
+            ("[[workload]]\nkind = \"poisson\"\nsizes = \"web-search\"\nload = 0.5\nstagger = \"1us\"", "workload[0].stagger", "not used by kind = \"poisson\""),
         ];
         for (extra, key, what) in cases {
             let e = error_of(extra);
