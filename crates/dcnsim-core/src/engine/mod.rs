@@ -19,7 +19,7 @@ use crate::host::udp::{Arrivals, SizeDist};
 use crate::host::{Flow, Holds, Host, Sender};
 use crate::net::port::Egress;
 use crate::net::{FlowId, Frame, Msg, NodeKind, Packet, PacketArena, PktId, PktKind, PortId, Routes, Topology};
-use crate::sim::{ser_time, stream, EventQueue, SimTime, Stream};
+use crate::sim::{prefetch, ser_time, stream, EventQueue, SimTime, Stream};
 use crate::switch::pipeline::{Ctx, Effect, MechTimer, MechanismParams, Mechanisms};
 use crate::switch::{BufferParams, DropReason, Scheduler, SwitchBuffer, SwitchState};
 use crate::workload::FlowSpec;
@@ -525,8 +525,13 @@ impl Sim {
                 break;
             }
             let (t, ev) = self.q.pop().unwrap();
-            if let Some(Ev::Arrive { pkt, .. }) = self.q.peek_current() {
-                self.pkts.prefetch(*pkt);
+            match self.q.peek_current() {
+                Some(&Ev::Arrive { pkt, port }) => {
+                    self.pkts.prefetch(pkt);
+                    prefetch(&self.hot, port);
+                }
+                Some(&Ev::TxDone { port }) => prefetch(&self.egress, port),
+                _ => {}
             }
             self.now = t;
             self.events += 1;

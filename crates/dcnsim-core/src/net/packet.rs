@@ -189,13 +189,7 @@ impl PacketArena {
     /// miss, so the event loop prefetches the next event's packet while handling this one.
     #[inline(always)]
     pub fn prefetch(&self, id: PktId) {
-        #[cfg(target_arch = "x86_64")]
-        if let Some(p) = self.slots.get(id as usize) {
-            // SAFETY: prefetching a valid address has no architectural effect.
-            unsafe { std::arch::x86_64::_mm_prefetch(p as *const Packet as *const i8, std::arch::x86_64::_MM_HINT_T0) };
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = id;
+        crate::sim::prefetch(&self.slots, id);
     }
     /// Packets currently allocated (in queues or on links).
     pub fn live(&self) -> usize {

@@ -6,7 +6,10 @@ use crate::sim::SimTime;
 use crate::switch::{PktQueue, SchedState};
 use std::collections::VecDeque;
 
+/// In memory order: what every packet through the port reads (queues, depth, transmitter
+/// state) in the first cache line, the control frames and scheduler state in the second.
 #[derive(Clone, Debug, Default)]
+#[repr(C, align(64))]
 pub struct Egress {
     pub queues: Vec<PktQueue>,
     /// Bytes in all queues of the port.
@@ -16,10 +19,10 @@ pub struct Egress {
     /// Time of the live TxDone event for this port, if one is queued. Any
     /// other TxDone for the port is stale (the port already moved on) and ignored.
     pub txdone_at: Option<SimTime>,
-    pub sched: SchedState,
     /// Link-local MAC control frames (PAUSE, PFC, CIP): sent before any queued packet,
     /// never gated.
     pub ctrl: VecDeque<PktId>,
+    pub sched: SchedState,
 }
 
 impl Egress {

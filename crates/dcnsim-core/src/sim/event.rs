@@ -20,16 +20,25 @@ use std::collections::BinaryHeap;
 pub struct EventQueue<E> {
     slot_bits: u32,
     /// Events of the current slot, ascending by (time, seq); `pos` is the next to pop.
-    current: Vec<(u64, u64, E)>,
+    current: Vec<Near<E>>,
     pos: usize,
     cur_slot: u64,
-    wheel: Vec<Vec<(u64, u64, E)>>,
+    wheel: Vec<Vec<Near<E>>>,
     /// Bit (slot % WHEEL) set when that wheel slot is non-empty.
     occupied: Vec<u64>,
     far: BinaryHeap<Far<E>>,
     len: usize,
     seq: u64,
 }
+
+/// An event on the wheel: its time as the offset into its slot, and no sequence number.
+/// A slot's vector receives its events in sequence order (the far events of the slot move
+/// onto the wheel, in (time, seq) order, before the wheel's horizon lets any other event
+/// in; later events have later sequence numbers), so a stable sort by offset alone gives
+/// the (time, seq) order. Half the size of (time, seq, event): the wheel holds every
+/// packet in flight, and on large fabrics it outgrows the cache.
+#[derive(Clone, Copy)]
+struct Near<E>(u32, E);
 
 const WHEEL: usize = 4096;
 
@@ -62,10 +71,11 @@ impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
         Self::with_slot_bits(11)
     }
-    /// Slots of 2^bits picoseconds. Pick about 1/16..1/64 of the shortest frame time.
+    /// Slots of 2^bits picoseconds (at most 2^32: offsets are 32 bits). Pick about
+    /// 1/16..1/64 of the shortest frame time.
     pub fn with_slot_bits(bits: u32) -> Self {
         EventQueue {
-            slot_bits: bits.clamp(1, 48),
+            slot_bits: bits.clamp(1, 32),
             current: Vec::new(),
             pos: 0,
             cur_slot: 0,
@@ -77,15 +87,20 @@ impl<E: Copy> EventQueue<E> {
         }
     }
     #[inline(always)]
+    fn offset(&self, t: u64) -> u32 {
+        (t & ((1u64 << self.slot_bits) - 1)) as u32
+    }
+    #[inline(always)]
     fn place(&mut self, t: u64, seq: u64, ev: E) {
         let s = t >> self.slot_bits;
+        let off = self.offset(t);
         if s == self.cur_slot {
             // seq is the largest yet: the new event goes after every event at or before t
-            let at = self.pos + self.current[self.pos..].partition_point(|e| e.0 <= t);
-            self.current.insert(at, (t, seq, ev));
+            let at = self.pos + self.current[self.pos..].partition_point(|e| e.0 <= off);
+            self.current.insert(at, Near(off, ev));
         } else if s < self.cur_slot + WHEEL as u64 {
             let i = (s as usize) & (WHEEL - 1);
-            self.wheel[i].push((t, seq, ev));
+            self.wheel[i].push(Near(off, ev));
             self.occupied[i >> 6] |= 1 << (i & 63);
         } else {
             self.far.push(Far(t, seq, ev));
@@ -155,22 +170,22 @@ impl<E: Copy> EventQueue<E> {
             }
             let Far(t, seq, ev) = self.far.pop().unwrap();
             if t >> self.slot_bits == self.cur_slot {
-                self.current.push((t, seq, ev));
+                let off = self.offset(t);
+                self.current.push(Near(off, ev));
             } else {
                 self.place(t, seq, ev);
             }
         }
-        // a slot is often already in order; else one u128 key per comparison
-        let key = |e: &(u64, u64, E)| ((e.0 as u128) << 64) | e.1 as u128;
-        if !self.current.is_sorted_by_key(key) {
-            self.current.sort_unstable_by_key(key);
+        // a slot is often already in order; stable, so equal times keep sequence order
+        if !self.current.is_sorted_by_key(|e| e.0) {
+            self.current.sort_by_key(|e| e.0);
         }
         true
     }
     #[inline]
     pub fn peek_time(&mut self) -> Option<SimTime> {
         if self.settle() {
-            Some(SimTime(self.current[self.pos].0))
+            Some(SimTime((self.cur_slot << self.slot_bits) | self.current[self.pos].0 as u64))
         } else {
             None
         }
@@ -180,16 +195,16 @@ impl<E: Copy> EventQueue<E> {
         if !self.settle() {
             return None;
         }
-        let (t, _, e) = self.current[self.pos];
+        let Near(off, e) = self.current[self.pos];
         self.pos += 1;
         self.len -= 1;
-        Some((SimTime(t), e))
+        Some((SimTime((self.cur_slot << self.slot_bits) | off as u64), e))
     }
     /// The event that `pop` returns next, if it is already in the current slot (no wheel
     /// turn): lets the caller prefetch what that event will touch.
     #[inline(always)]
     pub fn peek_current(&self) -> Option<&E> {
-        self.current.get(self.pos).map(|e| &e.2)
+        self.current.get(self.pos).map(|e| &e.1)
     }
     pub fn len(&self) -> usize {
         self.len

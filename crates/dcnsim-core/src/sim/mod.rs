@@ -6,3 +6,16 @@ pub mod time;
 pub use event::EventQueue;
 pub use rng::{stream, Rng, Stream};
 pub use time::{bytes_in, ser_time, SimTime};
+
+/// Hint the CPU to load `v[i]` into cache (the event loop's look-ahead: on large fabrics
+/// the per-port records outgrow the cache, and the next event's are known one event early).
+#[inline(always)]
+pub(crate) fn prefetch<T>(v: &[T], i: u32) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(x) = v.get(i as usize) {
+        // SAFETY: prefetching a valid address has no architectural effect.
+        unsafe { std::arch::x86_64::_mm_prefetch(x as *const T as *const i8, std::arch::x86_64::_MM_HINT_T0) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (v, i);
+}
