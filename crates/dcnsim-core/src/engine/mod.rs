@@ -525,14 +525,7 @@ impl Sim {
                 break;
             }
             let (t, ev) = self.q.pop().unwrap();
-            match self.q.peek_current() {
-                Some(&Ev::Arrive { pkt, port }) => {
-                    self.pkts.prefetch(pkt);
-                    prefetch(&self.hot, port);
-                }
-                Some(&Ev::TxDone { port }) => prefetch(&self.egress, port),
-                _ => {}
-            }
+            self.look_ahead();
             self.now = t;
             self.events += 1;
             self.dispatch(ev);
@@ -542,6 +535,32 @@ impl Sim {
         }
         if self.end.is_none() && limit > self.now {
             self.now = limit.min(self.cfg.max_time);
+        }
+    }
+
+    /// Prefetch what the next events will touch, in two stages: the packet and port record
+    /// of the event after next, and, for the next event (whose packet and port record the
+    /// previous round fetched), the egress record and queue its route leads to. On large
+    /// fabrics those records outgrow the cache, and each is otherwise a stall in a chain of
+    /// dependent loads (packet, route, egress, queue).
+    #[inline(always)]
+    fn look_ahead(&self) {
+        if let Some(&Ev::Arrive { pkt, port }) = self.q.peek_ahead(1) {
+            self.pkts.prefetch(pkt);
+            prefetch(&self.hot, port);
+        }
+        match self.q.peek_ahead(0) {
+            Some(&Ev::Arrive { pkt, port }) => {
+                let h = &self.hot[port as usize];
+                let p = self.pkts.get(pkt);
+                if h.is_switch && !matches!(p.kind, PktKind::Ctrl(_) | PktKind::Msg(_)) {
+                    if let Some(out) = self.routes.next_hop(h.owner, p.dst, p.hash) {
+                        prefetch(&self.egress[out as usize].queues, self.cfg.class(p.prio) as u32);
+                    }
+                }
+            }
+            Some(&Ev::TxDone { port }) => prefetch(&self.egress, port),
+            _ => {}
         }
     }
 

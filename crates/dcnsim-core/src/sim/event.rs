@@ -204,7 +204,12 @@ impl<E: Copy> EventQueue<E> {
     /// turn): lets the caller prefetch what that event will touch.
     #[inline(always)]
     pub fn peek_current(&self) -> Option<&E> {
-        self.current.get(self.pos).map(|e| &e.1)
+        self.peek_ahead(0)
+    }
+    /// The event `n` after the one `pop` returns next, if they are all in the current slot.
+    #[inline(always)]
+    pub fn peek_ahead(&self, n: usize) -> Option<&E> {
+        self.current.get(self.pos + n).map(|e| &e.1)
     }
     pub fn len(&self) -> usize {
         self.len
