@@ -321,3 +321,50 @@ fn release_comes_exactly_release_after_the_last_packet_left_the_congested_queue(
     }
     assert!(checked >= 3, "the three incast flows were isolated at s2 and released: {checked}");
 }
+
+#[test]
+fn nic_isolation_of_a_reused_connection_ages_out_with_the_connection() {
+    // Three persistent senders into the 25G r5, on one connection each: s2 isolates them and
+    // its CIMs (at most cim_max per flow) reach s1 and the NICs, which move the connection to
+    // the congested class. CIMs stop once each entry has had its cap, so the NICs' isolation
+    // must age out max_flow_life after the last one, for the message then on the connection,
+    // not only for the message the CIMs named.
+    let text = format!(
+        r#"
+[scenario]
+name = "nic-ageing"
+arrivals_for = "6ms"
+max_time = "6ms"
+{HOL_FABRIC}
+[switch]
+queues = 2
+scheduler = "dwrr"
+buffer = {{ model = "static", queue = "100MB" }}
+{PFC}
+ci = {{ mode = "isolate", cip_threshold = "20KB", max_flow_life = "1ms" }}
+[transport]
+kind = "dcqcn"
+dcqcn = {{ preset = "seed004" }}
+[[workload]]
+kind = "incast"
+fan_in = 3
+size = "50KB"
+period = "persistent"
+receiver = 5
+priority = 1
+"#
+    );
+    let mut sim = run(&text);
+    let r = sim.results();
+    let host_cims: u64 = (0..r.ports.rows()).filter(|&i| matches!(r.ports.get("is_host"), Some(ColumnData::U8(h)) if h[i] == 1)).map(|i| r.ports.u64("cips_received")[i]).sum();
+    assert!(host_cims > 0, "the senders' NICs received CIMs");
+    let mut last = std::collections::BTreeMap::<u32, &crate::host::Flow>::new();
+    for f in sim.flows() {
+        last.insert(f.src, f);
+    }
+    assert_eq!(last.len(), 3);
+    for (src, f) in last {
+        assert!(f.id > 3, "sender {src}: its connection carried several messages");
+        assert_eq!(f.nic_class, None, "sender {src}: message {} (started {}) is still isolated at the end", f.id, f.start);
+    }
+}

@@ -578,6 +578,7 @@ impl Sim {
             end: SimTime::ZERO,
             in_ready: false,
             nic_class,
+            continued_by: None,
         });
         self.active += 1;
         if is_udp {
@@ -646,8 +647,12 @@ impl Sim {
                     reuse_connection: fl.reuse_connection,
                     closed_loop: lp,
                 };
-                let conn = fl.reuse_connection.then_some((fl.hash, fl.nic_class, prev));
+                let reuse = fl.reuse_connection;
+                let conn = reuse.then_some((fl.hash, fl.nic_class, prev));
                 self.start_flow(spec, conn);
+                if reuse {
+                    self.flows[f as usize].continued_by = Some((self.flows.len() - 1) as FlowId);
+                }
             }
         }
     }

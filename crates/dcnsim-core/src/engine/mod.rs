@@ -628,7 +628,11 @@ impl Sim {
                 Effect::Frame { port, frame, flow, hash } => self.send_frame(port, frame, flow, hash),
                 Effect::Timer { at, timer } => self.q.push(at, Ev::Mech(timer)),
                 Effect::Wake { port } => self.try_tx(port),
-                Effect::SteerFlow { flow, class } => {
+                Effect::SteerFlow { mut flow, class } => {
+                    // a NIC classifies a connection's frames: the message now on it
+                    while let Some(next) = self.flows.get(flow as usize).and_then(|f| f.continued_by) {
+                        flow = next;
+                    }
                     if let Some(f) = self.flows.get_mut(flow as usize) {
                         f.nic_class = class;
                     }

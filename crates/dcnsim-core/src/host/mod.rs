@@ -89,6 +89,8 @@ pub struct Flow {
     pub in_ready: bool,
     /// NIC traffic class after a CIP isolated the flow at its source (P802.1Qcz).
     pub nic_class: Option<u8>,
+    /// The flow that continued this one's connection (`reuse_connection`), once started.
+    pub continued_by: Option<FlowId>,
 }
 
 /// Flows a mechanism holds at their NIC (SFC's pause): until when, and the time of the

@@ -239,8 +239,9 @@ impl CiTable {
 pub enum Timer {
     /// Release flow `key` from `port`'s congested-flow table if it is still idle.
     Release { port: PortId, key: u32, gen: u32 },
-    /// An end station's isolation of `flow` ages out if no CIM renewed it.
-    HostRelease { flow: FlowId },
+    /// An end station's isolation of connection `key` (the flow hash) from NIC `port` ages
+    /// out if no CIM renewed it.
+    HostRelease { port: PortId, key: u32 },
 }
 
 /// Congestion Isolation on every switch (and CIP handling at NICs): the module doc
@@ -256,8 +257,10 @@ pub struct Ci {
     /// Per port (standard CIM release): since when its congested queue is non-congested
     /// (below `low`); None while congested.
     calm_since: Vec<Option<SimTime>>,
-    /// End stations: the last CIM for each flow they isolated (standard CIM release).
-    host_cims: HashMap<FlowId, SimTime>,
+    /// End stations (standard CIM release): per (NIC port, flow hash), that is per
+    /// connection, the last CIM and the flow it named. A reused connection's next message
+    /// keeps the class (the NIC classifies the connection's frames), and ages out with it.
+    host_cims: HashMap<(PortId, u32), (SimTime, FlowId)>,
 }
 
 impl Ci {
@@ -456,8 +459,8 @@ impl Ci {
                 if self.p.hosts {
                     cx.push(Effect::SteerFlow { flow, class: Some(self.p.congested_queue as u8) });
                     self.tables[port as usize].cips_received += 1;
-                    if self.p.cim_release == CimRelease::Standard && self.host_cims.insert(flow, cx.now).is_none() {
-                        cx.timer(cx.now + self.p.max_flow_life, MechTimer::Ci(Timer::HostRelease { flow }));
+                    if self.p.cim_release == CimRelease::Standard && self.host_cims.insert((port, key), (cx.now, flow)).is_none() {
+                        cx.timer(cx.now + self.p.max_flow_life, MechTimer::Ci(Timer::HostRelease { port, key }));
                     }
                 }
             }
@@ -469,13 +472,13 @@ impl Ci {
     pub fn on_timer(&mut self, t: Timer, cx: &mut Ctx) {
         let (port, key, gen) = match t {
             Timer::Release { port, key, gen } => (port, key, gen),
-            Timer::HostRelease { flow } => {
-                let last = self.host_cims[&flow];
+            Timer::HostRelease { port, key } => {
+                let (last, flow) = self.host_cims[&(port, key)];
                 if cx.now >= last + self.p.max_flow_life {
-                    self.host_cims.remove(&flow);
+                    self.host_cims.remove(&(port, key));
                     cx.push(Effect::SteerFlow { flow, class: None });
                 } else {
-                    cx.timer(last + self.p.max_flow_life, MechTimer::Ci(Timer::HostRelease { flow }));
+                    cx.timer(last + self.p.max_flow_life, MechTimer::Ci(Timer::HostRelease { port, key }));
                 }
                 return;
             }

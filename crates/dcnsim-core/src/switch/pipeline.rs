@@ -84,7 +84,7 @@ pub enum Effect {
     /// Something that held `port`'s transmitter may have cleared: try to transmit.
     Wake { port: PortId },
     /// The NIC sends `flow`'s packets in traffic class `class` from now on (None: in its own
-    /// priority again).
+    /// priority again); on a reused connection, the message now on it (`Flow::continued_by`).
     SteerFlow { flow: FlowId, class: Option<u8> },
     /// Send a routed message from switch `sw` to host `to` about `flow` (whose data went to
     /// `about`), routed by `hash`; `value` is the message's number (`Packet::seq`).
