@@ -28,9 +28,9 @@ impl Sim {
         // datagrams of a flow a CIP isolated at this NIC go to the congested class
         let isolated = if data { self.flows.get(flow as usize).and_then(|f| f.nic_class) } else { None };
         let qi = isolated.map_or(self.cfg.class(prio), |c| c as usize);
-        let eg = &mut self.egress[port as usize];
-        eg.bytes += size as u64;
-        eg.queues[qi].push(pkt, size, self.now);
+        self.egress[port as usize].bytes += size as u64;
+        let now = self.now;
+        self.queue_mut(port, qi).push(pkt, size, now);
         self.try_tx(port);
     }
 
@@ -41,21 +41,22 @@ impl Sim {
         let mechs = &self.mechs;
         let reorders = mechs.reorders();
         let pkts = &self.pkts;
-        let queues = &eg.queues;
+        let nq = self.cfg.queues;
+        let queues = &mut self.queues[port as usize * nq..(port as usize + 1) * nq];
         let blocked = |i: usize| mechs.gated(port, i, now);
-        // the NIC's own queues: also held when DRC lets none of a queue's frames go
-        let queue_blocked = |i: usize| blocked(i) || (reorders && mechs.pick(port, i, &queues[i], pkts, now).is_none());
         if eg.bytes > 0 {
-            if let Some(qi) = Scheduler::Strict.select(&eg.queues, &mut eg.sched, &self.pkts, queue_blocked) {
+            // the NIC's own queues: also held when DRC lets none of a queue's frames go
+            let queue_blocked = |i: usize| blocked(i) || (reorders && mechs.pick(port, i, &queues[i], pkts, now).is_none());
+            if let Some(qi) = Scheduler::Strict.select(queues, &mut eg.sched, pkts, queue_blocked) {
                 if reorders {
-                    let idx = mechs.pick(port, qi, &eg.queues[qi], &self.pkts, now)?;
+                    let idx = mechs.pick(port, qi, &queues[qi], pkts, now)?;
                     if idx > 0 {
-                        eg.queues[qi].to_front(idx);
+                        queues[qi].to_front(idx);
                     }
                 }
-                let size = self.pkts.get(eg.queues[qi].head().unwrap()).size;
+                let size = pkts.get(queues[qi].head().unwrap()).size;
                 eg.bytes -= size as u64;
-                let pkt = eg.queues[qi].pop(size, self.now)?;
+                let pkt = queues[qi].pop(size, now)?;
                 self.pkts.get_mut(pkt).tc = qi as u8;
                 return Some(pkt);
             }
@@ -155,7 +156,7 @@ impl Sim {
                     pace.push(f);
                 }
                 self.pkts_created += 1;
-                self.egress[port as usize].queues[class].stats.count_tx(p.size);
+                self.queue_mut(port, class).stats.count_tx(p.size);
                 let id = self.pkts.alloc(p);
                 if !skipped.is_empty() {
                     self.unskip(h, skipped);
@@ -455,7 +456,7 @@ impl Sim {
         if let Some(cap) = self.cfg.udp.nic_buffer {
             let port = self.hosts[fl.src as usize].port;
             let class = fl.nic_class.map_or(self.cfg.class(fl.prio), |c| c as usize);
-            if self.egress[port as usize].queues[class].bytes >= cap {
+            if self.queues[port as usize * self.cfg.queues + class].bytes >= cap {
                 // the transmit ring is full: try again one full frame later
                 let wait = ser_time(self.cfg.mtu as u64, self.topo.ports[port as usize].rate_bps);
                 self.q.push(self.now + wait, Ev::UdpSend { flow: f });

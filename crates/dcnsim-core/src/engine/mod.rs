@@ -203,6 +203,8 @@ pub struct Sim {
     routes: Routes,
     hot: Vec<PortHot>,
     egress: Vec<Egress>,
+    /// Every port's queues, `cfg.queues` per port (`queues_of`).
+    queues: Vec<crate::switch::PktQueue>,
     switches: Vec<SwitchState>,
     /// The configured switch mechanisms (switch/pipeline.rs).
     mechs: Mechanisms,
@@ -296,6 +298,7 @@ macro_rules! ctx {
             now: $s.now,
             topo: &$s.topo,
             egress: &$s.egress,
+            port_queues: &$s.queues,
             pkts: &mut $s.pkts,
             switches: &mut $s.switches,
             queues: $s.cfg.queues,
@@ -312,7 +315,8 @@ impl Sim {
         let loops = std::mem::take(&mut cfg.loops);
         specs.sort_by_key(|s| s.start); // stable: ties keep workload order
         let nq = cfg.queues;
-        let egress = (0..topo.ports.len()).map(|_| Egress::new(nq)).collect();
+        let egress = (0..topo.ports.len()).map(|_| Egress::default()).collect();
+        let queues = vec![Default::default(); topo.ports.len() * nq];
         let arrive_delay: Vec<SimTime> = topo
             .ports
             .iter()
@@ -369,6 +373,7 @@ impl Sim {
             routes,
             hot,
             egress,
+            queues,
             switches,
             mechs,
             fx: Vec::new(),
@@ -459,11 +464,22 @@ impl Sim {
     }
     /// Current depth in bytes of queue `queue` of port `port`.
     pub fn queue_bytes(&self, port: PortId, queue: usize) -> u64 {
-        self.egress[port as usize].queues[queue].bytes
+        self.queues_of(port)[queue].bytes
+    }
+    /// The queues of `port`, one per traffic class.
+    #[inline]
+    pub(crate) fn queues_of(&self, port: PortId) -> &[crate::switch::PktQueue] {
+        let n = self.cfg.queues;
+        &self.queues[port as usize * n..(port as usize + 1) * n]
+    }
+    /// Queue `q` of `port`.
+    #[inline]
+    pub(crate) fn queue_mut(&mut self, port: PortId, q: usize) -> &mut crate::switch::PktQueue {
+        &mut self.queues[port as usize * self.cfg.queues + q]
     }
     /// Bytes transmitted so far by a port (all queues).
     pub fn port_tx_bytes(&self, port: PortId) -> u64 {
-        self.egress[port as usize].queues.iter().map(|q| q.stats.tx_bytes).sum()
+        self.queues_of(port).iter().map(|q| q.stats.tx_bytes).sum()
     }
     /// The paused queues of the deadlock cycle that ended the run ("node:port:class").
     pub fn deadlock(&self) -> &[String] {
@@ -494,7 +510,7 @@ impl Sim {
     }
     /// Packets waiting in host NICs' own queues (ACKs, CNPs, datagrams not yet sent).
     pub fn nic_backlog(&self) -> u64 {
-        self.hosts.iter().map(|h| self.egress[h.port as usize].queues.iter().map(|q| q.pkts.len() as u64).sum::<u64>()).sum()
+        self.hosts.iter().map(|h| self.queues_of(h.port).iter().map(|q| q.pkts.len() as u64).sum::<u64>()).sum()
     }
     /// (created, consumed: delivered or acted on, dropped, live) packet counts.
     pub fn packet_counts(&self) -> (u64, u64, u64, u64) {
@@ -555,7 +571,8 @@ impl Sim {
                 let p = self.pkts.get(pkt);
                 if h.is_switch && !matches!(p.kind, PktKind::Ctrl(_) | PktKind::Msg(_)) {
                     if let Some(out) = self.routes.next_hop(h.owner, p.dst, p.hash) {
-                        prefetch(&self.egress[out as usize].queues, self.cfg.class(p.prio) as u32);
+                        prefetch(&self.egress, out);
+                        prefetch(&self.queues, out * self.cfg.queues as u32 + self.cfg.class(p.prio) as u32);
                     }
                 }
             }
@@ -695,11 +712,11 @@ impl Sim {
         if self.depth_hist.is_empty() {
             self.depth_hist = vec![Vec::new(); self.egress.len() * nq];
         }
-        for (pid, eg) in self.egress.iter().enumerate() {
+        for (pid, queues) in self.queues.chunks(nq).enumerate() {
             if !self.hot[pid].is_switch {
                 continue;
             }
-            for (qi, q) in eg.queues.iter().enumerate() {
+            for (qi, q) in queues.iter().enumerate() {
                 let b = (q.bytes / bin) as usize;
                 let h = &mut self.depth_hist[pid * nq + qi];
                 if h.len() <= b {
@@ -724,7 +741,7 @@ impl Sim {
 
     fn drop_pkt(&mut self, pkt: PktId, at: Option<(PortId, usize)>, why: DropReason) {
         if let Some((port, q)) = at {
-            self.egress[port as usize].queues[q].stats.count_drop(why);
+            self.queue_mut(port, q).stats.count_drop(why);
         }
         let (f, kind) = {
             let p = self.pkts.get(pkt);

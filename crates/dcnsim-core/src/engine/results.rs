@@ -70,10 +70,11 @@ impl Sim {
         let mut rate = vec![];
         let mut c: [Vec<u64>; 12] = Default::default();
         let mut mean = vec![];
-        for (pid, eg) in self.egress.iter_mut().enumerate() {
+        let nq = self.cfg.queues;
+        for (pid, queues) in self.queues.chunks_mut(nq).enumerate() {
             let info = &self.topo.ports[pid];
             let peer_node = self.topo.ports[info.peer as usize].node;
-            for (qi, qq) in eg.queues.iter_mut().enumerate() {
+            for (qi, qq) in queues.iter_mut().enumerate() {
                 node.push(info.node);
                 is_host.push((!self.hot[pid].is_switch) as u8);
                 port.push(info.local);

@@ -33,8 +33,8 @@ impl Sim {
             Admission::Drop(why, port, q) => return self.drop_pkt(pkt, Some((port, q)), why),
             Admission::Admitted => {}
             Admission::Buffer => {
-                let eg = &self.egress[out as usize];
-                if !self.switches[sw as usize].buffer.admits(eg.bytes, eg.queues[a.queue].bytes, a.size) {
+                let q = &self.queues[out as usize * self.cfg.queues + a.queue];
+                if !self.switches[sw as usize].buffer.admits(self.egress[out as usize].bytes, q.bytes, a.size) {
                     let why = if a.lossless { DropReason::Lossless } else { DropReason::BufferFull };
                     return self.drop_pkt(pkt, Some((out, a.queue)), why);
                 }
@@ -45,7 +45,7 @@ impl Sim {
             AqmAction::Pass => {}
             AqmAction::Mark => {
                 self.pkts.get_mut(pkt).ecn = Ecn::Ce;
-                self.egress[out as usize].queues[qi].stats.count_mark(MarkReason::EcnThreshold);
+                self.queue_mut(out, qi).stats.count_mark(MarkReason::EcnThreshold);
                 self.ecn_marks += 1;
             }
             AqmAction::Drop(why) => return self.drop_pkt(pkt, Some((out, qi)), why),
@@ -54,7 +54,8 @@ impl Sim {
         let eg = &mut self.egress[out as usize];
         st.buffer.on_enqueue(eg.bytes, a.size);
         eg.bytes += a.size;
-        eg.queues[qi].push(pkt, size, self.now);
+        let q = &mut self.queues[out as usize * self.cfg.queues + qi];
+        q.push(pkt, size, self.now);
         {
             let p = self.pkts.get_mut(pkt);
             p.ingress = in_port;
@@ -62,14 +63,14 @@ impl Sim {
         }
         if self.cfg.check_invariants {
             let lim = st.buffer.queue_limit();
-            if !a.ingress_admitted && eg.queues[qi].bytes > lim {
-                self.violations.push(format!("t={} port {out} queue {qi}: {} B > limit {lim} B", self.now, eg.queues[qi].bytes));
+            if !a.ingress_admitted && q.bytes > lim {
+                self.violations.push(format!("t={} port {out} queue {qi}: {} B > limit {lim} B", self.now, q.bytes));
             }
             let memory = st.buffer.memory();
             let held: u64 = self.topo.nodes[self.topo.switches[sw as usize] as usize].ports.iter().map(|&p| self.egress[p as usize].bytes).sum();
             if held > memory {
-                let eg = &self.egress[out as usize];
-                self.violations.push(format!("t={} switch {sw}: {held} B buffered > memory {memory} B (port {out} queue {qi} holds {} B)", self.now, eg.queues[qi].bytes));
+                let depth = self.queues_of(out)[qi].bytes;
+                self.violations.push(format!("t={} switch {sw}: {held} B buffered > memory {memory} B (port {out} queue {qi} holds {depth} B)", self.now));
             }
         }
         self.mechs.on_enqueue(&a, &mut ctx!(self));
@@ -85,7 +86,9 @@ impl Sim {
         let mechs = &self.mechs;
         let pkts = &self.pkts;
         let can_hold = mechs.can_hold();
-        let (queues, sched) = (&eg.queues, &mut eg.sched);
+        let nq = self.cfg.queues;
+        let queues = &mut self.queues[port as usize * nq..(port as usize + 1) * nq];
+        let sched = &mut eg.sched;
         // two instances of the scheduler: with nothing that can hold a queue (most runs) it
         // asks no mechanism at all
         let qi = if can_hold {
@@ -94,15 +97,15 @@ impl Sim {
             self.cfg.scheduler.select(queues, sched, pkts, |_| false)
         }?;
         if mechs.reorders() {
-            let idx = mechs.pick(port, qi, &eg.queues[qi], pkts, now)?;
+            let idx = mechs.pick(port, qi, &queues[qi], pkts, now)?;
             if idx > 0 {
-                eg.queues[qi].to_front(idx);
+                queues[qi].to_front(idx);
             }
         }
-        let size = self.pkts.get(eg.queues[qi].head().unwrap()).size;
+        let size = self.pkts.get(queues[qi].head().unwrap()).size;
         self.switches[sw as usize].buffer.on_dequeue(eg.bytes, size as u64);
         eg.bytes -= size as u64;
-        let pkt = eg.queues[qi].pop(size, now).unwrap();
+        let pkt = queues[qi].pop(size, now).unwrap();
         let p = self.pkts.get(pkt);
         let d = Departure { sw, port, queue: qi, pkt, size: size as u64, flow: p.flow, in_port: p.ingress, tc: p.tc as usize, enq: p.enq };
         self.mechs.on_dequeue(&d, &mut ctx!(self));

@@ -1,17 +1,19 @@
-//! Runtime state of one egress port: its queues (one per traffic class), the
-//! transmitter, and the scheduler state. Hosts and switches both have them.
+//! Runtime state of one egress port: the transmitter, its control frames and the scheduler
+//! state. Hosts and switches both have them. The port's queues (one per traffic class)
+//! live in one array for all ports, at `port * queues + class` (`Sim::queues_of`): their
+//! address follows from the port alone, so the event loop can prefetch a queue before it
+//! has read the port's record.
 
 use crate::net::PktId;
 use crate::sim::SimTime;
-use crate::switch::{PktQueue, SchedState};
+use crate::switch::SchedState;
 use std::collections::VecDeque;
 
-/// In memory order: what every packet through the port reads (queues, depth, transmitter
-/// state) in the first cache line, the control frames and scheduler state in the second.
+/// In memory order: what every packet through the port reads (depth, transmitter state,
+/// control frames) in the first cache line, the scheduler state in the second.
 #[derive(Clone, Debug, Default)]
 #[repr(C, align(64))]
 pub struct Egress {
-    pub queues: Vec<PktQueue>,
     /// Bytes in all queues of the port.
     pub bytes: u64,
     /// The transmitter is busy until this time.
@@ -23,10 +25,4 @@ pub struct Egress {
     /// never gated.
     pub ctrl: VecDeque<PktId>,
     pub sched: SchedState,
-}
-
-impl Egress {
-    pub fn new(queues: usize) -> Egress {
-        Egress { queues: vec![PktQueue::default(); queues], ..Default::default() }
-    }
 }

@@ -3,7 +3,7 @@
 //! a number derived by hand.
 
 use super::pipeline::{Arrival, Ctx, Effect, SwitchState};
-use super::{BufferParams, SwitchBuffer};
+use super::{BufferParams, PktQueue, SwitchBuffer};
 use crate::net::port::Egress;
 use crate::net::{dumbbell, FlowId, Packet, PacketArena, PktKind, PortId, Topology};
 use crate::sim::{stream, SimTime, Stream};
@@ -14,6 +14,8 @@ pub const G100: u64 = 100_000_000_000;
 pub struct Bench {
     pub topo: Topology,
     pub egress: Vec<Egress>,
+    /// `queues` per port, as the engine keeps them.
+    pub port_queues: Vec<PktQueue>,
     pub pkts: PacketArena,
     pub switches: Vec<SwitchState>,
     pub fx: Vec<Effect>,
@@ -26,10 +28,11 @@ impl Bench {
     }
     pub fn with_queues(queues: usize) -> Bench {
         let topo = dumbbell::build(2, 1, (G100, SimTime::from_ns(500)), (G100, SimTime::from_ns(500)));
-        let egress = (0..topo.ports.len()).map(|_| Egress::new(queues)).collect();
+        let egress = (0..topo.ports.len()).map(|_| Egress::default()).collect();
+        let port_queues = vec![PktQueue::default(); topo.ports.len() * queues];
         let switches =
             (0..2).map(|i| SwitchState { buffer: SwitchBuffer::new(BufferParams::Static { queue_cap: 16_000_000 }, 3, 1), rng: stream(1, Stream::SwitchAqm, i) }).collect();
-        Bench { topo, egress, pkts: PacketArena::new(), switches, fx: Vec::new(), queues }
+        Bench { topo, egress, port_queues, pkts: PacketArena::new(), switches, fx: Vec::new(), queues }
     }
     /// The port of node `from` that leads to node `to`.
     pub fn port(&self, from: &str, to: &str) -> PortId {
@@ -38,13 +41,27 @@ impl Bench {
         *self.topo.nodes[f as usize].ports.iter().find(|&&p| self.topo.peer_node(p) == t).unwrap()
     }
     pub fn cx(&mut self, now: SimTime) -> Ctx<'_> {
-        Ctx { now, topo: &self.topo, egress: &self.egress, pkts: &mut self.pkts, switches: &mut self.switches, queues: self.queues, fx: &mut self.fx, violations: None }
+        Ctx {
+            now,
+            topo: &self.topo,
+            egress: &self.egress,
+            port_queues: &self.port_queues,
+            pkts: &mut self.pkts,
+            switches: &mut self.switches,
+            queues: self.queues,
+            fx: &mut self.fx,
+            violations: None,
+        }
+    }
+    /// Queue `q` of `port`.
+    pub fn queue_mut(&mut self, port: PortId, q: usize) -> &mut PktQueue {
+        &mut self.port_queues[port as usize * self.queues + q]
     }
     /// A data packet of `flow` (1086 B, ECT(0)) from host `src` to host `dst`, arriving
     /// through `in_port` for queue 0 of `out`, which holds `depth` bytes.
     pub fn data(&mut self, flow: FlowId, src: u32, dst: u32, in_port: PortId, out: PortId, depth: u64) -> Arrival {
         let pkt = self.pkts.alloc(Packet { kind: PktKind::Data, flow, src, dst, size: 1086, payload: 1024, hash: 7, ecn: crate::net::Ecn::Ect0, ..Packet::blank() });
-        self.egress[out as usize].queues[0].bytes = depth;
+        self.queue_mut(out, 0).bytes = depth;
         let sw = self.topo.nodes[self.topo.ports[out as usize].node as usize].index;
         Arrival::new(sw, in_port, out, pkt, 1086, 7, 0, 0)
     }

@@ -120,11 +120,11 @@ impl DualPi2 {
         let node = cx.topo.switches[t.sw as usize];
         let mut busy = false;
         for &port in &cx.topo.nodes[node as usize].ports {
-            let eg = &cx.egress[port as usize];
-            let qdelay = head_sojourn(&eg.queues[self.p.c_queue], cx).max(head_sojourn(&eg.queues[self.p.l_queue], cx));
+            let queues = cx.queues_of(port);
+            let qdelay = head_sojourn(&queues[self.p.c_queue], cx).max(head_sojourn(&queues[self.p.l_queue], cx));
             let s = &mut self.state[port as usize];
             s.update(&self.p.pi2, qdelay);
-            busy |= s.p > 0.0 || eg.bytes > 0;
+            busy |= s.p > 0.0 || cx.egress[port as usize].bytes > 0;
         }
         self.clocks.next(t, busy, cx);
     }

@@ -45,6 +45,8 @@ pub struct Ctx<'a> {
     pub now: SimTime,
     pub topo: &'a Topology,
     pub egress: &'a [Egress],
+    /// Every port's queues, `queues` per port (read them with `queues_of`).
+    pub port_queues: &'a [PktQueue],
     pub pkts: &'a mut PacketArena,
     pub switches: &'a mut [SwitchState],
     /// Traffic classes (queues) per port.
@@ -65,7 +67,13 @@ impl Ctx<'_> {
     }
     #[inline]
     pub fn queue_bytes(&self, port: PortId, queue: usize) -> u64 {
-        self.egress[port as usize].queues[queue].bytes
+        self.queues_of(port)[queue].bytes
+    }
+    /// The queues of `port`, one per traffic class.
+    #[inline]
+    pub fn queues_of(&self, port: PortId) -> &[PktQueue] {
+        let n = self.queues;
+        &self.port_queues[port as usize * n..(port as usize + 1) * n]
     }
     pub fn violation(&mut self, msg: impl FnOnce() -> String) {
         if let Some(v) = self.violations.as_deref_mut() {
