@@ -203,6 +203,9 @@ pub struct Sim {
     routes: Routes,
     hot: Vec<PortHot>,
     egress: Vec<Egress>,
+    /// The route the look-ahead found for the next arrival's packet (packet, egress port):
+    /// a packet is in one place at a time, so the id names that arrival until it is handled.
+    route_ahead: (PktId, PortId),
     /// Every port's queues, `cfg.queues` per port (`queues_of`).
     queues: Vec<crate::switch::PktQueue>,
     switches: Vec<SwitchState>,
@@ -373,6 +376,7 @@ impl Sim {
             routes,
             hot,
             egress,
+            route_ahead: (PktId::MAX, 0),
             queues,
             switches,
             mechs,
@@ -560,7 +564,7 @@ impl Sim {
     /// fabrics those records outgrow the cache, and each is otherwise a stall in a chain of
     /// dependent loads (packet, route, egress, queue).
     #[inline(always)]
-    fn look_ahead(&self) {
+    fn look_ahead(&mut self) {
         if let Some(&Ev::Arrive { pkt, port }) = self.q.peek_ahead(1) {
             self.pkts.prefetch(pkt);
             prefetch(&self.hot, port);
@@ -573,6 +577,7 @@ impl Sim {
                     if let Some(out) = self.routes.next_hop(h.owner, p.dst, p.hash) {
                         prefetch(&self.egress, out);
                         prefetch(&self.queues, out * self.cfg.queues as u32 + self.cfg.class(p.prio) as u32);
+                        self.route_ahead = (pkt, out);
                     }
                 }
             }
