@@ -206,6 +206,10 @@ pub struct Sim {
     /// The route the look-ahead found for the next arrival's packet (packet, egress port):
     /// a packet is in one place at a time, so the id names that arrival until it is handled.
     route_ahead: (PktId, PortId),
+    /// Whether the per-port state outgrows a core's L2 cache (about 1 MB), so that routing
+    /// the next arrival ahead of time pays for its instructions; on a small fabric it only
+    /// adds them (k = 8 fits, k = 16 does not).
+    route_ahead_pays: bool,
     /// Every port's queues, `cfg.queues` per port (`queues_of`).
     queues: Vec<crate::switch::PktQueue>,
     switches: Vec<SwitchState>,
@@ -320,6 +324,7 @@ impl Sim {
         let nq = cfg.queues;
         let egress = (0..topo.ports.len()).map(|_| Egress::default()).collect();
         let queues = vec![Default::default(); topo.ports.len() * nq];
+        let port_state = topo.ports.len() * (std::mem::size_of::<Egress>() + nq * std::mem::size_of::<crate::switch::PktQueue>());
         let arrive_delay: Vec<SimTime> = topo
             .ports
             .iter()
@@ -377,6 +382,7 @@ impl Sim {
             hot,
             egress,
             route_ahead: (PktId::MAX, 0),
+            route_ahead_pays: port_state > 1 << 20,
             queues,
             switches,
             mechs,
@@ -570,7 +576,7 @@ impl Sim {
             prefetch(&self.hot, port);
         }
         match self.q.peek_ahead(0) {
-            Some(&Ev::Arrive { pkt, port }) => {
+            Some(&Ev::Arrive { pkt, port }) if self.route_ahead_pays => {
                 let h = &self.hot[port as usize];
                 let p = self.pkts.get(pkt);
                 if h.is_switch && !matches!(p.kind, PktKind::Ctrl(_) | PktKind::Msg(_)) {
