@@ -21,7 +21,6 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-
 from dcnsim.sweep import ci95, excludes_zero
 
 
@@ -31,29 +30,39 @@ def per_run(d: Path) -> dict:
     row = {}
     for q, g in p.groupby("queue"):
         row[f"PFC frames, class {q}"] = int(g.pfc_tx_frames.sum())
-        row[f"pause periods at switches, class {q}"] = int(g[~g.is_host].pause_periods.sum())
+        row[f"pause periods at switches, class {q}"] = int(
+            g[~g.is_host].pause_periods.sum()
+        )
         row[f"pause periods at NICs, class {q}"] = int(g[g.is_host].pause_periods.sum())
         row[f"XOFF time (ms), class {q}"] = g.xoff_time_ps.sum() / 1e9
     row["PFC frames, all"] = int(p.pfc_tx_frames.sum())
     row["pause periods, all"] = int(p.pause_periods.sum())
     sent = sm.get("data_packets_sent", 0)
-    row["data packet loss (%)"] = 100 * sm.get("data_packets_dropped", 0) / sent if sent else 0.0
+    row["data packet loss (%)"] = (
+        100 * sm.get("data_packets_dropped", 0) / sent if sent else 0.0
+    )
     made = sm.get("packets_created", 0)
-    row["all packet loss (%)"] = 100 * sm.get("packets_dropped", 0) / made if made else 0.0
+    row["all packet loss (%)"] = (
+        100 * sm.get("packets_dropped", 0) / made if made else 0.0
+    )
     row["flows with loss"] = sm.get("flows_with_loss", 0)
     return row
 
 
 def main(argv: list[str]) -> None:
     root = Path(argv[1])
-    found = sorted(p.name for p in root.iterdir() if p.is_dir() and any(p.glob("seed-*")))
+    found = sorted(
+        p.name for p in root.iterdir() if p.is_dir() and any(p.glob("seed-*"))
+    )
     base = argv[2] if len(argv) > 2 else "without-ci"
     others = argv[3:] or [v for v in found if v != base]
     variants = [base, *others]
     seeds = sorted(int(p.name.split("-")[1]) for p in (root / base).glob("seed-*"))
     runs = {v: [per_run(root / v / f"seed-{s}") for s in seeds] for v in variants}
     metrics = list(runs[base][0])
-    print(f"{root}: {len(seeds)} seeds; mean ± 95% CI; change against {base} (* = paired CI excludes 0)\n")
+    print(
+        f"{root}: {len(seeds)} seeds; mean ± 95% CI; change against {base} (* = paired CI excludes 0)\n"
+    )
     print("| metric | " + " | ".join(variants) + " |")
     print("| --- |" + " --- |" * len(variants))
     for m in metrics:
@@ -66,7 +75,9 @@ def main(argv: list[str]) -> None:
             diff = [y - x for x, y in zip(b, o)]
             md, hd = ci95(diff)
             change = f"{(mo - mb) / mb:+.1%}" if mb else "n/a"
-            cells.append(f"{mo:.4g} ± {ho:.2g} ({change}{' *' if excludes_zero(md, hd) else ''})")
+            cells.append(
+                f"{mo:.4g} ± {ho:.2g} ({change}{' *' if excludes_zero(md, hd) else ''})"
+            )
         print(f"| {m} | " + " | ".join(cells) + " |")
 
 
