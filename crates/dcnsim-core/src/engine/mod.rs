@@ -645,10 +645,16 @@ impl Sim {
     /// Apply the effects the last hook pushed, in order. Applying one may run further hooks
     /// (a frame starts a transmission, whose dequeue hooks push effects): those are applied
     /// where they arise, before the rest of this batch, as a direct call would order them.
+    #[inline(always)]
     fn apply_effects(&mut self) {
-        if self.fx.is_empty() {
-            return;
+        // most hooks push nothing: that check stays inline at every call site
+        if !self.fx.is_empty() {
+            self.apply_pending_effects();
         }
+    }
+
+    #[inline(never)]
+    fn apply_pending_effects(&mut self) {
         // swap in the spare buffer so that pushing effects allocates only while buffers grow
         let mut fx = std::mem::replace(&mut self.fx, std::mem::take(&mut self.fx_spare));
         for e in fx.drain(..) {
