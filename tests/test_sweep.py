@@ -179,6 +179,26 @@ def test_ray_cluster_gives_the_local_tables(tiny, tmp_path, ray_head):
     assert (tmp_path / "local" / "runs" / p / "flows.parquet").read_bytes() == (tmp_path / "ray" / "runs" / p / "flows.parquet").read_bytes()
 
 
+def test_ray_client_server_failures_are_retried_then_reported(tiny, monkeypatch):
+    """A cluster that answers but fails to start this client's server (Ray's
+    ConnectionAbortedError "Initialization failure from server", seen when gRPC's fork
+    handlers abort it on a loaded machine) is tried again, then reported in one line."""
+    ray = pytest.importorskip("ray", reason="the ray extra: pip install '.[ray]'")
+    calls = []
+
+    def failing_init(**kwargs):
+        calls.append(kwargs["address"])
+        raise ConnectionAbortedError("Initialization failure from server:\nchild died")
+
+    monkeypatch.setattr(ray, "init", failing_init)
+    monkeypatch.setattr(ray, "shutdown", lambda: None)
+    monkeypatch.setattr(sweep.time, "sleep", lambda s: None)
+    pts = sweep.grid(str(tiny), [], 1, ["DCTCP"])
+    with pytest.raises(dcnsim.ScenarioError, match="could not start a client server .* 3 attempts"):
+        sweep._run_on_ray(pts, "ray://127.0.0.1:1", lambda outcome: None)
+    assert calls == ["ray://127.0.0.1:1"] * sweep._RAY_INIT_ATTEMPTS
+
+
 def test_interrupted_sweep_resumes_with_only_the_missing_runs(tiny, tmp_path):
     """Ctrl-C in the middle of a sweep: the finished runs stay, nothing half-written is
     left, and a rerun executes only the runs that are missing."""

@@ -22,6 +22,7 @@ import json
 import math
 import multiprocessing
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
@@ -29,6 +30,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 from . import _core
 from .sources import ScenarioLike, check_seed, resolve_scenario
 from .sources import seed_list as _seed_list
+
+# ray.init tries when the cluster answers but fails to start this client's server
+_RAY_INIT_ATTEMPTS = 3
 
 #: Two-sided 95% quantiles of Student's t by degrees of freedom (1..30); above, 1.96.
 _T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
@@ -335,10 +339,19 @@ def _run_on_ray(todo: Sequence[Point], address: str, finished: Any) -> None:
     import dcnsim
 
     package = str(Path(dcnsim.__file__).parent)
-    try:
-        ray.init(address=address, runtime_env={"py_modules": [package]}, log_to_driver=False, ignore_reinit_error=True)
-    except (ConnectionError, ValueError, RuntimeError) as e:
-        raise _core.ScenarioError(f"--cluster {address!r}: cannot reach the Ray cluster ({_first_line(e)})") from None
+    for attempt in range(_RAY_INIT_ATTEMPTS):
+        try:
+            ray.init(address=address, runtime_env={"py_modules": [package]}, log_to_driver=False, ignore_reinit_error=True)
+            break
+        except ConnectionAbortedError as e:
+            # the cluster answered but the server it starts for this client died (seen:
+            # gRPC's fork handlers aborting it on a loaded machine); a new one usually starts
+            ray.shutdown()
+            if attempt + 1 == _RAY_INIT_ATTEMPTS:
+                raise _core.ScenarioError(f"--cluster {address!r}: the Ray cluster could not start a client server ({_first_line(e)}), {attempt + 1} attempts") from None
+            time.sleep(1.0 + attempt)
+        except (ConnectionError, ValueError, RuntimeError) as e:
+            raise _core.ScenarioError(f"--cluster {address!r}: cannot reach the Ray cluster ({_first_line(e)})") from None
     try:
         remote = ray.remote(_run_point)
         pending = [remote.remote(p) for p in todo]
