@@ -29,8 +29,7 @@ impl Sim {
         let isolated = if data { self.flows.get(flow as usize).and_then(|f| f.nic_class) } else { None };
         let qi = isolated.map_or(self.cfg.class(prio), |c| c as usize);
         self.egress[port as usize].bytes += size as u64;
-        let now = self.now;
-        self.queue_mut(port, qi).push(pkt, size, now);
+        self.queues.get_mut(port, qi).push(pkt, size, self.now);
         self.try_tx(port);
     }
 
@@ -41,8 +40,7 @@ impl Sim {
         let mechs = &self.mechs;
         let reorders = mechs.reorders();
         let pkts = &self.pkts;
-        let nq = self.cfg.queues;
-        let queues = &mut self.queues[port as usize * nq..(port as usize + 1) * nq];
+        let queues = self.queues.of_mut(port);
         let blocked = |i: usize| mechs.gated(port, i, now);
         if eg.bytes > 0 {
             // the NIC's own queues: also held when DRC lets none of a queue's frames go
@@ -156,7 +154,7 @@ impl Sim {
                     pace.push(f);
                 }
                 self.pkts_created += 1;
-                self.queue_mut(port, class).stats.count_tx(p.size);
+                self.queues.get_mut(port, class).stats.count_tx(p.size);
                 let id = self.pkts.alloc(p);
                 if !skipped.is_empty() {
                     self.unskip(h, skipped);
@@ -456,7 +454,7 @@ impl Sim {
         if let Some(cap) = self.cfg.udp.nic_buffer {
             let port = self.hosts[fl.src as usize].port;
             let class = fl.nic_class.map_or(self.cfg.class(fl.prio), |c| c as usize);
-            if self.queues[port as usize * self.cfg.queues + class].bytes >= cap {
+            if self.queues.get(port, class).bytes >= cap {
                 // the transmit ring is full: try again one full frame later
                 let wait = ser_time(self.cfg.mtu as u64, self.topo.ports[port as usize].rate_bps);
                 self.q.push(self.now + wait, Ev::UdpSend { flow: f });

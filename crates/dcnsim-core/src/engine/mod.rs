@@ -21,7 +21,7 @@ use crate::net::port::Egress;
 use crate::net::{FlowId, Frame, Msg, NodeKind, Packet, PacketArena, PktId, PktKind, PortId, Routes, Topology};
 use crate::sim::{prefetch, ser_time, stream, EventQueue, SimTime, Stream};
 use crate::switch::pipeline::{Ctx, Effect, MechTimer, MechanismParams, Mechanisms};
-use crate::switch::{BufferParams, DropReason, Scheduler, SwitchBuffer, SwitchState};
+use crate::switch::{BufferParams, DropReason, PortQueues, Scheduler, SwitchBuffer, SwitchState};
 use crate::workload::FlowSpec;
 
 /// TCP parameters shared by all TCP flows.
@@ -210,8 +210,8 @@ pub struct Sim {
     /// the next arrival ahead of time pays for its instructions; on a small fabric it only
     /// adds them (k = 8 fits, k = 16 does not).
     route_ahead_pays: bool,
-    /// Every port's queues, `cfg.queues` per port (`queues_of`).
-    queues: Vec<crate::switch::PktQueue>,
+    /// Every port's queues, `cfg.queues` per port.
+    queues: PortQueues,
     switches: Vec<SwitchState>,
     /// The configured switch mechanisms (switch/pipeline.rs).
     mechs: Mechanisms,
@@ -323,7 +323,7 @@ impl Sim {
         specs.sort_by_key(|s| s.start); // stable: ties keep workload order
         let nq = cfg.queues;
         let egress = (0..topo.ports.len()).map(|_| Egress::default()).collect();
-        let queues = vec![Default::default(); topo.ports.len() * nq];
+        let queues = PortQueues::new(topo.ports.len(), nq);
         let port_state = topo.ports.len() * (std::mem::size_of::<Egress>() + nq * std::mem::size_of::<crate::switch::PktQueue>());
         let arrive_delay: Vec<SimTime> = topo
             .ports
@@ -474,22 +474,11 @@ impl Sim {
     }
     /// Current depth in bytes of queue `queue` of port `port`.
     pub fn queue_bytes(&self, port: PortId, queue: usize) -> u64 {
-        self.queues_of(port)[queue].bytes
-    }
-    /// The queues of `port`, one per traffic class.
-    #[inline]
-    pub(crate) fn queues_of(&self, port: PortId) -> &[crate::switch::PktQueue] {
-        let n = self.cfg.queues;
-        &self.queues[port as usize * n..(port as usize + 1) * n]
-    }
-    /// Queue `q` of `port`.
-    #[inline]
-    pub(crate) fn queue_mut(&mut self, port: PortId, q: usize) -> &mut crate::switch::PktQueue {
-        &mut self.queues[port as usize * self.cfg.queues + q]
+        self.queues.get(port, queue).bytes
     }
     /// Bytes transmitted so far by a port (all queues).
     pub fn port_tx_bytes(&self, port: PortId) -> u64 {
-        self.queues_of(port).iter().map(|q| q.stats.tx_bytes).sum()
+        self.queues.of(port).iter().map(|q| q.stats.tx_bytes).sum()
     }
     /// The paused queues of the deadlock cycle that ended the run ("node:port:class").
     pub fn deadlock(&self) -> &[String] {
@@ -520,7 +509,7 @@ impl Sim {
     }
     /// Packets waiting in host NICs' own queues (ACKs, CNPs, datagrams not yet sent).
     pub fn nic_backlog(&self) -> u64 {
-        self.hosts.iter().map(|h| self.queues_of(h.port).iter().map(|q| q.pkts.len() as u64).sum::<u64>()).sum()
+        self.hosts.iter().map(|h| self.queues.of(h.port).iter().map(|q| q.pkts.len() as u64).sum::<u64>()).sum()
     }
     /// (created, consumed: delivered or acted on, dropped, live) packet counts.
     pub fn packet_counts(&self) -> (u64, u64, u64, u64) {
@@ -582,7 +571,7 @@ impl Sim {
                 if h.is_switch && !matches!(p.kind, PktKind::Ctrl(_) | PktKind::Msg(_)) {
                     if let Some(out) = self.routes.next_hop(h.owner, p.dst, p.hash) {
                         prefetch(&self.egress, out);
-                        prefetch(&self.queues, out * self.cfg.queues as u32 + self.cfg.class(p.prio) as u32);
+                        self.queues.prefetch(out, self.cfg.class(p.prio));
                         self.route_ahead = (pkt, out);
                     }
                 }
@@ -729,7 +718,7 @@ impl Sim {
         if self.depth_hist.is_empty() {
             self.depth_hist = vec![Vec::new(); self.egress.len() * nq];
         }
-        for (pid, queues) in self.queues.chunks(nq).enumerate() {
+        for (pid, queues) in self.queues.ports().enumerate() {
             if !self.hot[pid].is_switch {
                 continue;
             }
@@ -758,7 +747,7 @@ impl Sim {
 
     fn drop_pkt(&mut self, pkt: PktId, at: Option<(PortId, usize)>, why: DropReason) {
         if let Some((port, q)) = at {
-            self.queue_mut(port, q).stats.count_drop(why);
+            self.queues.get_mut(port, q).stats.count_drop(why);
         }
         let (f, kind) = {
             let p = self.pkts.get(pkt);

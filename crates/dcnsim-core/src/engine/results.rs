@@ -70,8 +70,7 @@ impl Sim {
         let mut rate = vec![];
         let mut c: [Vec<u64>; 12] = Default::default();
         let mut mean = vec![];
-        let nq = self.cfg.queues;
-        for (pid, queues) in self.queues.chunks_mut(nq).enumerate() {
+        for (pid, queues) in self.queues.ports_mut().enumerate() {
             let info = &self.topo.ports[pid];
             let peer_node = self.topo.ports[info.peer as usize].node;
             for (qi, qq) in queues.iter_mut().enumerate() {

@@ -38,7 +38,7 @@ impl Sim {
             Admission::Drop(why, port, q) => return self.drop_pkt(pkt, Some((port, q)), why),
             Admission::Admitted => {}
             Admission::Buffer => {
-                let q = &self.queues[out as usize * self.cfg.queues + a.queue];
+                let q = self.queues.get(out, a.queue);
                 if !self.switches[sw as usize].buffer.admits(self.egress[out as usize].bytes, q.bytes, a.size) {
                     let why = if a.lossless { DropReason::Lossless } else { DropReason::BufferFull };
                     return self.drop_pkt(pkt, Some((out, a.queue)), why);
@@ -50,7 +50,7 @@ impl Sim {
             AqmAction::Pass => {}
             AqmAction::Mark => {
                 self.pkts.get_mut(pkt).ecn = Ecn::Ce;
-                self.queue_mut(out, qi).stats.count_mark(MarkReason::EcnThreshold);
+                self.queues.get_mut(out, qi).stats.count_mark(MarkReason::EcnThreshold);
                 self.ecn_marks += 1;
             }
             AqmAction::Drop(why) => return self.drop_pkt(pkt, Some((out, qi)), why),
@@ -59,7 +59,7 @@ impl Sim {
         let eg = &mut self.egress[out as usize];
         st.buffer.on_enqueue(eg.bytes, a.size);
         eg.bytes += a.size;
-        let q = &mut self.queues[out as usize * self.cfg.queues + qi];
+        let q = self.queues.get_mut(out, qi);
         q.push(pkt, size, self.now);
         {
             let p = self.pkts.get_mut(pkt);
@@ -74,7 +74,7 @@ impl Sim {
             let memory = st.buffer.memory();
             let held: u64 = self.topo.nodes[self.topo.switches[sw as usize] as usize].ports.iter().map(|&p| self.egress[p as usize].bytes).sum();
             if held > memory {
-                let depth = self.queues_of(out)[qi].bytes;
+                let depth = self.queues.get(out, qi).bytes;
                 self.violations.push(format!("t={} switch {sw}: {held} B buffered > memory {memory} B (port {out} queue {qi} holds {depth} B)", self.now));
             }
         }
@@ -91,8 +91,7 @@ impl Sim {
         let mechs = &self.mechs;
         let pkts = &self.pkts;
         let can_hold = mechs.can_hold();
-        let nq = self.cfg.queues;
-        let queues = &mut self.queues[port as usize * nq..(port as usize + 1) * nq];
+        let queues = self.queues.of_mut(port);
         let sched = &mut eg.sched;
         // two instances of the scheduler: with nothing that can hold a queue (most runs) it
         // asks no mechanism at all

@@ -1,6 +1,6 @@
 //! Runtime state of one egress port: the transmitter, its control frames and the scheduler
 //! state. Hosts and switches both have them. The port's queues (one per traffic class)
-//! live in one array for all ports, at `port * queues + class` (`Sim::queues_of`): their
+//! live in one array for all ports, at `port * queues + class` (`switch::PortQueues`): their
 //! address follows from the port alone, so the event loop can prefetch a queue before it
 //! has read the port's record.
 

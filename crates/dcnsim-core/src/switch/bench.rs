@@ -3,7 +3,7 @@
 //! a number derived by hand.
 
 use super::pipeline::{Arrival, Ctx, Effect, SwitchState};
-use super::{BufferParams, PktQueue, SwitchBuffer};
+use super::{BufferParams, PortQueues, SwitchBuffer};
 use crate::net::port::Egress;
 use crate::net::{dumbbell, FlowId, Packet, PacketArena, PktKind, PortId, Topology};
 use crate::sim::{stream, SimTime, Stream};
@@ -15,7 +15,7 @@ pub struct Bench {
     pub topo: Topology,
     pub egress: Vec<Egress>,
     /// `queues` per port, as the engine keeps them.
-    pub port_queues: Vec<PktQueue>,
+    pub port_queues: PortQueues,
     pub pkts: PacketArena,
     pub switches: Vec<SwitchState>,
     pub fx: Vec<Effect>,
@@ -29,7 +29,7 @@ impl Bench {
     pub fn with_queues(queues: usize) -> Bench {
         let topo = dumbbell::build(2, 1, (G100, SimTime::from_ns(500)), (G100, SimTime::from_ns(500)));
         let egress = (0..topo.ports.len()).map(|_| Egress::default()).collect();
-        let port_queues = vec![PktQueue::default(); topo.ports.len() * queues];
+        let port_queues = PortQueues::new(topo.ports.len(), queues);
         let switches =
             (0..2).map(|i| SwitchState { buffer: SwitchBuffer::new(BufferParams::Static { queue_cap: 16_000_000 }, 3, 1), rng: stream(1, Stream::SwitchAqm, i) }).collect();
         Bench { topo, egress, port_queues, pkts: PacketArena::new(), switches, fx: Vec::new(), queues }
@@ -53,15 +53,11 @@ impl Bench {
             violations: None,
         }
     }
-    /// Queue `q` of `port`.
-    pub fn queue_mut(&mut self, port: PortId, q: usize) -> &mut PktQueue {
-        &mut self.port_queues[port as usize * self.queues + q]
-    }
     /// A data packet of `flow` (1086 B, ECT(0)) from host `src` to host `dst`, arriving
     /// through `in_port` for queue 0 of `out`, which holds `depth` bytes.
     pub fn data(&mut self, flow: FlowId, src: u32, dst: u32, in_port: PortId, out: PortId, depth: u64) -> Arrival {
         let pkt = self.pkts.alloc(Packet { kind: PktKind::Data, flow, src, dst, size: 1086, payload: 1024, hash: 7, ecn: crate::net::Ecn::Ect0, ..Packet::blank() });
-        self.queue_mut(out, 0).bytes = depth;
+        self.port_queues.get_mut(out, 0).bytes = depth;
         let sw = self.topo.nodes[self.topo.ports[out as usize].node as usize].index;
         Arrival::new(sw, in_port, out, pkt, 1086, 7, 0, 0)
     }

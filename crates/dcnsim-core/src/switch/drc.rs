@@ -146,7 +146,7 @@ impl Drc {
     fn update(&mut self, sw: u32, port: PortId, cx: &mut Ctx) {
         let eg = &cx.egress[port as usize];
         let buf = &cx.switches[sw as usize].buffer;
-        let queues = cx.queues_of(port);
+        let queues = cx.port_queues.of(port);
         let fill = (0..self.queues).filter(|&q| self.p.classes & (1 << q) != 0).map(|q| buf.fill(eg.bytes, queues[q].bytes)).fold(0.0, f64::max);
         let cur = self.level[port as usize];
         let new = self.p.level(fill, cur);

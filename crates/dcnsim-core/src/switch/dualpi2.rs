@@ -120,7 +120,7 @@ impl DualPi2 {
         let node = cx.topo.switches[t.sw as usize];
         let mut busy = false;
         for &port in &cx.topo.nodes[node as usize].ports {
-            let queues = cx.queues_of(port);
+            let queues = cx.port_queues.of(port);
             let qdelay = head_sojourn(&queues[self.p.c_queue], cx).max(head_sojourn(&queues[self.p.l_queue], cx));
             let s = &mut self.state[port as usize];
             s.update(&self.p.pi2, qdelay);

@@ -22,5 +22,5 @@ pub mod sfc;
 pub use buffer::{BufferParams, SwitchBuffer};
 pub use ecn::{EcnMarker, Red};
 pub use pipeline::{Mechanisms, SwitchState};
-pub use queue::{DropReason, MarkReason, PktQueue, QueueStats};
+pub use queue::{DropReason, MarkReason, PktQueue, PortQueues, QueueStats};
 pub use scheduler::{SchedState, Scheduler};

@@ -591,7 +591,7 @@ impl Pfc {
                 let down = cx.topo.peer_node(p as PortId);
                 let mut out = Vec::new();
                 for &q in &cx.topo.nodes[down as usize].ports {
-                    for (k, queue) in cx.queues_of(q).iter().enumerate() {
+                    for (k, queue) in cx.port_queues.of(q).iter().enumerate() {
                         let w = q as usize * classes + if link_mode { 0 } else { k };
                         if out.contains(&w) || !long_paused(q as usize, w % classes) {
                             continue;

@@ -138,7 +138,7 @@ impl Pi2 {
         let mut busy = false;
         for &port in &cx.topo.nodes[node as usize].ports {
             for qi in 0..self.queues {
-                let q = &cx.queues_of(port)[qi];
+                let q = &cx.port_queues.of(port)[qi];
                 let s = &mut self.state[port as usize * self.queues + qi];
                 s.update(&self.p, head_sojourn(q, cx));
                 busy |= s.p > 0.0 || !q.is_empty();

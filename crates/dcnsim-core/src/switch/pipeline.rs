@@ -29,7 +29,7 @@ use crate::switch::ecn::EcnMarker;
 use crate::switch::pfc::{self, Pfc, PfcParams};
 use crate::switch::qcn::{self, Qcn, QcnParams};
 use crate::switch::sfc::{self, Sfc, SfcParams};
-use crate::switch::{DropReason, PktQueue, SwitchBuffer};
+use crate::switch::{DropReason, PktQueue, PortQueues, SwitchBuffer};
 
 /// The per-switch state the engine core owns: the buffer model and the switch's random
 /// stream (shared by every mechanism of the switch that draws, in pipeline order).
@@ -45,8 +45,8 @@ pub struct Ctx<'a> {
     pub now: SimTime,
     pub topo: &'a Topology,
     pub egress: &'a [Egress],
-    /// Every port's queues, `queues` per port (read them with `queues_of`).
-    pub port_queues: &'a [PktQueue],
+    /// Every port's queues, `queues` per port.
+    pub port_queues: &'a PortQueues,
     pub pkts: &'a mut PacketArena,
     pub switches: &'a mut [SwitchState],
     /// Traffic classes (queues) per port.
@@ -67,13 +67,7 @@ impl Ctx<'_> {
     }
     #[inline]
     pub fn queue_bytes(&self, port: PortId, queue: usize) -> u64 {
-        self.queues_of(port)[queue].bytes
-    }
-    /// The queues of `port`, one per traffic class.
-    #[inline]
-    pub fn queues_of(&self, port: PortId) -> &[PktQueue] {
-        let n = self.queues;
-        &self.port_queues[port as usize * n..(port as usize + 1) * n]
+        self.port_queues.get(port, queue).bytes
     }
     pub fn violation(&mut self, msg: impl FnOnce() -> String) {
         if let Some(v) = self.violations.as_deref_mut() {

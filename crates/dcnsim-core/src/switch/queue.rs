@@ -2,7 +2,7 @@
 //! marks by reason, max depth and the time integral of depth (so the mean
 //! depth is exact, not sampled).
 
-use crate::net::PktId;
+use crate::net::{PktId, PortId};
 use crate::sim::SimTime;
 use std::collections::VecDeque;
 
@@ -151,5 +151,58 @@ impl PktQueue {
         } else {
             self.stats.area as f64 / now.0 as f64
         }
+    }
+}
+
+/// Every port's queues, `per_port` (one per traffic class) for each, in one array at
+/// `port * per_port + class`: a queue's address follows from the port alone, so the event
+/// loop can prefetch a queue before it has read the port's record (docs/architecture.md,
+/// "Memory layout of the hot path").
+#[derive(Clone, Debug)]
+pub struct PortQueues {
+    all: Vec<PktQueue>,
+    per_port: usize,
+}
+
+impl PortQueues {
+    pub fn new(ports: usize, per_port: usize) -> PortQueues {
+        PortQueues { all: vec![PktQueue::default(); ports * per_port], per_port }
+    }
+    #[inline]
+    fn at(&self, port: PortId, q: usize) -> usize {
+        port as usize * self.per_port + q
+    }
+    /// The queues of `port`, one per traffic class.
+    #[inline]
+    pub fn of(&self, port: PortId) -> &[PktQueue] {
+        let i = self.at(port, 0);
+        &self.all[i..i + self.per_port]
+    }
+    #[inline]
+    pub fn of_mut(&mut self, port: PortId) -> &mut [PktQueue] {
+        let i = self.at(port, 0);
+        &mut self.all[i..i + self.per_port]
+    }
+    /// Queue `q` of `port`.
+    #[inline]
+    pub fn get(&self, port: PortId, q: usize) -> &PktQueue {
+        &self.all[self.at(port, q)]
+    }
+    #[inline]
+    pub fn get_mut(&mut self, port: PortId, q: usize) -> &mut PktQueue {
+        let i = self.at(port, q);
+        &mut self.all[i]
+    }
+    /// Hint the CPU to load queue `q` of `port` into cache.
+    #[inline(always)]
+    pub fn prefetch(&self, port: PortId, q: usize) {
+        crate::sim::prefetch(&self.all, self.at(port, q) as u32);
+    }
+    /// Every port's queues, in port order.
+    pub fn ports(&self) -> std::slice::Chunks<'_, PktQueue> {
+        self.all.chunks(self.per_port)
+    }
+    pub fn ports_mut(&mut self) -> std::slice::ChunksMut<'_, PktQueue> {
+        self.all.chunks_mut(self.per_port)
     }
 }

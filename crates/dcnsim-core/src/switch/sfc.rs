@@ -324,7 +324,7 @@ mod tests {
         // an ACK never triggers
         let mut sfc2 = Sfc::new(params(SfcMode::Native), b.topo.ports.len(), 1);
         let ack = b.pkts.alloc(Packet { kind: PktKind::Ack, flow: 6, src: 0, dst: 2, size: 64, ..Packet::blank() });
-        b.queue_mut(out, 0).bytes = 500_000;
+        b.port_queues.get_mut(out, 0).bytes = 500_000;
         sfc2.on_enqueue(&Arrival::new(0, inp, out, ack, 64, 0, 0, 0), &mut b.cx(SimTime::ZERO));
         assert!(msgs(&mut b).is_empty());
     }
