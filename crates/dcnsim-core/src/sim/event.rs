@@ -200,13 +200,8 @@ impl<E: Copy> EventQueue<E> {
         self.len -= 1;
         Some((SimTime((self.cur_slot << self.slot_bits) | off as u64), e))
     }
-    /// The event that `pop` returns next, if it is already in the current slot (no wheel
-    /// turn): lets the caller prefetch what that event will touch.
-    #[inline(always)]
-    pub fn peek_current(&self) -> Option<&E> {
-        self.peek_ahead(0)
-    }
-    /// The event `n` after the one `pop` returns next, if they are all in the current slot.
+    /// The event `n` after the one `pop` returns next (0: that one), if it is already in
+    /// the current slot (no wheel turn): lets the caller prefetch what it will touch.
     #[inline(always)]
     pub fn peek_ahead(&self, n: usize) -> Option<&E> {
         self.current.get(self.pos + n).map(|e| &e.1)
