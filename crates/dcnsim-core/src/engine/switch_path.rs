@@ -5,7 +5,7 @@
 use super::{ctx, Sim, MAX_HOPS};
 use crate::net::Ecn;
 use crate::net::{PktId, PortId};
-use crate::switch::pipeline::{Admission, AqmAction, Arrival, Ctx, Departure};
+use crate::switch::pipeline::{Admission, AqmAction, Arrival, Ctx, Departure, Hook};
 use crate::switch::{DropReason, MarkReason};
 
 impl Sim {
@@ -32,9 +32,13 @@ impl Sim {
             },
         };
         let mut a = Arrival::new(sw, in_port, out, pkt, size as u64, hash, class, tc as usize);
-        self.mechs.classify(&mut a, &mut ctx!(self));
-        self.apply_effects();
-        match self.mechs.admit(&mut a, &mut ctx!(self)) {
+        // a stage no mechanism acts at costs neither a context nor a call
+        if self.mechs.acts_at(Hook::Classify) {
+            self.mechs.classify(&mut a, &mut ctx!(self));
+            self.apply_effects();
+        }
+        let admission = if self.mechs.acts_at(Hook::Admit) { self.mechs.admit(&mut a, &mut ctx!(self)) } else { Admission::Buffer };
+        match admission {
             Admission::Drop(why, port, q) => return self.drop_pkt(pkt, Some((port, q)), why),
             Admission::Admitted => {}
             Admission::Buffer => {
@@ -78,8 +82,10 @@ impl Sim {
                 self.violations.push(format!("t={} switch {sw}: {held} B buffered > memory {memory} B (port {out} queue {qi} holds {depth} B)", self.now));
             }
         }
-        self.mechs.on_enqueue(&a, &mut ctx!(self));
-        self.apply_effects();
+        if self.mechs.acts_at(Hook::Enqueue) {
+            self.mechs.on_enqueue(&a, &mut ctx!(self));
+            self.apply_effects();
+        }
         self.try_tx(out);
     }
 
@@ -110,10 +116,12 @@ impl Sim {
         self.switches[sw as usize].buffer.on_dequeue(eg.bytes, size as u64);
         eg.bytes -= size as u64;
         let pkt = queues[qi].pop(size, now).unwrap();
-        let p = self.pkts.get(pkt);
-        let d = Departure { sw, port, queue: qi, pkt, size: size as u64, flow: p.flow, in_port: p.ingress, tc: p.tc as usize, enq: p.enq };
-        self.mechs.on_dequeue(&d, &mut ctx!(self));
-        self.apply_effects();
+        if self.mechs.acts_at(Hook::Dequeue) {
+            let p = self.pkts.get(pkt);
+            let d = Departure { sw, port, queue: qi, pkt, size: size as u64, flow: p.flow, in_port: p.ingress, tc: p.tc as usize, enq: p.enq };
+            self.mechs.on_dequeue(&d, &mut ctx!(self));
+            self.apply_effects();
+        }
         self.pkts.get_mut(pkt).tc = qi as u8;
         Some(pkt)
     }

@@ -262,9 +262,19 @@ pub struct Mechanisms {
     pub qcn: Option<Qcn>,
     /// Directional Rate Control (seed 001).
     pub drc: Option<Drc>,
-    /// Whether any configured mechanism acts at classify, on_enqueue, on_dequeue: one test
-    /// per stage and packet when none does (most runs configure one mechanism or none).
-    hooks: [bool; 3],
+    /// Whether any configured mechanism acts at each `Hook`: one test per stage and packet
+    /// when none does (most runs configure one mechanism or none).
+    hooks: [bool; 4],
+}
+
+/// The packet stages a configured mechanism may not act at (`Mechanisms::acts_at`): the
+/// engine skips them, and the context it would build for them, when none does.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Hook {
+    Classify,
+    Admit,
+    Enqueue,
+    Dequeue,
 }
 
 impl Mechanisms {
@@ -278,11 +288,18 @@ impl Mechanisms {
             aqm: p.aqm.map(|a| Aqm::new(a, topo.ports.len(), queues, topo.switches.len())),
             qcn: p.qcn.map(|q| Qcn::new(q, topo.ports.len(), queues)),
             drc: p.drc.map(|d| Drc::new(d, topo, routes, queues)),
-            hooks: [false; 3],
+            hooks: [false; 4],
         };
         let (ci, pfc, sfc, aqm, qcn, drc) = (m.ci.is_some(), m.pfc.is_some(), m.sfc.is_some(), m.aqm.is_some(), m.qcn.is_some(), m.drc.is_some());
-        m.hooks = [ci || aqm, pfc || ci || sfc || qcn || drc, ci || pfc || aqm || drc];
+        m.hooks = [ci || aqm, pfc, pfc || ci || sfc || qcn || drc, ci || pfc || aqm || drc];
         m
+    }
+
+    /// Whether some configured mechanism acts at `hook` (else the stage does nothing: the
+    /// buffer model alone admits).
+    #[inline(always)]
+    pub fn acts_at(&self, hook: Hook) -> bool {
+        self.hooks[hook as usize]
     }
 
     /// Memory a switch with these ports keeps beside its shared pool for the mechanisms'
@@ -300,9 +317,6 @@ impl Mechanisms {
     /// classify: which egress queue (CI).
     #[inline]
     pub fn classify(&mut self, a: &mut Arrival, cx: &mut Ctx) {
-        if !self.hooks[0] {
-            return;
-        }
         if let Some(ci) = &mut self.ci {
             ci.classify(a, cx);
         }
@@ -340,9 +354,6 @@ impl Mechanisms {
     /// congestion point.
     #[inline]
     pub fn on_enqueue(&mut self, a: &Arrival, cx: &mut Ctx) {
-        if !self.hooks[1] {
-            return;
-        }
         if let Some(p) = &mut self.pfc {
             p.on_enqueue(a, cx);
         }
@@ -458,9 +469,6 @@ impl Mechanisms {
     /// on_dequeue: CI bookkeeping, then PFC (victims, XON), then the AQM (RED's idle time).
     #[inline]
     pub fn on_dequeue(&mut self, d: &Departure, cx: &mut Ctx) {
-        if !self.hooks[2] {
-            return;
-        }
         if let Some(ci) = &mut self.ci {
             ci.on_dequeue(d, cx);
         }
