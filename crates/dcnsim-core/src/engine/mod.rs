@@ -553,19 +553,35 @@ impl Sim {
         }
     }
 
-    /// Prefetch what the next events will touch, in two stages: the packet and port record
-    /// of the event after next, and, for the next event (whose packet and port record the
-    /// previous round fetched), the egress record and queue its route leads to. On large
-    /// fabrics those records outgrow the cache, and each is otherwise a stall in a chain of
-    /// dependent loads (packet, route, egress, queue).
+    /// Prefetch what the next events will touch, in stages: the packet and port record of
+    /// an arrival a few events ahead, then (large fabrics only) the route-table entry its
+    /// packet leads to, and for the next event the egress record and queue its route
+    /// picks. On large fabrics those records outgrow the cache, and each is otherwise a
+    /// stall in a chain of dependent loads (packet, route table, egress, queue).
     #[inline(always)]
     fn look_ahead(&mut self) {
-        if let Some(&Ev::Arrive { pkt, port }) = self.q.peek_ahead(1) {
+        if !self.route_ahead_pays {
+            if let Some(&Ev::Arrive { pkt, port }) = self.q.peek_ahead(1) {
+                self.pkts.prefetch(pkt);
+                prefetch(&self.hot, port);
+            }
+            if let Some(&Ev::TxDone { port }) = self.q.peek_ahead(0) {
+                prefetch(&self.egress, port);
+            }
+            return;
+        }
+        if let Some(&Ev::Arrive { pkt, port }) = self.q.peek_ahead(2) {
             self.pkts.prefetch(pkt);
             prefetch(&self.hot, port);
         }
+        if let Some(&Ev::Arrive { pkt, port }) = self.q.peek_ahead(1) {
+            let h = &self.hot[port as usize];
+            if h.is_switch {
+                self.routes.prefetch(h.owner, self.pkts.get(pkt).dst);
+            }
+        }
         match self.q.peek_ahead(0) {
-            Some(&Ev::Arrive { pkt, port }) if self.route_ahead_pays => {
+            Some(&Ev::Arrive { pkt, port }) => {
                 let h = &self.hot[port as usize];
                 let p = self.pkts.get(pkt);
                 if h.is_switch && !matches!(p.kind, PktKind::Ctrl(_) | PktKind::Msg(_)) {
