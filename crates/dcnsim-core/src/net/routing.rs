@@ -15,17 +15,17 @@ use std::collections::VecDeque;
 /// smaller than a per-host table and stays in cache on large fabrics.
 ///
 /// A switch's row holds few distinct candidate sets (its up-ports, and one down-port per
-/// destination below it), so the table stores an index into the interned sets: 2 bytes
-/// per entry where the fabric has fewer than 65,536 sets. The table is the one structure
-/// every switch hop reads at a random place; at k = 20 (500 switches x 200 edges) it is
-/// 200 KB instead of 800 KB.
+/// destination below it), so the table stores where the interned set starts in `hops`,
+/// a count followed by the ports: 2 bytes per entry where all sets take fewer than 65,536
+/// words. The table is the one structure every switch hop reads at a random place; at
+/// k = 20 (500 switches x 200 edges) it is 200 KB instead of 800 KB. A lookup is a chain
+/// of three dependent loads (host record, table, set), each an L1 miss on the hot path.
 #[derive(Clone, Debug)]
 pub struct Routes {
     edges: usize,
-    /// Per (switch index * edges + edge index): index into `sets`.
+    /// Per (switch index * edges + edge index): where its candidate set starts in `hops`.
     table: SetIndex,
-    /// Interned candidate sets: (offset into `hops`, count); set 0 is empty.
-    sets: Vec<(u32, u16)>,
+    /// Interned candidate sets, each its count then its ports; the set at 0 is empty.
     hops: Vec<PortId>,
     /// Per host: its edge switch's index among edges, that switch's index, and the
     /// switch's port toward the host (one record: one cache miss per lookup).
@@ -59,7 +59,7 @@ impl Routes {
         Self::build_narrow_up_to(t, u16::MAX as usize + 1)
     }
 
-    /// `build`, with 2-byte table entries only where there are at most `narrow` sets.
+    /// `build`, with 2-byte table entries only where the sets take at most `narrow` words.
     fn build_narrow_up_to(t: &Topology, narrow: usize) -> Result<Routes, Unreachable> {
         // edge switches: those with hosts attached, in switch order
         let mut edge_of_switch = vec![u32::MAX; t.num_switches()];
@@ -94,8 +94,7 @@ impl Routes {
             })
             .collect();
         let mut table = vec![0u32; ns * ne];
-        let mut hops: Vec<PortId> = Vec::new();
-        let mut sets: Vec<(u32, u16)> = vec![(0, 0)];
+        let mut hops: Vec<PortId> = vec![0];
         let mut interned: HashMap<Vec<PortId>, u32> = HashMap::new();
         // distance to the target edge switch, by switch index
         let mut dist = vec![u32::MAX; ns];
@@ -131,15 +130,16 @@ impl Routes {
                     }
                 }
                 let entry = *interned.entry(cand.clone()).or_insert_with(|| {
-                    sets.push((hops.len() as u32, cand.len() as u16));
+                    let at = hops.len() as u32;
+                    hops.push(cand.len() as PortId);
                     hops.extend_from_slice(&cand);
-                    (sets.len() - 1) as u32
+                    at
                 });
                 table[si * ne + e] = entry;
             }
         }
-        let table = if sets.len() <= narrow { SetIndex::Narrow(table.iter().map(|&i| i as u16).collect()) } else { SetIndex::Wide(table) };
-        Ok(Routes { edges: ne, table, sets, hops, host, overrides: HashMap::new() })
+        let table = if hops.len() <= narrow { SetIndex::Narrow(table.iter().map(|&i| i as u16).collect()) } else { SetIndex::Wide(table) };
+        Ok(Routes { edges: ne, table, hops, host, overrides: HashMap::new() })
     }
 
     /// Replace the choice of switch `sw` (switch index) toward host `dst` by one port.
@@ -159,8 +159,8 @@ impl Routes {
             SetIndex::Narrow(t) => t[at] as usize,
             SetIndex::Wide(t) => t[at] as usize,
         };
-        let (off, n) = self.sets[set];
-        &self.hops[off as usize..off as usize + n as usize]
+        let n = self.hops[set] as usize;
+        &self.hops[set + 1..set + 1 + n]
     }
 
     /// Hint the CPU to load the table entry `next_hop(sw, dst, _)` reads (the host's own
@@ -250,6 +250,13 @@ mod tests {
                 assert_eq!(narrow.candidates(sw, dst), wide.candidates(sw, dst));
             }
         }
+    }
+    #[test]
+    fn a_2000_host_fat_tree_keeps_the_2_byte_table() {
+        let t = fat_tree::build(fat_tree::FatTreeShape::k_ary(20), (1, SimTime(1)), (1, SimTime(1)), (1, SimTime(1)));
+        let r = Routes::build(&t).unwrap();
+        assert!(matches!(r.table, SetIndex::Narrow(_)), "{} words of sets", r.hops.len());
+        assert_eq!(r.path(&t, 0, 1999, 5).len(), 6);
     }
     #[test]
     fn disconnected_is_reported() {
