@@ -20,7 +20,7 @@ use crate::host::{Flow, Holds, Host, Sender};
 use crate::net::port::Egress;
 use crate::net::{FlowId, Frame, Msg, NodeKind, Packet, PacketArena, PktId, PktKind, PortId, Routes, Topology};
 use crate::sim::{prefetch, ser_time, stream, EventQueue, SimTime, Stream};
-use crate::switch::pipeline::{Ctx, Effect, MechTimer, MechanismParams, Mechanisms};
+use crate::switch::pipeline::{Ctx, Effect, Hook, MechTimer, MechanismParams, Mechanisms};
 use crate::switch::{BufferParams, DropReason, PortQueues, Scheduler, SwitchBuffer, SwitchState};
 use crate::workload::FlowSpec;
 
@@ -210,6 +210,11 @@ pub struct Sim {
     /// the next arrival ahead of time pays for its instructions; on a small fabric it only
     /// adds them (k = 8 fits, k = 16 does not).
     route_ahead_pays: bool,
+    /// Whether a packet that finds its egress port idle and empty may leave at once without
+    /// passing through the queue's FIFO (`PktQueue::pass_through`): nothing watches it
+    /// there (no enqueue or dequeue hook, nothing holds or reorders queues), the
+    /// scheduler is stateless and no invariant checks look at the queue in between.
+    cut_through: bool,
     /// Every port's queues, `cfg.queues` per port.
     queues: PortQueues,
     switches: Vec<SwitchState>,
@@ -375,6 +380,12 @@ impl Sim {
         if let Some(s) = &cfg.queue_sample {
             q.push(s.from, Ev::Sample);
         }
+        let cut_through = matches!(cfg.scheduler, Scheduler::Strict)
+            && !cfg.check_invariants
+            && !mechs.acts_at(Hook::Enqueue)
+            && !mechs.acts_at(Hook::Dequeue)
+            && !mechs.can_hold()
+            && !mechs.reorders();
         Sim {
             cfg,
             topo,
@@ -383,6 +394,7 @@ impl Sim {
             egress,
             route_ahead: (PktId::MAX, 0),
             route_ahead_pays: port_state > 1 << 20,
+            cut_through,
             queues,
             switches,
             mechs,

@@ -45,7 +45,6 @@ pub struct QueueStats {
     /// Integral of depth over time, in byte-picoseconds.
     pub area: u128,
     pub last_change: SimTime,
-    pub enq_packets: u64,
     pub max_bytes: u64,
     pub tx_bytes: u64,
     pub tx_packets: u64,
@@ -112,7 +111,6 @@ impl PktQueue {
         self.integrate(now);
         self.pkts.push_back(id);
         self.bytes += size as u64;
-        self.stats.enq_packets += 1;
         if self.bytes > self.stats.max_bytes {
             self.stats.max_bytes = self.bytes;
         }
@@ -124,6 +122,15 @@ impl PktQueue {
         self.bytes -= size as u64;
         self.stats.count_tx(size);
         Some(id)
+    }
+    /// A packet of `size` bytes joins this queue, empty, and leaves it at once (its port
+    /// was idle): the counters `push` then `pop` at `now` would leave, without the FIFO.
+    #[inline]
+    pub fn pass_through(&mut self, size: u32, now: SimTime) {
+        debug_assert!(self.pkts.is_empty() && self.bytes == 0);
+        self.stats.last_change = now;
+        self.stats.max_bytes = self.stats.max_bytes.max(size as u64);
+        self.stats.count_tx(size);
     }
     /// Move the packet at position `idx` to the head, the packets ahead of it back by one,
     /// for a transmitter that sends out of order (DRC); the FIFO path then takes it. (Indexing
@@ -204,5 +211,27 @@ impl PortQueues {
     }
     pub fn ports_mut(&mut self) -> std::slice::ChunksMut<'_, PktQueue> {
         self.all.chunks_mut(self.per_port)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pass_through_counts_as_push_then_pop_at_once() {
+        let (mut a, mut b) = (PktQueue::default(), PktQueue::default());
+        for q in [&mut a, &mut b] {
+            q.push(1, 1500, SimTime(100));
+            q.pop(1500, SimTime(400));
+        }
+        a.push(2, 64, SimTime(900));
+        assert_eq!(a.pop(64, SimTime(900)), Some(2));
+        b.pass_through(64, SimTime(900));
+        assert_eq!(format!("{:?}", a.stats), format!("{:?}", b.stats));
+        assert_eq!((a.bytes, a.mean_bytes(SimTime(1000))), (b.bytes, b.mean_bytes(SimTime(1000))));
+        // a first packet larger than any before sets the maximum
+        b.pass_through(9000, SimTime(950));
+        assert_eq!(b.stats.max_bytes, 9000);
     }
 }
