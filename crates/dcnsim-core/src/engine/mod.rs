@@ -210,7 +210,7 @@ pub struct Sim {
     /// the next arrival ahead of time pays for its instructions; on a small fabric it only
     /// adds them (k = 8 fits, k = 16 does not).
     route_ahead_pays: bool,
-    /// Whether a packet that finds its egress port idle and empty may leave at once without
+    /// Whether a packet that finds its egress port (switch or NIC) idle and empty may leave at once without
     /// passing through the queue's FIFO (`PktQueue::pass_through`): nothing watches it
     /// there (no enqueue or dequeue hook, nothing holds or reorders queues), the
     /// scheduler is stateless and no invariant checks look at the queue in between.
