@@ -831,11 +831,16 @@ impl Sim {
         self.apply_effects();
     }
 
+    /// Whether `port` has more to send: queued bytes or control frames, or at a NIC a flow
+    /// ready to send.
+    #[inline(always)]
     fn has_backlog(&self, port: PortId) -> bool {
         let eg = &self.egress[port as usize];
-        if eg.bytes > 0 || !eg.ctrl.is_empty() {
-            return true;
-        }
+        eg.bytes > 0 || !eg.ctrl.is_empty() || self.host_has_ready(port)
+    }
+
+    #[inline(never)]
+    fn host_has_ready(&self, port: PortId) -> bool {
         let h = &self.hot[port as usize];
         !h.is_switch && self.hosts[h.owner as usize].ready.iter().any(|r| !r.is_empty())
     }
