@@ -248,6 +248,8 @@ pub struct Sim {
     violations: Vec<String>,
     /// Every transmission start, when tracing (tests and debugging).
     trace: Option<Vec<TxRecord>>,
+    /// Something watches transmission starts: the trace, or a mechanism (`watches_tx`).
+    watch_tx: bool,
     /// Per (switch port, queue) histogram of sampled depths, indexed like the ports table.
     depth_hist: Vec<Vec<u64>>,
     samples: u64,
@@ -380,6 +382,7 @@ impl Sim {
         if let Some(s) = &cfg.queue_sample {
             q.push(s.from, Ev::Sample);
         }
+        let mechs_watch_tx = mechs.watches_tx();
         let cut_through = matches!(cfg.scheduler, Scheduler::Strict)
             && !cfg.check_invariants
             && !mechs.acts_at(Hook::Enqueue)
@@ -420,6 +423,7 @@ impl Sim {
             data_dropped: 0,
             violations: Vec::new(),
             trace: None,
+            watch_tx: mechs_watch_tx,
             depth_hist: Vec::new(),
             samples: 0,
             goodput: Goodput::default(),
@@ -503,6 +507,7 @@ impl Sim {
     /// Record every transmission start from now on.
     pub fn enable_trace(&mut self) {
         self.trace = Some(Vec::new());
+        self.watch_tx = true;
     }
     /// Transmission starts recorded since `enable_trace`.
     pub fn trace(&self) -> &[TxRecord] {
@@ -823,12 +828,19 @@ impl Sim {
         self.transmit(port, pkt);
     }
 
-    /// Tell the mechanisms that watch transmissions (DRC) that `pkt` starts on `port`.
+    /// Record that `pkt` starts on `port` in the trace, and tell the mechanisms that watch
+    /// transmissions (DRC).
     #[inline(never)]
     fn notify_transmit(&mut self, port: PortId, pkt: PktId) {
-        let class = self.pkts.get(pkt).tc as usize;
-        self.mechs.on_transmit(port, pkt, class, &mut ctx!(self));
-        self.apply_effects();
+        let p = self.pkts.get(pkt);
+        if let Some(tr) = &mut self.trace {
+            tr.push(TxRecord { time: self.now, port, kind: p.kind, flow: p.flow, seq: p.seq, size: p.size });
+        }
+        if self.mechs.watches_tx() {
+            let class = p.tc as usize;
+            self.mechs.on_transmit(port, pkt, class, &mut ctx!(self));
+            self.apply_effects();
+        }
     }
 
     /// Whether `port` has more to send: queued bytes or control frames, or at a NIC a flow
@@ -854,11 +866,7 @@ impl Sim {
         if !h.is_switch && kind == PktKind::Data {
             self.data_sent += 1;
         }
-        if let Some(tr) = &mut self.trace {
-            let p = self.pkts.get(pkt);
-            tr.push(TxRecord { time: self.now, port, kind: p.kind, flow: p.flow, seq: p.seq, size });
-        }
-        if self.mechs.watches_tx() {
+        if self.watch_tx {
             self.notify_transmit(port, pkt);
         }
         let done = self.now + h.ser(size as u64);
