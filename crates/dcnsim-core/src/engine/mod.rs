@@ -169,8 +169,10 @@ impl EndReason {
     }
 }
 
-/// What the hot path needs about a port, packed in one small record.
+/// What the hot path needs about a port, packed in one small record (32 bytes, aligned so
+/// that none spans two cache lines).
 #[derive(Clone, Copy, Debug)]
+#[repr(align(32))]
 struct PortHot {
     /// Where frames from this port arrive.
     peer: PortId,
@@ -178,20 +180,27 @@ struct PortHot {
     is_switch: bool,
     owner: u32,
     /// Picoseconds per byte when the rate divides 8e12 exactly (every standard Ethernet
-    /// rate does), else 0 and serialization falls back to the exact division.
-    ps_per_byte: u64,
-    rate_bps: u64,
+    /// rate does), else the rate in bit/s with `INEXACT` set, and serialization falls back
+    /// to the exact division (one field: the record stays 32 bytes).
+    ser_rate: u64,
     /// Propagation plus static switch latency to the peer.
     arrive_delay: SimTime,
 }
 
 impl PortHot {
+    const INEXACT: u64 = 1 << 63;
+    fn ser_rate(rate_bps: u64) -> u64 {
+        match 8_000_000_000_000u64 % rate_bps {
+            0 => 8_000_000_000_000 / rate_bps,
+            _ => rate_bps | Self::INEXACT,
+        }
+    }
     #[inline]
     fn ser(&self, bytes: u64) -> SimTime {
-        if self.ps_per_byte != 0 {
-            SimTime(bytes * self.ps_per_byte)
+        if self.ser_rate & Self::INEXACT == 0 {
+            SimTime(bytes * self.ser_rate)
         } else {
-            ser_time(bytes, self.rate_bps)
+            ser_time(bytes, self.ser_rate & !Self::INEXACT)
         }
     }
 }
@@ -348,15 +357,7 @@ impl Sim {
             .enumerate()
             .map(|(i, p)| {
                 let n = &topo.nodes[p.node as usize];
-                let exact = 8_000_000_000_000u64 % p.rate_bps == 0;
-                PortHot {
-                    peer: p.peer,
-                    is_switch: n.kind == NodeKind::Switch,
-                    owner: n.index,
-                    ps_per_byte: if exact { 8_000_000_000_000 / p.rate_bps } else { 0 },
-                    rate_bps: p.rate_bps,
-                    arrive_delay: arrive_delay[i],
-                }
+                PortHot { peer: p.peer, is_switch: n.kind == NodeKind::Switch, owner: n.index, ser_rate: PortHot::ser_rate(p.rate_bps), arrive_delay: arrive_delay[i] }
             })
             .collect();
         let switches = topo
