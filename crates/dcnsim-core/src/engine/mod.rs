@@ -849,13 +849,13 @@ impl Sim {
     #[inline(always)]
     fn has_backlog(&self, port: PortId) -> bool {
         let eg = &self.egress[port as usize];
-        eg.bytes > 0 || !eg.ctrl.is_empty() || self.host_has_ready(port)
+        let h = &self.hot[port as usize];
+        eg.bytes > 0 || !eg.ctrl.is_empty() || (!h.is_switch && self.host_has_ready(h.owner))
     }
 
     #[inline(never)]
-    fn host_has_ready(&self, port: PortId) -> bool {
-        let h = &self.hot[port as usize];
-        !h.is_switch && self.hosts[h.owner as usize].ready.iter().any(|r| !r.is_empty())
+    fn host_has_ready(&self, host: u32) -> bool {
+        self.hosts[host as usize].ready.iter().any(|r| !r.is_empty())
     }
 
     fn transmit(&mut self, port: PortId, pkt: PktId) {
