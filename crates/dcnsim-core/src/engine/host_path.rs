@@ -28,13 +28,10 @@ impl Sim {
         // datagrams of a flow a CIP isolated at this NIC go to the congested class
         let isolated = if data { self.flows.get(flow as usize).and_then(|f| f.nic_class) } else { None };
         let qi = isolated.map_or(self.cfg.class(prio), |c| c as usize);
-        let eg = &self.egress[port as usize];
-        if self.cut_through && eg.bytes == 0 && eg.busy_until <= self.now && eg.ctrl.is_empty() {
-            // the NIC serves its own queues before its flows: from an idle, empty NIC the
-            // packet leaves at once (the switch's cut-through, `switch_rx`)
-            self.pkts.get_mut(pkt).tc = qi as u8;
-            self.queues.get_mut(port, qi).pass_through(size, self.now);
-            return self.transmit(port, pkt);
+        // the NIC serves its own queues before its flows: from an idle, empty NIC the packet
+        // may leave at once
+        if self.leave_at_once(port, qi, pkt, size) {
+            return;
         }
         self.egress[port as usize].bytes += size as u64;
         self.queues.get_mut(port, qi).push(pkt, size, self.now);

@@ -831,6 +831,22 @@ impl Sim {
         self.transmit(port, pkt);
     }
 
+    /// The idle-port cut-through, where `cut_through` allows it: if `port` is idle with
+    /// nothing queued, `pkt` (`size` bytes, for queue `qi`) starts now without passing
+    /// through the queue's FIFO, leaving what enqueue, try_tx and dequeue would leave at this
+    /// instant (the buffer's accounting nets to nothing). False: it must be enqueued.
+    #[inline(always)]
+    fn leave_at_once(&mut self, port: PortId, qi: usize, pkt: PktId, size: u32) -> bool {
+        let eg = &self.egress[port as usize];
+        if !(self.cut_through && eg.bytes == 0 && eg.busy_until <= self.now && eg.ctrl.is_empty()) {
+            return false;
+        }
+        self.pkts.get_mut(pkt).tc = qi as u8;
+        self.queues.get_mut(port, qi).pass_through(size, self.now);
+        self.transmit(port, pkt);
+        true
+    }
+
     /// Record that `pkt` starts on `port` in the trace, and tell the mechanisms that watch
     /// transmissions (DRC).
     #[inline(never)]

@@ -440,7 +440,7 @@ fn case_strategy(udp_sizes: bool) -> impl Strategy<Value = Case> {
         )
 }
 
-use super::tests::build;
+use super::tests::{build, build_with};
 
 fn check_conservation(sim: &crate::Sim, when: &str) -> Result<(), TestCaseError> {
     let (created, consumed, dropped, live) = sim.packet_counts();
@@ -583,10 +583,7 @@ fn check_case(c: &Case) -> Result<(), TestCaseError> {
 
     // Run 2: the same scenario in one go, without the invariant checks, must give identical
     // tables (without them, packets that find their port idle skip the queue's FIFO).
-    let mut b = match crate::scenario::load(&text, false, None, &crate::scenario::RunOptions { seed: None, check_invariants: false }) {
-        Ok((_, sim)) => sim,
-        Err(e) => panic!("scenario rejected: {e}\n{text}"),
-    };
+    let mut b = build_with(&text, false);
     b.run();
     check_conservation(&b, "at the end (second run)")?;
     let rb = b.results();

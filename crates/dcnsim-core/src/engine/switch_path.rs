@@ -59,16 +59,13 @@ impl Sim {
             }
             AqmAction::Drop(why) => return self.drop_pkt(pkt, Some((out, qi)), why),
         }
-        let eg = &self.egress[out as usize];
-        if self.cut_through && eg.bytes == 0 && eg.busy_until <= self.now && eg.ctrl.is_empty() {
-            // what enqueue, try_tx and dequeue would do at this instant, less the FIFO (most
-            // packets at moderate load): the buffer's accounting nets to nothing
+        {
             let p = self.pkts.get_mut(pkt);
             p.ingress = in_port;
             p.enq = self.now;
-            p.tc = qi as u8;
-            self.queues.get_mut(out, qi).pass_through(size, self.now);
-            return self.transmit(out, pkt);
+        }
+        if self.leave_at_once(out, qi, pkt, size) {
+            return;
         }
         let st = &mut self.switches[sw as usize];
         let eg = &mut self.egress[out as usize];
@@ -76,11 +73,6 @@ impl Sim {
         eg.bytes += a.size;
         let q = self.queues.get_mut(out, qi);
         q.push(pkt, size, self.now);
-        {
-            let p = self.pkts.get_mut(pkt);
-            p.ingress = in_port;
-            p.enq = self.now;
-        }
         if self.cfg.check_invariants {
             let lim = st.buffer.queue_limit();
             if !a.ingress_admitted && q.bytes > lim {

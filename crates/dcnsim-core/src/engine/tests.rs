@@ -5,7 +5,12 @@ use crate::sim::{ser_time, SimTime};
 
 /// Build a scenario with invariant checks on (shared by the engine's test modules).
 pub(super) fn build(text: &str) -> crate::Sim {
-    match load(text, false, None, &RunOptions { seed: None, check_invariants: true }) {
+    build_with(text, true)
+}
+
+/// Build a scenario, with invariant checks on or off.
+pub(super) fn build_with(text: &str, check_invariants: bool) -> crate::Sim {
+    match load(text, false, None, &RunOptions { seed: None, check_invariants }) {
         Ok((_, sim)) => sim,
         Err(e) => panic!("scenario rejected: {e}\n{text}"),
     }

@@ -304,6 +304,9 @@ mod tests {
     }
 
     proptest::proptest! {
+        // a failure prints its case (shrunk); write no regression file into the tree
+        #![proptest_config(proptest::prelude::ProptestConfig { failure_persistence: None, ..proptest::prelude::ProptestConfig::default() })]
+
         /// Against a sorted reference, with pushes interleaved with pops as the engine does.
         #[test]
         fn matches_sorted_order(ops in proptest::collection::vec((proptest::prop_oneof![0u64..100, 0u64..100_000], proptest::bool::ANY), 1..400), bits in proptest::prop_oneof![proptest::strategy::Just(3u32), 8u32..=17]) {
