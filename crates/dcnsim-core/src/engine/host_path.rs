@@ -677,7 +677,7 @@ impl Sim {
         let udp = spec.transport == TransportKind::Udp;
         let rate = |p: PortId| self.topo.ports[p as usize].rate_bps;
         let s = |bytes: u64, p: PortId| ser_time(bytes, rate(p)).0;
-        let d = |p: PortId| self.hot[p as usize].arrive_delay.0;
+        let d = |p: PortId| self.egress[p as usize].wire.arrive_delay.0;
         let u = &self.cfg.udp;
         if udp && (u.sizes != SizeDist::Fixed || u.arrivals != Arrivals::Constant) {
             // random datagrams: no single idle-path time; use the lower bound of every

@@ -17,7 +17,7 @@ mod switch_path;
 use crate::host::roce::RoceParams;
 use crate::host::udp::{Arrivals, SizeDist};
 use crate::host::{Flow, Holds, Host, Sender};
-use crate::net::port::Egress;
+use crate::net::port::{Egress, PortWire};
 use crate::net::{FlowId, Frame, Msg, NodeKind, Packet, PacketArena, PktId, PktKind, PortId, Routes, Topology};
 use crate::sim::{prefetch, ser_time, stream, EventQueue, SimTime, Stream};
 use crate::switch::pipeline::{Ctx, Effect, Hook, MechTimer, MechanismParams, Mechanisms};
@@ -169,48 +169,11 @@ impl EndReason {
     }
 }
 
-/// What the hot path needs about a port, packed in one small record (32 bytes, aligned so
-/// that none spans two cache lines).
-#[derive(Clone, Copy, Debug)]
-#[repr(align(32))]
-struct PortHot {
-    /// Where frames from this port arrive.
-    peer: PortId,
-    /// The owning node is a switch (else a host) and its switch or host index.
-    is_switch: bool,
-    owner: u32,
-    /// Picoseconds per byte when the rate divides 8e12 exactly (every standard Ethernet
-    /// rate does), else the rate in bit/s with `INEXACT` set, and serialization falls back
-    /// to the exact division (one field: the record stays 32 bytes).
-    ser_rate: u64,
-    /// Propagation plus static switch latency to the peer.
-    arrive_delay: SimTime,
-}
-
-impl PortHot {
-    const INEXACT: u64 = 1 << 63;
-    fn ser_rate(rate_bps: u64) -> u64 {
-        match 8_000_000_000_000u64 % rate_bps {
-            0 => 8_000_000_000_000 / rate_bps,
-            _ => rate_bps | Self::INEXACT,
-        }
-    }
-    #[inline]
-    fn ser(&self, bytes: u64) -> SimTime {
-        if self.ser_rate & Self::INEXACT == 0 {
-            SimTime(bytes * self.ser_rate)
-        } else {
-            ser_time(bytes, self.ser_rate & !Self::INEXACT)
-        }
-    }
-}
-
 /// A running simulation.
 pub struct Sim {
     cfg: SimConfig,
     topo: Topology,
     routes: Routes,
-    hot: Vec<PortHot>,
     egress: Vec<Egress>,
     /// The route the look-ahead found for the next arrival's packet (packet, egress port):
     /// a packet is in one place at a time, so the id names that arrival until it is handled.
@@ -338,7 +301,6 @@ impl Sim {
         let loops = std::mem::take(&mut cfg.loops);
         specs.sort_by_key(|s| s.start); // stable: ties keep workload order
         let nq = cfg.queues;
-        let egress = (0..topo.ports.len()).map(|_| Egress::default()).collect();
         let queues = PortQueues::new(topo.ports.len(), nq);
         let port_state = topo.ports.len() * (std::mem::size_of::<Egress>() + nq * std::mem::size_of::<crate::switch::PktQueue>());
         let arrive_delay: Vec<SimTime> = topo
@@ -351,13 +313,19 @@ impl Sim {
             })
             .collect();
         let mechs = Mechanisms::new(cfg.mechanisms.clone(), &topo, &routes, &arrive_delay, cfg.mtu, nq);
-        let hot = topo
+        let egress: Vec<Egress> = topo
             .ports
             .iter()
             .enumerate()
             .map(|(i, p)| {
                 let n = &topo.nodes[p.node as usize];
-                PortHot { peer: p.peer, is_switch: n.kind == NodeKind::Switch, owner: n.index, ser_rate: PortHot::ser_rate(p.rate_bps), arrive_delay: arrive_delay[i] }
+                Egress::new(PortWire {
+                    peer: p.peer,
+                    is_switch: n.kind == NodeKind::Switch,
+                    owner: n.index,
+                    ser_rate: PortWire::ser_rate(p.rate_bps),
+                    arrive_delay: arrive_delay[i],
+                })
             })
             .collect();
         let switches = topo
@@ -396,7 +364,6 @@ impl Sim {
             cfg,
             topo,
             routes,
-            hot,
             egress,
             route_ahead: (PktId::MAX, 0),
             route_ahead_pays: port_state > 1 << 20,
@@ -583,7 +550,7 @@ impl Sim {
         if !self.route_ahead_pays {
             if let Some(&Ev::Arrive { pkt, port }) = self.q.peek_ahead(1) {
                 self.pkts.prefetch(pkt);
-                prefetch(&self.hot, port);
+                prefetch(&self.egress, port);
             }
             if let Some(&Ev::TxDone { port }) = self.q.peek_ahead(0) {
                 prefetch(&self.egress, port);
@@ -592,17 +559,17 @@ impl Sim {
         }
         if let Some(&Ev::Arrive { pkt, port }) = self.q.peek_ahead(2) {
             self.pkts.prefetch(pkt);
-            prefetch(&self.hot, port);
+            prefetch(&self.egress, port);
         }
         if let Some(&Ev::Arrive { pkt, port }) = self.q.peek_ahead(1) {
-            let h = &self.hot[port as usize];
+            let h = &self.egress[port as usize].wire;
             if h.is_switch {
                 self.routes.prefetch(h.owner, self.pkts.get(pkt).dst);
             }
         }
         match self.q.peek_ahead(0) {
             Some(&Ev::Arrive { pkt, port }) => {
-                let h = &self.hot[port as usize];
+                let h = &self.egress[port as usize].wire;
                 let p = self.pkts.get(pkt);
                 if h.is_switch && !matches!(p.kind, PktKind::Ctrl(_) | PktKind::Msg(_)) {
                     if let Some(out) = self.routes.next_hop(h.owner, p.dst, p.hash) {
@@ -627,7 +594,7 @@ impl Sim {
         match ev {
             Ev::Arrive { port, pkt } => {
                 let p = self.pkts.get(pkt);
-                let h = self.hot[port as usize];
+                let h = self.egress[port as usize].wire;
                 match p.kind {
                     PktKind::Ctrl(frame) => {
                         let (flow, hash) = (p.flow, p.hash);
@@ -642,8 +609,8 @@ impl Sim {
             }
             Ev::TxDone { port } => {
                 let eg = &mut self.egress[port as usize];
-                if eg.txdone_at == Some(self.now) {
-                    eg.txdone_at = None;
+                if eg.txdone_at == self.now {
+                    eg.txdone_at = SimTime::MAX;
                     self.try_tx(port);
                 }
             }
@@ -711,7 +678,7 @@ impl Sim {
     /// Put a link-local control frame on `port`, ahead of its queues.
     fn send_frame(&mut self, port: PortId, frame: Frame, flow: FlowId, hash: u32) {
         let id = self.new_control(Packet { kind: PktKind::Ctrl(frame), flow, hash, size: frame.wire_bytes(), ..Packet::blank() });
-        self.egress[port as usize].ctrl.push_back(id);
+        self.egress[port as usize].push_ctrl(id);
         self.try_tx(port);
     }
 
@@ -740,7 +707,7 @@ impl Sim {
         if consumed {
             self.consume(pkt);
         } else {
-            self.egress[out as usize].ctrl.push_back(pkt);
+            self.egress[out as usize].push_ctrl(pkt);
         }
         self.apply_effects();
         self.try_tx(out);
@@ -755,7 +722,7 @@ impl Sim {
             self.depth_hist = vec![Vec::new(); self.egress.len() * nq];
         }
         for (pid, queues) in self.queues.ports().enumerate() {
-            if !self.hot[pid].is_switch {
+            if !self.egress[pid].wire.is_switch {
                 continue;
             }
             for (qi, q) in queues.iter().enumerate() {
@@ -807,17 +774,17 @@ impl Sim {
         let eg = &self.egress[port as usize];
         if eg.busy_until > self.now {
             let t = eg.busy_until;
-            if eg.txdone_at != Some(t) && self.has_backlog(port) {
-                self.egress[port as usize].txdone_at = Some(t);
+            if eg.txdone_at != t && self.has_backlog(port) {
+                self.egress[port as usize].txdone_at = t;
                 self.q.push(t, Ev::TxDone { port });
             }
             return;
         }
-        if let Some(ctrl) = self.egress[port as usize].ctrl.pop_front() {
+        if let Some(ctrl) = self.egress[port as usize].pop_ctrl() {
             self.transmit(port, ctrl);
             return;
         }
-        let h = self.hot[port as usize];
+        let h = self.egress[port as usize].wire;
         let pkt = match h.is_switch {
             true => match self.switch_dequeue(h.owner, port) {
                 Some(p) => p,
@@ -838,7 +805,7 @@ impl Sim {
     #[inline(always)]
     fn leave_at_once(&mut self, port: PortId, qi: usize, pkt: PktId, size: u32) -> bool {
         let eg = &self.egress[port as usize];
-        if !(self.cut_through && eg.bytes == 0 && eg.busy_until <= self.now && eg.ctrl.is_empty()) {
+        if !(self.cut_through && eg.bytes == 0 && eg.busy_until <= self.now && !eg.has_ctrl()) {
             return false;
         }
         self.pkts.get_mut(pkt).tc = qi as u8;
@@ -867,8 +834,7 @@ impl Sim {
     #[inline(always)]
     fn has_backlog(&self, port: PortId) -> bool {
         let eg = &self.egress[port as usize];
-        let h = &self.hot[port as usize];
-        eg.bytes > 0 || !eg.ctrl.is_empty() || (!h.is_switch && self.host_has_ready(h.owner))
+        eg.bytes > 0 || eg.has_ctrl() || (!eg.wire.is_switch && self.host_has_ready(eg.wire.owner))
     }
 
     #[inline(never)]
@@ -877,7 +843,7 @@ impl Sim {
     }
 
     fn transmit(&mut self, port: PortId, pkt: PktId) {
-        let h = self.hot[port as usize];
+        let h = self.egress[port as usize].wire;
         let (size, kind) = {
             let p = self.pkts.get(pkt);
             (p.size, p.kind)
@@ -892,7 +858,7 @@ impl Sim {
         self.q.push(done + h.arrive_delay, Ev::Arrive { port: h.peer, pkt });
         self.egress[port as usize].busy_until = done;
         if self.has_backlog(port) {
-            self.egress[port as usize].txdone_at = Some(done);
+            self.egress[port as usize].txdone_at = done;
             self.q.push(done, Ev::TxDone { port });
         }
     }

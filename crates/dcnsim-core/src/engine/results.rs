@@ -75,7 +75,7 @@ impl Sim {
             let peer_node = self.topo.ports[info.peer as usize].node;
             for (qi, qq) in queues.iter_mut().enumerate() {
                 node.push(info.node);
-                is_host.push((!self.hot[pid].is_switch) as u8);
+                is_host.push((!self.egress[pid].wire.is_switch) as u8);
                 port.push(info.local);
                 peer.push(peer_node);
                 queue.push(qi as u8);

@@ -466,14 +466,3 @@ flows = [ { src = 0, dst = 1, size = "100KB" } ]
     let data_last = (68 + 3) * ser_time(1500, 10_000_000_000).0 + ser_time(760, 10_000_000_000).0 + 700_000;
     assert_eq!(ideal, data_last + 3 * ser_time(64, 10_000_000_000).0 + 450_000);
 }
-
-/// A port's hot record is half a cache line and never spans two; it serializes at any rate.
-#[test]
-fn port_hot_record_is_half_a_cache_line() {
-    use super::PortHot;
-    assert_eq!((std::mem::size_of::<PortHot>(), std::mem::align_of::<PortHot>()), (32, 32));
-    for rate in [100_000_000_000u64, 25_000_000_000, 3_000_000_000, 7] {
-        let h = PortHot { peer: 0, is_switch: true, owner: 0, ser_rate: PortHot::ser_rate(rate), arrive_delay: SimTime::ZERO };
-        assert_eq!(h.ser(1500), crate::sim::ser_time(1500, rate), "{rate} bit/s");
-    }
-}

@@ -114,8 +114,9 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, ScenarioError> {
         }
     };
     let ports = 2 * links;
-    // the egress record and its queues, plus the port's entries in the topology, the hot
-    // array and the mechanisms' tables (measured: 1.32 GB for a 10^6-host dumbbell)
+    // the egress record and its queues, plus the port's entries in the topology and the
+    // mechanisms' tables (measured: 1.32 GB for a 10^6-host dumbbell, when a 32-byte record
+    // of the port's wiring stood beside the egress record; it is inside it now)
     let per_port = (std::mem::size_of::<Egress>() + 224) as u128 + q * std::mem::size_of::<PktQueue>() as u128;
     let fabric = (hosts + switches) * 128 + ports * per_port + switches * edges * 8 + hosts * (64 + 24 * q);
     // vectors that grow by doubling may briefly hold twice their contents

@@ -37,17 +37,18 @@ pub enum MarkReason {
 /// Per-queue counters, reported as one row of ports.parquet.
 ///
 /// In memory order: the counters every enqueue and dequeue updates first, so that with the
-/// queue's own head (`PktQueue` is `repr(C)` and cache-line aligned) a packet's passage
-/// touches two cache lines of the queue, not its whole record.
+/// queue's depth before them (`PktQueue` is `repr(C)` and cache-line aligned) they share
+/// one cache line: a packet that passes an idle port through touches only that line, and
+/// a queued one that line and the FIFO's.
 #[derive(Clone, Debug, Default)]
 #[repr(C)]
 pub struct QueueStats {
-    /// Integral of depth over time, in byte-picoseconds.
-    pub area: u128,
     pub last_change: SimTime,
     pub max_bytes: u64,
     pub tx_bytes: u64,
     pub tx_packets: u64,
+    /// Integral of depth over time, in byte-picoseconds.
+    pub area: u128,
     pub drops_buffer_full: u64,
     pub drops_aqm: u64,
     pub drops_headroom: u64,
@@ -94,9 +95,9 @@ impl QueueStats {
 #[derive(Clone, Debug, Default)]
 #[repr(C, align(64))]
 pub struct PktQueue {
-    pub pkts: VecDeque<PktId>,
     pub bytes: u64,
     pub stats: QueueStats,
+    pub pkts: VecDeque<PktId>,
 }
 
 impl PktQueue {
@@ -218,6 +219,14 @@ impl PortQueues {
 mod tests {
     use super::*;
 
+    #[test]
+    fn passage_counters_share_the_first_cache_line() {
+        use std::mem::offset_of;
+        // what pass_through and the admission test touch: depth, and the counters up to the area
+        let end = offset_of!(PktQueue, stats) + offset_of!(QueueStats, area) + std::mem::size_of::<u128>();
+        assert!(offset_of!(PktQueue, bytes) < 64 && end <= 64, "hot counters end at {end} B");
+        assert_eq!(std::mem::align_of::<PktQueue>(), 64);
+    }
     #[test]
     fn pass_through_counts_as_push_then_pop_at_once() {
         let (mut a, mut b) = (PktQueue::default(), PktQueue::default());
