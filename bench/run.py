@@ -90,8 +90,8 @@ def _rss_mb(maxrss: int) -> float:
     return maxrss * scale / 2**20
 
 
-def run_measured(cmd: Sequence[str], timeout: Optional[float]) -> Tuple[int, str, str, float, Optional[float]]:
-    """Run ``cmd``; return (rc, stdout, stderr, wall seconds, peak RSS of that child in MB).
+def run_measured(cmd: Sequence[str], timeout: Optional[float], cwd: Optional[str] = None) -> Tuple[int, str, str, float, Optional[float]]:
+    """Run ``cmd`` (in ``cwd``, by default the repository root); return (rc, stdout, stderr, wall seconds, peak RSS of that child in MB).
 
     The child is reaped with os.wait4, which returns the resource usage of that one
     process (RUSAGE_CHILDREN would be the maximum over every child so far). Linux keeps a
@@ -105,7 +105,7 @@ def run_measured(cmd: Sequence[str], timeout: Optional[float]) -> Tuple[int, str
         if GNU_TIME:
             argv = [GNU_TIME, "-q", "-o", ftime.name, "-f", "%M"] + argv
         t0 = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=fout, stderr=ferr, text=True, cwd=str(ROOT))
+        proc = subprocess.Popen(argv, stdout=fout, stderr=ferr, text=True, cwd=cwd or str(ROOT))
         timer = threading.Timer(timeout, proc.kill) if timeout else None
         if timer:
             timer.start()
