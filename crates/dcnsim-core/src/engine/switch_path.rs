@@ -50,7 +50,7 @@ impl Sim {
             }
         }
         let qi = a.queue;
-        match self.mechs.aqm(&a, &mut ctx!(self)) {
+        match self.mechs.aqm(&a, || ctx!(self)) {
             AqmAction::Pass => {}
             AqmAction::Mark => {
                 self.pkts.get_mut(pkt).ecn = Ecn::Ce;

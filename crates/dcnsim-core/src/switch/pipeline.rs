@@ -335,16 +335,28 @@ impl Mechanisms {
     }
 
     /// aqm: mark or drop on arrival, before the packet joins its queue (a classifier's
-    /// rule first, else the queue's marker).
-    #[inline]
-    pub fn aqm(&mut self, a: &Arrival, cx: &mut Ctx) -> AqmAction {
-        let ect = cx.pkts.get(a.pkt).ecn.is_ect();
+    /// rule first, else the queue's marker). The context is built in the branch that uses
+    /// it: on every switch hop, with the step marker inlined, the compiler then keeps only
+    /// the fields the marker reads (a context built before the match cost the k = 8 bench
+    /// 1.8% of its instructions).
+    #[inline(always)]
+    pub fn aqm<'a>(&mut self, a: &Arrival, cx: impl FnOnce() -> Ctx<'a>) -> AqmAction {
+        let ect = |cx: &Ctx| cx.pkts.get(a.pkt).ecn.is_ect();
         match a.aqm {
-            AqmRule::MarkCe if ect => AqmAction::Mark,
-            AqmRule::MarkCe | AqmRule::Skip => AqmAction::Pass,
+            AqmRule::Skip => AqmAction::Pass,
+            AqmRule::MarkCe => match ect(&cx()) {
+                true => AqmAction::Mark,
+                false => AqmAction::Pass,
+            },
             AqmRule::Queue => match (&self.ecn, &mut self.aqm) {
-                (Some(e), _) => e.on_arrival(a, ect, cx),
-                (None, Some(q)) => q.on_arrival(a, ect, cx),
+                (Some(e), _) => {
+                    let mut cx = cx();
+                    e.on_arrival(a, ect(&cx), &mut cx)
+                }
+                (None, Some(q)) => {
+                    let mut cx = cx();
+                    q.on_arrival(a, ect(&cx), &mut cx)
+                }
                 (None, None) => AqmAction::Pass,
             },
         }
