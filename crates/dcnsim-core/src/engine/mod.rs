@@ -842,6 +842,10 @@ impl Sim {
         self.hosts[host as usize].ready.iter().any(|r| !r.is_empty())
     }
 
+    /// Start `pkt` on `port` now: its arrival at the peer, and a TxDone if more waits.
+    /// Inlined into its three callers: the call's register saves and restores were 16
+    /// instructions of about 130 per transmission (k = 8 bench -3% instructions).
+    #[inline(always)]
     fn transmit(&mut self, port: PortId, pkt: PktId) {
         let h = self.egress[port as usize].wire;
         let (size, kind) = {
