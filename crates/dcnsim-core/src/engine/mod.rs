@@ -544,11 +544,7 @@ impl Sim {
     /// an arrival a few events ahead, then (large fabrics only) the route-table entry its
     /// packet leads to, and for the next event the egress record and queue its route
     /// picks. On large fabrics those records outgrow the cache, and each is otherwise a
-    /// stall in a chain of dependent loads (packet, route table, egress, queue). There the
-    /// packet is fetched three events ahead: at two, reading its destination one event
-    /// later still stalled on it (15% of k = 20 samples), and three ran k = 20 for 1 ms
-    /// 0.84-0.87 of the time (8 alternating pairs); at k = 8 two ahead instead of one
-    /// gained nothing.
+    /// stall in a chain of dependent loads (packet, route table, egress, queue).
     #[inline(always)]
     fn look_ahead(&mut self) {
         if !self.route_ahead_pays {
@@ -561,7 +557,7 @@ impl Sim {
             }
             return;
         }
-        if let Some(&Ev::Arrive { pkt, port }) = self.q.peek_ahead(3) {
+        if let Some(&Ev::Arrive { pkt, port }) = self.q.peek_ahead(2) {
             self.pkts.prefetch(pkt);
             prefetch(&self.egress, port);
         }
