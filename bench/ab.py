@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import sys
 import threading
@@ -33,20 +32,14 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import CORE_LINE, run_measured  # after the path insert: one measurement for every bench script
+from run import run_core  # after the path insert: one measurement for every bench script
 
 
 def one_run(binary: str, scenario: str, cpu: Optional[int], timeout: Optional[float]) -> Dict[str, Any]:
-    cmd = [binary, scenario]
-    if cpu is not None:
-        if not shutil.which("taskset"):
-            raise SystemExit("--parallel pins each scenario to a core with taskset (util-linux), which is not installed")
-        cmd = ["taskset", "-c", str(cpu)] + cmd
-    rc, out, err, _, peak = run_measured(cmd, timeout)
-    m = CORE_LINE.search(out)
-    if rc != 0 or not m:
-        raise SystemExit(f"{binary} {scenario}: exit {rc}: {(err or out).strip()[-400:]}")
-    return {"wall_s": float(m["wall"]), "events": int(m["ev"]), "fin": int(m["fin"]), "tot": int(m["tot"]), "peak_rss_mb": peak}
+    row = run_core(Path(binary), Path(scenario), timeout, cpu)
+    if "error" in row:
+        raise SystemExit(f"{binary} {scenario}: exit {row['rc']}: {row['error']}")
+    return row
 
 
 def pairs(bins: Dict[str, str], scenario: str, n: int, cpu: Optional[int], timeout: Optional[float]) -> Dict[str, List[Dict[str, Any]]]:
@@ -78,7 +71,7 @@ def summarize(scenario: str, runs: Dict[str, List[Dict[str, Any]]]) -> List[Dict
                 "events": events,
                 "same_events": all(x["events"] == ref[0]["events"] for x in r),
                 "events_per_s": events / statistics.median(walls),
-                "flows": f"{r[0]['fin']}/{r[0]['tot']}",
+                "flows": f"{r[0]['flows_finished']}/{r[0]['flows_total']}",
                 "peak_rss_mb": max(x["peak_rss_mb"] or 0.0 for x in r),
             }
         )

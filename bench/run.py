@@ -29,6 +29,7 @@ import os
 import platform
 import re
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -90,8 +91,8 @@ def _rss_mb(maxrss: int) -> float:
     return maxrss * scale / 2**20
 
 
-def run_measured(cmd: Sequence[str], timeout: Optional[float], cwd: Optional[str] = None) -> Tuple[int, str, str, float, Optional[float]]:
-    """Run ``cmd`` (in ``cwd``, by default the repository root); return (rc, stdout, stderr, wall seconds, peak RSS of that child in MB).
+def run_measured(cmd: Sequence[str], timeout: Optional[float], cwd: Optional[str] = None, cpu: Optional[int] = None) -> Tuple[int, str, str, float, Optional[float]]:
+    """Run ``cmd`` (in ``cwd``, by default the repository root; pinned to core ``cpu`` if given); return (rc, stdout, stderr, wall seconds, peak RSS of that child in MB).
 
     The child is reaped with os.wait4, which returns the resource usage of that one
     process (RUSAGE_CHILDREN would be the maximum over every child so far). Linux keeps a
@@ -102,6 +103,10 @@ def run_measured(cmd: Sequence[str], timeout: Optional[float], cwd: Optional[str
     """
     with tempfile.TemporaryFile("w+") as fout, tempfile.TemporaryFile("w+") as ferr, tempfile.NamedTemporaryFile("r") as ftime:
         argv = list(cmd)
+        if cpu is not None:
+            if not shutil.which("taskset"):
+                raise SystemExit("pinning a run to a core needs taskset (util-linux), which is not installed")
+            argv = ["taskset", "-c", str(cpu)] + argv
         if GNU_TIME:
             argv = [GNU_TIME, "-q", "-o", ftime.name, "-f", "%M"] + argv
         t0 = time.perf_counter()
@@ -164,8 +169,8 @@ def find_core_runner(explicit: Optional[str]) -> Optional[Path]:
     return next((c for c in cands if c.is_file() and os.access(c, os.X_OK)), None)
 
 
-def run_core(binary: Path, path: Path, timeout: Optional[float]) -> Dict[str, Any]:
-    rc, out, err, wall, peak = run_measured([str(binary), str(path)], timeout)
+def run_core(binary: Path, path: Path, timeout: Optional[float], cpu: Optional[int] = None) -> Dict[str, Any]:
+    rc, out, err, wall, peak = run_measured([str(binary), str(path)], timeout, cpu=cpu)
     row: Dict[str, Any] = {"scenario": path.stem, "runner": "core", "rc": rc, "process_wall_s": wall, "peak_rss_mb": peak}
     m = CORE_LINE.search(out)
     if rc != 0 or not m:

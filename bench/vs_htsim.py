@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import CORE_LINE, run_measured  # after the path insert: one measurement for every bench script
+from run import run_core, run_measured  # after the path insert: one measurement for every bench script
 
 HTSIM_FCT = re.compile(r"^FCT (\d+) (\d+) (\d+) start_us \S+ end_us \S+ fct_us (\S+)$", re.M)
 HTSIM_END = re.compile(r"^Events (\d+) flows_done (\d+)/(\d+)", re.M)
@@ -112,10 +112,6 @@ def export(paths: Sequence[str], outdir: Path) -> None:
         print(f"{name}: {len(f)} flows, {hosts} hosts -> {outdir}/{name}.tm, .topo, .fct.csv")
 
 
-def _pinned(cmd: List[str], cpu: Optional[int]) -> List[str]:
-    return cmd if cpu is None else ["taskset", "-c", str(cpu)] + cmd
-
-
 def _fct_stats(fct_us: List[float]) -> str:
     if not fct_us:
         return "-"
@@ -128,19 +124,19 @@ def run_pair(scenario: str, d: Path, htsim: str, core: str, queue_pkts: int, cpu
     res: Dict[str, Any] = {}
 
     def core_side() -> None:
-        rc, o, e, wall, peak = run_measured(_pinned([core, scenario], cpus[0]), None)
-        m = CORE_LINE.search(o)
-        if rc != 0 or not m:
-            res["core_error"] = (e or o).strip()[-300:]
+        row = run_core(Path(core), Path(scenario), None, cpus[0])
+        if "error" in row:
+            res["core_error"] = row["error"]
             return
         # the process's wall time, as htsim's: parsing and building included
-        res["core"] = {"wall_s": wall, "engine_s": float(m["wall"]), "events": int(m["ev"]), "flows": f"{m['fin']}/{m['tot']}", "rss_mb": peak}
+        flows = f"{row['flows_finished']}/{row['flows_total']}"
+        res["core"] = {"wall_s": row["process_wall_s"], "engine_s": row["wall_s"], "events": row["events"], "flows": flows, "rss_mb": row["peak_rss_mb"]}
 
     def htsim_side() -> None:
         # htsim writes its log and idmap.txt into the working directory
         with tempfile.TemporaryDirectory() as tmp:
             cmd = [htsim, "-topo", str(d / f"{name}.topo"), "-tm", str(d / f"{name}.tm"), "-strat", "single", "-q", str(queue_pkts), "-o", "log.dat"]
-            rc, o, e, wall, peak = run_measured(_pinned(cmd, cpus[1]), None, cwd=tmp)
+            rc, o, e, wall, peak = run_measured(cmd, None, cwd=tmp, cpu=cpus[1])
         m = HTSIM_END.search(o)
         if rc != 0 or not m:
             res["htsim_error"] = (e or o).strip()[-300:]
