@@ -150,9 +150,9 @@ impl Aqm {
 
     /// classify: DualPI2 puts ECT(1) and CE packets in its L queue.
     #[inline]
-    pub fn classify(&self, a: &mut Arrival, cx: &Ctx) {
+    pub fn classify(&self, a: &mut Arrival) {
         if let Algo::DualPi2(d) = &self.algo {
-            d.classify(a, cx);
+            d.classify(a);
         }
     }
 

@@ -59,6 +59,6 @@ impl Bench {
         let pkt = self.pkts.alloc(Packet { kind: PktKind::Data, flow, src, dst, size: 1086, payload: 1024, hash: 7, ecn: crate::net::Ecn::Ect0, ..Packet::blank() });
         self.port_queues.get_mut(out, 0).bytes = depth;
         let sw = self.topo.nodes[self.topo.ports[out as usize].node as usize].index;
-        Arrival::new(sw, in_port, out, pkt, 1086, 7, 0, 0)
+        Arrival::new(sw, in_port, out, pkt, 1086, 7, crate::net::Ecn::Ect0, 0, 0)
     }
 }

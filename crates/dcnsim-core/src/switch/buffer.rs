@@ -19,6 +19,26 @@ pub enum BufferParams {
     Shared { pool: u64, guaranteed: u64, alpha: f64 },
 }
 
+impl BufferParams {
+    /// A shared pool (a static buffer has none).
+    #[inline]
+    pub fn is_shared(&self) -> bool {
+        matches!(self, BufferParams::Shared { .. })
+    }
+    /// The verdict on a packet of `size` joining a queue holding `queue_bytes` where the queue
+    /// alone decides it (static: its own capacity), None where the switch's pool does
+    /// (shared, `SwitchBuffer::admits`). The engine asks this first, so that on a static
+    /// buffer a switch hop reads no switch record: on large fabrics that record is a cache
+    /// miss of its own.
+    #[inline]
+    pub fn queue_admits(&self, queue_bytes: u64, size: u64) -> Option<bool> {
+        match *self {
+            BufferParams::Static { queue_cap } => Some(queue_bytes + size <= queue_cap),
+            BufferParams::Shared { .. } => None,
+        }
+    }
+}
+
 /// Occupancy state of one switch's buffer.
 #[derive(Clone, Debug)]
 pub struct SwitchBuffer {
@@ -58,7 +78,7 @@ impl SwitchBuffer {
     /// A shared pool (a static buffer has none).
     #[inline]
     pub fn is_shared(&self) -> bool {
-        matches!(self.params, BufferParams::Shared { .. })
+        self.params.is_shared()
     }
 
     /// Whether the shared pool itself (not the per-port dynamic limit) has room for `size`
@@ -77,7 +97,7 @@ impl SwitchBuffer {
     #[inline]
     pub fn admits(&self, port_bytes: u64, queue_bytes: u64, size: u64) -> bool {
         match self.params {
-            BufferParams::Static { queue_cap } => queue_bytes + size <= queue_cap,
+            BufferParams::Static { .. } => self.params.queue_admits(queue_bytes, size) == Some(true),
             BufferParams::Shared { guaranteed, alpha, .. } => {
                 let (new, delta) = beyond_guarantee(port_bytes, size, guaranteed);
                 if delta == 0 {

@@ -38,7 +38,7 @@ impl Coupled {
 
     pub fn on_arrival(&self, a: &Arrival, ect: bool, cx: &mut Ctx) -> AqmAction {
         let p = self.p(cx.queue_bytes(a.out, a.queue));
-        let scalable = matches!(cx.pkts.get(a.pkt).ecn, Ecn::Ect1 | Ecn::Ce);
+        let scalable = matches!(a.ecn, Ecn::Ect1 | Ecn::Ce);
         let rng = &mut cx.switches[a.sw as usize].rng;
         if scalable {
             select(p, true, a.lossless, rng)
@@ -67,7 +67,7 @@ mod tests {
             let n = 100_000;
             for _ in 0..n {
                 let a = b.data(1, 0, 2, inp, out, 100_000);
-                b.pkts.get_mut(a.pkt).ecn = ecn;
+                let a = Arrival { ecn, ..a };
                 match c.on_arrival(&a, ecn.is_ect(), &mut b.cx(crate::sim::SimTime::ZERO)) {
                     AqmAction::Mark => m += 1,
                     AqmAction::Drop(_) => d += 1,

@@ -73,9 +73,8 @@ impl DualPi2 {
     }
 
     /// classify: ECT(1) and CE to the L queue.
-    pub fn classify(&self, a: &mut Arrival, cx: &Ctx) {
-        let e = cx.pkts.get(a.pkt).ecn;
-        a.queue = if matches!(e, Ecn::Ect1 | Ecn::Ce) { self.p.l_queue } else { self.p.c_queue };
+    pub fn classify(&self, a: &mut Arrival) {
+        a.queue = if matches!(a.ecn, Ecn::Ect1 | Ecn::Ce) { self.p.l_queue } else { self.p.c_queue };
     }
 
     pub fn on_arrival(&mut self, a: &Arrival, ect: bool, cx: &mut Ctx) -> AqmAction {
@@ -158,8 +157,8 @@ mod tests {
         for _ in 0..n {
             let mut a = b.data(1, 0, 2, inp, out, 10_000);
             b.egress[out as usize].bytes = 10_000;
-            b.pkts.get_mut(a.pkt).ecn = ecn;
-            d.classify(&mut a, &b.cx(SimTime::ZERO));
+            a.ecn = ecn;
+            d.classify(&mut a);
             assert_eq!(a.queue, if matches!(ecn, Ecn::Ect1 | Ecn::Ce) { 1 } else { 0 });
             match d.on_arrival(&a, ecn.is_ect(), &mut b.cx(SimTime::ZERO)) {
                 AqmAction::Mark => marked += 1,

@@ -20,7 +20,7 @@
 use crate::engine::EndReason;
 use crate::metrics::Table;
 use crate::net::port::Egress;
-use crate::net::{FlowId, Frame, HostId, Msg, PacketArena, PktId, PortId, Routes, Topology};
+use crate::net::{Ecn, FlowId, Frame, HostId, Msg, PacketArena, PktId, PortId, Routes, Topology};
 use crate::sim::{Rng, SimTime};
 use crate::switch::aqm::{Aqm, AqmParams};
 use crate::switch::ci::{self, Ci, CiParams};
@@ -128,6 +128,9 @@ pub struct Arrival {
     pub pkt: PktId,
     pub size: u64,
     pub hash: u32,
+    /// The packet's ECN codepoint as it arrived: what the AQM stage reads of the packet, so
+    /// that on the header path (`net::Hdr`) it needs not the packet's record.
+    pub ecn: Ecn,
     /// Traffic class of the packet's priority (802.1Q priority-to-class table).
     pub class: usize,
     /// The egress queue it joins (classify may change it).
@@ -156,7 +159,7 @@ impl Arrival {
     /// class it was sent in, `tc`).
     #[allow(clippy::too_many_arguments)]
     #[inline]
-    pub fn new(sw: u32, in_port: PortId, out: PortId, pkt: PktId, size: u64, hash: u32, class: usize, tc: usize) -> Arrival {
+    pub fn new(sw: u32, in_port: PortId, out: PortId, pkt: PktId, size: u64, hash: u32, ecn: Ecn, class: usize, tc: usize) -> Arrival {
         Arrival {
             sw,
             in_port,
@@ -164,6 +167,7 @@ impl Arrival {
             pkt,
             size,
             hash,
+            ecn,
             class,
             queue: class,
             tc,
@@ -321,7 +325,7 @@ impl Mechanisms {
             ci.classify(a, cx);
         }
         if let Some(q) = &self.aqm {
-            q.classify(a, cx);
+            q.classify(a);
         }
     }
 
@@ -341,22 +345,16 @@ impl Mechanisms {
     /// 1.8% of its instructions).
     #[inline(always)]
     pub fn aqm<'a>(&mut self, a: &Arrival, cx: impl FnOnce() -> Ctx<'a>) -> AqmAction {
-        let ect = |cx: &Ctx| cx.pkts.get(a.pkt).ecn.is_ect();
+        let ect = a.ecn.is_ect();
         match a.aqm {
             AqmRule::Skip => AqmAction::Pass,
-            AqmRule::MarkCe => match ect(&cx()) {
+            AqmRule::MarkCe => match ect {
                 true => AqmAction::Mark,
                 false => AqmAction::Pass,
             },
             AqmRule::Queue => match (&self.ecn, &mut self.aqm) {
-                (Some(e), _) => {
-                    let mut cx = cx();
-                    e.on_arrival(a, ect(&cx), &mut cx)
-                }
-                (None, Some(q)) => {
-                    let mut cx = cx();
-                    q.on_arrival(a, ect(&cx), &mut cx)
-                }
+                (Some(e), _) => e.on_arrival(a, ect, &mut cx()),
+                (None, Some(q)) => q.on_arrival(a, ect, &mut cx()),
                 (None, None) => AqmAction::Pass,
             },
         }

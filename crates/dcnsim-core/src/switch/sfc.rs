@@ -325,7 +325,7 @@ mod tests {
         let mut sfc2 = Sfc::new(params(SfcMode::Native), b.topo.ports.len(), 1);
         let ack = b.pkts.alloc(Packet { kind: PktKind::Ack, flow: 6, src: 0, dst: 2, size: 64, ..Packet::blank() });
         b.port_queues.get_mut(out, 0).bytes = 500_000;
-        sfc2.on_enqueue(&Arrival::new(0, inp, out, ack, 64, 0, 0, 0), &mut b.cx(SimTime::ZERO));
+        sfc2.on_enqueue(&Arrival::new(0, inp, out, ack, 64, 0, crate::net::Ecn::NotEct, 0, 0), &mut b.cx(SimTime::ZERO));
         assert!(msgs(&mut b).is_empty());
     }
 
