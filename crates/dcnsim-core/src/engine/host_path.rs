@@ -30,7 +30,7 @@ impl Sim {
         let qi = isolated.map_or(self.cfg.class(prio), |c| c as usize);
         // the NIC serves its own queues before its flows: from an idle, empty NIC the packet
         // may leave at once
-        if self.leave_at_once(port, qi, pkt, size, None) {
+        if self.leave_at_once(port, qi, pkt, size) {
             return;
         }
         self.egress[port as usize].bytes += size as u64;

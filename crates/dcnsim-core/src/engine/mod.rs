@@ -18,7 +18,7 @@ use crate::host::roce::RoceParams;
 use crate::host::udp::{Arrivals, SizeDist};
 use crate::host::{Flow, Holds, Host, Sender};
 use crate::net::port::{Egress, PortWire};
-use crate::net::{FlowId, Frame, Hdr, Msg, NodeKind, Packet, PacketArena, PktId, PktKind, PortId, Routes, Topology};
+use crate::net::{FlowId, Frame, Msg, NodeKind, Packet, PacketArena, PktId, PktKind, PortId, Routes, Topology};
 use crate::sim::{prefetch, ser_time, stream, EventQueue, SimTime, Stream};
 use crate::switch::pipeline::{Ctx, Effect, Hook, MechTimer, MechanismParams, Mechanisms};
 use crate::switch::{BufferParams, DropReason, PortQueues, Scheduler, SwitchBuffer, SwitchState};
@@ -109,17 +109,8 @@ impl SimConfig {
 
 #[derive(Copy, Clone, Debug)]
 enum Ev {
-    /// A packet has been fully received through `port` (the receiving end). `hdr` is what
-    /// a switch hop reads or changes of it as it was on the link (`net::Hdr`): the packet's
-    /// record may be behind it.
+    /// A packet has been fully received through `port` (the receiving end).
     Arrive {
-        port: PortId,
-        pkt: PktId,
-        hdr: Hdr,
-    },
-    /// A link-local control frame or a routed message has been received through `port`;
-    /// its record is up to date.
-    ArriveFrame {
         port: PortId,
         pkt: PktId,
     },
@@ -154,9 +145,6 @@ enum Ev {
 /// Hop limit: a packet crossing more switches than this is in a routing loop.
 const MAX_HOPS: u8 = 64;
 
-/// Set in `Sim::port_node` for a port of a switch.
-const SWITCH_PORT: u32 = 1 << 31;
-
 /// Why a run ended.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum EndReason {
@@ -187,15 +175,6 @@ pub struct Sim {
     topo: Topology,
     routes: Routes,
     egress: Vec<Egress>,
-    /// Per port: its node's switch or host index, with `SWITCH_PORT` set on a switch's.
-    /// What an arrival reads of the port it came in through, 4 bytes a port instead of the
-    /// port's 64-byte line (which a switch hop on the header path otherwise never reads).
-    port_node: Vec<u32>,
-    /// Whether a switch hop works from the header its arrival event carries (`net::Hdr`)
-    /// and writes the packet's record only when the packet is queued: no mechanism
-    /// classifies or admits packets, the only hooks that see an arriving packet before
-    /// it is queued (the AQM stage reads it through `Arrival`).
-    hdr_path: bool,
     /// The route the look-ahead found for the next arrival's packet (packet, egress port):
     /// a packet is in one place at a time, so the id names that arrival until it is handled.
     route_ahead: (PktId, PortId),
@@ -375,8 +354,6 @@ impl Sim {
             q.push(s.from, Ev::Sample);
         }
         let mechs_watch_tx = mechs.watches_tx();
-        let hdr_path = !mechs.acts_at(Hook::Classify) && !mechs.acts_at(Hook::Admit);
-        let port_node = egress.iter().map(|e| e.wire.owner | if e.wire.is_switch { SWITCH_PORT } else { 0 }).collect();
         let cut_through = matches!(cfg.scheduler, Scheduler::Strict)
             && !cfg.check_invariants
             && !mechs.acts_at(Hook::Enqueue)
@@ -388,8 +365,6 @@ impl Sim {
             topo,
             routes,
             egress,
-            port_node,
-            hdr_path,
             route_ahead: (PktId::MAX, 0),
             route_ahead_pays: port_state > 1 << 20,
             cut_through,
@@ -551,7 +526,7 @@ impl Sim {
             if t > limit {
                 break;
             }
-            let (t, ev) = self.q.pop_peeked();
+            let (t, ev) = self.q.pop().unwrap();
             self.look_ahead();
             self.now = t;
             self.events += 1;
@@ -565,43 +540,41 @@ impl Sim {
         }
     }
 
-    /// Prefetch what the next events will touch, in stages: the record of a packet a few
-    /// events ahead where its arrival will read it (at a host, or a control frame), then
-    /// (large fabrics only) the route-table entry a switch arrival's header leads to, and
-    /// for the next event the egress record and queue its route picks. On large fabrics
-    /// those records outgrow the cache, and each is otherwise a stall in a chain of
-    /// dependent loads (route table, egress, queue).
+    /// Prefetch what the next events will touch, in stages: the packet and port record of
+    /// an arrival a few events ahead, then (large fabrics only) the route-table entry its
+    /// packet leads to, and for the next event the egress record and queue its route
+    /// picks. On large fabrics those records outgrow the cache, and each is otherwise a
+    /// stall in a chain of dependent loads (packet, route table, egress, queue).
     #[inline(always)]
     fn look_ahead(&mut self) {
         if !self.route_ahead_pays {
-            match self.q.peek_ahead(1) {
-                Some(&Ev::Arrive { pkt, port, .. }) if self.reads_record(port) => self.pkts.prefetch(pkt),
-                Some(&Ev::ArriveFrame { pkt, .. }) => self.pkts.prefetch(pkt),
-                _ => {}
+            if let Some(&Ev::Arrive { pkt, port }) = self.q.peek_ahead(1) {
+                self.pkts.prefetch(pkt);
+                prefetch(&self.egress, port);
             }
             if let Some(&Ev::TxDone { port }) = self.q.peek_ahead(0) {
                 prefetch(&self.egress, port);
             }
             return;
         }
-        match self.q.peek_ahead(2) {
-            Some(&Ev::Arrive { pkt, port, .. }) if self.reads_record(port) => self.pkts.prefetch(pkt),
-            Some(&Ev::ArriveFrame { pkt, .. }) => self.pkts.prefetch(pkt),
-            _ => {}
+        if let Some(&Ev::Arrive { pkt, port }) = self.q.peek_ahead(2) {
+            self.pkts.prefetch(pkt);
+            prefetch(&self.egress, port);
         }
-        if let Some(&Ev::Arrive { port, hdr, .. }) = self.q.peek_ahead(1) {
-            let node = self.port_node[port as usize];
-            if node & SWITCH_PORT != 0 {
-                self.routes.prefetch(node & !SWITCH_PORT, hdr.dst);
+        if let Some(&Ev::Arrive { pkt, port }) = self.q.peek_ahead(1) {
+            let h = &self.egress[port as usize].wire;
+            if h.is_switch {
+                self.routes.prefetch(h.owner, self.pkts.get(pkt).dst);
             }
         }
         match self.q.peek_ahead(0) {
-            Some(&Ev::Arrive { pkt, port, hdr }) => {
-                let node = self.port_node[port as usize];
-                if node & SWITCH_PORT != 0 {
-                    if let Some(out) = self.routes.next_hop(node & !SWITCH_PORT, hdr.dst, hdr.hash) {
+            Some(&Ev::Arrive { pkt, port }) => {
+                let h = &self.egress[port as usize].wire;
+                let p = self.pkts.get(pkt);
+                if h.is_switch && !matches!(p.kind, PktKind::Ctrl(_) | PktKind::Msg(_)) {
+                    if let Some(out) = self.routes.next_hop(h.owner, p.dst, p.hash) {
                         prefetch(&self.egress, out);
-                        self.queues.prefetch(out, self.cfg.class(hdr.prio));
+                        self.queues.prefetch(out, self.cfg.class(p.prio));
                         self.route_ahead = (pkt, out);
                     }
                 }
@@ -609,13 +582,6 @@ impl Sim {
             Some(&Ev::TxDone { port }) => prefetch(&self.egress, port),
             _ => {}
         }
-    }
-
-    /// Whether the arrival of a packet through `port` reads the packet's record: at a host,
-    /// or at a switch off the header path.
-    #[inline(always)]
-    fn reads_record(&self, port: PortId) -> bool {
-        !self.hdr_path || self.port_node[port as usize] & SWITCH_PORT == 0
     }
 
     /// Run to the end.
@@ -626,23 +592,9 @@ impl Sim {
     #[inline]
     fn dispatch(&mut self, ev: Ev) {
         match ev {
-            Ev::Arrive { port, pkt, hdr } => {
-                let node = self.port_node[port as usize];
-                let is_switch = node & SWITCH_PORT != 0;
-                // one call of switch_rx, so that it stays inlined here
-                let carried = is_switch && self.hdr_path;
-                if !carried {
-                    self.pkts.get_mut(pkt).set_hdr(&hdr);
-                }
-                match is_switch {
-                    true => self.switch_rx(node & !SWITCH_PORT, port, pkt, carried.then_some(hdr)),
-                    false => self.host_rx(node, port, pkt),
-                }
-            }
-            Ev::ArriveFrame { port, pkt } => {
+            Ev::Arrive { port, pkt } => {
                 let p = self.pkts.get(pkt);
-                let node = self.port_node[port as usize];
-                let (owner, is_switch) = (node & !SWITCH_PORT, node & SWITCH_PORT != 0);
+                let h = self.egress[port as usize].wire;
                 match p.kind {
                     PktKind::Ctrl(frame) => {
                         let (flow, hash) = (p.flow, p.hash);
@@ -650,9 +602,9 @@ impl Sim {
                         self.mechs.on_frame(frame, port, flow, hash, &mut ctx!(self));
                         self.apply_effects()
                     }
-                    PktKind::Msg(msg) if is_switch => self.route_msg(owner, msg, pkt),
-                    // a message at its host (transmit sends nothing else as a frame)
-                    _ => self.host_rx(owner, port, pkt),
+                    PktKind::Msg(msg) if h.is_switch => self.route_msg(h.owner, msg, pkt),
+                    _ if h.is_switch => self.switch_rx(h.owner, port, pkt),
+                    _ => self.host_rx(h.owner, port, pkt),
                 }
             }
             Ev::TxDone { port } => {
@@ -850,24 +802,15 @@ impl Sim {
     /// nothing queued, `pkt` (`size` bytes, for queue `qi`) starts now without passing
     /// through the queue's FIFO, leaving what enqueue, try_tx and dequeue would leave at this
     /// instant (the buffer's accounting nets to nothing). False: it must be enqueued.
-    /// `carried`: the packet's header where its record is behind it (`launch`).
     #[inline(always)]
-    fn leave_at_once(&mut self, port: PortId, qi: usize, pkt: PktId, size: u32, carried: Option<Hdr>) -> bool {
+    fn leave_at_once(&mut self, port: PortId, qi: usize, pkt: PktId, size: u32) -> bool {
         let eg = &self.egress[port as usize];
         if !(self.cut_through && eg.bytes == 0 && eg.busy_until <= self.now && !eg.has_ctrl()) {
             return false;
         }
+        self.pkts.get_mut(pkt).tc = qi as u8;
         self.queues.get_mut(port, qi).pass_through(size, self.now);
-        match carried {
-            Some(mut h) => {
-                h.tc = qi as u8;
-                self.launch(port, pkt, Some(h));
-            }
-            None => {
-                self.pkts.get_mut(pkt).tc = qi as u8;
-                self.transmit(port, pkt);
-            }
-        }
+        self.transmit(port, pkt);
         true
     }
 
@@ -899,48 +842,24 @@ impl Sim {
         self.hosts[host as usize].ready.iter().any(|r| !r.is_empty())
     }
 
-    /// Start `pkt`, whose record is up to date, on `port` now.
-    #[inline(always)]
-    fn transmit(&mut self, port: PortId, pkt: PktId) {
-        self.launch(port, pkt, None)
-    }
-
     /// Start `pkt` on `port` now: its arrival at the peer, and a TxDone if more waits.
-    /// `carried`: the packet's header where its record is behind it (a packet passing a
-    /// switch on the header path), which its arrival event carries on; None: the record is
-    /// up to date, and the event's header is read from it.
-    /// Inlined into its callers: the call's register saves and restores were 16
+    /// Inlined into its three callers: the call's register saves and restores were 16
     /// instructions of about 130 per transmission (k = 8 bench -3% instructions).
     #[inline(always)]
-    fn launch(&mut self, port: PortId, pkt: PktId, carried: Option<Hdr>) {
+    fn transmit(&mut self, port: PortId, pkt: PktId) {
         let h = self.egress[port as usize].wire;
-        let carried = match carried {
-            // what watches transmissions reads the record
-            Some(hd) if self.watch_tx => {
-                self.pkts.get_mut(pkt).set_hdr(&hd);
-                None
-            }
-            c => c,
+        let (size, kind) = {
+            let p = self.pkts.get(pkt);
+            (p.size, p.kind)
         };
+        if !h.is_switch && kind == PktKind::Data {
+            self.data_sent += 1;
+        }
         if self.watch_tx {
             self.notify_transmit(port, pkt);
         }
-        let (size, ev) = match carried {
-            Some(hdr) => (hdr.size, Ev::Arrive { port: h.peer, pkt, hdr }),
-            None => {
-                let p = self.pkts.get(pkt);
-                if !h.is_switch && p.kind == PktKind::Data {
-                    self.data_sent += 1;
-                }
-                let ev = match p.kind {
-                    PktKind::Ctrl(_) | PktKind::Msg(_) => Ev::ArriveFrame { port: h.peer, pkt },
-                    _ => Ev::Arrive { port: h.peer, pkt, hdr: p.hdr() },
-                };
-                (p.size, ev)
-            }
-        };
         let done = self.now + h.ser(size as u64);
-        self.q.push(done + h.arrive_delay, ev);
+        self.q.push(done + h.arrive_delay, Ev::Arrive { port: h.peer, pkt });
         self.egress[port as usize].busy_until = done;
         if self.has_backlog(port) {
             self.egress[port as usize].txdone_at = done;

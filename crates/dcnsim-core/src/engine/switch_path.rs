@@ -3,29 +3,22 @@
 //! order `switch::pipeline` documents.
 
 use super::{ctx, Sim, MAX_HOPS};
-use crate::net::{Ecn, Hdr, PktId, PortId};
+use crate::net::Ecn;
+use crate::net::{PktId, PortId};
 use crate::switch::pipeline::{Admission, AqmAction, Arrival, Ctx, Departure, Hook};
 use crate::switch::{DropReason, MarkReason};
 
 impl Sim {
-    /// `carried`: on the header path (`Sim::hdr_path`), the header the arrival event carried,
-    /// the packet's own while its record is behind it; the record is brought up to date
-    /// only if the packet is queued. None: the record is up to date, and stays so.
-    pub(super) fn switch_rx(&mut self, sw: u32, in_port: PortId, pkt: PktId, carried: Option<Hdr>) {
+    pub(super) fn switch_rx(&mut self, sw: u32, in_port: PortId, pkt: PktId) {
         // taken first, so that no path leaves it naming a packet id that may be reused
         let ahead = std::mem::replace(&mut self.route_ahead, (PktId::MAX, 0));
-        debug_assert!(carried.is_none() || self.hdr_path);
         // route_msg takes the same hop, TTL and route steps; a helper shared by both cost the
         // k=8 bench 0.5% more instructions (inlining), on the hottest path of the engine
-        let mut h = match carried {
-            Some(h) => h,
-            None => self.pkts.get(pkt).hdr(),
+        let (dst, hash, prio, size, tc, hops) = {
+            let p = self.pkts.get_mut(pkt);
+            p.hops = p.hops.saturating_add(1);
+            (p.dst, p.hash, p.prio, p.size, p.tc, p.hops)
         };
-        h.hops = h.hops.saturating_add(1);
-        if carried.is_none() {
-            self.pkts.get_mut(pkt).hops = h.hops;
-        }
-        let Hdr { dst, hash, prio, size, tc, hops, .. } = h;
         let class = self.cfg.class(prio);
         if hops > MAX_HOPS {
             self.drop_pkt(pkt, Some((in_port, class)), DropReason::Ttl);
@@ -38,7 +31,7 @@ impl Sim {
                 None => return self.drop_pkt(pkt, Some((in_port, class)), DropReason::NoRoute),
             },
         };
-        let mut a = Arrival::new(sw, in_port, out, pkt, size as u64, hash, h.ecn(), class, tc as usize);
+        let mut a = Arrival::new(sw, in_port, out, pkt, size as u64, hash, self.pkts.get(pkt).ecn, class, tc as usize);
         // a stage no mechanism acts at costs neither a context nor a call
         if self.mechs.acts_at(Hook::Classify) {
             self.mechs.classify(&mut a, &mut ctx!(self));
@@ -64,31 +57,19 @@ impl Sim {
         match self.mechs.aqm(&a, || ctx!(self)) {
             AqmAction::Pass => {}
             AqmAction::Mark => {
-                h.mark_ce();
-                if carried.is_none() {
-                    self.pkts.get_mut(pkt).ecn = Ecn::Ce;
-                }
+                self.pkts.get_mut(pkt).ecn = Ecn::Ce;
                 self.queues.get_mut(out, qi).stats.count_mark(MarkReason::EcnThreshold);
                 self.ecn_marks += 1;
             }
             AqmAction::Drop(why) => return self.drop_pkt(pkt, Some((out, qi)), why),
         }
-        // what only a queued packet's readers need: off the header path written before the
-        // cut-through as ever, on it only if the packet stays (a packet that passes through
-        // leaves its record untouched)
-        if carried.is_none() {
+        {
             let p = self.pkts.get_mut(pkt);
             p.ingress = in_port;
             p.enq = self.now;
         }
-        if self.leave_at_once(out, qi, pkt, size, carried.map(|_| h)) {
+        if self.leave_at_once(out, qi, pkt, size) {
             return;
-        }
-        if carried.is_some() {
-            let p = self.pkts.get_mut(pkt);
-            p.set_hdr(&h);
-            p.ingress = in_port;
-            p.enq = self.now;
         }
         let st = &mut self.switches[sw as usize];
         let eg = &mut self.egress[out as usize];

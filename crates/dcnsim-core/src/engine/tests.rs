@@ -466,10 +466,3 @@ flows = [ { src = 0, dst = 1, size = "100KB" } ]
     let data_last = (68 + 3) * ser_time(1500, 10_000_000_000).0 + ser_time(760, 10_000_000_000).0 + 700_000;
     assert_eq!(ideal, data_last + 3 * ser_time(64, 10_000_000_000).0 + 450_000);
 }
-
-/// An arrival event carries the packet's header (`net::Hdr`): every event stays 28 bytes,
-/// so that with its 4-byte offset a wheel entry is 32 (two to a cache line).
-#[test]
-fn events_fit_a_32_byte_wheel_entry() {
-    assert!(std::mem::size_of::<super::Ev>() <= 28, "Ev is {} bytes", std::mem::size_of::<super::Ev>());
-}

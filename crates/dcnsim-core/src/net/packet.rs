@@ -153,65 +153,6 @@ impl Packet {
     }
 }
 
-/// What a switch hop reads or changes of a packet, carried in the packet's arrival event
-/// so that a packet crossing a switch without waiting there never touches its record: on a
-/// large fabric the records in flight outgrow the cache, and reading one at every hop was
-/// the engine's costliest miss. While the packet is on a link the event's copy is the
-/// packet's; the record is brought up to date (`Packet::set_hdr`) wherever anything else
-/// may read it: at a host, in a queue, before a mechanism hook (docs/architecture.md,
-/// "Memory layout of the hot path").
-///
-/// The ECN codepoint is kept as its byte (`ecn()`): as an enum its unused values would let
-/// the compiler fold the event's tag into it, and the event, copied in overlapping pieces
-/// to fit that packing, stalled on store forwarding when read back (k = 20 bench: a sixth
-/// of the run).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(C)]
-pub struct Hdr {
-    pub dst: HostId,
-    pub hash: u32,
-    pub size: u32,
-    pub prio: u8,
-    ecn: u8,
-    pub tc: u8,
-    pub hops: u8,
-}
-
-impl Hdr {
-    /// The ECN codepoint.
-    #[inline(always)]
-    pub fn ecn(&self) -> Ecn {
-        match self.ecn {
-            0 => Ecn::NotEct,
-            1 => Ecn::Ect0,
-            2 => Ecn::Ect1,
-            _ => Ecn::Ce,
-        }
-    }
-    /// Set Congestion Experienced.
-    #[inline(always)]
-    pub fn mark_ce(&mut self) {
-        self.ecn = Ecn::Ce as u8;
-    }
-}
-
-impl Packet {
-    /// The fields a switch hop reads or changes.
-    #[inline(always)]
-    pub fn hdr(&self) -> Hdr {
-        Hdr { dst: self.dst, hash: self.hash, size: self.size, prio: self.prio, ecn: self.ecn as u8, tc: self.tc, hops: self.hops }
-    }
-    /// Take what a hop may have changed (hop count, ECN codepoint, class) from `h`; the
-    /// other fields of a header never change on the way.
-    #[inline(always)]
-    pub fn set_hdr(&mut self, h: &Hdr) {
-        debug_assert_eq!((self.dst, self.hash, self.size, self.prio), (h.dst, h.hash, h.size, h.prio), "a header's fixed fields changed in flight");
-        self.hops = h.hops;
-        self.ecn = h.ecn();
-        self.tc = h.tc;
-    }
-}
-
 /// Reusable packet storage with a free list.
 #[derive(Default)]
 pub struct PacketArena {
@@ -272,24 +213,5 @@ mod size_tests {
     fn packet_fits_a_cache_line() {
         assert_eq!(std::mem::size_of::<super::Packet>(), 64);
         assert_eq!(std::mem::align_of::<super::Packet>(), 64);
-        // the header rides in every arrival event: 16 bytes keep that event at 32
-        assert_eq!(std::mem::size_of::<super::Hdr>(), 16);
-    }
-
-    #[test]
-    fn a_header_round_trips_through_the_record() {
-        use super::{Ecn, Packet};
-        let mut p = Packet { dst: 7, hash: 99, size: 1500, prio: 3, ecn: Ecn::Ect1, tc: 2, hops: 4, flow: 11, seq: 1234, ..Packet::blank() };
-        let mut h = p.hdr();
-        assert_eq!((h.dst, h.hash, h.size, h.prio, h.ecn(), h.tc, h.hops), (7, 99, 1500, 3, Ecn::Ect1, 2, 4));
-        for e in [Ecn::NotEct, Ecn::Ect0, Ecn::Ect1, Ecn::Ce] {
-            assert_eq!(Packet { ecn: e, ..Packet::blank() }.hdr().ecn(), e);
-        }
-        h.hops += 1;
-        h.mark_ce();
-        h.tc = 5;
-        p.set_hdr(&h);
-        assert_eq!(p.hdr(), h);
-        assert_eq!((p.flow, p.seq), (11, 1234), "the rest of the record is left alone");
     }
 }

@@ -258,17 +258,6 @@ impl<E: Copy> EventQueue<E> {
         self.len -= 1;
         Some((SimTime((self.cur_slot << self.slot_bits) | off as u64), e))
     }
-    /// `pop` where `peek_time` has just found an event. The event comes back bare, not in
-    /// an `Option`: the option's layout made the compiler copy a large event through the
-    /// stack in overlapping pieces, and reading it back stalled on store forwarding.
-    #[inline(always)]
-    pub fn pop_peeked(&mut self) -> (SimTime, E) {
-        debug_assert!(self.pos < self.current.len(), "pop_peeked without an event peeked");
-        let Near(off, e) = self.current[self.pos];
-        self.pos += 1;
-        self.len -= 1;
-        (SimTime((self.cur_slot << self.slot_bits) | off as u64), e)
-    }
     /// The event `n` after the one `pop` returns next (0: that one), if it is already in
     /// the current slot (no wheel turn): lets the caller prefetch what it will touch.
     #[inline(always)]
