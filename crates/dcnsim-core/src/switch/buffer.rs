@@ -171,6 +171,11 @@ mod tests {
         let b = SwitchBuffer::new(BufferParams::Static { queue_cap: 3000 }, 4, 1);
         assert!(b.admits(0, 1500, 1500));
         assert!(!b.admits(0, 2000, 1500));
+        // the engine's per-hop shortcut gives the same verdict without the switch's state,
+        // and defers to the switch wherever a pool decides
+        let p = BufferParams::Static { queue_cap: 3000 };
+        assert_eq!((p.queue_admits(1500, 1500), p.queue_admits(2000, 1500)), (Some(true), Some(false)));
+        assert_eq!(BufferParams::Shared { pool: 30_000, guaranteed: 0, alpha: 1.0 }.queue_admits(0, 1), None);
     }
     /// The pool check for a mechanism's own admissions: room for the bytes beyond the port's
     /// guarantee, whatever the dynamic per-port limit says; a static buffer leaves it to
