@@ -14,10 +14,10 @@ impl Sim {
         let ahead = std::mem::replace(&mut self.route_ahead, (PktId::MAX, 0));
         // route_msg takes the same hop, TTL and route steps; a helper shared by both cost the
         // k=8 bench 0.5% more instructions (inlining), on the hottest path of the engine
-        let (dst, hash, prio, size, tc, hops) = {
+        let (dst, hash, prio, size, tc, hops, ecn) = {
             let p = self.pkts.get_mut(pkt);
             p.hops = p.hops.saturating_add(1);
-            (p.dst, p.hash, p.prio, p.size, p.tc, p.hops)
+            (p.dst, p.hash, p.prio, p.size, p.tc, p.hops, p.ecn)
         };
         let class = self.cfg.class(prio);
         if hops > MAX_HOPS {
@@ -31,7 +31,7 @@ impl Sim {
                 None => return self.drop_pkt(pkt, Some((in_port, class)), DropReason::NoRoute),
             },
         };
-        let mut a = Arrival::new(sw, in_port, out, pkt, size as u64, hash, self.pkts.get(pkt).ecn, class, tc as usize);
+        let mut a = Arrival::new(sw, in_port, out, pkt, size as u64, hash, ecn, class, tc as usize);
         // a stage no mechanism acts at costs neither a context nor a call
         if self.mechs.acts_at(Hook::Classify) {
             self.mechs.classify(&mut a, &mut ctx!(self));

@@ -128,8 +128,8 @@ pub struct Arrival {
     pub pkt: PktId,
     pub size: u64,
     pub hash: u32,
-    /// The packet's ECN codepoint as it arrived: what the AQM stage reads of the packet, so
-    /// that on the header path (`net::Hdr`) it needs not the packet's record.
+    /// The packet's ECN codepoint as it arrived: what the AQM stage and the classifiers read
+    /// of it, beside its size and hash, so that none of them reads the packet's record.
     pub ecn: Ecn,
     /// Traffic class of the packet's priority (802.1Q priority-to-class table).
     pub class: usize,
