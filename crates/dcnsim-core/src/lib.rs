@@ -22,3 +22,53 @@ pub mod workload;
 
 pub use engine::{EndReason, Sim, SimConfig};
 pub use scenario::{load, Document, RunOptions, ScenarioError};
+
+/// The test binary's allocator: the system allocator, also keeping each thread's largest
+/// single request, so a test can show that refused input allocated nothing big without
+/// timing it (a wall-clock bound flakes on a loaded machine).
+#[cfg(test)]
+pub(crate) mod largest_alloc {
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::cell::Cell;
+
+    struct Tracking;
+
+    thread_local! {
+        static LARGEST: Cell<usize> = const { Cell::new(0) };
+    }
+
+    fn note(size: usize) {
+        // try_with: a thread being torn down has no slot left, and its requests do not matter
+        let _ = LARGEST.try_with(|c| c.set(c.get().max(size)));
+    }
+
+    unsafe impl GlobalAlloc for Tracking {
+        unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+            note(l.size());
+            System.alloc(l)
+        }
+        unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
+            note(l.size());
+            System.alloc_zeroed(l)
+        }
+        unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+            note(new);
+            System.realloc(p, l, new)
+        }
+        unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+            System.dealloc(p, l)
+        }
+    }
+
+    #[global_allocator]
+    static A: Tracking = Tracking;
+
+    /// Runs `f` and gives its result with the largest single allocation it asked for on
+    /// this thread.
+    pub(crate) fn during<T>(f: impl FnOnce() -> T) -> (T, usize) {
+        let before = LARGEST.with(|c| c.replace(0));
+        let out = f();
+        let largest = LARGEST.with(|c| c.replace(before.max(c.get())));
+        (out, largest)
+    }
+}
