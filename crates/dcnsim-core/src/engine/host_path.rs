@@ -50,16 +50,15 @@ impl Sim {
         if eg.bytes > 0 {
             // the NIC's own queues: also held when DRC lets none of a queue's frames go
             let queue_blocked = |i: usize| blocked(i) || (reorders && mechs.pick(port, i, &queues[i], pkts, now).is_none());
-            if let Some(qi) = Scheduler::Strict.select(queues, &mut eg.sched, pkts, queue_blocked) {
+            if let Some(qi) = Scheduler::Strict.select(queues, &mut eg.sched, queue_blocked) {
                 if reorders {
                     let idx = mechs.pick(port, qi, &queues[qi], pkts, now)?;
                     if idx > 0 {
                         queues[qi].to_front(idx);
                     }
                 }
-                let size = pkts.get(queues[qi].head().unwrap()).size;
+                let (pkt, size) = queues[qi].pop(now)?;
                 eg.bytes -= size as u64;
-                let pkt = queues[qi].pop(size, now)?;
                 self.pkts.get_mut(pkt).tc = qi as u8;
                 return Some(pkt);
             }

@@ -142,6 +142,19 @@ enum Ev {
     Mech(MechTimer),
 }
 
+/// How far ahead the look-ahead of large fabrics fetches an arrival's packet record, or a
+/// TxDone's queues (`peek_ahead` index: 5 is the sixth event after the one being handled),
+/// then the arrival's route-table entry or the TxDone's FIFO head entry. At k = 20, with the
+/// record fetched one event (about 120 ns) before its first read, that read held a fifth of
+/// the event loop's samples; fetched three events before, 4%. Eight and four ahead were
+/// slower again (k = 20 1.09x the wall time of six and three): lines evicted or fill
+/// buffers full before use.
+const PKT_AHEAD: usize = 5;
+const ROUTE_AHEAD: usize = 2;
+/// Ports with at most this many queues have them all fetched ahead of a TxDone, and their
+/// FIFO heads; with more, which queue the scheduler serves is too open to guess.
+const QUEUES_AHEAD: usize = 2;
+
 /// Hop limit: a packet crossing more switches than this is in a routing loop.
 const MAX_HOPS: u8 = 64;
 
@@ -496,7 +509,7 @@ impl Sim {
     }
     /// Packets waiting in host NICs' own queues (ACKs, CNPs, datagrams not yet sent).
     pub fn nic_backlog(&self) -> u64 {
-        self.hosts.iter().map(|h| self.queues.of(h.port).iter().map(|q| q.pkts.len() as u64).sum::<u64>()).sum()
+        self.hosts.iter().map(|h| self.queues.of(h.port).iter().map(|q| q.len() as u64).sum::<u64>()).sum()
     }
     /// (created, consumed: delivered or acted on, dropped, live) packet counts.
     pub fn packet_counts(&self) -> (u64, u64, u64, u64) {
@@ -557,15 +570,30 @@ impl Sim {
             }
             return;
         }
-        if let Some(&Ev::Arrive { pkt, port }) = self.q.peek_ahead(2) {
-            self.pkts.prefetch(pkt);
-            prefetch(&self.egress, port);
-        }
-        if let Some(&Ev::Arrive { pkt, port }) = self.q.peek_ahead(1) {
-            let h = &self.egress[port as usize].wire;
-            if h.is_switch {
-                self.routes.prefetch(h.owner, self.pkts.get(pkt).dst);
+        match self.q.peek_ahead(PKT_AHEAD) {
+            Some(&Ev::Arrive { pkt, port }) => {
+                self.pkts.prefetch(pkt);
+                prefetch(&self.egress, port);
             }
+            Some(&Ev::TxDone { port }) => {
+                prefetch(&self.egress, port);
+                if self.cfg.queues <= QUEUES_AHEAD {
+                    for q in 0..self.cfg.queues {
+                        self.queues.prefetch(port, q);
+                    }
+                }
+            }
+            _ => {}
+        }
+        match self.q.peek_ahead(ROUTE_AHEAD) {
+            Some(&Ev::Arrive { pkt, port }) => {
+                let h = &self.egress[port as usize].wire;
+                if h.is_switch {
+                    self.routes.prefetch(h.owner, self.pkts.get(pkt).dst);
+                }
+            }
+            Some(&Ev::TxDone { port }) if self.cfg.queues <= QUEUES_AHEAD => self.queues.prefetch_heads(port),
+            _ => {}
         }
         match self.q.peek_ahead(0) {
             Some(&Ev::Arrive { pkt, port }) => {
@@ -781,21 +809,22 @@ impl Sim {
             return;
         }
         if let Some(ctrl) = self.egress[port as usize].pop_ctrl() {
-            self.transmit(port, ctrl);
+            let size = self.pkts.get(ctrl).size;
+            self.transmit(port, ctrl, size);
             return;
         }
         let h = self.egress[port as usize].wire;
-        let pkt = match h.is_switch {
+        let (pkt, size) = match h.is_switch {
             true => match self.switch_dequeue(h.owner, port) {
-                Some(p) => p,
+                Some(x) => x,
                 None => return,
             },
             false => match self.host_next_packet(h.owner) {
-                Some(p) => p,
+                Some(p) => (p, self.pkts.get(p).size),
                 None => return,
             },
         };
-        self.transmit(port, pkt);
+        self.transmit(port, pkt, size);
     }
 
     /// The idle-port cut-through, where `cut_through` allows it: if `port` is idle with
@@ -810,7 +839,7 @@ impl Sim {
         }
         self.pkts.get_mut(pkt).tc = qi as u8;
         self.queues.get_mut(port, qi).pass_through(size, self.now);
-        self.transmit(port, pkt);
+        self.transmit(port, pkt, size);
         true
     }
 
@@ -842,17 +871,14 @@ impl Sim {
         self.hosts[host as usize].ready.iter().any(|r| !r.is_empty())
     }
 
-    /// Start `pkt` on `port` now: its arrival at the peer, and a TxDone if more waits.
+    /// Start `pkt` (`size` bytes on the wire, passed in so that a switch's dequeue reads no
+    /// packet record) on `port` now: its arrival at the peer, and a TxDone if more waits.
     /// Inlined into its three callers: the call's register saves and restores were 16
     /// instructions of about 130 per transmission (k = 8 bench -3% instructions).
     #[inline(always)]
-    fn transmit(&mut self, port: PortId, pkt: PktId) {
+    fn transmit(&mut self, port: PortId, pkt: PktId, size: u32) {
         let h = self.egress[port as usize].wire;
-        let (size, kind) = {
-            let p = self.pkts.get(pkt);
-            (p.size, p.kind)
-        };
-        if !h.is_switch && kind == PktKind::Data {
+        if !h.is_switch && self.pkts.get(pkt).kind == PktKind::Data {
             self.data_sent += 1;
         }
         if self.watch_tx {

@@ -101,7 +101,8 @@ impl Sim {
 
     /// Take the next packet to send from switch `sw`'s egress `port`: the scheduler picks
     /// among the queues no mechanism holds; the on_dequeue hooks run before it leaves.
-    pub(super) fn switch_dequeue(&mut self, sw: u32, port: PortId) -> Option<PktId> {
+    /// Gives the packet and its size.
+    pub(super) fn switch_dequeue(&mut self, sw: u32, port: PortId) -> Option<(PktId, u32)> {
         let now = self.now;
         let eg = &mut self.egress[port as usize];
         let mechs = &self.mechs;
@@ -112,9 +113,9 @@ impl Sim {
         // two instances of the scheduler: with nothing that can hold a queue (most runs) it
         // asks no mechanism at all
         let qi = if can_hold {
-            self.cfg.scheduler.select(queues, sched, pkts, |i: usize| mechs.holds(port, i, queues, pkts, now))
+            self.cfg.scheduler.select(queues, sched, |i: usize| mechs.holds(port, i, queues, pkts, now))
         } else {
-            self.cfg.scheduler.select(queues, sched, pkts, |_| false)
+            self.cfg.scheduler.select(queues, sched, |_| false)
         }?;
         if mechs.reorders() {
             let idx = mechs.pick(port, qi, &queues[qi], pkts, now)?;
@@ -122,18 +123,11 @@ impl Sim {
                 queues[qi].to_front(idx);
             }
         }
-        let size = self.pkts.get(queues[qi].head().unwrap()).size;
+        let (pkt, size) = queues[qi].pop(now).unwrap();
         if self.cfg.buffer.is_shared() {
             self.switches[sw as usize].buffer.on_dequeue(eg.bytes, size as u64);
         }
         eg.bytes -= size as u64;
-        let pkt = queues[qi].pop(size, now).unwrap();
-        // the next packet leaves this queue a serialization time from now at the earliest:
-        // fetch its record (and the FIFO's line) now, or that dequeue starts with a miss on
-        // a record written when it was queued, long out of the cache on a large fabric
-        if let Some(next) = queues[qi].head() {
-            self.pkts.prefetch(next);
-        }
         if self.mechs.acts_at(Hook::Dequeue) {
             let p = self.pkts.get(pkt);
             let d = Departure { sw, port, queue: qi, pkt, size: size as u64, flow: p.flow, in_port: p.ingress, tc: p.tc as usize, enq: p.enq };
@@ -141,6 +135,6 @@ impl Sim {
             self.apply_effects();
         }
         self.pkts.get_mut(pkt).tc = qi as u8;
-        Some(pkt)
+        Some((pkt, size))
     }
 }

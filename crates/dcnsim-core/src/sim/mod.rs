@@ -11,11 +11,19 @@ pub use time::{bytes_in, ser_time, SimTime};
 /// the per-port records outgrow the cache, and the next event's are known one event early).
 #[inline(always)]
 pub(crate) fn prefetch<T>(v: &[T], i: u32) {
-    #[cfg(target_arch = "x86_64")]
     if let Some(x) = v.get(i as usize) {
-        // SAFETY: prefetching a valid address has no architectural effect.
-        unsafe { std::arch::x86_64::_mm_prefetch(x as *const T as *const i8, std::arch::x86_64::_MM_HINT_T0) };
+        prefetch_at(x as *const T as *const u8);
     }
+}
+
+/// Hint the CPU to load the cache line holding `p` (any address: a prefetch never faults).
+#[inline(always)]
+pub(crate) fn prefetch_at(p: *const u8) {
+    // SAFETY: a prefetch has no architectural effect, whatever the address.
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0)
+    };
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = (v, i);
+    let _ = p;
 }

@@ -345,7 +345,7 @@ impl Ci {
             }
             return;
         }
-        let nc = cx.port_queues.of(port)[self.p.queue].pkts.iter().filter(|&&id| cx.pkts.get(id).hash == key).count() as u32;
+        let nc = cx.port_queues.of(port)[self.p.queue].ids().filter(|&id| cx.pkts.get(id).hash == key).count() as u32;
         let e = self.tables[port as usize].insert(key, nc, cx.now, self.p.table_size);
         e.by_cim = by_cim;
         // an entry that never receives a packet must still age out

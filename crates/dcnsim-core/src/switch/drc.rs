@@ -209,9 +209,9 @@ impl Drc {
     /// The position in `queue` of the first frame that may start on `port` now (None: none).
     pub fn pick(&self, port: PortId, queue: usize, q: &PktQueue, pkts: &PacketArena, now: SimTime) -> Option<usize> {
         if self.limited[port as usize] == 0 || self.p.classes & (1 << queue) == 0 {
-            return (!q.pkts.is_empty()).then_some(0);
+            return (!q.is_empty()).then_some(0);
         }
-        q.pkts.iter().position(|&id| {
+        q.ids().position(|id| {
             let p = pkts.get(id);
             self.may_send(port, p.dst, p.hash, queue, now)
         })

@@ -596,11 +596,11 @@ impl Pfc {
                         if out.contains(&w) || !long_paused(q as usize, w % classes) {
                             continue;
                         }
-                        let protected = |id: &PktId| {
-                            let pk = cx.pkts.get(*id);
+                        let protected = |id: PktId| {
+                            let pk = cx.pkts.get(id);
                             pk.ingress == entered && (link_mode || pk.tc as usize == c)
                         };
-                        if queue.pkts.iter().any(protected) {
+                        if queue.ids().any(protected) {
                             out.push(w);
                         }
                     }

@@ -445,7 +445,7 @@ impl Mechanisms {
     pub fn pick(&self, port: PortId, queue: usize, q: &PktQueue, pkts: &PacketArena, now: SimTime) -> Option<usize> {
         match &self.drc {
             Some(d) => d.pick(port, queue, q, pkts, now),
-            None => (!q.pkts.is_empty()).then_some(0),
+            None => (!q.is_empty()).then_some(0),
         }
     }
 

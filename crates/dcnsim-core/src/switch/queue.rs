@@ -91,13 +91,22 @@ impl QueueStats {
     }
 }
 
+/// A queued packet: its id, and its size on the wire, which the FIFO keeps so that taking
+/// the head off reads no packet record (on large fabrics a record written when the packet
+/// joined the queue has long left the cache when it leaves).
+#[derive(Copy, Clone, Debug)]
+struct Queued {
+    id: PktId,
+    size: u32,
+}
+
 /// One egress queue (a traffic class of a port).
 #[derive(Clone, Debug, Default)]
 #[repr(C, align(64))]
 pub struct PktQueue {
     pub bytes: u64,
     pub stats: QueueStats,
-    pub pkts: VecDeque<PktId>,
+    fifo: VecDeque<Queued>,
 }
 
 impl PktQueue {
@@ -110,25 +119,26 @@ impl PktQueue {
     #[inline]
     pub fn push(&mut self, id: PktId, size: u32, now: SimTime) {
         self.integrate(now);
-        self.pkts.push_back(id);
+        self.fifo.push_back(Queued { id, size });
         self.bytes += size as u64;
         if self.bytes > self.stats.max_bytes {
             self.stats.max_bytes = self.bytes;
         }
     }
+    /// Take the head packet off: its id and size.
     #[inline]
-    pub fn pop(&mut self, size: u32, now: SimTime) -> Option<PktId> {
-        let id = self.pkts.pop_front()?;
+    pub fn pop(&mut self, now: SimTime) -> Option<(PktId, u32)> {
+        let Queued { id, size } = self.fifo.pop_front()?;
         self.integrate(now);
         self.bytes -= size as u64;
         self.stats.count_tx(size);
-        Some(id)
+        Some((id, size))
     }
     /// A packet of `size` bytes joins this queue, empty, and leaves it at once (its port
     /// was idle): the counters `push` then `pop` at `now` would leave, without the FIFO.
     #[inline]
     pub fn pass_through(&mut self, size: u32, now: SimTime) {
-        debug_assert!(self.pkts.is_empty() && self.bytes == 0);
+        debug_assert!(self.fifo.is_empty() && self.bytes == 0);
         self.stats.last_change = now;
         self.stats.max_bytes = self.stats.max_bytes.max(size as u64);
         self.stats.count_tx(size);
@@ -138,18 +148,31 @@ impl PktQueue {
     /// only: another VecDeque method here cost the FIFO path its inlining.)
     #[inline(never)]
     pub fn to_front(&mut self, idx: usize) {
-        let id = self.pkts[idx];
+        let e = self.fifo[idx];
         for i in (1..=idx).rev() {
-            self.pkts[i] = self.pkts[i - 1];
+            self.fifo[i] = self.fifo[i - 1];
         }
-        self.pkts[0] = id;
+        self.fifo[0] = e;
     }
     #[inline]
     pub fn head(&self) -> Option<PktId> {
-        self.pkts.front().copied()
+        self.fifo.front().map(|e| e.id)
+    }
+    /// The head packet's size on the wire.
+    #[inline]
+    pub fn head_size(&self) -> Option<u32> {
+        self.fifo.front().map(|e| e.size)
+    }
+    /// The queued packets, head first.
+    pub fn ids(&self) -> impl Iterator<Item = PktId> + '_ {
+        self.fifo.iter().map(|e| e.id)
+    }
+    /// Packets queued.
+    pub fn len(&self) -> usize {
+        self.fifo.len()
     }
     pub fn is_empty(&self) -> bool {
-        self.pkts.is_empty()
+        self.fifo.is_empty()
     }
     /// Time-averaged depth over [0, now].
     pub fn mean_bytes(&mut self, now: SimTime) -> f64 {
@@ -201,10 +224,28 @@ impl PortQueues {
         let i = self.at(port, q);
         &mut self.all[i]
     }
-    /// Hint the CPU to load queue `q` of `port` into cache.
+    /// Hint the CPU to load queue `q` of `port` into cache: its counters' line and its FIFO
+    /// header's, which a packet that does not pass through idle touches as well.
     #[inline(always)]
     pub fn prefetch(&self, port: PortId, q: usize) {
-        crate::sim::prefetch(&self.all, self.at(port, q) as u32);
+        if let Some(x) = self.all.get(self.at(port, q)) {
+            let at = x as *const PktQueue as *const u8;
+            crate::sim::prefetch_at(at);
+            crate::sim::prefetch_at(at.wrapping_add(std::mem::offset_of!(PktQueue, fifo)));
+        }
+    }
+    /// Hint the CPU to load the head entry of each of `port`'s queues (reading the queues'
+    /// FIFO headers now: fetch them first with `prefetch`). A transmitter that finishes a
+    /// frame takes the next from there, and on large fabrics the entry, written when its
+    /// packet was queued, has left the cache.
+    #[inline(always)]
+    pub fn prefetch_heads(&self, port: PortId) {
+        for q in self.of(port) {
+            let (head, _) = q.fifo.as_slices();
+            if !head.is_empty() {
+                crate::sim::prefetch_at(head.as_ptr() as *const u8);
+            }
+        }
     }
     /// Every port's queues, in port order.
     pub fn ports(&self) -> std::slice::Chunks<'_, PktQueue> {
@@ -232,10 +273,10 @@ mod tests {
         let (mut a, mut b) = (PktQueue::default(), PktQueue::default());
         for q in [&mut a, &mut b] {
             q.push(1, 1500, SimTime(100));
-            q.pop(1500, SimTime(400));
+            q.pop(SimTime(400));
         }
         a.push(2, 64, SimTime(900));
-        assert_eq!(a.pop(64, SimTime(900)), Some(2));
+        assert_eq!(a.pop(SimTime(900)), Some((2, 64)));
         b.pass_through(64, SimTime(900));
         assert_eq!(format!("{:?}", a.stats), format!("{:?}", b.stats));
         assert_eq!((a.bytes, a.mean_bytes(SimTime(1000))), (b.bytes, b.mean_bytes(SimTime(1000))));

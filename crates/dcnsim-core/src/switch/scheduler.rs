@@ -3,7 +3,6 @@
 //! weighted round robin (Shreedhar & Varghese, SIGCOMM 1995).
 
 use super::queue::PktQueue;
-use crate::net::PacketArena;
 
 /// Scheduler configuration, shared by all ports of a node.
 #[derive(Clone, Debug)]
@@ -30,7 +29,7 @@ impl Scheduler {
     /// Pick the queue to serve next, among queues not `blocked` (e.g. PFC-paused).
     /// Returns None when every eligible queue is empty.
     #[inline]
-    pub fn select(&self, queues: &[PktQueue], st: &mut SchedState, arena: &PacketArena, blocked: impl Fn(usize) -> bool) -> Option<usize> {
+    pub fn select(&self, queues: &[PktQueue], st: &mut SchedState, blocked: impl Fn(usize) -> bool) -> Option<usize> {
         match self {
             Scheduler::Strict => (0..queues.len()).rev().find(|&i| !queues[i].is_empty() && !blocked(i)),
             Scheduler::Dwrr { quanta, strict } => {
@@ -61,7 +60,7 @@ impl Scheduler {
                         st.deficit[i] += quanta[i];
                         st.fresh = false;
                     }
-                    let head = arena.get(queues[i].head().unwrap()).size as u64;
+                    let head = queues[i].head_size().unwrap() as u64;
                     if head <= st.deficit[i] {
                         st.deficit[i] -= head;
                         return Some(i);
@@ -77,32 +76,25 @@ impl Scheduler {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::Packet;
     use crate::sim::SimTime;
 
-    fn fill(arena: &mut PacketArena, q: &mut PktQueue, n: usize, size: u32) {
-        for _ in 0..n {
-            let mut p = Packet::blank();
-            p.size = size;
-            let id = arena.alloc(p);
+    fn fill(q: &mut PktQueue, n: usize, size: u32) {
+        for id in 0..n as u32 {
             q.push(id, size, SimTime::ZERO);
         }
     }
 
     #[test]
     fn dwrr_shares_bytes_by_weight() {
-        let mut arena = PacketArena::new();
         let mut qs = vec![PktQueue::default(), PktQueue::default()];
-        fill(&mut arena, &mut qs[0], 3000, 1500);
-        fill(&mut arena, &mut qs[1], 3000, 500);
+        fill(&mut qs[0], 3000, 1500);
+        fill(&mut qs[1], 3000, 500);
         let s = Scheduler::Dwrr { quanta: vec![1500, 4500], strict: 0 };
         let mut st = SchedState::default();
         let mut served = [0u64; 2];
         for _ in 0..2000 {
-            let i = s.select(&qs, &mut st, &arena, |_| false).unwrap();
-            let id = qs[i].head().unwrap();
-            let sz = arena.get(id).size;
-            qs[i].pop(sz, SimTime::ZERO);
+            let i = s.select(&qs, &mut st, |_| false).unwrap();
+            let (_, sz) = qs[i].pop(SimTime::ZERO).unwrap();
             served[i] += sz as u64;
         }
         let ratio = served[1] as f64 / served[0] as f64;
@@ -111,32 +103,27 @@ mod tests {
 
     #[test]
     fn strict_queues_go_before_the_dwrr_set() {
-        let mut arena = PacketArena::new();
         let mut qs = vec![PktQueue::default(), PktQueue::default(), PktQueue::default()];
-        fill(&mut arena, &mut qs[0], 2, 100);
-        fill(&mut arena, &mut qs[1], 2, 100);
-        fill(&mut arena, &mut qs[2], 1, 100);
+        fill(&mut qs[0], 2, 100);
+        fill(&mut qs[1], 2, 100);
+        fill(&mut qs[2], 1, 100);
         let s = Scheduler::Dwrr { quanta: vec![100, 100, 100], strict: 0b100 };
         let mut st = SchedState::default();
-        assert_eq!(s.select(&qs, &mut st, &arena, |_| false), Some(2));
-        let id = qs[2].head().unwrap();
-        qs[2].pop(arena.get(id).size, SimTime::ZERO);
-        let a = s.select(&qs, &mut st, &arena, |_| false).unwrap();
-        let id = qs[a].head().unwrap();
-        qs[a].pop(100, SimTime::ZERO);
-        let _ = id;
-        let b = s.select(&qs, &mut st, &arena, |_| false).unwrap();
+        assert_eq!(s.select(&qs, &mut st, |_| false), Some(2));
+        qs[2].pop(SimTime::ZERO);
+        let a = s.select(&qs, &mut st, |_| false).unwrap();
+        qs[a].pop(SimTime::ZERO);
+        let b = s.select(&qs, &mut st, |_| false).unwrap();
         assert_ne!(a, b, "queues 0 and 1 alternate");
     }
 
     #[test]
     fn strict_serves_highest_first() {
-        let mut arena = PacketArena::new();
         let mut qs = vec![PktQueue::default(), PktQueue::default()];
-        fill(&mut arena, &mut qs[0], 2, 100);
-        fill(&mut arena, &mut qs[1], 1, 100);
+        fill(&mut qs[0], 2, 100);
+        fill(&mut qs[1], 1, 100);
         let mut st = SchedState::default();
-        assert_eq!(Scheduler::Strict.select(&qs, &mut st, &arena, |_| false), Some(1));
-        assert_eq!(Scheduler::Strict.select(&qs, &mut st, &arena, |i| i == 1), Some(0));
+        assert_eq!(Scheduler::Strict.select(&qs, &mut st, |_| false), Some(1));
+        assert_eq!(Scheduler::Strict.select(&qs, &mut st, |i| i == 1), Some(0));
     }
 }
