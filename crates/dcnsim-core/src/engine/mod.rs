@@ -588,8 +588,11 @@ impl Sim {
         match self.q.peek_ahead(ROUTE_AHEAD) {
             Some(&Ev::Arrive { pkt, port }) => {
                 let h = &self.egress[port as usize].wire;
+                let p = self.pkts.get(pkt);
                 if h.is_switch {
-                    self.routes.prefetch(h.owner, self.pkts.get(pkt).dst);
+                    self.routes.prefetch(h.owner, p.dst);
+                } else {
+                    crate::host::prefetch_flow(&self.flows, p.flow);
                 }
             }
             Some(&Ev::TxDone { port }) if self.cfg.queues <= QUEUES_AHEAD => self.queues.prefetch_heads(port),
@@ -604,6 +607,10 @@ impl Sim {
                         prefetch(&self.egress, out);
                         self.queues.prefetch(out, self.cfg.class(p.prio));
                         self.route_ahead = (pkt, out);
+                    }
+                } else if !h.is_switch && p.kind == PktKind::Ack {
+                    if let Some(f) = self.flows.get(p.flow as usize) {
+                        f.prefetch_sender();
                     }
                 }
             }

@@ -93,6 +93,39 @@ pub struct Flow {
     pub continued_by: Option<FlowId>,
 }
 
+/// Hint the CPU to load every line of `bytes` bytes from `at` (a record at no particular
+/// alignment spans one line more than its size says).
+#[inline(always)]
+fn prefetch_lines(at: *const u8, bytes: usize) {
+    let mut o = 0;
+    while o < bytes {
+        crate::sim::prefetch_at(at.wrapping_add(o));
+        o += 64;
+    }
+    crate::sim::prefetch_at(at.wrapping_add(bytes - 1));
+}
+
+/// Hint the CPU to load flow `f`'s record: a packet reaching its host reads it (is the flow
+/// finished, the receiver), and on large fabrics the records of the flows in flight
+/// outgrow the cache.
+#[inline(always)]
+pub(crate) fn prefetch_flow(flows: &[Flow], f: FlowId) {
+    if let Some(x) = flows.get(f as usize) {
+        prefetch_lines(x as *const Flow as *const u8, std::mem::size_of::<Flow>());
+    }
+}
+
+impl Flow {
+    /// Hint the CPU to load the sender's state, which an acknowledgement updates (it lives
+    /// behind a pointer: read the record first, `prefetch_flow`).
+    #[inline(always)]
+    pub(crate) fn prefetch_sender(&self) {
+        if let Sender::Tcp(t) = &self.sender {
+            prefetch_lines(&**t as *const TcpSender as *const u8, std::mem::size_of::<TcpSender>());
+        }
+    }
+}
+
 /// Flows a mechanism holds at their NIC (SFC's pause): until when, and the time of the
 /// live wake-up event. Kept beside the flow records, and empty in runs without holds, so
 /// that the flows' hot record does not grow for a mechanism most runs do not configure.

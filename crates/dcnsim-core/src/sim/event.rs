@@ -24,12 +24,21 @@ pub struct EventQueue<E> {
     pos: usize,
     cur_slot: u64,
     wheel: Vec<Vec<Near<E>>>,
+    /// Emptied slot buffers, the most recently emptied last. A slot takes one when its
+    /// first event comes: that buffer was read moments ago and is still cached, where a
+    /// buffer that stayed with its slot (emptied a turn of the wheel earlier, 4 us of
+    /// simulated time) has left the cache on a large fabric, and every line of it written
+    /// again was a write miss (most of the k = 20 run's).
+    pool: Vec<Vec<Near<E>>>,
     /// Scratch space of the radix sort of large slots.
     spare: Vec<Near<E>>,
     /// Bit (slot % WHEEL) set when that wheel slot is non-empty.
     occupied: Vec<u64>,
     far: BinaryHeap<Far<E>>,
-    len: usize,
+    /// Events popped so far; `seq - popped` are queued. Not a length that push and pop both
+    /// update: the compiler then loads it with `seq` as one 16-byte vector in push, which
+    /// stalls on forwarding from pop's 8-byte store (a tenth of the k = 20 transmit path).
+    popped: u64,
     seq: u64,
 }
 
@@ -124,10 +133,11 @@ impl<E: Copy> EventQueue<E> {
             pos: 0,
             cur_slot: 0,
             wheel: (0..WHEEL).map(|_| Vec::new()).collect(),
+            pool: Vec::new(),
             spare: Vec::new(),
             occupied: vec![0; WHEEL / 64],
             far: BinaryHeap::new(),
-            len: 0,
+            popped: 0,
             seq: 0,
         }
     }
@@ -145,7 +155,13 @@ impl<E: Copy> EventQueue<E> {
             self.current.insert(at, Near(off, ev));
         } else if s < self.cur_slot + WHEEL as u64 {
             let i = (s as usize) & (WHEEL - 1);
-            self.wheel[i].push(Near(off, ev));
+            let slot = &mut self.wheel[i];
+            if slot.capacity() == 0 {
+                if let Some(b) = self.pool.pop() {
+                    *slot = b;
+                }
+            }
+            slot.push(Near(off, ev));
             self.occupied[i >> 6] |= 1 << (i & 63);
         } else {
             self.far.push(Far(t, seq, ev));
@@ -156,7 +172,6 @@ impl<E: Copy> EventQueue<E> {
         debug_assert!(t.0 >> self.slot_bits >= self.cur_slot, "event scheduled in the past");
         let seq = self.seq;
         self.seq += 1;
-        self.len += 1;
         self.place(t.0, seq, ev);
     }
     /// Next occupied wheel slot at or after the current one, as an absolute slot number.
@@ -189,9 +204,12 @@ impl<E: Copy> EventQueue<E> {
     /// The current slot is used up: turn the wheel to the next occupied slot.
     #[inline(never)]
     fn load_next_slot(&mut self) -> bool {
-        self.current.clear();
+        if self.current.capacity() > 0 {
+            self.current.clear();
+            self.pool.push(std::mem::take(&mut self.current));
+        }
         self.pos = 0;
-        if self.len == 0 {
+        if self.is_empty() {
             return false;
         }
         let far_slot = self.far.peek().map(|f| f.0 >> self.slot_bits);
@@ -206,6 +224,11 @@ impl<E: Copy> EventQueue<E> {
         if self.occupied[i >> 6] & (1 << (i & 63)) != 0 {
             self.occupied[i >> 6] &= !(1 << (i & 63));
             std::mem::swap(&mut self.current, &mut self.wheel[i]);
+        }
+        if self.current.capacity() == 0 {
+            if let Some(b) = self.pool.pop() {
+                self.current = b;
+            }
         }
         // the wheel turned: bring far events now within its horizon onto it
         let horizon = self.cur_slot + WHEEL as u64;
@@ -255,7 +278,7 @@ impl<E: Copy> EventQueue<E> {
         }
         let Near(off, e) = self.current[self.pos];
         self.pos += 1;
-        self.len -= 1;
+        self.popped += 1;
         Some((SimTime((self.cur_slot << self.slot_bits) | off as u64), e))
     }
     /// The event `n` after the one `pop` returns next (0: that one), if it is already in
@@ -265,10 +288,10 @@ impl<E: Copy> EventQueue<E> {
         self.current.get(self.pos + n).map(|e| &e.1)
     }
     pub fn len(&self) -> usize {
-        self.len
+        (self.seq - self.popped) as usize
     }
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.seq == self.popped
     }
 }
 
