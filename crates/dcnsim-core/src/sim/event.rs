@@ -52,9 +52,10 @@ pub struct EventQueue<E> {
 struct Near<E>(u32, E);
 
 /// 2048 slots of 1/32 frame (2.048 ns at 100G) span 4.2 us, past a link delay plus a
-/// frame on the usual fabrics; each slot keeps its buffer at the largest size it has held,
-/// so the wheel's memory grows with slots x events per slot (4096 slots of this width
-/// cost k = 16 6.5 MB more).
+/// frame on the usual fabrics. Slot buffers keep the largest size they have held and pass
+/// through `pool` between slots, so the wheel's memory follows the events it holds (before
+/// the pool each slot kept its own buffer, and 4096 slots of this width cost k = 16 6.5 MB
+/// more).
 const WHEEL: usize = 2048;
 
 /// Events of the next slot prefetched when a slot is loaded (a dozen cache lines).
