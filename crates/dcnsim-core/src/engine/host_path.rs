@@ -28,6 +28,7 @@ impl Sim {
         // datagrams of a flow a CIP isolated at this NIC go to the congested class
         let isolated = if data { self.flows.get(flow as usize).and_then(|f| f.nic_class) } else { None };
         let qi = isolated.map_or(self.cfg.class(prio), |c| c as usize);
+        self.pkts.get_mut(pkt).qc = qi as u8;
         // the NIC serves its own queues before its flows: from an idle, empty NIC the packet
         // may leave at once
         if self.leave_at_once(port, qi, pkt, size) {
@@ -59,7 +60,6 @@ impl Sim {
                 }
                 let (pkt, size) = queues[qi].pop(now)?;
                 eg.bytes -= size as u64;
-                self.pkts.get_mut(pkt).tc = qi as u8;
                 return Some(pkt);
             }
         }
@@ -139,7 +139,7 @@ impl Sim {
                     retx: seg.retx,
                     hash: fl.hash,
                     ts: self.now,
-                    tc: class as u8,
+                    qc: class as u8,
                     ..Packet::blank()
                 };
                 let roce = matches!(fl.sender, Sender::Roce(_));

@@ -844,7 +844,6 @@ impl Sim {
         if !(self.cut_through && eg.bytes == 0 && eg.busy_until <= self.now && !eg.has_ctrl()) {
             return false;
         }
-        self.pkts.get_mut(pkt).tc = qi as u8;
         self.queues.get_mut(port, qi).pass_through(size, self.now);
         self.transmit(port, pkt, size);
         true
@@ -859,7 +858,7 @@ impl Sim {
             tr.push(TxRecord { time: self.now, port, kind: p.kind, flow: p.flow, seq: p.seq, size: p.size });
         }
         if self.mechs.watches_tx() {
-            let class = p.tc as usize;
+            let class = p.qc as usize;
             self.mechs.on_transmit(port, pkt, class, &mut ctx!(self));
             self.apply_effects();
         }

@@ -17,6 +17,7 @@ impl Sim {
         let (dst, hash, prio, size, tc, hops, ecn) = {
             let p = self.pkts.get_mut(pkt);
             p.hops = p.hops.saturating_add(1);
+            p.tc = p.qc;
             (p.dst, p.hash, p.prio, p.size, p.tc, p.hops, p.ecn)
         };
         let class = self.cfg.class(prio);
@@ -67,6 +68,7 @@ impl Sim {
             let p = self.pkts.get_mut(pkt);
             p.ingress = in_port;
             p.enq = self.now;
+            p.qc = qi as u8;
         }
         if self.leave_at_once(out, qi, pkt, size) {
             return;
@@ -134,7 +136,6 @@ impl Sim {
             self.mechs.on_dequeue(&d, &mut ctx!(self));
             self.apply_effects();
         }
-        self.pkts.get_mut(pkt).tc = qi as u8;
         Some((pkt, size))
     }
 }
