@@ -11,7 +11,7 @@ use crate::switch::{DropReason, MarkReason};
 impl Sim {
     pub(super) fn switch_rx(&mut self, sw: u32, in_port: PortId, pkt: PktId) {
         // taken first, so that no path leaves it naming a packet id that may be reused
-        let ahead = std::mem::replace(&mut self.route_ahead, (PktId::MAX, 0));
+        let ahead = self.take_route_ahead(pkt);
         // route_msg takes the same hop, TTL and route steps; a helper shared by both cost the
         // k=8 bench 0.5% more instructions (inlining), on the hottest path of the engine
         let (dst, hash, prio, size, tc, hops, ecn) = {
@@ -26,8 +26,8 @@ impl Sim {
             return;
         }
         let out = match ahead {
-            (p, out) if p == pkt => out,
-            _ => match self.routes.next_hop(sw, dst, hash) {
+            Some(out) => out,
+            None => match self.routes.next_hop(sw, dst, hash) {
                 Some(o) => o,
                 None => return self.drop_pkt(pkt, Some((in_port, class)), DropReason::NoRoute),
             },
