@@ -158,7 +158,7 @@ impl Sim {
                     pace.push(f);
                 }
                 self.pkts_created += 1;
-                self.queues.get_mut(port, class).stats.count_tx(p.size);
+                self.queues.get_mut(port, class).count_tx(p.size);
                 let id = self.pkts.alloc(p);
                 if !skipped.is_empty() {
                     self.unskip(h, skipped);

@@ -492,7 +492,7 @@ impl Sim {
     }
     /// Bytes transmitted so far by a port (all queues).
     pub fn port_tx_bytes(&self, port: PortId) -> u64 {
-        self.queues.of(port).iter().map(|q| q.stats.tx_bytes).sum()
+        self.queues.of(port).iter().map(|q| q.tx_bytes).sum()
     }
     /// The paused queues of the deadlock cycle that ended the run ("node:port:class").
     pub fn deadlock(&self) -> &[String] {
@@ -827,7 +827,7 @@ impl Sim {
 
     fn drop_pkt(&mut self, pkt: PktId, at: Option<(PortId, usize)>, why: DropReason) {
         if let Some((port, q)) = at {
-            self.queues.get_mut(port, q).stats.count_drop(why);
+            self.queues.stats_mut(port, q).count_drop(why);
         }
         let (f, kind) = {
             let p = self.pkts.get(pkt);

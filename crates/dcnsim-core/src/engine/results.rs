@@ -70,10 +70,10 @@ impl Sim {
         let mut rate = vec![];
         let mut c: [Vec<u64>; 12] = Default::default();
         let mut mean = vec![];
-        for (pid, queues) in self.queues.ports_mut().enumerate() {
+        for (pid, queues) in self.queues.ports().enumerate() {
             let info = &self.topo.ports[pid];
             let peer_node = self.topo.ports[info.peer as usize].node;
-            for (qi, qq) in queues.iter_mut().enumerate() {
+            for (qi, qq) in queues.iter().enumerate() {
                 node.push(info.node);
                 is_host.push((!self.egress[pid].wire.is_switch) as u8);
                 port.push(info.local);
@@ -81,15 +81,15 @@ impl Sim {
                 queue.push(qi as u8);
                 rate.push(info.rate_bps);
                 mean.push(qq.mean_bytes(now));
-                let s = &qq.stats;
+                let s = self.queues.stats(pid as u32, qi);
                 for (v, x) in c.iter_mut().zip([
-                    s.tx_bytes,
-                    s.tx_packets,
+                    qq.tx_bytes,
+                    qq.tx_packets,
                     s.drops(),
                     s.drops_buffer_full,
                     s.drops_aqm,
                     s.ecn_marks,
-                    s.max_bytes,
+                    qq.max_bytes,
                     s.drops_headroom,
                     s.drops_ttl,
                     s.drops_no_route,

@@ -59,7 +59,7 @@ impl Sim {
             AqmAction::Pass => {}
             AqmAction::Mark => {
                 self.pkts.get_mut(pkt).ecn = Ecn::Ce;
-                self.queues.get_mut(out, qi).stats.count_mark(MarkReason::EcnThreshold);
+                self.queues.stats_mut(out, qi).count_mark(MarkReason::EcnThreshold);
                 self.ecn_marks += 1;
             }
             AqmAction::Drop(why) => return self.drop_pkt(pkt, Some((out, qi)), why),

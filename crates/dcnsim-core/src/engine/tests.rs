@@ -401,7 +401,7 @@ fn dwrr_weights_split_a_port() {
         let mut sim = build(&text);
         let (t0, t1) = (SimTime::from_us(100), SimTime::from_us(2_100));
         sim.run_until(t0);
-        let tx = |sim: &crate::Sim, q: usize| sim.queues.get(0, q).stats.tx_bytes;
+        let tx = |sim: &crate::Sim, q: usize| sim.queues.get(0, q).tx_bytes;
         let (a0, a1) = (tx(&sim, 0), tx(&sim, 1));
         sim.run_until(t1);
         let (b0, b1) = (tx(&sim, 0) - a0, tx(&sim, 1) - a1);

@@ -10,6 +10,7 @@ pub mod coupled;
 pub mod drc;
 pub mod dualpi2;
 pub mod ecn;
+mod fifo;
 pub mod pfc;
 pub mod pi2;
 pub mod pipeline;
