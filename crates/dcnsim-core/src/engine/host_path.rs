@@ -42,7 +42,7 @@ impl Sim {
     pub(super) fn host_next_packet(&mut self, h: u32) -> Option<PktId> {
         let port = self.hosts[h as usize].port;
         let now = self.now;
-        let eg = &mut self.egress[port as usize];
+        let (eg, ctl) = self.egress.both_mut(port);
         let mechs = &self.mechs;
         let reorders = mechs.reorders();
         let pkts = &self.pkts;
@@ -51,7 +51,7 @@ impl Sim {
         if eg.bytes > 0 {
             // the NIC's own queues: also held when DRC lets none of a queue's frames go
             let queue_blocked = |i: usize| blocked(i) || (reorders && mechs.pick(port, i, &queues[i], pkts, now).is_none());
-            if let Some(qi) = Scheduler::Strict.select(queues, &mut eg.sched, queue_blocked) {
+            if let Some(qi) = Scheduler::Strict.select(queues, &mut ctl.sched, queue_blocked) {
                 if reorders {
                     let idx = mechs.pick(port, qi, &queues[qi], pkts, now)?;
                     if idx > 0 {

@@ -17,7 +17,7 @@ mod switch_path;
 use crate::host::roce::RoceParams;
 use crate::host::udp::{Arrivals, SizeDist};
 use crate::host::{Flow, Holds, Host, Sender};
-use crate::net::port::{Egress, PortWire};
+use crate::net::port::{Egress, PortWire, Ports};
 use crate::net::{FlowId, Frame, Msg, NodeKind, Packet, PacketArena, PktId, PktKind, PortId, Routes, Topology};
 use crate::sim::{prefetch, ser_time, stream, EventQueue, SimTime, Stream};
 use crate::switch::pipeline::{Ctx, Effect, Hook, MechTimer, MechanismParams, Mechanisms};
@@ -193,7 +193,7 @@ pub struct Sim {
     cfg: SimConfig,
     topo: Topology,
     routes: Routes,
-    egress: Vec<Egress>,
+    egress: Ports,
     /// The routes the look-ahead found for the arrivals `HOP_AHEAD` events ahead (packet,
     /// egress port): a packet is in one place at a time, so its id names that arrival until it
     /// is handled (`take_route_ahead`). One entry is written per event, and an entry must
@@ -204,9 +204,11 @@ pub struct Sim {
     /// Switch hops that took their route from `route_ahead`, and all switch hops.
     #[cfg(test)]
     route_ahead_used: (u64, u64),
-    /// Whether the per-port state outgrows a core's L2 cache (about 1 MB), so that routing
-    /// the next arrival ahead of time pays for its instructions; on a small fabric it only
-    /// adds them (k = 8 fits, k = 16 does not).
+    /// Whether the hot per-port state (the ports' and queues' records a packet reads) and
+    /// what comes with it (packets in flight, the event wheel) outgrow a core's L2 cache, so
+    /// that staging the next events' loads pays for its instructions: past 512 KB of port
+    /// state (k = 16, 786 KB). On a small fabric it only adds them (k = 8, 98 KB, ran 22%
+    /// slower with it).
     route_ahead_pays: bool,
     /// Whether a packet that finds its egress port (switch or NIC) idle and empty may leave at once without
     /// passing through the queue's FIFO (`PktQueue::pass_through`): nothing watches it
@@ -390,11 +392,11 @@ impl Sim {
             cfg,
             topo,
             routes,
-            egress,
+            egress: Ports::new(egress),
             route_ahead: [(PktId::MAX, 0); HOP_AHEAD + 2],
             #[cfg(test)]
             route_ahead_used: (0, 0),
-            route_ahead_pays: port_state > 1 << 20,
+            route_ahead_pays: port_state > 1 << 19,
             cut_through,
             queues,
             switches,
@@ -755,7 +757,7 @@ impl Sim {
     /// Put a link-local control frame on `port`, ahead of its queues.
     fn send_frame(&mut self, port: PortId, frame: Frame, flow: FlowId, hash: u32) {
         let id = self.new_control(Packet { kind: PktKind::Ctrl(frame), flow, hash, size: frame.wire_bytes(), ..Packet::blank() });
-        self.egress[port as usize].push_ctrl(id);
+        self.egress.push_ctrl(port, id);
         self.try_tx(port);
     }
 
@@ -784,7 +786,7 @@ impl Sim {
         if consumed {
             self.consume(pkt);
         } else {
-            self.egress[out as usize].push_ctrl(pkt);
+            self.egress.push_ctrl(out, pkt);
         }
         self.apply_effects();
         self.try_tx(out);
@@ -857,7 +859,7 @@ impl Sim {
             }
             return;
         }
-        if let Some(ctrl) = self.egress[port as usize].pop_ctrl() {
+        if let Some(ctrl) = self.egress.pop_ctrl(port) {
             let size = self.pkts.get(ctrl).size;
             self.transmit(port, ctrl, size);
             return;

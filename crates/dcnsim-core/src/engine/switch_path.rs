@@ -106,12 +106,12 @@ impl Sim {
     /// Gives the packet and its size.
     pub(super) fn switch_dequeue(&mut self, sw: u32, port: PortId) -> Option<(PktId, u32)> {
         let now = self.now;
-        let eg = &mut self.egress[port as usize];
+        let (eg, ctl) = self.egress.both_mut(port);
         let mechs = &self.mechs;
         let pkts = &self.pkts;
         let can_hold = mechs.can_hold();
         let queues = self.queues.of_mut(port);
-        let sched = &mut eg.sched;
+        let sched = &mut ctl.sched;
         // two instances of the scheduler: with nothing that can hold a queue (most runs) it
         // asks no mechanism at all
         let qi = if can_hold {

@@ -1,4 +1,4 @@
-//! Runtime state of one egress port: the transmitter, its control frames and the scheduler
+//! Runtime state of the egress ports: the transmitter, its control frames and the scheduler
 //! state. Hosts and switches both have them. The port's queues (one per traffic class)
 //! live in one array for all ports, at `port * queues + class` (`switch::PortQueues`): their
 //! address follows from the port alone, so the event loop can prefetch a queue before it
@@ -47,11 +47,11 @@ impl PortWire {
     }
 }
 
-/// In memory order: what every packet through the port reads (depth, transmitter state,
-/// whether control frames wait, the wiring) in the first cache line, the control frames
-/// themselves and the scheduler state after it. One line per port and packet: on large
-/// fabrics the port records outgrow the cache, and the wiring in a record of its own cost
-/// a second miss at every hop.
+/// What every packet through a port reads (depth, transmitter state, whether control frames
+/// wait, the wiring), in one cache line. On large fabrics the port records outgrow the
+/// cache: the wiring in a record of its own cost a second miss at every hop, and the control
+/// frames and scheduler state in this record's second line (`PortCtl` now) left its hot
+/// lines in half the cache's sets.
 #[derive(Clone, Debug)]
 #[repr(C, align(64))]
 pub struct Egress {
@@ -62,18 +62,14 @@ pub struct Egress {
     /// Time of the live TxDone event for this port, `SimTime::MAX` when none is queued. Any
     /// other TxDone for the port is stale (the port already moved on) and ignored.
     pub txdone_at: SimTime,
-    /// Frames in `ctrl`, where the hot path can read it without the queue's cache line.
+    /// Frames in the port's `PortCtl`, where the hot path can read it without that record.
     ctrl_len: u32,
     pub wire: PortWire,
-    /// Link-local MAC control frames (PAUSE, PFC, CIP): sent before any queued packet,
-    /// never gated.
-    ctrl: VecDeque<PktId>,
-    pub sched: SchedState,
 }
 
 impl Default for Egress {
     fn default() -> Self {
-        Egress { bytes: 0, busy_until: SimTime::ZERO, txdone_at: SimTime::MAX, ctrl_len: 0, wire: PortWire::default(), ctrl: VecDeque::new(), sched: SchedState::default() }
+        Egress { bytes: 0, busy_until: SimTime::ZERO, txdone_at: SimTime::MAX, ctrl_len: 0, wire: PortWire::default() }
     }
 }
 
@@ -82,24 +78,68 @@ impl Egress {
     pub fn new(wire: PortWire) -> Self {
         Egress { wire, ..Egress::default() }
     }
-    /// Queue a control frame behind those already waiting.
-    pub fn push_ctrl(&mut self, id: PktId) {
-        self.ctrl.push_back(id);
-        self.ctrl_len += 1;
-    }
-    /// The next control frame to send, if one waits.
-    #[inline]
-    pub fn pop_ctrl(&mut self) -> Option<PktId> {
-        if self.ctrl_len == 0 {
-            return None;
-        }
-        self.ctrl_len -= 1;
-        self.ctrl.pop_front()
-    }
     /// Whether a control frame waits.
     #[inline(always)]
     pub fn has_ctrl(&self) -> bool {
         self.ctrl_len > 0
+    }
+}
+
+/// What a port keeps beside its hot record, touched only when control frames are sent or a
+/// scheduler other than strict priority serves its queues.
+#[derive(Clone, Debug, Default)]
+pub struct PortCtl {
+    /// Link-local MAC control frames (PAUSE, PFC, CIP): sent before any queued packet,
+    /// never gated.
+    ctrl: VecDeque<PktId>,
+    pub sched: SchedState,
+}
+
+/// Every port's records, indexed by port: the hot ones (`Egress`, which the type derefs to)
+/// in one dense array, their `PortCtl` in another.
+#[derive(Clone, Debug, Default)]
+pub struct Ports {
+    hot: Vec<Egress>,
+    ctl: Vec<PortCtl>,
+}
+
+impl Ports {
+    pub fn new(hot: Vec<Egress>) -> Ports {
+        let ctl = vec![PortCtl::default(); hot.len()];
+        Ports { hot, ctl }
+    }
+    /// Queue a control frame on `port` behind those already waiting.
+    pub fn push_ctrl(&mut self, port: PortId, id: PktId) {
+        self.ctl[port as usize].ctrl.push_back(id);
+        self.hot[port as usize].ctrl_len += 1;
+    }
+    /// The next control frame to send on `port`, if one waits.
+    #[inline]
+    pub fn pop_ctrl(&mut self, port: PortId) -> Option<PktId> {
+        let eg = &mut self.hot[port as usize];
+        if eg.ctrl_len == 0 {
+            return None;
+        }
+        eg.ctrl_len -= 1;
+        self.ctl[port as usize].ctrl.pop_front()
+    }
+    /// Both records of `port`.
+    #[inline]
+    pub fn both_mut(&mut self, port: PortId) -> (&mut Egress, &mut PortCtl) {
+        (&mut self.hot[port as usize], &mut self.ctl[port as usize])
+    }
+}
+
+impl std::ops::Deref for Ports {
+    type Target = [Egress];
+    fn deref(&self) -> &[Egress] {
+        &self.hot
+    }
+}
+
+impl std::ops::DerefMut for Ports {
+    fn deref_mut(&mut self) -> &mut [Egress] {
+        &mut self.hot
     }
 }
 
@@ -112,8 +152,7 @@ mod tests {
     #[test]
     fn hot_fields_share_the_first_cache_line() {
         assert_eq!((std::mem::size_of::<PortWire>(), std::mem::align_of::<Egress>()), (32, 64));
-        // the control frames and the scheduler state fill the second line, no third
-        assert_eq!(std::mem::size_of::<Egress>(), 128);
+        assert_eq!(std::mem::size_of::<Egress>(), 64);
         for end in
             [offset_of!(Egress, bytes) + 8, offset_of!(Egress, busy_until) + 8, offset_of!(Egress, txdone_at) + 8, offset_of!(Egress, ctrl_len) + 4, offset_of!(Egress, wire) + 32]
         {
@@ -127,12 +166,12 @@ mod tests {
 
     #[test]
     fn control_frames_leave_in_order_and_are_counted() {
-        let mut e = Egress::default();
-        assert!(!e.has_ctrl() && e.pop_ctrl().is_none());
-        e.push_ctrl(7);
-        e.push_ctrl(9);
-        assert!(e.has_ctrl());
-        assert_eq!((e.pop_ctrl(), e.pop_ctrl(), e.pop_ctrl()), (Some(7), Some(9), None));
-        assert!(!e.has_ctrl());
+        let mut e = Ports::new(vec![Egress::default(); 2]);
+        assert!(!e[1].has_ctrl() && e.pop_ctrl(1).is_none());
+        e.push_ctrl(1, 7);
+        e.push_ctrl(1, 9);
+        assert!(e[1].has_ctrl() && !e[0].has_ctrl());
+        assert_eq!((e.pop_ctrl(1), e.pop_ctrl(1), e.pop_ctrl(1)), (Some(7), Some(9), None));
+        assert!(!e[1].has_ctrl());
     }
 }
