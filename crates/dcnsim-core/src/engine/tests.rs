@@ -470,7 +470,7 @@ flows = [ { src = 0, dst = 1, size = "100KB" } ]
 #[test]
 fn a_large_fabric_routes_most_hops_once_ahead_of_time() {
     // k = 16 outgrows the L2 cache, so the look-ahead routes arrivals before they are handled:
-    // 92% of the hops in this run (14% when one entry held the route, overwritten before use)
+    // 96% of the hops in this run (14% when one entry held the route, overwritten before use)
     let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/scenarios/fat_tree_k16_websearch.toml")).unwrap();
     let mut sim = build_with(&text, false);
     assert!(sim.route_ahead_pays);
