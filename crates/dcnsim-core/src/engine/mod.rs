@@ -888,7 +888,7 @@ impl Sim {
         if !(self.cut_through && eg.bytes == 0 && eg.busy_until <= self.now && !eg.has_ctrl()) {
             return false;
         }
-        self.queues.get_mut(port, qi).pass_through(size, self.now);
+        self.queues.get_mut(port, qi).pass_through(size);
         self.transmit(port, pkt, size);
         true
     }

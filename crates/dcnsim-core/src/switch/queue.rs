@@ -127,16 +127,16 @@ impl PktQueue {
         self.tx_packets += 1;
     }
     /// A packet of `size` bytes joins this queue, empty, and leaves it at once (its port
-    /// was idle): the counters `push` then `pop` at `now` would leave, without the FIFO.
+    /// was idle): the counters `push` then `pop` at one instant would leave, without the
+    /// FIFO (the depth integral does not change: it keeps no time of last change).
     #[inline]
-    pub fn pass_through(&mut self, size: u32, _now: SimTime) {
+    pub fn pass_through(&mut self, size: u32) {
         debug_assert!(self.fifo.is_empty() && self.bytes == 0);
         self.max_bytes = self.max_bytes.max(size as u64);
         self.count_tx(size);
     }
     /// Move the packet at position `idx` to the head, the packets ahead of it back by one,
-    /// for a transmitter that sends out of order (DRC); the FIFO path then takes it. (Indexing
-    /// only: another VecDeque method here cost the FIFO path its inlining.)
+    /// for a transmitter that sends out of order (DRC); the FIFO path then takes it.
     #[inline(never)]
     pub fn to_front(&mut self, idx: usize) {
         let e = *self.fifo.get(idx).expect("to_front: index within the queue");
@@ -293,11 +293,11 @@ mod tests {
         }
         a.push(2, 64, SimTime(900));
         assert_eq!(a.pop(SimTime(900)), Some((2, 64)));
-        b.pass_through(64, SimTime(900));
+        b.pass_through(64);
         assert_eq!(format!("{:?}", a), format!("{:?}", b));
         assert_eq!((a.bytes, a.mean_bytes(SimTime(1000))), (b.bytes, b.mean_bytes(SimTime(1000))));
         // a first packet larger than any before sets the maximum
-        b.pass_through(9000, SimTime(950));
+        b.pass_through(9000);
         assert_eq!(b.max_bytes, 9000);
     }
 }
