@@ -492,3 +492,45 @@ fn a_lone_sender_is_paused_at_its_xoff_threshold() {
         assert!(fct <= wire + 3e6, "{cfg}: FCT {fct} ps, 5 MB at 25G {wire} ps");
     }
 }
+
+/// Found by the random-scenario property: a shared pool smaller than XOFF is full all the
+/// time, so each lossless ACK from h8 lands in headroom (XOFF) and leaves it at once (XON).
+/// Queued one behind the other, those requests held back the XOFF that a burst of h8's
+/// data needed, and the burst overflowed a headroom derived for one frame ahead of the
+/// PAUSE. A request now replaces the waiting one of its class (`Frame::replacing`).
+#[test]
+fn a_storm_of_xoff_and_xon_does_not_delay_a_later_xoff_past_the_headroom() {
+    let text = r#"
+[scenario]
+name = "xoff-storm"
+max_time = "230us"
+[topology]
+kind = "clos2"
+tors = 3
+servers_per_tor = 4
+spines = 1
+host_link = { rate = "99Gbps", delay = "394ns" }
+fabric_link = { rate = "17Gbps", delay = "367ns" }
+[switch]
+buffer = { model = "shared", pool = "8115B", guaranteed = "423B", alpha = 0.5 }
+pfc = { mode = "priority", accounting = "ingress", xoff = "12000B", xon = "6000B" }
+[transport]
+kind = "dctcp"
+ecn = false
+min_rto = "100us"
+[[workload]]
+kind = "flows"
+flows = [
+  { src = 11, dst = 0, size = "151157B", start = "107745ns" },
+  { src = 8, dst = 0, size = "31467B", start = "124814ns" },
+  { src = 10, dst = 8, size = "166441B", start = "116445ns" },
+]
+"#;
+    let mut sim = build(text);
+    sim.run();
+    let r = sim.results();
+    assert_eq!(r.summary["end_reason"], "completed");
+    assert!(r.summary["pfc_frames"].as_u64().unwrap() > 200, "the ACKs set off a storm of XOFF and XON");
+    assert_eq!(r.ports.u64("drops_headroom").iter().sum::<u64>(), 0, "the derived headroom held every lossless packet");
+    assert_eq!(r.ports.u64("drops").iter().sum::<u64>(), 0);
+}

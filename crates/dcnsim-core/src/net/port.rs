@@ -113,6 +113,10 @@ impl Ports {
         self.ctl[port as usize].ctrl.push_back(id);
         self.hot[port as usize].ctrl_len += 1;
     }
+    /// The control frames waiting on `port`, oldest first.
+    pub fn pending_ctrl(&self, port: PortId) -> impl Iterator<Item = PktId> + '_ {
+        self.ctl[port as usize].ctrl.iter().copied()
+    }
     /// The next control frame to send on `port`, if one waits.
     #[inline]
     pub fn pop_ctrl(&mut self, port: PortId) -> Option<PktId> {

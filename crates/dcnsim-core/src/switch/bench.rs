@@ -4,7 +4,7 @@
 
 use super::pipeline::{Arrival, Ctx, Effect, SwitchState};
 use super::{BufferParams, PortQueues, SwitchBuffer};
-use crate::net::port::Egress;
+use crate::net::port::{Egress, Ports};
 use crate::net::{dumbbell, FlowId, Packet, PacketArena, PktKind, PortId, Topology};
 use crate::sim::{stream, SimTime, Stream};
 
@@ -13,7 +13,7 @@ pub const G100: u64 = 100_000_000_000;
 /// Hosts h0, h1 on switch "left", h2 on "right", 100G links of 500 ns, one queue per port.
 pub struct Bench {
     pub topo: Topology,
-    pub egress: Vec<Egress>,
+    pub egress: Ports,
     /// `queues` per port, as the engine keeps them.
     pub port_queues: PortQueues,
     pub pkts: PacketArena,
@@ -28,7 +28,7 @@ impl Bench {
     }
     pub fn with_queues(queues: usize) -> Bench {
         let topo = dumbbell::build(2, 1, (G100, SimTime::from_ns(500)), (G100, SimTime::from_ns(500)));
-        let egress = (0..topo.ports.len()).map(|_| Egress::default()).collect();
+        let egress = Ports::new((0..topo.ports.len()).map(|_| Egress::default()).collect());
         let port_queues = PortQueues::new(topo.ports.len(), queues);
         let switches =
             (0..2).map(|i| SwitchState { buffer: SwitchBuffer::new(BufferParams::Static { queue_cap: 16_000_000 }, 3, 1), rng: stream(1, Stream::SwitchAqm, i) }).collect();

@@ -9,7 +9,8 @@
 //! Bytes beyond XOFF land in the headroom reserved for that (port, class);
 //! only headroom overflow drops a lossless packet. The upstream egress stops
 //! serving that class after the frame it is transmitting, exactly for
-//! quanta x 512 bit times unless refreshed or resumed.
+//! quanta x 512 bit times unless refreshed or resumed. A request for a class whose
+//! previous frame still waits on the port replaces that frame (`Frame::replacing`).
 //!
 //! `accounting = "egress_queue"` is the reading of seeds 000/003 ("queue size
 //! 1 MB, XOFF 750 KB, XON 4 KB"): the thresholds apply to each egress queue's
@@ -491,6 +492,9 @@ impl Pfc {
     /// Send a PAUSE (quanta > 0) or XON (quanta = 0) for class `c` out of `port`.
     pub fn send(&mut self, port: PortId, c: usize, quanta: u16, cx: &mut Ctx) {
         let frame = if self.p.link_mode { Frame::Pause { quanta } } else { Frame::Pfc { class: c as u8, quanta } };
+        if cx.replace_waiting_frame(port, frame) {
+            return;
+        }
         let row = self.frame_row(port, c);
         self.frames_tx[row] += 1;
         cx.push(Effect::Frame { port, frame, flow: FlowId::MAX, hash: 0 });

@@ -19,8 +19,8 @@
 
 use crate::engine::EndReason;
 use crate::metrics::Table;
-use crate::net::port::Egress;
-use crate::net::{Ecn, FlowId, Frame, HostId, Msg, PacketArena, PktId, PortId, Routes, Topology};
+use crate::net::port::Ports;
+use crate::net::{Ecn, FlowId, Frame, HostId, Msg, PacketArena, PktId, PktKind, PortId, Routes, Topology};
 use crate::sim::{Rng, SimTime};
 use crate::switch::aqm::{Aqm, AqmParams};
 use crate::switch::ci::{self, Ci, CiParams};
@@ -44,7 +44,7 @@ pub struct SwitchState {
 pub struct Ctx<'a> {
     pub now: SimTime,
     pub topo: &'a Topology,
-    pub egress: &'a [Egress],
+    pub egress: &'a Ports,
     /// Every port's queues, `queues` per port.
     pub port_queues: &'a PortQueues,
     pub pkts: &'a mut PacketArena,
@@ -68,6 +68,32 @@ impl Ctx<'_> {
     #[inline]
     pub fn queue_bytes(&self, port: PortId, queue: usize) -> u64 {
         self.port_queues.get(port, queue).bytes
+    }
+    /// Put `frame` in the place of a control frame not yet sent on `port` that it replaces
+    /// (`Frame::replacing`): one asked for earlier in this event, or one waiting in the
+    /// port's control queue. False when there is none; the caller sends it.
+    pub fn replace_waiting_frame(&mut self, port: PortId, frame: Frame) -> bool {
+        for e in self.fx.iter_mut() {
+            if let Effect::Frame { port: p, frame: f, .. } = e {
+                if let (true, Some(merged)) = (*p == port, frame.replacing(*f)) {
+                    *f = merged;
+                    return true;
+                }
+            }
+        }
+        if !self.egress[port as usize].has_ctrl() {
+            return false;
+        }
+        for id in self.egress.pending_ctrl(port) {
+            let p = self.pkts.get_mut(id);
+            if let PktKind::Ctrl(f) = p.kind {
+                if let Some(merged) = frame.replacing(f) {
+                    p.kind = PktKind::Ctrl(merged);
+                    return true;
+                }
+            }
+        }
+        false
     }
     pub fn violation(&mut self, msg: impl FnOnce() -> String) {
         if let Some(v) = self.violations.as_deref_mut() {
@@ -234,6 +260,24 @@ impl Frame {
             Frame::Pause { .. } | Frame::Pfc { .. } => pfc::PAUSE_FRAME_BYTES,
             Frame::Cip { bytes } => bytes as u32,
             Frame::Drc { .. } => drc::DRC_FRAME_BYTES,
+        }
+    }
+
+    /// The frame to send in place of `pending`, which has not left its port yet, when this
+    /// one is asked for on the same port; None when both must go. A PAUSE or PFC frame
+    /// carries its class's pause time from its arrival (802.3 Annex 31B, 802.1Qbb clause
+    /// 36.1.3): MACs that build them from per-class XOFF state send the latest state, and
+    /// queued one behind the other, a run of XOFF/XON requests would delay a later XOFF by
+    /// one frame each, past what the derived headroom allows for. An XON replaces the
+    /// waiting frame; an XOFF keeps the longer of the two pause times, so a pause is never
+    /// cut short (SFC's proxy asks for pauses of different lengths).
+    pub fn replacing(self, pending: Frame) -> Option<Frame> {
+        match (self, pending) {
+            (Frame::Pause { quanta: 0 }, Frame::Pause { .. }) => Some(self),
+            (Frame::Pause { quanta: a }, Frame::Pause { quanta: b }) => Some(Frame::Pause { quanta: a.max(b) }),
+            (Frame::Pfc { class: a, quanta: 0 }, Frame::Pfc { class: b, .. }) if a == b => Some(self),
+            (Frame::Pfc { class: a, quanta: qa }, Frame::Pfc { class: b, quanta: qb }) if a == b => Some(Frame::Pfc { class: a, quanta: qa.max(qb) }),
+            _ => None,
         }
     }
 }
@@ -609,5 +653,42 @@ impl Report<'_> {
     /// a depth plot, e.g. CI's High or PFC's XOFF.
     pub fn queue_threshold(&mut self, queue: Option<usize>, label: &str, bytes: u64) {
         self.queue_notes.push(serde_json::json!({ "queue": queue, "threshold": label, "bytes": bytes }));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::Packet;
+    use crate::switch::bench::Bench;
+
+    /// A PFC request replaces the one for its class that has not left yet, whether it is
+    /// still an effect of this event or waits in the port's control queue; other classes,
+    /// other ports and other frame kinds are left alone.
+    #[test]
+    fn a_pause_request_replaces_the_waiting_one_of_its_class() {
+        let mut b = Bench::new();
+        let (p, other) = (b.port("left", "h0"), b.port("left", "h1"));
+        let xoff = |class| Frame::Pfc { class, quanta: 65_535 };
+        let xon = |class| Frame::Pfc { class, quanta: 0 };
+        let cip = b.pkts.alloc(Packet { kind: PktKind::Ctrl(Frame::Cip { bytes: 64 }), ..Packet::blank() });
+        let waiting = b.pkts.alloc(Packet { kind: PktKind::Ctrl(xoff(3)), ..Packet::blank() });
+        b.egress.push_ctrl(p, cip);
+        b.egress.push_ctrl(p, waiting);
+        let mut cx = b.cx(SimTime::ZERO);
+        assert!(!cx.replace_waiting_frame(p, xon(2)), "another class");
+        assert!(!cx.replace_waiting_frame(other, xon(3)), "another port");
+        assert!(!cx.replace_waiting_frame(p, Frame::Pause { quanta: 0 }), "802.3x PAUSE does not replace a PFC frame");
+        // a shorter pause does not cut the waiting one short; an XON ends it
+        assert!(cx.replace_waiting_frame(p, Frame::Pfc { class: 3, quanta: 100 }));
+        assert_eq!(cx.pkts.get(waiting).kind, PktKind::Ctrl(xoff(3)));
+        assert!(cx.replace_waiting_frame(p, xon(3)));
+        assert!(cx.replace_waiting_frame(p, Frame::Pfc { class: 3, quanta: 100 }));
+        cx.push(Effect::Frame { port: other, frame: xoff(1), flow: FlowId::MAX, hash: 0 });
+        assert!(cx.replace_waiting_frame(other, xon(1)));
+        assert!(matches!(b.fx[..], [Effect::Frame { frame: Frame::Pfc { class: 1, quanta: 0 }, .. }]));
+        assert_eq!(b.pkts.get(waiting).kind, PktKind::Ctrl(Frame::Pfc { class: 3, quanta: 100 }));
+        assert_eq!(b.pkts.get(cip).kind, PktKind::Ctrl(Frame::Cip { bytes: 64 }));
+        assert_eq!((b.egress.pop_ctrl(p), b.egress.pop_ctrl(p), b.egress.pop_ctrl(p)), (Some(cip), Some(waiting), None));
     }
 }

@@ -216,7 +216,10 @@ impl Sfc {
             let quanta = pause_quanta(pause, rate);
             self.proxy_until[row] = now + PfcParams::pause_time(quanta, rate);
             self.proxy_pauses[row] += 1;
-            cx.push(Effect::Frame { port: out, frame: Frame::Pfc { class, quanta }, flow: FlowId::MAX, hash: 0 });
+            let frame = Frame::Pfc { class, quanta };
+            if !cx.replace_waiting_frame(out, frame) {
+                cx.push(Effect::Frame { port: out, frame, flow: FlowId::MAX, hash: 0 });
+            }
         }
         true
     }
