@@ -138,6 +138,8 @@ impl Routes {
                 table[si * ne + e] = entry;
             }
         }
+        // a word past the last set: `next_hop` reads the first port of even an empty set
+        hops.push(0);
         let table = if hops.len() <= narrow { SetIndex::Narrow(table.iter().map(|&i| i as u16).collect()) } else { SetIndex::Wide(table) };
         Ok(Routes { edges: ne, table, hops, host, overrides: HashMap::new() })
     }
@@ -185,13 +187,25 @@ impl Routes {
                 return Some(p);
             }
         }
-        let c = self.candidates(sw, dst);
-        match c.len() {
-            0 => None,
-            1 => Some(c[0]),
-            // multiply-shift maps the hash onto 0..n without a division
-            n => Some(c[((mix64(h as u64 ^ ((sw as u64) << 32)) as u128 * n as u128) >> 64) as usize]),
+        // Without a branch on where the packet is: a hop up (several candidates), down (one)
+        // or to the host (the edge switch's own port) comes in no order a predictor could
+        // learn, and mispredicted on most switch hops. The table's entry for the host's own
+        // edge is the empty set, whose pick reads the word after it.
+        let a = &self.host[dst as usize];
+        let at = sw as usize * self.edges + a.edge as usize;
+        let set = match &self.table {
+            SetIndex::Narrow(t) => t[at] as usize,
+            SetIndex::Wide(t) => t[at] as usize,
+        };
+        let n = self.hops[set] as usize;
+        // multiply-shift maps the hash onto 0..n without a division
+        let pick = ((mix64(h as u64 ^ ((sw as u64) << 32)) as u128 * n as u128) >> 64) as usize;
+        let (local, up_or_down) = (a.sw == sw, self.hops[set + 1 + pick]);
+        // one test, never true in a routed fabric (`n == 0 && !local` branched on n first)
+        if n | local as usize == 0 {
+            return None;
         }
+        Some(if local { a.port } else { up_or_down })
     }
 
     /// Egress ports a flow with hash `h` traverses from host `src` to host `dst`
@@ -248,6 +262,36 @@ mod tests {
         for sw in 0..t.num_switches() as u32 {
             for dst in 0..t.num_hosts() as u32 {
                 assert_eq!(narrow.candidates(sw, dst), wide.candidates(sw, dst));
+            }
+        }
+    }
+    /// The branch-free choice is the hashed pick among the candidates: the only one where
+    /// there is one (down, or the edge switch's own port to the host), every candidate
+    /// taken by some flow where there are several, on a one-switch star (no set at all),
+    /// a Clos and a fat tree, in both table widths.
+    #[test]
+    fn next_hop_picks_among_the_candidates() {
+        let star = {
+            let mut t = Topology::default();
+            let s = t.add_switch("s");
+            for i in 0..3 {
+                let h = t.add_host(&format!("h{i}"));
+                t.connect(h, s, 1, SimTime(1));
+            }
+            t
+        };
+        let clos = clos::build(4, 4, 3, false, (1, SimTime(1)), (1, SimTime(1)));
+        let ft = fat_tree::build(fat_tree::FatTreeShape::k_ary(4), (1, SimTime(1)), (1, SimTime(1)), (1, SimTime(1)));
+        for t in [star, clos, ft] {
+            for r in [Routes::build(&t).unwrap(), Routes::build_narrow_up_to(&t, 0).unwrap()] {
+                for sw in 0..t.num_switches() as u32 {
+                    for dst in 0..t.num_hosts() as u32 {
+                        let c = r.candidates(sw, dst);
+                        assert!(!c.is_empty());
+                        let picked: std::collections::BTreeSet<PortId> = (0..64).map(|h| r.next_hop(sw, dst, h * 2_654_435_761).unwrap()).collect();
+                        assert_eq!(picked, c.iter().copied().collect(), "switch {sw} to host {dst}");
+                    }
+                }
             }
         }
     }
