@@ -648,13 +648,14 @@ impl Sim {
     /// outlives the arrival it was found for.
     #[inline(always)]
     fn take_route_ahead(&mut self, pkt: PktId) -> Option<PortId> {
-        let mut out = None;
+        // selects, not branches: which entry holds the packet follows no pattern
+        let mut found = PortId::MAX;
         for e in &mut self.route_ahead {
-            if e.0 == pkt {
-                out = Some(e.1);
-                e.0 = PktId::MAX;
-            }
+            let hit = e.0 == pkt;
+            found = if hit { e.1 } else { found };
+            e.0 = if hit { PktId::MAX } else { e.0 };
         }
+        let out = (found != PortId::MAX).then_some(found);
         #[cfg(test)]
         {
             self.route_ahead_used.0 += out.is_some() as u64;
