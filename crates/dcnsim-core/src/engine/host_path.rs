@@ -21,9 +21,9 @@ impl Sim {
     /// Enqueue a host-generated packet (ACK, datagram) on the host's NIC.
     pub(super) fn nic_enqueue(&mut self, host: u32, pkt: PktId) {
         let port = self.hosts[host as usize].port;
-        let (size, prio, flow, data) = {
+        let (size, prio, flow, data, dst, hash) = {
             let p = self.pkts.get(pkt);
-            (p.size, p.prio, p.flow, p.kind == PktKind::Data)
+            (p.size, p.prio, p.flow, p.kind == PktKind::Data, p.dst, p.hash)
         };
         // datagrams of a flow a CIP isolated at this NIC go to the congested class
         let isolated = if data { self.flows.get(flow as usize).and_then(|f| f.nic_class) } else { None };
@@ -31,15 +31,18 @@ impl Sim {
         self.pkts.get_mut(pkt).qc = qi as u8;
         // the NIC serves its own queues before its flows: from an idle, empty NIC the packet
         // may leave at once
-        if self.leave_at_once(port, qi, pkt, size) {
+        let route = self.route_beyond(port, dst, hash);
+        if self.leave_at_once(port, qi, pkt, size, route) {
             return;
         }
         self.egress[port as usize].bytes += size as u64;
-        self.queues.get_mut(port, qi).push(pkt, size, self.now);
+        self.queues.get_mut(port, qi).push(pkt, size, route, self.now);
         self.try_tx(port);
     }
 
-    pub(super) fn host_next_packet(&mut self, h: u32) -> Option<PktId> {
+    /// The next packet host `h`'s NIC sends, and its route at the ToR when the NIC queued it
+    /// (`PortId::MAX` for a flow's segment, made now).
+    pub(super) fn host_next_packet(&mut self, h: u32) -> Option<(PktId, PortId)> {
         let port = self.hosts[h as usize].port;
         let now = self.now;
         let (eg, ctl) = self.egress.both_mut(port);
@@ -58,9 +61,9 @@ impl Sim {
                         queues[qi].to_front(idx);
                     }
                 }
-                let (pkt, size) = queues[qi].pop(now)?;
+                let (pkt, size, route) = queues[qi].pop(now)?;
                 eg.bytes -= size as u64;
-                return Some(pkt);
+                return Some((pkt, route));
             }
         }
         // paced flows found not ready: re-examined (and woken later) once we are done
@@ -166,7 +169,7 @@ impl Sim {
                 for f in pace {
                     self.make_ready(f);
                 }
-                return Some(id);
+                return Some((id, PortId::MAX));
             }
         }
         if !skipped.is_empty() {

@@ -18,7 +18,7 @@ use crate::host::roce::RoceParams;
 use crate::host::udp::{Arrivals, SizeDist};
 use crate::host::{Flow, Holds, Host, Sender};
 use crate::net::port::{Egress, PortWire, Ports};
-use crate::net::{FlowId, Frame, Msg, NodeKind, Packet, PacketArena, PktId, PktKind, PortId, Routes, Topology};
+use crate::net::{FlowId, Frame, HostId, Msg, NodeKind, Packet, PacketArena, PktId, PktKind, PortId, Routes, Topology};
 use crate::sim::{prefetch, ser_time, stream, EventQueue, SimTime, Stream};
 use crate::switch::pipeline::{Ctx, Effect, Hook, MechTimer, MechanismParams, Mechanisms};
 use crate::switch::{BufferParams, DropReason, PortQueues, Scheduler, SwitchBuffer, SwitchState};
@@ -109,10 +109,13 @@ impl SimConfig {
 
 #[derive(Copy, Clone, Debug)]
 enum Ev {
-    /// A packet has been fully received through `port` (the receiving end).
+    /// A packet has been fully received through `port` (the receiving end); at a switch,
+    /// `route` is its egress there, found at the hop before (`Sim::route_beyond`), or
+    /// `PortId::MAX`.
     Arrive {
         port: PortId,
         pkt: PktId,
+        route: PortId,
     },
     /// The transmitter of `port` finished a packet and has more to send.
     TxDone {
@@ -142,21 +145,15 @@ enum Ev {
     Mech(MechTimer),
 }
 
-/// How far ahead the look-ahead of large fabrics fetches an arrival's packet record, or a
-/// TxDone's queues (`peek_ahead` index: 5 is the sixth event after the one being handled),
-/// then the arrival's route-table entry or the TxDone's FIFO head entry. At k = 20, with the
-/// record fetched one event (about 120 ns) before its first read, that read held a fifth of
-/// the event loop's samples; fetched three events before, 4%. Eight and four ahead were
-/// slower again (k = 20 1.09x the wall time of six and three): lines evicted or fill
-/// buffers full before use.
+/// How far ahead the look-ahead of large fabrics fetches an arrival's packet record and
+/// egress state, or a TxDone's queues (`peek_ahead` index: 5 is the sixth event after the
+/// one being handled), then the host's flow record an arrival at a NIC reads, or a TxDone's
+/// FIFO head entry. At k = 20, with the record fetched one event (about 120 ns) before its
+/// first read, that read held a fifth of the event loop's samples; fetched three events
+/// before, 4%. Eight and four ahead were slower again (k = 20 1.09x the wall time of six
+/// and three): lines evicted or fill buffers full before use.
 const PKT_AHEAD: usize = 5;
 const ROUTE_AHEAD: usize = 2;
-/// How far ahead the look-ahead routes an arrival (reading the route entry `ROUTE_AHEAD`
-/// fetched) and fetches its egress record and queue: the next event. The switch hop then
-/// takes that route (`take_route_ahead`) rather than route again. Routing the event after
-/// next gave the queue an event's more time to arrive, but left the route entry one event
-/// where it had two: k = 20 full runs started side by side, 1.06x the wall time of this.
-const HOP_AHEAD: usize = 0;
 /// Ports with at most this many queues have them all fetched ahead of a TxDone, and their
 /// FIFO heads; with more, which queue the scheduler serves is too open to guess.
 const QUEUES_AHEAD: usize = 2;
@@ -194,22 +191,16 @@ pub struct Sim {
     topo: Topology,
     routes: Routes,
     egress: Ports,
-    /// The routes the look-ahead found for the arrivals `HOP_AHEAD` events ahead (packet,
-    /// egress port): a packet is in one place at a time, so its id names that arrival until it
-    /// is handled (`take_route_ahead`). One entry is written per event, and an entry must
-    /// outlive the look-ahead of the event it was found for: `HOP_AHEAD + 2` of them. (With
-    /// one entry, the next event's look-ahead overwrote it before use: 14% of k = 16's switch
-    /// hops found their route there, and the rest routed twice.)
-    route_ahead: [(PktId, PortId); HOP_AHEAD + 2],
-    /// Switch hops that took their route from `route_ahead`, and all switch hops.
+    /// Switch hops that had to route on arrival (no route from the hop before), and all
+    /// switch hops.
     #[cfg(test)]
-    route_ahead_used: (u64, u64),
+    routed_on_arrival: (u64, u64),
     /// Whether the hot per-port state (the ports' and queues' records a packet reads) and
     /// what comes with it (packets in flight, the event wheel) outgrow a core's L2 cache, so
     /// that staging the next events' loads pays for its instructions: past 512 KB of port
     /// state (k = 16, 786 KB). On a small fabric it only adds them (k = 8, 98 KB, ran 22%
     /// slower with it).
-    route_ahead_pays: bool,
+    look_ahead_pays: bool,
     /// Whether a packet that finds its egress port (switch or NIC) idle and empty may leave at once without
     /// passing through the queue's FIFO (`PktQueue::pass_through`): nothing watches it
     /// there (no enqueue or dequeue hook, nothing holds or reorders queues), the
@@ -347,12 +338,15 @@ impl Sim {
             .enumerate()
             .map(|(i, p)| {
                 let n = &topo.nodes[p.node as usize];
+                let m = &topo.nodes[topo.ports[p.peer as usize].node as usize];
                 Egress::new(PortWire {
                     peer: p.peer,
                     is_switch: n.kind == NodeKind::Switch,
                     owner: n.index,
                     ser_rate: PortWire::ser_rate(p.rate_bps),
                     arrive_delay: arrive_delay[i],
+                    peer_owner: m.index,
+                    peer_is_switch: m.kind == NodeKind::Switch,
                 })
             })
             .collect();
@@ -393,10 +387,9 @@ impl Sim {
             topo,
             routes,
             egress: Ports::new(egress),
-            route_ahead: [(PktId::MAX, 0); HOP_AHEAD + 2],
             #[cfg(test)]
-            route_ahead_used: (0, 0),
-            route_ahead_pays: port_state > 1 << 19,
+            routed_on_arrival: (0, 0),
+            look_ahead_pays: port_state > 1 << 19,
             cut_through,
             queues,
             switches,
@@ -570,15 +563,16 @@ impl Sim {
         }
     }
 
-    /// Prefetch what the next events will touch, in stages: the packet and port record of
-    /// an arrival a few events ahead, then (large fabrics only) the route-table entry its
-    /// packet leads to, and for the next event the egress record and queue its route
-    /// picks. On large fabrics those records outgrow the cache, and each is otherwise a
-    /// stall in a chain of dependent loads (packet, route table, egress, queue).
+    /// Prefetch what the next events will touch: an arrival's packet record, its port and
+    /// (at a switch) the egress record and queues of the route it carries, a few events
+    /// ahead; then, for an arrival at a NIC, the flow record. On large fabrics those records
+    /// outgrow the cache, and each is otherwise a stall. An arrival carries its route from
+    /// the hop before (`route_beyond`), so fetching its egress state waits on no packet
+    /// record and no route table.
     #[inline(always)]
     fn look_ahead(&mut self) {
-        if !self.route_ahead_pays {
-            if let Some(&Ev::Arrive { pkt, port }) = self.q.peek_ahead(1) {
+        if !self.look_ahead_pays {
+            if let Some(&Ev::Arrive { pkt, port, .. }) = self.q.peek_ahead(1) {
                 self.pkts.prefetch(pkt);
                 prefetch(&self.egress, port);
             }
@@ -588,9 +582,17 @@ impl Sim {
             return;
         }
         match self.q.peek_ahead(PKT_AHEAD) {
-            Some(&Ev::Arrive { pkt, port }) => {
+            Some(&Ev::Arrive { pkt, port, route }) => {
                 self.pkts.prefetch(pkt);
                 prefetch(&self.egress, port);
+                if route != PortId::MAX {
+                    prefetch(&self.egress, route);
+                    if self.cfg.queues <= QUEUES_AHEAD {
+                        for q in 0..self.cfg.queues {
+                            self.queues.prefetch(route, q);
+                        }
+                    }
+                }
             }
             Some(&Ev::TxDone { port }) => {
                 prefetch(&self.egress, port);
@@ -603,31 +605,16 @@ impl Sim {
             _ => {}
         }
         match self.q.peek_ahead(ROUTE_AHEAD) {
-            Some(&Ev::Arrive { pkt, port }) => {
-                let h = &self.egress[port as usize].wire;
-                let p = self.pkts.get(pkt);
-                if h.is_switch {
-                    self.routes.prefetch(h.owner, p.dst);
-                } else {
-                    crate::host::prefetch_flow(&self.flows, p.flow);
+            Some(&Ev::Arrive { pkt, port, .. }) => {
+                if !self.egress[port as usize].wire.is_switch {
+                    crate::host::prefetch_flow(&self.flows, self.pkts.get(pkt).flow);
                 }
             }
             Some(&Ev::TxDone { port }) if self.cfg.queues <= QUEUES_AHEAD => self.queues.prefetch_heads(port),
             _ => {}
         }
-        if let Some(&Ev::Arrive { pkt, port }) = self.q.peek_ahead(HOP_AHEAD) {
-            let h = &self.egress[port as usize].wire;
-            let p = self.pkts.get(pkt);
-            if h.is_switch && !matches!(p.kind, PktKind::Ctrl(_) | PktKind::Msg(_)) {
-                if let Some(out) = self.routes.next_hop(h.owner, p.dst, p.hash) {
-                    prefetch(&self.egress, out);
-                    self.queues.prefetch(out, self.cfg.class(p.prio));
-                    self.route_ahead[self.events as usize % self.route_ahead.len()] = (pkt, out);
-                }
-            }
-        }
         match self.q.peek_ahead(0) {
-            Some(&Ev::Arrive { pkt, port }) => {
+            Some(&Ev::Arrive { pkt, port, .. }) => {
                 let h = &self.egress[port as usize].wire;
                 if !h.is_switch {
                     let p = self.pkts.get(pkt);
@@ -643,25 +630,18 @@ impl Sim {
         }
     }
 
-    /// The route the look-ahead found for `pkt`'s arrival, if it did; forgets every entry for
-    /// `pkt` (an arrival looked at twice, when events came in between, has two), so that none
-    /// outlives the arrival it was found for.
+    /// The route a packet to `dst` with `hash`, sent out of `out`, takes at the switch `out`
+    /// leads to (`PortId::MAX` where it leads to a host, or that switch has no route). Found
+    /// while the packet's record is at hand, and carried to that switch by the FIFO and the
+    /// arrival event: routing is static, so it is the route that switch would find, and the
+    /// look-ahead fetches its egress state with no packet record or route table in the way.
     #[inline(always)]
-    fn take_route_ahead(&mut self, pkt: PktId) -> Option<PortId> {
-        // selects, not branches: which entry holds the packet follows no pattern
-        let mut found = PortId::MAX;
-        for e in &mut self.route_ahead {
-            let hit = e.0 == pkt;
-            found = if hit { e.1 } else { found };
-            e.0 = if hit { PktId::MAX } else { e.0 };
+    fn route_beyond(&self, out: PortId, dst: HostId, hash: u32) -> PortId {
+        let w = &self.egress[out as usize].wire;
+        if !w.peer_is_switch {
+            return PortId::MAX;
         }
-        let out = (found != PortId::MAX).then_some(found);
-        #[cfg(test)]
-        {
-            self.route_ahead_used.0 += out.is_some() as u64;
-            self.route_ahead_used.1 += 1;
-        }
-        out
+        self.routes.next_hop(w.peer_owner, dst, hash).unwrap_or(PortId::MAX)
     }
 
     /// Run to the end.
@@ -672,7 +652,7 @@ impl Sim {
     #[inline]
     fn dispatch(&mut self, ev: Ev) {
         match ev {
-            Ev::Arrive { port, pkt } => {
+            Ev::Arrive { port, pkt, route } => {
                 let p = self.pkts.get(pkt);
                 let h = self.egress[port as usize].wire;
                 match p.kind {
@@ -683,7 +663,7 @@ impl Sim {
                         self.apply_effects()
                     }
                     PktKind::Msg(msg) if h.is_switch => self.route_msg(h.owner, msg, pkt),
-                    _ if h.is_switch => self.switch_rx(h.owner, port, pkt),
+                    _ if h.is_switch => self.switch_rx(h.owner, port, pkt, route),
                     _ => self.host_rx(h.owner, port, pkt),
                 }
             }
@@ -862,21 +842,25 @@ impl Sim {
         }
         if let Some(ctrl) = self.egress.pop_ctrl(port) {
             let size = self.pkts.get(ctrl).size;
-            self.transmit(port, ctrl, size);
+            self.transmit(port, ctrl, size, PortId::MAX);
             return;
         }
         let h = self.egress[port as usize].wire;
-        let (pkt, size) = match h.is_switch {
+        let (pkt, size, route) = match h.is_switch {
             true => match self.switch_dequeue(h.owner, port) {
                 Some(x) => x,
                 None => return,
             },
             false => match self.host_next_packet(h.owner) {
-                Some(p) => (p, self.pkts.get(p).size),
+                Some((pkt, PortId::MAX)) => {
+                    let p = self.pkts.get(pkt);
+                    (pkt, p.size, self.route_beyond(port, p.dst, p.hash))
+                }
+                Some((pkt, route)) => (pkt, self.pkts.get(pkt).size, route),
                 None => return,
             },
         };
-        self.transmit(port, pkt, size);
+        self.transmit(port, pkt, size, route);
     }
 
     /// The idle-port cut-through, where `cut_through` allows it: if `port` is idle with
@@ -884,13 +868,13 @@ impl Sim {
     /// through the queue's FIFO, leaving what enqueue, try_tx and dequeue would leave at this
     /// instant (the buffer's accounting nets to nothing). False: it must be enqueued.
     #[inline(always)]
-    fn leave_at_once(&mut self, port: PortId, qi: usize, pkt: PktId, size: u32) -> bool {
+    fn leave_at_once(&mut self, port: PortId, qi: usize, pkt: PktId, size: u32, route: PortId) -> bool {
         let eg = &self.egress[port as usize];
         if !(self.cut_through && eg.bytes == 0 && eg.busy_until <= self.now && !eg.has_ctrl()) {
             return false;
         }
         self.queues.get_mut(port, qi).pass_through(size);
-        self.transmit(port, pkt, size);
+        self.transmit(port, pkt, size, route);
         true
     }
 
@@ -927,7 +911,9 @@ impl Sim {
     /// Inlined into its three callers: the call's register saves and restores were 16
     /// instructions of about 130 per transmission (k = 8 bench -3% instructions).
     #[inline(always)]
-    fn transmit(&mut self, port: PortId, pkt: PktId, size: u32) {
+    /// Start `pkt` (`size` bytes) on `port`; `route` is its egress at the switch the port
+    /// leads to, if found (`route_beyond`).
+    fn transmit(&mut self, port: PortId, pkt: PktId, size: u32, route: PortId) {
         let h = self.egress[port as usize].wire;
         if !h.is_switch && self.pkts.get(pkt).kind == PktKind::Data {
             self.data_sent += 1;
@@ -936,7 +922,7 @@ impl Sim {
             self.notify_transmit(port, pkt);
         }
         let done = self.now + h.ser(size as u64);
-        self.q.push(done + h.arrive_delay, Ev::Arrive { port: h.peer, pkt });
+        self.q.push(done + h.arrive_delay, Ev::Arrive { port: h.peer, pkt, route });
         self.egress[port as usize].busy_until = done;
         if self.has_backlog(port) {
             self.egress[port as usize].txdone_at = done;

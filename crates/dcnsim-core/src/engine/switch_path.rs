@@ -9,9 +9,9 @@ use crate::switch::pipeline::{Admission, AqmAction, Arrival, Ctx, Departure, Hoo
 use crate::switch::{DropReason, MarkReason};
 
 impl Sim {
-    pub(super) fn switch_rx(&mut self, sw: u32, in_port: PortId, pkt: PktId) {
-        // taken first, so that no path leaves it naming a packet id that may be reused
-        let ahead = self.take_route_ahead(pkt);
+    /// A packet arrived at switch `sw` through `in_port`; `route` is its egress here if the
+    /// hop before found it (`Sim::route_beyond`), else `PortId::MAX`.
+    pub(super) fn switch_rx(&mut self, sw: u32, in_port: PortId, pkt: PktId, route: PortId) {
         // route_msg takes the same hop, TTL and route steps; a helper shared by both cost the
         // k=8 bench 0.5% more instructions (inlining), on the hottest path of the engine
         let (dst, hash, prio, size, tc, hops, ecn) = {
@@ -25,12 +25,17 @@ impl Sim {
             self.drop_pkt(pkt, Some((in_port, class)), DropReason::Ttl);
             return;
         }
-        let out = match ahead {
-            Some(out) => out,
-            None => match self.routes.next_hop(sw, dst, hash) {
+        #[cfg(test)]
+        {
+            self.routed_on_arrival.0 += (route == PortId::MAX) as u64;
+            self.routed_on_arrival.1 += 1;
+        }
+        let out = match route {
+            PortId::MAX => match self.routes.next_hop(sw, dst, hash) {
                 Some(o) => o,
                 None => return self.drop_pkt(pkt, Some((in_port, class)), DropReason::NoRoute),
             },
+            out => out,
         };
         let mut a = Arrival::new(sw, in_port, out, pkt, size as u64, hash, ecn, class, tc as usize);
         // a stage no mechanism acts at costs neither a context nor a call
@@ -70,7 +75,8 @@ impl Sim {
             p.enq = self.now;
             p.qc = qi as u8;
         }
-        if self.leave_at_once(out, qi, pkt, size) {
+        let beyond = self.route_beyond(out, dst, hash);
+        if self.leave_at_once(out, qi, pkt, size, beyond) {
             return;
         }
         let st = &mut self.switches[sw as usize];
@@ -81,7 +87,7 @@ impl Sim {
         }
         eg.bytes += a.size;
         let q = self.queues.get_mut(out, qi);
-        q.push(pkt, size, self.now);
+        q.push(pkt, size, beyond, self.now);
         if self.cfg.check_invariants {
             let lim = st.buffer.queue_limit();
             if !a.ingress_admitted && q.bytes > lim {
@@ -103,8 +109,8 @@ impl Sim {
 
     /// Take the next packet to send from switch `sw`'s egress `port`: the scheduler picks
     /// among the queues no mechanism holds; the on_dequeue hooks run before it leaves.
-    /// Gives the packet and its size.
-    pub(super) fn switch_dequeue(&mut self, sw: u32, port: PortId) -> Option<(PktId, u32)> {
+    /// Gives the packet, its size and its route at the next switch.
+    pub(super) fn switch_dequeue(&mut self, sw: u32, port: PortId) -> Option<(PktId, u32, PortId)> {
         let now = self.now;
         let (eg, ctl) = self.egress.both_mut(port);
         let mechs = &self.mechs;
@@ -125,7 +131,7 @@ impl Sim {
                 queues[qi].to_front(idx);
             }
         }
-        let (pkt, size) = queues[qi].pop(now).unwrap();
+        let (pkt, size, route) = queues[qi].pop(now).unwrap();
         if self.cfg.buffer.is_shared() {
             self.switches[sw as usize].buffer.on_dequeue(eg.bytes, size as u64);
         }
@@ -136,6 +142,6 @@ impl Sim {
             self.mechs.on_dequeue(&d, &mut ctx!(self));
             self.apply_effects();
         }
-        Some((pkt, size))
+        Some((pkt, size, route))
     }
 }

@@ -24,7 +24,11 @@ pub struct PortWire {
     pub ser_rate: u64,
     /// Propagation plus static switch latency to the peer.
     pub arrive_delay: SimTime,
+    /// The peer's switch index, when `peer_is_switch`: the switch whose route a packet sent
+    /// here takes next (`Sim::route_beyond`).
+    pub peer_owner: u32,
     pub is_switch: bool,
+    pub peer_is_switch: bool,
 }
 
 impl PortWire {

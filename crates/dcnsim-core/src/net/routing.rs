@@ -165,22 +165,8 @@ impl Routes {
         &self.hops[set + 1..set + 1 + n]
     }
 
-    /// Hint the CPU to load the table entry `next_hop(sw, dst, _)` reads (the host's own
-    /// attach record is read now: it is small and stays cached).
-    #[inline(always)]
-    pub fn prefetch(&self, sw: u32, dst: HostId) {
-        let Some(a) = self.host.get(dst as usize) else { return };
-        if a.sw != sw {
-            let at = (sw as usize * self.edges + a.edge as usize) as u32;
-            match &self.table {
-                SetIndex::Narrow(t) => crate::sim::prefetch(t, at),
-                SetIndex::Wide(t) => crate::sim::prefetch(t, at),
-            }
-        }
-    }
-
     /// The ECMP choice of switch `sw` for a flow with hash `h`.
-    #[inline]
+    #[inline(always)]
     pub fn next_hop(&self, sw: u32, dst: HostId, h: u32) -> Option<PortId> {
         if !self.overrides.is_empty() {
             if let Some(&p) = self.overrides.get(&(sw, dst)) {

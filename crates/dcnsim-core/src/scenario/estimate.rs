@@ -117,7 +117,8 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, ScenarioError> {
     // the egress record and its queues, plus the port's entries in the topology and the
     // mechanisms' tables (measured: 1.32 GB for a 10^6-host dumbbell, when a 32-byte record
     // of the port's wiring stood beside the egress record; it is inside it now)
-    let per_port = (std::mem::size_of::<Egress>() + std::mem::size_of::<PortCtl>() + 224) as u128 + q * (std::mem::size_of::<PktQueue>() + std::mem::size_of::<QueueStats>()) as u128;
+    let per_port =
+        (std::mem::size_of::<Egress>() + std::mem::size_of::<PortCtl>() + 224) as u128 + q * (std::mem::size_of::<PktQueue>() + std::mem::size_of::<QueueStats>()) as u128;
     let fabric = (hosts + switches) * 128 + ports * per_port + switches * edges * 8 + hosts * (64 + 24 * q);
     // vectors that grow by doubling may briefly hold twice their contents
     let fabric = fabric + fabric / 4;

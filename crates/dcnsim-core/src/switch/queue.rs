@@ -2,8 +2,8 @@
 //! marks by reason, max depth and the time integral of depth (so the mean
 //! depth is exact, not sampled).
 
-use crate::net::{PktId, PortId};
 use super::fifo::Fifo;
+use crate::net::{PktId, PortId};
 use crate::sim::SimTime;
 
 /// Why a packet was dropped (ns-3 style: every drop carries a reason).
@@ -71,13 +71,15 @@ impl QueueStats {
     }
 }
 
-/// A queued packet: its id, and its size on the wire, which the FIFO keeps so that taking
-/// the head off reads no packet record (on large fabrics a record written when the packet
-/// joined the queue has long left the cache when it leaves).
+/// A queued packet: its id, its size on the wire and its route at the next switch (or
+/// `PortId::MAX`), which the FIFO keeps so that taking the head off and sending it reads no
+/// packet record (on large fabrics a record written when the packet joined the queue has
+/// long left the cache when it leaves).
 #[derive(Copy, Clone, Debug)]
 struct Queued {
     id: PktId,
     size: u32,
+    route: PortId,
 }
 
 /// One egress queue (a traffic class of a port): its FIFO, and the counters every packet
@@ -102,22 +104,22 @@ pub struct PktQueue {
 
 impl PktQueue {
     #[inline]
-    pub fn push(&mut self, id: PktId, size: u32, now: SimTime) {
+    pub fn push(&mut self, id: PktId, size: u32, route: PortId, now: SimTime) {
         self.area_acc -= size as i128 * now.0 as i128;
-        self.fifo.push_back(Queued { id, size });
+        self.fifo.push_back(Queued { id, size, route });
         self.bytes += size as u64;
         if self.bytes > self.max_bytes {
             self.max_bytes = self.bytes;
         }
     }
-    /// Take the head packet off: its id and size.
+    /// Take the head packet off: its id, size and route at the next switch.
     #[inline]
-    pub fn pop(&mut self, now: SimTime) -> Option<(PktId, u32)> {
-        let Queued { id, size } = self.fifo.pop_front()?;
+    pub fn pop(&mut self, now: SimTime) -> Option<(PktId, u32, PortId)> {
+        let Queued { id, size, route } = self.fifo.pop_front()?;
         self.area_acc += size as i128 * now.0 as i128;
         self.bytes -= size as u64;
         self.count_tx(size);
-        Some((id, size))
+        Some((id, size, route))
     }
     /// A packet of `size` bytes left in this class (one that never joined its FIFO counts
     /// here: a NIC's flows send from their own state).
@@ -275,8 +277,8 @@ mod tests {
     fn the_depth_integral_is_exact() {
         // 1500 B from t = 100 to 400, 3000 B to 500 (a second packet at 400 leaves at 700)
         let mut q = PktQueue::default();
-        q.push(1, 1500, SimTime(100));
-        q.push(2, 1500, SimTime(400));
+        q.push(1, 1500, 0, SimTime(100));
+        q.push(2, 1500, 0, SimTime(400));
         q.pop(SimTime(500));
         assert_eq!(q.area(SimTime(600)), 1500 * 300 + 3000 * 100 + 1500 * 100);
         q.pop(SimTime(700));
@@ -288,11 +290,11 @@ mod tests {
     fn pass_through_counts_as_push_then_pop_at_once() {
         let (mut a, mut b) = (PktQueue::default(), PktQueue::default());
         for q in [&mut a, &mut b] {
-            q.push(1, 1500, SimTime(100));
+            q.push(1, 1500, 0, SimTime(100));
             q.pop(SimTime(400));
         }
-        a.push(2, 64, SimTime(900));
-        assert_eq!(a.pop(SimTime(900)), Some((2, 64)));
+        a.push(2, 64, 0, SimTime(900));
+        assert_eq!(a.pop(SimTime(900)), Some((2, 64, 0)));
         b.pass_through(64);
         assert_eq!(format!("{:?}", a), format!("{:?}", b));
         assert_eq!((a.bytes, a.mean_bytes(SimTime(1000))), (b.bytes, b.mean_bytes(SimTime(1000))));

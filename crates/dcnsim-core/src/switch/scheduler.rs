@@ -80,7 +80,7 @@ mod tests {
 
     fn fill(q: &mut PktQueue, n: usize, size: u32) {
         for id in 0..n as u32 {
-            q.push(id, size, SimTime::ZERO);
+            q.push(id, size, 0, SimTime::ZERO);
         }
     }
 
@@ -94,7 +94,7 @@ mod tests {
         let mut served = [0u64; 2];
         for _ in 0..2000 {
             let i = s.select(&qs, &mut st, |_| false).unwrap();
-            let (_, sz) = qs[i].pop(SimTime::ZERO).unwrap();
+            let (_, sz, _) = qs[i].pop(SimTime::ZERO).unwrap();
             served[i] += sz as u64;
         }
         let ratio = served[1] as f64 / served[0] as f64;
