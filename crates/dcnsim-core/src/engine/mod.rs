@@ -147,13 +147,13 @@ enum Ev {
 
 /// How far ahead the look-ahead of large fabrics fetches an arrival's packet record and
 /// egress state, or a TxDone's queues (`peek_ahead` index: 5 is the sixth event after the
-/// one being handled), then the host's flow record an arrival at a NIC reads, or a TxDone's
-/// FIFO head entry. At k = 20, with the record fetched one event (about 120 ns) before its
+/// one being handled), then (`THEN_AHEAD`, through the lines those fetched) the host's flow
+/// record an arrival at a NIC reads, or a TxDone's FIFO head entry. At k = 20, with the record fetched one event (about 120 ns) before its
 /// first read, that read held a fifth of the event loop's samples; fetched three events
 /// before, 4%. Eight and four ahead were slower again (k = 20 1.09x the wall time of six
 /// and three): lines evicted or fill buffers full before use.
 const PKT_AHEAD: usize = 5;
-const ROUTE_AHEAD: usize = 2;
+const THEN_AHEAD: usize = 2;
 /// Ports with at most this many queues have them all fetched ahead of a TxDone, and their
 /// FIFO heads; with more, which queue the scheduler serves is too open to guess.
 const QUEUES_AHEAD: usize = 2;
@@ -198,8 +198,8 @@ pub struct Sim {
     /// Whether the hot per-port state (the ports' and queues' records a packet reads) and
     /// what comes with it (packets in flight, the event wheel) outgrow a core's L2 cache, so
     /// that staging the next events' loads pays for its instructions: past 512 KB of port
-    /// state (k = 16, 786 KB). On a small fabric it only adds them (k = 8, 98 KB, ran 22%
-    /// slower with it).
+    /// state (k = 16, 786 KB). On a small fabric it only adds them (k = 8, 98 KB, ran 7%
+    /// slower with them, 2026-11-23).
     look_ahead_pays: bool,
     /// Whether a packet that finds its egress port (switch or NIC) idle and empty may leave at once without
     /// passing through the queue's FIFO (`PktQueue::pass_through`): nothing watches it
@@ -586,25 +586,13 @@ impl Sim {
                 self.pkts.prefetch(pkt);
                 prefetch(&self.egress, port);
                 if route != PortId::MAX {
-                    prefetch(&self.egress, route);
-                    if self.cfg.queues <= QUEUES_AHEAD {
-                        for q in 0..self.cfg.queues {
-                            self.queues.prefetch(route, q);
-                        }
-                    }
+                    self.prefetch_egress(route);
                 }
             }
-            Some(&Ev::TxDone { port }) => {
-                prefetch(&self.egress, port);
-                if self.cfg.queues <= QUEUES_AHEAD {
-                    for q in 0..self.cfg.queues {
-                        self.queues.prefetch(port, q);
-                    }
-                }
-            }
+            Some(&Ev::TxDone { port }) => self.prefetch_egress(port),
             _ => {}
         }
-        match self.q.peek_ahead(ROUTE_AHEAD) {
+        match self.q.peek_ahead(THEN_AHEAD) {
             Some(&Ev::Arrive { pkt, port, .. }) => {
                 if !self.egress[port as usize].wire.is_switch {
                     crate::host::prefetch_flow(&self.flows, self.pkts.get(pkt).flow);
@@ -627,6 +615,18 @@ impl Sim {
             }
             Some(&Ev::TxDone { port }) => prefetch(&self.egress, port),
             _ => {}
+        }
+    }
+
+    /// Prefetch egress `port`'s record and, where there are at most `QUEUES_AHEAD`, its
+    /// queues: what a packet joining it, or its transmitter's next TxDone, reads.
+    #[inline(always)]
+    fn prefetch_egress(&self, port: PortId) {
+        prefetch(&self.egress, port);
+        if self.cfg.queues <= QUEUES_AHEAD {
+            for q in 0..self.cfg.queues {
+                self.queues.prefetch(port, q);
+            }
         }
     }
 
@@ -908,11 +908,10 @@ impl Sim {
 
     /// Start `pkt` (`size` bytes on the wire, passed in so that a switch's dequeue reads no
     /// packet record) on `port` now: its arrival at the peer, and a TxDone if more waits.
+    /// `route` is its egress at the switch the port leads to, if found (`route_beyond`).
     /// Inlined into its three callers: the call's register saves and restores were 16
     /// instructions of about 130 per transmission (k = 8 bench -3% instructions).
     #[inline(always)]
-    /// Start `pkt` (`size` bytes) on `port`; `route` is its egress at the switch the port
-    /// leads to, if found (`route_beyond`).
     fn transmit(&mut self, port: PortId, pkt: PktId, size: u32, route: PortId) {
         let h = self.egress[port as usize].wire;
         if !h.is_switch && self.pkts.get(pkt).kind == PktKind::Data {

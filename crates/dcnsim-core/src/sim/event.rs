@@ -277,15 +277,12 @@ impl<E: Copy> EventQueue<E> {
         }
         // a slot is often already in order; stable, so equal times keep sequence order
         if !self.current.is_sorted_by_key(|e| e.0) {
-            if self.current.len() > RADIX_FROM {
-                radix_sort(&mut self.current, &mut self.spare, self.slot_bits);
-            } else {
-                match self.current.len() {
-                    _ if self.slot_bits > 27 => self.current.sort_by_key(|e| e.0),
-                    0..=8 => rank_sort::<8, E>(&mut self.current, &mut self.spare),
-                    9..=16 => rank_sort::<16, E>(&mut self.current, &mut self.spare),
-                    _ => rank_sort::<RADIX_FROM, E>(&mut self.current, &mut self.spare),
-                }
+            match self.current.len() {
+                n if n > RADIX_FROM => radix_sort(&mut self.current, &mut self.spare, self.slot_bits),
+                _ if self.slot_bits > 27 => self.current.sort_by_key(|e| e.0),
+                0..=8 => rank_sort::<8, E>(&mut self.current, &mut self.spare),
+                9..=16 => rank_sort::<16, E>(&mut self.current, &mut self.spare),
+                _ => rank_sort::<RADIX_FROM, E>(&mut self.current, &mut self.spare),
             }
         }
         true

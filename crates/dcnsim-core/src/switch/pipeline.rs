@@ -75,7 +75,7 @@ impl Ctx<'_> {
     pub fn replace_waiting_frame(&mut self, port: PortId, frame: Frame) -> bool {
         for e in self.fx.iter_mut() {
             if let Effect::Frame { port: p, frame: f, .. } = e {
-                if let (true, Some(merged)) = (*p == port, frame.replacing(*f)) {
+                if let Some(merged) = frame.replacing(*f).filter(|_| *p == port) {
                     *f = merged;
                     return true;
                 }
