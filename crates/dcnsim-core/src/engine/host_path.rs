@@ -74,9 +74,8 @@ impl Sim {
             if blocked(class) {
                 continue;
             }
-            while let Some(f) = self.hosts[h as usize].ready[class].pop_front() {
+            while let Some(f) = self.ready.pop_front(&mut self.flows, h, class) {
                 let fl = &mut self.flows[f as usize];
-                fl.in_ready = false;
                 if fl.finished {
                     continue;
                 }
@@ -92,8 +91,7 @@ impl Sim {
                 if let Some(c) = fl.nic_class {
                     if c as usize != class {
                         // isolated at the NIC by a CIP since it was queued: move it
-                        fl.in_ready = true;
-                        self.hosts[h as usize].ready[c as usize].push_back(f);
+                        self.ready.push_back(&mut self.flows, h, c as usize, f);
                         continue;
                     }
                 }
@@ -153,8 +151,7 @@ impl Sim {
                 }
                 let paced = !still && roce;
                 if still {
-                    fl.in_ready = true;
-                    self.hosts[h as usize].ready[class].push_back(f);
+                    self.ready.push_back(&mut self.flows, h, class, f);
                 }
                 self.ensure_timer(f);
                 if paced {
@@ -186,8 +183,7 @@ impl Sim {
     #[inline(never)]
     fn unskip(&mut self, h: u32, skipped: Vec<(FlowId, usize)>) {
         for (f, class) in skipped {
-            self.flows[f as usize].in_ready = true;
-            self.hosts[h as usize].ready[class].push_back(f);
+            self.ready.push_back(&mut self.flows, h, class, f);
         }
     }
 
@@ -387,10 +383,9 @@ impl Sim {
             }
             Sender::Udp(_) | Sender::Done => return,
         }
-        fl.in_ready = true;
         let class = fl.nic_class.map_or(self.cfg.class(fl.prio), |c| c as usize);
         let h = fl.src;
-        self.hosts[h as usize].ready[class].push_back(f);
+        self.ready.push_back(&mut self.flows, h, class, f);
         let port = self.hosts[h as usize].port;
         self.try_tx(port);
     }
@@ -583,6 +578,7 @@ impl Sim {
             finished: false,
             end: SimTime::ZERO,
             in_ready: false,
+            ready_next: FlowId::MAX,
             nic_class,
             continued_by: None,
         });

@@ -18,7 +18,6 @@ use crate::net::{FlowId, HostId, NodeId, PortId};
 use crate::sim::SimTime;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
 use tcp::{Receiver, TcpSender};
 use udp::UdpSource;
 
@@ -44,8 +43,69 @@ pub enum TransportKind {
 pub struct Host {
     pub node: NodeId,
     pub port: PortId,
-    /// Flows with a segment ready to send, per priority.
-    pub ready: Vec<VecDeque<FlowId>>,
+}
+
+/// No flow: the end of a ready list.
+const NO_FLOW: FlowId = FlowId::MAX;
+
+/// The flows at each NIC with a segment ready to send, per traffic class, in the order they
+/// became ready: the NIC serves them round robin (`Sim::host_next_packet`). FIFO lists
+/// threaded through the flows' own records (`Flow::ready_next`), their ends in one flat
+/// array by host and class. Finding a NIC's next flow reads that small array and the
+/// flow's record, which sending reads anyway; a double-ended queue per host and class put
+/// two more dependent cache misses before it on large fabrics (the host's list of queues,
+/// then the queue's buffer).
+#[derive(Clone, Debug)]
+pub struct ReadyLists {
+    /// (first, last) ready flow of host * classes + class.
+    ends: Vec<(FlowId, FlowId)>,
+    classes: usize,
+}
+
+impl ReadyLists {
+    pub fn new(hosts: usize, classes: usize) -> ReadyLists {
+        ReadyLists { ends: vec![(NO_FLOW, NO_FLOW); hosts * classes], classes }
+    }
+
+    /// Append flow `f`, in no list now, to host `h`'s list of `class`.
+    #[inline]
+    pub fn push_back(&mut self, flows: &mut [Flow], h: HostId, class: usize, f: FlowId) {
+        debug_assert!(!flows[f as usize].in_ready, "flow {f} is on a ready list already");
+        let fl = &mut flows[f as usize];
+        fl.in_ready = true;
+        fl.ready_next = NO_FLOW;
+        let e = &mut self.ends[h as usize * self.classes + class];
+        if e.1 == NO_FLOW {
+            e.0 = f;
+        } else {
+            flows[e.1 as usize].ready_next = f;
+        }
+        e.1 = f;
+    }
+
+    /// Take the first flow of host `h`'s list of `class`.
+    #[inline]
+    pub fn pop_front(&mut self, flows: &mut [Flow], h: HostId, class: usize) -> Option<FlowId> {
+        let e = &mut self.ends[h as usize * self.classes + class];
+        let f = e.0;
+        if f == NO_FLOW {
+            return None;
+        }
+        let fl = &mut flows[f as usize];
+        fl.in_ready = false;
+        e.0 = fl.ready_next;
+        if e.0 == NO_FLOW {
+            e.1 = NO_FLOW;
+        }
+        Some(f)
+    }
+
+    /// Whether host `h` has a ready flow in any class.
+    #[inline]
+    pub fn any(&self, h: HostId) -> bool {
+        let c = self.classes;
+        self.ends[h as usize * c..(h as usize + 1) * c].iter().any(|e| e.0 != NO_FLOW)
+    }
 }
 
 /// Sender side of a flow.
@@ -86,7 +146,9 @@ pub struct Flow {
     pub paused: bool,
     pub finished: bool,
     pub end: SimTime,
+    /// On its NIC's ready list (`ReadyLists`), and the flow after it there.
     pub in_ready: bool,
+    pub ready_next: FlowId,
     /// NIC traffic class after a CIP isolated the flow at its source (P802.1Qcz).
     pub nic_class: Option<u8>,
     /// The flow that continued this one's connection (`reuse_connection`), once started.
@@ -169,6 +231,80 @@ impl Holds {
     pub fn woke(&mut self, f: FlowId) {
         if let Some(w) = self.wake.get_mut(f as usize) {
             *w = None;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::VecDeque;
+
+    fn flow(id: FlowId) -> Flow {
+        Flow {
+            id,
+            src: 0,
+            dst: 0,
+            size: 0,
+            start: SimTime::ZERO,
+            tag: 0,
+            prio: 0,
+            hash: 0,
+            transport: TransportKind::Dctcp,
+            ideal: SimTime::ZERO,
+            repeat_until: None,
+            reuse_connection: false,
+            sender: Sender::Done,
+            rx: Receiver::default(),
+            rrx: Default::default(),
+            drops: 0,
+            ecn_marks: 0,
+            retx: 0,
+            paused: false,
+            finished: false,
+            end: SimTime::ZERO,
+            in_ready: false,
+            ready_next: NO_FLOW,
+            nic_class: None,
+            continued_by: None,
+        }
+    }
+
+    proptest! {
+        // any sequence of appends and takes over several hosts and classes leaves each list
+        // what a double-ended queue per (host, class) holds, and flags exactly its flows
+        #[test]
+        fn ready_lists_behave_as_a_queue_per_host_and_class(ops in proptest::collection::vec((any::<bool>(), 0u32..3, 0usize..2, 0u32..10), 0..300)) {
+            let mut flows: Vec<Flow> = (0..10).map(flow).collect();
+            let mut lists = ReadyLists::new(3, 2);
+            let mut model = vec![VecDeque::new(); 6];
+            for (push, h, c, f) in ops {
+                let m = &mut model[h as usize * 2 + c];
+                if push {
+                    if !flows[f as usize].in_ready {
+                        lists.push_back(&mut flows, h, c, f);
+                        m.push_back(f);
+                    }
+                } else {
+                    prop_assert_eq!(lists.pop_front(&mut flows, h, c), m.pop_front());
+                }
+                for h in 0..3u32 {
+                    prop_assert_eq!(lists.any(h), !model[h as usize * 2].is_empty() || !model[h as usize * 2 + 1].is_empty());
+                }
+                for (i, fl) in flows.iter().enumerate() {
+                    prop_assert_eq!(fl.in_ready, model.iter().any(|m| m.contains(&(i as FlowId))));
+                }
+            }
+            for h in 0..3u32 {
+                for c in 0..2 {
+                    let mut got = Vec::new();
+                    while let Some(f) = lists.pop_front(&mut flows, h, c) {
+                        got.push(f);
+                    }
+                    prop_assert_eq!(got, model[h as usize * 2 + c].iter().copied().collect::<Vec<_>>());
+                }
+            }
         }
     }
 }

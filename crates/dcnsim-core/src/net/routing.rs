@@ -165,6 +165,18 @@ impl Routes {
         &self.hops[set + 1..set + 1 + n]
     }
 
+    /// Hint the CPU to load the table entry `next_hop(sw, dst, _)` reads (the host's own
+    /// attach record is read now: it is small and stays cached).
+    #[inline(always)]
+    pub fn prefetch(&self, sw: u32, dst: HostId) {
+        let Some(a) = self.host.get(dst as usize) else { return };
+        let at = (sw as usize * self.edges + a.edge as usize) as u32;
+        match &self.table {
+            SetIndex::Narrow(t) => crate::sim::prefetch(t, at),
+            SetIndex::Wide(t) => crate::sim::prefetch(t, at),
+        }
+    }
+
     /// The ECMP choice of switch `sw` for a flow with hash `h`.
     #[inline(always)]
     pub fn next_hop(&self, sw: u32, dst: HostId, h: u32) -> Option<PortId> {
@@ -274,7 +286,7 @@ mod tests {
                     for dst in 0..t.num_hosts() as u32 {
                         let c = r.candidates(sw, dst);
                         assert!(!c.is_empty());
-                        let picked: std::collections::BTreeSet<PortId> = (0..64).map(|h| r.next_hop(sw, dst, h * 2_654_435_761).unwrap()).collect();
+                        let picked: std::collections::BTreeSet<PortId> = (0..64u32).map(|h| r.next_hop(sw, dst, h.wrapping_mul(2_654_435_761)).unwrap()).collect();
                         assert_eq!(picked, c.iter().copied().collect(), "switch {sw} to host {dst}");
                     }
                 }
