@@ -578,7 +578,7 @@ impl Sim {
             finished: false,
             end: SimTime::ZERO,
             in_ready: false,
-            ready_next: FlowId::MAX,
+            ready_next: crate::host::NO_FLOW,
             nic_class,
             continued_by: None,
         });

@@ -46,7 +46,7 @@ pub struct Host {
 }
 
 /// No flow: the end of a ready list.
-const NO_FLOW: FlowId = FlowId::MAX;
+pub(crate) const NO_FLOW: FlowId = FlowId::MAX;
 
 /// The flows at each NIC with a segment ready to send, per traffic class, in the order they
 /// became ready: the NIC serves them round robin (`Sim::host_next_packet`). FIFO lists
