@@ -156,13 +156,25 @@ impl Routes {
         if a.sw == sw {
             return std::slice::from_ref(&a.port);
         }
-        let at = sw as usize * self.edges + a.edge as usize;
-        let set = match &self.table {
-            SetIndex::Narrow(t) => t[at] as usize,
-            SetIndex::Wide(t) => t[at] as usize,
-        };
+        let set = self.set_of(sw, a);
         let n = self.hops[set] as usize;
         &self.hops[set + 1..set + 1 + n]
+    }
+
+    /// Where switch `sw`'s entry toward the edge switch of host `a` is in the table.
+    #[inline(always)]
+    fn entry(&self, sw: u32, a: &HostAttach) -> usize {
+        sw as usize * self.edges + a.edge as usize
+    }
+
+    /// Where that entry's candidate set starts in `hops`.
+    #[inline(always)]
+    fn set_of(&self, sw: u32, a: &HostAttach) -> usize {
+        let at = self.entry(sw, a);
+        match &self.table {
+            SetIndex::Narrow(t) => t[at] as usize,
+            SetIndex::Wide(t) => t[at] as usize,
+        }
     }
 
     /// Hint the CPU to load the table entry `next_hop(sw, dst, _)` reads (the host's own
@@ -170,7 +182,7 @@ impl Routes {
     #[inline(always)]
     pub fn prefetch(&self, sw: u32, dst: HostId) {
         let Some(a) = self.host.get(dst as usize) else { return };
-        let at = (sw as usize * self.edges + a.edge as usize) as u32;
+        let at = self.entry(sw, a) as u32;
         match &self.table {
             SetIndex::Narrow(t) => crate::sim::prefetch(t, at),
             SetIndex::Wide(t) => crate::sim::prefetch(t, at),
@@ -190,11 +202,7 @@ impl Routes {
         // learn, and mispredicted on most switch hops. The table's entry for the host's own
         // edge is the empty set, whose pick reads the word after it.
         let a = &self.host[dst as usize];
-        let at = sw as usize * self.edges + a.edge as usize;
-        let set = match &self.table {
-            SetIndex::Narrow(t) => t[at] as usize,
-            SetIndex::Wide(t) => t[at] as usize,
-        };
+        let set = self.set_of(sw, a);
         let n = self.hops[set] as usize;
         // multiply-shift maps the hash onto 0..n without a division
         let pick = ((mix64(h as u64 ^ ((sw as u64) << 32)) as u128 * n as u128) >> 64) as usize;
