@@ -40,9 +40,9 @@ impl Sim {
         self.try_tx(port);
     }
 
-    /// The next packet host `h`'s NIC sends, and its route at the ToR when the NIC queued it
-    /// (`PortId::MAX` for a flow's segment, made now).
-    pub(super) fn host_next_packet(&mut self, h: u32) -> Option<(PktId, PortId)> {
+    /// The next packet host `h`'s NIC sends, its size and its route at the switch the NIC
+    /// leads to (`Sim::route_beyond`), as `switch_dequeue` gives them.
+    pub(super) fn host_next_packet(&mut self, h: u32) -> Option<(PktId, u32, PortId)> {
         let port = self.hosts[h as usize].port;
         let now = self.now;
         let (eg, ctl) = self.egress.both_mut(port);
@@ -63,7 +63,7 @@ impl Sim {
                 }
                 let (pkt, size, route) = queues[qi].pop(now)?;
                 eg.bytes -= size as u64;
-                return Some((pkt, route));
+                return Some((pkt, size, route));
             }
         }
         // paced flows found not ready: re-examined (and woken later) once we are done
@@ -159,6 +159,7 @@ impl Sim {
                 }
                 self.pkts_created += 1;
                 self.queues.get_mut(port, class).count_tx(p.size);
+                let (size, route) = (p.size, self.route_beyond(port, p.dst, p.hash));
                 let id = self.pkts.alloc(p);
                 if !skipped.is_empty() {
                     self.unskip(h, skipped);
@@ -166,7 +167,7 @@ impl Sim {
                 for f in pace {
                     self.make_ready(f);
                 }
-                return Some((id, PortId::MAX));
+                return Some((id, size, route));
             }
         }
         if !skipped.is_empty() {

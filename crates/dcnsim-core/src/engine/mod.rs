@@ -602,10 +602,7 @@ impl Sim {
         match self.q.peek_ahead(THEN_AHEAD) {
             Some(&Ev::Arrive { pkt, port, route }) => {
                 if route != PortId::MAX {
-                    let w = &self.egress[route as usize].wire;
-                    if w.peer_is_switch {
-                        self.routes.prefetch(w.peer_owner, self.pkts.get(pkt).dst);
-                    }
+                    self.prefetch_route_beyond(route, pkt);
                 } else if !self.egress[port as usize].wire.is_switch {
                     crate::host::prefetch_flow(&self.flows, self.pkts.get(pkt).flow);
                 }
@@ -654,6 +651,16 @@ impl Sim {
             return PortId::MAX;
         }
         self.routes.next_hop(w.peer_owner, dst, hash).unwrap_or(PortId::MAX)
+    }
+
+    /// Prefetch the route-table entry `route_beyond(out, ..)` will read for packet `pkt`
+    /// (whose record the look-ahead fetched before).
+    #[inline(always)]
+    fn prefetch_route_beyond(&self, out: PortId, pkt: PktId) {
+        let w = &self.egress[out as usize].wire;
+        if w.peer_is_switch {
+            self.routes.prefetch(w.peer_owner, self.pkts.get(pkt).dst);
+        }
     }
 
     /// Run to the end.
@@ -865,21 +872,10 @@ impl Sim {
             return;
         }
         let h = self.egress[port as usize].wire;
-        let (pkt, size, route) = match h.is_switch {
-            true => match self.switch_dequeue(h.owner, port) {
-                Some(x) => x,
-                None => return,
-            },
-            false => match self.host_next_packet(h.owner) {
-                Some((pkt, PortId::MAX)) => {
-                    let p = self.pkts.get(pkt);
-                    (pkt, p.size, self.route_beyond(port, p.dst, p.hash))
-                }
-                Some((pkt, route)) => (pkt, self.pkts.get(pkt).size, route),
-                None => return,
-            },
-        };
-        self.transmit(port, pkt, size, route);
+        let next = if h.is_switch { self.switch_dequeue(h.owner, port) } else { self.host_next_packet(h.owner) };
+        if let Some((pkt, size, route)) = next {
+            self.transmit(port, pkt, size, route);
+        }
     }
 
     /// The idle-port cut-through, where `cut_through` allows it: if `port` is idle with
