@@ -35,7 +35,7 @@ impl Sim {
         if self.leave_at_once(port, qi, pkt, size, route) {
             return;
         }
-        self.egress[port as usize].bytes += size as u64;
+        self.egress.at_mut(port).bytes += size as u64;
         self.queues.get_mut(port, qi).push(pkt, size, route, self.now);
         self.try_tx(port);
     }

@@ -491,7 +491,7 @@ impl Sim {
     }
     /// Current depth in bytes of queue `queue` of port `port`.
     pub fn queue_bytes(&self, port: PortId, queue: usize) -> u64 {
-        self.queues.get(port, queue).bytes
+        self.queues.of(port)[queue].bytes
     }
     /// Bytes transmitted so far by a port (all queues).
     pub fn port_tx_bytes(&self, port: PortId) -> u64 {
@@ -603,7 +603,7 @@ impl Sim {
             Some(&Ev::Arrive { pkt, port, route }) => {
                 if route != PortId::MAX {
                     self.prefetch_route_beyond(route, pkt);
-                } else if !self.egress[port as usize].wire.is_switch {
+                } else if !self.egress.at(port).wire.is_switch {
                     crate::host::prefetch_flow(&self.flows, self.pkts.get(pkt).flow);
                 }
             }
@@ -612,7 +612,7 @@ impl Sim {
         }
         match self.q.peek_ahead(0) {
             Some(&Ev::Arrive { pkt, port, route: PortId::MAX }) => {
-                let h = &self.egress[port as usize].wire;
+                let h = &self.egress.at(port).wire;
                 if !h.is_switch {
                     let p = self.pkts.get(pkt);
                     if p.kind == PktKind::Ack {
@@ -646,7 +646,7 @@ impl Sim {
     /// look-ahead fetches its egress state with no packet record or route table in the way.
     #[inline(always)]
     fn route_beyond(&self, out: PortId, dst: HostId, hash: u32) -> PortId {
-        let w = &self.egress[out as usize].wire;
+        let w = &self.egress.at(out).wire;
         if !w.peer_is_switch {
             return PortId::MAX;
         }
@@ -657,7 +657,7 @@ impl Sim {
     /// (whose record the look-ahead fetched before).
     #[inline(always)]
     fn prefetch_route_beyond(&self, out: PortId, pkt: PktId) {
-        let w = &self.egress[out as usize].wire;
+        let w = &self.egress.at(out).wire;
         if w.peer_is_switch {
             self.routes.prefetch(w.peer_owner, self.pkts.get(pkt).dst);
         }
@@ -676,11 +676,11 @@ impl Sim {
             // fabric) is not read at all
             Ev::Arrive { port, pkt, route } if route != PortId::MAX => {
                 debug_assert!(!matches!(self.pkts.get(pkt).kind, PktKind::Ctrl(_) | PktKind::Msg(_)));
-                self.switch_rx(self.egress[route as usize].wire.owner, port, pkt, route)
+                self.switch_rx(self.egress.at(route).wire.owner, port, pkt, route)
             }
             Ev::Arrive { port, pkt, route } => {
                 let p = self.pkts.get(pkt);
-                let h = self.egress[port as usize].wire;
+                let h = self.egress.at(port).wire;
                 match p.kind {
                     PktKind::Ctrl(frame) => {
                         let (flow, hash) = (p.flow, p.hash);
@@ -694,7 +694,7 @@ impl Sim {
                 }
             }
             Ev::TxDone { port } => {
-                let eg = &mut self.egress[port as usize];
+                let eg = self.egress.at_mut(port);
                 if eg.txdone_at == self.now {
                     eg.txdone_at = SimTime::MAX;
                     self.try_tx(port);
@@ -857,11 +857,11 @@ impl Sim {
     /// Start a transmission on `port` if it is idle and has something to send;
     /// if it is busy and has a backlog, make sure a TxDone will wake it.
     fn try_tx(&mut self, port: PortId) {
-        let eg = &self.egress[port as usize];
+        let eg = self.egress.at(port);
         if eg.busy_until > self.now {
             let t = eg.busy_until;
             if eg.txdone_at != t && self.has_backlog(port) {
-                self.egress[port as usize].txdone_at = t;
+                self.egress.at_mut(port).txdone_at = t;
                 self.q.push(t, Ev::TxDone { port });
             }
             return;
@@ -871,7 +871,7 @@ impl Sim {
             self.transmit(port, ctrl, size, PortId::MAX);
             return;
         }
-        let h = self.egress[port as usize].wire;
+        let h = self.egress.at(port).wire;
         let next = if h.is_switch { self.switch_dequeue(h.owner, port) } else { self.host_next_packet(h.owner) };
         if let Some((pkt, size, route)) = next {
             self.transmit(port, pkt, size, route);
@@ -884,7 +884,7 @@ impl Sim {
     /// instant (the buffer's accounting nets to nothing). False: it must be enqueued.
     #[inline(always)]
     fn leave_at_once(&mut self, port: PortId, qi: usize, pkt: PktId, size: u32, route: PortId) -> bool {
-        let eg = &self.egress[port as usize];
+        let eg = self.egress.at(port);
         if !(self.cut_through && eg.bytes == 0 && eg.busy_until <= self.now && !eg.has_ctrl()) {
             return false;
         }
@@ -912,7 +912,7 @@ impl Sim {
     /// ready to send.
     #[inline(always)]
     fn has_backlog(&self, port: PortId) -> bool {
-        let eg = &self.egress[port as usize];
+        let eg = self.egress.at(port);
         eg.bytes > 0 || eg.has_ctrl() || (!eg.wire.is_switch && self.host_has_ready(eg.wire.owner))
     }
 
@@ -928,7 +928,7 @@ impl Sim {
     /// instructions of about 130 per transmission (k = 8 bench -3% instructions).
     #[inline(always)]
     fn transmit(&mut self, port: PortId, pkt: PktId, size: u32, route: PortId) {
-        let h = self.egress[port as usize].wire;
+        let h = self.egress.at(port).wire;
         if !h.is_switch && self.pkts.get(pkt).kind == PktKind::Data {
             self.data_sent += 1;
         }
@@ -937,9 +937,9 @@ impl Sim {
         }
         let done = self.now + h.ser(size as u64);
         self.q.push(done + h.arrive_delay, Ev::Arrive { port: h.peer, pkt, route });
-        self.egress[port as usize].busy_until = done;
+        self.egress.at_mut(port).busy_until = done;
         if self.has_backlog(port) {
-            self.egress[port as usize].txdone_at = done;
+            self.egress.at_mut(port).txdone_at = done;
             self.q.push(done, Ev::TxDone { port });
         }
     }

@@ -51,7 +51,7 @@ impl Sim {
                 let q = self.queues.get(out, a.queue);
                 let fits = match self.cfg.buffer.queue_admits(q.bytes, a.size) {
                     Some(fits) => fits,
-                    None => self.switches[sw as usize].buffer.admits(self.egress[out as usize].bytes, q.bytes, a.size),
+                    None => self.switches[sw as usize].buffer.admits(self.egress.at(out).bytes, q.bytes, a.size),
                 };
                 if !fits {
                     let why = if a.lossless { DropReason::Lossless } else { DropReason::BufferFull };
@@ -80,7 +80,7 @@ impl Sim {
             return;
         }
         let st = &mut self.switches[sw as usize];
-        let eg = &mut self.egress[out as usize];
+        let eg = self.egress.at_mut(out);
         // a static buffer keeps no switch-wide count (`queue_admits`)
         if self.cfg.buffer.is_shared() {
             st.buffer.on_enqueue(eg.bytes, a.size);

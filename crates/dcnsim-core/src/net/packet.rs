@@ -187,13 +187,19 @@ impl PacketArena {
         self.live -= 1;
         self.free.push(id);
     }
+    /// Packet `id`, which this arena allocated. No bounds check: every hop reads its packet
+    /// a few times, and ids come only from `alloc` (the arena never shrinks).
     #[inline]
-    pub fn get(&self, id: PktId) -> &Packet {
-        &self.slots[id as usize]
+    pub(crate) fn get(&self, id: PktId) -> &Packet {
+        debug_assert!((id as usize) < self.slots.len());
+        // SAFETY: `id` came from `alloc`, so it is below `slots.len()`, which never falls
+        unsafe { self.slots.get_unchecked(id as usize) }
     }
     #[inline]
-    pub fn get_mut(&mut self, id: PktId) -> &mut Packet {
-        &mut self.slots[id as usize]
+    pub(crate) fn get_mut(&mut self, id: PktId) -> &mut Packet {
+        debug_assert!((id as usize) < self.slots.len());
+        // SAFETY: as in `get`
+        unsafe { self.slots.get_unchecked_mut(id as usize) }
     }
     /// Hint the CPU to load packet `id` into cache: on large fabrics the packets in flight
     /// outgrow the cache and the first touch of an arriving packet is the engine's costliest

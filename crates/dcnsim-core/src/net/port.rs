@@ -131,10 +131,28 @@ impl Ports {
         eg.ctrl_len -= 1;
         self.ctl[port as usize].ctrl.pop_front()
     }
-    /// Both records of `port`.
+    /// Both records of `port`, which must be a port of the fabric (an id the engine holds).
     #[inline]
-    pub fn both_mut(&mut self, port: PortId) -> (&mut Egress, &mut PortCtl) {
-        (&mut self.hot[port as usize], &mut self.ctl[port as usize])
+    pub(crate) fn both_mut(&mut self, port: PortId) -> (&mut Egress, &mut PortCtl) {
+        debug_assert!((port as usize) < self.hot.len() && self.hot.len() == self.ctl.len());
+        // SAFETY: both arrays have a record for every port of the fabric (`new`), and the
+        // engine only holds ids of those ports (see `at`)
+        unsafe { (self.hot.get_unchecked_mut(port as usize), self.ctl.get_unchecked_mut(port as usize)) }
+    }
+    /// The hot record of `port`, a port of the fabric, without a bounds check: the engine
+    /// reads it several times per event, and its ids come from the topology's wiring, its
+    /// route table and its own events, never from input. Elsewhere, index (`ports[p]`).
+    #[inline(always)]
+    pub(crate) fn at(&self, port: PortId) -> &Egress {
+        debug_assert!((port as usize) < self.hot.len());
+        // SAFETY: `port` is a port of the fabric, and `hot` has a record for each
+        unsafe { self.hot.get_unchecked(port as usize) }
+    }
+    #[inline(always)]
+    pub(crate) fn at_mut(&mut self, port: PortId) -> &mut Egress {
+        debug_assert!((port as usize) < self.hot.len());
+        // SAFETY: as in `at`
+        unsafe { self.hot.get_unchecked_mut(port as usize) }
     }
 }
 

@@ -66,7 +66,7 @@ impl Ctx<'_> {
         self.fx.push(Effect::Timer { at, timer: t });
     }
     #[inline]
-    pub fn queue_bytes(&self, port: PortId, queue: usize) -> u64 {
+    pub(crate) fn queue_bytes(&self, port: PortId, queue: usize) -> u64 {
         self.port_queues.get(port, queue).bytes
     }
     /// Put `frame` in the place of a control frame not yet sent on `port` that it replaces

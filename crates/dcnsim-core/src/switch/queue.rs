@@ -227,15 +227,22 @@ impl PortQueues {
         let i = self.at(port, 0);
         &mut self.all[i..i + self.per_port]
     }
-    /// Queue `q` of `port`.
+    /// Queue `q` of `port`, where the engine gives both: a port of the fabric and one of
+    /// its classes (the class map's, or a queue a mechanism's validated parameters name).
+    /// No bounds check, on the hot path; a number from elsewhere indexes `of(port)`.
     #[inline]
-    pub fn get(&self, port: PortId, q: usize) -> &PktQueue {
-        &self.all[self.at(port, q)]
+    pub(crate) fn get(&self, port: PortId, q: usize) -> &PktQueue {
+        let i = self.at(port, q);
+        debug_assert!(q < self.per_port && i < self.all.len());
+        // SAFETY: port < ports and q < per_port, so i < ports * per_port = all.len()
+        unsafe { self.all.get_unchecked(i) }
     }
     #[inline]
-    pub fn get_mut(&mut self, port: PortId, q: usize) -> &mut PktQueue {
+    pub(crate) fn get_mut(&mut self, port: PortId, q: usize) -> &mut PktQueue {
         let i = self.at(port, q);
-        &mut self.all[i]
+        debug_assert!(q < self.per_port && i < self.all.len());
+        // SAFETY: as in `get`
+        unsafe { self.all.get_unchecked_mut(i) }
     }
     /// Hint the CPU to load queue `q` of `port` into cache: the line of its depth, FIFO
     /// header and per-packet counters.
