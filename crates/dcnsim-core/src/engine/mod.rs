@@ -539,25 +539,22 @@ impl Sim {
         if self.end.is_none() && self.specs.is_empty() && self.flows.is_empty() {
             self.end = Some(EndReason::Completed);
         }
+        let due = limit.min(self.cfg.max_time);
         while self.end.is_none() {
-            let t = match self.q.peek_time() {
-                None => {
+            let (t, ev) = match self.q.pop_by(due) {
+                Ok(next) => next,
+                Err(None) => {
                     self.end = Some(if self.active == 0 { EndReason::Completed } else { EndReason::Idle });
                     break;
                 }
-                Some(t) => t,
-            };
-            if t > self.cfg.max_time {
-                if limit >= self.cfg.max_time {
-                    self.now = self.cfg.max_time;
-                    self.end = Some(EndReason::MaxTime);
+                Err(Some(t)) => {
+                    if t > self.cfg.max_time && limit >= self.cfg.max_time {
+                        self.now = self.cfg.max_time;
+                        self.end = Some(EndReason::MaxTime);
+                    }
+                    break;
                 }
-                break;
-            }
-            if t > limit {
-                break;
-            }
-            let (t, ev) = self.q.pop().unwrap();
+            };
             self.look_ahead();
             self.now = t;
             self.events += 1;

@@ -288,14 +288,6 @@ impl<E: Copy> EventQueue<E> {
         true
     }
     #[inline]
-    pub fn peek_time(&mut self) -> Option<SimTime> {
-        if self.settle() {
-            Some(SimTime((self.cur_slot << self.slot_bits) | self.current[self.pos].0 as u64))
-        } else {
-            None
-        }
-    }
-    #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
         if !self.settle() {
             return None;
@@ -304,6 +296,22 @@ impl<E: Copy> EventQueue<E> {
         self.pos += 1;
         self.popped += 1;
         Some((SimTime((self.cur_slot << self.slot_bits) | off as u64), e))
+    }
+    /// The next event if it is due by `limit`; else, left queued, the time it is due
+    /// (`None`: no event is left). The engine's loop in one call, not a peek and a pop.
+    #[inline]
+    pub fn pop_by(&mut self, limit: SimTime) -> Result<(SimTime, E), Option<SimTime>> {
+        if !self.settle() {
+            return Err(None);
+        }
+        let Near(off, e) = self.current[self.pos];
+        let t = SimTime((self.cur_slot << self.slot_bits) | off as u64);
+        if t > limit {
+            return Err(Some(t));
+        }
+        self.pos += 1;
+        self.popped += 1;
+        Ok((t, e))
     }
     /// The event `n` after the one `pop` returns next (0: that one), if it is already in
     /// the current slot (no wheel turn): lets the caller prefetch what it will touch.
@@ -322,6 +330,25 @@ impl<E: Copy> EventQueue<E> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    /// `pop_by` takes what is due and leaves the rest, across a wheel turn and from the far
+    /// heap, telling when the next is due.
+    #[test]
+    fn pop_by_takes_only_what_is_due() {
+        let mut q = EventQueue::new();
+        for (t, e) in [(5_000, 'b'), (1, 'a'), (5_000, 'c'), (3 << 40, 'd')] {
+            q.push(SimTime(t), e);
+        }
+        assert_eq!(q.pop_by(SimTime(0)), Err(Some(SimTime(1))));
+        assert_eq!(q.pop_by(SimTime(1)), Ok((SimTime(1), 'a')));
+        assert_eq!(q.pop_by(SimTime(4_999)), Err(Some(SimTime(5_000))));
+        assert_eq!(q.len(), 3);
+        assert_eq!(q.pop_by(SimTime(5_000)), Ok((SimTime(5_000), 'b')));
+        assert_eq!(q.pop_by(SimTime(5_000)), Ok((SimTime(5_000), 'c')));
+        assert_eq!(q.pop_by(SimTime(3 << 39)), Err(Some(SimTime(3 << 40))));
+        assert_eq!(q.pop_by(SimTime::MAX), Ok((SimTime(3 << 40), 'd')));
+        assert_eq!(q.pop_by(SimTime::MAX), Err(None));
+        assert!(q.is_empty());
+    }
     #[test]
     fn equal_times_pop_in_insertion_order() {
         let mut q = EventQueue::new();
