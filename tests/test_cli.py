@@ -181,6 +181,13 @@ BAD_SCENARIOS = {
     "load_above_one": (tiny() + POISSON.format(load=1.5), ["load", "1.5"]),
     "ecn_low_above_high": (tiny() + ECN.format(low="300KB", high="10KB"), ["kmin", "kmax"]),
     "toml_syntax": (tiny().replace("[transport]", "[transport"), []),
+    # a tiny ratio derives 2e300 spines: refused, not built (it aborted on a 16 GB allocation)
+    "clos2_tiny_oversubscription": (
+        tiny().replace('kind = "dumbbell"\nsenders = 2', 'kind = "clos2"\ntors = 1\nservers_per_tor = 3\noversubscription = 1e-300').replace(
+            'bottleneck = { rate = "10Gbps", delay = "1us" }\n', ""
+        ),
+        ["topology.oversubscription", "1e-300", "2^32 nodes"],
+    ),
 }
 
 

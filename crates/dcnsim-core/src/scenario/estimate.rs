@@ -12,7 +12,7 @@
 //! only meant to tell "fits" from "cannot possibly fit".
 
 use super::schema::*;
-use super::{err, resolve_cdf, ScenarioError};
+use super::{clos2_spines, err, resolve_cdf, ScenarioError};
 use crate::host::tcp::TcpSender;
 use crate::host::Flow;
 use crate::net::port::{Egress, PortCtl};
@@ -84,14 +84,13 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, ScenarioError> {
         }
         TopologyKind::Clos2 => {
             let (spt, tors) = (t.servers_per_tor.unwrap_or(0) as u128, t.tors.unwrap_or(0) as u128);
-            let spines = match t.spines {
-                Some(n) => n as u128,
-                None => {
-                    let (h, f) = (t.host_link.map_or(1, |l| l.rate.0), t.fabric_link.or(t.host_link).map_or(1, |l| l.rate.0));
-                    ((spt as f64 * h as f64 / (f.max(1) as f64 * t.oversubscription.unwrap_or(1.0))).ceil() as u128).max(1)
-                }
-            };
-            (spt * tors, tors + spines, tors, spt * tors + tors * spines, if tors >= spt { "topology.tors" } else { "topology.servers_per_tor" })
+            // a derived count can be astronomical (validate refuses it): capped, so that no
+            // product below wraps into a small number that passes
+            let spines = clos2_spines(t).min(1e20) as u128;
+            let spines_key = if t.spines.is_some() { "topology.spines" } else { "topology.oversubscription" };
+            // hosts x ToRs host links and ToRs x spines fabric links: blame the largest factor
+            let key = [(spt, "topology.servers_per_tor"), (tors, "topology.tors"), (spines, spines_key)].into_iter().max_by_key(|(n, _)| *n).unwrap().1;
+            (spt * tors, tors.saturating_add(spines), tors, (spt * tors).saturating_add(tors.saturating_mul(spines)), key)
         }
         TopologyKind::FatTree3 => {
             let ((p, tp, ap, hpt, c), key) = match t.k {
@@ -131,9 +130,10 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, ScenarioError> {
     let arrivals_end = s.scenario.arrivals_for.map_or(s.scenario.max_time.0, |d| d.0);
     // every flow keeps its spec and record; a running flow also has a sender and a window of
     // packets in flight (each with its event), for at most a few flows per host at a time
-    let window = s.transport.init_cwnd.unwrap_or(DEFAULT_INIT_CWND) as usize;
+    let window = s.transport.init_cwnd.unwrap_or(DEFAULT_INIT_CWND) as u128;
     let per_flow = (std::mem::size_of::<FlowSpec>() + std::mem::size_of::<Flow>()) as u128;
-    let per_running = (std::mem::size_of::<TcpSender>() + window * (std::mem::size_of::<Packet>() + 32)) as u128;
+    let per_window = window * (std::mem::size_of::<Packet>() + 32) as u128;
+    let per_running = std::mem::size_of::<TcpSender>() as u128 + per_window;
     let mut flows_total: u128 = 0;
     let mut biggest: (u128, String) = (0, String::new());
     for (i, w) in s.workload.iter().enumerate() {
@@ -181,7 +181,11 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, ScenarioError> {
             biggest = (n, key);
         }
     }
-    let flow_bytes = flows_total.saturating_mul(per_flow).saturating_add(flows_total.min(8 * hosts).saturating_mul(per_running));
+    let running = flows_total.min(8 * hosts);
+    let flow_bytes = flows_total.saturating_mul(per_flow).saturating_add(running.saturating_mul(per_running));
+    // the initial windows' packets, when they are most of the flows' memory, are the
+    // transport's doing, not the workload's
+    let windows = running.saturating_mul(per_window);
     // a goodput series has a row per flow and bin with deliveries: at most every flow in
     // every bin, and at most one per payload-carrying packet the hosts can receive in the run
     let series = match s.metrics.throughput_bin {
@@ -200,7 +204,10 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, ScenarioError> {
         what.push_str(", a per-flow goodput series");
         "metrics.throughput_bin".to_string()
     } else if flow_bytes > fabric {
-        biggest.1
+        match s.transport.init_cwnd {
+            Some(_) if windows > flow_bytes / 2 => "transport.init_cwnd".to_string(),
+            _ => biggest.1,
+        }
     } else {
         key.to_string()
     };
@@ -243,6 +250,28 @@ mod tests {
         // a goodput series in 1 ns bins of a 1 s run on 800 hosts: a row per packet, 300 GB
         let wide = "kind = \"clos2\"\ntors = 100\nservers_per_tor = 8\nspines = 2";
         refused(wide, "kind = \"poisson\"\nsizes = \"web-search\"\nload = 0.5\n[metrics]\nthroughput_bin = \"1ns\"", "metrics.throughput_bin");
+    }
+
+    /// The refusal names the key whose value is too large: the spines (given, or derived
+    /// from a tiny oversubscription), the initial window, not the servers or the workload.
+    #[test]
+    fn the_refusal_names_the_key_that_is_too_large() {
+        let clos = |extra: &str| format!("kind = \"clos2\"\ntors = 1\nservers_per_tor = 2\n{extra}");
+        let flow = "kind = \"flows\"\nflows = [ { src = 0, dst = 1, size = \"100KB\" } ]";
+        refused(&clos("oversubscription = 1e-9"), flow, "topology.oversubscription");
+        refused(&clos("spines = 4294967290"), flow, "topology.spines");
+        refused(&clos("spines = 2"), &format!("{flow}\n[transport]\ninit_cwnd = 4294967295"), "transport.init_cwnd");
+    }
+
+    /// An astronomical spine count (validate refuses it first) gives an astronomical
+    /// estimate, not one wrapped around to a few bytes.
+    #[test]
+    fn the_estimate_saturates_instead_of_wrapping() {
+        let text = format!("[scenario]\nname = \"x\"\n[topology]\nkind = \"clos2\"\ntors = 1\nservers_per_tor = 2\noversubscription = 1e-300\n{HOST}\n");
+        let s: super::Scenario = toml::from_str(&text).unwrap();
+        let e = super::estimate(&s).unwrap();
+        assert!(e.bytes > 1_000_000_000_000_000, "{} B ({})", e.bytes, e.what);
+        assert_eq!(e.key, "topology.oversubscription");
     }
 
     /// Shipped scenarios, full size included, fit in the default limit of an 8 GB machine.

@@ -306,9 +306,28 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
                 _ => {}
             }
             let _ = hl;
-            spt.checked_mul(tors)
+            let hosts = spt
+                .checked_mul(tors)
                 .filter(|&n| n.checked_add(tors).is_some())
-                .ok_or_else(|| err("topology.tors", format!("{tors} ToRs x {spt} servers, expected fewer than 2^32 nodes (32-bit node ids)")))?
+                .ok_or_else(|| err("topology.tors", format!("{tors} ToRs x {spt} servers, expected fewer than 2^32 nodes (32-bit node ids)")))?;
+            // a tiny oversubscription derives an astronomical spine count (1e-300: 2e300),
+            // which would saturate the builder's u32 and build 2^32 spines
+            let spines = clos2_spines(t);
+            if hosts as f64 + tors as f64 + spines >= u32::MAX as f64 {
+                let n = if spines < 1e16 { format!("{spines:.0}") } else { format!("{spines:.1e}") };
+                return Err(match t.spines {
+                    Some(s) => err("topology.spines", format!("invalid value {s}: with {hosts} hosts and {tors} ToRs, expected fewer than 2^32 nodes (32-bit node ids)")),
+                    None => err(
+                        "topology.oversubscription",
+                        format!(
+                            "invalid value {:?}: it makes {n} spines (servers_per_tor x host rate / (fabric rate x oversubscription)), \
+                             expected a ratio that keeps the fabric below 2^32 nodes (32-bit node ids)",
+                            t.oversubscription.unwrap_or(1.0)
+                        ),
+                    ),
+                });
+            }
+            hosts
         }
         TopologyKind::FatTree3 => {
             require(t.host_link, "topology.host_link", "{ rate = \"...\", delay = \"...\" }")?;
@@ -807,6 +826,21 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
     Ok(())
 }
 
+/// A clos2 fabric's spines: `spines`, or as many as the ToR's uplinks need for its
+/// downlinks' capacity over `oversubscription`. A float, not clamped: validate, the memory
+/// estimate and the builder agree on it, and an absurd ratio shows as the count it means.
+pub(crate) fn clos2_spines(t: &TopologyConfig) -> f64 {
+    match t.spines {
+        Some(n) => n as f64,
+        None => {
+            let h = t.host_link.map_or(1, |l| l.rate.0);
+            let f = t.fabric_link.or(t.host_link).map_or(1, |l| l.rate.0);
+            let down = t.servers_per_tor.unwrap_or(0) as f64 * h as f64;
+            (down / (f.max(1) as f64 * t.oversubscription.unwrap_or(1.0))).ceil().max(1.0)
+        }
+    }
+}
+
 /// Largest fat-tree radix: k^3/4 hosts and 5k^2/4 switches stay below 2^32 nodes.
 const MAX_FAT_TREE_K: u32 = 2048;
 
@@ -1064,10 +1098,7 @@ pub fn build_topology(t: &TopologyConfig) -> Result<Topology, ScenarioError> {
             let h = t.host_link.unwrap();
             let f = t.fabric_link.unwrap_or(h);
             let spt = t.servers_per_tor.unwrap();
-            let spines = t.spines.unwrap_or_else(|| {
-                let down = spt as f64 * h.rate.0 as f64;
-                ((down / (f.rate.0 as f64 * t.oversubscription.unwrap())).ceil() as u32).max(1)
-            });
+            let spines = clos2_spines(t) as u32;
             clos::build(spt, t.tors.unwrap(), spines, t.placement.unwrap_or_default() == Placement::Interleaved, link(h), link(f))
         }
         TopologyKind::FatTree3 => {
@@ -1908,6 +1939,27 @@ hosts = [42, 63]
         let dumbbell = BASE.replace("kind = \"dumbbell\"", "kind = \"dumbbell\"\nplacement = \"interleaved\"");
         let e = check(&Document::from_toml(&dumbbell).unwrap(), None).unwrap_err();
         assert_eq!(e.key, "topology.placement", "{e}");
+    }
+
+    /// A clos2 spine count that node ids cannot hold is refused with the key that sets
+    /// it, derived (a tiny oversubscription) or given, before anything is built.
+    #[test]
+    fn clos2_spines_beyond_node_ids_are_refused() {
+        let text = |extra: &str| {
+            format!("[scenario]\nname = \"x\"\n[topology]\nkind = \"clos2\"\ntors = 1\nservers_per_tor = 2\n{extra}\nhost_link = {{ rate = \"10Gbps\", delay = \"1us\" }}\n")
+        };
+        for (extra, key, what) in [
+            ("oversubscription = 1e-300", "topology.oversubscription", "invalid value 1e-300: it makes 2.0e300 spines"),
+            ("oversubscription = 1e-40", "topology.oversubscription", "2^32 nodes"),
+            ("spines = 4294967295", "topology.spines", "invalid value 4294967295"),
+        ] {
+            let e = check(&Document::from_toml(&text(extra)).unwrap(), None).unwrap_err();
+            assert_eq!(e.key, key, "{extra}: {e}");
+            assert!(e.message.contains(what) && e.message.contains("2^32 nodes"), "{extra}: {e}");
+        }
+        // a ratio below 1 is legitimate: more uplink than downlink capacity
+        let (_, sim) = load(&text("oversubscription = 0.5"), false, None, &RunOptions::default()).unwrap();
+        assert_eq!(sim.topology().num_switches(), 1 + 4);
     }
 
     #[test]
