@@ -188,6 +188,8 @@ BAD_SCENARIOS = {
         ),
         ["topology.oversubscription", "1e-300", "2^32 nodes"],
     ),
+    # a zero RTO re-armed its timer at the same instant until memory ran out
+    "zero_min_rto": (tiny().replace('kind = "dctcp"', 'kind = "dctcp"\nmin_rto = "0s"'), ["transport.min_rto", "invalid value 0", "> 0"]),
 }
 
 

@@ -54,7 +54,8 @@ impl RoceSender {
             snd_max: 0,
             window,
             pacer: Pacer::default(),
-            rto: params.rto,
+            // never 0: the timer would fire at the same instant forever (see TcpSender::new)
+            rto: params.rto.max(SimTime(1)),
             rto_deadline: None,
             timer_at: None,
             timer_gen: 0,
@@ -206,6 +207,20 @@ mod tests {
         assert_eq!(sent, 3000);
         s.on_ack(2000, t, 1_000_000);
         assert!(s.has_work(1_000_000));
+    }
+
+    /// A zero RTO from a config built in code (scenarios refuse it): the timer still
+    /// re-arms later than now.
+    #[test]
+    fn a_zero_rto_never_rearms_at_the_same_instant() {
+        let mut p = params();
+        p.rto = SimTime::ZERO;
+        let mut s = RoceSender::new(&p, 100_000_000_000, SimTime::ZERO);
+        s.next_segment(10_000, 1000, 48, SimTime::ZERO).unwrap();
+        let now = SimTime::from_us(1);
+        s.rto_deadline = Some(now);
+        assert!(s.on_timeout(now));
+        assert!(s.rto_deadline.unwrap() > now);
     }
 
     #[test]

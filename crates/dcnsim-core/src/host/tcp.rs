@@ -71,6 +71,10 @@ impl TcpSender {
     }
 
     pub fn new(cc: Cc, mss: u32, init_cwnd_pkts: u32, min_rto: SimTime, init_rto: SimTime) -> TcpSender {
+        // a zero RTO (a SimConfig built in code; scenarios refuse it) would re-arm the timer
+        // at the same instant forever, doubling 0 on each expiry; 1 ps is the clock's tick,
+        // and no valid scenario has less
+        let min_rto = min_rto.max(SimTime(1));
         let mss = mss as f64;
         TcpSender {
             w: Window { cwnd: init_cwnd_pkts as f64 * mss, ssthresh: f64::INFINITY, mss, cwr_end: 0 },
@@ -318,6 +322,22 @@ mod tests {
         }
         assert!(!s.can_send(100_000));
         assert_eq!(s.inflight(), 3000);
+    }
+
+    /// A zero RTO from a config built in code (scenarios refuse it) still moves the clock:
+    /// each expiry re-arms the timer later than now, never at the same instant.
+    #[test]
+    fn a_zero_rto_never_rearms_at_the_same_instant() {
+        let mut s = TcpSender::new(Cc::Reno(Reno { ect: crate::net::Ecn::NotEct }), 1000, 10, SimTime::ZERO, SimTime::ZERO);
+        s.next_segment(100_000).unwrap();
+        let mut now = SimTime::from_us(5);
+        s.arm_if_idle(now);
+        for _ in 0..3 {
+            let due = s.rto_deadline.unwrap();
+            assert!(due > now, "timer at {due:?}, now {now:?}");
+            now = due;
+            assert!(s.on_timeout(now));
+        }
     }
 
     #[test]

@@ -760,6 +760,12 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
     if tr.init_cwnd == Some(0) {
         return Err(err("transport.init_cwnd", "invalid value 0, expected >= 1 packet"));
     }
+    // a zero timeout re-arms the timer at the same instant forever ("0.4ps" rounds to 0)
+    for (k, d) in [("min_rto", tr.min_rto), ("init_rto", tr.init_rto)] {
+        if d.map(|d| d.0 .0) == Some(0) {
+            return Err(err(format!("transport.{k}"), "invalid value 0 (durations are whole picoseconds), expected a duration > 0"));
+        }
+    }
     if let Some(g) = tr.g {
         if !(g > 0.0 && g <= 1.0) {
             return Err(err("transport.g", format!("invalid value {g}, expected a gain in (0, 1]")));
@@ -1800,6 +1806,10 @@ bottleneck = { rate = "10Gbps", delay = "1us" }
             ("[switch]\ndrc = { rates = [0.25, 0.5, 0.0] }", "switch.drc.rates", "not increasing"),
             ("[switch]\ndrc = { classes = [3] }", "switch.drc.classes", "classes 0..0"),
             ("[transport]\nwindow = \"1000B\"", "transport.window", "at least the MTU"),
+            ("[transport]\nmin_rto = \"0s\"", "transport.min_rto", "expected a duration > 0"),
+            ("[transport]\nmin_rto = \"0.4ps\"", "transport.min_rto", "expected a duration > 0"),
+            ("[transport]\nkind = \"dcqcn\"\nmin_rto = \"0us\"", "transport.min_rto", "expected a duration > 0"),
+            ("[transport]\ninit_rto = \"0s\"", "transport.init_rto", "expected a duration > 0"),
             ("[transport]\nudp = { nic_buffer = \"100B\" }", "transport.udp.nic_buffer", "at least the MTU"),
             ("[[workload]]\nkind = \"closed_loop\"", "workload[0].mean_size", "missing"),
             ("[[workload]]\nkind = \"closed_loop\"\nmean_size = \"8000B\"\npairs = [[0, 0]]", "workload[0].pairs[0]", "two different host"),

@@ -594,10 +594,10 @@ pub struct TransportConfig {
     /// persistent connections have no set-up).
     #[serde(default)]
     pub handshake: Option<bool>,
-    /// Minimum retransmission timeout (RFC 6298 uses 1 s; data centers use far less). Default "1ms".
+    /// Minimum retransmission timeout (RFC 6298 uses 1 s; data centers use far less). Default "1ms"; > 0.
     #[serde(default)]
     pub min_rto: Option<Duration>,
-    /// RTO before the first RTT sample. Default: min_rto; a value below min_rto is raised to it.
+    /// RTO before the first RTT sample. Default: min_rto; > 0; a value below min_rto is raised to it.
     #[serde(default)]
     pub init_rto: Option<Duration>,
     /// DCTCP: EWMA gain g of alpha. Default 0.0625 (1/16); in (0, 1].
