@@ -189,6 +189,11 @@ BAD_SCENARIOS = {
         ["topology.oversubscription", "1e-300", "2^32 nodes"],
     ),
     # a zero RTO re-armed its timer at the same instant until memory ran out
+    # sizes are redrawn until one falls in the window: this one takes ~4e10 draws a message
+    "closed_loop_unreachable_window": (
+        tiny() + '\n[[workload]]\nkind = "closed_loop"\nmean_size = "8000B"\nmin_size = "128KB"\nmax_size = "128001B"\n',
+        ["workload[1].min_size", "128000 B", "probability 2.8e-11", ">= 1e-6"],
+    ),
     "zero_min_rto": (tiny().replace('kind = "dctcp"', 'kind = "dctcp"\nmin_rto = "0s"'), ["transport.min_rto", "invalid value 0", "> 0"]),
 }
 

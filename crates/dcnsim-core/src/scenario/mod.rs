@@ -28,7 +28,7 @@ use crate::switch::red::{self, RedParams};
 use crate::switch::sfc::{self, SfcMode, SfcParams};
 use crate::switch::{BufferParams, EcnMarker, Red, Scheduler};
 use crate::workload::cdf::FlowSizeCdf;
-use crate::workload::closed_loop::ExpSizes;
+use crate::workload::closed_loop::{ExpSizes, MIN_WINDOW_PROBABILITY};
 use crate::workload::incast::Rounds;
 use crate::workload::{self, FlowSpec, GenCtx};
 use schema::*;
@@ -1033,6 +1033,19 @@ fn validate_workload(w: &WorkloadConfig, i: usize, hosts: u32) -> Result<(), Sce
             if max < mean / 16 {
                 return Err(err(key("max_size"), format!("invalid value {max} B, expected at least mean_size / 16 ({} B)", mean / 16)));
             }
+            // sizes are drawn until one falls in [min, max]: a window in the far tail (or a
+            // sliver of a huge mean) would take forever per message
+            let p = ExpSizes { mean: mean as f64, min, max }.window_probability();
+            if !(p >= MIN_WINDOW_PROBABILITY) {
+                let (k, v) = if min as f64 > mean as f64 { ("min_size", min) } else { ("max_size", max) };
+                return Err(err(
+                    key(k),
+                    format!(
+                        "invalid value {v} B: an exponential size of mean {mean} B falls in [min_size, max_size] = [{min} B, {max} B] with probability {p:.1e}, \
+                         expected a window of probability >= {MIN_WINDOW_PROBABILITY:e} (sizes are redrawn until one falls in it)"
+                    ),
+                ));
+            }
             if let Some(p) = &w.pairs {
                 if w.hosts.is_some() {
                     return Err(err(key("hosts"), "not used with pairs (pairs name their hosts)"));
@@ -1814,6 +1827,12 @@ bottleneck = { rate = "10Gbps", delay = "1us" }
             ("[[workload]]\nkind = \"closed_loop\"", "workload[0].mean_size", "missing"),
             ("[[workload]]\nkind = \"closed_loop\"\nmean_size = \"8000B\"\npairs = [[0, 0]]", "workload[0].pairs[0]", "two different host"),
             ("[[workload]]\nkind = \"closed_loop\"\nmean_size = \"8000B\"\nconnection = \"new\"", "workload[0].connection", "only used with pairs"),
+            (
+                "[[workload]]\nkind = \"closed_loop\"\nmean_size = \"8000B\"\nmin_size = \"128KB\"\nmax_size = \"128001B\"",
+                "workload[0].min_size",
+                "invalid value 128000 B: an exponential size of mean 8000 B falls in [min_size, max_size] = [128000 B, 128001 B] with probability 2.8e-11, expected a window of probability >= 1e-6",
+            ),
+            ("[[workload]]\nkind = \"closed_loop\"\nmean_size = \"1GB\"\nmin_size = \"1GB\"\nmax_size = \"1GB\"", "workload[0].max_size", "probability 3.7e-10"),
             ("[[workload]]\nkind = \"closed_loop\"\nmean_size = \"8000B\"\nsize = \"1KB\"", "workload[0].size", "not used by kind = \"closed_loop\""),
             ("[switch]\nqcn = { q_eq = \"0B\" }", "switch.qcn.q_eq", "set point > 0"),
             ("[switch]\nqcn = { w = -1.0 }", "switch.qcn.w", "weight > 0"),

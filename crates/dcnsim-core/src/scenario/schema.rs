@@ -1067,7 +1067,8 @@ pub struct WorkloadConfig {
     /// closed_loop: smallest message; smaller draws are redrawn. Default "1B".
     #[serde(default)]
     pub min_size: Option<Bytes>,
-    /// closed_loop: largest message; larger draws are redrawn. Default: 16 x mean_size.
+    /// closed_loop: largest message; larger draws are redrawn. Default: 16 x mean_size. A draw
+    /// must fall in [min_size, max_size] with probability >= 1e-6.
     #[serde(default)]
     pub max_size: Option<Bytes>,
     /// flows (required): the explicit list.
