@@ -510,6 +510,25 @@ def test_absurd_sizes_are_refused_at_once_by_validate_and_run(dcnsim_cli, tmp_pa
     assert_user_error(dcnsim_cli("validate", small, "--memory-limit", "1KB"), "more than the limit of")
 
 
+def test_persistent_incast_is_counted_over_the_run(dcnsim_cli, tmp_path):
+    """A persistent incast starts a flow per sender as each ends, for the whole run: 1 B
+    messages for 1000 s are ~1e9 flows. It used to count as one round, pass the memory
+    check and run out of memory; the same incast for 10 ms fits."""
+    p = tmp_path / "persistent.toml"
+    text = (
+        '[scenario]\nname = "p"\nmax_time = "1000s"\n[topology]\nkind = "dumbbell"\nsenders = 4\nreceivers = 4\n'
+        'host_link = { rate = "10Gbps", delay = "1us" }\nbottleneck = { rate = "10Gbps", delay = "1us" }\n'
+        '[[workload]]\nkind = "incast"\nfan_in = 7\nsize = "1B"\nperiod = "persistent"\nconnection = "new"\n'
+    )
+    p.write_text(text, encoding="utf-8")
+    for cmd in (["validate", p], ["run", p, "-o", tmp_path / "out"]):
+        assert_user_error(dcnsim_cli(*cmd, "--memory-limit", "200MB"), "workload[0].period", "of memory", "more than the limit")
+    assert not (tmp_path / "out").exists()
+    p.write_text(text.replace('"1000s"', '"10ms"'), encoding="utf-8")
+    proc = dcnsim_cli("validate", p, "--memory-limit", "200MB")
+    assert proc.returncode == 0, proc.stderr
+
+
 # A corpus of malformed, absurd and edge-case scenarios: each is an edit of the tiny
 # scenario (None: the text as given). Every command that reads a file must answer with
 # exit 0 or 2, never a traceback or a panic, and exit 2 must write nothing.

@@ -127,6 +127,13 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, ScenarioError> {
         TopologyKind::Custom => t.links.iter().flatten().map(|l| l.rate.0).max().unwrap_or(0),
         _ => t.host_link.map_or(0, |l| l.rate.0),
     } as f64;
+    // the shortest round trip: two host links each way
+    let round_trip = 4.0
+        * match t.kind {
+            TopologyKind::Custom => t.links.iter().flatten().map(|l| l.delay.0 .0).min().unwrap_or(0),
+            _ => t.host_link.map_or(0, |l| l.delay.0 .0),
+        } as f64
+        * 1e-12;
     let arrivals_end = s.scenario.arrivals_for.map_or(s.scenario.max_time.0, |d| d.0);
     // every flow keeps its spec and record; a running flow also has a sender and a window of
     // packets in flight (each with its event), for at most a few flows per host at a time
@@ -153,6 +160,13 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, ScenarioError> {
                 let (rounds, rounds_key) = match (w.period, w.load) {
                     (_, Some(l)) => (l * n_hosts as f64 * host_rate * secs / (8.0 * size * (fan_in * groups).max(1) as f64), "load"),
                     (Some(IncastPeriod::Every(d)), None) => (secs / (d.0 .0.max(1) as f64 * 1e-12), "period"),
+                    (Some(IncastPeriod::Persistent), None) => {
+                        // each sender starts its next flow when one ends, while the run lasts: a
+                        // flow takes at least its bytes at line rate and a round trip
+                        let secs = stop.0.min(s.scenario.max_time.0 .0).saturating_sub(start.0) as f64 * 1e-12;
+                        let flow = (size + s.transport.header() as f64) * 8.0 / host_rate.max(1.0) + round_trip;
+                        ((secs / flow).min(1e30), "period")
+                    }
                     _ => (1.0, "groups"),
                 };
                 let rounds = rounds.ceil().max(1.0) as u128;
@@ -221,9 +235,12 @@ mod tests {
     const HOST: &str = "host_link = { rate = \"100Gbps\", delay = \"1us\" }";
 
     fn refused(topology: &str, workload: &str, key: &str) {
-        let text = format!("[scenario]\nname = \"big\"\n[topology]\n{topology}\n{HOST}\n[[workload]]\n{workload}\n");
-        let doc = Document::from_toml(&text).unwrap();
-        let ((v, r), largest) = crate::largest_alloc::during(|| (validate_file(&doc, None).err(), load(&text, false, None, &RunOptions::default()).err()));
+        refused_text(&format!("[scenario]\nname = \"big\"\n[topology]\n{topology}\n{HOST}\n[[workload]]\n{workload}\n"), key);
+    }
+
+    fn refused_text(text: &str, key: &str) {
+        let doc = Document::from_toml(text).unwrap();
+        let ((v, r), largest) = crate::largest_alloc::during(|| (validate_file(&doc, None).err(), load(text, false, None, &RunOptions::default()).err()));
         let v = v.unwrap_or_else(|| panic!("validate accepted {text}"));
         let r = r.unwrap_or_else(|| panic!("run accepted {text}"));
         // refused before anything is built: the fabric or flow tables would be many MB
@@ -261,6 +278,26 @@ mod tests {
         refused(&clos("oversubscription = 1e-9"), flow, "topology.oversubscription");
         refused(&clos("spines = 4294967290"), flow, "topology.spines");
         refused(&clos("spines = 2"), &format!("{flow}\n[transport]\ninit_cwnd = 4294967295"), "transport.init_cwnd");
+    }
+
+    /// A persistent incast makes a flow per sender back to back for the whole run: 1 B
+    /// messages for 1000 s are about a billion flows (it passed as one round and ran out of
+    /// memory), while the same incast for 10 ms fits.
+    #[test]
+    fn persistent_incast_counts_its_flows_over_the_run() {
+        let text = |max_time: &str| {
+            format!(
+                "[scenario]\nname = \"p\"\nmax_time = \"{max_time}\"\n[topology]\nkind = \"dumbbell\"\nsenders = 4\nreceivers = 4\n\
+                 host_link = {{ rate = \"10Gbps\", delay = \"1us\" }}\nbottleneck = {{ rate = \"10Gbps\", delay = \"1us\" }}\n\
+                 [[workload]]\nkind = \"incast\"\nfan_in = 7\nsize = \"1B\"\nperiod = \"persistent\"\nconnection = \"new\"\n"
+            )
+        };
+        refused_text(&text("1000s"), "workload[0].period");
+        let s = Document::from_toml(&text("10ms")).unwrap().scenario(None).unwrap();
+        let e = super::estimate(&s).unwrap();
+        // 7 senders x 10 ms / (41 B at 10 Gbps + 4 us): 7 x 2480 flows at most
+        assert!(e.bytes < 100_000_000, "{} B ({})", e.bytes, e.what);
+        assert!(e.what.contains("about 17360 flows"), "{}", e.what);
     }
 
     /// An astronomical spine count (validate refuses it first) gives an astronomical
