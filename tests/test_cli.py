@@ -194,6 +194,13 @@ BAD_SCENARIOS = {
         tiny() + '\n[[workload]]\nkind = "closed_loop"\nmean_size = "8000B"\nmin_size = "128KB"\nmax_size = "128001B"\n',
         ["workload[1].min_size", "128000 B", "probability 2.8e-11", ">= 1e-6"],
     ),
+    # routing panicked on a host whose link leads to another host
+    "custom_host_to_host": (
+        '[scenario]\nname = "hh"\n[topology]\nkind = "custom"\nhosts = ["h0", "h1"]\nswitches = []\n'
+        'links = [{ a = "h0", b = "h1", rate = "10Gbps", delay = "1us" }]\n'
+        '[[workload]]\nkind = "flows"\nflows = [ { src = 0, dst = 1, size = "100KB" } ]\n',
+        ["topology.links[0]", 'host "h0" to host "h1"', "expected a host to connect to a switch"],
+    ),
     "zero_min_rto": (tiny().replace('kind = "dctcp"', 'kind = "dctcp"\nmin_rto = "0s"'), ["transport.min_rto", "invalid value 0", "> 0"]),
 }
 

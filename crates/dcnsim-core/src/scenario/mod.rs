@@ -347,6 +347,7 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
                     return Err(err(key, format!("duplicate node name \"{n}\"")));
                 }
             }
+            let host_names: std::collections::BTreeSet<&str> = hosts.iter().map(String::as_str).collect();
             for (i, l) in links.iter().enumerate() {
                 for (end, name) in [("a", &l.a), ("b", &l.b)] {
                     if !names.contains(name.as_str()) {
@@ -355,6 +356,10 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
                 }
                 if l.a == l.b {
                     return Err(err(format!("topology.links[{i}].b"), format!("\"{}\" links a node to itself", l.b)));
+                }
+                // a host's NIC leads to its edge switch: routing starts there
+                if host_names.contains(l.a.as_str()) && host_names.contains(l.b.as_str()) {
+                    return Err(err(format!("topology.links[{i}]"), format!("links host \"{}\" to host \"{}\", expected a host to connect to a switch", l.a, l.b)));
                 }
                 if l.rate.0 == 0 {
                     return Err(err(format!("topology.links[{i}].rate"), "invalid value \"0bps\", expected a rate > 0"));
@@ -1906,6 +1911,26 @@ links = [ { a = "a", b = "s1", rate = "1Gbps", delay = "1us" }, { a = "b", b = "
 "#;
         let e = check(&Document::from_toml(custom).unwrap(), None).unwrap_err();
         assert!(e.message.contains("disconnected"), "{e}");
+    }
+
+    /// A host's one link goes to a switch: two hosts wired together (routing panicked) or a
+    /// host with two NICs are refused with the key of the link or the host.
+    #[test]
+    fn custom_hosts_have_one_link_to_a_switch() {
+        let text = |switches: &str, links: &str| {
+            format!("[scenario]\nname = \"x\"\n[topology]\nkind = \"custom\"\nhosts = [\"h0\", \"h1\"]\nswitches = [{switches}]\nlinks = [{links}]\n")
+        };
+        let l = |a: &str, b: &str| format!("{{ a = \"{a}\", b = \"{b}\", rate = \"10Gbps\", delay = \"1us\" }}, ");
+        for (sw, links, key, what) in [
+            ("", l("h0", "h1"), "topology.links[0]", "links host \"h0\" to host \"h1\", expected a host to connect to a switch"),
+            ("\"s\"", l("h0", "s") + &l("h1", "s") + &l("h1", "h0"), "topology.links[2]", "links host \"h1\" to host \"h0\""),
+            ("\"s\", \"t\"", l("h0", "s") + &l("h0", "t") + &l("h1", "s") + &l("s", "t"), "topology.hosts[0]", "host \"h0\" has 2 links, expected exactly 1"),
+        ] {
+            let e = check(&Document::from_toml(&text(sw, &links)).unwrap(), None).unwrap_err();
+            assert_eq!(e.key, key, "{e}");
+            assert!(e.message.contains(what), "{e}");
+        }
+        assert!(check(&Document::from_toml(&text("\"s\"", &(l("h0", "s") + &l("h1", "s")))).unwrap(), None).is_ok());
     }
 
     #[test]
