@@ -1020,8 +1020,11 @@ fn validate_workload(w: &WorkloadConfig, i: usize, hosts: u32) -> Result<(), Sce
                 if g > 1 {
                     return Err(err(key("receiver"), format!("a fixed receiver needs groups = 1 (groups = {g}); expected no receiver, or groups = 1")));
                 }
-                if r >= hosts {
-                    return Err(err(key("receiver"), format!("invalid value {r}, expected a host index 0..{}", hosts - 1)));
+                // the topology's host index, as the builder reads it (within `hosts` when set,
+                // not relative to it)
+                let first = w.hosts.as_deref().map_or(0, |h| h[0]);
+                if r < first || r - first >= hosts {
+                    return Err(err(key("receiver"), format!("invalid value {r}, expected a host index {first}..{}", first + hosts - 1)));
                 }
             }
         }
@@ -2014,6 +2017,32 @@ hosts = [42, 63]
         // a ratio below 1 is legitimate: more uplink than downlink capacity
         let (_, sim) = load(&text("oversubscription = 0.5"), false, None, &RunOptions::default()).unwrap();
         assert_eq!(sim.topology().num_switches(), 1 + 4);
+    }
+
+    /// An incast's fixed receiver is a host index of the topology, within the workload's
+    /// hosts: [4, 8] takes 4..7 (only 0..3 passed the incast check, only 4..7 the hosts
+    /// check, so none was accepted).
+    #[test]
+    fn incast_receiver_is_a_host_within_the_workload_hosts() {
+        let text = |receiver: u32| {
+            format!(
+                "[scenario]\nname = \"x\"\nmax_time = \"1ms\"\n[topology]\nkind = \"dumbbell\"\nsenders = 4\nreceivers = 4\n\
+                 host_link = {{ rate = \"10Gbps\", delay = \"1us\" }}\nbottleneck = {{ rate = \"10Gbps\", delay = \"1us\" }}\n\
+                 [[workload]]\nkind = \"incast\"\nfan_in = 2\nsize = \"10KB\"\nhosts = [4, 8]\nreceiver = {receiver}\n"
+            )
+        };
+        let (_, mut sim) = load(&text(6), false, None, &RunOptions::default()).unwrap();
+        sim.run();
+        let r = sim.results();
+        let (src, dst) = (r.flows.get("src").unwrap(), r.flows.get("dst").unwrap());
+        let (crate::metrics::ColumnData::U32(src), crate::metrics::ColumnData::U32(dst)) = (src, dst) else { unreachable!() };
+        assert_eq!(dst, &vec![6, 6]);
+        assert!(src.iter().all(|s| (4..8).contains(s) && *s != 6), "{src:?}");
+        for r in [2, 8] {
+            let e = check(&Document::from_toml(&text(r)).unwrap(), None).unwrap_err();
+            assert_eq!(e.key, "workload[0].receiver", "{e}");
+            assert!(e.message.contains(&format!("invalid value {r}, expected a host")) && e.message.contains("4"), "{e}");
+        }
     }
 
     #[test]

@@ -1039,7 +1039,8 @@ pub struct WorkloadConfig {
     /// incast: independent incast sets (seed 000 uses 4 sets of 20:1). Default 1; >= 1.
     #[serde(default)]
     pub groups: Option<u32>,
-    /// incast: fixed receiver host index (only with groups = 1). Default: random per round.
+    /// incast: fixed receiver host index (only with groups = 1): an index of the topology's
+    /// hosts, within `hosts` when the workload has them. Default: random per round.
     #[serde(default)]
     pub receiver: Option<u32>,
     /// incast, oneshot or persistent: the groups' receivers and senders are distinct hosts
