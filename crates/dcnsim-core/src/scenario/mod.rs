@@ -566,7 +566,26 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
                 }
                 let r = red_params(aqm);
                 if r.wlog().is_none() {
-                    return Err(err("switch.aqm.burst", format!("invalid value {}: RED needs burst > min / avpkt - 1 = {} (as tc does)", r.burst, r.min / r.avpkt.max(1))));
+                    let need = format!("RED needs burst > min / avpkt - 1 = {} (as tc does)", r.min / r.avpkt.max(1));
+                    // an unset burst is derived, (2 min + max) / (3 avpkt): name the key the user set
+                    return Err(match (aqm.burst, aqm.avpkt) {
+                        (Some(_), _) => err("switch.aqm.burst", format!("invalid value {}: {need}", r.burst)),
+                        (None, Some(_)) => err(
+                            "switch.aqm.avpkt",
+                            format!(
+                                "invalid value {} B: the burst it derives, (2 min + max) / (3 avpkt), is {}, and {need}; expected a smaller avpkt, or set burst",
+                                r.avpkt, r.burst
+                            ),
+                        ),
+                        (None, None) => err(
+                            "switch.aqm.min",
+                            format!(
+                                "invalid value {min} B: the burst derived from min, max and the default avpkt ({} B), (2 min + max) / (3 avpkt), is {}, and {need}; \
+                                 expected thresholds further apart, or set burst",
+                                r.avpkt, r.burst
+                            ),
+                        ),
+                    });
                 }
             }
         }
@@ -1870,6 +1889,12 @@ bottleneck = { rate = "10Gbps", delay = "1us" }
             ("[switch]\naqm = { kind = \"red\", max = \"300KB\" }", "switch.aqm.min", "missing"),
             ("[switch]\naqm = { kind = \"red\", min = \"300KB\", max = \"300KB\" }", "switch.aqm.max", "more than min"),
             ("[switch]\naqm = { kind = \"red\", min = \"120000B\", max = \"360000B\", burst = 100 }", "switch.aqm.burst", "burst > min / avpkt - 1"),
+            (
+                "[switch]\naqm = { kind = \"red\", min = \"100KB\", max = \"300KB\", avpkt = \"1000000GB\" }",
+                "switch.aqm.avpkt",
+                "invalid value 1000000000000000 B: the burst it derives, (2 min + max) / (3 avpkt), is 0, and RED needs burst > min / avpkt - 1",
+            ),
+            ("[switch]\naqm = { kind = \"red\", min = \"1500B\", max = \"1600B\" }", "switch.aqm.min", "default avpkt (1000 B), (2 min + max) / (3 avpkt), is 1"),
             ("[switch]\naqm = { kind = \"red\", min = \"1KB\", max = \"9KB\", p = 0.1 }", "switch.aqm.p", "only used with kind = \"fixed\""),
             ("[switch]\naqm = { kind = \"fixed\", p = 0.1, min = \"1KB\" }", "switch.aqm.min", "only used with kind = \"red\""),
             ("[switch]\naqm = { kind = \"pi2\", target = \"0ms\" }", "switch.aqm.target", "> 0"),
