@@ -81,6 +81,67 @@ def test_a_bad_point_is_refused_before_any_run(tiny):
         sweep.parse_set("switch.aqm.threshold")
 
 
+def test_values_json_cannot_hold_are_refused_with_their_key(tiny, tmp_path):
+    """nan and inf (from --set or a [sweep] table: TOML has them) ended in a traceback from
+    the JSON encoder; they are refused naming the key."""
+    for text in ("nan", "inf", "-inf"):
+        with pytest.raises(dcnsim.ScenarioError, match=rf"--set switch.buffer.alpha: invalid value -?(nan|inf), expected a finite number"):
+            sweep.parse_set(f"switch.buffer.alpha=0.5,{text}")
+    p = tmp_path / "nan.toml"
+    p.write_text(TINY.replace('seeds = [1, 2]', 'seeds = [1, 2]\n"transport.g" = [0.5, nan]'))
+    with pytest.raises(dcnsim.ScenarioError, match=r"sweep.transport.g: invalid value nan, expected a finite number"):
+        sweep.grid(str(p))
+    from click.testing import CliRunner
+
+    from dcnsim.cli import cli
+
+    res = CliRunner().invoke(cli, ["sweep", str(tiny), "-o", str(tmp_path / "out"), "--set", "switch.buffer.alpha=nan"])
+    assert res.exit_code == 2 and (res.exception is None or isinstance(res.exception, SystemExit)), repr(res.exception)
+    assert res.output.strip().splitlines()[-1] == "error: --set switch.buffer.alpha: invalid value nan, expected a finite number", res.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_absurd_run_counts_are_refused_before_anything_is_made(tiny, tmp_path):
+    """--seeds 100000000 built a list of 10^8 runs and died of MemoryError; a grid of more
+    than MAX_RUNS runs is refused with its count, before a point is made."""
+    import time
+
+    from dcnsim.sources import MAX_RUNS
+
+    t0 = time.monotonic()
+    with pytest.raises(dcnsim.ScenarioError, match=rf"seeds: invalid value 100000000, expected a count of at most {MAX_RUNS} seeds"):
+        sweep.grid(str(tiny), seeds=100_000_000)
+    with pytest.raises(dcnsim.ScenarioError, match=rf"seeds: invalid value 100000000, expected a count of at most {MAX_RUNS} seeds"):
+        dcnsim.compare(str(tiny), seeds=100_000_000)
+    # 25,001 values x 2 variants x 2 seeds (the [sweep] table's)
+    many = [sweep.parse_set("switch.aqm.threshold=" + ",".join(f"{k}B" for k in range(1000, 26001)))]
+    with pytest.raises(dcnsim.ScenarioError, match=rf"sweep: 100004 runs \(25001 grid points x 2 variant\(s\) x 2 seed\(s\)\), expected at most {MAX_RUNS};"):
+        sweep.grid(str(tiny), many)
+    assert time.monotonic() - t0 < 10
+    assert len(sweep.grid(str(tiny), seeds=3)) == 2 * 2 * 3
+
+
+def _die(point: "sweep.Point") -> None:
+    """A worker that dies as one killed by the kernel's OOM killer does."""
+    import os
+
+    os._exit(9)
+
+
+def test_a_dead_worker_is_one_error_line(tiny, tmp_path, monkeypatch):
+    """A worker process that dies breaks the pool: the sweep says which run and why it may
+    have happened, as compare does, instead of a BrokenProcessPool traceback."""
+    from click.testing import CliRunner
+
+    from dcnsim.cli import cli
+
+    monkeypatch.setattr(sweep, "_run_point", _die)
+    res = CliRunner().invoke(cli, ["sweep", str(tiny), "-o", str(tmp_path / "out"), "-j", "2", "--no-progress"])
+    assert isinstance(res.exception, SystemExit) and res.exit_code == 1, (repr(res.exception), res.output)
+    last = res.output.strip().splitlines()[-1]
+    assert last.startswith("error: simulation failed: sweep run ") and "the worker process died" in last and "try fewer --jobs" in last, res.output
+
+
 def test_the_swept_value_wins_over_a_variant_that_sets_the_key(tmp_path):
     """A variant that sets a swept key itself (as seed003_sensitivity's CI variant sets
     switch.ci.high) must still run at every swept value."""

@@ -34,6 +34,7 @@ import pandas as pd
 from . import _core
 from .api import Result, ScenarioLike, ScenarioSource, check_seed, resolve_scenario, run_source
 from .driver import _progress_mode
+from .sources import MAX_RUNS
 from .sources import seed_list as _seed_list
 from .io import PathLike, Writer, write_files_atomic
 from .tables import fct_table
@@ -981,6 +982,8 @@ def compare(
         raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
     src = resolve_scenario(scenario)
     name, chosen = _pick_variants(src, variants)
+    if len(chosen) * len(seed_list) > MAX_RUNS:
+        raise _core.ScenarioError(f"seeds: {len(chosen)} variants x {len(seed_list)} seeds = {len(chosen) * len(seed_list)} runs, expected at most {MAX_RUNS}")
     for v in chosen:  # fail fast, before starting any process, on an invalid variant
         _core.validate(src.text, src.format, v)
     seed_arg = None if seed is None else int(seed)

@@ -176,16 +176,27 @@ def check_seed(seed: Any) -> None:
         raise _core.ScenarioError(f"seed = {seed!r}: expected an integer in [0, 2^64)")
 
 
+#: Most runs one sweep or comparison may ask for. The list of runs (a sweep's points each
+#: hold their scenario text) is built before the first one starts, so a slip such as
+#: ``--seeds 100000000`` filled memory instead of being refused. The bound is generous:
+#: 100,000 runs of a one-second simulation keep 16 cores busy for almost two hours.
+MAX_RUNS = 100_000
+
+
 def seed_list(spec: Any, key: str) -> List[int]:
     """The seeds a count N (1..N) or a list of distinct seeds names; ``key`` names the
     setting in errors (``seeds``, ``sweep.seeds``)."""
     if isinstance(spec, (list, tuple, range)):
+        if len(spec) > MAX_RUNS:
+            raise _core.ScenarioError(f"{key}: {len(spec)} seeds, expected at most {MAX_RUNS} (every seed is a run)")
         spec = list(spec)
     elif isinstance(spec, bool) or not isinstance(spec, numbers.Integral):
         raise _core.ScenarioError(f"{key}: invalid value {spec!r}, expected a count >= 1 or a list of distinct seeds")
     if isinstance(spec, numbers.Integral):
         if spec < 1:
             raise _core.ScenarioError(f"{key}: invalid value {spec}, expected a count >= 1 or a list of distinct seeds")
+        if spec > MAX_RUNS:
+            raise _core.ScenarioError(f"{key}: invalid value {spec}, expected a count of at most {MAX_RUNS} seeds (every seed is a run)")
         return list(range(1, int(spec) + 1))
     for s in spec:
         check_seed(s)

@@ -23,12 +23,13 @@ import math
 import multiprocessing
 import os
 import time
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _core
-from .sources import ScenarioLike, check_seed, resolve_scenario
+from .sources import MAX_RUNS, ScenarioLike, check_seed, resolve_scenario
 from .sources import seed_list as _seed_list
 
 # ray.init tries when the cluster answers but fails to start this client's server
@@ -82,7 +83,16 @@ def parse_set(spec: str) -> Tuple[str, List[Any]]:
     key = key.strip()
     if not sep or not key or not values.strip():
         raise _core.ScenarioError(f"--set {spec!r}: expected KEY=VALUE[,VALUE...], e.g. switch.pfc.xoff=500KB,750KB")
-    return key, [parse_value(v) for v in values.split(",")]
+    parsed = [parse_value(v) for v in values.split(",")]
+    _check_finite(parsed, f"--set {key}")
+    return key, parsed
+
+
+def _check_finite(values: Sequence[Any], where: str) -> None:
+    """Refuse nan and inf: a point's scenario travels as JSON, which has neither."""
+    for v in values:
+        if isinstance(v, float) and not math.isfinite(v):
+            raise _core.ScenarioError(f"{where}: invalid value {v!r}, expected a finite number")
 
 
 @dataclass(frozen=True)
@@ -143,15 +153,17 @@ def grid(
     for k, v in table.items():
         if not isinstance(v, list) or not v:
             raise _core.ScenarioError(f"sweep.{k}: invalid value {v!r}, expected a non-empty list of values")
+        _check_finite(v, f"sweep.{k}")
         axes[k] = list(v)
     for k, v in sets:
+        _check_finite(v, f"--set {k}")
         axes[k] = list(v)
     seed_spec = seeds if seeds is not None else file_seeds
     if seed_spec is None:
         seed_list = [int(doc.get("scenario", {}).get("seed", 1))]
         check_seed(seed_list[0])
     else:
-        seed_list = _seed_list(seed_spec, "sweep.seeds")
+        seed_list = _seed_list(seed_spec, "sweep.seeds" if seeds is None else "seeds")
     available = [v.get("name") for v in doc.get("variant", []) if isinstance(v, dict)]
     if variants:
         for v in variants:
@@ -161,6 +173,14 @@ def grid(
     else:
         chosen = list(available) or [None]
     keys = list(axes)
+    # counted before any point is made: the points are built (and held) all at once
+    n_values = math.prod(len(axes[k]) for k in keys)
+    runs = n_values * len(chosen) * len(seed_list)
+    if runs > MAX_RUNS:
+        raise _core.ScenarioError(
+            f"sweep: {runs} runs ({n_values} grid points x {len(chosen)} variant(s) x {len(seed_list)} seed(s)), expected at most {MAX_RUNS}; "
+            "sweep fewer values or seeds, or split the sweep"
+        )
     points: List[Point] = []
     for combo in itertools.product(*(axes[k] for k in keys)):
         d = json.loads(json.dumps(doc))
@@ -323,8 +343,15 @@ def _run_local(todo: Sequence[Point], jobs: Optional[int], finished: Any) -> Non
     ctx = multiprocessing.get_context("spawn")
     pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_watch_parent, initargs=(os.getpid(),))
     try:
-        for fut in cf.as_completed([pool.submit(_run_point, p) for p in todo]):
-            finished(fut.result())
+        futures = {pool.submit(_run_point, p): p for p in todo}
+        for fut in cf.as_completed(futures):
+            try:
+                outcome = fut.result()
+            except BrokenProcessPool as e:
+                # as compare says it: a worker killed (the kernel's OOM killer, a signal) breaks the pool
+                p = futures[fut]
+                raise _core.SimulationError(f"sweep run {p.run_id} ({_describe(p)}): the worker process died ({e}); out of memory? try fewer --jobs") from None
+            finished(outcome)
     except BaseException:
         _abandon(pool)
         raise
