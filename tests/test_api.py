@@ -164,6 +164,24 @@ def test_save_writes_the_tables_and_the_scenario(tiny_result, tmp_path):
         assert key in summary
 
 
+def test_save_leaves_no_stale_outputs_of_an_earlier_save(tiny_result, tmp_path):
+    """Saving into a directory that holds an earlier run's outputs: the optional files this
+    run does not write (the scenario in the other format, queues.parquet of a run that
+    sampled queues) are removed, so report cannot pair the old scenario with the new
+    results; files that are not dcnsim's stay."""
+    out = tmp_path / "d"
+    sampled = dcnsim.run(tiny().replace("[transport]", '[metrics]\nqueue_sample = "1us"\n\n[transport]'))
+    sampled.save(out)
+    assert (out / "queues.parquet").is_file() and (out / "scenario.toml").is_file()
+    (out / "notes.txt").write_text("mine")
+    (out / "plots").mkdir()
+    as_dict = dcnsim.run(tomllib.loads(tiny()))
+    assert as_dict.source.format == "json" and not len(as_dict.queues)
+    as_dict.save(out)
+    assert sorted(os.listdir(out)) == sorted(OUTPUT_FILES + ("scenario.json", "notes.txt", "plots"))
+    assert json.loads((out / "summary.json").read_text())["scenario_sha256"] == as_dict.summary["scenario_sha256"]
+
+
 def test_save_is_atomic_on_failure(tiny_result, tmp_path, monkeypatch):
     import dcnsim.api as api
 

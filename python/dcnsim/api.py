@@ -210,7 +210,10 @@ class Result:
         recorded them into ``outdir``.
 
         The directory is created if needed. Files are written to temporary files first
-        and renamed into place only once all of them are complete.
+        and renamed into place only once all of them are complete. Then the files of
+        this set that this run did not write (queues.parquet of an earlier run that
+        sampled queues, the scenario in the other format) are removed from ``outdir``, so
+        that what is there is this run's; no other file is touched.
         """
         writers = {
             "flows.parquet": parquet_writer(self.flows),
@@ -229,7 +232,14 @@ class Result:
                     f.write(text)
 
             writers[f"scenario.{self.source.format}"] = scenario
-        return write_files_atomic(outdir, writers)
+        written = write_files_atomic(outdir, writers)
+        # left from an earlier save into the same directory, they would pass for this
+        # run's (dcnsim report shows scenario.toml beside a later run's scenario.json)
+        for name in OPTIONAL_OUTPUT_FILES + SCENARIO_FILES:
+            stale = Path(outdir) / name
+            if name not in writers and stale.is_file():
+                stale.unlink()
+        return written
 
     def __repr__(self) -> str:
         s = self.summary
