@@ -251,6 +251,14 @@ def test_bad_usage_is_user_error(dcnsim_cli, tiny_file, args):
     assert_user_error(dcnsim_cli(*[a.format(f=tiny_file) for a in args]))
 
 
+@pytest.mark.parametrize("command", ["run", "compare", "sweep", "report"])
+def test_an_empty_output_path_is_refused(dcnsim_cli, tiny_file, tmp_path, command):
+    """-o "" (an unset shell variable, say) wrote into the current directory unasked."""
+    args = ["report", ""] if command == "report" else [command, tiny_file, "-o", ""]
+    assert_user_error(dcnsim_cli(*args), "empty, expected a directory path")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tiny.toml"]
+
+
 # ---------------------------------------------------------------------------- misc
 
 

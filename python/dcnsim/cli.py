@@ -70,6 +70,22 @@ class _SeedType(click.ParamType):
 _SEED = _SeedType()
 
 
+class _OutDir(click.Path):
+    """A directory to write into. An empty string is refused: as a path it is the current
+    directory, and `-o ""` (an unset shell variable) wrote the outputs there unasked."""
+
+    def __init__(self) -> None:
+        super().__init__(file_okay=False, path_type=Path)
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        if isinstance(value, str) and not value.strip():
+            self.fail("empty, expected a directory path (. for the current directory)", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+_OUTDIR = _OutDir()
+
+
 class _Terminated(BaseException):
     """SIGTERM or SIGHUP arrived: unwind like Ctrl-C, so that worker processes are ended
     and no output is left half-written, then exit with 128 + the signal number."""
@@ -214,7 +230,7 @@ def cli() -> None:
 @click.option(
     "-o",
     "--outdir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=_OUTDIR,
     default=None,
     help="Write flows.parquet, ports.parquet and summary.json here (created if needed).",
 )
@@ -283,7 +299,7 @@ def run_cmd(
 @click.option(
     "-o",
     "--outdir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=_OUTDIR,
     default=None,
     help="Write comparison.md/.csv, the plots and one folder of results per variant here.",
 )
@@ -356,7 +372,7 @@ def compare_cmd(
 @cli.command("sweep")
 @_memory_limit_option
 @click.argument("scenario")
-@click.option("-o", "--outdir", type=click.Path(file_okay=False, path_type=Path), required=True, help="Write sweep.parquet, sweep_summary.csv, sweep.png and each run's outputs (runs/<id>/) here; a rerun skips the runs already there.")
+@click.option("-o", "--outdir", type=_OUTDIR, required=True, help="Write sweep.parquet, sweep_summary.csv, sweep.png and each run's outputs (runs/<id>/) here; a rerun skips the runs already there.")
 @click.option("--set", "sets", multiple=True, metavar="KEY=V1,V2", help="Sweep a scenario key over these values (repeat for more keys); replaces the [sweep] table's entry for the key.")
 @click.option("--seeds", type=click.IntRange(1, None), default=None, help="Run seeds 1..N of every point [default: [sweep] seeds, else scenario.seed].")
 @click.option("-j", "--jobs", type=click.IntRange(1, None), default=None, help="Worker processes [default: the number of CPUs]; results do not depend on it.")
@@ -403,7 +419,7 @@ def sweep_cmd(scenario: str, outdir: Path, sets: Sequence[str], seeds: Optional[
 
 
 @cli.command("report")
-@click.argument("outdir", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("outdir", type=_OUTDIR)
 def report_cmd(outdir: Path) -> None:
     """Write OUTDIR/report.html: one self-contained page (scenario, provenance, tables,
     plots) for the outputs of dcnsim run -o, compare -o or sweep -o."""
