@@ -89,22 +89,33 @@ impl Sim {
         let q = self.queues.get_mut(out, qi);
         q.push(pkt, size, beyond, self.now);
         if self.cfg.check_invariants {
-            let lim = st.buffer.queue_limit();
-            if !a.ingress_admitted && q.bytes > lim {
-                self.violations.push(format!("t={} port {out} queue {qi}: {} B > limit {lim} B", self.now, q.bytes));
-            }
-            let memory = st.buffer.memory();
-            let held: u64 = self.topo.nodes[self.topo.switches[sw as usize] as usize].ports.iter().map(|&p| self.egress[p as usize].bytes).sum();
-            if held > memory {
-                let depth = self.queues.get(out, qi).bytes;
-                self.violations.push(format!("t={} switch {sw}: {held} B buffered > memory {memory} B (port {out} queue {qi} holds {depth} B)", self.now));
-            }
+            self.check_buffer(sw, out, qi, a.ingress_admitted);
         }
         if self.mechs.acts_at(Hook::Enqueue) {
             self.mechs.on_enqueue(&a, &mut ctx!(self));
             self.apply_effects();
         }
         self.try_tx(out);
+    }
+
+    /// Record a violation if queue `qi` of `out` exceeds its limit (unless lossless ingress
+    /// accounting admitted the packet just queued) or switch `sw` holds more than its memory.
+    /// Out of line: only `check_invariants` runs call it.
+    #[cold]
+    #[inline(never)]
+    fn check_buffer(&mut self, sw: u32, out: PortId, qi: usize, ingress_admitted: bool) {
+        let st = &self.switches[sw as usize];
+        let q = self.queues.get(out, qi);
+        let lim = st.buffer.queue_limit();
+        if !ingress_admitted && q.bytes > lim {
+            self.violations.push(format!("t={} port {out} queue {qi}: {} B > limit {lim} B", self.now, q.bytes));
+        }
+        let memory = st.buffer.memory();
+        let held: u64 = self.topo.nodes[self.topo.switches[sw as usize] as usize].ports.iter().map(|&p| self.egress[p as usize].bytes).sum();
+        if held > memory {
+            let depth = q.bytes;
+            self.violations.push(format!("t={} switch {sw}: {held} B buffered > memory {memory} B (port {out} queue {qi} holds {depth} B)", self.now));
+        }
     }
 
     /// Take the next packet to send from switch `sw`'s egress `port`: the scheduler picks
