@@ -471,6 +471,30 @@ def test_nan_in_a_dict_scenario_names_its_key():
         dcnsim.run(d)
 
 
+def test_a_dict_scenario_takes_numpy_numbers_and_names_the_key_of_what_it_cannot_hold():
+    """A sweep built over numpy arrays gives numpy scalars: they are numbers. A value no
+    scenario holds (None, bytes, a set) is an error naming its key, not a bare TypeError."""
+    from conftest import tiny as tiny_text
+
+    import numpy as np
+    import tomllib
+
+    d = tomllib.loads(tiny_text())
+    d["scenario"] = dict(d.get("scenario", {}), seed=np.int64(7))
+    d["switch"] = {"aqm": {"kind": "ramp", "kmin": "10KB", "kmax": "20KB", "pmax": np.float64(0.5)}}
+    plain = dict(d, scenario=dict(d["scenario"], seed=7), switch={"aqm": dict(d["switch"]["aqm"], pmax=0.5)})
+    a, b = dcnsim.run(d), dcnsim.run(plain)
+    pd.testing.assert_frame_equal(a.flows, b.flows)
+    assert a.summary["seed"] == 7, a.summary
+    for bad, shown in [(None, "None"), (b"x", "b'x'"), ({1, 2}, "{1, 2}")]:
+        d["switch"]["aqm"]["pmax"] = bad
+        with pytest.raises(dcnsim.ScenarioError, match=rf"switch\.aqm\.pmax: invalid value {re.escape(shown)} \(\w+\), expected a number"):
+            dcnsim.run(d)
+    d["switch"]["aqm"]["pmax"] = np.float32("nan")
+    with pytest.raises(dcnsim.ScenarioError, match=r"switch\.aqm\.pmax: invalid value nan, expected a finite number"):
+        dcnsim.run(d)
+
+
 def test_valid_but_suspicious_scenarios_warn(dcnsim_cli, tiny_file, tmp_path):
     """An empty workload and a buffer smaller than a packet run, but say so."""
     base = tiny_file.read_text(encoding="utf-8")

@@ -67,11 +67,7 @@ def resolve_scenario(scenario: ScenarioLike) -> ScenarioSource:
     that is neither a file nor a shipped scenario.
     """
     if isinstance(scenario, Mapping):
-        bad = _non_finite(scenario, "")
-        if bad is not None:
-            key, value = bad
-            raise _core.ScenarioError(f"{key}: invalid value {value!r}, expected a finite number")
-        return ScenarioSource(json.dumps(dict(scenario), allow_nan=False), "json", "<dict>")
+        return ScenarioSource(json.dumps(_plain(scenario, ""), allow_nan=False), "json", "<dict>")
     if isinstance(scenario, os.PathLike):
         return _read_path(Path(scenario))
     if not isinstance(scenario, str):
@@ -107,21 +103,30 @@ def resolve_scenario(scenario: ScenarioLike) -> ScenarioSource:
 MAX_SCENARIO_BYTES = 16 * 1024 * 1024
 
 
-def _non_finite(v: Any, key: str) -> Optional[Tuple[str, Any]]:
-    """The key path and value of the first NaN or infinity in a scenario dict, if any."""
-    if isinstance(v, float) and not math.isfinite(v):
-        return key, v
+def _plain(v: Any, key: str) -> Any:
+    """A scenario dict's value as plain JSON (numpy scalars, as a sweep over numpy arrays
+    gives them, become Python numbers); a value a scenario cannot hold, or a NaN or
+    infinity, is a ScenarioError naming its key."""
+    if isinstance(v, (bool, str)):
+        return v
+    if hasattr(v, "dtype") and getattr(v, "shape", None) == ():
+        v = v.item()  # numpy scalar
+        if isinstance(v, bool):
+            return v
+    if isinstance(v, numbers.Integral):
+        return int(v)
+    if isinstance(v, numbers.Real):
+        if not math.isfinite(v):
+            raise _core.ScenarioError(f"{key}: invalid value {v!r}, expected a finite number")
+        return float(v)
     if isinstance(v, Mapping):
-        for k, x in v.items():
-            r = _non_finite(x, f"{key}.{k}" if key else str(k))
-            if r is not None:
-                return r
+        return {str(k): _plain(x, f"{key}.{k}" if key else str(k)) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
-        for i, x in enumerate(v):
-            r = _non_finite(x, f"{key}[{i}]")
-            if r is not None:
-                return r
-    return None
+        return [_plain(x, f"{key}[{i}]") for i, x in enumerate(v)]
+    raise _core.ScenarioError(
+        f"{key or 'scenario'}: invalid value {v!r} ({type(v).__name__}), expected a number, "
+        "string, boolean, list or table"
+    )
 
 
 def _read_path(path: Path) -> ScenarioSource:

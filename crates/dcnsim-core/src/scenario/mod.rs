@@ -768,8 +768,11 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
     if header >= mtu {
         return Err(err("transport.header", format!("invalid value {header} B, expected less than the MTU ({mtu} B)")));
     }
-    if tr.ack_size.map(|b| b.0) == Some(0) {
-        return Err(err("transport.ack_size", "invalid value 0 B, expected >= 1B"));
+    match tr.ack_size.map(|b| b.0) {
+        Some(0) => return Err(err("transport.ack_size", "invalid value 0 B, expected >= 1B")),
+        // an ACK is one frame: a larger one would be sent whole, and slow every reverse path
+        Some(a) if a > mtu as u64 => return Err(err("transport.ack_size", format!("invalid value {a} B, expected at most the MTU ({mtu} B)"))),
+        _ => {}
     }
     if let Some(b) = tr.udp.nic_buffer {
         if b.0 < s.topology.mtu() {
@@ -1847,6 +1850,7 @@ bottleneck = { rate = "10Gbps", delay = "1us" }
             ("[switch]\ndrc = { classes = [3] }", "switch.drc.classes", "classes 0..0"),
             ("[transport]\nwindow = \"1000B\"", "transport.window", "at least the MTU"),
             ("[transport]\nmin_rto = \"0s\"", "transport.min_rto", "expected a duration > 0"),
+            ("[transport]\nack_size = \"100KB\"", "transport.ack_size", "expected at most the MTU"),
             ("[transport]\nmin_rto = \"0.4ps\"", "transport.min_rto", "expected a duration > 0"),
             ("[transport]\nkind = \"dcqcn\"\nmin_rto = \"0us\"", "transport.min_rto", "expected a duration > 0"),
             ("[transport]\ninit_rto = \"0s\"", "transport.init_rto", "expected a duration > 0"),

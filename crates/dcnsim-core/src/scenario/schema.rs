@@ -576,7 +576,7 @@ pub struct TransportConfig {
     /// Header bytes in every data packet (payload = MTU - header). Default "40B"; below the MTU.
     #[serde(default)]
     pub header: Option<Bytes>,
-    /// Size of an ACK on the wire. Default "64B"; >= 1B.
+    /// Size of an ACK on the wire. Default "64B"; >= 1B, at most the MTU (an ACK is one frame).
     #[serde(default)]
     pub ack_size: Option<Bytes>,
     /// Receiver window of every TCP connection: bytes in flight never exceed it (a fixed
