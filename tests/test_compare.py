@@ -210,6 +210,16 @@ def test_variant_selection_order_and_seed(scenario_file):
     assert c.seeds == {"DCTCP": 11, "Reno": 11}
 
 
+def test_save_leaves_no_stale_plot_of_an_earlier_comparison(cmp2, tmp_path):
+    out = tmp_path / "cmp"
+    out.mkdir()
+    (out / "throughput.png").write_bytes(b"an earlier comparison's plot")
+    (out / "notes.txt").write_text("the user's")
+    written = cmp2.save(out)
+    assert "throughput.png" not in written and not (out / "throughput.png").exists()
+    assert (out / "notes.txt").read_text() == "the user's"
+
+
 def test_save_writes_everything(cmp2, tmp_path):
     out = tmp_path / "cmp"
     written = cmp2.save(out)

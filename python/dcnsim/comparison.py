@@ -42,6 +42,9 @@ from .tables import fct_table
 #: Top-level files written by :meth:`Comparison.save` (besides one folder per variant).
 COMPARISON_FILES = ("comparison.csv", "comparison.md", "fct_by_bin.png", "slowdown_cdf.png", "queue_depth.png")
 
+#: Top-level files :meth:`Comparison.save` writes only when the runs recorded what they show.
+COMPARISON_OPTIONAL_FILES = ("throughput.png",)
+
 #: Group label of the network-metric rows of :meth:`Comparison.table`.
 NETWORK = "network"
 
@@ -127,7 +130,7 @@ def slugify(name: str) -> str:
 
 
 def _slugs(names: Sequence[str]) -> Dict[str, str]:
-    taken = {f.lower() for f in COMPARISON_FILES}
+    taken = {f.lower() for f in COMPARISON_FILES + COMPARISON_OPTIONAL_FILES}
     out: Dict[str, str] = {}
     for name in names:
         base = slugify(name)
@@ -567,7 +570,8 @@ class Comparison:
         ``outdir/<variant-slug>/`` gets each variant's flows.parquet, ports.parquet,
         summary.json (queues.parquet and timeseries.parquet when recorded); ``outdir`` gets
         comparison.csv, comparison.md, fct_by_bin.png, slowdown_cdf.png, queue_depth.png
-        (and throughput.png with per-flow goodput series). Every file
+        (and throughput.png with per-flow goodput series; without them, a throughput.png
+        an earlier save left there is removed). Every file
         is written atomically. Returns ``{relative path: final path}``.
         """
         out = Path(outdir)
@@ -588,6 +592,12 @@ class Comparison:
         for fname, fig in self.figures().items():
             writers[fname] = _png_writer(fig)
         written.update(write_files_atomic(out, writers))
+        # an earlier comparison's plot left beside this one's would pass for it (as
+        # Result.save does for its optional files)
+        for name in COMPARISON_OPTIONAL_FILES:
+            stale = out / name
+            if name not in writers and stale.is_file():
+                stale.unlink()
         return written
 
     def __repr__(self) -> str:
