@@ -44,6 +44,19 @@ pub fn limit() -> Result<u64, ScenarioError> {
     Ok(total.map_or(8_000_000_000, |t| t / 2))
 }
 
+/// Which way `key` goes to need less memory: most keys count something, but a longer
+/// period or bin, a larger mean message or oversubscription (fewer spines) means fewer
+/// records.
+fn less_memory(key: &str) -> &'static str {
+    if key.ends_with(".period") || key.ends_with(".throughput_bin") {
+        "a longer"
+    } else if key.ends_with(".mean_size") || key.ends_with(".oversubscription") {
+        "a larger"
+    } else {
+        "a smaller"
+    }
+}
+
 /// Refuse a scenario whose estimate exceeds the limit.
 pub fn check(s: &Scenario) -> Result<(), ScenarioError> {
     let e = estimate(s)?;
@@ -52,10 +65,11 @@ pub fn check(s: &Scenario) -> Result<(), ScenarioError> {
         return Err(err(
             e.key.clone(),
             format!(
-                "the scenario needs about {} of memory ({}), more than the limit of {}; expected a smaller {}, or raise the limit ({} or --memory-limit)",
+                "the scenario needs about {} of memory ({}), more than the limit of {}; expected {} {}, or raise the limit ({} or --memory-limit)",
                 human(e.bytes),
                 e.what,
                 human(limit as u128),
+                less_memory(&e.key),
                 e.key,
                 LIMIT_ENV
             ),
@@ -234,11 +248,11 @@ mod tests {
 
     const HOST: &str = "host_link = { rate = \"100Gbps\", delay = \"1us\" }";
 
-    fn refused(topology: &str, workload: &str, key: &str) {
-        refused_text(&format!("[scenario]\nname = \"big\"\n[topology]\n{topology}\n{HOST}\n[[workload]]\n{workload}\n"), key);
+    fn refused(topology: &str, workload: &str, key: &str) -> String {
+        refused_text(&format!("[scenario]\nname = \"big\"\n[topology]\n{topology}\n{HOST}\n[[workload]]\n{workload}\n"), key)
     }
 
-    fn refused_text(text: &str, key: &str) {
+    fn refused_text(text: &str, key: &str) -> String {
         let doc = Document::from_toml(text).unwrap();
         let ((v, r), largest) = crate::largest_alloc::during(|| (validate_file(&doc, None).err(), load(text, false, None, &RunOptions::default()).err()));
         let v = v.unwrap_or_else(|| panic!("validate accepted {text}"));
@@ -247,6 +261,7 @@ mod tests {
         assert!(largest < 1 << 20, "a refusal allocated {largest} B at once");
         assert_eq!((v.key.as_str(), r.key.as_str()), (key, key), "{v} / {r}");
         assert!(v.message.contains("of memory") && v.message.contains("more than the limit"), "{v}");
+        v.message
     }
 
     /// The absurd sizes users tried: each refused by validate and run alike, at once, with
@@ -254,7 +269,7 @@ mod tests {
     #[test]
     fn absurd_sizes_are_refused_before_anything_is_built() {
         let perm = "kind = \"permutation\"\nsize = \"1MB\"";
-        refused("kind = \"fat_tree3\"\nk = 1000", perm, "topology.k");
+        assert!(refused("kind = \"fat_tree3\"\nk = 1000", perm, "topology.k").contains("expected a smaller topology.k,"));
         refused(
             "kind = \"dumbbell\"\nsenders = 100000000\nbottleneck = { rate = \"100Gbps\", delay = \"1us\" }",
             "kind = \"incast\"\nfan_in = 1\nsize = \"1KB\"",
@@ -262,11 +277,14 @@ mod tests {
         );
         let clos = "kind = \"clos2\"\ntors = 4\nservers_per_tor = 8\nspines = 2";
         refused(clos, "kind = \"incast\"\nfan_in = 8\nsize = \"1KB\"\ngroups = 1000000000", "workload[0].groups");
-        refused(clos, "kind = \"incast\"\nfan_in = 8\nsize = \"1KB\"\nperiod = \"1ps\"", "workload[0].period");
+        // which way a key goes to need less memory: a longer period, not a smaller one
+        let m = refused(clos, "kind = \"incast\"\nfan_in = 8\nsize = \"1KB\"\nperiod = \"1ps\"", "workload[0].period");
+        assert!(m.contains("expected a longer workload[0].period,"), "{m}");
         refused(clos, "kind = \"poisson\"\nsizes = \"web-search\"\nload = 0.5\nstop = \"100000s\"", "workload[0].load");
         // a goodput series in 1 ns bins of a 1 s run on 800 hosts: a row per packet, 300 GB
         let wide = "kind = \"clos2\"\ntors = 100\nservers_per_tor = 8\nspines = 2";
-        refused(wide, "kind = \"poisson\"\nsizes = \"web-search\"\nload = 0.5\n[metrics]\nthroughput_bin = \"1ns\"", "metrics.throughput_bin");
+        let m = refused(wide, "kind = \"poisson\"\nsizes = \"web-search\"\nload = 0.5\n[metrics]\nthroughput_bin = \"1ns\"", "metrics.throughput_bin");
+        assert!(m.contains("expected a longer metrics.throughput_bin,"), "{m}");
     }
 
     /// The refusal names the key whose value is too large: the spines (given, or derived
@@ -275,7 +293,8 @@ mod tests {
     fn the_refusal_names_the_key_that_is_too_large() {
         let clos = |extra: &str| format!("kind = \"clos2\"\ntors = 1\nservers_per_tor = 2\n{extra}");
         let flow = "kind = \"flows\"\nflows = [ { src = 0, dst = 1, size = \"100KB\" } ]";
-        refused(&clos("oversubscription = 1e-9"), flow, "topology.oversubscription");
+        let m = refused(&clos("oversubscription = 1e-9"), flow, "topology.oversubscription");
+        assert!(m.contains("expected a larger topology.oversubscription,"), "{m}");
         refused(&clos("spines = 4294967290"), flow, "topology.spines");
         refused(&clos("spines = 2"), &format!("{flow}\n[transport]\ninit_cwnd = 4294967295"), "transport.init_cwnd");
     }
