@@ -328,6 +328,17 @@ pub enum Hook {
 impl Mechanisms {
     /// `arrive_delay[p]`: propagation plus static switch latency from port p to its peer.
     pub fn new(p: MechanismParams, topo: &Topology, routes: &Routes, arrive_delay: &[SimTime], mtu: u32, queues: usize) -> Mechanisms {
+        // the engine takes a packet's queue from these without a bounds check
+        // (`PortQueues::get`); a scenario's validation refuses them first, naming the key,
+        // and a configuration built in code stops here
+        let named = p.ci.iter().flat_map(|c| [("ci.queue", c.queue), ("ci.congested_queue", c.congested_queue)]);
+        let named = named.chain(p.aqm.iter().flat_map(|a| match a {
+            AqmParams::DualPi2(d) => vec![("dualpi2.l_queue", d.l_queue), ("dualpi2.c_queue", d.c_queue)],
+            _ => vec![],
+        }));
+        for (what, q) in named {
+            assert!(q < queues, "{what} = {q}: the ports have {queues} queues");
+        }
         let mut m = Mechanisms {
             ci: p.ci.map(|c| Ci::new(c, topo, arrive_delay, mtu)),
             pfc: p.pfc.map(|c| Pfc::new(c, topo.ports.len(), queues, topo.switches.len())),
@@ -661,6 +672,27 @@ mod tests {
     use super::*;
     use crate::net::Packet;
     use crate::switch::bench::Bench;
+
+    /// DualPI2 on `queues` queues per port with its L queue at `l_queue`.
+    fn dualpi2_on(queues: usize, l_queue: usize) -> Mechanisms {
+        use crate::switch::dualpi2::{DualPi2Params, DEFAULT_K, DEFAULT_STEP};
+        use crate::switch::pi2::{Pi2Params, DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_TARGET, DEFAULT_TUPDATE};
+        let b = Bench::with_queues(queues);
+        let routes = Routes::build(&b.topo).unwrap();
+        let pi2 = Pi2Params { target: DEFAULT_TARGET, tupdate: DEFAULT_TUPDATE, alpha: DEFAULT_ALPHA, beta: DEFAULT_BETA };
+        let d = DualPi2Params { pi2, k: DEFAULT_K, step: DEFAULT_STEP, l_queue, c_queue: 0, floor: 3000 };
+        let p = MechanismParams { aqm: Some(AqmParams::DualPi2(d)), ..Default::default() };
+        Mechanisms::new(p, &b.topo, &routes, &vec![SimTime::ZERO; b.topo.ports.len()], 1500, queues)
+    }
+
+    /// A queue a mechanism's parameters name must be one the ports have: the engine takes a
+    /// packet's queue from it without a bounds check. Within them, it builds.
+    #[test]
+    #[should_panic(expected = "dualpi2.l_queue = 2: the ports have 2 queues")]
+    fn a_queue_the_ports_do_not_have_stops_the_build() {
+        assert!(dualpi2_on(2, 1).aqm.is_some());
+        dualpi2_on(2, 2);
+    }
 
     /// A PFC request replaces the one for its class that has not left yet, whether it is
     /// still an effect of this event or waits in the port's control queue; other classes,

@@ -228,7 +228,8 @@ impl PortQueues {
         &mut self.all[i..i + self.per_port]
     }
     /// Queue `q` of `port`, where the engine gives both: a port of the fabric and one of
-    /// its classes (the class map's, or a queue a mechanism's validated parameters name).
+    /// its classes (the class map's, or a queue a mechanism's parameters name, which
+    /// `Mechanisms::new` checks).
     /// No bounds check, on the hot path; a number from elsewhere indexes `of(port)`.
     #[inline]
     pub(crate) fn get(&self, port: PortId, q: usize) -> &PktQueue {
