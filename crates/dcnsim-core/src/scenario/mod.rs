@@ -347,7 +347,6 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
                     return Err(err(key, format!("duplicate node name \"{n}\"")));
                 }
             }
-            let host_names: std::collections::BTreeSet<&str> = hosts.iter().map(String::as_str).collect();
             for (i, l) in links.iter().enumerate() {
                 for (end, name) in [("a", &l.a), ("b", &l.b)] {
                     if !names.contains(name.as_str()) {
@@ -358,7 +357,7 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
                     return Err(err(format!("topology.links[{i}].b"), format!("\"{}\" links a node to itself", l.b)));
                 }
                 // a host's NIC leads to its edge switch: routing starts there
-                if host_names.contains(l.a.as_str()) && host_names.contains(l.b.as_str()) {
+                if hosts.contains(&l.a) && hosts.contains(&l.b) {
                     return Err(err(format!("topology.links[{i}]"), format!("links host \"{}\" to host \"{}\", expected a host to connect to a switch", l.a, l.b)));
                 }
                 if l.rate.0 == 0 {
