@@ -232,14 +232,8 @@ class Result:
                     f.write(text)
 
             writers[f"scenario.{self.source.format}"] = scenario
-        written = write_files_atomic(outdir, writers)
-        # left from an earlier save into the same directory, they would pass for this
-        # run's (dcnsim report shows scenario.toml beside a later run's scenario.json)
-        for name in OPTIONAL_OUTPUT_FILES + SCENARIO_FILES:
-            stale = Path(outdir) / name
-            if name not in writers and stale.is_file():
-                stale.unlink()
-        return written
+        # dcnsim report would show an earlier run's scenario.toml beside this one's .json
+        return write_files_atomic(outdir, writers, stale=OPTIONAL_OUTPUT_FILES + SCENARIO_FILES)
 
     def __repr__(self) -> str:
         s = self.summary

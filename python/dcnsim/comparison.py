@@ -591,13 +591,7 @@ class Comparison:
         }
         for fname, fig in self.figures().items():
             writers[fname] = _png_writer(fig)
-        written.update(write_files_atomic(out, writers))
-        # an earlier comparison's plot left beside this one's would pass for it (as
-        # Result.save does for its optional files)
-        for name in COMPARISON_OPTIONAL_FILES:
-            stale = out / name
-            if name not in writers and stale.is_file():
-                stale.unlink()
+        written.update(write_files_atomic(out, writers, stale=COMPARISON_OPTIONAL_FILES))
         return written
 
     def __repr__(self) -> str:

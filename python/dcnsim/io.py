@@ -18,7 +18,7 @@ import math
 import os
 import secrets
 from pathlib import Path
-from typing import Any, Callable, Dict, Mapping, Union
+from typing import Any, Callable, Dict, Mapping, Sequence, Union
 
 import numpy as np
 import pandas as pd
@@ -64,11 +64,14 @@ def _temp_path(directory: Path, name: str) -> str:
     raise FileExistsError(f"could not create a temporary file in {directory}")
 
 
-def write_files_atomic(outdir: PathLike, writers: Mapping[str, Writer]) -> Dict[str, Path]:
+def write_files_atomic(outdir: PathLike, writers: Mapping[str, Writer], stale: Sequence[str] = ()) -> Dict[str, Path]:
     """Write several files into ``outdir`` atomically.
 
     ``writers`` maps a file name to a function that writes the complete file to the path
-    it is given. ``outdir`` is created if needed. Returns the final paths.
+    it is given. ``outdir`` is created if needed. Once they are in place, the files named
+    in ``stale`` that this call did not write are removed: outputs an earlier save into
+    the same directory left, which would pass for this one's; nothing else is touched.
+    Returns the final paths.
     """
     directory = Path(outdir)
     directory.mkdir(parents=True, exist_ok=True)
@@ -85,6 +88,9 @@ def write_files_atomic(outdir: PathLike, writers: Mapping[str, Writer]) -> Dict[
             os.replace(tmp, target)
             del temps[name]
             final[name] = target
+        for name in stale:
+            if name not in writers and (directory / name).is_file():
+                (directory / name).unlink()
         _fsync_dir(str(directory))
         return final
     finally:
