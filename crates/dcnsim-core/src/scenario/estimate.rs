@@ -137,17 +137,15 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, ScenarioError> {
     let fabric = fabric + fabric / 4;
 
     // flows the workloads will generate
-    let host_rate = match t.kind {
-        TopologyKind::Custom => t.links.iter().flatten().map(|l| l.rate.0).max().unwrap_or(0),
-        _ => t.host_link.map_or(0, |l| l.rate.0),
-    } as f64;
-    // the shortest round trip: two host links each way
-    let round_trip = 4.0
-        * match t.kind {
-            TopologyKind::Custom => t.links.iter().flatten().map(|l| l.delay.0 .0).min().unwrap_or(0),
-            _ => t.host_link.map_or(0, |l| l.delay.0 .0),
-        } as f64
-        * 1e-12;
+    // the fastest host link, and the shortest round trip: two host links each way
+    let (host_rate, link_delay) = match t.kind {
+        TopologyKind::Custom => {
+            let links = || t.links.iter().flatten();
+            (links().map(|l| l.rate.0).max().unwrap_or(0), links().map(|l| l.delay.0 .0).min().unwrap_or(0))
+        }
+        _ => t.host_link.map_or((0, 0), |l| (l.rate.0, l.delay.0 .0)),
+    };
+    let (host_rate, round_trip) = (host_rate as f64, 4.0 * link_delay as f64 * 1e-12);
     let arrivals_end = s.scenario.arrivals_for.map_or(s.scenario.max_time.0, |d| d.0);
     // every flow keeps its spec and record; a running flow also has a sender and a window of
     // packets in flight (each with its event), for at most a few flows per host at a time

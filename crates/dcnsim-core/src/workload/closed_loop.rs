@@ -34,8 +34,7 @@ impl ExpSizes {
     pub fn draw(&self, rng: &mut Rng) -> u64 {
         let mut failed = 0u32;
         loop {
-            let u: f64 = 1.0 - rng.gen::<f64>();
-            let x = (-u.ln() * self.mean).round().max(1.0) as u64;
+            let x = self.untruncated(rng);
             if (self.min..=self.max).contains(&x) {
                 return x;
             }
@@ -48,6 +47,13 @@ impl ExpSizes {
                 return x.max(self.min).min(self.max);
             }
         }
+    }
+
+    /// One draw before the window is applied: the exponential's value rounded to whole
+    /// bytes, at least 1.
+    fn untruncated(&self, rng: &mut Rng) -> u64 {
+        let u: f64 = 1.0 - rng.gen::<f64>();
+        (-u.ln() * self.mean).round().max(1.0) as u64
     }
 
     /// The probability that one draw lands in [min, max]: a draw is the exponential's value
@@ -166,7 +172,7 @@ mod tests {
         // a sample agrees with it
         let s = ExpSizes { mean: 100.0, min: 150, max: 160 };
         let mut rng = crate::sim::stream(3, crate::sim::Stream::Workload, 0);
-        let hits = (0..200_000).filter(|_| (150..=160).contains(&((-(1.0 - rand::Rng::gen::<f64>(&mut rng)).ln() * 100.0).round() as u64))).count();
+        let hits = (0..200_000).filter(|_| (150..=160).contains(&s.untruncated(&mut rng))).count();
         assert!((hits as f64 / 200_000.0 / s.window_probability() - 1.0).abs() < 0.05, "{hits}");
     }
 
