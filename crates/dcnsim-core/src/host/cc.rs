@@ -29,9 +29,6 @@ pub struct Window {
     pub cwnd: f64,
     pub ssthresh: f64,
     pub mss: f64,
-    /// ECN reaction guard (RFC 3168 6.1.2): no further reduction until an ACK
-    /// covers data sent after the last one, i.e. ack > cwr_end.
-    pub cwr_end: u64,
 }
 
 impl Window {
@@ -48,17 +45,23 @@ impl Window {
             self.cwnd += self.mss * acked as f64 / self.cwnd;
         }
     }
-    /// Multiplicative decrease to `factor` of the window; sets ssthresh to the result.
-    pub fn reduce_to(&mut self, factor: f64) {
-        self.cwnd = (self.cwnd * factor).max(self.min_cwnd());
-        self.ssthresh = self.cwnd;
-    }
 }
 
-/// Hooks every congestion-control algorithm provides.
+/// Hooks every congestion-control algorithm provides, named after Linux's
+/// `tcp_congestion_ops` (include/net/tcp.h): the sender (`host/tcp.rs`) runs the state
+/// machine of `tcp_ack` (Open, CWR, Recovery) and asks the algorithm for the three things
+/// that differ between algorithms: what an ACK tells it, the window after a congestion
+/// signal, and growth while no reduction is under way.
 pub trait CongestionControl {
-    /// New data was cumulatively acknowledged.
-    fn on_ack(&mut self, w: &mut Window, a: &AckEvent);
+    /// Every ACK of new data, in any state, before the sender acts on it (Linux's
+    /// `in_ack_event` / `pkts_acked`): DCTCP counts marked bytes here, Cubic its RTT.
+    fn on_ack_event(&mut self, _w: &Window, _a: &AckEvent) {}
+    /// The slow-start threshold after an ECN-Echo (Linux's `ssthresh` op, called by
+    /// `tcp_enter_cwr`), in bytes; the sender then reduces cwnd to it over one round trip.
+    fn ssthresh(&mut self, w: &Window) -> f64;
+    /// Window growth on an ACK of new data while no reduction is under way (Linux's
+    /// `cong_avoid`; slow start included).
+    fn cong_avoid(&mut self, w: &mut Window, a: &AckEvent);
     /// Three duplicate ACKs at `now`: loss inferred (RFC 5681 3.2). Default: halve.
     fn on_fast_retransmit(&mut self, w: &mut Window, inflight: u64, _now: SimTime) {
         w.ssthresh = (inflight as f64 / 2.0).max(w.min_cwnd());
@@ -84,11 +87,26 @@ pub enum Cc {
 
 impl CongestionControl for Cc {
     #[inline]
-    fn on_ack(&mut self, w: &mut Window, a: &AckEvent) {
+    fn on_ack_event(&mut self, w: &Window, a: &AckEvent) {
         match self {
-            Cc::Dctcp(c) => c.on_ack(w, a),
-            Cc::Reno(c) => c.on_ack(w, a),
-            Cc::Cubic(c) => c.on_ack(w, a),
+            Cc::Dctcp(c) => c.on_ack_event(w, a),
+            Cc::Reno(c) => c.on_ack_event(w, a),
+            Cc::Cubic(c) => c.on_ack_event(w, a),
+        }
+    }
+    fn ssthresh(&mut self, w: &Window) -> f64 {
+        match self {
+            Cc::Dctcp(c) => c.ssthresh(w),
+            Cc::Reno(c) => c.ssthresh(w),
+            Cc::Cubic(c) => c.ssthresh(w),
+        }
+    }
+    #[inline]
+    fn cong_avoid(&mut self, w: &mut Window, a: &AckEvent) {
+        match self {
+            Cc::Dctcp(c) => c.cong_avoid(w, a),
+            Cc::Reno(c) => c.cong_avoid(w, a),
+            Cc::Cubic(c) => c.cong_avoid(w, a),
         }
     }
     fn on_fast_retransmit(&mut self, w: &mut Window, inflight: u64, now: SimTime) {

@@ -1,6 +1,8 @@
 //! TCP CUBIC (RFC 9438, "CUBIC for Fast and Long-Distance Networks", 2023) with optional
-//! classic ECN (RFC 3168: an ECN-Echo is a congestion event like a loss, at most once per
-//! window of data). Windows are in segments inside the algorithm, bytes in `Window`.
+//! classic ECN (RFC 3168: an ECN-Echo is a congestion event like a loss; the sender's CWR
+//! state brings cwnd down to the new ssthresh over one round trip and ignores further
+//! ECN-Echoes meanwhile, `host/tcp.rs`). Windows are in segments inside the algorithm,
+//! bytes in `Window`.
 //!
 //! * Congestion avoidance (sec. 4.2-4.5): W_cubic(t) = C (t - K)^3 + W_max with
 //!   K = cbrt((W_max - cwnd_epoch) / C), t the time since the epoch began (the first ACK
@@ -58,13 +60,19 @@ impl Cubic {
         C * (t - self.k).powi(3) + self.w_max
     }
 
-    /// A congestion event (loss or ECN-Echo): remember the window, cut by beta.
-    fn reduce(&mut self, w: &mut Window) {
+    /// A congestion event (loss or ECN-Echo): remember the window; the new ssthresh is
+    /// beta of it (Linux `cubictcp_recalc_ssthresh`). The epoch restarts at the next growth.
+    fn event_ssthresh(&mut self, w: &Window) -> f64 {
         let cwnd = w.cwnd / w.mss;
         self.w_max = if self.fast_convergence && cwnd < self.w_max { cwnd * (1.0 + BETA) / 2.0 } else { cwnd };
         self.cwnd_prior = cwnd;
         self.epoch = None;
-        w.ssthresh = (cwnd * BETA * w.mss).max(w.min_cwnd());
+        (cwnd * BETA * w.mss).max(w.min_cwnd())
+    }
+
+    /// A loss: the reduction at once (fast recovery and timeouts set cwnd themselves).
+    fn reduce(&mut self, w: &mut Window) {
+        w.ssthresh = self.event_ssthresh(w);
         w.cwnd = w.ssthresh;
     }
 
@@ -95,16 +103,14 @@ impl Cubic {
 }
 
 impl CongestionControl for Cubic {
-    fn on_ack(&mut self, w: &mut Window, a: &AckEvent) {
+    fn on_ack_event(&mut self, _w: &Window, a: &AckEvent) {
         let r = a.rtt.0 as f64 * 1e-12;
         self.srtt = if self.srtt == 0.0 { r } else { 0.875 * self.srtt + 0.125 * r };
-        if self.ect.is_ect() && a.ece {
-            if a.ack > w.cwr_end {
-                self.reduce(w);
-                w.cwr_end = a.snd_nxt;
-            }
-            return;
-        }
+    }
+    fn ssthresh(&mut self, w: &Window) -> f64 {
+        self.event_ssthresh(w)
+    }
+    fn cong_avoid(&mut self, w: &mut Window, a: &AckEvent) {
         if w.cwnd < w.ssthresh {
             w.grow(a.acked);
         } else {
@@ -137,6 +143,12 @@ mod tests {
         AckEvent { acked, ece, ack, snd_nxt: ack + 1_000_000, now: SimTime((now_ms * 1e9) as u64), rtt: SimTime((rtt_ms * 1e9) as u64) }
     }
 
+    /// An ACK of new data in the Open state, as the sender hands it over.
+    fn ack_open(c: &mut Cubic, w: &mut Window, a: &AckEvent) {
+        c.on_ack_event(w, a);
+        c.cong_avoid(w, a);
+    }
+
     /// After a reduction from W = 1000 segments (RTT 100 ms, one ACK per segment, a
     /// window's worth per RTT) the window follows W_cubic(t + RTT): back at W_max after
     /// K = cbrt(W_max (1 - beta) / C) = cbrt(750) = 9.086 s, concave before and convex after
@@ -148,7 +160,7 @@ mod tests {
         let rtt = 100.0;
         let mut c = Cubic::new(Ecn::NotEct);
         c.fast_convergence = false;
-        let mut w = Window { cwnd: 1000.0 * mss, ssthresh: 1.0, mss, cwr_end: 0 };
+        let mut w = Window { cwnd: 1000.0 * mss, ssthresh: 1.0, mss };
         c.on_fast_retransmit(&mut w, 0, SimTime::ZERO);
         assert_eq!(w.ssthresh, 700.0 * mss);
         w.cwnd = w.ssthresh;
@@ -158,7 +170,7 @@ mod tests {
         let (mut t, mut ack) = (0.0, 0);
         while samples.len() < at.len() {
             ack += 1000;
-            c.on_ack(&mut w, &ev_rtt(1000, t, false, ack, rtt));
+            ack_open(&mut c, &mut w, &ev_rtt(1000, t, false, ack, rtt));
             if t >= at[samples.len()] * 1000.0 {
                 samples.push(w.cwnd / mss);
             }
@@ -172,20 +184,18 @@ mod tests {
     }
 
     /// Fast convergence: a second event below the previous W_max plateaus lower, at
-    /// W (1 + beta) / 2; classic ECN cuts once per window, like a loss.
+    /// W (1 + beta) / 2; an ECN-Echo's ssthresh is beta of the window.
     #[test]
     fn fast_convergence_and_ecn() {
         let mss = 1000.0;
         let mut c = Cubic::new(Ecn::Ect0);
-        let mut w = Window { cwnd: 100.0 * mss, ssthresh: 1.0, mss, cwr_end: 0 };
-        c.on_ack(&mut w, &ev(1000, 0.0, true, 1000));
-        assert_eq!(w.cwnd, 70.0 * mss);
+        let mut w = Window { cwnd: 100.0 * mss, ssthresh: 1.0, mss };
+        w.ssthresh = c.ssthresh(&w);
+        assert_eq!(w.ssthresh, 70.0 * mss);
         assert_eq!(c.w_max, 100.0);
-        c.on_ack(&mut w, &ev(1000, 1.0, true, 2000));
-        assert_eq!(w.cwnd, 70.0 * mss, "once per window");
-        w.cwr_end = 0;
-        c.on_ack(&mut w, &ev(1000, 2.0, true, 3000));
-        assert!((w.cwnd - 49.0 * mss).abs() < 1e-6);
+        w.cwnd = w.ssthresh;
+        w.ssthresh = c.ssthresh(&w);
+        assert!((w.ssthresh - 49.0 * mss).abs() < 1e-6);
         assert!((c.w_max - 70.0 * 1.7 / 2.0).abs() < 1e-9);
     }
 
@@ -195,14 +205,14 @@ mod tests {
     fn reno_friendly_region_grows_by_alpha_per_window() {
         let mss = 1000.0;
         let mut c = Cubic::new(Ecn::NotEct);
-        let mut w = Window { cwnd: 10.0 * mss, ssthresh: 1.0, mss, cwr_end: 0 };
+        let mut w = Window { cwnd: 10.0 * mss, ssthresh: 1.0, mss };
         c.on_fast_retransmit(&mut w, 0, SimTime::ZERO);
         w.cwnd = w.ssthresh; // 7 segments, W_max 10: K = cbrt(7.5) = 1.96 s
         let mut ack = 0;
         // 10 windows of ACKs within 100 ms: W_cubic barely moves, W_est grows
         for i in 0..70 {
             ack += 1000;
-            c.on_ack(&mut w, &ev(1000, i as f64 * 1.4, false, ack));
+            ack_open(&mut c, &mut w, &ev(1000, i as f64 * 1.4, false, ack));
         }
         let grown = w.cwnd / mss - 7.0;
         let alpha = 3.0 * 0.3 / 1.7;

@@ -2,8 +2,10 @@
 //! RFC 8257). The receiver echoes CE on every ACK (we ACK every packet, so no
 //! delayed-ACK state machine is needed). Once per window of data the sender
 //! updates alpha <- (1-g) alpha + g F, F the fraction of acknowledged bytes
-//! that were marked; on ECN-Echo, at most once per window, it sets
-//! cwnd <- cwnd (1 - alpha/2).
+//! that were marked (Linux `dctcp_update_alpha`, on every ACK in any state); an
+//! ECN-Echo sets ssthresh <- cwnd (1 - alpha/2) (`dctcp_ssthresh`) and the sender's CWR
+//! state brings cwnd down to it over one round trip, ignoring further ECN-Echoes
+//! meanwhile (RFC 8257 3.3, Linux `tcp_enter_cwr`; `host/tcp.rs`).
 
 use super::cc::{AckEvent, CongestionControl, Window};
 use crate::net::Ecn;
@@ -38,7 +40,7 @@ impl Dctcp {
 }
 
 impl CongestionControl for Dctcp {
-    fn on_ack(&mut self, w: &mut Window, a: &AckEvent) {
+    fn on_ack_event(&mut self, _w: &Window, a: &AckEvent) {
         let AckEvent { acked, ece, ack, snd_nxt, .. } = *a;
         self.acked += acked;
         if ece {
@@ -53,12 +55,12 @@ impl CongestionControl for Dctcp {
             self.marked = 0;
             self.win_end = snd_nxt;
         }
-        if ece && ack > w.cwr_end {
-            w.reduce_to(1.0 - self.alpha / 2.0);
-            w.cwr_end = snd_nxt;
-        } else if !ece {
-            w.grow(acked);
-        }
+    }
+    fn ssthresh(&mut self, w: &Window) -> f64 {
+        (w.cwnd * (1.0 - self.alpha / 2.0)).max(w.min_cwnd())
+    }
+    fn cong_avoid(&mut self, w: &mut Window, a: &AckEvent) {
+        w.grow(a.acked);
     }
     fn ect(&self) -> Ecn {
         self.ect
@@ -76,12 +78,12 @@ mod tests {
     #[test]
     fn alpha_follows_marked_fraction() {
         let mut d = Dctcp::new(1.0 / 16.0, Ecn::Ect1);
-        let mut w = Window { cwnd: 100_000.0, ssthresh: 1.0, mss: 1000.0, cwr_end: u64::MAX };
+        let w = Window { cwnd: 100_000.0, ssthresh: 1.0, mss: 1000.0 };
         // every ACK marked, windows of 10 packets: alpha stays at 1
         let mut ack = 0;
         for _ in 0..100 {
             ack += 1000;
-            d.on_ack(&mut w, &ev(1000, true, ack, ack + 10_000));
+            d.on_ack_event(&w, &ev(1000, true, ack, ack + 10_000));
         }
         assert!((d.alpha - 1.0).abs() < 1e-12);
         // no marks for a long time: alpha decays geometrically by (1-g) per window
@@ -90,7 +92,7 @@ mod tests {
         for i in 0..1000 {
             ack += 1000;
             let before = d.win_end;
-            d.on_ack(&mut w, &ev(1000, false, ack, ack + 10_000));
+            d.on_ack_event(&w, &ev(1000, false, ack, ack + 10_000));
             if d.win_end != before && i > 0 {
                 windows += 1;
             }
@@ -98,16 +100,15 @@ mod tests {
         let expect = a0 * (1.0f64 - 1.0 / 16.0).powi(windows + 1);
         assert!((d.alpha - expect).abs() / expect < 0.07, "{} vs {}", d.alpha, expect);
     }
+    /// RFC 8257 3.3: the window after a mark is cwnd (1 - alpha / 2), never below two segments.
     #[test]
-    fn cut_is_proportional_to_alpha_once_per_window() {
+    fn ssthresh_is_proportional_to_alpha() {
         let mut d = Dctcp::new(1.0 / 16.0, Ecn::Ect1);
         d.alpha = 0.5;
-        d.win_end = 1_000_000;
-        let mut w = Window { cwnd: 100_000.0, ssthresh: 1e9, mss: 1000.0, cwr_end: 0 };
-        d.on_ack(&mut w, &ev(1000, true, 1000, 50_000));
-        assert!((w.cwnd - 75_000.0).abs() < 1e-9);
-        // further marks before ack passes 50_000 do not cut again
-        d.on_ack(&mut w, &ev(1000, true, 2000, 51_000));
-        assert!((w.cwnd - 75_000.0).abs() < 1e-9);
+        let w = Window { cwnd: 100_000.0, ssthresh: 1e9, mss: 1000.0 };
+        assert!((d.ssthresh(&w) - 75_000.0).abs() < 1e-9);
+        d.alpha = 1.0;
+        let small = Window { cwnd: 3000.0, ssthresh: 1e9, mss: 1000.0 };
+        assert_eq!(d.ssthresh(&small), 2000.0);
     }
 }

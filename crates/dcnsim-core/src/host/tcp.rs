@@ -1,11 +1,37 @@
-//! The window-based sender and the receiver shared by DCTCP and Reno:
+//! The window-based sender and the receiver shared by DCTCP, Reno and Cubic:
 //! byte sequence numbers, per-packet cumulative ACKs with ECN-Echo and an
-//! echoed timestamp, NewReno fast retransmit / fast recovery (RFC 6582),
-//! RTO per RFC 6298 with exponential back-off and go-back-N after a timeout.
+//! echoed timestamp, the ECN window reduction of Linux's CWR state (below),
+//! NewReno fast retransmit / fast recovery (RFC 6582), RTO per RFC 6298 with
+//! exponential back-off and go-back-N after a timeout.
+//!
+//! ECN response (RFC 3168 6.1.2, RFC 8257 3.3; Linux `tcp_enter_cwr`,
+//! `tcp_cwnd_reduction`, `tcp_end_cwnd_reduction` in net/ipv4/tcp_input.c): an ECN-Echo
+//! in the Open state asks the algorithm for the new ssthresh and enters CWR, remembering
+//! snd_nxt as high_seq. While in CWR the window does not grow and further ECN-Echoes are
+//! ignored; Proportional Rate Reduction (RFC 6937, as Linux has it) lets out ssthresh /
+//! prior_cwnd of the delivered bytes while more than ssthresh is in flight, then no more
+//! than brings the flight up to ssthresh. CWR ends on the first ACK above high_seq (the
+//! round trip after the cut, Linux's `snd_una != high_seq`): cwnd = ssthresh, then that
+//! ACK grows the window as usual, or, if it carries ECN-Echo, starts the next CWR round.
+//! A loss inferred in CWR enters fast recovery without a second reduction (Linux's
+//! `tcp_enter_recovery` keeps the CWR ssthresh; RFC 3168: at most once per window).
 
 use super::cc::{AckEvent, Cc, CongestionControl, Window};
 use crate::sim::SimTime;
 use std::collections::BTreeMap;
+
+/// The CWR state after an ECN-triggered reduction (Linux TCP_CA_CWR, PRR's counters).
+#[derive(Clone, Copy, Debug)]
+struct Cwr {
+    /// snd_nxt when the reduction began; CWR ends once an ACK passes it.
+    high_seq: u64,
+    /// cwnd when the reduction began (PRR's RecoverFS, Linux's prior_cwnd).
+    prior_cwnd: f64,
+    /// Bytes delivered (acknowledged) since it began.
+    prr_delivered: u64,
+    /// Bytes sent since it began.
+    prr_out: u64,
+}
 
 /// Per-flow sender state.
 #[derive(Clone, Debug)]
@@ -19,6 +45,8 @@ pub struct TcpSender {
     dupacks: u32,
     in_recovery: bool,
     recover: u64,
+    /// In CWR after an ECN-Echo (None: Open, or in fast recovery).
+    cwr: Option<Cwr>,
     /// Segment to retransmit before any new data (fast retransmit / partial ACK).
     pending_retx: Option<u64>,
     srtt: f64,
@@ -59,7 +87,10 @@ impl TcpSender {
     /// numbers start afresh.
     pub fn continue_connection(&mut self, prev: &TcpSender) {
         self.w = prev.w.clone();
-        self.w.cwr_end = 0;
+        if prev.cwr.is_some() {
+            // its high_seq belongs to the old numbering: end the reduction as the next ACK would
+            self.w.cwnd = self.w.ssthresh;
+        }
         self.cc = prev.cc.clone();
         if let Cc::Dctcp(d) = &mut self.cc {
             d.restart_window();
@@ -77,7 +108,7 @@ impl TcpSender {
         let min_rto = min_rto.max(SimTime(1));
         let mss = mss as f64;
         TcpSender {
-            w: Window { cwnd: init_cwnd_pkts as f64 * mss, ssthresh: f64::INFINITY, mss, cwr_end: 0 },
+            w: Window { cwnd: init_cwnd_pkts as f64 * mss, ssthresh: f64::INFINITY, mss },
             cc,
             snd_una: 0,
             snd_nxt: 0,
@@ -85,6 +116,7 @@ impl TcpSender {
             dupacks: 0,
             in_recovery: false,
             recover: 0,
+            cwr: None,
             pending_retx: None,
             srtt: 0.0,
             rttvar: 0.0,
@@ -132,7 +164,7 @@ impl TcpSender {
         let mss = self.w.mss as u64;
         if let Some(seq) = self.pending_retx.take() {
             if seq < self.snd_max && seq >= self.snd_una {
-                return Some(Segment { seq, len: (size - seq).min(mss) as u32, retx: true });
+                return Some(self.sent(Segment { seq, len: (size - seq).min(mss) as u32, retx: true }));
             }
         }
         if !self.can_send(size) {
@@ -143,7 +175,52 @@ impl TcpSender {
         self.snd_nxt += len;
         let retx = seq < self.snd_max;
         self.snd_max = self.snd_max.max(self.snd_nxt);
-        Some(Segment { seq, len: len as u32, retx })
+        Some(self.sent(Segment { seq, len: len as u32, retx }))
+    }
+
+    /// A segment leaves: PRR counts what a reduction lets out.
+    #[inline]
+    fn sent(&mut self, seg: Segment) -> Segment {
+        if let Some(c) = &mut self.cwr {
+            c.prr_out += seg.len as u64;
+        }
+        seg
+    }
+
+    /// Enter CWR on an ECN-Echo (Linux `tcp_enter_cwr` / `tcp_init_cwnd_reduction`).
+    fn enter_cwr(&mut self) {
+        self.w.ssthresh = self.cc.ssthresh(&self.w);
+        self.cwr = Some(Cwr { high_seq: self.snd_nxt, prior_cwnd: self.w.cwnd, prr_delivered: 0, prr_out: 0 });
+    }
+
+    /// PRR on an ACK in CWR delivering `acked` bytes (Linux `tcp_cwnd_reduction`, in bytes:
+    /// the proportional part rounds up to whole segments as Linux's packet counts do).
+    fn reduce_cwnd(&mut self, acked: u64) {
+        let Some(c) = &mut self.cwr else { return };
+        if acked == 0 {
+            return;
+        }
+        c.prr_delivered += acked;
+        let mss = self.w.mss;
+        let inflight = (self.snd_nxt - self.snd_una) as f64;
+        let ssthresh = self.w.ssthresh;
+        let mut sndcnt = if inflight > ssthresh {
+            let due = ssthresh * c.prr_delivered as f64 / c.prior_cwnd;
+            // a hair below a whole segment is that segment: the products are of f64 byte counts
+            (due / mss - 1e-9).ceil() * mss - c.prr_out as f64
+        } else {
+            ((c.prr_delivered as f64 - c.prr_out as f64).max(acked as f64)).min(ssthresh - inflight)
+        };
+        if c.prr_out == 0 {
+            // Linux lets one segment out on the reduction's first ACK
+            sndcnt = sndcnt.max(mss);
+        }
+        self.w.cwnd = inflight + sndcnt.max(0.0);
+    }
+
+    /// Whether the sender is in CWR (reducing its window after an ECN-Echo).
+    pub fn in_cwr(&self) -> bool {
+        self.cwr.is_some()
     }
 
     fn rtt_sample(&mut self, r: SimTime) {
@@ -178,6 +255,8 @@ impl TcpSender {
             let rtt = now - ts_echo;
             self.rtt_sample(rtt);
             self.dupacks = 0;
+            let ev = AckEvent { acked, ece, ack, snd_nxt: self.snd_nxt, now, rtt };
+            self.cc.on_ack_event(&self.w, &ev);
             if self.in_recovery {
                 if ack >= self.recover {
                     self.in_recovery = false;
@@ -189,7 +268,18 @@ impl TcpSender {
                     self.w.cwnd = (self.w.cwnd - acked as f64 + self.w.mss).max(self.w.mss);
                 }
             } else {
-                self.cc.on_ack(&mut self.w, &AckEvent { acked, ece, ack, snd_nxt: self.snd_nxt, now, rtt });
+                if self.cwr.is_some_and(|c| ack > c.high_seq) {
+                    self.cwr = None;
+                    self.w.cwnd = self.w.ssthresh;
+                }
+                if ece && self.cwr.is_none() && self.cc.ect().is_ect() {
+                    self.enter_cwr();
+                }
+                if self.cwr.is_some() {
+                    self.reduce_cwnd(acked);
+                } else {
+                    self.cc.cong_avoid(&mut self.w, &ev);
+                }
             }
             if self.snd_una >= size {
                 out.finished = true;
@@ -201,9 +291,17 @@ impl TcpSender {
             }
         } else if ack == self.snd_una && self.snd_max > self.snd_una {
             self.dupacks += 1;
+            if ece && !self.in_recovery && self.cwr.is_none() && self.cc.ect().is_ect() {
+                self.enter_cwr();
+            }
             if self.dupacks == 3 && !self.in_recovery && ack >= self.recover {
                 let inflight = self.snd_max - self.snd_una;
-                self.cc.on_fast_retransmit(&mut self.w, inflight, now);
+                if self.cwr.take().is_some() {
+                    // reduced within this round trip already: recover from that ssthresh
+                    self.w.cwnd = self.w.ssthresh + 3.0 * self.w.mss;
+                } else {
+                    self.cc.on_fast_retransmit(&mut self.w, inflight, now);
+                }
                 self.in_recovery = true;
                 self.recover = self.snd_max;
                 self.pending_retx = Some(self.snd_una);
@@ -229,6 +327,7 @@ impl TcpSender {
             return true;
         }
         let inflight = self.snd_max - self.snd_una;
+        self.cwr = None;
         self.cc.on_timeout(&mut self.w, inflight, now);
         self.recover = self.snd_max;
         self.in_recovery = false;
@@ -338,6 +437,86 @@ mod tests {
             now = due;
             assert!(s.on_timeout(now));
         }
+    }
+
+    /// A Reno sender in congestion avoidance with ten 1,000 B segments out.
+    fn reno_ecn_with_ten_out() -> TcpSender {
+        let mut s = TcpSender::new(Cc::Reno(Reno { ect: crate::net::Ecn::Ect0 }), 1000, 10, SimTime::from_ms(1), SimTime::from_ms(1));
+        s.w.ssthresh = 2000.0;
+        while s.next_segment(1_000_000).is_some() {}
+        assert_eq!(s.snd_nxt, 10_000);
+        s
+    }
+
+    /// Linux's CWR round trip (RFC 3168 6.1.2, tcp_enter_cwr + PRR): an ECN-Echo halves
+    /// ssthresh; for the ACKs of the ten segments that were out, the window does not grow, a
+    /// second ECN-Echo is ignored, and PRR lets out ssthresh / prior_cwnd of what is
+    /// delivered: five segments, one every other ACK until the flight is down to ssthresh,
+    /// then one per ACK that opens room under it. The first ACK above high_seq ends CWR
+    /// with cwnd = ssthresh and grows it as congestion avoidance does (+ MSS^2 / cwnd).
+    #[test]
+    fn an_ecn_echo_holds_the_window_for_a_round_trip() {
+        let mut s = reno_ecn_with_ten_out();
+        let t = SimTime::from_us(10);
+        let mut sent = vec![];
+        for ack in (1000..=10_000).step_by(1000) {
+            let ece = ack == 1000 || ack == 4000;
+            s.on_ack(ack, ece, SimTime::ZERO, t, 1_000_000);
+            assert!(s.in_cwr(), "ack {ack}");
+            assert_eq!(s.w.ssthresh, 5000.0, "ack {ack}: one reduction per round trip");
+            assert!(s.w.cwnd <= 10_000.0, "ack {ack}: cwnd {}", s.w.cwnd);
+            while let Some(seg) = s.next_segment(1_000_000) {
+                sent.push((ack, seg.seq));
+            }
+        }
+        assert_eq!(sent.len(), 5, "PRR sends ssthresh over the round trip: {sent:?}");
+        let at: Vec<u64> = sent.iter().map(|&(ack, _)| ack).collect();
+        assert_eq!(at, [1000, 3000, 5000, 7000, 10_000], "{sent:?}");
+        s.on_ack(11_000, false, SimTime::ZERO, t, 1_000_000);
+        assert!(!s.in_cwr());
+        assert!((s.w.cwnd - (5000.0 + 1000.0 * 1000.0 / 5000.0)).abs() < 1e-9, "cwnd {}", s.w.cwnd);
+    }
+
+    /// An ECN-Echo on the ACK that ends CWR starts the next reduction at once, from the
+    /// window the last one reached.
+    #[test]
+    fn an_ecn_echo_after_the_round_trip_cuts_again() {
+        let mut s = reno_ecn_with_ten_out();
+        let t = SimTime::from_us(10);
+        for ack in (1000..=10_000).step_by(1000) {
+            s.on_ack(ack, ack == 1000, SimTime::ZERO, t, 1_000_000);
+            while s.next_segment(1_000_000).is_some() {}
+        }
+        s.on_ack(11_000, true, SimTime::ZERO, t, 1_000_000);
+        assert!(s.in_cwr());
+        assert_eq!(s.w.ssthresh, 2500.0);
+    }
+
+    /// A loss found within the CWR round trip enters fast recovery from the CWR's ssthresh,
+    /// without a second reduction (Linux tcp_enter_recovery in CWR; RFC 3168 6.1.2).
+    #[test]
+    fn a_loss_in_cwr_does_not_reduce_again() {
+        let mut s = reno_ecn_with_ten_out();
+        let t = SimTime::from_us(10);
+        s.on_ack(1000, true, SimTime::ZERO, t, 1_000_000);
+        for i in 0..3 {
+            let o = s.on_ack(1000, false, SimTime::ZERO, t, 1_000_000);
+            assert_eq!(o.retransmit, i == 2);
+        }
+        assert!(!s.in_cwr());
+        assert_eq!(s.w.ssthresh, 5000.0);
+        assert_eq!(s.w.cwnd, 8000.0);
+    }
+
+    /// Without ECN (not ECT) an ECN-Echo cannot arrive; one that does is no signal.
+    #[test]
+    fn a_sender_that_is_not_ect_ignores_ecn_echo() {
+        let mut s = TcpSender::new(Cc::Reno(Reno { ect: crate::net::Ecn::NotEct }), 1000, 10, SimTime::from_ms(1), SimTime::from_ms(1));
+        s.w.ssthresh = 2000.0;
+        while s.next_segment(1_000_000).is_some() {}
+        s.on_ack(1000, true, SimTime::ZERO, SimTime::from_us(10), 1_000_000);
+        assert!(!s.in_cwr());
+        assert!(s.w.cwnd > 10_000.0);
     }
 
     #[test]
