@@ -828,6 +828,10 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
         }
     }
 
+    if let Some(src) = &s.source {
+        validate_source(src, n_hosts)?;
+    }
+
     // workloads
     for (i, w) in s.workload.iter().enumerate() {
         validate_workload(w, i, n_hosts)?;
@@ -910,6 +914,40 @@ fn fat_tree_shape(t: &TopologyConfig) -> Result<FatTreeShape, ScenarioError> {
         return Err(err("topology.cores", format!("invalid value {}, expected a multiple of aggs_per_pod ({})", s.cores, s.aggs_per_pod)));
     }
     Ok(s)
+}
+
+/// `[source]`: the claims must be measurable on this scenario's fabric.
+fn validate_source(src: &SourceConfig, hosts: u32) -> Result<(), ScenarioError> {
+    if src.document.trim().is_empty() {
+        return Err(err("source.document", "empty; expected the source's name and where it states the numbers"));
+    }
+    if let Some([a, b]) = src.rtt_hosts {
+        for (k, h) in [("source.rtt_hosts[0]", a), ("source.rtt_hosts[1]", b)] {
+            if h >= hosts {
+                return Err(err(k, format!("invalid value {h}, expected a host index below {hosts}")));
+            }
+        }
+        if a == b {
+            return Err(err("source.rtt_hosts", format!("invalid value [{a}, {b}], expected two different hosts")));
+        }
+    }
+    if let Some(b) = src.bdp_packets {
+        if !(b.is_finite() && b > 0.0) {
+            return Err(err("source.bdp_packets", format!("invalid value {b}, expected a number of packets > 0")));
+        }
+        if src.bottleneck_rate.is_none() {
+            return Err(err("source.bdp_packets", "given without source.bottleneck_rate, the rate it is taken at"));
+        }
+    }
+    if let Some(l) = src.load {
+        if !(l.is_finite() && l > 0.0 && l <= 1.0) {
+            return Err(err("source.load", format!("invalid value {l}, expected a fraction in (0, 1]")));
+        }
+        if src.load_tag.is_none() {
+            return Err(err("source.load", "given without source.load_tag, the tag of the flows it is about"));
+        }
+    }
+    Ok(())
 }
 
 fn validate_workload(w: &WorkloadConfig, i: usize, hosts: u32) -> Result<(), ScenarioError> {

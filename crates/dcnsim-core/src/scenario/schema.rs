@@ -62,6 +62,62 @@ pub struct Scenario {
     /// What results to compute.
     #[serde(default)]
     pub metrics: MetricsConfig,
+    /// What the source document of a reproduction states about its set-up.
+    #[serde(default)]
+    pub source: Option<SourceConfig>,
+}
+
+/// `[source]`: the numbers the source document a scenario reproduces states about its
+/// set-up (DESIGN.md "Faithful to the sources"), in a form tests/test_source_fidelity.py
+/// reads and measures on the fabric the scenario builds: the unloaded RTT with a probe
+/// flow, host and switch counts and link rates from the built ports, the link delay from
+/// the probe's path, the offered load from the generated flows. The simulation reads none
+/// of it. Every key but `document` is optional: declare what the source states.
+#[derive(Deserialize, Serialize, Debug, Clone, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SourceConfig {
+    /// Where the numbers come from, e.g. "seed 002, slides 8, 13, 26". Required, non-empty.
+    pub document: String,
+    /// Unloaded round-trip time of one full-sized segment and its ACK between the hosts
+    /// `rtt_hosts`, serialization included.
+    #[serde(default)]
+    pub rtt: Option<Duration>,
+    /// The two hosts (indices) of the RTT probe, from and to. Default: the first and the
+    /// last host.
+    #[serde(default)]
+    pub rtt_hosts: Option<[u32; 2]>,
+    /// Bandwidth-delay product in full-sized (MTU) packets: `bottleneck_rate` x the measured
+    /// RTT / MTU. Needs `bottleneck_rate`.
+    #[serde(default)]
+    pub bdp_packets: Option<f64>,
+    /// The rate the BDP is taken at (the path's bottleneck).
+    #[serde(default)]
+    pub bottleneck_rate: Option<Rate>,
+    /// Number of hosts.
+    #[serde(default)]
+    pub hosts: Option<u32>,
+    /// Number of switches.
+    #[serde(default)]
+    pub switches: Option<u32>,
+    /// Rate of every host link.
+    #[serde(default)]
+    pub host_rate: Option<Rate>,
+    /// Rate of every switch-to-switch link.
+    #[serde(default)]
+    pub fabric_rate: Option<Rate>,
+    /// One-way propagation delay of every link on the probe's path.
+    #[serde(default)]
+    pub link_delay: Option<Duration>,
+    /// Buffer of one egress queue (the static per-queue limit).
+    #[serde(default)]
+    pub queue_buffer: Option<Bytes>,
+    /// Offered load of the workloads tagged `load_tag`: their bytes over the arrival window
+    /// as a fraction of the capacity of every host link. Needs `load_tag`.
+    #[serde(default)]
+    pub load: Option<f64>,
+    /// The tag of the flows `load` is about (e.g. "background").
+    #[serde(default)]
+    pub load_tag: Option<String>,
 }
 
 /// `[scenario]`: identity and run control.
