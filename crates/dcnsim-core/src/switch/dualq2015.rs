@@ -9,11 +9,14 @@
 //!   seed's Classic traffic is drop-based ("Drop TCP Reno"), so its "ECN" classifier and
 //!   RFC 9331's ECT(1) identifier pick the same packets; with ECT(1), classic-ECN (ECT(0))
 //!   traffic stays in the Classic queue, where it is marked instead of dropped.
-//! * Scheduler (slides 23-25 "Strict priority"): the switch's; `scheduler = "strict"` with
-//!   the L queue above the Classic one (the highest index is served first).
+//! * Scheduler (slides 23-25 "Strict priority"): the switch's; validation asks for
+//!   `scheduler = "strict"` with the L queue above the Classic one (the highest index is
+//!   served first), or DWRR with the L queue in `switch.strict`.
 //! * Classic queue delay Q_r (slide 25, "Measure Q in time is important for optimal
 //!   fairness"; slide 29 "Reno QTime"): the sojourn time of the packet at the head of the
-//!   Classic queue now (0 when it is empty), in integer nanoseconds.
+//!   Classic queue now (0 when it is empty), in integer nanoseconds. The seed gives neither
+//!   Q_r's unit nor the random numbers' width; ns and 32 bits are ours, and only the slopes
+//!   relative to them matter.
 //! * Classic (slide 29, p_r: "(Q_r << S_r) > R1 && R2"): with R1, R2 two independent uniform
 //!   32-bit random numbers, a Classic packet is selected when Q_r << S_r exceeds both, i.e.
 //!   their maximum ("Square is easy: compare Q size with 2 random variables", slide 19). With
@@ -56,7 +59,7 @@ pub const DEFAULT_L_SLOPE: u8 = 5;
 pub const DEFAULT_THRESHOLD_PACKETS: u64 = 5;
 pub const DEFAULT_L_QUEUE: u8 = 1;
 pub const DEFAULT_C_QUEUE: u8 = 0;
-/// A slope above this makes the probability 1 at the first nanosecond of delay.
+/// The largest slope: at 32 the probability is already 1 at the first nanosecond of delay.
 pub const MAX_SLOPE: u8 = 32;
 
 /// The random numbers the slopes' outputs are compared with are uniform on [0, 2^32).
