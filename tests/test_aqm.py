@@ -6,13 +6,22 @@ code (switch/pi2.rs, switch/red.rs)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Tuple
 
 import pytest
 
 import dcnsim
+from dcnsim.api import shipped_scenarios
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python < 3.11
+    import tomli as tomllib
 
 RATE = 40e6  # seed 002's access bottleneck
+# seed 002's path as its scenarios build it: 8 ms of unloaded RTT (tests/test_seed002.py)
+SEED002 = tomllib.loads(shipped_scenarios()["seed002_dualq"].read_text())["topology"]
+BASE_RTT = 8e-3
 
 
 def _bottleneck(tmp_path: Path, transports: List[str], aqm: str, ecn: bool = True, extra: str = "", seconds: int = 60):
@@ -29,8 +38,8 @@ max_time = "{seconds}s"
 [topology]
 kind = "dumbbell"
 senders = {n}
-host_link = {{ rate = "1Gbps", delay = "1us" }}
-bottleneck = {{ rate = "40Mbps", delay = "1996us" }}
+host_link = {{ rate = "{SEED002['host_link']['rate']}", delay = "{SEED002['host_link']['delay']}" }}
+bottleneck = {{ rate = "{SEED002['bottleneck']['rate']}", delay = "{SEED002['bottleneck']['delay']}" }}
 [switch]
 buffer = {{ queue = "1600000B" }}
 {extra}
@@ -112,7 +121,7 @@ def test_dualpi2_gives_reno_and_dctcp_equal_windows(tmp_path):
     window = goodput x (base RTT + its queue's mean sojourn, by Little's law). The L queue's
     sojourn stays below the 1 ms step, the Classic queue's within 30% of 15 ms."""
     r, reno, dctcp, bn = _mix(tmp_path, '{ kind = "dualpi2" }', 'queues = 2\nscheduler = "dwrr"\nweights = [1, 9]')
-    base = 0.008
+    base = BASE_RTT
     soj_c = float(bn.loc[0, "mean_depth_bytes"]) * 8 / (reno * 1e6)
     soj_l = float(bn.loc[1, "mean_depth_bytes"]) * 8 / (dctcp * 1e6)
     ratio = reno * (base + soj_c) / (dctcp * (base + soj_l))
@@ -144,12 +153,13 @@ def _per_flow(r: "dcnsim.Result") -> Dict[str, float]:
 
 
 def test_seed002_red_starves_cubic_dualq_balances(seed002):
-    """Seed 002 (slides 13, 26, 28), 1 Cubic + 1 DCTCP, 40 Mbit/s, 8 ms: under RED DCTCP
-    starves Cubic (their ratio far below 1; the seed's RED chart reaches 0.01); the seed's
-    DualQ (strict priority, coupling factor 8) keeps the ratio near 1 (within 0.5-2); RFC
-    9332's DualPI2 (k = 2) gives equal windows, so at equal base RTT Cubic's rate is its
-    RTT share below DCTCP's (between the two); the seed's single-queue coupled AQM gives
-    equal rates. Every variant keeps the link busy."""
+    """Seed 002 (slides 13, 26, 28), 1 drop-based Cubic + 1 DCTCP, 40 Mbit/s, 8 ms: under RED
+    DCTCP starves Cubic (their ratio far below 1; the seed's RED chart reaches 0.01); the
+    seed's DualQ (dualq2015: strict priority, coupling factor 8 for rate equality at a 1:5
+    RTT ratio) keeps the ratio near 1 (within 0.5-2); RFC 9332's DualPI2 (k = 2) gives equal
+    windows, so at equal base RTT Cubic's rate is its RTT share below DCTCP's (between the
+    two); the seed's single-queue coupled AQM gives equal rates. Every variant keeps the link
+    busy."""
     ratio = {}
     for v, r in seed002.items():
         rate = _per_flow(r)
@@ -178,6 +188,75 @@ def test_seed002_l_queue_delay_stays_low(seed002):
     p = seed002["RED"].ports
     red = p[(p["node_name"] == "left") & (p["peer_name"] == "right")].iloc[0]
     assert 24 <= float(red["mean_depth_bytes"]) * 8 / RATE * 1e3 <= 72
+
+
+def _rate_law_point(c_reno: float, c_dctcp: float, slope: int) -> Tuple[float, float]:
+    """Where one Reno-like and one DCTCP flow settle under dualq2015 (switch/dualq2015.rs) at
+    40 Mbit/s, base RTT 8 ms: the Classic delay q (s) at which Reno's c_reno / (R_C sqrt(p'^2))
+    plus DCTCP's c_dctcp / (R_L 8 p') fill the link, with p' = q 2^slope / 2^32 ns, R_C =
+    8 ms + q and R_L = 8 ms (the L queue near empty): q and the Reno / DCTCP rate ratio.
+    Mathis' 1.22 and the probabilistic-marking DCTCP law's 2, times the constants measured
+    in tests/test_rate_laws.py."""
+    pkts = RATE / (8 * PACKET)
+    s = 2**slope * 1e9 / 2**32
+    reno = lambda q: c_reno / ((BASE_RTT + q) * s * q)
+    dctcp = lambda q: c_dctcp / (BASE_RTT * 8 * s * q)
+    lo, hi = 1e-6, 1.0
+    for _ in range(100):
+        q = (lo + hi) / 2
+        lo, hi = (q, hi) if reno(q) + dctcp(q) > pkts else (lo, q)
+    return q, reno(q) / dctcp(q)
+
+
+def test_seed002_dualq2015_settles_where_the_rate_laws_put_it():
+    """The seed's DualQ with its default slopes (S_r = 2, S_d = 5), 1 drop-based Cubic + 1
+    DCTCP (seed002_dualq_small): the Classic queue's steady-state delay (sampled after 10 s,
+    Little's law on Cubic's wire rate) and the Cubic / DCTCP rate ratio lie where the rate
+    laws meet the AQM, Reno's constant 1.22 x [1, 1.13] and DCTCP's 2 x [1, 1.28] (the
+    ranges tests/test_rate_laws.py measures; Cubic is Reno in this regime): 22.8-26.0 ms and
+    0.93-1.38, each within 20% outside that bracket. The L queue's delay stays below 1 ms
+    (slide 25: "zero Q latency"); Cubic sees drops and no mark, DCTCP marks and no drop."""
+    s = tomllib.loads(shipped_scenarios()["seed002_dualq_small"].read_text())
+    s["metrics"]["queue_sample_from"] = "10s"
+    r = dcnsim.run(s, variant="DualQ 2015")
+    rate = _per_flow(r)
+    q = r.queues
+    bn = q[(q["node_name"] == "left") & (q["port"] == 0)]
+    depth = {int(i): float((g["depth_bytes"] * g["samples"]).sum() / g["samples"].sum()) for i, g in bn.groupby("queue")}
+    wire = PACKET / (PACKET - 40)  # wire bytes per payload byte of a full segment
+    soj_c = depth[0] * 8 / (rate["cubic"] * 1e6 * wire)
+    soj_l = depth[1] * 8 / (rate["dctcp"] * 1e6 * wire)
+    ratio = rate["cubic"] / rate["dctcp"]
+    points = [_rate_law_point(1.22 * a, 2 * b, 2) for a in (1.0, 1.13) for b in (1.0, 1.28)]
+    q_lo, q_hi = min(p[0] for p in points), max(p[0] for p in points)
+    r_lo, r_hi = min(p[1] for p in points), max(p[1] for p in points)
+    assert 0.8 * q_lo <= soj_c <= 1.2 * q_hi, (soj_c, q_lo, q_hi)
+    assert 0.8 * r_lo <= ratio <= 1.2 * r_hi, (ratio, r_lo, r_hi)
+    assert soj_l < 0.001, soj_l
+    f = r.flows.set_index("tag")
+    assert f.loc["cubic", "drops"] > 0 and f.loc["cubic", "ecn_marks"] == 0, f
+    assert f.loc["dctcp", "drops"] == 0 and f.loc["dctcp", "ecn_marks"] > 0, f
+    assert r.summary["dualq2015_coupled_marks"] > 0
+
+
+def test_seed002_classic_ecn_is_one_key_away():
+    """seed002_dualq's Cubic is drop-based (the seed's); `transport.ecn = true` makes it
+    send ECT(0) while DCTCP keeps ECT(1): under the seed's DualQ Cubic's packets stay in
+    the Classic queue, which now marks them (marks, no AQM drop there) and DCTCP's go to
+    the L queue. 10 s."""
+    s = tomllib.loads(shipped_scenarios()["seed002_dualq_small"].read_text())
+    assert s["transport"]["ecn"] is False
+    s["transport"]["ecn"] = True
+    s["scenario"]["max_time"] = "10s"
+    r = dcnsim.run(s, variant="DualQ 2015")
+    f = r.flows.set_index("tag")
+    assert f.loc["cubic", "ecn_marks"] > 0 and f.loc["dctcp", "ecn_marks"] > 0, f
+    p = r.ports
+    bn = p[(p["node_name"] == "left") & (p["peer_name"] == "right")].set_index("queue")
+    # the flows count the marks that reached their receiver: those still queued at the end
+    # are the queues' alone
+    assert int(bn.loc[0, "drops_aqm"]) == 0 and int(bn.loc[0, "ecn_marks"]) >= int(f.loc["cubic", "ecn_marks"]), bn
+    assert int(bn.loc[1, "ecn_marks"]) >= int(f.loc["dctcp", "ecn_marks"]) and int(bn.loc[1, "tx_bytes"]) > 0, bn
 
 
 PACKET = 1500

@@ -492,3 +492,29 @@ fn every_switch_hop_takes_the_route_found_at_the_hop_before() {
         assert_eq!(on_arrival, 0, "{on_arrival} of {hops} switch hops routed on arrival ({k})");
     }
 }
+
+/// Seed 002's DualQ (`dualq2015`) serves its L queue with strict priority: a DCTCP flow
+/// (ECT(1), the L queue) beside an unresponsive UDP flow at line rate (not ECT, the Classic
+/// queue) through one 10G port takes the whole port. DCTCP's step at 5 packets is above the
+/// 1/7 of the ~7-packet BDP that keeps its queue from draining (Alizadeh et al. 2010, sec.
+/// 3.3), so the L queue always has a packet and, over 10 ms of steady state, the Classic
+/// queue sends nothing: it sits at its 1 MB limit, tail-dropping, while L packets wait
+/// about a microsecond (the packet ahead in transmission, 1.2 us).
+#[test]
+fn dualq2015_serves_l_first() {
+    let flows = r#"{ src = 0, dst = 2, size = "1GB", transport = "udp" }, { src = 1, dst = 2, size = "1GB" }"#;
+    let mut sim = build(&dumbbell("dctcp", flows, "[switch]\nqueues = 2\naqm = { kind = \"dualq2015\" }"));
+    let (t0, t1) = (SimTime::from_ms(2), SimTime::from_ms(12));
+    sim.run_until(t0);
+    let tx = |sim: &crate::Sim, q: usize| sim.queues.get(0, q).tx_bytes;
+    let (a0, a1) = (tx(&sim, 0), tx(&sim, 1));
+    sim.run_until(t1);
+    let (b0, b1) = (tx(&sim, 0) - a0, tx(&sim, 1) - a1);
+    assert_eq!(b0, 0, "the Classic queue sent while L had packets");
+    assert!(b1 as f64 >= 0.99 * 10e9 / 8.0 * 10e-3, "the L queue keeps the port busy: {b1} B");
+    let r = sim.results();
+    // the bottleneck is port 0: rows 0 (Classic) and 1 (L)
+    let (depth, full, soj) = (r.ports.u64("max_depth_bytes"), r.ports.u64("drops_buffer_full"), r.ports.u64("sojourn_mean_ps"));
+    assert!(depth[0] > 990_000 && full[0] > 0, "Classic {} B, {} tail drops", depth[0], full[0]);
+    assert!(soj[1] < 3 * ser_time(1500, 10_000_000_000).0, "L packets waited {} ps", soj[1]);
+}

@@ -20,6 +20,7 @@ use crate::switch::ci::{self, CiMark, CiMode, CiParams, CimRelease};
 use crate::switch::coupled::{self, Coupled};
 use crate::switch::drc::{self, DrcParams};
 use crate::switch::dualpi2::{self, DualPi2Params};
+use crate::switch::dualq2015::{self, DualQ2015Params};
 use crate::switch::pfc::{self, PfcParams, Xoff};
 use crate::switch::pi2::{self, Pi2Params};
 use crate::switch::pipeline::MechanismParams;
@@ -456,8 +457,8 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
         // Each key belongs to the kinds that read it; a key set for another kind is refused
         // rather than silently ignored.
         use AqmKind::*;
-        let keys: [(&str, bool, &[AqmKind]); 22] = [
-            ("threshold", aqm.threshold.is_some(), &[Step]),
+        let keys: [(&str, bool, &[AqmKind]); 24] = [
+            ("threshold", aqm.threshold.is_some(), &[Step, Dualq2015]),
             ("kmin", aqm.kmin.is_some(), &[Ramp]),
             ("kmax", aqm.kmax.is_some(), &[Ramp]),
             ("pmax", aqm.pmax.is_some(), &[Ramp]),
@@ -477,8 +478,10 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
             ("beta", aqm.beta.is_some(), &[Pi2, Dualpi2]),
             ("k", aqm.k.is_some(), &[Dualpi2, Coupled]),
             ("step", aqm.step.is_some(), &[Dualpi2]),
-            ("l_queue", aqm.l_queue.is_some(), &[Dualpi2]),
-            ("c_queue", aqm.c_queue.is_some(), &[Dualpi2]),
+            ("l_queue", aqm.l_queue.is_some(), &[Dualpi2, Dualq2015]),
+            ("c_queue", aqm.c_queue.is_some(), &[Dualpi2, Dualq2015]),
+            ("classic_slope", aqm.classic_slope.is_some(), &[Dualq2015]),
+            ("l_slope", aqm.l_slope.is_some(), &[Dualq2015]),
         ];
         if let Some((k, _, kinds)) = keys.iter().find(|(_, set, kinds)| *set && !kinds.contains(&aqm.kind)) {
             let names: Vec<String> = kinds.iter().map(|k| format!("\"{}\"", aqm_kind_name(*k))).collect();
@@ -512,6 +515,40 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
                 }
                 if aqm.k.is_some_and(|k| !(k > 0.0 && k.is_finite())) {
                     return Err(err("switch.aqm.k", format!("invalid value {}, expected a coupling factor > 0", aqm.k.unwrap())));
+                }
+            }
+            AqmKind::Dualq2015 => {
+                let (l, c) = (aqm.l_queue.unwrap_or(dualq2015::DEFAULT_L_QUEUE), aqm.c_queue.unwrap_or(dualq2015::DEFAULT_C_QUEUE));
+                if nq != 2 {
+                    return Err(err("switch.queues", format!("invalid value {nq} with switch.aqm.kind = \"dualq2015\", expected 2 (its L and Classic queues)")));
+                }
+                if l >= nq || c >= nq || l == c {
+                    return Err(err("switch.aqm.l_queue", format!("invalid value {l} (c_queue {c}), expected two different queues 0..{}", nq - 1)));
+                }
+                // the seed's DualQ serves L with strict priority: the strict scheduler serves
+                // the higher queue index first, DWRR the queues listed in switch.strict
+                match sw.scheduler {
+                    SchedulerKind::Strict if l < c => {
+                        return Err(err("switch.aqm.l_queue", format!("invalid value {l} below c_queue {c} with scheduler = \"strict\", expected the higher queue (strict priority serves it first; the seed's DualQ serves L first)")));
+                    }
+                    SchedulerKind::Dwrr if !sw.strict.iter().flatten().any(|&q| q as usize == l as usize) => {
+                        return Err(err("switch.scheduler", format!("invalid value \"dwrr\" with switch.aqm.kind = \"dualq2015\" and the L queue ({l}) not in switch.strict, expected \"strict\" (the seed's DualQ gives the L queue strict priority)")));
+                    }
+                    _ => {}
+                }
+                if sw.ci.is_some() {
+                    return Err(err("switch.aqm.kind", "invalid value \"dualq2015\" with switch.ci: both choose the egress queue; expected one of them"));
+                }
+                if aqm.threshold.map(|b| b.0) == Some(0) {
+                    return Err(err("switch.aqm.threshold", "invalid value 0 B, expected a depth > 0"));
+                }
+                for (k, s) in [("classic_slope", aqm.classic_slope), ("l_slope", aqm.l_slope)] {
+                    if let Some(s) = s.filter(|&s| s > dualq2015::MAX_SLOPE) {
+                        return Err(err(
+                            format!("switch.aqm.{k}"),
+                            format!("invalid value {s}, expected a shift in bits 0..{max} (at {max} the probability is 1 from the first ns of delay)", max = dualq2015::MAX_SLOPE),
+                        ));
+                    }
                 }
             }
             AqmKind::Pi2 | AqmKind::Dualpi2 => {
@@ -1651,6 +1688,13 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
             c_queue: a.c_queue.unwrap_or(dualpi2::DEFAULT_C_QUEUE) as usize,
             floor: 2 * mtu as u64,
         })),
+        AqmKind::Dualq2015 => Some(AqmParams::DualQ2015(DualQ2015Params {
+            classic_slope: a.classic_slope.unwrap_or(dualq2015::DEFAULT_CLASSIC_SLOPE),
+            l_slope: a.l_slope.unwrap_or(dualq2015::DEFAULT_L_SLOPE),
+            threshold: a.threshold.map_or(dualq2015::DEFAULT_THRESHOLD_PACKETS * mtu as u64, |b| b.0),
+            l_queue: a.l_queue.unwrap_or(dualq2015::DEFAULT_L_QUEUE) as usize,
+            c_queue: a.c_queue.unwrap_or(dualq2015::DEFAULT_C_QUEUE) as usize,
+        })),
         AqmKind::Coupled => Some(AqmParams::Coupled(Coupled { max: a.max.expect("validated").0, k: a.k.unwrap_or(coupled::DEFAULT_K) })),
     });
     let mut pfc = pfc_params(s, &topo, &buffer)?;
@@ -1825,6 +1869,10 @@ mod tests {
         assert_eq!(time("AqmConfig", "step"), dualpi2::DEFAULT_STEP);
         assert_eq!(num("AqmConfig", "l_queue"), dualpi2::DEFAULT_L_QUEUE as f64);
         assert_eq!(num("AqmConfig", "c_queue"), dualpi2::DEFAULT_C_QUEUE as f64);
+        assert_eq!(dualq2015::DEFAULT_L_QUEUE, dualpi2::DEFAULT_L_QUEUE, "l_queue's doc quotes one default for both kinds");
+        assert_eq!(dualq2015::DEFAULT_C_QUEUE, dualpi2::DEFAULT_C_QUEUE, "c_queue's doc quotes one default for both kinds");
+        assert_eq!(num("AqmConfig", "classic_slope"), dualq2015::DEFAULT_CLASSIC_SLOPE as f64);
+        assert_eq!(num("AqmConfig", "l_slope"), dualq2015::DEFAULT_L_SLOPE as f64);
         assert_eq!(num("BufferConfig", "alpha"), DEFAULT_BUFFER_ALPHA);
         assert_eq!(num("AqmConfig", "pmax"), DEFAULT_RED_PMAX);
         assert_eq!(num("SwitchConfig", "queues"), DEFAULT_QUEUES as f64);
@@ -1946,6 +1994,16 @@ bottleneck = { rate = "10Gbps", delay = "1us" }
             ("[switch]\nqueues = 2\naqm = { kind = \"dualpi2\", k = 0.0 }", "switch.aqm.k", "> 0"),
             ("[switch]\nqueues = 2\naqm = { kind = \"pi2\", k = 2.0 }", "switch.aqm.k", "only used with kind = \"dualpi2\""),
             ("[switch]\nqueues = 2\naqm = { kind = \"dualpi2\" }\nci = {}", "switch.aqm.kind", "both choose the egress queue"),
+            ("[switch]\naqm = { kind = \"dualq2015\" }", "switch.queues", "invalid value 1 with switch.aqm.kind = \"dualq2015\", expected 2"),
+            ("[switch]\nqueues = 2\naqm = { kind = \"dualq2015\", l_queue = 0 }", "switch.aqm.l_queue", "invalid value 0 (c_queue 0), expected two different queues 0..1"),
+            ("[switch]\nqueues = 2\naqm = { kind = \"dualq2015\", l_queue = 0, c_queue = 1 }", "switch.aqm.l_queue", "invalid value 0 below c_queue 1 with scheduler = \"strict\""),
+            ("[switch]\nqueues = 2\nscheduler = \"dwrr\"\naqm = { kind = \"dualq2015\" }", "switch.scheduler", "L queue (1) not in switch.strict, expected \"strict\""),
+            ("[switch]\nqueues = 2\naqm = { kind = \"dualq2015\", classic_slope = 33 }", "switch.aqm.classic_slope", "invalid value 33, expected a shift in bits 0..32"),
+            ("[switch]\nqueues = 2\naqm = { kind = \"dualq2015\", l_slope = 40 }", "switch.aqm.l_slope", "invalid value 40"),
+            ("[switch]\nqueues = 2\naqm = { kind = \"dualq2015\", threshold = \"0B\" }", "switch.aqm.threshold", "invalid value 0 B, expected a depth > 0"),
+            ("[switch]\nqueues = 2\naqm = { kind = \"dualq2015\", k = 8.0 }", "switch.aqm.k", "only used with kind = \"dualpi2\" or \"coupled\", not \"dualq2015\""),
+            ("[switch]\nqueues = 2\naqm = { kind = \"dualpi2\", l_slope = 4 }", "switch.aqm.l_slope", "only used with kind = \"dualq2015\", not \"dualpi2\""),
+            ("[switch]\nqueues = 2\naqm = { kind = \"dualq2015\" }\nci = {}", "switch.aqm.kind", "invalid value \"dualq2015\" with switch.ci"),
             ("[switch]\naqm = { kind = \"coupled\" }", "switch.aqm.max", "missing"),
             ("[switch]\naqm = { kind = \"coupled\", max = \"100KB\", min = \"1KB\" }", "switch.aqm.min", "only used with kind = \"red\""),
             ("[switch]\naqm = { kind = \"red\", min = \"1KB\", max = \"90KB\", burst = 200, target = \"1ms\" }", "switch.aqm.target", "only used with kind = \"pi2\""),

@@ -788,6 +788,12 @@ pub enum AqmKind {
     /// The DualQ Coupled AQM (RFC 9332, Linux sch_dualpi2): ECT(1)/CE to the L queue marked
     /// with k p' and a 1 ms step, the Classic queue with p'^2; needs switch.queues = 2.
     Dualpi2,
+    /// Seed 002's own DualQ (De Schepper et al., "Data Center to the Home", 2015, slides
+    /// 22-29): ECT(1)/CE to the L queue, served with strict priority; Classic packets dropped
+    /// (marked if ECN-capable) with p'^2, p' = Q 2^classic_slope / 2^32 from the Classic
+    /// queue's delay Q in ns; L packets marked above `threshold` or with Q 2^l_slope / 2^32;
+    /// needs switch.queues = 2.
+    Dualq2015,
     /// Seed 002's single-queue coupled AQM: P = queue / max; ECT(1)/CE marked with P, others
     /// marked or dropped with (P / k)^2.
     Coupled,
@@ -798,10 +804,12 @@ pub enum AqmKind {
 #[derive(Deserialize, Serialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct AqmConfig {
-    /// "step", "ramp", "fixed", "red", "pi2", "dualpi2" or "coupled".
+    /// "step", "ramp", "fixed", "red", "pi2", "dualpi2", "dualq2015" or "coupled".
     pub kind: AqmKind,
     /// step (required): DCTCP's K, the depth above which every arriving ECN-capable packet is
-    /// marked, e.g. "30KB".
+    /// marked, e.g. "30KB". dualq2015: T, the L queue depth above which every arriving L
+    /// packet is marked (the seed's "DCTCP threshold (Q size)"); default 5 MTUs (the seed's
+    /// DCTCP threshold of 5 packets); > 0.
     #[serde(default)]
     pub threshold: Option<Bytes>,
     /// ramp (required): depth where marking starts (DCQCN's Kmin); kmin <= kmax.
@@ -873,12 +881,25 @@ pub struct AqmConfig {
     /// Default "1ms"; > 0.
     #[serde(default)]
     pub step: Option<Duration>,
-    /// dualpi2: the queue of ECT(1) and CE packets. Default 1; not c_queue.
+    /// dualpi2, dualq2015: the queue of ECT(1) and CE packets. Default 1; not c_queue (dualq2015:
+    /// above it, so that the strict scheduler serves it first).
     #[serde(default)]
     pub l_queue: Option<u8>,
-    /// dualpi2: the queue of every other packet. Default 0.
+    /// dualpi2, dualq2015: the queue of every other packet. Default 0.
     #[serde(default)]
     pub c_queue: Option<u8>,
+    /// dualq2015: the seed's Reno slope S_r in bits: a Classic packet is dropped (marked if
+    /// ECN-capable) when Q << S_r exceeds two uniform 32-bit random numbers, Q the Classic
+    /// queue's delay in ns: probability p'^2, p' = Q 2^S_r / 2^32. Default 2 (p' = 0.03 at
+    /// the seed's 32 ms of Classic delay: its operating point for one to two flows of each
+    /// kind); 0..32.
+    #[serde(default)]
+    pub classic_slope: Option<u8>,
+    /// dualq2015: the seed's DCTCP slope S_d in bits: an L packet is marked when Q << S_d
+    /// exceeds one uniform 32-bit random number (the coupling factor is 2^(S_d - S_r)).
+    /// Default 5 (S_r + 3: the seed's factor 8); 0..32.
+    #[serde(default)]
+    pub l_slope: Option<u8>,
 }
 
 /// Which published DCQCN constants to start from.

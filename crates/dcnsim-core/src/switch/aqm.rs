@@ -9,10 +9,13 @@
 //! * `red`: RED as Linux `tc red` runs it (`switch/red.rs`).
 //! * `pi2`: the PI2 controller, p'^2 on every packet (`switch/pi2.rs`).
 //! * `dualpi2`: the DualQ Coupled AQM of RFC 9332 (`switch/dualpi2.rs`).
+//! * `dualq2015`: seed 002's own DualQ, two slopes on the Classic delay and strict priority
+//!   (`switch/dualq2015.rs`).
 //! * `coupled`: seed 002's single-queue coupled AQM (`switch/coupled.rs`).
 
 use super::coupled::Coupled;
 use super::dualpi2::{DualPi2, DualPi2Params};
+use super::dualq2015::{DualQ2015, DualQ2015Params};
 use super::pi2::{self, Pi2, Pi2Params};
 use super::pipeline::{AqmAction, Arrival, Ctx, Departure, Report};
 use super::red::{Red, RedParams};
@@ -47,6 +50,7 @@ pub enum AqmParams {
     Red(RedParams),
     Pi2(Pi2Params),
     DualPi2(DualPi2Params),
+    DualQ2015(DualQ2015Params),
     Coupled(Coupled),
 }
 
@@ -57,6 +61,7 @@ pub enum Algo {
     Red(Red),
     Pi2(Pi2),
     DualPi2(DualPi2),
+    DualQ2015(DualQ2015),
     Coupled(Coupled),
 }
 
@@ -143,22 +148,25 @@ impl Aqm {
             AqmParams::Red(r) => Algo::Red(Red::new(r, ports, queues)),
             AqmParams::Pi2(p) => Algo::Pi2(Pi2::new(p, ports, queues, switches)),
             AqmParams::DualPi2(p) => Algo::DualPi2(DualPi2::new(p, ports, switches)),
+            AqmParams::DualQ2015(p) => Algo::DualQ2015(DualQ2015::new(p, ports)),
             AqmParams::Coupled(c) => Algo::Coupled(c),
         };
         Aqm { algo, sojourn: Sojourn::new(ports, queues) }
     }
 
-    /// classify: DualPI2 puts ECT(1) and CE packets in its L queue.
+    /// classify: the dual-queue AQMs put ECT(1) and CE packets in their L queue.
     #[inline]
     pub fn classify(&self, a: &mut Arrival) {
-        if let Algo::DualPi2(d) = &self.algo {
-            d.classify(a);
+        match &self.algo {
+            Algo::DualPi2(d) => d.classify(a),
+            Algo::DualQ2015(d) => d.classify(a),
+            _ => {}
         }
     }
 
     /// Ports columns sojourn_mean_ps and sojourn_p99_ps (switch egress queues; the p99 is
-    /// its histogram bucket's upper edge, within 12.5%), DualPI2's marks by cause; summary
-    /// totals.
+    /// its histogram bucket's upper edge, within 12.5%), the dual-queue AQMs' L marks by cause
+    /// on the L queue's rows; summary totals.
     pub fn report(&self, r: &mut Report) {
         let rows = r.topo.ports.len() * r.queues;
         let so = &self.sojourn;
@@ -166,17 +174,22 @@ impl Aqm {
         let p99: Vec<u64> = (0..rows).map(|i| so.p99_ps(i)).collect();
         r.ports_table.push("sojourn_mean_ps", ColumnData::U64(mean));
         r.ports_table.push("sojourn_p99_ps", ColumnData::U64(p99));
-        if let Algo::DualPi2(d) = &self.algo {
-            for (name, v) in [("dualpi2_step_marks", &d.step_marks), ("dualpi2_coupled_marks", &d.coupled_marks)] {
+        let dual = match &self.algo {
+            Algo::DualPi2(d) => Some(([("dualpi2_step_marks", &d.step_marks), ("dualpi2_coupled_marks", &d.coupled_marks)], d.p.l_queue, d.p.c_queue)),
+            Algo::DualQ2015(d) => Some(([("dualq2015_step_marks", &d.step_marks), ("dualq2015_coupled_marks", &d.coupled_marks)], d.p.l_queue, d.p.c_queue)),
+            _ => None,
+        };
+        if let Some((counters, l_queue, c_queue)) = dual {
+            for (name, v) in counters {
                 let mut col = vec![0u64; rows];
                 for (port, &x) in v.iter().enumerate() {
-                    col[port * r.queues + d.p.l_queue] = x;
+                    col[port * r.queues + l_queue] = x;
                 }
                 r.summary.insert(name.into(), v.iter().sum::<u64>().into());
                 r.ports_table.push(name, ColumnData::U64(col));
             }
-            r.queue_role(d.p.l_queue, "L");
-            r.queue_role(d.p.c_queue, "Classic");
+            r.queue_role(l_queue, "L");
+            r.queue_role(c_queue, "Classic");
         }
     }
 
@@ -185,7 +198,7 @@ impl Aqm {
         match &mut self.algo {
             Algo::Pi2(p) => p.on_timer(t, cx),
             Algo::DualPi2(d) => d.on_timer(t, cx),
-            Algo::Fixed { .. } | Algo::Red(_) | Algo::Coupled(_) => {}
+            Algo::Fixed { .. } | Algo::Red(_) | Algo::DualQ2015(_) | Algo::Coupled(_) => {}
         }
     }
 
@@ -196,6 +209,7 @@ impl Aqm {
             Algo::Red(r) => r.on_arrival(a, ect, cx),
             Algo::Pi2(p) => p.on_arrival(a, ect, cx),
             Algo::DualPi2(d) => d.on_arrival(a, ect, cx),
+            Algo::DualQ2015(d) => d.on_arrival(a, ect, cx),
             Algo::Coupled(c) => c.on_arrival(a, ect, cx),
         }
     }
@@ -206,7 +220,7 @@ impl Aqm {
         match &mut self.algo {
             Algo::Red(r) => r.on_dequeue(d.port, d.queue, cx.queue_bytes(d.port, d.queue), cx.now),
             Algo::DualPi2(q) => q.on_dequeue(d, cx),
-            Algo::Fixed { .. } | Algo::Pi2(_) | Algo::Coupled(_) => {}
+            Algo::Fixed { .. } | Algo::Pi2(_) | Algo::DualQ2015(_) | Algo::Coupled(_) => {}
         }
     }
 }

@@ -9,6 +9,7 @@ pub mod ci;
 pub mod coupled;
 pub mod drc;
 pub mod dualpi2;
+pub mod dualq2015;
 pub mod ecn;
 mod fifo;
 pub mod pfc;

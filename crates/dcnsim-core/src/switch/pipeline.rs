@@ -334,6 +334,7 @@ impl Mechanisms {
         let named = p.ci.iter().flat_map(|c| [("ci.queue", c.queue), ("ci.congested_queue", c.congested_queue)]);
         let named = named.chain(p.aqm.iter().flat_map(|a| match a {
             AqmParams::DualPi2(d) => vec![("dualpi2.l_queue", d.l_queue), ("dualpi2.c_queue", d.c_queue)],
+            AqmParams::DualQ2015(d) => vec![("dualq2015.l_queue", d.l_queue), ("dualq2015.c_queue", d.c_queue)],
             _ => vec![],
         }));
         for (what, q) in named {
