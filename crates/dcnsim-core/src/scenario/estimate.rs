@@ -118,7 +118,11 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, ScenarioError> {
                 }
             };
             let hosts = p * tp * hpt;
-            let core_links = if ap == 0 { 0 } else { p * ap * (c / ap) };
+            let core_links = match t.core_wiring.unwrap_or_default() {
+                CoreWiring::Groups if ap == 0 => 0,
+                CoreWiring::Groups => p * ap * (c / ap),
+                CoreWiring::All => p * ap * c,
+            };
             (hosts, c + p * (tp + ap), p * tp, hosts + p * tp * ap + core_links, key)
         }
         TopologyKind::Custom => {

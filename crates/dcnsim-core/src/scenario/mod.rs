@@ -249,10 +249,10 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
     let allowed: &[&str] = match t.kind {
         TopologyKind::Dumbbell => &["senders", "receivers", "bottleneck", "host_link"],
         TopologyKind::Clos2 => &["servers_per_tor", "tors", "spines", "oversubscription", "placement", "host_link", "fabric_link"],
-        TopologyKind::FatTree3 => &["k", "pods", "tors_per_pod", "aggs_per_pod", "hosts_per_tor", "cores", "host_link", "fabric_link", "core_link"],
+        TopologyKind::FatTree3 => &["k", "pods", "tors_per_pod", "aggs_per_pod", "hosts_per_tor", "cores", "core_wiring", "host_link", "fabric_link", "core_link"],
         TopologyKind::Custom => &["hosts", "switches", "links", "routes"],
     };
-    let present: [(&str, bool); 18] = [
+    let present: [(&str, bool); 19] = [
         ("placement", t.placement.is_some()),
         ("host_link", t.host_link.is_some()),
         ("fabric_link", t.fabric_link.is_some()),
@@ -270,6 +270,7 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
         ("aggs_per_pod", t.aggs_per_pod.is_some()),
         ("hosts_per_tor", t.hosts_per_tor.is_some()),
         ("cores", t.cores.is_some()),
+        ("core_wiring", t.core_wiring.is_some()),
         ("links", t.links.is_some() || t.hosts.is_some() || t.switches.is_some() || t.routes.is_some()),
     ];
     for (k, p) in present {
@@ -928,7 +929,7 @@ fn fat_tree_shape(t: &TopologyConfig) -> Result<FatTreeShape, ScenarioError> {
         if !(2..=MAX_FAT_TREE_K).contains(&k) || k % 2 == 1 {
             return Err(err("topology.k", format!("invalid value {k}, expected an even radix 2..{MAX_FAT_TREE_K}")));
         }
-        return Ok(FatTreeShape::k_ary(k));
+        return Ok(FatTreeShape { core_wiring: t.core_wiring.unwrap_or_default(), ..FatTreeShape::k_ary(k) });
     }
     let what = "a count >= 1 (or give k for a k-ary fat-tree)";
     let s = FatTreeShape {
@@ -937,6 +938,7 @@ fn fat_tree_shape(t: &TopologyConfig) -> Result<FatTreeShape, ScenarioError> {
         aggs_per_pod: require(t.aggs_per_pod, "topology.aggs_per_pod", what)?,
         hosts_per_tor: require(t.hosts_per_tor, "topology.hosts_per_tor", what)?,
         cores: require(t.cores, "topology.cores", what)?,
+        core_wiring: t.core_wiring.unwrap_or_default(),
     };
     for (name, v) in [("pods", s.pods), ("tors_per_pod", s.tors_per_pod), ("aggs_per_pod", s.aggs_per_pod), ("hosts_per_tor", s.hosts_per_tor), ("cores", s.cores)] {
         if v == 0 {
@@ -947,8 +949,11 @@ fn fat_tree_shape(t: &TopologyConfig) -> Result<FatTreeShape, ScenarioError> {
     if p * t * h + p * (t + a) + c >= u32::MAX as u64 {
         return Err(err("topology.pods", format!("{} hosts and {} switches, expected fewer than 2^32 nodes (32-bit node ids)", p * t * h, p * (t + a) + c)));
     }
-    if s.cores % s.aggs_per_pod != 0 {
-        return Err(err("topology.cores", format!("invalid value {}, expected a multiple of aggs_per_pod ({})", s.cores, s.aggs_per_pod)));
+    if s.core_wiring == CoreWiring::Groups && s.cores % s.aggs_per_pod != 0 {
+        return Err(err(
+            "topology.cores",
+            format!("invalid value {}, expected a multiple of aggs_per_pod ({}) with core_wiring = \"groups\" (or core_wiring = \"all\")", s.cores, s.aggs_per_pod),
+        ));
     }
     Ok(s)
 }
@@ -2120,6 +2125,31 @@ hosts = [42, 63]
         let dumbbell = BASE.replace("kind = \"dumbbell\"", "kind = \"dumbbell\"\nplacement = \"interleaved\"");
         let e = check(&Document::from_toml(&dumbbell).unwrap(), None).unwrap_err();
         assert_eq!(e.key, "topology.placement", "{e}");
+    }
+
+    /// fat_tree3's core_wiring: "all" builds seed 004's radix-20 fabric from its sizes and
+    /// lifts the groups' divisibility rule; other topology kinds refuse the key.
+    #[test]
+    fn fat_tree_core_wiring_all_connects_every_aggregation_switch_to_every_core() {
+        let text = |extra: &str| {
+            format!(
+                "[scenario]\nname = \"x\"\n[topology]\nkind = \"fat_tree3\"\npods = 5\ntors_per_pod = 4\naggs_per_pod = 4\nhosts_per_tor = 16\n{extra}\nhost_link = {{ rate = \"100Gbps\", delay = \"500ns\" }}\n"
+            )
+        };
+        let (_, sim) = load(&text("cores = 16\ncore_wiring = \"all\""), false, None, &RunOptions::default()).unwrap();
+        let t = sim.topology();
+        assert_eq!((t.num_hosts(), t.num_switches()), (320, 56));
+        assert!(t.switches.iter().all(|&s| t.nodes[s as usize].ports.len() == 20));
+        let (_, sim) = load(&text("cores = 16"), false, None, &RunOptions::default()).unwrap();
+        let core_radix: Vec<usize> = sim.topology().switches[..16].iter().map(|&s| sim.topology().nodes[s as usize].ports.len()).collect();
+        assert_eq!(core_radix, vec![5; 16], "groups: one link per pod");
+        let e = check(&Document::from_toml(&text("cores = 10")).unwrap(), None).unwrap_err();
+        assert_eq!(e.key, "topology.cores", "{e}");
+        assert!(e.to_string().contains("multiple of aggs_per_pod (4) with core_wiring = \"groups\""), "{e}");
+        assert!(load(&text("cores = 10\ncore_wiring = \"all\""), false, None, &RunOptions::default()).is_ok());
+        let dumbbell = BASE.replace("kind = \"dumbbell\"", "kind = \"dumbbell\"\ncore_wiring = \"all\"");
+        let e = check(&Document::from_toml(&dumbbell).unwrap(), None).unwrap_err();
+        assert_eq!(e.key, "topology.core_wiring", "{e}");
     }
 
     /// A clos2 spine count that node ids cannot hold is refused with the key that sets

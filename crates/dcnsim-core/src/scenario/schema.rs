@@ -8,6 +8,7 @@
 use super::units::{Bytes, Duration, Rate};
 pub use crate::host::udp::{Arrivals, SizeDist};
 pub use crate::host::TransportKind;
+pub use crate::net::fat_tree::CoreWiring;
 use crate::sim::SimTime;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -241,10 +242,15 @@ pub struct TopologyConfig {
     /// fat_tree3 explicit: hosts per ToR. >= 1.
     #[serde(default)]
     pub hosts_per_tor: Option<u32>,
-    /// fat_tree3 explicit: core switches; a multiple of aggs_per_pod. Aggregation switch j of
-    /// every pod connects to core group j (cores / aggs_per_pod cores).
+    /// fat_tree3 explicit: core switches; with core_wiring = "groups" a multiple of aggs_per_pod.
     #[serde(default)]
     pub cores: Option<u32>,
+    /// fat_tree3: how aggregation switches connect to the cores, one link per connected pair:
+    /// "groups" (default; aggregation switch j of every pod to core group j, cores /
+    /// aggs_per_pod cores, as Al-Fares et al.) or "all" (every aggregation switch to every
+    /// core: seed 004's "20 agg sw to 16 core sw (1 links)" at "Switch radix: 20").
+    #[serde(default)]
+    pub core_wiring: Option<CoreWiring>,
     /// custom (required): host names, unique, at least 2; host index = position in this list.
     /// Every host has exactly one link (a single NIC).
     #[serde(default)]

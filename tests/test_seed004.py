@@ -1,0 +1,107 @@
+"""Seed 004's fabric (Blendin et al., "Source Flow Control simulation results", IEEE 802.1,
+May 2022, "System Configuration in FabSim-X"): "Link delay: 0.5 us", "Link speed SW to SW:
+400 Gbps", "Link speed NIC to SW: 100 Gbps", "MTU: 1024 B", "RTT 12 us", measured on the
+fabric every shipped seed004 scenario builds, and the thresholds the seed derives from that
+RTT's bandwidth-delay product."""
+
+from __future__ import annotations
+
+import pytest
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python < 3.11
+    import tomli as tomllib
+
+import dcnsim
+from dcnsim.api import shipped_scenarios
+
+SCENARIOS = ["seed004_sfc_benefits", "seed004_sfc_benefits_small", "seed004_sfc_fairness_intra", "seed004_sfc_fairness_inter"]
+RTT_PS = 12_000_000  # the seed's "RTT 12 us"
+HOST_BPS, FABRIC_BPS = 100e9, 400e9
+DELAY_PS = 500_000  # "Link delay: 0.5 us"
+PAYLOAD = 1024  # "MTU: 1024 B" of RoCE payload
+FRAME = PAYLOAD + 62  # with the RoCEv2 headers the scenarios choose
+ACK = 64  # transport.ack_size's default
+
+
+def _cases():
+    for name in SCENARIOS:
+        base = tomllib.loads(shipped_scenarios()[name].read_text())
+        for v in [None] + [v["name"] for v in base.get("variant", [])]:
+            yield name, v
+
+
+def _ser_ps(nbytes: int, bps: float) -> float:
+    return nbytes * 8 / bps * 1e12
+
+
+def _rtt_ps(rates, latency_ps: float) -> float:
+    """Unloaded round trip of one frame and its ACK over a path of links (`rates`, the
+    sender's NIC link first): per link and direction the propagation delay and the
+    serialization (store and forward), and the forwarding latency of every switch crossed,
+    one fewer than the links, each way."""
+    one_way = len(rates) * DELAY_PS + (len(rates) - 1) * latency_ps
+    return 2 * one_way + sum(_ser_ps(FRAME, r) + _ser_ps(ACK, r) for r in rates)
+
+
+def _probe(name: str, variant, dst_of):
+    """The scenario with its workload replaced by one full-sized segment from host 0 on the
+    idle fabric: its FCT (first bit out to the ACK back at the sender) is one round trip."""
+    s = tomllib.loads(shipped_scenarios()[name].read_text())
+    s["scenario"]["max_time"] = "1ms"
+    s["scenario"].pop("arrivals_for", None)
+    s["metrics"] = {}
+    t = s["topology"]
+    s["workload"] = [{"kind": "flows", "flows": [{"src": 0, "dst": dst_of(t), "size": f"{PAYLOAD}B", "tag": "probe"}]}]
+    f = dcnsim.run(s, variant=variant).flows.iloc[0]
+    assert bool(f["finished"]) and int(f["retx"]) == 0
+    assert int(f["fct_ps"]) == int(f["ideal_fct_ps"])
+    return int(f["fct_ps"]), s
+
+
+PATHS = {
+    # h0 -> its ToR -> h1
+    "intra-ToR": (lambda t: 1, [HOST_BPS, HOST_BPS]),
+    # h0 -> ToR -> aggregation -> the pod's second ToR -> its first host
+    "intra-pod": (lambda t: t["hosts_per_tor"], [HOST_BPS, FABRIC_BPS, FABRIC_BPS, HOST_BPS]),
+    # h0 -> ToR -> aggregation -> core -> aggregation -> ToR -> the first host of pod 1
+    "inter-pod": (lambda t: t["hosts_per_tor"] * t["tors_per_pod"], [HOST_BPS, FABRIC_BPS, FABRIC_BPS, FABRIC_BPS, FABRIC_BPS, HOST_BPS]),
+}
+
+
+@pytest.mark.parametrize("name,variant", list(_cases()))
+def test_unloaded_rtt_is_the_seeds_12us(name, variant):
+    """Inter-pod the round trip is the seed's 12 us to the picosecond: 12 x 0.5 us of
+    propagation, 260.64 ns of frame and 15.36 ns of ACK serialization, and 10 switch
+    crossings at switch.latency = 572.4 ns. The same latency gives the shorter paths their
+    round trips by the same formula: 3.3288 us within a ToR, 7.6644 us within a pod."""
+    latency = None
+    for path, (dst_of, rates) in PATHS.items():
+        rtt, s = _probe(name, variant, dst_of)
+        latency = float(s["switch"]["latency"].removesuffix("ns")) * 1e3
+        assert rtt == pytest.approx(_rtt_ps(rates, latency), abs=1), (name, variant, path, rtt)
+        if path == "inter-pod":
+            assert rtt == RTT_PS, (name, variant, rtt)
+    assert latency == 572_400
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_thresholds_are_the_seeds_fractions_of_the_bdp(name):
+    """The seed derives its thresholds from the 100 Gbit/s x 12 us = 150 KB BDP: "ECN
+    threshold: 50 KB (1/3 BDP)", "Trigger threshold: 100 KB (2/3 BDP)", "Target threshold:
+    50 KB (1/3 BDP)" (benefits; the fairness runs set "Target threshold: 64 KB"),
+    "Suppression period: 6 us (1/2 RTT)". The ECN threshold is the scenario's; SFC's
+    trigger, target and suppression are the engine's defaults unless a variant sets them."""
+    bdp = HOST_BPS * RTT_PS * 1e-12 / 8
+    assert bdp == 150_000
+    s = tomllib.loads(shipped_scenarios()[name].read_text())
+    assert s["switch"]["aqm"] == {"kind": "step", "threshold": "50KB"}
+    assert 50_000 == bdp / 3
+    sfc = [v["switch"]["sfc"] for v in s["variant"] if "sfc" in v.get("switch", {})]
+    assert len(sfc) == 2
+    for v in sfc:
+        # the defaults (switch/sfc.rs: 100 KB, 50 KB, 6 us) are the seed's benefits values
+        assert "trigger" not in v and "suppression" not in v
+        assert v.get("target", "50KB") == ("64KB" if "fairness" in name else "50KB")
+    assert 100_000 == pytest.approx(2 * bdp / 3) and 6_000_000 == RTT_PS / 2
