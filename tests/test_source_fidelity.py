@@ -65,9 +65,15 @@ def _resolved(doc: Dict[str, Any], variant: Optional[str]) -> Dict[str, Any]:
         return s
     (v,) = [v for v in doc.get("variant", []) if v["name"] == variant]
 
+    def changes_kind(k: str, base: Dict[str, Any], over: Dict[str, Any]) -> bool:
+        # the loader's rule (scenario::merge): a table that changes its model, or switch.aqm
+        # its kind, replaces the base's instead of merging into it
+        differs = lambda f: f in over and base.get(f) != over[f]  # noqa: E731
+        return differs("model") or (k == "aqm" and differs("kind"))
+
     def merge(into: Dict[str, Any], over: Dict[str, Any]) -> None:
         for k, val in over.items():
-            if isinstance(val, dict) and isinstance(into.get(k), dict):
+            if isinstance(val, dict) and isinstance(into.get(k), dict) and not changes_kind(k, into[k], val):
                 merge(into[k], val)
             else:
                 into[k] = copy.deepcopy(val)
