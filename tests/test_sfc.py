@@ -214,22 +214,7 @@ def fairness() -> Dict[str, Dict[str, dcnsim.Result]]:
     return {f: {v: dcnsim.run(f, variant=v) for v in (PFC, NATIVE, PROXY)} for f in FAIRNESS}
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(
-            FAIRNESS[0],
-            marks=pytest.mark.xfail(
-                raises=AssertionError,
-                strict=True,
-                reason="intra-switch, SFC is slightly less fair than PFC: Jain 0.940 vs 0.994 in the "
-                "4-flow phase (the third flow to join gets 13.9 of 82 Gbit/s), 0.979 vs 0.989 on "
-                "average; inter-switch SFC is the fairer (docs/reproductions.md)",
-            ),
-        ),
-        FAIRNESS[1],
-    ],
-)
+@pytest.mark.parametrize("name", FAIRNESS)
 def test_fairness_sfc_does_not_hurt_dcqcn_fairness(fairness, name):
     """Seed 004: "SFC does not hurt fairness provided by DCQCN". In every phase with two or
     more flows (1, 2, 3, 4, 3, 2, 1 active), Jain's index with SFC is at least PFC's minus
@@ -243,7 +228,22 @@ def test_fairness_sfc_does_not_hurt_dcqcn_fairness(fairness, name):
         assert np.mean(sfc) >= np.mean(base), f"{name} {v}: mean Jain {np.mean(sfc):.3f} vs PFC {np.mean(base):.3f}"
 
 
-@pytest.mark.parametrize("name", FAIRNESS)
+@pytest.mark.parametrize(
+    "name",
+    [
+        FAIRNESS[0],
+        pytest.param(
+            FAIRNESS[1],
+            marks=pytest.mark.xfail(
+                raises=AssertionError,
+                strict=True,
+                reason="issue 34 part 3: on the seed's 12 us RTT and wiring, with AI read as 12.5 Mbit/s, "
+                "PFC+DCQCN's flows are still recovering when the next joins (14.1 -> 14.5 Gbit/s at 4 ms); "
+                "the AI reading is being settled",
+            ),
+        ),
+    ],
+)
 def test_fairness_shares_step_as_flows_join_and_leave(fairness, name):
     """The shares step as the seed's figure shows them: at every join the flows already
     active get less than before (their mean goodput falls), at every leave the flows that
