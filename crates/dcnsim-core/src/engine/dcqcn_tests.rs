@@ -69,23 +69,35 @@ pub(super) fn jain(x: &[f64]) -> f64 {
 }
 
 /// N:1 long RoCE flows under DCQCN with PFC: fair shares (Jain >= 0.95 over 30 ms of steady
-/// state), a busy bottleneck, and a queue held in the RED marking band: its mean above Kmin
-/// and its 99th percentile within 25% above Kmax (above Kmax every packet is marked, so only
-/// the feedback delay lets it grow further). Measured: Jain 0.998 / 0.988 / 0.999, utilisation
-/// 93% / 82% / 95% (the paper's 55 us timers recover slowly at this 10 us RTT), queue p99
-/// 220 KB / 59 KB / 228 KB.
+/// state), a busy bottleneck, and a queue held by the marking each preset's source pairs it
+/// with. The paper's constants on the paper's RED ramp (Kmin 5 KB, Kmax 200 KB, Pmax 1%): the
+/// mean above Kmin and the 99th percentile within 25% above Kmax (above Kmax every packet is
+/// marked, so only the feedback delay lets it grow further). Seed 004's constants on the
+/// seed's step at K = 50 KB: every packet above K is marked and each flow is cut once per
+/// 4 us CNP interval while it stays there, so the queue stays near K: mean in [K/4, 2K],
+/// 99th percentile within 3K. Measured: Jain 0.988 / 1.000 / 1.000, utilisation 82% (the
+/// paper's 55 us timers recover slowly at this 10 us RTT) / 92% / 91%, queue mean 12 / 34 /
+/// 53 KB, p99 59 / 101 / 135 KB. (Seed 004's constants on the paper's ramp, whose 1%
+/// marking cannot hold back its 1.25 Gbit/s increase steps, sit at PFC's XOFF instead: p99
+/// 450 KB.)
 #[test]
 fn dcqcn_long_flows_share_fairly_with_a_bounded_queue() {
-    let switch =
-        "buffer = { model = \"static\", queue = \"4MB\" }\naqm = { kind = \"ramp\", kmin = \"5KB\", kmax = \"200KB\", pmax = 0.01 }\npfc = { xoff = \"500KB\", xon = \"400KB\" }";
-    for (preset, n) in [("seed004", 4), ("paper", 4), ("seed004", 8)] {
-        let r = steady(n, switch, &format!("dcqcn = {{ preset = \"{preset}\" }}"), SimTime::from_ms(10), SimTime::from_ms(40));
+    let buffers = "buffer = { model = \"static\", queue = \"4MB\" }\npfc = { xoff = \"500KB\", xon = \"400KB\" }";
+    let paper_red = "aqm = { kind = \"ramp\", kmin = \"5KB\", kmax = \"200KB\", pmax = 0.01 }";
+    let seed_step = "aqm = { kind = \"step\", threshold = \"50KB\" }";
+    for (preset, aqm, n) in [("paper", paper_red, 4), ("seed004", seed_step, 4), ("seed004", seed_step, 8)] {
+        let r = steady(n, &format!("{buffers}\n{aqm}"), &format!("dcqcn = {{ preset = \"{preset}\" }}"), SimTime::from_ms(10), SimTime::from_ms(40));
         let j = jain(&r.shares);
         eprintln!("{preset} n={n} jain={j:.4} util={:.4} q_mean={:.0} q_p99={:.0}", r.util, r.q_mean, r.q_p99);
         assert!(j >= 0.95, "{preset} n={n}: Jain {j}");
         assert!(r.util >= 0.8, "{preset} n={n}: utilisation {}", r.util);
-        assert!(r.q_mean > 5_000.0, "{preset} n={n}: queue mean {} below Kmin", r.q_mean);
-        assert!(r.q_p99 <= 1.25 * 200_000.0, "{preset} n={n}: queue p99 {}", r.q_p99);
+        if aqm == paper_red {
+            assert!(r.q_mean > 5_000.0, "{preset} n={n}: queue mean {} below Kmin", r.q_mean);
+            assert!(r.q_p99 <= 1.25 * 200_000.0, "{preset} n={n}: queue p99 {}", r.q_p99);
+        } else {
+            assert!((12_500.0..=100_000.0).contains(&r.q_mean), "{preset} n={n}: queue mean {}", r.q_mean);
+            assert!(r.q_p99 <= 3.0 * 50_000.0, "{preset} n={n}: queue p99 {}", r.q_p99);
+        }
     }
 }
 
