@@ -2048,6 +2048,25 @@ hosts = [42, 63]
         assert_eq!(e.key, "topology.placement", "{e}");
     }
 
+    /// transport.dcqcn: the paper's constants unless a preset or a key says otherwise; seed
+    /// 004's preset takes R_AI and R_HAI as fractions of each flow's line rate, and a rate or
+    /// a fraction given in the scenario replaces the preset's step.
+    #[test]
+    fn dcqcn_increase_steps_from_preset_rate_or_fraction() {
+        let rto = SimTime::from_ms(1);
+        let cfg = |text: &str| -> DcqcnConfig { toml::from_str(text).unwrap() };
+        let r = roce_params(&cfg(""), rto);
+        assert_eq!(r.dcqcn, DcqcnParams::paper(0));
+        assert_eq!((r.cnp_interval, r.window, r.increase_of_line), (PAPER_CNP_INTERVAL, None, (None, None)));
+        let r = roce_params(&cfg("preset = \"seed004\""), rto);
+        assert_eq!(r.increase_of_line, (Some(0.0125), Some(0.025)));
+        assert_eq!((r.cnp_interval, r.window), (SimTime::from_us(4), Some(SimTime::from_us(15))));
+        let r = roce_params(&cfg("preset = \"seed004\"\nrate_ai = \"12.5Mbps\""), rto);
+        assert_eq!((r.dcqcn.rate_ai_bps, r.increase_of_line), (12_500_000, (None, Some(0.025))));
+        let r = roce_params(&cfg("rate_ai_fraction = 0.0125\nrate_hai = \"25Mbps\""), rto);
+        assert_eq!((r.dcqcn.rate_hai_bps, r.increase_of_line), (25_000_000, (Some(0.0125), None)));
+    }
+
     /// fat_tree3's core_wiring: "all" builds seed 004's radix-20 fabric from its sizes and
     /// lifts the groups' divisibility rule; other topology kinds refuse the key.
     #[test]

@@ -835,21 +835,21 @@ pub struct AqmConfig {
 #[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum DcqcnPreset {
+    /// The DCQCN paper (Zhu et al., SIGCOMM 2015): F = 5, g = 1/256, byte counter 10 MiB,
+    /// timers 55 us, AI 40 Mbps, hyper AI 200 Mbps, CNP every 50 us, no window.
+    #[default]
+    Paper,
     /// Seed 004 (Intel SFC study, 2022): F = 1, g = 0.0009813, byte counter 2 MiB, timer 4 us,
     /// alpha timer 5 us, AI 0.0125 and hyper AI 0.025 of the line rate (1.25 and 2.5 Gbps at
     /// 100 Gbps), CNP every 4 us, window 15 us.
-    #[default]
     Seed004,
-    /// The DCQCN paper (Zhu et al., SIGCOMM 2015): F = 5, g = 1/256, byte counter 10 MiB,
-    /// timers 55 us, AI 40 Mbps, hyper AI 200 Mbps, CNP every 50 us, no window.
-    Paper,
 }
 
 /// `transport.dcqcn`: every key overrides the preset.
 #[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
 pub struct DcqcnConfig {
-    /// "seed004" (default) or "paper".
+    /// "paper" (default) or "seed004".
     #[serde(default)]
     pub preset: DcqcnPreset,
     /// Alpha EWMA gain, in (0, 1].
