@@ -96,8 +96,9 @@ pub struct DcqcnParams {
     /// R_AI: additive increase of `Rt`, bits/s. Paper: 40 Mbps. Seed 004 "AI:
     /// 0.0125" has no unit; it is read as a fraction of the line rate,
     /// [`SEED004_RATE_AI_OF_LINE`] (1.25 Gbps at 100 Gbps): read as Gbps
-    /// (12.5 Mbps), a lone flow on the seed's fairness runs recovers too slowly
-    /// to use the link it is alone on (docs/reproductions.md, seed 004).
+    /// (12.5 Mbps), DCQCN recovers from a cut by about 3 Gbps per ms and leaves
+    /// the receiver's link of the seed's fairness runs up to 70% idle after a
+    /// flow joins (docs/reproductions.md, seed 004).
     pub rate_ai_bps: u64,
     /// R_HAI: hyper increase step of `Rt`, bits/s. Paper: not stated; 200 Mbps
     /// in the authors' released ns-3 configuration (`RATE_HAI 200Mb/s`).
