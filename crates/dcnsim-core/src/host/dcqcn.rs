@@ -67,9 +67,9 @@
 
 use crate::sim::SimTime;
 
-/// DCQCN parameters of one sender NIC (paper sec. 3.1; defaults from seed 004
-/// "Congestion control configurations" via [`DcqcnParams::seed004`], or the
-/// paper's values via [`DcqcnParams::paper`]). Rates are bits/s, sizes bytes.
+/// DCQCN parameters of one sender NIC (paper sec. 3.1): the paper's values via
+/// [`DcqcnParams::paper`], or seed 004's "Congestion control configurations" via
+/// [`DcqcnParams::seed004`]. Rates are bits/s, sizes bytes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DcqcnParams {
     /// NIC line rate, bits/s: the starting rate and the ceiling of `Rc`, `Rt`.
@@ -93,14 +93,17 @@ pub struct DcqcnParams {
     /// K: period of alpha decay without CNPs, restarted at each CNP; 0
     /// disables decay. Paper: 55 us. Seed 004 "Alpha timer": 5 us.
     pub alpha_timer: SimTime,
-    /// R_AI: additive increase of `Rt`, bits/s. Paper: 40 Mbps. Seed 004
-    /// "AI 0.0125" is read as Gbps, the unit of every other rate in that
-    /// document (100/400 Gbps links): 12.5 Mbps. (As a fraction of the
-    /// 100 Gbps line rate it would be 1.25 Gbps, about 30x the paper's step.)
+    /// R_AI: additive increase of `Rt`, bits/s. Paper: 40 Mbps. Seed 004 "AI:
+    /// 0.0125" has no unit; it is read as a fraction of the line rate,
+    /// [`SEED004_RATE_AI_OF_LINE`] (1.25 Gbps at 100 Gbps): read as Gbps
+    /// (12.5 Mbps), DCQCN recovers from a cut by about 3 Gbps per ms and leaves
+    /// the receiver's link of the seed's fairness runs up to 70% idle after a
+    /// flow joins (docs/reproductions.md, seed 004).
     pub rate_ai_bps: u64,
     /// R_HAI: hyper increase step of `Rt`, bits/s. Paper: not stated; 200 Mbps
     /// in the authors' released ns-3 configuration (`RATE_HAI 200Mb/s`).
-    /// Seed 004 "Hyper AI 0.025", read as Gbps: 25 Mbps.
+    /// Seed 004 "Hyper AI: 0.025", a fraction of the line rate as R_AI:
+    /// [`SEED004_RATE_HAI_OF_LINE`] (2.5 Gbps at 100 Gbps).
     pub rate_hai_bps: u64,
     /// On a CNP set `Rt <- Rc` unconditionally (paper eq. 1: true), or only if
     /// an increase event happened since the last cut (false, like both ns-3
@@ -112,11 +115,13 @@ pub struct DcqcnParams {
 }
 
 impl DcqcnParams {
-    /// Seed 004's constants ("Congestion control configurations", DCQCN).
+    /// Seed 004's constants ("Congestion control configurations", DCQCN) at
+    /// this line rate (R_AI and R_HAI are fractions of it).
     /// Its "CNP period 4 us" is the NP interval, [`SEED004_CNP_INTERVAL`];
     /// its "Window 15us" caps inflight bytes, which is the sender's business,
     /// not the rate state machine's.
     pub fn seed004(line_rate_bps: u64) -> Self {
+        let of_line = |f: f64| (f * line_rate_bps as f64).round() as u64;
         DcqcnParams {
             line_rate_bps,
             min_rate_bps: 100_000_000,
@@ -125,8 +130,8 @@ impl DcqcnParams {
             byte_counter: 2_097_152,
             rate_timer: SimTime::from_us(4),
             alpha_timer: SimTime::from_us(5),
-            rate_ai_bps: 12_500_000,
-            rate_hai_bps: 25_000_000,
+            rate_ai_bps: of_line(SEED004_RATE_AI_OF_LINE),
+            rate_hai_bps: of_line(SEED004_RATE_HAI_OF_LINE),
             clamp_target_on_cnp: true,
             hyper_increase_scaled: true,
         }
@@ -167,6 +172,10 @@ impl DcqcnParams {
     }
 }
 
+/// Seed 004's "AI: 0.0125" as a fraction of the sender's line rate.
+pub const SEED004_RATE_AI_OF_LINE: f64 = 0.0125;
+/// Seed 004's "Hyper AI: 0.025" as a fraction of the sender's line rate.
+pub const SEED004_RATE_HAI_OF_LINE: f64 = 0.025;
 /// CNP interval of seed 004 ("CNP period: 4 us").
 pub const SEED004_CNP_INTERVAL: SimTime = SimTime::from_us(4);
 /// CNP interval of the paper (sec. 3.2: at most one CNP per 50 us per flow).

@@ -21,6 +21,10 @@ pub struct RoceParams {
     /// Cap on bytes in flight as a time at line rate (seed 004: 15 us), if any.
     pub window: Option<SimTime>,
     pub rto: SimTime,
+    /// R_AI and R_HAI as fractions of each flow's line rate, replacing `dcqcn.rate_ai_bps`
+    /// and `dcqcn.rate_hai_bps` where given: seed 004 writes "AI: 0.0125" and "Hyper AI:
+    /// 0.025" without a unit, and one reading is a fraction of the NIC's rate.
+    pub increase_of_line: (Option<f64>, Option<f64>),
 }
 
 /// Sender (requester) state of one flow.
@@ -45,6 +49,13 @@ impl RoceSender {
     pub fn new(params: &RoceParams, line_rate_bps: u64, now: SimTime) -> RoceSender {
         let mut p = params.dcqcn.clone();
         p.line_rate_bps = line_rate_bps;
+        let of_line = |f: f64| (f * line_rate_bps as f64).round() as u64;
+        if let Some(f) = params.increase_of_line.0 {
+            p.rate_ai_bps = of_line(f);
+        }
+        if let Some(f) = params.increase_of_line.1 {
+            p.rate_hai_bps = of_line(f);
+        }
         let window = params.window.map(|w| bytes_in(w, line_rate_bps));
         RoceSender {
             rp: DcqcnRp::new(&p, now),
@@ -176,7 +187,20 @@ mod tests {
     use crate::sim::ser_time;
 
     fn params() -> RoceParams {
-        RoceParams { dcqcn: DcqcnParams::seed004(100_000_000_000), cnp_interval: SimTime::from_us(4), window: None, rto: SimTime::from_ms(1) }
+        RoceParams { dcqcn: DcqcnParams::seed004(100_000_000_000), cnp_interval: SimTime::from_us(4), window: None, rto: SimTime::from_ms(1), increase_of_line: (None, None) }
+    }
+
+    #[test]
+    fn increase_steps_as_fractions_scale_with_each_flows_line_rate() {
+        let p = RoceParams { increase_of_line: (Some(0.0125), Some(0.025)), ..params() };
+        for line in [100_000_000_000u64, 25_000_000_000] {
+            let s = RoceSender::new(&p, line, SimTime::ZERO);
+            assert_eq!((s.p.rate_ai_bps, s.p.rate_hai_bps), (line / 80, line / 40), "{line}");
+        }
+        // without fractions the rates stand as given, whatever the flow's line rate
+        let p = RoceParams { dcqcn: DcqcnParams { rate_ai_bps: 12_500_000, rate_hai_bps: 25_000_000, ..DcqcnParams::seed004(100_000_000_000) }, ..params() };
+        let s = RoceSender::new(&p, 25_000_000_000, SimTime::ZERO);
+        assert_eq!((s.p.rate_ai_bps, s.p.rate_hai_bps), (12_500_000, 25_000_000));
     }
 
     #[test]

@@ -9,7 +9,7 @@ pub mod schema;
 pub mod units;
 
 use crate::engine::{QueueSampling, Sim, SimConfig, TcpParams, UdpParams};
-use crate::host::dcqcn::{DcqcnParams, PAPER_CNP_INTERVAL, SEED004_CNP_INTERVAL};
+use crate::host::dcqcn::{DcqcnParams, PAPER_CNP_INTERVAL, SEED004_CNP_INTERVAL, SEED004_RATE_AI_OF_LINE, SEED004_RATE_HAI_OF_LINE};
 use crate::host::roce::RoceParams;
 use crate::net::fat_tree::FatTreeShape;
 use crate::net::Ecn;
@@ -841,6 +841,15 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
             return Err(err("transport.dcqcn.g", format!("invalid value {g}, expected a gain in (0, 1]")));
         }
     }
+    for (k, f, rate) in [("rate_ai", dc.rate_ai_fraction, dc.rate_ai.is_some()), ("rate_hai", dc.rate_hai_fraction, dc.rate_hai.is_some())] {
+        let Some(f) = f else { continue };
+        if !(f > 0.0 && f <= 1.0) {
+            return Err(err(format!("transport.dcqcn.{k}_fraction"), format!("invalid value {f}, expected a fraction of the line rate in (0, 1]")));
+        }
+        if rate {
+            return Err(err(format!("transport.dcqcn.{k}_fraction"), format!("give either {k} (a rate) or {k}_fraction (of the line rate), not both")));
+        }
+    }
     if dc.fast_recovery_steps == Some(0) {
         return Err(err("transport.dcqcn.fast_recovery_steps", "invalid value 0, expected >= 1"));
     }
@@ -1285,10 +1294,15 @@ pub fn build_routes(t: &TopologyConfig, topo: &Topology) -> Result<Routes, Scena
 
 /// DCQCN constants: the preset with the scenario's overrides (line rate set per flow).
 fn roce_params(c: &DcqcnConfig, rto: SimTime) -> RoceParams {
-    let (mut p, cnp, window) = match c.preset {
-        DcqcnPreset::Seed004 => (DcqcnParams::seed004(0), SEED004_CNP_INTERVAL, Some(SimTime::from_us(15))),
-        DcqcnPreset::Paper => (DcqcnParams::paper(0), PAPER_CNP_INTERVAL, None),
+    // the line rate is each flow's, so a preset's increase steps that are fractions of it
+    // are resolved per flow (RoceSender::new)
+    let (mut p, cnp, window, of_line) = match c.preset {
+        DcqcnPreset::Seed004 => (DcqcnParams::seed004(0), SEED004_CNP_INTERVAL, Some(SimTime::from_us(15)), (Some(SEED004_RATE_AI_OF_LINE), Some(SEED004_RATE_HAI_OF_LINE))),
+        DcqcnPreset::Paper => (DcqcnParams::paper(0), PAPER_CNP_INTERVAL, None, (None, None)),
     };
+    // a rate given in the scenario replaces the preset's step, fraction or not
+    let ai_of_line = c.rate_ai_fraction.or(of_line.0.filter(|_| c.rate_ai.is_none()));
+    let hai_of_line = c.rate_hai_fraction.or(of_line.1.filter(|_| c.rate_hai.is_none()));
     if let Some(g) = c.g {
         p.g = g;
     }
@@ -1318,7 +1332,7 @@ fn roce_params(c: &DcqcnConfig, rto: SimTime) -> RoceParams {
         Some(w) => Some(w.0),
         None => window,
     };
-    RoceParams { dcqcn: p, cnp_interval: c.cnp_interval.map(|d| d.0).unwrap_or(cnp), window, rto }
+    RoceParams { dcqcn: p, cnp_interval: c.cnp_interval.map(|d| d.0).unwrap_or(cnp), window, rto, increase_of_line: (ai_of_line, hai_of_line) }
 }
 
 /// Information about a validated scenario, without running it.
@@ -1943,6 +1957,9 @@ bottleneck = { rate = "10Gbps", delay = "1us" }
             ("[transport]\nack_size = \"100KB\"", "transport.ack_size", "expected at most the MTU"),
             ("[transport]\nmin_rto = \"0.4ps\"", "transport.min_rto", "expected a duration > 0"),
             ("[transport]\nkind = \"dcqcn\"\nmin_rto = \"0us\"", "transport.min_rto", "expected a duration > 0"),
+            ("[transport]\ndcqcn = { rate_ai_fraction = 1.25 }", "transport.dcqcn.rate_ai_fraction", "invalid value 1.25, expected a fraction of the line rate in (0, 1]"),
+            ("[transport]\ndcqcn = { rate_hai_fraction = 0.0 }", "transport.dcqcn.rate_hai_fraction", "in (0, 1]"),
+            ("[transport]\ndcqcn = { rate_hai = \"25Mbps\", rate_hai_fraction = 0.025 }", "transport.dcqcn.rate_hai_fraction", "either rate_hai (a rate) or rate_hai_fraction"),
             ("[transport]\ninit_rto = \"0s\"", "transport.init_rto", "expected a duration > 0"),
             ("[transport]\nudp = { nic_buffer = \"100B\" }", "transport.udp.nic_buffer", "at least the MTU"),
             ("[[workload]]\nkind = \"closed_loop\"", "workload[0].mean_size", "missing"),
@@ -2125,6 +2142,25 @@ hosts = [42, 63]
         let dumbbell = BASE.replace("kind = \"dumbbell\"", "kind = \"dumbbell\"\nplacement = \"interleaved\"");
         let e = check(&Document::from_toml(&dumbbell).unwrap(), None).unwrap_err();
         assert_eq!(e.key, "topology.placement", "{e}");
+    }
+
+    /// transport.dcqcn: the paper's constants unless a preset or a key says otherwise; seed
+    /// 004's preset takes R_AI and R_HAI as fractions of each flow's line rate, and a rate or
+    /// a fraction given in the scenario replaces the preset's step.
+    #[test]
+    fn dcqcn_increase_steps_from_preset_rate_or_fraction() {
+        let rto = SimTime::from_ms(1);
+        let cfg = |text: &str| -> DcqcnConfig { toml::from_str(text).unwrap() };
+        let r = roce_params(&cfg(""), rto);
+        assert_eq!(r.dcqcn, DcqcnParams::paper(0));
+        assert_eq!((r.cnp_interval, r.window, r.increase_of_line), (PAPER_CNP_INTERVAL, None, (None, None)));
+        let r = roce_params(&cfg("preset = \"seed004\""), rto);
+        assert_eq!(r.increase_of_line, (Some(0.0125), Some(0.025)));
+        assert_eq!((r.cnp_interval, r.window), (SimTime::from_us(4), Some(SimTime::from_us(15))));
+        let r = roce_params(&cfg("preset = \"seed004\"\nrate_ai = \"12.5Mbps\""), rto);
+        assert_eq!((r.dcqcn.rate_ai_bps, r.increase_of_line), (12_500_000, (None, Some(0.025))));
+        let r = roce_params(&cfg("rate_ai_fraction = 0.0125\nrate_hai = \"25Mbps\""), rto);
+        assert_eq!((r.dcqcn.rate_hai_bps, r.increase_of_line), (25_000_000, (Some(0.0125), None)));
     }
 
     /// fat_tree3's core_wiring: "all" builds seed 004's radix-20 fabric from its sizes and

@@ -912,20 +912,21 @@ pub struct AqmConfig {
 #[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum DcqcnPreset {
-    /// Seed 004 (Intel SFC study, 2022): F = 1, g = 0.0009813, byte counter 2 MiB, timer 4 us,
-    /// alpha timer 5 us, AI 12.5 Mbps, hyper AI 25 Mbps, CNP every 4 us, window 15 us.
-    #[default]
-    Seed004,
     /// The DCQCN paper (Zhu et al., SIGCOMM 2015): F = 5, g = 1/256, byte counter 10 MiB,
     /// timers 55 us, AI 40 Mbps, hyper AI 200 Mbps, CNP every 50 us, no window.
+    #[default]
     Paper,
+    /// Seed 004 (Intel SFC study, 2022): F = 1, g = 0.0009813, byte counter 2 MiB, timer 4 us,
+    /// alpha timer 5 us, AI 0.0125 and hyper AI 0.025 of the line rate (1.25 and 2.5 Gbps at
+    /// 100 Gbps), CNP every 4 us, window 15 us.
+    Seed004,
 }
 
 /// `transport.dcqcn`: every key overrides the preset.
 #[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
 pub struct DcqcnConfig {
-    /// "seed004" (default) or "paper".
+    /// "paper" (default) or "seed004".
     #[serde(default)]
     pub preset: DcqcnPreset,
     /// Alpha EWMA gain, in (0, 1].
@@ -943,12 +944,21 @@ pub struct DcqcnConfig {
     /// Period of the alpha decay timer, > 0.
     #[serde(default)]
     pub alpha_timer: Option<Duration>,
-    /// Additive increase step R_AI.
+    /// Additive increase step R_AI, a rate; not with rate_ai_fraction.
     #[serde(default)]
     pub rate_ai: Option<Rate>,
-    /// Hyper increase step R_HAI.
+    /// Hyper increase step R_HAI, a rate; not with rate_hai_fraction.
     #[serde(default)]
     pub rate_hai: Option<Rate>,
+    /// R_AI as a fraction of each sender's line rate, in (0, 1]; not with rate_ai. Seed 004
+    /// writes "AI: 0.0125" without a unit: 0.0125 here is 1.25 Gbit/s at 100 Gbit/s, where
+    /// rate_ai = "12.5Mbps" reads it in Gbit/s.
+    #[serde(default)]
+    pub rate_ai_fraction: Option<f64>,
+    /// R_HAI as a fraction of each sender's line rate, in (0, 1]; not with rate_hai (seed
+    /// 004's "Hyper AI: 0.025").
+    #[serde(default)]
+    pub rate_hai_fraction: Option<f64>,
     /// Lowest sending rate. Default "100Mbps".
     #[serde(default)]
     pub min_rate: Option<Rate>,
