@@ -23,6 +23,8 @@ from dcnsim import _core
 from dcnsim.api import flows_frame, ports_frame
 
 PS_PER_S = 1e12
+# The most a frame a host sends arrives late (engine::DEFAULT_HOST_JITTER, docs/mechanisms.md).
+HOST_JITTER_PS = 256
 
 
 # --------------------------------------------------------------------------- helpers
@@ -397,10 +399,14 @@ def test_single_flow_fct_is_ideal(case, size):
     init_cwnd = 1000 packets exceeds the 685 packets of the 1 MB flow, so the window never
     limits the sender (DCTCP; an idle path marks nothing).
 
-    Tolerance: none. Time is integer picoseconds and every serialization is rounded up the
-    same way here and in the engine, so FCT equals the ideal exactly; any stall (a lost
-    TxDone wake-up, a window or pacing limit, an extra hop, a delayed ACK) or a
-    rounding change shows as a difference.
+    Tolerance: the host jitter alone. Time is integer picoseconds and every serialization is
+    rounded up the same way here and in the engine, so FCT equals the ideal but for the
+    engine's host jitter (docs/mechanisms.md, "Host jitter"): each frame a host sends
+    arrives under HOST_JITTER_PS late, and two host transmissions lie on the critical path
+    (the sender's last run of data, the receiver's last ACK), so FCT - ideal < 2 x 256 ps.
+    Any stall (a lost TxDone wake-up, a window or pacing limit, an extra hop, a delayed
+    ACK) still shows, being a nanosecond or more; a rounding change of a few picoseconds
+    no longer would.
     """
     hops = FCT_CASES[case][2]
     f = _run_single_flow(case, size)
@@ -411,7 +417,7 @@ def test_single_flow_fct_is_ideal(case, size):
         assert ideal == _closed_form_fct_ps(size, hops)
     msg = f"{case} {size} B: fct = {fct} ps, ideal = {ideal} ps, diff = {fct - ideal} ps"
     assert fct >= ideal, "faster than the wire allows: " + msg
-    assert fct == ideal, msg
+    assert fct - ideal < 2 * HOST_JITTER_PS, msg
 
 
 @pytest.mark.parametrize(

@@ -97,7 +97,18 @@ pub struct SimConfig {
     pub loops: Vec<crate::workload::closed_loop::ClosedLoop>,
     /// What the builder found suspicious but valid (reported in the summary's `warnings`).
     pub warnings: Vec<String>,
+    /// Each frame a host puts on its link arrives at the far end later by a seeded draw from
+    /// [0, `host_jitter`) ps, one per back-to-back run of frames (`Sim::host_jitter`); zero:
+    /// exactly on time.
+    pub host_jitter: SimTime,
 }
+
+/// The default `SimConfig::host_jitter`: a quarter of a nanosecond, less than the 64 B frame
+/// time of a 2 Tbit/s link (so no link reorders its own frames) and far below any time the
+/// results resolve, but enough that two hosts' packets reaching a switch at the same
+/// picosecond are queued in an order drawn from the seed, not in the order their events were
+/// scheduled (issue 34, part 5).
+pub const DEFAULT_HOST_JITTER: SimTime = SimTime(256);
 
 impl SimConfig {
     /// Traffic class (queue index) of packet priority `prio` (its low 3 bits).
@@ -260,6 +271,11 @@ pub struct Sim {
     loop_of: Vec<u32>,
     /// Closed-loop UDP flows: (sum of frame latencies in ps, frames) per flow.
     frame_latency: Vec<(u64, u64)>,
+    /// `cfg.host_jitter - 1` if it is a power of two (a mask), else 0 with `jitter_mod` set.
+    jitter_mask: u64,
+    jitter_mod: u64,
+    /// The seed's salt of the host jitter draws.
+    jitter_salt: u64,
 }
 
 /// Per-flow goodput per time bin (`metrics.throughput_bin`): each flow's open bin, and the
@@ -382,6 +398,10 @@ impl Sim {
         if let Some(s) = &cfg.queue_sample {
             q.push(s.from, Ev::Sample);
         }
+        // the held draw is a u32 (`Egress::jitter`): 4.3 ms at most
+        let j = cfg.host_jitter.0.min(1 << 32);
+        let (jitter_mask, jitter_mod) = if j.is_power_of_two() { (j - 1, 0) } else { (0, j) };
+        let jitter_salt = crate::sim::rng::mix64(cfg.seed ^ 0x7A3D_5C1E_9B24_F60D);
         let mechs_watch_tx = mechs.watches_tx();
         let cut_through = matches!(cfg.scheduler, Scheduler::Strict)
             && !cfg.check_invariants
@@ -432,6 +452,9 @@ impl Sim {
             loops,
             loop_of: Vec::new(),
             frame_latency: Vec::new(),
+            jitter_mask,
+            jitter_mod,
+            jitter_salt,
         }
     }
 
@@ -933,12 +956,52 @@ impl Sim {
             self.notify_transmit(port, pkt);
         }
         let done = self.now + h.ser(size as u64);
-        self.q.push(done + h.arrive_delay, Ev::Arrive { port: h.peer, pkt, route });
+        let jitter = if h.is_switch { SimTime::ZERO } else { self.host_jitter(port) };
+        self.q.push(done + h.arrive_delay + jitter, Ev::Arrive { port: h.peer, pkt, route });
         self.egress.at_mut(port).busy_until = done;
         if self.has_backlog(port) {
             self.egress.at_mut(port).txdone_at = done;
             self.q.push(done, Ev::TxDone { port });
         }
+    }
+}
+
+impl Sim {
+    /// How much later than `arrive_delay` after its last bit the frame host port `port`
+    /// starts now reaches the far end: a draw in [0, `cfg.host_jitter`) from a hash of the
+    /// seed, the time and the port (no state beyond the port's record: the same run gives
+    /// the same draws), made when the port starts sending after an idle spell and held for
+    /// the frames that follow back to back, so that a run of frames keeps its exact spacing
+    /// (a fresh draw per frame made half of them reach a switch port of the same rate just
+    /// before it was free, queue there and cost a TxDone event: 3-9% more events on the
+    /// bench fabrics).
+    ///
+    /// Why (issue 34, part 5): every serialization time and delay in a scenario is exact, so
+    /// identical flows on identical paths put packets on a common lattice of times, and two
+    /// hosts' packets reach a switch at the same picosecond again and again. The event queue
+    /// runs such ties in the order the events were scheduled, which on a dumbbell always
+    /// favoured the same sender: it joined the queue first, was marked less, and the two
+    /// flows' synchronized DCTCP sawtooths locked with it ahead for as long as they ran
+    /// (4.96 / 4.77 Gbit/s at 2 us host links and K = 20 packets, 2.54 / 7.19 with every
+    /// link 1 us, for every seed; docs/mechanisms.md, "Host jitter"). A quarter of
+    /// a nanosecond of jitter on host links orders those ties by the seed instead, as any
+    /// real pair of NICs would, and changes no time a result can resolve. Switch ports stay
+    /// exact: what they send follows from what arrives, which the hosts' jitter spreads.
+    #[inline(always)]
+    fn host_jitter(&mut self, port: PortId) -> SimTime {
+        if self.jitter_mask == 0 && self.jitter_mod == 0 {
+            return SimTime::ZERO;
+        }
+        let now = self.now;
+        let (mask, modulo, salt) = (self.jitter_mask, self.jitter_mod, self.jitter_salt);
+        let eg = self.egress.at_mut(port);
+        // transmit runs on an idle port: busy_until == now is a frame that follows the last
+        // one back to back (at time 0 every port looks so: draw then too)
+        if eg.busy_until != now || now == SimTime::ZERO {
+            let h = crate::sim::rng::mix64(salt ^ now.0 ^ (port as u64) << 44);
+            eg.jitter = (if modulo == 0 { h & mask } else { h % modulo }) as u32;
+        }
+        SimTime(eg.jitter as u64)
     }
 }
 

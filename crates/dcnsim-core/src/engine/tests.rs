@@ -3,6 +3,16 @@
 use crate::scenario::{load, RunOptions};
 use crate::sim::{ser_time, SimTime};
 
+/// The most a packet sent by a host arrives late (`SimConfig::host_jitter`): a path's FCT
+/// exceeds its jitter-free closed form by less than this for each host transmission on its
+/// critical path (a switch passes a late arrival on no later than that).
+const J: u64 = crate::engine::DEFAULT_HOST_JITTER.0;
+
+/// `fct` is the jitter-free `ideal` plus less than `hops` host jitters.
+fn assert_ideal_within_jitter(fct: u64, ideal: u64, hops: u64) {
+    assert!(fct >= ideal && fct - ideal < hops * J, "fct {fct} vs ideal {ideal} (+ under {hops} x {J} ps of host jitter)");
+}
+
 /// Build a scenario with invariant checks on (shared by the engine's test modules).
 pub(super) fn build(text: &str) -> crate::Sim {
     build_with(text, true)
@@ -77,7 +87,9 @@ fn single_flow_fct_matches_closed_form() {
     // 86.0 us; the last packet queues behind it and leaves at 82.208, 84.408 and 86.608 us,
     // arrives at 87.608 us, and its 64 B ACK returns over three hops of 51.2 ns + 1 us.
     assert_eq!(ideal, 87_608_000 + 3 * (51_200 + 1_000_000));
-    assert_eq!(fct, ideal, "an unlimited window on an idle path achieves the ideal exactly");
+    // an unlimited window on an idle path achieves the ideal, but for the host jitter of the
+    // last data packet and of its ACK
+    assert_ideal_within_jitter(fct, ideal, 2);
     assert_eq!(r.summary["end_reason"], "completed");
 }
 
@@ -90,7 +102,8 @@ fn handshake_adds_one_syn_round_trip_to_the_fct() {
     let r = sim.results();
     let syn = 2 * 3 * (51_200 + 1_000_000);
     assert_eq!(r.flows.u64("ideal_fct_ps")[0], syn + 87_608_000 + 3 * (51_200 + 1_000_000));
-    assert_eq!(r.flows.u64("fct_ps")[0], r.flows.u64("ideal_fct_ps")[0]);
+    // SYN, SYN-ACK, the last data packet and its ACK each leave a host
+    assert_ideal_within_jitter(r.flows.u64("fct_ps")[0], r.flows.u64("ideal_fct_ps")[0], 4);
     assert_eq!(r.summary["packets_delivered"].as_u64().unwrap(), 69 + 69 + 2, "data, ACKs, SYN and SYN-ACK");
 }
 
@@ -114,7 +127,7 @@ fn udp_flow_is_one_way() {
     let r = sim.results();
     let fct = r.flows.u64("fct_ps")[0];
     let ideal = r.flows.u64("ideal_fct_ps")[0];
-    assert_eq!(fct, ideal);
+    assert_ideal_within_jitter(fct, ideal, 1);
     assert_eq!(ideal, ser_time(15000, 10_000_000_000).0 + 2 * ser_time(1500, 10_000_000_000).0 + 3_000_000);
 }
 
@@ -468,7 +481,7 @@ flows = [ { src = 0, dst = 1, size = "100KB" } ]
     let mut sim = run(text);
     let r = sim.results();
     let (fct, ideal) = (r.flows.u64("fct_ps")[0], r.flows.u64("ideal_fct_ps")[0]);
-    assert_eq!(fct, ideal);
+    assert_ideal_within_jitter(fct, ideal, 2);
     // data over 4 hops (0.1 + 0.25 + 0.25 + 0.1 us): the 68th full packet leaves the first
     // hop after 68 packet times and each later one a packet time after it arrives; the
     // 760 B last packet follows it; ACKs over 3 hops (0.1 + 0.25 + 0.1 us)
@@ -517,4 +530,60 @@ fn dualq2015_serves_l_first() {
     let (depth, full, soj) = (r.ports.u64("max_depth_bytes"), r.ports.u64("drops_buffer_full"), r.ports.u64("sojourn_mean_ps"));
     assert!(depth[0] > 990_000 && full[0] > 0, "Classic {} B, {} tail drops", depth[0], full[0]);
     assert!(soj[1] < 3 * ser_time(1500, 10_000_000_000).0, "L packets waited {} ps", soj[1]);
+}
+
+/// Flow 0's share of the goodput from 10 to 100 ms: two long DCTCP flows from two hosts
+/// on a 10G dumbbell (1 us links, step marking at 20 packets), started together, with the
+/// host jitter of `SimConfig::host_jitter` left on or turned off.
+fn symmetric_dctcp_share(seed: u64, jitter: bool) -> f64 {
+    let text = r#"
+[scenario]
+name = "symmetric"
+max_time = "100ms"
+[topology]
+kind = "dumbbell"
+senders = 2
+host_link = { rate = "10Gbps", delay = "1us" }
+bottleneck = { rate = "10Gbps", delay = "1us" }
+[switch]
+aqm = { kind = "step", threshold = "30000B" }
+[transport]
+kind = "dctcp"
+[[workload]]
+kind = "flows"
+flows = [ { src = 0, dst = 2, size = "1GB" }, { src = 1, dst = 2, size = "1GB" } ]
+"#;
+    let (_, mut sim) = load(text, false, None, &RunOptions { seed: Some(seed), check_invariants: false }).unwrap();
+    if !jitter {
+        (sim.jitter_mask, sim.jitter_mod) = (0, 0);
+    }
+    sim.run_until(SimTime::from_ms(10));
+    let (a0, b0) = (sim.flow_acked(0), sim.flow_acked(1));
+    sim.run_until(SimTime::from_ms(100));
+    let (a, b) = ((sim.flow_acked(0) - a0) as f64, (sim.flow_acked(1) - b0) as f64);
+    a / (a + b)
+}
+
+/// Issue 34 part 5: two identical DCTCP flows on identical paths. Every time in the run is
+/// on one lattice (1.2 us frames, 1 us links), so the two hosts' packets reach the switch at
+/// the same picosecond again and again; run in the order their events were scheduled, those
+/// ties locked the flows' sawtooths with flow 1 ahead (flow 0 got 26% of the link before
+/// the CWR round trip, 49.1% with it), the same for every seed. With the host jitter the ties go by the seed: which flow leads varies
+/// from seed to seed, and over 12 seeds flow 0's mean share is within 1.5% of a half
+/// (measured 50.15%). Single runs still split by a few per cent over 90 ms, either way
+/// (measured 48.6 to 53.3%): synchronized DCTCP sawtooths keep the order in which they
+/// react for tens of milliseconds, a phase effect of exact ACK clocking (docs/mechanisms.md,
+/// "Host jitter": ns-3.44 gives 0.997 here, and 0.39 with its classic recovery).
+#[test]
+fn symmetric_dctcp_flows_share_evenly_and_no_flow_is_always_ahead() {
+    let exact: Vec<f64> = (1..=3).map(|s| symmetric_dctcp_share(s, false)).collect();
+    let jittered: Vec<f64> = (1..=12).map(|s| symmetric_dctcp_share(s, true)).collect();
+    let mean = jittered.iter().sum::<f64>() / jittered.len() as f64;
+    eprintln!("flow 0's share, exact {exact:.4?}; with host jitter {jittered:.4?}, mean {mean:.4}");
+    // the artefact, kept visible: without the jitter the seed changes nothing (flow 0 got
+    // 26% before the CWR round trip of host/tcp.rs; 49.1% with it, still the same every seed)
+    assert!(exact.iter().all(|&r| r == exact[0]), "{exact:?}");
+    assert!(jittered.iter().any(|&r| r > 0.5) && jittered.iter().any(|&r| r < 0.5), "one flow always ahead: {jittered:?}");
+    assert!(jittered.iter().all(|&r| (r - 0.5).abs() < 0.05), "{jittered:?}");
+    assert!((mean - 0.5).abs() < 0.015, "mean share {mean}");
 }

@@ -68,12 +68,15 @@ pub struct Egress {
     pub txdone_at: SimTime,
     /// Frames in the port's `PortCtl`, where the hot path can read it without that record.
     ctrl_len: u32,
+    /// At a host's port: how late (ps) the frames of the current back-to-back run arrive
+    /// (`Sim::host_jitter`). In the padding before `wire`: the record stays one line.
+    pub jitter: u32,
     pub wire: PortWire,
 }
 
 impl Default for Egress {
     fn default() -> Self {
-        Egress { bytes: 0, busy_until: SimTime::ZERO, txdone_at: SimTime::MAX, ctrl_len: 0, wire: PortWire::default() }
+        Egress { bytes: 0, busy_until: SimTime::ZERO, txdone_at: SimTime::MAX, ctrl_len: 0, jitter: 0, wire: PortWire::default() }
     }
 }
 
@@ -179,9 +182,14 @@ mod tests {
     fn hot_fields_share_the_first_cache_line() {
         assert_eq!((std::mem::size_of::<PortWire>(), std::mem::align_of::<Egress>()), (32, 64));
         assert_eq!(std::mem::size_of::<Egress>(), 64);
-        for end in
-            [offset_of!(Egress, bytes) + 8, offset_of!(Egress, busy_until) + 8, offset_of!(Egress, txdone_at) + 8, offset_of!(Egress, ctrl_len) + 4, offset_of!(Egress, wire) + 32]
-        {
+        for end in [
+            offset_of!(Egress, bytes) + 8,
+            offset_of!(Egress, busy_until) + 8,
+            offset_of!(Egress, txdone_at) + 8,
+            offset_of!(Egress, ctrl_len) + 4,
+            offset_of!(Egress, jitter) + 4,
+            offset_of!(Egress, wire) + 32,
+        ] {
             assert!(end <= 64, "a hot field ends at byte {end}");
         }
         for rate in [100_000_000_000u64, 25_000_000_000, 3_000_000_000, 7] {

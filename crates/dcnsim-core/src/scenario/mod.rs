@@ -1722,6 +1722,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
         pfc = Some(PfcParams::receive_only(topo.ports.len()));
     }
     let mut cfg = SimConfig {
+        host_jitter: crate::engine::DEFAULT_HOST_JITTER,
         seed,
         max_time,
         mtu,
