@@ -56,7 +56,7 @@ def _probe(name: str, variant, dst_of):
     s["workload"] = [{"kind": "flows", "flows": [{"src": 0, "dst": dst_of(t), "size": f"{PAYLOAD}B", "tag": "probe"}]}]
     f = dcnsim.run(s, variant=variant).flows.iloc[0]
     assert bool(f["finished"]) and int(f["retx"]) == 0
-    assert int(f["fct_ps"]) == int(f["ideal_fct_ps"])
+    assert 0 <= int(f["fct_ps"]) - int(f["ideal_fct_ps"]) < 512  # the host jitter: under 256 ps per host frame
     return int(f["fct_ps"]), s
 
 
@@ -75,14 +75,16 @@ def test_unloaded_rtt_is_the_seeds_12us(name, variant):
     """Inter-pod the round trip is the seed's 12 us to the picosecond: 12 x 0.5 us of
     propagation, 260.64 ns of frame and 15.36 ns of ACK serialization, and 10 switch
     crossings at switch.latency = 572.4 ns. The same latency gives the shorter paths their
-    round trips by the same formula: 3.3288 us within a ToR, 7.6644 us within a pod."""
+    round trips by the same formula: 3.3288 us within a ToR, 7.6644 us within a pod. The
+    only slack is the host jitter (under 256 ps per frame a host sends, docs/mechanisms.md):
+    the data frame and the ACK, so less than 512 ps, never early."""
     latency = None
     for path, (dst_of, rates) in PATHS.items():
         rtt, s = _probe(name, variant, dst_of)
         latency = float(s["switch"]["latency"].removesuffix("ns")) * 1e3
-        assert rtt == pytest.approx(_rtt_ps(rates, latency), abs=1), (name, variant, path, rtt)
+        assert 0 <= rtt - _rtt_ps(rates, latency) < 512, (name, variant, path, rtt)
         if path == "inter-pod":
-            assert rtt == RTT_PS, (name, variant, rtt)
+            assert 0 <= rtt - RTT_PS < 512, (name, variant, rtt)
     assert latency == 572_400
 
 
