@@ -20,7 +20,7 @@ except ModuleNotFoundError:  # Python < 3.11
     import tomli as tomllib
 
 RATE = 40e6  # seed 002's access bottleneck
-# seed 002's path as its scenarios build it: 8 ms of unloaded RTT (tests/test_seed002.py)
+# seed 002's path as its scenarios build it: 8 ms of unloaded RTT (tests/test_source_fidelity.py)
 SEED002 = tomllib.loads(shipped_scenarios()["seed002_dualq"].read_text())["topology"]
 BASE_RTT = 8e-3
 
