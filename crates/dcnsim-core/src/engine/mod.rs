@@ -271,9 +271,8 @@ pub struct Sim {
     loop_of: Vec<u32>,
     /// Closed-loop UDP flows: (sum of frame latencies in ps, frames) per flow.
     frame_latency: Vec<(u64, u64)>,
-    /// `cfg.host_jitter - 1` if it is a power of two (a mask), else 0 with `jitter_mod` set.
-    jitter_mask: u64,
-    jitter_mod: u64,
+    /// How many picoseconds a host jitter draw spans (`cfg.host_jitter`, at most 2^32); 0: none.
+    jitter_range: u64,
     /// The seed's salt of the host jitter draws.
     jitter_salt: u64,
 }
@@ -399,8 +398,7 @@ impl Sim {
             q.push(s.from, Ev::Sample);
         }
         // the held draw is a u32 (`Egress::jitter`): 4.3 ms at most
-        let j = cfg.host_jitter.0.min(1 << 32);
-        let (jitter_mask, jitter_mod) = if j.is_power_of_two() { (j - 1, 0) } else { (0, j) };
+        let jitter_range = cfg.host_jitter.0.min(1 << 32);
         let jitter_salt = crate::sim::rng::mix64(cfg.seed ^ 0x7A3D_5C1E_9B24_F60D);
         let mechs_watch_tx = mechs.watches_tx();
         let cut_through = matches!(cfg.scheduler, Scheduler::Strict)
@@ -452,8 +450,7 @@ impl Sim {
             loops,
             loop_of: Vec::new(),
             frame_latency: Vec::new(),
-            jitter_mask,
-            jitter_mod,
+            jitter_range,
             jitter_salt,
         }
     }
@@ -989,17 +986,17 @@ impl Sim {
     /// exact: what they send follows from what arrives, which the hosts' jitter spreads.
     #[inline(always)]
     fn host_jitter(&mut self, port: PortId) -> SimTime {
-        if self.jitter_mask == 0 && self.jitter_mod == 0 {
+        if self.jitter_range == 0 {
             return SimTime::ZERO;
         }
         let now = self.now;
-        let (mask, modulo, salt) = (self.jitter_mask, self.jitter_mod, self.jitter_salt);
+        let (range, salt) = (self.jitter_range, self.jitter_salt);
         let eg = self.egress.at_mut(port);
         // transmit runs on an idle port: busy_until == now is a frame that follows the last
         // one back to back (at time 0 every port looks so: draw then too)
         if eg.busy_until != now || now == SimTime::ZERO {
             let h = crate::sim::rng::mix64(salt ^ now.0 ^ (port as u64) << 44);
-            eg.jitter = (if modulo == 0 { h & mask } else { h % modulo }) as u32;
+            eg.jitter = (h % range) as u32;
         }
         SimTime(eg.jitter as u64)
     }

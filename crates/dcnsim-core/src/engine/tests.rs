@@ -555,7 +555,7 @@ flows = [ { src = 0, dst = 2, size = "1GB" }, { src = 1, dst = 2, size = "1GB" }
 "#;
     let (_, mut sim) = load(text, false, None, &RunOptions { seed: Some(seed), check_invariants: false }).unwrap();
     if !jitter {
-        (sim.jitter_mask, sim.jitter_mod) = (0, 0);
+        sim.jitter_range = 0;
     }
     sim.run_until(SimTime::from_ms(10));
     let (a0, b0) = (sim.flow_acked(0), sim.flow_acked(1));

@@ -187,7 +187,15 @@ impl TcpSender {
         seg
     }
 
-    /// Enter CWR on an ECN-Echo (Linux `tcp_enter_cwr` / `tcp_init_cwnd_reduction`).
+    /// An ACK's ECN-Echo enters CWR unless a reduction (CWR or fast recovery) is under way
+    /// or the sender is not ECN-capable (Linux `tcp_try_to_open` -> `tcp_enter_cwr`).
+    fn on_ecn_echo(&mut self, ece: bool) {
+        if ece && !self.in_recovery && self.cwr.is_none() && self.cc.ect().is_ect() {
+            self.enter_cwr();
+        }
+    }
+
+    /// Enter CWR (Linux `tcp_enter_cwr` / `tcp_init_cwnd_reduction`).
     fn enter_cwr(&mut self) {
         self.w.ssthresh = self.cc.ssthresh(&self.w);
         self.cwr = Some(Cwr { high_seq: self.snd_nxt, prior_cwnd: self.w.cwnd, prr_delivered: 0, prr_out: 0 });
@@ -272,9 +280,7 @@ impl TcpSender {
                     self.cwr = None;
                     self.w.cwnd = self.w.ssthresh;
                 }
-                if ece && self.cwr.is_none() && self.cc.ect().is_ect() {
-                    self.enter_cwr();
-                }
+                self.on_ecn_echo(ece);
                 if self.cwr.is_some() {
                     self.reduce_cwnd(acked);
                 } else {
@@ -291,9 +297,7 @@ impl TcpSender {
             }
         } else if ack == self.snd_una && self.snd_max > self.snd_una {
             self.dupacks += 1;
-            if ece && !self.in_recovery && self.cwr.is_none() && self.cc.ect().is_ect() {
-                self.enter_cwr();
-            }
+            self.on_ecn_echo(ece);
             if self.dupacks == 3 && !self.in_recovery && ack >= self.recover {
                 let inflight = self.snd_max - self.snd_una;
                 if self.cwr.take().is_some() {
