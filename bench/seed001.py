@@ -1,6 +1,7 @@
 """Seed 001's studies (Wadekar, McAlpine, Gupta, Intel, IEEE 802.3, 2004) over several seeds:
 the database-entry application over TCP on the simple topology and the multi-stage system
-with mixed link speeds (throughput, response time, drops per variant), and the L2
+with mixed link speeds (throughput, on the simple topology also client 1's entries to
+server 2, which 802.3x blocks; response time, drops per variant), and the L2
 generators on the backplane switch and the multi-stage L2 fabric (throughput and mean frame
 latency against the per-port buffer for 802.3x, RED and DRC), as the Markdown tables
 docs/reproductions.md quotes.
@@ -20,6 +21,8 @@ import dcnsim
 
 TCP = ["seed001_simple", "seed001_mixed"]
 L2 = ["seed001_backplane", "seed001_multistage"]
+# the simple topology's traffic that 802.3x blocks at client 1 (the seed's "HOL blocking")
+VICTIM = "client1_server2"
 
 
 def measure(name: str, variant: str, seed: int) -> Tuple[str, str, int, Dict[str, float]]:
@@ -40,6 +43,9 @@ def measure(name: str, variant: str, seed: int) -> Tuple[str, str, int, Dict[str
         m["resp_p99_us"] = float(np.percentile(fin["fct_ps"], 99) / 1e6)
         m["resp_max_ms"] = float(fin["fct_ps"].max() / 1e9)
         m["ce_marked_flows"] = float((f["ecn_marks"] > 0).sum())
+        victim = fin[fin["tag"] == VICTIM]
+        if len(victim):
+            m["victim_gbps"] = float(victim["size_bytes"].sum() * 8 / secs / 1e9)
     m["drc_frames"] = float(s.get("drc_frames", 0))
     return name, variant, seed, m
 
@@ -71,6 +77,7 @@ def main() -> None:
         else:
             cols = [
                 ("gbps", "throughput (Gbit/s)", "{:.2f}"),
+                *([("victim_gbps", "client 1 -> server 2 (Gbit/s)", "{:.2f}")] if "victim_gbps" in res[(n, variants[0])][0] else []),
                 ("resp_mean_us", "mean response (us)", "{:.1f}"),
                 ("resp_p99_us", "p99 response (us)", "{:.0f}"),
                 ("resp_max_ms", "max response (ms)", "{:.1f}"),

@@ -13,6 +13,9 @@ scenario builds (DESIGN.md "Faithful to the sources"), for the base and every va
 * `load`: the generated flows tagged `load_tag`, their bytes over the arrival window as a
   fraction of the host links' capacity; measured on the `_small` versions only (the full
   ones generate the same load over more hosts and take minutes to generate).
+* `peak_throughput`: the scenario's own workload with every switch mechanism removed and
+  every queue given 4 MB (nothing drops, nothing pauses): the payload it delivers per second
+  comes within 5% below the peak and never above it; `_small` versions only.
 
 A scenario whose source does not hold yet on its fabric is listed in KNOWN_GAPS with the
 issue part that fixes it, and the check is expected to fail there."""
@@ -205,3 +208,23 @@ def test_offered_load_is_the_sources(name, variant):
     cap = float(ports[ports["is_host"]]["rate_bps"].sum())
     load = float(f["size_bytes"].sum()) * 8 / (window * cap)
     assert abs(load / src["load"] - 1) <= LOAD_TOL, f"{name}: load {load:.3f}, source {src['load']}"
+
+
+PEAK_CASES = [c for c in CASES if c[0].endswith("_small") and c[1] is None and "peak_throughput" in _doc(c[0])["source"]]
+PEAK_TOL = 0.05  # collisions of random all-to-all traffic on a port cost a few per cent
+
+
+@pytest.mark.parametrize("name,variant", PEAK_CASES, ids=[_ids(c) for c in PEAK_CASES])
+def test_peak_throughput_is_reachable(name, variant):
+    """The fabric carries the source's peak: the links, not a narrower fabric, limit the
+    workload once buffers are ample and no mechanism holds a sender back."""
+    doc = _doc(name)
+    s = copy.deepcopy(doc)
+    s.pop("variant", None)
+    s["switch"] = {"buffer": {"queue": "4MB"}}
+    r = dcnsim.run(s)
+    secs = r.summary["sim_time_ps"] * 1e-12
+    got = float(r.flows["delivered_bytes"].sum()) * 8 / secs
+    want = _num(doc["source"]["peak_throughput"], RATES)
+    assert r.summary["data_packets_dropped"] == 0
+    assert (1 - PEAK_TOL) * want <= got <= 1.001 * want, f"{name}: {got / 1e9:.2f} Gbit/s delivered, source's peak {want / 1e9:.2f}"

@@ -192,10 +192,12 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, ScenarioError> {
                 (rounds.saturating_mul(groups).saturating_mul(fan_in), format!("workload[{i}].{key}"))
             }
             WorkloadKind::ClosedLoop => {
-                // a loop sends at most one message per the message's time at line rate
-                let loops = w.pairs.as_ref().map_or(n_hosts, |p| p.len() as u128) as f64;
+                // the loops of one source share its link: it sends at most one mean-sized
+                // message per the message's time at line rate, besides each loop's first
+                let sources = w.pairs.as_ref().map_or(n_hosts, |p| p.iter().map(|&[s, _]| s).collect::<std::collections::BTreeSet<_>>().len() as u128) as f64;
+                let loops = (w.pairs.as_ref().map_or(n_hosts, |p| p.len() as u128) * w.in_flight.unwrap_or(1) as u128) as f64;
                 let mean = w.mean_size.map_or(1, |b| b.0.max(1)) as f64;
-                ((loops * host_rate * secs / (8.0 * mean)).min(1e30) as u128, format!("workload[{i}].mean_size"))
+                ((sources * host_rate * secs / (8.0 * mean) + loops).min(1e30) as u128, format!("workload[{i}].mean_size"))
             }
             WorkloadKind::Poisson => {
                 let mean = match w.sizes.as_deref().map(resolve_cdf) {

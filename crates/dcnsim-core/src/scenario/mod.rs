@@ -674,6 +674,17 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
                 return Err(err("switch.drc.hysteresis", format!("invalid value {h}, expected a fill difference in [0, 1)")));
             }
         }
+        // a level is kept while fill >= threshold - hysteresis, which an empty queue (fill 0)
+        // meets once the hysteresis reaches the threshold: that level would never be left
+        let h = d.hysteresis.unwrap_or(drc::DEFAULT_HYSTERESIS);
+        let t0 = d.thresholds.as_ref().map_or(drc::DEFAULT_THRESHOLDS[0], |t| t[0]);
+        if h >= t0 {
+            let (key, v) = if d.hysteresis.is_some() { ("hysteresis", format!("{h}")) } else { ("thresholds", format!("{:?}", d.thresholds.as_ref().unwrap())) };
+            return Err(err(
+                format!("switch.drc.{key}"),
+                format!("invalid value {v}: hysteresis {h} >= the first threshold {t0}, expected hysteresis below every threshold (an empty queue would never leave severity 1)"),
+            ));
+        }
         if let Some(c) = &d.classes {
             if let Some(&q) = c.iter().find(|&&q| q >= nq) {
                 return Err(err("switch.drc.classes", format!("invalid class {q}, expected classes 0..{} (switch.queues = {nq})", nq - 1)));
@@ -982,6 +993,9 @@ fn validate_source(src: &SourceConfig, hosts: u32) -> Result<(), ScenarioError> 
             return Err(err("source.rtt_hosts", format!("invalid value [{a}, {b}], expected two different hosts")));
         }
     }
+    if src.peak_throughput.map(|r| r.0) == Some(0) {
+        return Err(err("source.peak_throughput", "invalid value 0 bps, expected a rate > 0"));
+    }
     if let Some(b) = src.bdp_packets {
         if !(b.is_finite() && b > 0.0) {
             return Err(err("source.bdp_packets", format!("invalid value {b}, expected a number of packets > 0")));
@@ -1015,7 +1029,7 @@ fn validate_workload(w: &WorkloadConfig, i: usize, hosts: u32) -> Result<(), Sce
         WorkloadKind::Incast => &["fan_in", "size", "period", "groups", "receiver", "load", "connection", "disjoint_groups", "stagger"],
         WorkloadKind::Permutation => &["size"],
         WorkloadKind::Flows => &["flows"],
-        WorkloadKind::ClosedLoop => &["pairs", "mean_size", "min_size", "max_size", "connection"],
+        WorkloadKind::ClosedLoop => &["pairs", "in_flight", "mean_size", "min_size", "max_size", "connection"],
     };
     for (k, p) in [
         ("sizes", w.sizes.is_some()),
@@ -1031,6 +1045,7 @@ fn validate_workload(w: &WorkloadConfig, i: usize, hosts: u32) -> Result<(), Sce
         ("connection", w.connection.is_some()),
         ("flows", w.flows.is_some()),
         ("pairs", w.pairs.is_some()),
+        ("in_flight", w.in_flight.is_some()),
         ("mean_size", w.mean_size.is_some()),
         ("min_size", w.min_size.is_some()),
         ("max_size", w.max_size.is_some()),
@@ -1178,6 +1193,9 @@ fn validate_workload(w: &WorkloadConfig, i: usize, hosts: u32) -> Result<(), Sce
                 }
             } else if w.connection.is_some() {
                 return Err(err(key("connection"), "only used with pairs (random destinations open a connection per message)"));
+            }
+            if w.in_flight == Some(0) {
+                return Err(err(key("in_flight"), "invalid value 0, expected at least 1 message in flight per loop"));
             }
         }
         WorkloadKind::Permutation => {
@@ -1638,7 +1656,8 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
                 let sizes = ExpSizes { mean: mean as f64, min: w.min_size.map_or(1, |b| b.0), max: w.max_size.map_or(mean.saturating_mul(16), |b| b.0) };
                 let pairs: Option<Vec<(u32, u32)>> = w.pairs.as_ref().map(|p| p.iter().map(|&[a, b]| (a - first, b - first)).collect());
                 let reuse = w.connection.unwrap_or_default() == Connection::Reuse;
-                let (s, l) = workload::closed_loop::generate(&ctx, pairs.as_deref(), sizes, reuse, loops.len() as u32);
+                let in_flight = w.in_flight.unwrap_or(1);
+                let (s, l) = workload::closed_loop::generate(&ctx, pairs.as_deref(), in_flight, sizes, reuse, loops.len() as u32);
                 specs.extend(s);
                 loops.extend(l);
             }
@@ -1966,6 +1985,9 @@ bottleneck = { rate = "10Gbps", delay = "1us" }
             ("[[workload]]\nkind = \"closed_loop\"", "workload[0].mean_size", "missing"),
             ("[[workload]]\nkind = \"closed_loop\"\nmean_size = \"8000B\"\npairs = [[0, 0]]", "workload[0].pairs[0]", "two different host"),
             ("[[workload]]\nkind = \"closed_loop\"\nmean_size = \"8000B\"\nconnection = \"new\"", "workload[0].connection", "only used with pairs"),
+            ("[[workload]]\nkind = \"closed_loop\"\nmean_size = \"8000B\"\nin_flight = 0", "workload[0].in_flight", "at least 1 message"),
+            ("[switch]\ndrc = { thresholds = [0.05, 0.1, 0.2] }", "switch.drc.thresholds", "hysteresis 0.1 >= the first threshold 0.05"),
+            ("[switch]\ndrc = { hysteresis = 0.25 }", "switch.drc.hysteresis", "never leave severity 1"),
             (
                 "[[workload]]\nkind = \"closed_loop\"\nmean_size = \"8000B\"\nmin_size = \"128KB\"\nmax_size = \"128001B\"",
                 "workload[0].min_size",

@@ -119,6 +119,11 @@ pub struct SourceConfig {
     /// The tag of the flows `load` is about (e.g. "background").
     #[serde(default)]
     pub load_tag: Option<String>,
+    /// The most the scenario's workload can deliver on this fabric (payload, above L2), e.g.
+    /// seed 001's "peak throughput = 116.73 Gbs above L2": measured with ample buffers and
+    /// no congestion control in the switches, where only the links limit it.
+    #[serde(default)]
+    pub peak_throughput: Option<Rate>,
 }
 
 /// `[scenario]`: identity and run control.
@@ -703,7 +708,7 @@ pub struct DrcConfig {
     #[serde(default)]
     pub rates: Option<Vec<f64>>,
     /// A severity is left once the fill is this far below its threshold. Default 0.1; in
-    /// [0, 1).
+    /// [0, 1) and below the first threshold (else an empty queue would keep severity 1).
     #[serde(default)]
     pub hysteresis: Option<f64>,
     /// Rate-controlled traffic classes (the frame's priority mask). Default: all.
@@ -1155,6 +1160,11 @@ pub struct WorkloadConfig {
     /// host (of `hosts`, if given) loops to a random other host of the set per message.
     #[serde(default)]
     pub pairs: Option<Vec<[u32; 2]>>,
+    /// closed_loop: messages each pair (or each host, without pairs) keeps in flight, each
+    /// its own loop and connection: a client with that many outstanding requests, e.g. 8 (a
+    /// 64 KB window of 8,000 B entries, seed 001). Default 1.
+    #[serde(default)]
+    pub in_flight: Option<u32>,
     /// closed_loop (required): mean message size of the exponential sizes, e.g. "8000B" (seed 001).
     #[serde(default)]
     pub mean_size: Option<Bytes>,

@@ -101,13 +101,14 @@ impl ClosedLoop {
 }
 
 /// The loops of one workload and their first messages (at the workload's start). `pairs`
-/// (relative to the workload's first host): one loop per pair; None: one loop per host of
-/// the set with random destinations. Loop ids start at `first_id`.
-pub fn generate(ctx: &GenCtx, pairs: Option<&[(u32, u32)]>, sizes: ExpSizes, reuse: bool, first_id: u32) -> (Vec<FlowSpec>, Vec<ClosedLoop>) {
-    let fixed: Vec<(u32, Option<u32>)> = match pairs {
+/// (relative to the workload's first host): `in_flight` loops per pair; None: `in_flight`
+/// loops per host of the set with random destinations. Loop ids start at `first_id`.
+pub fn generate(ctx: &GenCtx, pairs: Option<&[(u32, u32)]>, in_flight: u32, sizes: ExpSizes, reuse: bool, first_id: u32) -> (Vec<FlowSpec>, Vec<ClosedLoop>) {
+    let ends: Vec<(u32, Option<u32>)> = match pairs {
         Some(p) => p.iter().map(|&(s, d)| (s, Some(d))).collect(),
         None => (0..ctx.hosts).map(|s| (s, None)).collect(),
     };
+    let fixed: Vec<(u32, Option<u32>)> = ends.into_iter().flat_map(|e| std::iter::repeat(e).take(in_flight as usize)).collect();
     let mut specs = Vec::with_capacity(fixed.len());
     let mut loops = Vec::with_capacity(fixed.len());
     for (i, (s, d)) in fixed.into_iter().enumerate() {
@@ -188,7 +189,7 @@ mod tests {
     /// Random destinations are uniform over the other hosts and never the source.
     #[test]
     fn random_destinations_skip_the_source() {
-        let (specs, mut loops) = generate(&ctx(), None, ExpSizes { mean: 8000.0, min: 1, max: 87_040 }, true, 7);
+        let (specs, mut loops) = generate(&ctx(), None, 1, ExpSizes { mean: 8000.0, min: 1, max: 87_040 }, true, 7);
         assert_eq!(specs.len(), 5);
         assert_eq!(specs[2].closed_loop, Some(9));
         assert!(!specs[0].reuse_connection, "random destinations: a new connection per message");
@@ -201,5 +202,21 @@ mod tests {
         for (h, &c) in count.iter().enumerate().filter(|(h, _)| *h != 2) {
             assert!((9_500..10_500).contains(&c), "host {h}: {c} of 40,000");
         }
+    }
+
+    /// `in_flight` loops per pair: each its own loop id, connection and size stream, the
+    /// pair's loops side by side.
+    #[test]
+    fn in_flight_opens_that_many_loops_per_pair() {
+        let sizes = ExpSizes { mean: 8000.0, min: 1, max: 87_040 };
+        let (specs, loops) = generate(&ctx(), Some(&[(0, 3), (1, 3)]), 3, sizes, true, 0);
+        let ends: Vec<(u32, u32)> = specs.iter().map(|f| (f.src, f.dst)).collect();
+        assert_eq!(ends, [(0, 3), (0, 3), (0, 3), (1, 3), (1, 3), (1, 3)]);
+        let ids: Vec<_> = specs.iter().map(|f| f.closed_loop.unwrap()).collect();
+        assert_eq!(ids, [0, 1, 2, 3, 4, 5]);
+        assert!(specs.iter().all(|f| f.reuse_connection));
+        // the loops of one pair draw different sizes (their own streams)
+        assert_eq!(loops.len(), 6);
+        assert!(specs[0].size != specs[1].size || specs[1].size != specs[2].size);
     }
 }
