@@ -18,6 +18,11 @@ import dcnsim
 HOL = str(Path(__file__).parent / "scenarios" / "drc_hol.toml")
 
 
+def _gbps(r) -> float:
+    """Bytes delivered over the run, in Gbit/s."""
+    return float(r.flows["delivered_bytes"].sum()) * 8 / (r.summary["sim_time_ps"] / 1e12) / 1e9
+
+
 def _rates(r, after_ps: float = 1e9) -> dict:
     ts = r.timeseries
     late = ts[ts["bin_start_ps"] >= after_ps]
@@ -73,7 +78,7 @@ def test_drc_lifts_throughput_over_802_3x_on_the_backplane():
     per-port buffer DRC carries more than 802.3x (head-of-line blocking at the Tx ports),
     most at the smallest buffer."""
     r = {v: dcnsim.run("seed001_backplane_small", variant=v) for v in dcnsim.validate("seed001_backplane_small")["variants"]}
-    gbps = {v: x.flows["delivered_bytes"].sum() * 8 / (x.summary["sim_time_ps"] / 1e12) / 1e9 for v, x in r.items()}
+    gbps = {v: _gbps(x) for v, x in r.items()}
     for kb in (16, 64, 256):
         assert gbps[f"DRC {kb}KB"] > gbps[f"802.3x {kb}KB"], gbps
     gain = {kb: gbps[f"DRC {kb}KB"] / gbps[f"802.3x {kb}KB"] for kb in (16, 256)}
@@ -88,7 +93,7 @@ def test_drc_is_lossless_on_the_multistage_fabric_at_16_kb():
     switch (7 x 1,538 B), so nothing drops, and it carries more than 802.3x, which blocks
     every direction of a paused link."""
     r = {v: dcnsim.run("seed001_multistage_small", variant=v) for v in ("DRC 16KB", "802.3x 16KB")}
-    gbps = {v: x.flows["delivered_bytes"].sum() * 8 / (x.summary["sim_time_ps"] / 1e12) / 1e9 for v, x in r.items()}
+    gbps = {v: _gbps(x) for v, x in r.items()}
     assert r["DRC 16KB"].summary["data_packets_dropped"] == 0
     assert r["DRC 16KB"].summary["drc_frames"] > 0
     assert gbps["DRC 16KB"] > 1.05 * gbps["802.3x 16KB"], gbps

@@ -190,7 +190,12 @@ def test_fabric_is_the_sources(name, variant):
     assert len(nic) >= 1
 
 
-LOAD_CASES = [c for c in CASES if c[0].endswith("_small") and c[1] is None and "load" in _doc(c[0])["source"]]
+def _small_cases(key: str) -> List[Tuple[str, Optional[str]]]:
+    """The `_small` bases whose source states `key` (the checks that run the workload)."""
+    return [c for c in CASES if c[0].endswith("_small") and c[1] is None and key in _doc(c[0])["source"]]
+
+
+LOAD_CASES = _small_cases("load")
 
 
 @pytest.mark.parametrize("name,variant", LOAD_CASES, ids=[_ids(c) for c in LOAD_CASES])
@@ -210,7 +215,7 @@ def test_offered_load_is_the_sources(name, variant):
     assert abs(load / src["load"] - 1) <= LOAD_TOL, f"{name}: load {load:.3f}, source {src['load']}"
 
 
-PEAK_CASES = [c for c in CASES if c[0].endswith("_small") and c[1] is None and "peak_throughput" in _doc(c[0])["source"]]
+PEAK_CASES = _small_cases("peak_throughput")
 PEAK_TOL = 0.05  # collisions of random all-to-all traffic on a port cost a few per cent
 
 
