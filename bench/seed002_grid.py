@@ -5,6 +5,11 @@ on a log axis per mix) and as heat maps, plus the Markdown tables docs/reproduct
 quotes.
 
     python bench/seed002_grid.py OUTDIR [--seconds 250] [--jobs 2] [--max-flows 10]
+    python bench/seed002_grid.py OUTDIR --classic-slopes 1 2 3   # the 2015 DualQ per slope
+
+With `--classic-slopes` only the seed's 2015 DualQ runs, once per Classic slope S_r (with
+S_d = S_r + 3, the seed's coupling factor 8; the seed gives no slope), and each mix also
+reports the Classic queue's mean delay: the seed's operating point is 32 ms (slide 23).
 
 Each run is the shipped scenario with its flows replaced by the mix (hosts 0..n_c-1 Cubic,
 then n_d DCTCP, all to one receiver); per-flow goodput is averaged over the run after a 10 s
@@ -29,7 +34,11 @@ from dcnsim.api import shipped_scenarios
 WARMUP_S = 10
 
 
-def mix_scenario(base: dict, n_cubic: int, n_dctcp: int, seconds: int) -> dict:
+DUALQ2015 = "DualQ 2015"
+RATE_BPS = 40e6
+
+
+def mix_scenario(base: dict, n_cubic: int, n_dctcp: int, seconds: int, keep_queues: bool = False) -> dict:
     s = json.loads(json.dumps(base))
     n = n_cubic + n_dctcp
     s["scenario"]["max_time"] = f"{seconds}s"
@@ -38,19 +47,37 @@ def mix_scenario(base: dict, n_cubic: int, n_dctcp: int, seconds: int) -> dict:
     flows = [{"src": i, "dst": n, "size": "100GB", "transport": "cubic", "tag": "cubic"} for i in range(n_cubic)]
     flows += [{"src": n_cubic + j, "dst": n, "size": "100GB", "transport": "dctcp", "tag": "dctcp"} for j in range(n_dctcp)]
     s["workload"] = [{"kind": "flows", "flows": flows}]
-    s["metrics"].pop("queue_sample", None)
+    if not keep_queues:
+        s["metrics"].pop("queue_sample", None)
     return s
 
 
-def run_mix(args: Tuple[dict, str, int, int, int]) -> Tuple[str, int, int, float, float, float]:
+def with_classic_slope(base: dict, slope: int) -> dict:
+    """The scenario with the 2015 DualQ variant's S_r = slope and S_d = slope + 3."""
+    s = json.loads(json.dumps(base))
+    v = next(v for v in s["variant"] if v["name"] == DUALQ2015)
+    v["switch"]["aqm"].update(classic_slope=slope, l_slope=slope + 3)
+    return s
+
+
+def classic_delay_ms(queues, c_queue: int = 0) -> float:
+    """Mean sampled delay of the deepest Classic queue (the bottleneck's) at 40 Mbit/s."""
+    q = queues[queues["queue"] == c_queue]
+    means = q.groupby(["node", "port"]).apply(lambda g: (g["depth_bytes"] * g["samples"]).sum() / g["samples"].sum(), include_groups=False)
+    return float(means.max()) * 8 / RATE_BPS * 1e3
+
+
+def run_mix(args: Tuple[dict, str, int, int, int]) -> Tuple[str, int, int, float, float, float, float]:
     base, variant, n_cubic, n_dctcp, seconds = args
-    r = dcnsim.run(mix_scenario(base, n_cubic, n_dctcp, seconds), variant=variant)
+    slope_study = variant.startswith("S_r")
+    r = dcnsim.run(mix_scenario(base, n_cubic, n_dctcp, seconds, keep_queues=slope_study), variant=DUALQ2015 if slope_study else variant)
     ts = r.timeseries
     late = ts[ts["bin_start_ps"] >= WARMUP_S * 1e12]
     per_flow = late.groupby("tag")["bytes"].sum() * 8 / (seconds - WARMUP_S) / 1e6
     cubic = float(per_flow.get("cubic", 0.0)) / max(n_cubic, 1)
     dctcp = float(per_flow.get("dctcp", 0.0)) / max(n_dctcp, 1)
-    return variant, n_cubic, n_dctcp, cubic, dctcp, float(r.summary["wall_time_s"])
+    delay = classic_delay_ms(r.queues) if slope_study else math.nan
+    return variant, n_cubic, n_dctcp, cubic, dctcp, delay, float(r.summary["wall_time_s"])
 
 
 def main() -> None:
@@ -59,18 +86,26 @@ def main() -> None:
     ap.add_argument("--seconds", type=int, default=250)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--max-flows", type=int, default=10)
+    ap.add_argument("--classic-slopes", type=int, nargs="+", metavar="S_R", help="run only the 2015 DualQ, once per Classic slope")
     a = ap.parse_args()
     out = Path(a.outdir)
     out.mkdir(parents=True, exist_ok=True)
     base = tomllib.loads(shipped_scenarios()["seed002_dualq"].read_text())
-    variants = [v["name"] for v in base["variant"]]
     n = a.max_flows
-    jobs = [(base, v, c, d, a.seconds) for v in variants for c in range(1, n + 1) for d in range(1, n + 1)]
+    if a.classic_slopes:
+        variants = [f"S_r = {sr}" for sr in a.classic_slopes]
+        bases = {v: with_classic_slope(base, sr) for v, sr in zip(variants, a.classic_slopes)}
+    else:
+        variants = [v["name"] for v in base["variant"]]
+        bases = {v: base for v in variants}
+    jobs = [(bases[v], v, c, d, a.seconds) for v in variants for c in range(1, n + 1) for d in range(1, n + 1)]
     results: Dict[str, Dict[Tuple[int, int], Tuple[float, float]]] = {v: {} for v in variants}
+    delays: Dict[str, Dict[Tuple[int, int], float]] = {v: {} for v in variants}
     wall = 0.0
     with cf.ProcessPoolExecutor(a.jobs) as pool:
-        for v, c, d, cubic, dctcp, w in pool.map(run_mix, jobs):
+        for v, c, d, cubic, dctcp, delay, w in pool.map(run_mix, jobs):
             results[v][(c, d)] = (cubic, dctcp)
+            delays[v][(c, d)] = delay
             wall += w
     lines: List[str] = [f"{len(jobs)} runs of {a.seconds} s, {wall:.0f} s of run time in all", ""]
     for v in variants:
@@ -85,8 +120,15 @@ def main() -> None:
             lines.append(f"| {d} | " + " | ".join(cells) + " |")
         ratios = np.array([cu / dc for cu, dc in results[v].values() if dc > 0 and cu > 0])
         lines += ["", f"geometric mean {math.exp(np.log(ratios).mean()):.3f}, range {ratios.min():.3f}..{ratios.max():.3f}", ""]
+        if a.classic_slopes:
+            lines += [f"### {v}: mean Classic queue delay, ms (rows: DCTCP flows, columns: Cubic flows)", ""]
+            lines.append("| DCTCP \\ Cubic | " + " | ".join(str(c) for c in range(1, n + 1)) + " |")
+            lines.append("|---" * (n + 1) + "|")
+            for d in range(1, n + 1):
+                lines.append(f"| {d} | " + " | ".join(f"{delays[v][(c, d)]:.1f}" for c in range(1, n + 1)) + " |")
+            lines.append("")
     (out / "grid.md").write_text("\n".join(lines))
-    (out / "grid.json").write_text(json.dumps({v: {f"{c},{d}": r for (c, d), r in res.items()} for v, res in results.items()}))
+    (out / "grid.json").write_text(json.dumps({v: {f"{c},{d}": list(r) + ([delays[v][(c, d)]] if a.classic_slopes else []) for (c, d), r in res.items()} for v, res in results.items()}))
     plot(results, variants, n, out)
     print("\n".join(lines))
 

@@ -359,3 +359,113 @@ def test_shipped_sensitivity_sweep(tmp_path):
     for high in ("300KB", "600KB"):
         assert t.loc[("1500KB", high), "pause_frames"] < t.loc[("750KB", high), "pause_frames"]
     assert t.loc[("750KB", "300KB"), "mean_fct_us"] != t.loc[("750KB", "600KB"), "mean_fct_us"]
+
+
+PFC_SFC = """
+[scenario]
+name = "pfc_sfc_sweep"
+max_time = "2ms"
+
+[topology]
+kind = "dumbbell"
+senders = 4
+host_link = { rate = "10Gbps", delay = "1us" }
+bottleneck = { rate = "10Gbps", delay = "1us" }
+
+[switch]
+buffer = { model = "shared", pool = "2MB" }
+pfc = { xoff = "30KB", xon = "20KB" }
+
+[transport]
+kind = "dcqcn"
+
+[[workload]]
+kind = "incast"
+fan_in = 4
+receiver = 4
+size = "100KB"
+
+[[variant]]
+name = "PFC"
+
+[[variant]]
+name = "PFC+SFC"
+switch.sfc = { trigger = "50KB", target = "20KB" }
+
+[[variant]]
+name = "lossy"
+remove = ["switch.pfc"]
+"""
+
+
+def test_a_swept_key_never_switches_a_mechanism_on(tmp_path):
+    """Sweeping switch.sfc.trigger over a PFC and a PFC+SFC variant created switch.sfc in
+    the PFC variant too (both came out identical, "+0.0% (in noise)"). The key is written
+    only where its table exists; the other variants run unchanged, once, and the sweep
+    says so."""
+    p = tmp_path / "pfc_sfc.toml"
+    p.write_text(PFC_SFC)
+    pts = sweep.grid(str(p), [sweep.parse_set("switch.sfc.trigger=40KB,60KB")])
+    by = {(p.variant, p.values[0][1]): p for p in pts}
+    for t in ("40KB", "60KB"):
+        assert "sfc" not in dcnsim._core.merged(by[("PFC", t)].scenario, "json", "PFC")["switch"]
+        assert dcnsim._core.merged(by[("PFC+SFC", t)].scenario, "json", "PFC+SFC")["switch"]["sfc"]["trigger"] == t
+    # the unchanged variants simulate the same thing at every value: one run each
+    assert by[("PFC", "40KB")].run_id == by[("PFC", "60KB")].run_id
+    assert by[("PFC+SFC", "40KB")].run_id != by[("PFC+SFC", "60KB")].run_id
+    assert len({p.run_id for p in pts}) == 4
+    want = "switch.sfc.trigger does not apply to variant 'PFC' (it has no 'switch.sfc' table)"
+    assert any(w.startswith(want) for w in sweep.warnings_of(pts))
+    with pytest.warns(dcnsim.DcnsimWarning, match=r"does not apply to variant 'PFC'"):
+        out = sweep.run_sweep(pts, tmp_path / "out", jobs=1)
+    assert (out["ran"], out["distinct"]) == (4, 4)
+    assert json.loads((tmp_path / "out" / "sweep.json").read_text())["warnings"] == out["warnings"]
+    t = out["table"]
+    allrows = t[t["bin"] == "all"].set_index(["switch.sfc.trigger", "variant"])["mean_fct_us"]
+    assert allrows[("40KB", "PFC")] == allrows[("60KB", "PFC")]
+    assert allrows[("40KB", "PFC+SFC")] != allrows[("40KB", "PFC")]
+    # a key whose table no variant has is refused, naming the key
+    with pytest.raises(dcnsim.ScenarioError, match=r"sweep key 'switch.qcn.q_eq': .* has no table 'switch.qcn'; a swept key never creates a table"):
+        sweep.grid(str(p), [sweep.parse_set("switch.qcn.q_eq=10KB")])
+    # ... and so is one whose variants with the table were not chosen
+    with pytest.raises(dcnsim.ScenarioError, match=r"sweep key 'switch.sfc.trigger': variant 'PFC' of 'pfc_sfc_sweep' has no table"):
+        sweep.grid(str(p), [sweep.parse_set("switch.sfc.trigger=40KB")], variants=["PFC"])
+
+
+def test_identical_variants_are_warned_about(tmp_path):
+    """Two variants that resolve to the same scenario are named in compare's warnings (the
+    Comparison, comparison.md, the terminal, Python's warnings) and in a sweep's."""
+    p = tmp_path / "same.toml"
+    p.write_text(PFC_SFC + '\n[[variant]]\nname = "PFC again"\nswitch.pfc = { xoff = "30KB" }\n')
+    with pytest.warns(dcnsim.DcnsimWarning, match=r"variants 'PFC' and 'PFC again' resolve to the same scenario"):
+        cmp = dcnsim.compare(str(p), variants=["PFC", "PFC again", "lossy"], jobs=1)
+    assert len(cmp.warnings) == 1 and "PFC again" in cmp.markdown_report()
+    # variants not compared together are not warned about
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", dcnsim.DcnsimWarning)
+        assert dcnsim.compare(str(p), variants=["PFC", "lossy"], jobs=1).warnings == []
+    from click.testing import CliRunner
+
+    from dcnsim.cli import cli
+
+    res = CliRunner().invoke(cli, ["compare", str(p), "--variant", "PFC", "--variant", "PFC again", "-j", "1", "--no-progress"])
+    assert res.exit_code == 0, res.output
+    assert "warning: variants 'PFC' and 'PFC again' resolve to the same scenario" in res.output
+    pts = sweep.grid(str(p), [sweep.parse_set("switch.pfc.xon=10KB,20KB")], variants=["PFC", "PFC again"])
+    # the swept value goes into both variants, so they stay identical at every point
+    ws = sweep.warnings_of(pts)
+    assert ws == [f"at switch.pfc.xon={x!r}: variants 'PFC' and 'PFC again' resolve to the same scenario: their comparison measures nothing" for x in ("10KB", "20KB")]
+
+
+def test_a_variant_switches_a_base_mechanism_off(tmp_path):
+    """`remove = ["switch.pfc"]` runs the variant without PFC (`switch.pfc = {}` merges into
+    the base's and changes nothing, as the reference says)."""
+    p = tmp_path / "remove.toml"
+    p.write_text(PFC_SFC + '\n[[variant]]\nname = "empty table"\nswitch.pfc = {}\n')
+    runs = {v: dcnsim.run(str(p), variant=v).summary for v in ("PFC", "lossy", "empty table")}
+    assert runs["PFC"]["pfc_frames"] > 0
+    # no PFC: no PFC counters at all
+    assert "pfc_frames" not in runs["lossy"] and "xoff_time_ps" not in runs["lossy"]
+    assert runs["empty table"]["pfc_frames"] == runs["PFC"]["pfc_frames"]

@@ -22,7 +22,7 @@ except ImportError as e:  # pragma: no cover - only when the extension is not bu
     ) from e
 
 from ._core import DcnsimError, ScenarioError, SimulationError
-from .sources import validate
+from .sources import DcnsimWarning, validate
 
 __version__: str = _core.__version__
 
@@ -57,6 +57,7 @@ __all__ = [
     "Comparison",
     "DEFAULT_FCT_BINS",
     "DcnsimError",
+    "DcnsimWarning",
     "Result",
     "ScenarioError",
     "SimulationError",

@@ -31,7 +31,16 @@ def validate(
     """Parse and validate a scenario without running it.
 
     Returns ``{"name": str, "description": str, "variants": [str], "hosts": int,
-    "switches": int}``. Raises :class:`ScenarioError` on invalid input.
+    "switches": int, "identical_variants": [[str, str]]}`` (pairs of variants, earlier
+    first, that resolve to the same scenario). Raises :class:`ScenarioError` on invalid
+    input.
+    """
+
+def merged(
+    text: str, format: _Format = "toml", variant: Optional[str] = None
+) -> Dict[str, Any]:
+    """The base scenario, or ``variant`` merged into it (its ``remove`` applied), as a dict,
+    not validated. Raises :class:`ScenarioError` for unparsable text or an unknown variant.
     """
 
 class Simulation:

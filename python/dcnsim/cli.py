@@ -14,12 +14,13 @@ SCENARIO is a path to a scenario file or the name of a shipped scenario (see
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import signal
 import sys
 from pathlib import Path
-from typing import Any, List, Optional, Sequence
+from typing import Any, Iterator, List, Optional, Sequence
 
 import click
 
@@ -338,7 +339,8 @@ def compare_cmd(
     from .comparison import compare
 
     mode: Any = "always" if progress is True else (False if progress is False else True)
-    cmp = compare(scenario, variants=list(variants) or None, seed=seed, jobs=jobs, progress=mode, seeds=seeds if seeds and seeds > 1 else None)
+    with _quiet_warnings():  # printed below, once, with the table
+        cmp = compare(scenario, variants=list(variants) or None, seed=seed, jobs=jobs, progress=mode, seeds=seeds if seeds and seeds > 1 else None)
     console = _console()
     if outdir is not None:
         paths = cmp.save(outdir)
@@ -356,6 +358,8 @@ def compare_cmd(
     seeds_text = f"{cmp.n_seeds} seeds, mean ± 95% CI; * = the change's CI excludes 0" if cmp.n_seeds > 1 else f"seed {', '.join(seed_values)}"
     title = f"{cmp.scenario}: {len(cmp.variants)} variants ({seeds_text}), vs {cmp.base}"
     console.print(_compare_rich_table(cmp, escape(title)))
+    for w in cmp.warnings:
+        click.echo(f"warning: {w}", err=True)
     for name, result in cmp.results.items():
         s = result.summary
         for w in s.get("warnings") or []:
@@ -367,6 +371,19 @@ def compare_cmd(
                 f"when the run ended (end: {s.get('end_reason', '?')})",
                 err=True,
             )
+
+
+@contextlib.contextmanager
+def _quiet_warnings() -> Iterator[None]:
+    """The API's DcnsimWarnings not printed by Python: the command prints them itself, as
+    one `warning:` line each."""
+    import warnings
+
+    from .sources import DcnsimWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DcnsimWarning)
+        yield
 
 
 @cli.command("sweep")
@@ -387,15 +404,17 @@ def sweep_cmd(scenario: str, outdir: Path, sets: Sequence[str], seeds: Optional[
 
     points = sweep.grid(scenario, [sweep.parse_set(x) for x in sets], seeds, list(variants) or None)
     mode: Any = "always" if progress is True else (False if progress is False else True)
-    out = sweep.run_sweep(points, outdir, jobs=jobs, progress=mode, cluster=cluster)
+    with _quiet_warnings():  # printed below, once, with the table
+        out = sweep.run_sweep(points, outdir, jobs=jobs, progress=mode, cluster=cluster)
     from .report import write_report
 
     write_report(outdir)
     console = _console()
     keys = [k for k, _ in points[0].values]
+    distinct = "" if out["distinct"] == len(points) else f", {out['distinct']} distinct"
     console.print(
-        f"wrote {escape(str(outdir))}: {len(points)} runs ({out['ran']} run now, {out['skipped']} already there), "
-        f"sweep.parquet ({len(out['table'])} rows), sweep_summary.csv, report.html",
+        f"wrote {escape(str(outdir))}: {len(points)} runs{distinct} ({out['ran']} run now, {out['skipped']} already there), "
+        f"sweep.parquet ({len(out['table'])} rows), sweep_summary.csv, sweep.json, report.html",
         highlight=False,
     )
     s = out["summary"]
@@ -416,6 +435,8 @@ def sweep_cmd(scenario: str, outdir: Path, sets: Sequence[str], seeds: Optional[
             change = ["" if x != x else f"{x:+.1%}" + (" *" if r["mean_fct_us_change_ci_excludes_0"] is True else " (in noise)" if r["seeds"] > 1 else "")]
         t.add_row(*[escape(str(r[k])) for k in keys], escape(str(r["variant"])), str(r["seeds"]), fct, *change, f"{r['drops']:.0f}")
     console.print(t)
+    for w in out["warnings"]:
+        click.echo(f"warning: {w}", err=True)
 
 
 @cli.command("report")

@@ -24,6 +24,7 @@ import math
 import multiprocessing
 import os
 import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
@@ -34,7 +35,7 @@ import pandas as pd
 from . import _core
 from .api import Result, ScenarioLike, ScenarioSource, check_seed, resolve_scenario, run_source
 from .driver import _progress_mode
-from .sources import MAX_RUNS
+from .sources import MAX_RUNS, DcnsimWarning, identical_warnings
 from .sources import seed_list as _seed_list
 from .io import PathLike, Writer, write_files_atomic
 from .tables import fct_table
@@ -230,6 +231,9 @@ class Comparison:
     scenario_sha256: str = ""
     #: With several seeds: {variant: [Result per seed]} (``results`` holds the first seed's).
     replicas: Dict[str, List[Result]] = field(default_factory=dict)
+    #: What a reader must know before trusting the table (e.g. two variants that resolve to
+    #: the same scenario); also raised as :class:`dcnsim.DcnsimWarning`.
+    warnings: List[str] = field(default_factory=list)
     _rows_cache: Dict[Any, List[Row]] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -533,6 +537,7 @@ class Comparison:
                 f"{s.get('flows_finished', '?')}/{s.get('flows_total', '?')} flows finished, "
                 f"end: {s.get('end_reason', '?')}"
             )
+        lines += [f"- **warning**: {_md_escape(w)}" for w in self.warnings]
         lines += [
             "",
             "Queue depths are over switch egress ports; XOFF time is summed over all ports.",
@@ -989,7 +994,10 @@ def compare(
     if len(chosen) * len(seed_list) > MAX_RUNS:
         raise _core.ScenarioError(f"seeds: {len(chosen)} variants x {len(seed_list)} seeds = {len(chosen) * len(seed_list)} runs, expected at most {MAX_RUNS}")
     for v in chosen:  # fail fast, before starting any process, on an invalid variant
-        _core.validate(src.text, src.format, v)
+        info = _core.validate(src.text, src.format, v)
+    warns = identical_warnings(info["identical_variants"], chosen)
+    for w in warns:
+        warnings.warn(w, DcnsimWarning, stacklevel=2)
     seed_arg = None if seed is None else int(seed)
     jobs_list = [(v, s) for v in chosen for s in seed_list]
     workers = min(int(jobs), len(jobs_list))
@@ -1032,6 +1040,7 @@ def compare(
         jobs=workers,
         scenario_sha256=src.sha256,
         replicas=replicas if len(seed_list) > 1 else {},
+        warnings=warns,
     )
 
 

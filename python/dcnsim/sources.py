@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _core
 
@@ -171,6 +171,21 @@ def format_rate(x: float) -> str:
         if x >= scale:
             return f"{x / scale:.2f}{unit}"
     return f"{x:.0f}"
+
+
+class DcnsimWarning(UserWarning):
+    """A result that is valid but may not mean what it seems: two compared variants that
+    resolve to the same scenario, a swept key that does not apply to a variant. Raised
+    through :mod:`warnings` and written into the outputs' warnings as well."""
+
+
+def identical_warnings(pairs: Sequence[Sequence[str]], chosen: Sequence[Optional[str]]) -> List[str]:
+    """One line per pair of the compared variants that resolve to the same scenario."""
+    return [
+        f"variants {a!r} and {b!r} resolve to the same scenario: their comparison measures nothing"
+        for a, b in pairs
+        if a in chosen and b in chosen
+    ]
 
 
 def check_seed(seed: Any) -> None:

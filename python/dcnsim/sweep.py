@@ -3,8 +3,10 @@
 The grid comes from the scenario's ``[sweep]`` table (key paths to lists of values, and
 ``seeds``, a count or a list) and from the command line (``--set KEY=V1,V2``, ``--seeds``),
 crossed with the file's ``[[variant]]`` tables. Every point is an independent run: its
-scenario is the file with the point's values written at their key paths, so a run's
-identity is the hash of that text, its variant and its seed. Each run saves its own outputs
+scenario is the file with the point's values written at their key paths in each variant
+that has the key's table (a swept key never creates a table; where a variant lacks it the
+variant runs unchanged, and the output says so), so a run's identity is the hash of the
+merged scenario it simulates and its seed. Each run saves its own outputs
 under ``OUTDIR/runs/<id>/`` (atomically, as ``dcnsim run -o`` does); a rerun skips the points
 whose outputs are there, so an interrupted sweep resumes where it stopped. At the end
 ``sweep.parquet`` holds one row per run and FCT size bin (a column per swept key, named by
@@ -23,13 +25,14 @@ import math
 import multiprocessing
 import os
 import time
+import warnings
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _core
-from .sources import MAX_RUNS, ScenarioLike, check_seed, resolve_scenario
+from .sources import MAX_RUNS, DcnsimWarning, ScenarioLike, identical_warnings, check_seed, resolve_scenario
 from .sources import seed_list as _seed_list
 
 # ray.init tries when the cluster answers but fails to start this client's server
@@ -103,7 +106,38 @@ class Point:
     variant: Optional[str]
     seed: int
     scenario: str  # JSON text of the scenario with the values written in
-    run_id: str
+    run_id: str  # from what this run simulates (its merged variant and seed): equal runs share it
+    #: what the output must say about this point: swept keys that do not apply to its
+    #: variant, variants it is identical to
+    warnings: Tuple[str, ...] = ()
+
+
+def _has_table(doc: Dict[str, Any], path: str) -> bool:
+    """Whether ``doc`` has the table at dotted ``path`` ("" is the document itself)."""
+    d: Any = doc
+    for p in path.split(".") if path else []:
+        d = d.get(p) if isinstance(d, dict) else None
+    return isinstance(d, dict)
+
+
+def _applies(doc: Dict[str, Any], keys: Sequence[str], chosen: Sequence[Optional[str]], name: str) -> Dict[str, List[Optional[str]]]:
+    """For each swept key, the chosen variants (None: the base) whose merged scenario has
+    the key's table. A swept key never creates a table: written where a variant lacks it,
+    it would switch that mechanism on there (``switch.sfc.trigger`` swept over a PFC-only
+    variant turned SFC on in it). A key that applies nowhere is refused."""
+    text = json.dumps(doc)
+    merged = {v: _core.merged(text, "json", v) for v in chosen}
+    out: Dict[str, List[Optional[str]]] = {}
+    for k in keys:
+        parent = k.rpartition(".")[0]
+        out[k] = [v for v in chosen if _has_table(merged[v], parent)]
+        if not out[k]:
+            where = "the scenario" if chosen == [None] else "variant " + ", ".join(repr(v) for v in chosen)
+            raise _core.ScenarioError(
+                f"sweep key {k!r}: {where} of {name!r} has no table {parent!r}; a swept key never creates a table "
+                "(that would switch a mechanism on): write the table into the scenario or a variant"
+            )
+    return out
 
 
 def _set_path(doc: Dict[str, Any], key: str, value: Any) -> None:
@@ -181,28 +215,40 @@ def grid(
             f"sweep: {runs} runs ({n_values} grid points x {len(chosen)} variant(s) x {len(seed_list)} seed(s)), expected at most {MAX_RUNS}; "
             "sweep fewer values or seeds, or split the sweep"
         )
+    applies = _applies(doc, keys, chosen, name)
+    not_applied = {v: [k for k in keys if v not in applies[k]] for v in chosen}
     points: List[Point] = []
     for combo in itertools.product(*(axes[k] for k in keys)):
-        d = json.loads(json.dumps(doc))
-        for k, v in zip(keys, combo):
-            _set_path(d, k, v)
-            # The swept value wins over a variant that sets the key itself (or replaces
-            # its table): otherwise the variant's value would silently stand for every point.
-            for var in d.get("variant", []):
-                if isinstance(var, dict):
-                    _set_path(var, k, v)
-        text = json.dumps(d, sort_keys=True, allow_nan=False)
         values = tuple(zip(keys, combo))
+        where = ", ".join(f"{k}={x!r}" for k, x in values) or "the base"
+        d = json.loads(json.dumps(doc))
+        for v in chosen:
+            # Written into the variant's own table, so the swept value wins over a value the
+            # variant sets itself and lands in a table the variant replaces or re-creates.
+            target = d if v is None else next(x for x in d["variant"] if isinstance(x, dict) and x.get("name") == v)
+            for k, x in values:
+                if v in applies[k]:
+                    _set_path(target, k, x)
+        text = json.dumps(d, sort_keys=True, allow_nan=False)
         for v in chosen:
             try:
-                _core.validate(text, "json", v)
+                info = _core.validate(text, "json", v)
             except _core.ScenarioError as e:
-                where = ", ".join(f"{k}={x!r}" for k, x in values) or "the base"
                 raise _core.ScenarioError(f"sweep point {where}: {e}") from None
+        same = identical_warnings(info["identical_variants"], chosen)
+        for v in chosen:
+            notes = [f"{k} does not apply to variant {v!r} (it has no {k.rpartition('.')[0]!r} table): that variant runs unchanged at every value" for k in not_applied[v]]
+            notes += [f"at {where}: {w}" for w in same if repr(v) in w]
+            merged = json.dumps(_core.merged(text, "json", v), sort_keys=True)
             for s in seed_list:
-                h = hashlib.sha256(f"{text}\0{v}\0{s}".encode()).hexdigest()[:16]
-                points.append(Point(values, v, int(s), text, h))
+                h = hashlib.sha256(f"{merged}\0{s}".encode()).hexdigest()[:16]
+                points.append(Point(values, v, int(s), text, h, tuple(notes)))
     return points
+
+
+def warnings_of(points: Sequence[Point]) -> List[str]:
+    """The sweep's warnings, each once, in grid order."""
+    return list(dict.fromkeys(w for p in points for w in p.warnings))
 
 
 def _row_data(result: Any) -> Dict[str, Any]:
@@ -287,20 +333,28 @@ def run_sweep(
     one per core). ``cluster``: a Ray address (``"ray://HOST:PORT"`` or ``"auto"``) to run
     the same jobs on a Ray cluster instead (``pip install 'dcnsim[ray]'``), the dcnsim
     package, compiled core included, shipped to the workers; the tables are the same.
-    Returns {"ran": n, "skipped": n, "table": DataFrame, "summary": DataFrame}."""
+    Runs that simulate the same thing (a variant a swept key does not apply to, two
+    identical variants) share a run id and run once. Returns {"ran": n, "skipped": n,
+    "distinct": n, "table": DataFrame, "summary": DataFrame, "warnings": [str]}; the
+    warnings (also raised as :class:`dcnsim.DcnsimWarning`) and the run counts go to
+    sweep.json."""
     from .driver import _progress_mode
 
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
     data: Dict[str, Dict[str, Any]] = {}
     todo = []
-    for p in points:
+    unique = list({p.run_id: p for p in reversed(points)}.values())[::-1]  # equal runs run once
+    for p in unique:
         d = _done(out, p)
         if d is None:
             todo.append(p)
         else:
             data[p.run_id] = d
-    skipped = len(points) - len(todo)
+    skipped = len(unique) - len(todo)
+    warns = warnings_of(points)
+    for w in warns:
+        warnings.warn(w, DcnsimWarning, stacklevel=2)
     show, force = _progress_mode(progress)
     by_id = {p.run_id: p for p in todo}
 
@@ -320,16 +374,17 @@ def run_sweep(
             _run_local(todo, jobs, finished)
     table = tidy(points, data)
     summary = summarize(table, [k for k, _ in points[0].values] if points else [])
-    from .io import parquet_writer, write_files_atomic
+    from .io import json_writer, parquet_writer, write_files_atomic
 
-    write_files_atomic(out, {"sweep.parquet": parquet_writer(table), "sweep_summary.csv": _csv_writer(summary)})
+    meta = {"runs": len(points), "distinct_runs": len(unique), "warnings": warns}
+    write_files_atomic(out, {"sweep.parquet": parquet_writer(table), "sweep_summary.csv": _csv_writer(summary), "sweep.json": json_writer(meta)})
     if points and points[0].values:
         plot = plot_sweep(summary, points[0].values[0][0])
         if plot is not None:
             from .comparison import _png_writer
 
             write_files_atomic(out, {"sweep.png": _png_writer(plot)})
-    return {"ran": len(todo), "skipped": skipped, "table": table, "summary": summary}
+    return {"ran": len(todo), "skipped": skipped, "distinct": len(unique), "table": table, "summary": summary, "warnings": warns}
 
 
 def _run_local(todo: Sequence[Point], jobs: Optional[int], finished: Any) -> None:

@@ -82,6 +82,15 @@ fn validate(py: Python<'_>, text: &str, format: &str, variant: Option<&str>) -> 
     json_to_py(py, &serde_json::to_value(&s).unwrap())
 }
 
+/// The base (`variant=None`) or a variant merged into it, unvalidated, as a dict.
+#[pyfunction]
+#[pyo3(signature = (text, format = "toml", variant = None))]
+fn merged(py: Python<'_>, text: &str, format: &str, variant: Option<&str>) -> PyResult<PyObject> {
+    let doc = parse(text, format)?;
+    let t = doc.merged(variant).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    json_to_py(py, &serde_json::to_value(&t).map_err(|e| ScenarioError::new_err(e.to_string()))?)
+}
+
 /// A running simulation.
 #[pyclass(module = "dcnsim._core")]
 struct Simulation {
@@ -164,6 +173,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type_bound::<ScenarioError>())?;
     m.add("SimulationError", m.py().get_type_bound::<SimulationError>())?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(merged, m)?)?;
     m.add_class::<Simulation>()?;
     Ok(())
 }

@@ -118,6 +118,22 @@ impl Document {
         Ok(Document { base, variants })
     }
 
+    /// Pairs of variants (earlier, later) whose resolved scenarios are equal, every key
+    /// read as the engine reads it (a value written out that equals the default still
+    /// counts as a difference).
+    pub fn identical_variants(&self) -> Result<Vec<(String, String)>, ScenarioError> {
+        let mut seen: Vec<(&str, serde_json::Value)> = Vec::new();
+        let mut pairs = Vec::new();
+        for (name, _) in &self.variants {
+            let v = serde_json::to_value(self.scenario(Some(name))?).map_err(|e| err("variant", e.to_string()))?;
+            if let Some((first, _)) = seen.iter().find(|(_, w)| *w == v) {
+                pairs.push((first.to_string(), name.clone()));
+            }
+            seen.push((name, v));
+        }
+        Ok(pairs)
+    }
+
     pub fn variant_names(&self) -> Vec<String> {
         self.variants.iter().map(|(n, _)| n.clone()).collect()
     }
@@ -138,16 +154,27 @@ impl Document {
         Ok(selected)
     }
 
-    /// The validated scenario for the base (`None`) or a named variant (this one only).
-    pub fn scenario(&self, variant: Option<&str>) -> Result<Scenario, ScenarioError> {
+    /// The base table (`None`) or a named variant merged into it, not yet validated: what
+    /// the variant runs, as a scenario file would spell it.
+    pub fn merged(&self, variant: Option<&str>) -> Result<toml::Table, ScenarioError> {
         let mut t = self.base.clone();
         if let Some(name) = variant {
             let (_, over) = self.variants.iter().find(|(n, _)| n == name).ok_or_else(|| match self.variants.is_empty() {
                 true => err("variant", format!("no variant named \"{name}\": the file has no [[variant]] tables")),
                 false => err("variant", format!("no variant named \"{name}\"; expected one of {:?}", self.variant_names())),
             })?;
-            merge(&mut t, over);
+            let mut over = over.clone();
+            if let Some(paths) = over.remove(REMOVE_KEY) {
+                remove_paths(&mut t, &paths, name)?;
+            }
+            merge(&mut t, &over);
         }
+        Ok(t)
+    }
+
+    /// The validated scenario for the base (`None`) or a named variant (this one only).
+    pub fn scenario(&self, variant: Option<&str>) -> Result<Scenario, ScenarioError> {
+        let t = self.merged(variant)?;
         let s: Scenario = serde_path_to_error::deserialize(toml::Value::Table(t)).map_err(|e| {
             let path = e.path().to_string();
             let key = if path == "." { String::new() } else { path };
@@ -175,6 +202,41 @@ impl Document {
         })?;
         Ok(s)
     }
+}
+
+/// The variant key listing base keys to drop before the variant's own keys merge in: how a
+/// variant switches a mechanism off (`remove = ["switch.pfc"]`) or replaces a table whole
+/// (remove it, then write it).
+pub const REMOVE_KEY: &str = "remove";
+
+/// Drop each dotted key path of `paths` (the variant's `remove`) from `base`. A path the
+/// base does not have is an error: a typo would otherwise leave the mechanism on.
+fn remove_paths(base: &mut toml::Table, paths: &toml::Value, variant: &str) -> Result<(), ScenarioError> {
+    let key = format!("{REMOVE_KEY} (variant \"{variant}\")");
+    let list = match paths {
+        toml::Value::Array(a) => a,
+        other => return Err(err(key, format!("invalid value {other}, expected a list of key paths such as [\"switch.pfc\"]"))),
+    };
+    for p in list {
+        let Some(path) = p.as_str().filter(|s| !s.is_empty()) else {
+            return Err(err(key, format!("invalid value {p}, expected a key path such as \"switch.pfc\"")));
+        };
+        let (parents, last) = match path.rsplit_once('.') {
+            Some((a, b)) => (a.split('.').collect::<Vec<_>>(), b),
+            None => (Vec::new(), path),
+        };
+        let mut t = &mut *base;
+        for part in parents {
+            t = match t.get_mut(part) {
+                Some(toml::Value::Table(inner)) => inner,
+                _ => return Err(err(key, format!("invalid value \"{path}\": the base scenario has no table \"{part}\" there; expected a key path of the base"))),
+            };
+        }
+        if t.remove(last).is_none() {
+            return Err(err(key, format!("invalid value \"{path}\": the base scenario does not set it; expected a key path of the base")));
+        }
+    }
+    Ok(())
 }
 
 /// Deep-merge `over` into `base`: tables merge recursively, other values replace. A table
@@ -1361,6 +1423,9 @@ pub struct Summary {
     pub variants: Vec<String>,
     pub hosts: usize,
     pub switches: usize,
+    /// Pairs of variants (earlier, later) that resolve to the same scenario: a comparison
+    /// of the two would measure nothing.
+    pub identical_variants: Vec<(String, String)>,
 }
 
 /// Validate the base and every variant; build the topology to check it routes.
@@ -1373,7 +1438,8 @@ pub fn check(doc: &Document, variant: Option<&str>) -> Result<Summary, ScenarioE
     build_routes(&s.topology, &topo)?;
     let buffer = buffer_params(&s.switch.buffer, &topo)?;
     pfc_params(&s, &topo, &buffer)?;
-    Ok(Summary { name: s.scenario.name.clone(), description: s.scenario.description.clone(), variants: names, hosts: topo.num_hosts(), switches: topo.num_switches() })
+    let identical_variants = doc.identical_variants()?;
+    Ok(Summary { name: s.scenario.name.clone(), description: s.scenario.description.clone(), variants: names, hosts: topo.num_hosts(), switches: topo.num_switches(), identical_variants })
 }
 
 /// Every flow's ideal completion time must be a time the clock can hold (it is reported,
@@ -2293,6 +2359,45 @@ hosts = [42, 63]
         assert_eq!((s.model, s.queue.map(|b| b.0), s.pool.is_none(), s.alpha), (BufferModel::Static, Some(1_000_000), true, None));
         let m = doc.scenario(Some("M")).unwrap().switch.buffer;
         assert_eq!((m.pool.map(|b| b.0), m.guaranteed.map(|b| b.0), m.alpha), (Some(4_000_000), Some(1_000), Some(2.0)));
+    }
+
+    /// `remove` drops base keys before the variant's own merge in: a mechanism switched off,
+    /// a static threshold replaced by a dynamic one (a merge would keep both), and a typo or
+    /// a wrong type refused with the key and the variant named.
+    #[test]
+    fn a_variant_removes_base_tables() {
+        let base = format!("{BASE}\n[switch]\nbuffer = {{ model = \"shared\", pool = \"4MB\" }}\npfc = {{ xoff = \"100KB\", xon = \"80KB\" }}\n");
+        let doc = Document::from_toml(&format!(
+            "{base}\n[[variant]]\nname = \"off\"\nremove = [\"switch.pfc\"]\n\
+             [[variant]]\nname = \"dynamic\"\nremove = [\"switch.pfc\"]\nswitch.pfc = {{ alpha = 0.5 }}\n\
+             [[variant]]\nname = \"empty\"\nswitch.pfc = {{}}\n"
+        ))
+        .unwrap();
+        assert!(doc.scenario(None).unwrap().switch.pfc.is_some());
+        assert!(doc.scenario(Some("off")).unwrap().switch.pfc.is_none());
+        let d = doc.scenario(Some("dynamic")).unwrap().switch.pfc.unwrap();
+        assert_eq!((d.xoff, d.alpha), (None, Some(0.5)));
+        // an empty table merges into the base's: PFC stays on, as documented
+        assert!(doc.scenario(Some("empty")).unwrap().switch.pfc.unwrap().xoff.is_some());
+        assert!(!doc.merged(Some("off")).unwrap()["switch"].as_table().unwrap().contains_key("pfc"));
+        for (remove, what) in [("[\"switch.pfcc\"]", "does not set it"), ("[\"swich.pfc\"]", "no table \"swich\""), ("\"switch.pfc\"", "expected a list"), ("[3]", "expected a key path")] {
+            let doc = Document::from_toml(&format!("{base}\n[[variant]]\nname = \"v\"\nremove = {remove}\n")).unwrap();
+            let e = doc.scenario(Some("v")).unwrap_err();
+            assert!(e.key == "remove (variant \"v\")" && e.message.contains(what), "{remove}: {e}");
+        }
+    }
+
+    /// Variants that resolve to the same scenario are reported (the base never is).
+    #[test]
+    fn identical_variants_are_found() {
+        let doc = Document::from_toml(&format!(
+            "{BASE}\n[[variant]]\nname = \"A\"\n[[variant]]\nname = \"B\"\ntopology.senders = 5\n[[variant]]\nname = \"C\"\n\
+             [[variant]]\nname = \"D\"\ntopology.senders = 5\n[[variant]]\nname = \"E\"\ntopology.senders = 2\n"
+        ))
+        .unwrap();
+        let pairs = doc.identical_variants().unwrap();
+        // E writes out the base's own value: the same scenario as A
+        assert_eq!(pairs, vec![("A".into(), "C".into()), ("B".into(), "D".into()), ("A".into(), "E".into())]);
     }
 
     /// One invalid variant makes the file invalid for every command, whichever part runs.

@@ -70,6 +70,24 @@ fn variant_schema() -> SchemaObject {
             ..Default::default()
         }),
     );
+    obj.properties.insert(
+        super::REMOVE_KEY.to_string(),
+        Schema::Object(SchemaObject {
+            metadata: meta(
+                "Key paths of the base scenario to drop before this variant's own keys merge in: the one way \
+                 to switch a mechanism off in a variant (`remove = [\"switch.pfc\"]`) or to replace a table \
+                 whole (remove it and write it again, e.g. a static XOFF made dynamic). A path the base does \
+                 not set is an error. Writing an empty table (`switch.pfc = {}`) merges into the base's and \
+                 changes nothing.",
+            ),
+            instance_type: Some(InstanceType::Array.into()),
+            array: Some(Box::new(ArrayValidation {
+                items: Some(SingleOrVec::Single(Box::new(Schema::Object(SchemaObject { instance_type: Some(InstanceType::String.into()), ..Default::default() })))),
+                ..Default::default()
+            })),
+            ..Default::default()
+        }),
+    );
     // Any other key overrides the base: additionalProperties stays unconstrained.
     SchemaObject {
         metadata: meta(
@@ -78,7 +96,7 @@ fn variant_schema() -> SchemaObject {
              `[switch]` or `switch.pfc`) merge key by key, recursively, while every other value, arrays \
              included (`[[workload]]`, `fct_bins`, `flows`), replaces the base value as a whole; a table \
              whose `model` (`switch.buffer`) or AQM `kind` (`switch.aqm`) the variant changes is replaced \
-             whole, since another model or kind takes other keys. The merged \
+             whole, since another model or kind takes other keys; `remove` drops base keys first. The merged \
              result must be a valid scenario; it is validated like the base, and errors name the variant. \
              Without a variant selected, the base scenario runs.",
         ),

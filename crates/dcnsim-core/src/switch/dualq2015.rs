@@ -37,9 +37,12 @@
 //!   and one DCTCP flow (S_r = 1.3), 4.9 for two of each (2.3) and 25 for the seed's largest,
 //!   ten of each (4.6): with no integrator a fixed slope holds the Classic queue at 32 ms for
 //!   one number of flows only (PI2 later removed that dependence). S_r = 2 (`classic_slope`;
-//!   p' = 1 at 1.07 s of Classic delay) sits between the one- and two-of-each mixes; in this
-//!   simulator, over 250 s, it puts the Classic queue at 25 ms for 1 + 1 and 38 ms for 2 + 2
-//!   (S_r = 1: 42 and 68 ms). S_d = S_r + 3 = 5 (`l_slope`).
+//!   p' = 1 at 1.07 s of Classic delay) puts the Classic queue at the seed's 32 ms in the
+//!   middle of the seed's 1..10 x 1..10 flow-mix grid: measured with Linux's CWR round trip
+//!   over 250 s (`bench/seed002_grid.py --classic-slopes 0 1 2 3`), the median Classic
+//!   delay over the 100 mixes is 30.7 ms (5 + 5: 31.7 ms; 1 + 1: 14.9 ms), against 43.2 ms
+//!   for S_r = 1 and 21.2 ms for S_r = 3, and its Cubic / DCTCP ratio has the geometric mean
+//!   nearest 1 (1.04; S_r = 1: 0.74, S_r = 3: 1.29). S_d = S_r + 3 = 5 (`l_slope`).
 //! * T (not given for the DualQ): 5 packets of the MTU, the DCTCP threshold of the seed's
 //!   slide 8 ("Instant Q size", 5), as `seed002_queue_pdf` reads it.
 //! * Decisions are taken as the packet arrives, before it joins its queue, with the Classic
