@@ -140,6 +140,11 @@ def test_run_variant(dcnsim_cli, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert json.loads((tmp_path / "v" / "summary.json").read_text())["variant"] == "slow"
     assert "slow" in proc.stdout
+    # without --variant the base runs, and the output says so
+    proc = dcnsim_cli("run", p)
+    assert proc.returncode == 0, proc.stderr
+    assert "FCT by flow size: tiny / base (seed" in proc.stdout
+    assert "ran the base scenario; the file's variants (slow) run with --variant NAME" in " ".join(proc.stdout.split())
 
 
 # ---------------------------------------------------------------------------- validate

@@ -133,15 +133,20 @@ def test_results_in_file_order(cmp2):
 def test_table_layout(cmp2):
     t = cmp2.table()
     assert list(t.columns) == ["group", "metric", *VARIANTS, "DCTCP vs Reno", "DCTCP K=10KB vs Reno"]
-    # FCT rows: size bins with flows (this workload has none above 1 MB), then "all".
+    # FCT rows: size bins with flows (this workload has none above 1 MB), then "all", over
+    # every flow; then the same per workload tag (background and incast here), then network
     groups = list(dict.fromkeys(t["group"]))
-    assert groups == ["<100KB", "100KB-1MB", "all", "network"]
+    assert groups == ["<100KB", "100KB-1MB", "all", "background: <100KB", "background: 100KB-1MB", "background: all", "incast: <100KB", "incast: all", "network"]
     for g in groups[:-1]:
         assert list(t.loc[t["group"] == g, "metric"]) == FCT_METRICS
     assert list(t.loc[t["group"] == "network", "metric"]) == NETWORK_METRICS
-    assert len(t) == 3 * len(FCT_METRICS) + len(NETWORK_METRICS)
+    assert len(t) == 8 * len(FCT_METRICS) + len(NETWORK_METRICS)
     # No unique (group, metric) pair twice.
     assert not t.duplicated(["group", "metric"]).any()
+    # the tags' flows are every flow
+    for v in VARIANTS:
+        per_tag = sum(_cell(t, f"{tag}: all", "flows finished", v) for tag in ("background", "incast"))
+        assert per_tag == _cell(t, "all", "flows finished", v) == cmp2.results[v].summary["flows_finished"]
 
 
 def _cell(t: pd.DataFrame, group: str, metric: str, col: str):
@@ -397,11 +402,11 @@ def test_mechanism_rows_come_from_the_configured_mechanisms():
     cmp = dcnsim.compare("seed003_ci_2queue_small", jobs=1)
     t = cmp.table()
     rows = list(t.loc[t["group"] == "network", "metric"])
-    for label in ("PAUSE frames", "XOFF time (ms)", "ports paused", "flows paused", "CI isolations", "CIPs sent"):
+    for label in ("PAUSE frames sent by PFC", "XOFF time, any PAUSE (ms)", "ports paused, any PAUSE", "flows paused in a switch queue", "CI isolations", "CIPs sent"):
         assert label in rows, label
     base, ci = cmp.results["without CI"], cmp.results["CI"]
-    assert _cell(t, "network", "PAUSE frames", "CI") == ci.summary["pfc_frames"]
-    assert _cell(t, "network", "XOFF time (ms)", "without CI") == pytest.approx(base.summary["xoff_time_ps"] / 1e9)
+    assert _cell(t, "network", "PAUSE frames sent by PFC", "CI") == ci.summary["pfc_frames"]
+    assert _cell(t, "network", "XOFF time, any PAUSE (ms)", "without CI") == pytest.approx(base.summary["xoff_time_ps"] / 1e9)
     assert _cell(t, "network", "CI isolations", "CI") == ci.summary["ci_isolations"] > 0
     # the hash baseline configures CI without isolating
     assert _cell(t, "network", "CI isolations", "without CI") == 0

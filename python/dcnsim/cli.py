@@ -273,11 +273,19 @@ def run_cmd(
         paths = result.save(outdir)
         console.print(f"wrote {escape(', '.join(str(p) for p in paths.values()))}", highlight=False)
     name = str(s.get("scenario", scenario))
+    others = [] if s.get("variant") else _core.validate(src.text, src.format)["variants"]
     if s.get("variant"):
         name += f" / {s['variant']}"
+    elif others:
+        name += " / base"
     title = f"FCT by flow size: {name} (seed {s.get('seed', '?')})"
     console.print(_fct_rich_table(result.fct_table(), escape(title)))
     console.print(summary_line(s), highlight=False)
+    if others:
+        console.print(
+            f"ran the base scenario; the file's variants ({escape(', '.join(others))}) run with --variant NAME, side by side with dcnsim compare",
+            highlight=False,
+        )
     violations = s.get("invariant_violations") or []
     if violations:
         click.echo(f"error: {len(violations)} invariant violation(s), first: {violations[0]}", err=True)

@@ -326,21 +326,37 @@ class Comparison:
             out.append(Row(proto.group, proto.metric, values, proto.fmt, proto.better, ci, paired))
         return out
 
+    def tags(self) -> List[str]:
+        """The workload tags of the variants' flows, sorted ("" for untagged flows): with
+        more than one, the table has rows per tag as well."""
+        seen: set = set()
+        for r in self.results.values():
+            if "tag" in r.flows:
+                seen.update(pd.unique(r.flows["tag"].astype(str)))
+        return sorted(seen)
+
     def _fct_rows(self, bins: Optional[Sequence[int]]) -> List[Row]:
+        """FCT rows of every flow (groups named by size bin, and "all"), then, where the
+        workload has several tags, the same rows of each tag's flows ("incast: all")."""
         edges = list(bins) if bins is not None else self.fct_bins()
-        tables = {n: fct_table(r.flows, edges or None) for n, r in self.results.items()}
-        labels = list(next(iter(tables.values()))["bin"])
+        sets: List[Tuple[str, Optional[str]]] = [("", None)]
+        tags = self.tags()
+        if len(tags) > 1:
+            sets += [(f"{t or 'untagged'}: ", t) for t in tags]
         rows: List[Row] = []
-        for i, label in enumerate(labels):
-            # Skip size bins without a single flow (finished or not) in any variant.
-            total = sum(int(t.iloc[i]["count"]) + int(t.iloc[i]["unfinished"]) for t in tables.values())
-            if label != "all" and total == 0:
-                continue
-            for metric, col, fmt, better in _FCT_ROWS:
-                values = {n: _py(t.iloc[i][col]) for n, t in tables.items()}
-                if col == "unfinished" and not any(values.values()):
+        for prefix, tag in sets:
+            tables = {n: fct_table(_plot_flows(r, tag), edges or None) for n, r in self.results.items()}
+            labels = list(next(iter(tables.values()))["bin"])
+            for i, label in enumerate(labels):
+                # Skip size bins without a single flow (finished or not) in any variant.
+                total = sum(int(t.iloc[i]["count"]) + int(t.iloc[i]["unfinished"]) for t in tables.values())
+                if (label != "all" or tag is not None) and total == 0:
                     continue
-                rows.append(Row(label, metric, values, fmt, better))
+                for metric, col, fmt, better in _FCT_ROWS:
+                    values = {n: _py(t.iloc[i][col]) for n, t in tables.items()}
+                    if col == "unfinished" and not any(values.values()):
+                        continue
+                    rows.append(Row(prefix + label, metric, values, fmt, better))
         return rows
 
     def _network_rows(self) -> List[Row]:
@@ -440,7 +456,9 @@ class Comparison:
         """The side-by-side table.
 
         One row per (group, metric): first, for each flow-size bin with flows and for
-        ``"all"``, the finished-flow count and mean / p50 / p99 FCT (us) and mean slowdown;
+        ``"all"``, the finished-flow count and mean / p50 / p99 FCT (us) and mean slowdown
+        over every flow; where the flows carry several workload tags, the same rows over
+        each tag's flows follow, their groups prefixed with the tag (``"incast: all"``);
         then the ``"network"`` rows: PAUSE frames, XOFF time (ms, summed over ports),
         ports and flows paused, data packets dropped, loss rate (%), flows with loss,
         ECN marks, mean and max queue depth per queue class over the switch egress ports
@@ -540,11 +558,13 @@ class Comparison:
         lines += [f"- **warning**: {_md_escape(w)}" for w in self.warnings]
         lines += [
             "",
-            "Queue depths are over switch egress ports; XOFF time is summed over all ports.",
+            "FCT rows named by a size bin (and `all`) are over every flow"
+            + ("; rows prefixed with a workload tag (`incast: all`) over that tag's flows" if len(self.tags()) > 1 else "")
+            + ". Queue depths are over switch egress ports; XOFF time is summed over all ports.",
             "",
             self.to_markdown().rstrip("\n"),
             "",
-            "![Mean FCT by flow size](fct_by_bin.png)",
+            f"![Mean FCT by flow size, {fct_plot_flows(self)}](fct_by_bin.png)",
             "",
             "![Slowdown CDF](slowdown_cdf.png)",
             "",
@@ -688,11 +708,24 @@ def _figure(width: float, height: float) -> Any:
 
 
 def _plot_flows(r: Result, tag: Optional[str]) -> pd.DataFrame:
-    """A variant's flows restricted to ``tag`` (all flows when None or when no flow has it)."""
+    """A variant's flows restricted to ``tag`` (all flows when None or when no flow has a
+    tag column)."""
     fl = r.flows
     if tag is None or "tag" not in fl:
         return fl
     return fl[np.asarray(fl["tag"].astype(str) == tag)]
+
+
+def _plot_tag(cmp: Comparison, tag: Optional[str]) -> Optional[str]:
+    """``tag`` where every variant has flows of it, else None (all flows)."""
+    have = tag is not None and all("tag" in r.flows and (r.flows["tag"].astype(str) == tag).any() for r in cmp.results.values())
+    return tag if have else None
+
+
+def fct_plot_flows(cmp: Comparison, tag: Optional[str] = "background") -> str:
+    """The flow set fct_by_bin.png shows, in words (the table's rows of the same set)."""
+    use = _plot_tag(cmp, tag)
+    return f"flows tagged {use!r} (the table's `{use}:` rows)" if use else "every flow"
 
 
 def plot_fct_by_bin(cmp: Comparison, tag: Optional[str] = "background") -> Any:
@@ -703,8 +736,7 @@ def plot_fct_by_bin(cmp: Comparison, tag: Optional[str] = "background") -> Any:
     ``tag``: only the flows of that workload tag (default ``"background"``, so that incast
     flows do not fill the background's size bins); ``None`` or a tag no flow has: all flows.
     """
-    have_tag = tag is not None and all("tag" in r.flows and (r.flows["tag"].astype(str) == tag).any() for r in cmp.results.values())
-    use = tag if have_tag else None
+    use = _plot_tag(cmp, tag)
     edges = cmp.fct_bins()
     tables = {n: fct_table(_plot_flows(r, use), edges or None) for n, r in cmp.results.items()}
     labels = list(next(iter(tables.values()))["bin"])

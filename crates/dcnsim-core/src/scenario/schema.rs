@@ -304,7 +304,11 @@ pub struct BufferConfig {
     /// "static" (default) or "shared".
     #[serde(default)]
     pub model: BufferModel,
-    /// static: capacity of each egress queue. Default "1MB"; > 0.
+    /// static: capacity of each egress queue, for the packets the buffer model admits.
+    /// Default "1MB"; > 0. A packet of a lossless (PFC) class is admitted by PFC's ingress
+    /// accounting instead, per ingress port, so an egress queue fed by several ingress
+    /// ports can hold more than this (reported max queue depths above it are by design;
+    /// the switch's memory, queue x queues x ports, still bounds the total).
     #[serde(default)]
     pub queue: Option<Bytes>,
     /// shared: total buffer of a switch (guarantees included). Default "16MB"; > 0.

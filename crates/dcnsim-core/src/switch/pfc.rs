@@ -690,10 +690,13 @@ impl Pfc {
         r.summary.insert("ports_paused".into(), ports_paused.into());
         r.summary.insert("flows_paused".into(), victims.into());
         r.summary.insert("deadlock".into(), self.deadlock.clone().into());
-        r.metric("pfc_frames", "PAUSE frames", 1.0, "int", Better::Lower);
-        r.metric("xoff_time_ps", "XOFF time (ms)", 1e-9, "f3", Better::Lower);
-        r.metric("ports_paused", "ports paused", 1.0, "int", Better::Lower);
-        r.metric("flows_paused", "flows paused", 1.0, "int", Better::Lower);
+        // The names say what each counts: a transmitter's pause state counts every PAUSE it
+        // obeys, also one another mechanism sent in PFC's format (SFC's proxy, which counts
+        // its own frames), while the frames are PFC's own and a victim waited in a switch queue.
+        r.metric("pfc_frames", "PAUSE frames sent by PFC", 1.0, "int", Better::Lower);
+        r.metric("xoff_time_ps", "XOFF time, any PAUSE (ms)", 1e-9, "f3", Better::Lower);
+        r.metric("ports_paused", "ports paused, any PAUSE", 1.0, "int", Better::Lower);
+        r.metric("flows_paused", "flows paused in a switch queue", 1.0, "int", Better::Lower);
         if let Xoff::Static(x) = self.p.xoff {
             for c in (0..r.queues).filter(|&c| self.p.is_lossless(c) || self.p.link_mode) {
                 r.queue_threshold(Some(c), "XOFF", x);
