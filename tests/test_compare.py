@@ -87,6 +87,8 @@ NETWORK_METRICS = [
     "ECN marks",
     "mean queue depth, queue 0 (KB)",
     "max queue depth, queue 0 (KB)",
+    "queue delay at the slowest port, queue 0: mean (us)",
+    "queue delay at the slowest port, queue 0: p99 (us)",
     "queue 0 busy (% of samples)",
     "p99 queue depth when busy, queue 0 (KB)",
     "unfinished flows",
@@ -136,11 +138,12 @@ def test_table_layout(cmp2):
     # FCT rows: size bins with flows (this workload has none above 1 MB), then "all", over
     # every flow; then the same per workload tag (background and incast here), then network
     groups = list(dict.fromkeys(t["group"]))
-    assert groups == ["<100KB", "100KB-1MB", "all", "background: <100KB", "background: 100KB-1MB", "background: all", "incast: <100KB", "incast: all", "network"]
+    # (the incast's flows are all in one bin: its "all" rows alone)
+    assert groups == ["<100KB", "100KB-1MB", "all", "background: <100KB", "background: 100KB-1MB", "background: all", "incast: all", "network"]
     for g in groups[:-1]:
         assert list(t.loc[t["group"] == g, "metric"]) == FCT_METRICS
     assert list(t.loc[t["group"] == "network", "metric"]) == NETWORK_METRICS
-    assert len(t) == 8 * len(FCT_METRICS) + len(NETWORK_METRICS)
+    assert len(t) == 7 * len(FCT_METRICS) + len(NETWORK_METRICS)
     # No unique (group, metric) pair twice.
     assert not t.duplicated(["group", "metric"]).any()
     # the tags' flows are every flow
@@ -229,14 +232,20 @@ def test_save_writes_everything(cmp2, tmp_path):
     out = tmp_path / "cmp"
     written = cmp2.save(out)
     slugs = {"Reno": "reno", "DCTCP": "dctcp", "DCTCP K=10KB": "dctcp-k-10kb"}
-    assert sorted(os.listdir(out)) == sorted([*COMPARISON_FILES, *slugs.values()])
+    # the variants sampled queue depths: the depth over time too
+    assert sorted(os.listdir(out)) == sorted([*COMPARISON_FILES, "queue_depth_time.png", *slugs.values()])
     for name, slug in slugs.items():
         files = sorted(os.listdir(out / slug))
-        assert files == ["flows.parquet", "ports.parquet", "queues.parquet", "scenario.toml", "summary.json"]
+        assert files == ["flows.parquet", "ports.parquet", "queue_series.parquet", "queues.parquet", "scenario.toml", "summary.json"]
         summary = json.loads((out / slug / "summary.json").read_text())
         assert summary["variant"] == name
         q = pd.read_parquet(out / slug / "queues.parquet")
         assert {"node", "port", "queue", "depth_bytes", "samples"} <= set(q.columns)
+        # one row per sample and class; its deepest queue's histogram holds the same samples
+        qs = pd.read_parquet(out / slug / "queue_series.parquet")
+        assert list(qs.columns) == ["time_ps", "queue", "max_depth_bytes", "total_depth_bytes", "busy_queues"]
+        assert len(qs) == summary["queue_samples"] * qs["queue"].nunique()
+        assert qs["max_depth_bytes"].max() // 5000 * 5000 == q["depth_bytes"].max()
     assert set(written) >= {"comparison.csv", "reno/flows.parquet"}
     assert not [p for p in out.rglob("*") if p.name.endswith(".tmp")]
 

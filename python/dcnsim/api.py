@@ -39,7 +39,7 @@ from .tables import fct_table as _fct_table
 OUTPUT_FILES = ("flows.parquet", "ports.parquet", "summary.json")
 #: Written by :meth:`Result.save` only when the run sampled queue depths
 #: (``[metrics] queue_sample``).
-OPTIONAL_OUTPUT_FILES = ("queues.parquet", "timeseries.parquet")
+OPTIONAL_OUTPUT_FILES = ("queues.parquet", "queue_series.parquet", "timeseries.parquet")
 #: The scenario the run read, as given (TOML) or as JSON (a dict): written by
 #: :meth:`Result.save` when the result knows its source (every run does).
 SCENARIO_FILES = ("scenario.toml", "scenario.json")
@@ -179,6 +179,10 @@ class Result:
             (node, port, queue, depth bin) with ``depth_bytes`` (lower bin edge) and
             ``samples``; empty (no columns) unless the scenario sets
             ``[metrics] queue_sample``.
+        queue_series: the switch egress queues over time, one row per sample and queue
+            class: ``time_ps``, ``queue``, ``max_depth_bytes`` (the deepest queue),
+            ``total_depth_bytes`` (all of them together) and ``busy_queues`` (how many held
+            anything); empty (no columns) unless the scenario sets ``[metrics] queue_sample``.
         timeseries: per-flow goodput, one row per (flow, time bin) in which the flow had
             bytes delivered in order: ``flow``, ``tag``, ``bin_start_ps``, ``bytes`` and
             ``gbps``; empty (no columns) unless the scenario sets
@@ -190,6 +194,7 @@ class Result:
     summary: Dict[str, Any] = field(default_factory=dict)
     queues: pd.DataFrame = field(default_factory=pd.DataFrame)
     timeseries: pd.DataFrame = field(default_factory=pd.DataFrame)
+    queue_series: pd.DataFrame = field(default_factory=pd.DataFrame)
     #: The scenario text the run read (kept so a saved run says what it ran).
     source: Optional[ScenarioSource] = None
 
@@ -206,8 +211,8 @@ class Result:
 
     def save(self, outdir: Union[str, "os.PathLike[str]"]) -> Dict[str, Path]:
         """Write flows.parquet, ports.parquet, summary.json, the scenario it ran
-        (scenario.toml or .json) and queues.parquet / timeseries.parquet when the run
-        recorded them into ``outdir``.
+        (scenario.toml or .json) and queues.parquet, queue_series.parquet and
+        timeseries.parquet when the run recorded them into ``outdir``.
 
         The directory is created if needed. Files are written to temporary files first
         and renamed into place only once all of them are complete. Then the files of
@@ -222,6 +227,8 @@ class Result:
         }
         if len(self.queues.columns) and len(self.queues):
             writers["queues.parquet"] = parquet_writer(self.queues)
+        if len(self.queue_series.columns) and len(self.queue_series):
+            writers["queue_series.parquet"] = parquet_writer(self.queue_series)
         if len(self.timeseries.columns):
             writers["timeseries.parquet"] = parquet_writer(self.timeseries)
         if self.source is not None:
@@ -303,6 +310,7 @@ def result_of(sim: Any, src: ScenarioSource, t0: float) -> Result:
     summary["wall_time_s"] = wall
     summary["events_per_s"] = events / wall if wall > 0 else None
     summary["scenario_sha256"] = src.sha256
-    result = Result(flows=flows, ports=ports, summary=summary, queues=queues, timeseries=timeseries, source=src)
+    queue_series = pd.DataFrame(_decode_columns(raw.get("queue_series") or {}))
+    result = Result(flows=flows, ports=ports, summary=summary, queues=queues, timeseries=timeseries, queue_series=queue_series, source=src)
     summary["fct"] = json_safe(result.fct_table().to_dict(orient="records"))
     return result

@@ -44,10 +44,11 @@ from .tables import fct_table
 COMPARISON_FILES = ("comparison.csv", "comparison.md", "fct_by_bin.png", "slowdown_cdf.png", "queue_depth.png")
 
 #: Top-level files :meth:`Comparison.save` writes only when the runs recorded what they show.
-COMPARISON_OPTIONAL_FILES = ("throughput.png",)
+COMPARISON_OPTIONAL_FILES = ("throughput.png", "queue_depth_time.png")
 
 #: Group label of the network-metric rows of :meth:`Comparison.table`.
 NETWORK = "network"
+GOODPUT = "goodput"
 
 LOWER, HIGHER = "lower", "higher"
 
@@ -269,7 +270,7 @@ class Comparison:
             if self.n_seeds > 1:
                 self._rows_cache[key] = self._seed_rows(bins)
             else:
-                self._rows_cache[key] = self._fct_rows(bins) + self._network_rows()
+                self._rows_cache[key] = self._fct_rows(bins) + self._goodput_rows() + self._network_rows()
         return self._rows_cache[key]
 
     @property
@@ -347,16 +348,67 @@ class Comparison:
         for prefix, tag in sets:
             tables = {n: fct_table(_plot_flows(r, tag), edges or None) for n, r in self.results.items()}
             labels = list(next(iter(tables.values()))["bin"])
+            totals = [sum(int(t.iloc[i]["count"]) + int(t.iloc[i]["unfinished"]) for t in tables.values()) for i in range(len(labels))]
+            # a tag whose flows all fall in one size bin: its "all" rows say it once
+            one_bin = tag is not None and sum(1 for lab, x in zip(labels, totals) if lab != "all" and x) == 1
             for i, label in enumerate(labels):
                 # Skip size bins without a single flow (finished or not) in any variant.
-                total = sum(int(t.iloc[i]["count"]) + int(t.iloc[i]["unfinished"]) for t in tables.values())
-                if (label != "all" or tag is not None) and total == 0:
+                if (label != "all" or tag is not None) and totals[i] == 0:
                     continue
+                if one_bin and label != "all":
+                    continue
+                # a bin whose flows no variant finished (long flows still running at the
+                # end) has no FCT to compare: only its counts (the goodput rows measure it)
+                finished = sum(int(t.iloc[i]["count"]) for t in tables.values())
                 for metric, col, fmt, better in _FCT_ROWS:
                     values = {n: _py(t.iloc[i][col]) for n, t in tables.items()}
                     if col == "unfinished" and not any(values.values()):
                         continue
+                    if not finished and col not in ("count", "unfinished"):
+                        continue
                     rows.append(Row(prefix + label, metric, values, fmt, better))
+        return rows
+
+    def _goodput_rows(self) -> List[Row]:
+        """Where every variant recorded a goodput series (long-flow studies): goodput per
+        tag over the run, each tag's share and per-flow ratio to the first tag, and Jain's
+        index per phase (module :mod:`dcnsim.goodput`)."""
+        from . import goodput as gp
+
+        res = self.results
+        if not res or not all(gp.has_series(r) for r in res.values()):
+            return []
+        per_tag = {n: gp.tag_goodput_bps(r) for n, r in res.items()}
+        counts = {n: gp.flows_per_tag(r) for n, r in res.items()}
+        tags = sorted({t for g in per_tag.values() for t in g})
+        top = max((x for g in per_tag.values() for x in g.values()), default=0.0)
+        unit, scale = ("Gbit/s", 1e-9) if top >= 1e9 else ("Mbit/s", 1e-6)
+        rows: List[Row] = []
+        for t in tags:
+            name = t or "untagged"
+            rows.append(Row(GOODPUT, f"goodput, {name} ({unit})", {n: per_tag[n].get(t, 0.0) * scale for n in res}, "f3", HIGHER))
+        if len(tags) > 1:
+            for t in tags:
+                share = {n: (100.0 * per_tag[n].get(t, 0.0) / total if (total := sum(per_tag[n].values())) > 0 else None) for n in res}
+                rows.append(Row(GOODPUT, f"share of goodput, {t or 'untagged'} (%)", share, "f1", None))
+            a = tags[0]
+            for b in tags[1:]:
+                ratio: Dict[str, Any] = {}
+                for n in res:
+                    ra = per_tag[n].get(a, 0.0) / max(counts[n].get(a, 0), 1)
+                    rb = per_tag[n].get(b, 0.0) / max(counts[n].get(b, 0), 1)
+                    ratio[n] = ra / rb if rb > 0 else None
+                rows.append(Row(GOODPUT, f"per-flow goodput ratio, {a or 'untagged'} / {b or 'untagged'}", ratio, "f3", None))
+        ph = {n: gp.phases(r) for n, r in res.items()}
+        base = ph[self.base]
+        if len(base) == 1:
+            rows.append(Row(GOODPUT, f"Jain's index ({base[0].flows} flows, second half of the run)", {n: (p[0].jain if p else None) for n, p in ph.items()}, "f3", HIGHER))
+        elif 1 < len(base) <= gp.MAX_PHASES:
+            for k, b in enumerate(base):
+                label = f"Jain's index, phase {k + 1}: {b.flows} flows, {b.start_ps / 1e9:,.3f}-{b.end_ps / 1e9:,.3f} ms"
+                rows.append(Row(GOODPUT, label, {n: (p[k].jain if k < len(p) else None) for n, p in ph.items()}, "f3", HIGHER))
+        elif base:
+            rows.append(Row(GOODPUT, f"Jain's index, lowest of {len(base)} phases", {n: (min(x.jain for x in p) if p else None) for n, p in ph.items()}, "f3", HIGHER))
         return rows
 
     def _network_rows(self) -> List[Row]:
@@ -431,14 +483,25 @@ class Comparison:
             peak: Dict[str, Any] = {}
             busy: Dict[str, Any] = {}
             p99: Dict[str, Any] = {}
+            delay: Dict[str, Any] = {}
+            delay99: Dict[str, Any] = {}
             for n in names:
                 sel = sw[n][sw[n]["queue"] == q] if "queue" in sw[n] else sw[n].iloc[0:0]
                 mean[n] = float(sel["mean_depth_bytes"].mean()) / 1e3 if len(sel) else None
                 peak[n] = float(sel["max_depth_bytes"].max()) / 1e3 if len(sel) else None
                 if sampled:
                     busy[n], p99[n] = _busy_depth(self.results[n].queues, q, 0.99)
+                # the queue that delays its packets most (a bottleneck's): its mean and p99
+                # sojourn, per packet that crossed it
+                if len(sel) and "sojourn_mean_ps" in sel and (sel["tx_packets"] > 0).any():
+                    worst = sel.loc[sel["sojourn_mean_ps"].astype("float64").idxmax()]
+                    delay[n], delay99[n] = float(worst["sojourn_mean_ps"]) / 1e6, float(worst["sojourn_p99_ps"]) / 1e6
+                else:
+                    delay[n] = delay99[n] = None
             rows.append(Row(NETWORK, f"mean queue depth, queue {q} (KB)", mean, "f1", LOWER))
             rows.append(Row(NETWORK, f"max queue depth, queue {q} (KB)", peak, "f1", LOWER))
+            rows.append(Row(NETWORK, f"queue delay at the slowest port, queue {q}: mean (us)", delay, "f1", LOWER))
+            rows.append(Row(NETWORK, f"queue delay at the slowest port, queue {q}: p99 (us)", delay99, "f1", LOWER))
             if sampled:
                 # most samples of most queues are idle: a quantile over all of them says 0;
                 # the seeds' depth distributions are those of a queue holding something
@@ -459,11 +522,16 @@ class Comparison:
         ``"all"``, the finished-flow count and mean / p50 / p99 FCT (us) and mean slowdown
         over every flow; where the flows carry several workload tags, the same rows over
         each tag's flows follow, their groups prefixed with the tag (``"incast: all"``);
-        then the ``"network"`` rows: PAUSE frames, XOFF time (ms, summed over ports),
+        a bin whose flows no variant finished has its counts only. Where every variant
+        recorded a goodput series (``[metrics] throughput_bin``), ``"goodput"`` rows: per
+        tag the goodput over the run, with several tags each one's share and its per-flow
+        ratio to the first tag, and Jain's index per phase (:mod:`dcnsim.goodput`).
+        Then the ``"network"`` rows: PAUSE frames, XOFF time (ms, summed over ports),
         ports and flows paused, data packets dropped, loss rate (%), flows with loss,
         ECN marks, mean and max queue depth per queue class over the switch egress ports
         (KB; mean = average over ports of the exact time-averaged depth, max = the
-        largest depth seen), when every variant sampled queue depths the share of samples
+        largest depth seen), the mean and p99 sojourn of the switch queue of the class
+        with the largest mean (us), when every variant sampled queue depths the share of samples
         in which a queue was busy and the p99 depth of those busy samples, unfinished flows
         and the end reason.
 
@@ -570,6 +638,8 @@ class Comparison:
             "",
             "![Queue depth](queue_depth.png)",
             "",
+            *(["![Queue depth over time](queue_depth_time.png)", ""] if all(len(r.queue_series) for r in self.results.values()) else []),
+            *(["![Goodput](throughput.png)", ""] if any(len(r.timeseries.columns) for r in self.results.values()) else []),
         ]
         return "\n".join(lines)
 
@@ -577,7 +647,8 @@ class Comparison:
 
     def figures(self) -> Dict[str, Any]:
         """``{file name: matplotlib Figure}`` of the plots (not attached to pyplot): FCT by
-        bin, slowdown CDF, queue depth, and per-flow throughput when recorded."""
+        bin, slowdown CDF, queue depth, per-flow throughput when recorded, and the queue
+        depth over time when every variant sampled it."""
         figs = {
             "fct_by_bin.png": plot_fct_by_bin(self),
             "slowdown_cdf.png": plot_slowdown_cdf(self),
@@ -585,6 +656,8 @@ class Comparison:
         }
         if any(len(r.timeseries.columns) for r in self.results.values()):
             figs["throughput.png"] = plot_throughput(self)
+        if all(len(r.queue_series.columns) and len(r.queue_series) for r in self.results.values()):
+            figs["queue_depth_time.png"] = plot_queue_depth_time(self)
         return figs
 
     # ------------------------------------------------------------------ save
@@ -593,9 +666,10 @@ class Comparison:
         """Write everything into ``outdir`` (created if needed).
 
         ``outdir/<variant-slug>/`` gets each variant's flows.parquet, ports.parquet,
-        summary.json (queues.parquet and timeseries.parquet when recorded); ``outdir`` gets
-        comparison.csv, comparison.md, fct_by_bin.png, slowdown_cdf.png, queue_depth.png
-        (and throughput.png with per-flow goodput series; without them, a throughput.png
+        summary.json (queues.parquet, queue_series.parquet and timeseries.parquet when
+        recorded); ``outdir`` gets comparison.csv, comparison.md, fct_by_bin.png,
+        slowdown_cdf.png, queue_depth.png (and queue_depth_time.png when every variant
+        sampled queue depths, throughput.png with goodput series; without them, a throughput.png
         an earlier save left there is removed). Every file
         is written atomically. Returns ``{relative path: final path}``.
         """
@@ -881,45 +955,99 @@ def plot_queue_depth(cmp: Comparison) -> Any:
 THROUGHPUT_FLOWS = 16
 
 
-def flow_throughput(ts: pd.DataFrame, bin_ps: int) -> Dict[int, Tuple[np.ndarray, np.ndarray]]:
-    """Each flow's goodput series from a timeseries table: ``{flow: (bin start in us, Gbit/s)}``
-    with the bins between its first and last delivery that delivered nothing set to 0."""
-    out: Dict[int, Tuple[np.ndarray, np.ndarray]] = {}
+def _time_unit(end_ps: float) -> Tuple[str, float]:
+    """A readable unit for a time axis ending at ``end_ps``: (name, picoseconds per unit)."""
+    for name, ps in (("s", 1e12), ("ms", 1e9)):
+        if end_ps >= ps:
+            return name, ps
+    return "us", 1e6
+
+
+def goodput_series(ts: pd.DataFrame, bin_ps: int, by: str) -> Dict[Any, Tuple[np.ndarray, np.ndarray]]:
+    """Goodput series from a timeseries table, one per value of column ``by`` ("flow" or
+    "tag"): ``{key: (bin start in ps, Gbit/s)}``, the bins between its first and last
+    delivery that delivered nothing set to 0."""
+    out: Dict[Any, Tuple[np.ndarray, np.ndarray]] = {}
     if not len(ts.columns) or not len(ts):
         return out
-    for f, g in ts.groupby("flow", sort=True):
-        bins = (np.asarray(g["bin_start_ps"], dtype=np.int64) // bin_ps).astype(np.int64)
+    keys = ts[by].astype(str) if by == "tag" else ts[by]
+    for k, g in ts.groupby(keys, sort=True):
+        sums = g.groupby("bin_start_ps", sort=True)["bytes"].sum()
+        bins = (np.asarray(sums.index, dtype=np.int64) // bin_ps).astype(np.int64)
         full = np.arange(bins.min(), bins.max() + 1)
         gbps = np.zeros(len(full))
-        gbps[bins - bins.min()] = np.asarray(g["gbps"], dtype=np.float64)
-        out[int(f)] = (full * bin_ps / 1e6, gbps)
+        gbps[bins - bins.min()] = np.asarray(sums.values, dtype=np.float64) * 8 / (bin_ps * 1e-12) / 1e9
+        out[k] = (full * bin_ps, gbps)
     return out
 
 
+def plot_queue_depth_time(cmp: Comparison) -> Any:
+    """The deepest switch egress queue at each sample, against time: one panel per queue
+    class that held anything, one line per variant (queue_series.parquet)."""
+    names = cmp.variants
+    series = {n: cmp.results[n].queue_series for n in names}
+    classes = sorted({int(q) for s in series.values() for q in s.loc[s["max_depth_bytes"] > 0, "queue"]}) or [0]
+    end = max(float(s["time_ps"].max()) for s in series.values())
+    unit, per = _time_unit(end)
+    fig = _figure(7.2, 2.4 * len(classes) + 0.9)
+    for k, q in enumerate(classes):
+        ax = fig.add_subplot(len(classes), 1, k + 1)
+        for i, n in enumerate(names):
+            s = series[n][series[n]["queue"] == q]
+            ax.plot(np.asarray(s["time_ps"], dtype=np.float64) / per, np.asarray(s["max_depth_bytes"], dtype=np.float64) / 1e3, color=f"C{i % 10}", linewidth=0.7, label=n)
+        ax.set_title(f"queue {q}: deepest switch egress queue", fontsize="medium")
+        ax.set_ylabel("depth (KB)")
+        ax.ticklabel_format(axis="x", useOffset=False, style="plain")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize="x-small", loc="upper right")
+    fig.axes[-1].set_xlabel(f"time ({unit})")
+    fig.suptitle(f"{cmp.scenario}: queue depth over time (every {_sample_text(cmp)})", fontsize="medium")
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.3 / fig.get_figheight()))
+    return fig
+
+
+def _sample_text(cmp: Comparison) -> str:
+    t = cmp.results[cmp.base].queue_series["time_ps"].drop_duplicates()
+    step = float(t.iloc[1] - t.iloc[0]) if len(t) > 1 else 0.0
+    unit, per = _time_unit(step)
+    return f"{step / per:g} {unit}"
+
+
 def plot_throughput(cmp: Comparison) -> Any:
-    """Per-flow goodput against time, one panel per variant, one line per flow (at most
-    ``THROUGHPUT_FLOWS``, those that delivered the most bytes), as the fairness figure of
-    seed 004 draws the shares of a congested link."""
+    """Goodput against time, one panel per variant: one line per flow, labelled by its tag,
+    where a run has at most ``THROUGHPUT_FLOWS`` flows (as seed 004's fairness figure draws
+    the shares of a congested link), else one line per tag, its flows together."""
     names = cmp.variants
     fig = _figure(7.2, 2.6 * len(names) + 0.8)
+    end = max(float(r.summary.get("sim_time_ps") or 0) for r in cmp.results.values())
+    unit, per = _time_unit(end)
+    series_of = {}
+    for n in names:
+        r = cmp.results[n]
+        bin_ps = int(r.summary.get("throughput_bin_ps") or 0)
+        per_flow = r.timeseries["flow"].nunique() <= THROUGHPUT_FLOWS if len(r.timeseries) else True
+        series_of[n] = (per_flow, goodput_series(r.timeseries, bin_ps, "flow" if per_flow else "tag") if bin_ps else {})
+    top = max((float(y.max()) for _, ser in series_of.values() for _, y in ser.values() if len(y)), default=0.0)
+    rate_unit, rate_scale = ("Gbit/s", 1.0) if top >= 1.0 else ("Mbit/s", 1e3)
     for k, n in enumerate(names):
         r = cmp.results[n]
         ax = fig.add_subplot(len(names), 1, k + 1)
-        bin_ps = int(r.summary.get("throughput_bin_ps") or 0)
-        series = flow_throughput(r.timeseries, bin_ps) if bin_ps else {}
-        shown = sorted(series, key=lambda f: -float(series[f][1].sum()))[:THROUGHPUT_FLOWS]
-        for i, f in enumerate(sorted(shown)):
-            x, y = series[f]
-            ax.step(x, y, where="post", color=f"C{i % 10}", linewidth=1.0, label=f"flow {f}")
-        more = f" ({len(shown)} of {len(series)} flows)" if len(series) > len(shown) else ""
-        ax.set_title(f"{n}{more}", fontsize="medium")
-        ax.set_ylabel("goodput (Gbit/s)")
+        ts = r.timeseries
+        per_flow, series = series_of[n]
+        tag_of = dict(zip(ts["flow"], ts["tag"].astype(str))) if per_flow and len(ts) else {}
+        for i, key in enumerate(series):
+            x, y = series[key]
+            label = f"{tag_of.get(key) or 'flow'} (flow {key})" if per_flow else f"{key or 'untagged'} ({(r.flows['tag'].astype(str) == key).sum():,} flows)"
+            ax.step(x / per, y * rate_scale, where="post", color=f"C{i % 10}", linewidth=1.0, label=label)
+        ax.set_title(n if per_flow else f"{n}: goodput per tag", fontsize="medium")
+        ax.set_ylabel(f"goodput ({rate_unit})")
+        ax.ticklabel_format(axis="x", useOffset=False, style="plain")
         ax.grid(alpha=0.3)
-        if 0 < len(shown) <= 8:
+        if 0 < len(series) <= 8:
             ax.legend(fontsize="x-small", loc="upper right")
-    fig.axes[-1].set_xlabel("time (us)")
-    fig.suptitle(f"{cmp.scenario}: per-flow goodput", fontsize="medium")
-    fig.tight_layout()
+    fig.axes[-1].set_xlabel(f"time ({unit})")
+    fig.suptitle(f"{cmp.scenario}: goodput per {'flow' if all(pf for pf, _ in series_of.values()) else 'tag'}", fontsize="medium")
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.35 / fig.get_figheight()))
     return fig
 
 

@@ -156,6 +156,7 @@ impl Simulation {
         d.set_item("ports", table_to_py(py, &r.ports)?)?;
         d.set_item("queues", table_to_py(py, &r.queues)?)?;
         d.set_item("timeseries", table_to_py(py, &r.timeseries)?)?;
+        d.set_item("queue_series", table_to_py(py, &r.queue_series)?)?;
         d.set_item("tags", r.tags.clone())?;
         d.set_item("nodes", r.nodes.clone())?;
         let mut summary = r.summary.clone();

@@ -260,6 +260,8 @@ pub struct Sim {
     watch_tx: bool,
     /// Per (switch port, queue) histogram of sampled depths, indexed like the ports table.
     depth_hist: Vec<Vec<u64>>,
+    /// Per sample and queue class: (time, class, deepest, total, busy queues).
+    depth_series: Vec<(SimTime, u8, u64, u64, u32)>,
     samples: u64,
     /// Per-flow goodput series, when recorded.
     goodput: Goodput,
@@ -444,6 +446,7 @@ impl Sim {
             trace: None,
             watch_tx: mechs_watch_tx,
             depth_hist: Vec::new(),
+            depth_series: Vec::new(),
             samples: 0,
             goodput: Goodput::default(),
             holds: Holds::default(),
@@ -824,6 +827,8 @@ impl Sim {
         if self.depth_hist.is_empty() {
             self.depth_hist = vec![Vec::new(); self.egress.len() * nq];
         }
+        let first = self.depth_series.len();
+        self.depth_series.extend((0..nq).map(|qi| (self.now, qi as u8, 0, 0, 0)));
         for (pid, queues) in self.queues.ports().enumerate() {
             if !self.egress[pid].wire.is_switch {
                 continue;
@@ -835,6 +840,10 @@ impl Sim {
                     h.resize(b + 1, 0);
                 }
                 h[b] += 1;
+                let s = &mut self.depth_series[first + qi];
+                s.2 = s.2.max(q.bytes);
+                s.3 += q.bytes;
+                s.4 += (q.bytes > 0) as u32;
             }
         }
         self.samples += 1;

@@ -191,6 +191,15 @@ impl Sim {
             qt.push("depth_bytes", C::U64(qb));
             qt.push("samples", C::U64(qs));
         }
+        let mut qs = Table::default();
+        if self.cfg.queue_sample.is_some() {
+            let d = &self.depth_series;
+            qs.push("time_ps", C::U64(d.iter().map(|r| r.0 .0).collect()));
+            qs.push("queue", C::U8(d.iter().map(|r| r.1).collect()));
+            qs.push("max_depth_bytes", C::U64(d.iter().map(|r| r.2).collect()));
+            qs.push("total_depth_bytes", C::U64(d.iter().map(|r| r.3).collect()));
+            qs.push("busy_queues", C::U32(d.iter().map(|r| r.4).collect()));
+        }
         let mut ts = Table::default();
         if let Some(bin) = self.cfg.throughput_bin {
             // closed bins, then each flow's open one, ordered by (flow, bin)
@@ -203,6 +212,6 @@ impl Sim {
             ts.push("bytes", C::U64(rows.iter().map(|r| r.2).collect()));
             summary["throughput_bin_ps"] = bin.0.into();
         }
-        Results { flows: ft, ports: pt, queues: qt, timeseries: ts, tags: self.cfg.tags.clone(), nodes: self.topo.nodes.iter().map(|n| n.name.clone()).collect(), summary }
+        Results { flows: ft, ports: pt, queues: qt, timeseries: ts, queue_series: qs, tags: self.cfg.tags.clone(), nodes: self.topo.nodes.iter().map(|n| n.name.clone()).collect(), summary }
     }
 }

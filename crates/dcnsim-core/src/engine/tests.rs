@@ -269,6 +269,19 @@ fn queue_depth_sampling_matches_time_average() {
     let hist_mean = rows.iter().map(|&i| (depth[i] as f64 + 750.0) * samples[i] as f64).sum::<f64>() / n as f64;
     let exact = r.ports.f64("mean_depth_bytes")[0];
     assert!((hist_mean - exact).abs() < 1500.0, "histogram mean {hist_mean} vs time average {exact}");
+    // the same samples over time: one row per sample and class, 1 us apart; the deepest
+    // queue of each sample falls in the histogram's bins, and its mean is the bottleneck's
+    let s = &r.queue_series;
+    let (t, max, total, busy) = (s.u64("time_ps"), s.u64("max_depth_bytes"), s.u64("total_depth_bytes"), s.get("busy_queues").unwrap());
+    let crate::metrics::ColumnData::U32(busy) = busy else { unreachable!() };
+    assert_eq!(t.len() as u64, n, "one class");
+    assert!(t.windows(2).all(|w| w[1] >= w[0]) && t[1] - t[0] == 1_000_000, "one sample per us");
+    assert!(max.iter().zip(total).all(|(m, tot)| m <= tot));
+    assert!(max.iter().zip(busy).all(|(&m, &b)| (m > 0) == (b > 0)));
+    let peak = *max.iter().max().unwrap();
+    assert!(rows.iter().any(|&i| depth[i] == peak / 1500 * 1500), "the deepest sample is in the histogram");
+    let series_mean = max.iter().map(|&m| m as f64).sum::<f64>() / max.len() as f64;
+    assert!((series_mean - exact).abs() < 1500.0, "series mean {series_mean} vs time average {exact}");
 }
 
 /// `queue_sample_from` leaves the warm-up out: sampling starts at that time, so the run has

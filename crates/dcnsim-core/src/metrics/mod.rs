@@ -86,6 +86,10 @@ pub struct Results {
     pub queues: Table,
     /// Per-flow goodput per time bin (empty unless `metrics.throughput_bin` is set).
     pub timeseries: Table,
+    /// Switch queue depths over time, per sample and queue class: the deepest egress
+    /// queue, all of them together and how many held anything (empty unless
+    /// `metrics.queue_sample` is set).
+    pub queue_series: Table,
     pub tags: Vec<String>,
     pub nodes: Vec<String>,
     pub summary: serde_json::Value,

@@ -48,7 +48,7 @@ pub fn limit() -> Result<u64, ScenarioError> {
 /// period or bin, a larger mean message or oversubscription (fewer spines) means fewer
 /// records.
 fn less_memory(key: &str) -> &'static str {
-    if key.ends_with(".period") || key.ends_with(".throughput_bin") {
+    if key.ends_with(".period") || key.ends_with(".throughput_bin") || key.ends_with(".queue_sample") {
         "a longer"
     } else if key.ends_with(".mean_size") || key.ends_with(".oversubscription") {
         "a larger"
@@ -231,8 +231,21 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, ScenarioError> {
         }
         None => 0,
     };
+    // the queue depth series: a row per sample and queue class (32 B while running, 29 B in
+    // the results table)
+    let depth_series = match s.metrics.queue_sample {
+        Some(every) => {
+            let run = s.scenario.max_time.0 .0.saturating_sub(s.metrics.queue_sample_from.map_or(0, |d| d.0 .0));
+            let samples = (run / every.0 .0.max(1)) as u128 + 1;
+            samples.saturating_mul(s.switch.queues.unwrap_or(1).max(1) as u128).saturating_mul(64)
+        }
+        None => 0,
+    };
     let mut what = format!("{hosts} hosts, {switches} switches, {ports} ports, about {flows_total} flows");
-    let key = if series > fabric && series > flow_bytes {
+    let key = if depth_series > fabric && depth_series > flow_bytes && depth_series > series {
+        what.push_str(", a queue depth series");
+        "metrics.queue_sample".to_string()
+    } else if series > fabric && series > flow_bytes {
         what.push_str(", a per-flow goodput series");
         "metrics.throughput_bin".to_string()
     } else if flow_bytes > fabric {
@@ -243,7 +256,7 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, ScenarioError> {
     } else {
         key.to_string()
     };
-    Ok(Estimate { bytes: fabric.saturating_add(flow_bytes).saturating_add(series), key, what })
+    Ok(Estimate { bytes: fabric.saturating_add(flow_bytes).saturating_add(series).saturating_add(depth_series), key, what })
 }
 
 #[cfg(test)]
@@ -289,6 +302,9 @@ mod tests {
         let wide = "kind = \"clos2\"\ntors = 100\nservers_per_tor = 8\nspines = 2";
         let m = refused(wide, "kind = \"poisson\"\nsizes = \"web-search\"\nload = 0.5\n[metrics]\nthroughput_bin = \"1ns\"", "metrics.throughput_bin");
         assert!(m.contains("expected a longer metrics.throughput_bin,"), "{m}");
+        // a queue depth series sampled every picosecond of a 1 s run: 1e12 rows
+        let m = refused(wide, "kind = \"poisson\"\nsizes = \"web-search\"\nload = 0.1\n[metrics]\nqueue_sample = \"1ps\"", "metrics.queue_sample");
+        assert!(m.contains("expected a longer metrics.queue_sample,"), "{m}");
     }
 
     /// The refusal names the key whose value is too large: the spines (given, or derived

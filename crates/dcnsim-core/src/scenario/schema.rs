@@ -1205,8 +1205,9 @@ pub struct MetricsConfig {
     #[serde(default)]
     pub fct_bins: Option<Vec<Bytes>>,
     /// Sample the depth of every switch egress queue at this interval into per-queue histograms
-    /// (queues.parquet), as seed 003 samples "the queue depth in the fabric periodically".
-    /// Default: no sampling; > 0.
+    /// (queues.parquet), as seed 003 samples "the queue depth in the fabric periodically",
+    /// and per class over time (queue_series.parquet: the deepest queue, the total, the busy
+    /// ones). Default: no sampling; > 0.
     #[serde(default)]
     pub queue_sample: Option<Duration>,
     /// Take the first sample at this time, leaving a warm-up (slow start) out of the
