@@ -552,6 +552,20 @@ def test_absurd_sizes_are_refused_at_once_by_validate_and_run(dcnsim_cli, tmp_pa
     small.write_text(f'[scenario]\nname = "small"\n[topology]\n{ABSURD["incast_1e9_groups"].replace("groups = 1000000000", "groups = 1")}\n', encoding="utf-8")
     assert dcnsim_cli("validate", small).returncode == 0
     assert_user_error(dcnsim_cli("validate", small, "--memory-limit", "1KB"), "more than the limit of")
+    # a bad value given with the flag is named by the flag, not the environment variable
+    proc = dcnsim_cli("validate", small, "--memory-limit", "10")
+    assert_user_error(proc, '--memory-limit: invalid value "10", expected a size such as "64GB"')
+
+
+def test_typos_get_a_suggestion(dcnsim_cli, tmp_path):
+    """A scenario name, a variant name, a key or a value one slip away from a real one is
+    named with its fix; run and compare word an unknown variant alike."""
+    assert_user_error(dcnsim_cli("run", "seed001_simpel_small"), "(did you mean 'seed001_simple_small'")
+    for cmd in ("run", "compare"):
+        assert_user_error(dcnsim_cli(cmd, "seed001_simple_small", "--variant", "802.3"), 'variant: no variant named "802.3" (did you mean "802.3x"?), expected one of "NoFC_RED"')
+    p = tmp_path / "typo.toml"
+    p.write_text(tiny().replace("[transport]", "[transport]\nkindd = 1"))
+    assert_user_error(dcnsim_cli("validate", p), 'transport.kindd: unknown key "kindd" (did you mean "kind"?)')
 
 
 def test_persistent_incast_is_counted_over_the_run(dcnsim_cli, tmp_path):

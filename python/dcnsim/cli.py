@@ -126,6 +126,8 @@ class _Group(click.Group):
             sys.exit(EXIT_USER_ERROR)
         except _USER_ERRORS as e:
             msg = _os_error_message(e) if isinstance(e, OSError) else str(e)
+            if _MEMORY_LIMIT_FROM_FLAG[0] and msg.startswith("DCNSIM_MEMORY_LIMIT:"):
+                msg = "--memory-limit" + msg[len("DCNSIM_MEMORY_LIMIT") :]
             _error(msg)
             sys.exit(EXIT_USER_ERROR)
         except _core.SimulationError as e:
@@ -200,10 +202,16 @@ def summary_line(summary: dict) -> str:
     )
 
 
+#: Whether the limit came from --memory-limit: its errors then name the flag, not the
+#: environment variable the core reads it from.
+_MEMORY_LIMIT_FROM_FLAG = [False]
+
+
 def _set_memory_limit(ctx: Any, param: Any, value: Optional[str]) -> None:
     # the core reads the limit from the environment, which compare's workers inherit
     if value is not None:
         os.environ["DCNSIM_MEMORY_LIMIT"] = value
+        _MEMORY_LIMIT_FROM_FLAG[0] = True
 
 
 def _memory_limit_option(f: Any) -> Any:

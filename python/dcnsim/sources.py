@@ -92,9 +92,13 @@ def resolve_scenario(scenario: ScenarioLike) -> ScenarioSource:
         raise FileNotFoundError(f"scenario file not found: {scenario}")
     if "=" in scenario or scenario.lstrip().startswith("["):
         return ScenarioSource(scenario, "toml", "<string>")
+    import difflib
+
+    near = difflib.get_close_matches(stem, list(shipped), n=3, cutoff=0.75)
+    hint = f" (did you mean {' or '.join(repr(n) for n in near)}?)" if near else ""
     names = ", ".join(shipped) or "none"
     raise _core.ScenarioError(
-        f"scenario {scenario!r} is neither a file nor a shipped scenario (shipped: {names})"
+        f"scenario {scenario!r} is neither a file nor a shipped scenario{hint}; shipped: {names}"
     )
 
 

@@ -202,7 +202,7 @@ def grid(
     if variants:
         for v in variants:
             if v not in available:
-                raise _core.ScenarioError(f"scenario {name!r} has no variant {v!r} (variants: {', '.join(map(str, available)) or 'none'})")
+                _core.merged(json.dumps(doc), "json", v)  # raises the core's "no variant named" error
         chosen: List[Optional[str]] = list(variants)
     else:
         chosen = list(available) or [None]

@@ -161,7 +161,12 @@ impl Document {
         if let Some(name) = variant {
             let (_, over) = self.variants.iter().find(|(n, _)| n == name).ok_or_else(|| match self.variants.is_empty() {
                 true => err("variant", format!("no variant named \"{name}\": the file has no [[variant]] tables")),
-                false => err("variant", format!("no variant named \"{name}\"; expected one of {:?}", self.variant_names())),
+                false => {
+                    let names = self.variant_names();
+                    let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+                    let m = suggest(&format!("unknown variant `{name}`, expected one of {}", quoted.join(", ")));
+                    err("variant", m.replacen("invalid value", "no variant named", 1))
+                }
             })?;
             let mut over = over.clone();
             if let Some(paths) = over.remove(REMOVE_KEY) {
@@ -182,7 +187,7 @@ impl Document {
                 Some(v) if !key.is_empty() => format!("{key} (variant \"{v}\")"),
                 _ => key,
             };
-            let mut msg = e.into_inner().to_string().replace('\n', " ");
+            let mut msg = e.into_inner().to_string().replace('\n', " ").trim_end().to_string();
             if key.starts_with("switch.ecn") {
                 msg = "switch.ecn is now switch.aqm: write { kind = \"step\", threshold = K } for DCTCP's step, \
                        { kind = \"ramp\", kmin, kmax, pmax } for the RED ramp on the instantaneous queue"
@@ -194,13 +199,42 @@ impl Document {
                     msg.truncate(i);
                 }
             }
-            err(key, msg)
+            err(key, suggest(&msg))
         })?;
         validate(&s).map_err(|e| match variant {
             Some(v) if !e.key.is_empty() => ScenarioError { key: format!("{} (variant \"{v}\")", e.key), ..e },
             _ => e,
         })?;
         Ok(s)
+    }
+}
+
+/// serde's "unknown field `x`, expected one of `a`, `b`" and "unknown variant `x`, ..." in
+/// the scenario's words, with the closest allowed name when one is near: "unknown variant"
+/// read as a `[[variant]]` table, and a typo should name its fix.
+pub fn suggest(msg: &str) -> String {
+    let (what, rest) = if let Some(r) = msg.strip_prefix("unknown field `") {
+        ("unknown key", r)
+    } else if let Some(r) = msg.strip_prefix("unknown variant `") {
+        ("invalid value", r)
+    } else {
+        return msg.to_string();
+    };
+    let Some((got, tail)) = rest.split_once('`') else { return msg.to_string() };
+    let allowed: Vec<&str> = tail.split('`').skip(1).step_by(2).collect();
+    let lower = got.to_lowercase();
+    let prefixed: Vec<&str> = allowed.iter().copied().filter(|a| a.to_lowercase().starts_with(&lower) && !got.is_empty()).collect();
+    let near = allowed
+        .iter()
+        .map(|a| (strsim::damerau_levenshtein(&lower, &a.to_lowercase()), *a))
+        .filter(|&(d, a)| d <= 2.max(a.len() / 4) && d < a.len())
+        .min()
+        .or_else(|| (prefixed.len() == 1).then(|| (0, prefixed[0])));
+    let hint = near.map(|(_, a)| format!(" (did you mean \"{a}\"?)")).unwrap_or_default();
+    let list = allowed.iter().map(|a| format!("\"{a}\"")).collect::<Vec<_>>().join(", ");
+    match allowed.is_empty() {
+        true => format!("{what} \"{got}\"{hint}"),
+        false => format!("{what} \"{got}\"{hint}, expected one of {list}"),
     }
 }
 
@@ -2028,7 +2062,7 @@ bottleneck = { rate = "10Gbps", delay = "1us" }
     #[test]
     fn errors_name_the_key() {
         let cases = [
-            ("[switch]\nbogus = 1", "switch.bogus", "unknown field"),
+            ("[switch]\nbogus = 1", "switch.bogus", "unknown key"),
             ("[switch]\naqm = { kind = \"ramp\", kmin = \"400KB\", kmax = \"300KB\" }", "switch.aqm.kmin", "kmin <= kmax"),
             ("[switch]\naqm = { kind = \"ramp\", kmin = \"4KB\" }", "switch.aqm.kmax", "missing"),
             ("[switch]\naqm = { kind = \"ramp\", kmin = \"4KB\", kmax = \"8KB\", pmax = 0 }", "switch.aqm.pmax", "(0, 1]"),
@@ -2073,19 +2107,19 @@ bottleneck = { rate = "10Gbps", delay = "1us" }
             ("[switch]\nlatency = 400", "switch.latency", "bare number"),
             ("[[workload]]\nkind = \"flows\"\nflows = [{ src = 0, dst = 9, size = \"1KB\" }]", "workload[0].flows[0].dst", "3 hosts"),
             ("[[workload]]\nkind = \"incast\"\nfan_in = 5\nsize = \"1KB\"", "workload[0].fan_in", "3 hosts"),
-            ("[transport]\nkind = \"tcp\"", "transport.kind", "unknown variant"),
+            ("[transport]\nkind = \"tcp\"", "transport.kind", "invalid value \"tcp\""),
             ("[[variant]]\nname = \"v\"\nswitch.queues = 9", "switch.queues (variant \"v\")", "1..8"),
             ("[switch]\nsfc = { trigger = \"0B\" }", "switch.sfc.trigger", "depth > 0"),
             ("[switch]\nsfc = { trigger = \"100KB\", target = \"100KB\" }", "switch.sfc.target", "below the trigger (100000 B)"),
             ("[switch]\nsfc = { mode = \"proxy\" }\npfc = { xoff = \"100KB\", mode = \"link\" }", "switch.sfc.mode", "one traffic class"),
-            ("[switch]\nsfc = { cache = \"spine\" }", "switch.sfc.cache", "unknown variant"),
+            ("[switch]\nsfc = { cache = \"spine\" }", "switch.sfc.cache", "invalid value \""),
             ("[switch]\nbuffer = { model = \"shared\", ingress_pool = \"9MB\" }", "switch.buffer.ingress_pool", "switch.pfc.alpha"),
             ("[switch]\nbuffer = { queue = \"1MB\", ingress_pool = \"9MB\" }", "switch.buffer.ingress_pool", "model = \"shared\""),
             ("[metrics]\nthroughput_bin = \"0us\"", "metrics.throughput_bin", "> 0"),
             ("[switch]\naqm = { kind = \"fixed\" }", "switch.aqm.p", "missing"),
             ("[switch]\naqm = { kind = \"fixed\", p = 1.5 }", "switch.aqm.p", "[0, 1]"),
-            ("[switch]\naqm = { kind = \"codel\" }", "switch.aqm.kind", "unknown variant"),
-            ("[transport]\nect = \"ce\"", "transport.ect", "unknown variant"),
+            ("[switch]\naqm = { kind = \"codel\" }", "switch.aqm.kind", "invalid value \""),
+            ("[transport]\nect = \"ce\"", "transport.ect", "invalid value \""),
             ("[switch]\naqm = { kind = \"red\", max = \"300KB\" }", "switch.aqm.min", "missing"),
             ("[switch]\naqm = { kind = \"red\", min = \"300KB\", max = \"300KB\" }", "switch.aqm.max", "more than min"),
             ("[switch]\naqm = { kind = \"red\", min = \"120000B\", max = \"360000B\", burst = 100 }", "switch.aqm.burst", "burst > min / avpkt - 1"),
@@ -2120,7 +2154,7 @@ bottleneck = { rate = "10Gbps", delay = "1us" }
             ("[switch]\naqm = { kind = \"red\", min = \"1KB\", max = \"90KB\", burst = 200, target = \"1ms\" }", "switch.aqm.target", "only used with kind = \"pi2\""),
             ("[switch]\nqueues = 2\nci = { cim_encap = \"600B\" }", "switch.ci.cim_encap", "0..512 B"),
             ("[switch]\nqueues = 2\nci = { max_flow_life = \"0s\" }", "switch.ci.max_flow_life", "> 0"),
-            ("[switch]\nqueues = 2\nci = { cim_release = \"never\" }", "switch.ci.cim_release", "unknown variant"),
+            ("[switch]\nqueues = 2\nci = { cim_release = \"never\" }", "switch.ci.cim_release", "invalid value \""),
             ("[[workload]]\nkind = \"incast\"\nfan_in = 1\nsize = \"1KB\"\ngroups = 2\ndisjoint_groups = true", "workload[0].disjoint_groups", "need 4 hosts"),
             ("[[workload]]\nkind = \"incast\"\nfan_in = 1\nsize = \"1KB\"\nperiod = \"10us\"\ndisjoint_groups = true", "workload[0].disjoint_groups", "oneshot"),
             ("[[workload]]\nkind = \"poisson\"\nsizes = \"web-search\"\nload = 0.5\nstagger = \"1us\"", "workload[0].stagger", "not used by kind = \"poisson\""),
@@ -2384,6 +2418,25 @@ hosts = [42, 63]
             let doc = Document::from_toml(&format!("{base}\n[[variant]]\nname = \"v\"\nremove = {remove}\n")).unwrap();
             let e = doc.scenario(Some("v")).unwrap_err();
             assert!(e.key == "remove (variant \"v\")" && e.message.contains(what), "{remove}: {e}");
+        }
+    }
+
+    /// serde's unknown-key and unknown-value messages become the scenario's words with the
+    /// nearest allowed name; an unknown variant name gets the same treatment.
+    #[test]
+    fn typos_name_their_fix() {
+        let e = error_of("[switch]\nbufer = 1");
+        assert_eq!(e.key, "switch.bufer");
+        assert!(e.message.starts_with("unknown key \"bufer\" (did you mean \"buffer\"?), expected one of "), "{e}");
+        let e = error_of("[transport]\nkind = \"dcqnc\"");
+        assert!(e.message.starts_with("invalid value \"dcqnc\" (did you mean \"dcqcn\"?), expected one of \"dctcp\""), "{e}");
+        // nothing near: no guess
+        let e = error_of("[transport]\nkind = \"bbr\"");
+        assert!(e.message.starts_with("invalid value \"bbr\", expected one of"), "{e}");
+        let doc = Document::from_toml(&format!("{BASE}\n[[variant]]\nname = \"DRC_RED_ECN\"\n[[variant]]\nname = \"802.3x\"\n")).unwrap();
+        for (typo, fix) in [("802.3", "802.3x"), ("drc_red", "DRC_RED_ECN"), ("DRC_RED_ECM", "DRC_RED_ECN")] {
+            let e = doc.scenario(Some(typo)).unwrap_err();
+            assert_eq!(e.message, format!("no variant named \"{typo}\" (did you mean \"{fix}\"?), expected one of \"DRC_RED_ECN\", \"802.3x\""));
         }
     }
 
