@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dcnsim.sweep import ci95
+from dcnsim.sweeps import ci95
 
 root = Path(sys.argv[1])
 base, other = "without-ci", "ci"

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-from dcnsim.sweep import ci95, excludes_zero
+from dcnsim.sweeps import ci95, excludes_zero
 
 
 def per_run(d: Path) -> dict:

@@ -447,7 +447,7 @@ def test_several_seeds_give_means_intervals_and_paired_verdicts(scenario_file, t
     """compare(seeds=3): every cell is the mean over the seeds with its 95% CI (checked
     against the per-seed runs), the change says whether the paired difference's interval
     excludes zero, and every seed's run is saved."""
-    from dcnsim.sweep import ci95
+    from dcnsim.sweeps import ci95
 
     c = dcnsim.compare(scenario_file, variants=["DCTCP", "Reno"], seeds=3, jobs=2)
     assert c.n_seeds == 3 and [r.summary["seed"] for r in c.replicas["Reno"]] == [1, 2, 3]

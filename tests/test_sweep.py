@@ -14,7 +14,7 @@ import pytest
 
 import dcnsim
 from conftest import sigint_as_at_a_terminal
-from dcnsim import sweep
+from dcnsim import sweeps as sweep
 
 TINY = """
 [scenario]
@@ -469,3 +469,15 @@ def test_a_variant_switches_a_base_mechanism_off(tmp_path):
     # no PFC: no PFC counters at all
     assert "pfc_frames" not in runs["lossy"] and "xoff_time_ps" not in runs["lossy"]
     assert runs["empty table"]["pfc_frames"] == runs["PFC"]["pfc_frames"]
+
+
+def test_python_sweep_returns_the_tidy_table(tiny, tmp_path):
+    """dcnsim.sweep(...) is the command's sweep.parquet as a DataFrame; keys as a dict or as
+    --set strings give the same table."""
+    t = dcnsim.sweep(str(tiny), {"switch.aqm.threshold": ["10KB", "60KB"]}, seeds=1, variants=["DCTCP"], jobs=1)
+    assert list(t.columns[:4]) == ["switch.aqm.threshold", "variant", "seed", "run_id"]
+    assert set(t["switch.aqm.threshold"]) == {"10KB", "60KB"} and set(t["variant"]) == {"DCTCP"}
+    same = dcnsim.sweep(str(tiny), ["switch.aqm.threshold=10KB,60KB"], seeds=1, variants=["DCTCP"], jobs=1, outdir=tmp_path / "kept")
+    pd.testing.assert_frame_equal(t, same)
+    assert (tmp_path / "kept" / "sweep.parquet").is_file()
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "kept" / "sweep.parquet"), same)

@@ -33,6 +33,7 @@ _LAZY = {
     "run": ("api", "run"),
     "Comparison": ("comparison", "Comparison"),
     "compare": ("comparison", "compare"),
+    "sweep": ("sweeps", "sweep"),
     "DEFAULT_FCT_BINS": ("tables", "DEFAULT_FCT_BINS"),
     "fct_table": ("tables", "fct_table"),
 }
@@ -65,5 +66,6 @@ __all__ = [
     "compare",
     "fct_table",
     "run",
+    "sweep",
     "validate",
 ]

@@ -416,7 +416,7 @@ def sweep_cmd(scenario: str, outdir: Path, sets: Sequence[str], seeds: Optional[
     """Run a grid of SCENARIO's keys x variants x seeds and collect one table."""
     from rich.markup import escape
 
-    from . import sweep
+    from . import sweeps as sweep
 
     points = sweep.grid(scenario, [sweep.parse_set(x) for x in sets], seeds, list(variants) or None)
     mode: Any = "always" if progress is True else (False if progress is False else True)

@@ -165,7 +165,7 @@ class Row:
 
     def excludes_zero(self, variant: str) -> Optional[bool]:
         """With several seeds: whether the 95% CI of the difference to the base excludes 0."""
-        from .sweep import excludes_zero
+        from .sweeps import excludes_zero
 
         d = self.paired.get(variant)
         return None if d is None else excludes_zero(*d)
@@ -281,7 +281,7 @@ class Comparison:
     def _seed_rows(self, bins: Optional[Sequence[int]]) -> List[Row]:
         """Rows over seeds: the mean per variant with its 95% CI, and the paired difference
         to the base with its CI; rows are matched by (group, metric)."""
-        from .sweep import ci95
+        from .sweeps import ci95
 
         n = self.n_seeds
         per_seed = [
@@ -829,7 +829,7 @@ def plot_fct_by_bin(cmp: Comparison, tag: Optional[str] = "background") -> Any:
     labels = list(next(iter(tables.values()))["bin"])
     errors: Dict[str, List[float]] = {}
     if cmp.n_seeds > 1:  # bars at the mean over seeds, error bars at its 95% CI
-        from .sweep import ci95
+        from .sweeps import ci95
 
         for n in cmp.variants:
             per_seed = [fct_table(_plot_flows(r, use), edges or None) for r in cmp.replicas[n]]

@@ -577,3 +577,39 @@ class _Bar:
     def __exit__(self, *exc: Any) -> None:
         if self.bar is not None:
             self.bar.__exit__(*exc)
+
+
+def sweep(
+    scenario: ScenarioLike,
+    set: Union[None, Dict[str, Sequence[Any]], Sequence[str]] = None,
+    *,
+    seeds: Union[None, int, Sequence[int]] = None,
+    variants: Optional[Sequence[str]] = None,
+    outdir: Union[None, str, "os.PathLike[str]"] = None,
+    jobs: Optional[int] = None,
+    cluster: Optional[str] = None,
+    progress: Union[bool, str] = False,
+) -> Any:
+    """Run a sweep and return its tidy table (what ``dcnsim sweep`` writes as
+    sweep.parquet: one row per run and FCT size bin, a column per swept key, then
+    ``variant``, ``seed``, ``run_id``, the FCT statistics and the run's drops, pauses and
+    deepest queue); :func:`summarize` gives the means and confidence intervals over seeds.
+
+    ``set``: ``{"switch.pfc.xoff": ["500KB", "750KB"]}`` or ``["switch.pfc.xoff=500KB,750KB"]``,
+    added to (or replacing keys of) the scenario's ``[sweep]`` table. ``outdir``: keep each
+    run's outputs there (a rerun skips the runs already there); by default they go to a
+    temporary folder removed afterwards. Warnings (a swept key that does not apply to a
+    variant, identical variants) are raised as :class:`dcnsim.DcnsimWarning`."""
+    import tempfile
+
+    if set is None:
+        sets: List[Tuple[str, List[Any]]] = []
+    elif isinstance(set, dict):
+        sets = [(str(k), list(v) if isinstance(v, (list, tuple)) else [v]) for k, v in set.items()]
+    else:
+        sets = [parse_set(x) for x in set]
+    points = grid(scenario, sets, seeds, list(variants) if variants else None)
+    if outdir is not None:
+        return run_sweep(points, outdir, jobs=jobs, progress=progress, cluster=cluster)["table"]
+    with tempfile.TemporaryDirectory(prefix="dcnsim-sweep-") as tmp:
+        return run_sweep(points, tmp, jobs=jobs, progress=progress, cluster=cluster)["table"]
