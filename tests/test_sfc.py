@@ -134,7 +134,8 @@ def test_proxy_beside_lossless_pfc_warns(tmp_path):
     text = Path(INCAST16).read_text().replace('aqm = { kind = "step", threshold = "50KB" }', 'aqm = { kind = "step", threshold = "50KB" }\npfc = { alpha = 1.0 }')
     path = tmp_path / "proxy_pfc.toml"
     path.write_text(text)
-    r = dcnsim.run(str(path), variant="proxy")
+    with pytest.warns(dcnsim.DcnsimWarning, match="proxy.*XON|XON.*proxy"):
+        r = dcnsim.run(str(path), variant="proxy")
     assert any("proxy" in w and "XON" in w for w in r.summary.get("warnings", [])), r.summary.get("warnings")
     assert r.summary["packets_dropped"] == 0 and r.summary["flows_finished"] == 16
     assert not dcnsim.run(str(path), variant="native").summary.get("warnings")

@@ -273,13 +273,23 @@ def run(
         check_invariants: check buffer bounds (queue limits, PFC headroom) at every
             enqueue; violations are listed in ``summary["invariant_violations"]`` (slower).
 
+    What the builder found suspicious but valid (``summary["warnings"]``) is also raised as
+    a :class:`dcnsim.DcnsimWarning`.
+
     Raises:
         ScenarioError: invalid scenario, unknown variant, bad seed.
         FileNotFoundError: ``scenario`` names a file that does not exist.
         SimulationError: the engine failed.
     """
+    import warnings
+
+    from .sources import DcnsimWarning
+
     check_seed(seed)
-    return run_source(resolve_scenario(scenario), seed=seed, variant=variant, progress=progress, check_invariants=check_invariants)
+    result = run_source(resolve_scenario(scenario), seed=seed, variant=variant, progress=progress, check_invariants=check_invariants)
+    for w in result.summary.get("warnings") or []:
+        warnings.warn(str(w), DcnsimWarning, stacklevel=2)
+    return result
 
 
 def run_source(
