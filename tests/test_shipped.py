@@ -8,6 +8,7 @@ the shipped file itself (they are small enough), with the numbers stated in its 
 from __future__ import annotations
 
 import dcnsim
+from dcnsim.api import shipped_scenarios
 
 
 def _network(cmp: dcnsim.Comparison, metric: str) -> dict:
@@ -101,3 +102,13 @@ def test_dumbbell_dctcp_description_holds():
     assert int(bottleneck["tx_bytes"]) > 200e6
     assert 0.8 * k <= float(bottleneck["mean_depth_bytes"]) <= k + 4 * 1500, bottleneck["mean_depth_bytes"]
     assert int(r.ports["max_depth_bytes"].max()) < 1_000_000
+
+
+def test_descriptions_speak_the_users_language():
+    """`dcnsim scenarios` names each source by its standard and authors, not the project's
+    seed numbers, and "CI" there means congestion isolation only (not the test runs)."""
+    for name in shipped_scenarios():
+        desc = dcnsim.validate(name)["description"]
+        assert desc, name
+        assert "Seed 00" not in desc and "seed 00" not in desc, (name, desc)
+        assert "for CI" not in desc, (name, desc)
