@@ -10,6 +10,7 @@ from importlib import metadata, resources
 from pathlib import Path
 from typing import List
 
+import click
 import pandas as pd
 import pytest
 
@@ -655,3 +656,26 @@ def test_bad_scenarios_are_answered_cleanly(tmp_path, case):
             out = tmp_path / ("cmp" if cmd[0] == "compare" else "out")
             assert not out.exists(), (case, cmd)
     assert codes["validate"] == codes["run"], (case, codes)  # validate and run agree
+
+
+def test_help_is_whole_and_agrees_with_the_readme():
+    """`dcnsim --help` gives each command's first sentence whole (click cut them with
+    "..."), and every option a command's --help lists is in the README's command summary
+    line for it, and the other way round."""
+    from click.testing import CliRunner
+
+    from dcnsim.cli import cli
+
+    top = CliRunner().invoke(cli, ["--help"], terminal_width=80)
+    assert top.exit_code == 0 and "..." not in top.output.split("Commands:", 1)[1], top.output
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    summary = readme.split("## Command line", 1)[1].split("```", 2)[1]
+    lines = {ln.split()[1]: ln for ln in summary.splitlines() if ln.startswith("dcnsim ") and not ln.startswith("dcnsim --")}
+    for name, cmd in cli.commands.items():
+        assert name in lines, f"README's command summary has no line for {name}"
+        words = set(re.findall(r"(?<![\w-])--?[a-z][a-z-]*", lines[name]))
+        options = [p for p in cmd.params if isinstance(p, click.Option) and "--help" not in p.opts]
+        for p in options:  # each option is in the line, by its long or short name
+            assert words & set(p.opts + p.secondary_opts), (name, p.opts, lines[name])
+        known = {o for p in options for o in p.opts + p.secondary_opts}
+        assert words <= known, (name, sorted(words - known))

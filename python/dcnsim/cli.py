@@ -103,6 +103,18 @@ def _raise_terminated(signum: int, _frame: Any) -> None:
 class _Group(click.Group):
     """A click group whose user errors are one ``error:`` line on stderr, exit code 2."""
 
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        """The command list with each command's first sentence whole: click cuts it to the
+        terminal's width with "...", which left half a sentence."""
+        rows = []
+        for name in self.list_commands(ctx):
+            cmd = self.get_command(ctx, name)
+            if cmd is not None and not cmd.hidden:
+                rows.append((name, cmd.get_short_help_str(limit=10_000)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:  # type: ignore[override]
         if not standalone_mode:
             return super().main(*args, standalone_mode=False, **kwargs)
