@@ -375,9 +375,11 @@ def compare_cmd(
         from .report import write_report
 
         write_report(outdir)
+        top = ["report.html"] + [k for k in paths if "/" not in k]
+        folders = list(dict.fromkeys(k.split("/", 1)[0] + "/" for k in paths if "/" in k))
         console.print(
-            f"wrote {escape(str(outdir))}: report.html, comparison.md, comparison.csv, 3 plots, "
-            f"{len(cmp.variants)} variant folders ({len(paths) + 1} files)",
+            f"wrote {escape(str(outdir))}: {escape(', '.join(top))}; variant folders {escape(', '.join(folders))} "
+            f"({len(paths) + 1} files)",
             highlight=False,
         )
     seed_values = sorted({str(x) for x in cmp.seeds.values()})
