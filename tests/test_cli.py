@@ -658,6 +658,14 @@ def test_bad_scenarios_are_answered_cleanly(tmp_path, case):
     assert codes["validate"] == codes["run"], (case, codes)  # validate and run agree
 
 
+def test_a_missing_cdf_file_says_where_it_looked(dcnsim_cli, tmp_path):
+    """A relative CDF path is read from the working directory: the error names the full
+    path it tried."""
+    p = tmp_path / "cdf.toml"
+    p.write_text(tiny().replace("[transport]", '[[workload]]\nkind = "poisson"\nsizes = "my_sizes.cdf"\nload = 0.3\n\n[transport]'))
+    assert_user_error(dcnsim_cli("validate", p), 'workload[', f'"my_sizes.cdf"', f"looked for {tmp_path.resolve() / 'my_sizes.cdf'}")
+
+
 def test_help_is_whole_and_agrees_with_the_readme():
     """`dcnsim --help` gives each command's first sentence whole (click cut them with
     "..."), and every option a command's --help lists is in the README's command summary

@@ -1331,7 +1331,11 @@ pub fn resolve_cdf(name: &str) -> Result<FlowSizeCdf, String> {
     if let Some(c) = FlowSizeCdf::builtin(name) {
         return Ok(c);
     }
-    let text = std::fs::read_to_string(name).map_err(|e| format!("invalid value \"{name}\", expected one of {:?} or a readable CDF file ({e})", FlowSizeCdf::builtin_names()))?;
+    let text = std::fs::read_to_string(name).map_err(|e| {
+        // a relative path is read from the working directory: say where that was
+        let looked = std::path::absolute(name).map(|p| p.display().to_string()).unwrap_or_else(|_| name.to_string());
+        format!("invalid value \"{name}\", expected one of {:?} or a readable CDF file (looked for {looked}: {e})", FlowSizeCdf::builtin_names())
+    })?;
     FlowSizeCdf::parse(&text).map_err(|e| format!("CDF file \"{name}\": {e}"))
 }
 
