@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 import dcnsim
-from dcnsim import report, sweep
+from dcnsim import report
+from dcnsim import sweeps as sweep
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -48,6 +49,10 @@ def test_report_is_self_contained_and_complete(folders, kind):
     if kind == "run":
         assert page.index("Attention") < page.index("Provenance")
         assert "[topology]" in page  # the scenario text
+    if kind == "comparison":
+        # the table as printed: changes as percentages, counts with thousands separators
+        assert re.search(r"<td>[+-]\d+\.\d%( \*| \(in noise\))?</td>", page), "no formatted change"
+        assert re.search(r"<td>\d{1,3}(,\d{3})+(\.\d+)?( ± [\d.,]+)?</td>", page), "no thousands separator"
 
 
 def test_report_refuses_a_folder_without_outputs(tmp_path):

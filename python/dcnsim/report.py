@@ -12,6 +12,7 @@ import base64
 import html
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
@@ -79,6 +80,27 @@ def _scenario_text(outdir: Path, kind: str) -> Optional[str]:
     for p in sorted(outdir.glob(pattern))[:1] if pattern else []:
         return p.read_text(encoding="utf-8")
     return None
+
+
+def _markdown_table(path: Path) -> Any:
+    """The first pipe table of a Markdown file as a DataFrame of strings (cells as written,
+    escaped pipes restored), or None without one."""
+    import pandas as pd
+
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    rows: List[List[str]] = []
+    for ln in lines:
+        if ln.startswith("|"):
+            cells = [c.strip().replace("\\|", "|").replace("\\\\", "\\") for c in re.split(r"(?<!\\)\|", ln.strip())[1:-1]]
+            rows.append(cells)
+        elif rows:
+            break
+    if len(rows) < 2:
+        return None
+    return pd.DataFrame(rows[2:], columns=rows[0])
 
 
 def _table(df: Any, caption: str = "") -> str:
@@ -202,7 +224,11 @@ def build(outdir: Any) -> str:
         keys = [k for k in ("flows_finished", "flows_total", "end_reason", "sim_time_ps", "events", "data_packets_dropped", "pfc_frames", "ecn_marks", "wall_time_s") if k in s]
         parts.append(_table(pd.DataFrame([(k, s[k]) for k in keys], columns=["summary key", "value"]), "Summary"))
     elif kind == "comparison":
-        parts.append(_table(pd.read_csv(out / "comparison.csv"), "Side by side (comparison.csv)"))
+        shown = _markdown_table(out / "comparison.md")
+        if shown is not None:  # the formatted values (thousands, percentages), as printed
+            parts.append(_table(shown, "Side by side (comparison.md; raw values in comparison.csv)"))
+        else:
+            parts.append(_table(pd.read_csv(out / "comparison.csv"), "Side by side (comparison.csv)"))
     else:
         parts.append(_table(pd.read_csv(out / "sweep_summary.csv"), "Mean and 95% CI over seeds (sweep_summary.csv)"))
     # plots
