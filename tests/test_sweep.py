@@ -481,3 +481,16 @@ def test_python_sweep_returns_the_tidy_table(tiny, tmp_path):
     pd.testing.assert_frame_equal(t, same)
     assert (tmp_path / "kept" / "sweep.parquet").is_file()
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "kept" / "sweep.parquet"), same)
+
+
+def test_sweep_plot_puts_sizes_on_a_numeric_axis(tiny, tmp_path):
+    """Sizes, rates and durations are placed by value in a readable unit (the plot placed
+    them evenly as labels: 10 KB and 60 KB one step apart, as 1 and 2 would be)."""
+    pts = sweep.grid(str(tiny), [sweep.parse_set("switch.aqm.threshold=10KB,20KB,60KB")], 1, ["DCTCP"])
+    out = sweep.run_sweep(pts, tmp_path / "out", jobs=1)
+    fig = sweep.plot_sweep(out["summary"], "switch.aqm.threshold")
+    ax = fig.axes[0]
+    assert ax.get_xlabel() == "switch.aqm.threshold (KB)"
+    xs = [list(line.get_xdata()) for line in ax.lines if len(line.get_xdata()) == 3]
+    assert xs and [float(x) for x in xs[0]] == [10.0, 20.0, 60.0]
+    assert "mean FCT (us) against switch.aqm.threshold" in ax.get_title()

@@ -43,6 +43,11 @@ def merged(
     not validated. Raises :class:`ScenarioError` for unparsable text or an unknown variant.
     """
 
+def quantity(text: str) -> Optional[Tuple[float, str]]:
+    """A size, rate or duration as scenario files write them ("500KB", "10Gbps", "2us"):
+    ``(value, unit)`` with the value in bytes ("B"), bit/s ("bps") or picoseconds ("ps");
+    None for anything else."""
+
 class Simulation:
     def __init__(
         self,

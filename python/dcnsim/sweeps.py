@@ -518,15 +518,26 @@ def summarize(table: Any, keys: Sequence[str]) -> Any:
 
 def plot_sweep(summary: Any, key: str, metric: str = "mean_fct_us", bin_label: str = "all") -> Any:
     """``metric`` of the ``bin_label`` bin against swept ``key``, a line per variant, with
-    95% CI error bars; values that are not numbers (sizes, rates) are placed evenly in grid
-    order and labelled. Cells of the other swept keys are averaged into one line each."""
+    95% CI error bars, titled; sizes, rates and durations on a numeric axis in a readable
+    unit (KB, Gbit/s, us), other values that are not numbers placed evenly in grid order
+    and labelled. Cells of the other swept keys are averaged into one line each."""
     import pandas as pd
 
-    from .comparison import _figure
+    from .comparison import _figure, _margins
 
-    s = summary[summary["bin"] == bin_label]
+    s = summary[summary["bin"] == bin_label].copy()
     if s.empty:
         return None
+    xlabel = key
+    values = s[key].tolist()
+    parsed = [_core.quantity(str(v)) if isinstance(v, str) else None for v in values]
+    units = {q[1] for q in parsed if q is not None}
+    if values and all(q is not None for q in parsed) and len(units) == 1:
+        unit = units.pop()
+        top = max(q[0] for q in parsed)
+        scale, name = next(((f, n) for f, n in _AXIS_UNITS[unit] if top >= f), _AXIS_UNITS[unit][-1])
+        s[key] = [q[0] / scale for q in parsed]
+        xlabel = f"{key} ({name})"
     numeric = pd.api.types.is_numeric_dtype(s[key])
     order = list(dict.fromkeys(s[key].tolist()))
     fig = _figure(6.4, 4.0)
@@ -539,11 +550,23 @@ def plot_sweep(summary: Any, key: str, metric: str = "mean_fct_us", bin_label: s
     if not numeric:
         ax.set_xticks(range(len(order)))
         ax.set_xticklabels([str(v) for v in order])
-    ax.set_xlabel(key)
-    ax.set_ylabel(f"{metric} ({bin_label} flows)")
-    ax.legend()
-    fig.tight_layout()
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(_METRIC_LABELS.get(metric, metric) + f", {bin_label} flows")
+    ax.set_title(f"{_METRIC_LABELS.get(metric, metric)} against {key} (mean, 95% CI over seeds)", fontsize="medium")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+    _margins(fig, left=0.8, top=0.45, bottom=0.6)
     return fig
+
+
+#: Axis units for sweeps over sizes (bytes), rates (bit/s) and durations (ps): the largest
+#: whose scale the largest value reaches.
+_AXIS_UNITS = {
+    "B": [(1e9, "GB"), (1e6, "MB"), (1e3, "KB"), (1.0, "B")],
+    "bps": [(1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "Kbit/s"), (1.0, "bit/s")],
+    "ps": [(1e12, "s"), (1e9, "ms"), (1e6, "us"), (1e3, "ns"), (1.0, "ps")],
+}
+_METRIC_LABELS = {"mean_fct_us": "mean FCT (us)", "p99_fct_us": "p99 FCT (us)", "mean_slowdown": "mean slowdown"}
 
 
 def _csv_writer(df: Any) -> Any:

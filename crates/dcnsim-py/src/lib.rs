@@ -91,6 +91,20 @@ fn merged(py: Python<'_>, text: &str, format: &str, variant: Option<&str>) -> Py
     json_to_py(py, &serde_json::to_value(&t).map_err(|e| ScenarioError::new_err(e.to_string()))?)
 }
 
+/// A size, rate or duration as the scenario files write them: (value in bytes, bit/s or
+/// ps, the unit's name), or None for anything else.
+#[pyfunction]
+fn quantity(text: &str) -> Option<(f64, &'static str)> {
+    use dcnsim_core::scenario::units;
+    if let Some(b) = units::parse_size(text) {
+        return Some((b as f64, "B"));
+    }
+    if let Some(r) = units::parse_rate(text) {
+        return Some((r as f64, "bps"));
+    }
+    units::parse_duration(text).map(|t| (t.0 as f64, "ps"))
+}
+
 /// A running simulation.
 #[pyclass(module = "dcnsim._core")]
 struct Simulation {
@@ -175,6 +189,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SimulationError", m.py().get_type_bound::<SimulationError>())?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(merged, m)?)?;
+    m.add_function(wrap_pyfunction!(quantity, m)?)?;
     m.add_class::<Simulation>()?;
     Ok(())
 }
