@@ -87,8 +87,6 @@ NETWORK_METRICS = [
     "ECN marks",
     "mean queue depth, queue 0 (KB)",
     "max queue depth, queue 0 (KB)",
-    "queue delay at the slowest port, queue 0: mean (us)",
-    "queue delay at the slowest port, queue 0: p99 (us)",
     "queue 0 busy (% of samples)",
     "p99 queue depth when busy, queue 0 (KB)",
     "unfinished flows",

@@ -106,6 +106,13 @@ def test_seed002_reports_the_seeds_ratio():
         assert 0.85 * 40 < total < 40, (v, total)
         ratio = g.loc["per-flow goodput ratio, cubic / dctcp", v]
         assert ratio == pytest.approx(g.loc["goodput, cubic (Mbit/s)", v] / g.loc["goodput, dctcp (Mbit/s)", v])
+    # the bottleneck's queue delay (sojourns are recorded with switch.aqm): the ports
+    # table's slowest queue, in us
+    n = t[t["group"] == "network"].set_index("metric")
+    for v in ("RED", "DualQ 2015"):
+        ports = cmp.results[v].ports
+        sw = ports[~ports["is_host"].astype(bool) & (ports["queue"] == 0)]
+        assert n.loc["queue delay at the slowest port, queue 0: mean (us)", v] == pytest.approx(sw["sojourn_mean_ps"].max() / 1e6)
     # RED starves Cubic (the seed: "DCTCP does not work on traditional RED-ECN"), the
     # seed's DualQ does not
     assert g.loc["per-flow goodput ratio, cubic / dctcp", "RED"] < 0.3 < g.loc["per-flow goodput ratio, cubic / dctcp", "DualQ 2015"]

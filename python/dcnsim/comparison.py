@@ -500,8 +500,9 @@ class Comparison:
                     delay[n] = delay99[n] = None
             rows.append(Row(NETWORK, f"mean queue depth, queue {q} (KB)", mean, "f1", LOWER))
             rows.append(Row(NETWORK, f"max queue depth, queue {q} (KB)", peak, "f1", LOWER))
-            rows.append(Row(NETWORK, f"queue delay at the slowest port, queue {q}: mean (us)", delay, "f1", LOWER))
-            rows.append(Row(NETWORK, f"queue delay at the slowest port, queue {q}: p99 (us)", delay99, "f1", LOWER))
+            if any(x for x in delay.values()):  # sojourns are recorded with switch.aqm only
+                rows.append(Row(NETWORK, f"queue delay at the slowest port, queue {q}: mean (us)", delay, "f1", LOWER))
+                rows.append(Row(NETWORK, f"queue delay at the slowest port, queue {q}: p99 (us)", delay99, "f1", LOWER))
             if sampled:
                 # most samples of most queues are idle: a quantile over all of them says 0;
                 # the seeds' depth distributions are those of a queue holding something

@@ -103,7 +103,9 @@ def _markdown_table(path: Path) -> Any:
     return pd.DataFrame(rows[2:], columns=rows[0])
 
 
-def _table(df: Any, caption: str = "") -> str:
+def _table(df: Any, caption: str = "", labels: bool = False) -> str:
+    """An HTML table of ``df``; ``labels``: a table already formatted as printed (its
+    cells shown as they are, its second column text, left-aligned)."""
     rows = len(df)
     shown = df.head(_MAX_ROWS)
     note = f"<p class='note'>first {_MAX_ROWS} of {rows} rows; the full table is in the folder</p>" if rows > _MAX_ROWS else ""
@@ -112,7 +114,7 @@ def _table(df: Any, caption: str = "") -> str:
     for _, r in shown.iterrows():
         cells = []
         for v in r.tolist():
-            if isinstance(v, str):
+            if isinstance(v, str) and not labels:
                 try:
                     v = float(v)
                 except ValueError:
@@ -124,7 +126,8 @@ def _table(df: Any, caption: str = "") -> str:
             cells.append(f"<td>{html.escape(text)}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
-    return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{note}"
+    cls = " class='labels'" if labels else ""
+    return f"<table{cls}>{cap}<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{note}"
 
 
 def _img(path: Path) -> str:
@@ -168,7 +171,7 @@ _CSS = """
 body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px;color:#222;background:#fff}
 h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ccc}
 table{border-collapse:collapse;font-size:.85em;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}
-th{background:#f0f0f0}caption{text-align:left;font-weight:bold}pre{background:#f7f7f7;padding:1em;overflow:auto;font-size:.8em}
+td:first-child,th:first-child,table.labels td:nth-child(2),table.labels th:nth-child(2){text-align:left}th{background:#f0f0f0}caption{text-align:left;font-weight:bold}pre{background:#f7f7f7;padding:1em;overflow:auto;font-size:.8em}
 .alert{background:#fde8e8;border:1px solid #e0a0a0;padding:.6em 1em;margin:.5em 0}.ok{background:#e8f5e8;border:1px solid #9c9;padding:.6em 1em}
 img{max-width:100%}figure{margin:1em 0}.note{color:#666;font-size:.8em}
 """
@@ -226,7 +229,7 @@ def build(outdir: Any) -> str:
     elif kind == "comparison":
         shown = _markdown_table(out / "comparison.md")
         if shown is not None:  # the formatted values (thousands, percentages), as printed
-            parts.append(_table(shown, "Side by side (comparison.md; raw values in comparison.csv)"))
+            parts.append(_table(shown, "Side by side (comparison.md; raw values in comparison.csv)", labels=True))
         else:
             parts.append(_table(pd.read_csv(out / "comparison.csv"), "Side by side (comparison.csv)"))
     else:
