@@ -49,6 +49,8 @@ def test_report_is_self_contained_and_complete(folders, kind):
     if kind == "run":
         assert page.index("Attention") < page.index("Provenance")
         assert "[topology]" in page  # the scenario text
+    if kind == "sweep":  # runs named by what they ran, not by their hash
+        assert "switch.buffer.pool=100KB, variant DRC_RED_ECN, seed 1:" in page
     if kind == "comparison":
         # the table as printed: changes as percentages, counts with thousands separators
         assert re.search(r"<td>[+-]\d+\.\d%( \*| \(in noise\))?</td>", page), "no formatted change"

@@ -61,7 +61,7 @@ def _summaries(outdir: Path, kind: str) -> List[Tuple[str, Dict[str, Any]]]:
         # one folder per variant, or with several seeds per variant and seed
         paths = [(str(p.parent.relative_to(outdir)), p) for p in sorted(outdir.glob("**/summary.json"))]
     else:
-        paths = [(p.parent.name, p) for p in sorted((outdir / "runs").glob("*/summary.json"))]
+        paths = [(_point_label(p.parent), p) for p in sorted((outdir / "runs").glob("*/summary.json"))]
     out = []
     for label, p in paths:
         try:
@@ -69,6 +69,19 @@ def _summaries(outdir: Path, kind: str) -> List[Tuple[str, Dict[str, Any]]]:
         except (OSError, ValueError):
             continue
     return out
+
+
+def _point_label(run: Path) -> str:
+    """A sweep run named by what it ran (its swept values, variant and seed, from
+    point.json), its id where that is missing."""
+    try:
+        m = json.loads((run / "point.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return run.name
+    parts = [f"{k}={v}" for k, v in (m.get("values") or {}).items()]
+    parts += [f"variant {m['variant']}"] if m.get("variant") else []
+    parts += [f"seed {m['seed']}"] if m.get("seed") is not None else []
+    return ", ".join(parts) or run.name
 
 
 def _scenario_text(outdir: Path, kind: str) -> Optional[str]:
