@@ -138,8 +138,6 @@ class _Group(click.Group):
             sys.exit(EXIT_USER_ERROR)
         except _USER_ERRORS as e:
             msg = _os_error_message(e) if isinstance(e, OSError) else str(e)
-            if _MEMORY_LIMIT_FROM_FLAG[0] and msg.startswith("DCNSIM_MEMORY_LIMIT:"):
-                msg = "--memory-limit" + msg[len("DCNSIM_MEMORY_LIMIT") :]
             _error(msg)
             sys.exit(EXIT_USER_ERROR)
         except _core.SimulationError as e:
@@ -214,16 +212,14 @@ def summary_line(summary: dict) -> str:
     )
 
 
-#: Whether the limit came from --memory-limit: its errors then name the flag, not the
-#: environment variable the core reads it from.
-_MEMORY_LIMIT_FROM_FLAG = [False]
-
-
 def _set_memory_limit(ctx: Any, param: Any, value: Optional[str]) -> None:
-    # the core reads the limit from the environment, which compare's workers inherit
+    # the core reads the limit from the environment, which compare's workers inherit; a bad
+    # value is refused here, so that the error names the flag rather than that variable
     if value is not None:
+        q = _core.quantity(value)
+        if q is None or q[1] != "B" or q[0] <= 0:
+            raise _core.ScenarioError(f'--memory-limit: invalid value "{value}", expected a size such as "64GB"')
         os.environ["DCNSIM_MEMORY_LIMIT"] = value
-        _MEMORY_LIMIT_FROM_FLAG[0] = True
 
 
 def _memory_limit_option(f: Any) -> Any:

@@ -969,12 +969,26 @@ def plot_queue_depth(cmp: Comparison) -> Any:
 THROUGHPUT_FLOWS = 16
 
 
+#: Axis units for sizes (bytes), rates (bit/s) and durations (ps): see :func:`axis_unit`.
+_AXIS_UNITS = {
+    "B": [(1e9, "GB"), (1e6, "MB"), (1e3, "KB"), (1.0, "B")],
+    "bps": [(1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "Kbit/s"), (1.0, "bit/s")],
+    "ps": [(1e12, "s"), (1e9, "ms"), (1e6, "us"), (1e3, "ns"), (1.0, "ps")],
+}
+
+
+def axis_unit(top: float, kind: str) -> Tuple[str, float]:
+    """The readable unit of ``kind`` ("B", "bps" or "ps") for an axis reaching ``top``:
+    (name, base units per unit), the largest whose scale ``top`` reaches."""
+    units = _AXIS_UNITS[kind]
+    return next(((n, f) for f, n in units if top >= f), (units[-1][1], units[-1][0]))
+
+
 def _time_unit(end_ps: float) -> Tuple[str, float]:
-    """A readable unit for a time axis ending at ``end_ps``: (name, picoseconds per unit)."""
-    for name, ps in (("s", 1e12), ("ms", 1e9)):
-        if end_ps >= ps:
-            return name, ps
-    return "us", 1e6
+    """A readable unit for a time axis ending at ``end_ps``: (name, picoseconds per unit),
+    microseconds at the finest."""
+    name, ps = axis_unit(end_ps, "ps")
+    return (name, ps) if ps >= 1e6 else ("us", 1e6)
 
 
 def goodput_series(ts: pd.DataFrame, bin_ps: int, by: str) -> Dict[Any, Tuple[np.ndarray, np.ndarray]]:
@@ -1031,6 +1045,8 @@ def plot_throughput(cmp: Comparison) -> Any:
     """Goodput against time, one panel per variant: one line per flow, labelled by its tag,
     where a run has at most ``THROUGHPUT_FLOWS`` flows (as seed 004's fairness figure draws
     the shares of a congested link), else one line per tag, its flows together."""
+    from . import goodput as gp
+
     names = cmp.variants
     fig = _figure(7.2, 2.6 * len(names) + 0.8)
     end = max(float(r.summary.get("sim_time_ps") or 0) for r in cmp.results.values())
@@ -1049,9 +1065,10 @@ def plot_throughput(cmp: Comparison) -> Any:
         ts = r.timeseries
         per_flow, series = series_of[n]
         tag_of = dict(zip(ts["flow"], ts["tag"].astype(str))) if per_flow and len(ts) else {}
+        counts = {} if per_flow else gp.flows_per_tag(r)
         for i, key in enumerate(series):
             x, y = series[key]
-            label = f"{tag_of.get(key) or 'flow'} (flow {key})" if per_flow else f"{key or 'untagged'} ({(r.flows['tag'].astype(str) == key).sum():,} flows)"
+            label = f"{tag_of.get(key) or 'flow'} (flow {key})" if per_flow else f"{key or 'untagged'} ({counts.get(key, 0):,} flows)"
             ax.step(x / per, y * rate_scale, where="post", color=f"C{i % 10}", linewidth=1.0, label=label)
         ax.set_title(n if per_flow else f"{n}: goodput per tag", fontsize="medium")
         ax.set_ylabel(f"goodput ({rate_unit})")

@@ -235,10 +235,10 @@ def grid(
                 info = _core.validate(text, "json", v)
             except _core.ScenarioError as e:
                 raise _core.ScenarioError(f"sweep point {where}: {e}") from None
-        same = identical_warnings(info["identical_variants"], chosen)
+        pairs = info["identical_variants"]
         for v in chosen:
             notes = [f"{k} does not apply to variant {v!r} (it has no {k.rpartition('.')[0]!r} table): that variant runs unchanged at every value" for k in not_applied[v]]
-            notes += [f"at {where}: {w}" for w in same if repr(v) in w]
+            notes += [f"at {where}: {w}" for w in identical_warnings([pr for pr in pairs if v in pr], chosen)]
             merged = json.dumps(_core.merged(text, "json", v), sort_keys=True)
             for s in seed_list:
                 h = hashlib.sha256(f"{merged}\0{s}".encode()).hexdigest()[:16]
@@ -344,7 +344,10 @@ def run_sweep(
     out.mkdir(parents=True, exist_ok=True)
     data: Dict[str, Dict[str, Any]] = {}
     todo = []
-    unique = list({p.run_id: p for p in reversed(points)}.values())[::-1]  # equal runs run once
+    first: Dict[str, Point] = {}  # equal runs run once, under the first point that asks for them
+    for p in points:
+        first.setdefault(p.run_id, p)
+    unique = list(first.values())
     for p in unique:
         d = _done(out, p)
         if d is None:
@@ -523,7 +526,7 @@ def plot_sweep(summary: Any, key: str, metric: str = "mean_fct_us", bin_label: s
     and labelled. Cells of the other swept keys are averaged into one line each."""
     import pandas as pd
 
-    from .comparison import _figure, _margins
+    from .comparison import _figure, _margins, axis_unit
 
     s = summary[summary["bin"] == bin_label].copy()
     if s.empty:
@@ -533,9 +536,7 @@ def plot_sweep(summary: Any, key: str, metric: str = "mean_fct_us", bin_label: s
     parsed = [_core.quantity(str(v)) if isinstance(v, str) else None for v in values]
     units = {q[1] for q in parsed if q is not None}
     if values and all(q is not None for q in parsed) and len(units) == 1:
-        unit = units.pop()
-        top = max(q[0] for q in parsed)
-        scale, name = next(((f, n) for f, n in _AXIS_UNITS[unit] if top >= f), _AXIS_UNITS[unit][-1])
+        name, scale = axis_unit(max(q[0] for q in parsed), units.pop())
         s[key] = [q[0] / scale for q in parsed]
         xlabel = f"{key} ({name})"
     numeric = pd.api.types.is_numeric_dtype(s[key])
@@ -558,14 +559,6 @@ def plot_sweep(summary: Any, key: str, metric: str = "mean_fct_us", bin_label: s
     _margins(fig, left=0.8, top=0.45, bottom=0.6)
     return fig
 
-
-#: Axis units for sweeps over sizes (bytes), rates (bit/s) and durations (ps): the largest
-#: whose scale the largest value reaches.
-_AXIS_UNITS = {
-    "B": [(1e9, "GB"), (1e6, "MB"), (1e3, "KB"), (1.0, "B")],
-    "bps": [(1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "Kbit/s"), (1.0, "bit/s")],
-    "ps": [(1e12, "s"), (1e9, "ms"), (1e6, "us"), (1e3, "ns"), (1.0, "ps")],
-}
 _METRIC_LABELS = {"mean_fct_us": "mean FCT (us)", "p99_fct_us": "p99 FCT (us)", "mean_slowdown": "mean slowdown"}
 
 

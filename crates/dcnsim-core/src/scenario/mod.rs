@@ -118,20 +118,10 @@ impl Document {
         Ok(Document { base, variants })
     }
 
-    /// Pairs of variants (earlier, later) whose resolved scenarios are equal, every key
-    /// read as the engine reads it (a value written out that equals the default still
-    /// counts as a difference).
+    /// Pairs of variants (earlier, later) whose resolved scenarios are equal (see
+    /// [`identical_pairs`]).
     pub fn identical_variants(&self) -> Result<Vec<(String, String)>, ScenarioError> {
-        let mut seen: Vec<(&str, serde_json::Value)> = Vec::new();
-        let mut pairs = Vec::new();
-        for (name, _) in &self.variants {
-            let v = serde_json::to_value(self.scenario(Some(name))?).map_err(|e| err("variant", e.to_string()))?;
-            if let Some((first, _)) = seen.iter().find(|(_, w)| *w == v) {
-                pairs.push((first.to_string(), name.clone()));
-            }
-            seen.push((name, v));
-        }
-        Ok(pairs)
+        identical_pairs(&self.resolve_all(None)?.1)
     }
 
     pub fn variant_names(&self) -> Vec<String> {
@@ -142,16 +132,22 @@ impl Document {
     /// variant have been validated: a file with one invalid variant is refused whichever
     /// part of it is run, as `validate` refuses it.
     pub fn resolve(&self, variant: Option<&str>) -> Result<Scenario, ScenarioError> {
+        Ok(self.resolve_all(variant)?.0)
+    }
+
+    /// [`Document::resolve`], with every variant's validated scenario beside the selected
+    /// one (in file order), for what compares them.
+    pub fn resolve_all(&self, variant: Option<&str>) -> Result<(Scenario, Vec<(&str, Scenario)>), ScenarioError> {
         let selected = self.scenario(variant)?;
+        let mut all = Vec::with_capacity(self.variants.len());
         for (name, _) in &self.variants {
-            if Some(name.as_str()) != variant {
-                self.scenario(Some(name))?;
-            }
+            let s = if Some(name.as_str()) == variant { selected.clone() } else { self.scenario(Some(name))? };
+            all.push((name.as_str(), s));
         }
         if variant.is_some() {
             self.scenario(None)?;
         }
-        Ok(selected)
+        Ok((selected, all))
     }
 
     /// The base table (`None`) or a named variant merged into it, not yet validated: what
@@ -162,10 +158,8 @@ impl Document {
             let (_, over) = self.variants.iter().find(|(n, _)| n == name).ok_or_else(|| match self.variants.is_empty() {
                 true => err("variant", format!("no variant named \"{name}\": the file has no [[variant]] tables")),
                 false => {
-                    let names = self.variant_names();
-                    let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
-                    let m = suggest(&format!("unknown variant `{name}`, expected one of {}", quoted.join(", ")));
-                    err("variant", m.replacen("invalid value", "no variant named", 1))
+                    let names: Vec<&str> = self.variants.iter().map(|(n, _)| n.as_str()).collect();
+                    err("variant", unknown_name("no variant named", name, &names))
                 }
             })?;
             let mut over = over.clone();
@@ -209,6 +203,22 @@ impl Document {
     }
 }
 
+/// Pairs of variants (earlier, later) whose validated scenarios are equal, every key read
+/// as the engine reads it (a value written out that equals the default still counts as a
+/// difference): a comparison of the two would measure nothing.
+fn identical_pairs(variants: &[(&str, Scenario)]) -> Result<Vec<(String, String)>, ScenarioError> {
+    let mut seen: Vec<(&str, serde_json::Value)> = Vec::with_capacity(variants.len());
+    let mut pairs = Vec::new();
+    for (name, s) in variants {
+        let v = serde_json::to_value(s).map_err(|e| err("variant", e.to_string()))?;
+        if let Some((first, _)) = seen.iter().find(|(_, w)| *w == v) {
+            pairs.push((first.to_string(), name.to_string()));
+        }
+        seen.push((name, v));
+    }
+    Ok(pairs)
+}
+
 /// serde's "unknown field `x`, expected one of `a`, `b`" and "unknown variant `x`, ..." in
 /// the scenario's words, with the closest allowed name when one is near: "unknown variant"
 /// read as a `[[variant]]` table, and a typo should name its fix.
@@ -222,6 +232,13 @@ pub fn suggest(msg: &str) -> String {
     };
     let Some((got, tail)) = rest.split_once('`') else { return msg.to_string() };
     let allowed: Vec<&str> = tail.split('`').skip(1).step_by(2).collect();
+    unknown_name(what, got, &allowed)
+}
+
+/// `{what} "got" (did you mean "x"?), expected one of "a", "b"`: the suggestion is the
+/// allowed name nearest `got` (Damerau-Levenshtein, ignoring case, within a quarter of its
+/// length or 2), else the only one `got` begins.
+fn unknown_name(what: &str, got: &str, allowed: &[&str]) -> String {
     let lower = got.to_lowercase();
     let prefixed: Vec<&str> = allowed.iter().copied().filter(|a| a.to_lowercase().starts_with(&lower) && !got.is_empty()).collect();
     let near = allowed
@@ -1469,14 +1486,14 @@ pub struct Summary {
 /// Validate the base and every variant; build the topology to check it routes.
 pub fn check(doc: &Document, variant: Option<&str>) -> Result<Summary, ScenarioError> {
     let names = doc.variant_names();
-    let s = doc.resolve(variant)?;
+    let (s, all) = doc.resolve_all(variant)?;
     estimate::check(&s)?;
     let topo = build_topology(&s.topology)?;
     check_flow_sizes(&s, &topo)?;
     build_routes(&s.topology, &topo)?;
     let buffer = buffer_params(&s.switch.buffer, &topo)?;
     pfc_params(&s, &topo, &buffer)?;
-    let identical_variants = doc.identical_variants()?;
+    let identical_variants = identical_pairs(&all)?;
     Ok(Summary { name: s.scenario.name.clone(), description: s.scenario.description.clone(), variants: names, hosts: topo.num_hosts(), switches: topo.num_switches(), identical_variants })
 }
 
