@@ -51,6 +51,10 @@ def test_report_is_self_contained_and_complete(folders, kind):
         assert "[topology]" in page  # the scenario text
     if kind == "sweep":  # runs named by what they ran, not by their hash
         assert "switch.buffer.pool=100KB, variant DRC_RED_ECN, seed 1:" in page
+        # the summary with readable names and formatted values, not sweep_summary.csv's columns
+        assert "<th>mean FCT (us)</th>" in page and "<th>max switch queue (KB)</th>" in page
+        assert "mean_fct_us_ci95" not in page
+        assert re.search(r"<td>[\d,]+\.\d( ± [\d,]+\.\d)?</td>", page)
     if kind == "comparison":
         # the table as printed: changes as percentages, counts with thousands separators
         assert re.search(r"<td>[+-]\d+\.\d%( \*| \(in noise\))?</td>", page), "no formatted change"

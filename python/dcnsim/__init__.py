@@ -26,6 +26,10 @@ from .sources import DcnsimWarning, validate
 
 __version__: str = _core.__version__
 
+#: Wireshark dissectors for the captured frames Wireshark has none for (CNM, CIM, SFC, DRC):
+#: ``wireshark -X lua_script:<this path> capture.pcapng`` (docs/capture.md).
+WIRESHARK_PLUGIN: str = str(__import__("pathlib").Path(__file__).parent / "wireshark" / "dcnsim.lua")
+
 # The API that needs pandas is imported on first use, so that `import dcnsim` (and the
 # command line's --version, --help, validate and scenarios) stays fast.
 _LAZY = {
@@ -62,6 +66,7 @@ __all__ = [
     "Result",
     "ScenarioError",
     "SimulationError",
+    "WIRESHARK_PLUGIN",
     "__version__",
     "compare",
     "fct_table",

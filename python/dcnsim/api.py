@@ -39,7 +39,7 @@ from .tables import fct_table as _fct_table
 OUTPUT_FILES = ("flows.parquet", "ports.parquet", "summary.json")
 #: Written by :meth:`Result.save` only when the run sampled queue depths
 #: (``[metrics] queue_sample``).
-OPTIONAL_OUTPUT_FILES = ("queues.parquet", "queue_series.parquet", "timeseries.parquet")
+OPTIONAL_OUTPUT_FILES = ("queues.parquet", "queue_series.parquet", "timeseries.parquet", "capture.pcapng")
 #: The scenario the run read, as given (TOML) or as JSON (a dict): written by
 #: :meth:`Result.save` when the result knows its source (every run does).
 SCENARIO_FILES = ("scenario.toml", "scenario.json")
@@ -191,6 +191,9 @@ class Result:
             bytes delivered in order: ``flow``, ``tag``, ``bin_start_ps``, ``bytes`` and
             ``gbps``; empty (no columns) unless the scenario sets
             ``[metrics] throughput_bin``.
+        capture: the pcapng file of ``[metrics] capture`` (saved as capture.pcapng; open
+            it in Wireshark with :data:`dcnsim.WIRESHARK_PLUGIN` for the fields of CNMs,
+            CIMs, SFC messages and DRC frames); None unless the scenario captures.
     """
 
     flows: pd.DataFrame
@@ -199,6 +202,7 @@ class Result:
     queues: pd.DataFrame = field(default_factory=pd.DataFrame)
     timeseries: pd.DataFrame = field(default_factory=pd.DataFrame)
     queue_series: pd.DataFrame = field(default_factory=pd.DataFrame)
+    capture: Optional[bytes] = None
     #: The scenario text the run read (kept so a saved run says what it ran).
     source: Optional[ScenarioSource] = None
 
@@ -215,8 +219,8 @@ class Result:
 
     def save(self, outdir: Union[str, "os.PathLike[str]"]) -> Dict[str, Path]:
         """Write flows.parquet, ports.parquet, summary.json, the scenario it ran
-        (scenario.toml or .json) and queues.parquet, queue_series.parquet and
-        timeseries.parquet when the run recorded them into ``outdir``.
+        (scenario.toml or .json) and queues.parquet, queue_series.parquet,
+        timeseries.parquet and capture.pcapng when the run recorded them into ``outdir``.
 
         The directory is created if needed. Files are written to temporary files first
         and renamed into place only once all of them are complete. Then the files of
@@ -235,6 +239,14 @@ class Result:
             writers["queue_series.parquet"] = parquet_writer(self.queue_series)
         if len(self.timeseries.columns):
             writers["timeseries.parquet"] = parquet_writer(self.timeseries)
+        if self.capture is not None:
+            pcap = self.capture
+
+            def capture(path: str) -> None:
+                with open(path, "wb") as f:
+                    f.write(pcap)
+
+            writers["capture.pcapng"] = capture
         if self.source is not None:
             text = self.source.text
 
@@ -325,6 +337,6 @@ def result_of(sim: Any, src: ScenarioSource, t0: float) -> Result:
     summary["events_per_s"] = events / wall if wall > 0 else None
     summary["scenario_sha256"] = src.sha256
     queue_series = pd.DataFrame(_decode_columns(raw.get("queue_series") or {}))
-    result = Result(flows=flows, ports=ports, summary=summary, queues=queues, timeseries=timeseries, queue_series=queue_series, source=src)
+    result = Result(flows=flows, ports=ports, summary=summary, queues=queues, timeseries=timeseries, queue_series=queue_series, capture=raw.get("capture"), source=src)
     summary["fct"] = json_safe(result.fct_table().to_dict(orient="records"))
     return result

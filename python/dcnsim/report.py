@@ -246,7 +246,7 @@ def build(outdir: Any) -> str:
         else:
             parts.append(_table(pd.read_csv(out / "comparison.csv"), "Side by side (comparison.csv)"))
     else:
-        parts.append(_table(pd.read_csv(out / "sweep_summary.csv"), "Mean and 95% CI over seeds (sweep_summary.csv)"))
+        parts.append(_table(sweep_table(pd.read_csv(out / "sweep_summary.csv")), "Mean ± 95% CI over seeds; change against the first variant, * where its paired 95% CI excludes 0 (raw values in sweep_summary.csv)", labels=True))
     # plots
     pngs = sorted(out.glob("*.png"))
     parts.append("<h2>Plots</h2>")
@@ -266,6 +266,51 @@ def build(outdir: Any) -> str:
         + "\n".join(parts)
         + "</body></html>\n"
     )
+
+
+#: sweep_summary.csv's statistics as the report names them, and their format and scale.
+SWEEP_COLUMNS = (
+    ("mean_fct_us", "mean FCT (us)", "f1", 1.0),
+    ("p99_fct_us", "p99 FCT (us)", "f1", 1.0),
+    ("mean_slowdown", "mean slowdown", "f2", 1.0),
+    ("drops", "drops", "int", 1.0),
+    ("pause_frames", "PAUSE frames", "int", 1.0),
+    ("max_queue_bytes", "max switch queue (KB)", "f1", 1e-3),
+    ("flows_unfinished", "flows unfinished", "int", 1.0),
+)
+
+
+def sweep_table(summary: Any) -> Any:
+    """sweep_summary.csv for people: the swept keys, variant and bin, then each statistic as
+    "mean ± CI" in its unit, with its change against the first variant beside it."""
+    import pandas as pd
+
+    from .comparison import format_change, format_value
+
+    stats = {c for c, *_ in SWEEP_COLUMNS}
+    known = stats | {f"{c}{s}" for c in stats for s in ("_ci95", "_change", "_change_ci_excludes_0")} | {"seeds"}
+    labels = [c for c in summary.columns if c not in known]
+    rows = []
+    for _, r in summary.iterrows():
+        row = {("size bin" if c == "bin" else c): r[c] for c in labels}
+        row["seeds"] = format_value(r.get("seeds"), "int")
+        for col, name, fmt, scale in SWEEP_COLUMNS:
+            if col not in summary.columns:
+                continue
+            value = r[col] * scale if pd.notna(r[col]) else None
+            text = format_value(value, fmt)
+            half = r.get(f"{col}_ci95")
+            if value is not None and pd.notna(half) and half > 0:
+                text += f" ± {format_value(half * scale, fmt)}"
+            row[name] = text
+            if f"{col}_change" in summary.columns:
+                change = r[f"{col}_change"]
+                ctext = format_change(None if pd.isna(change) else float(change))
+                if ctext:
+                    ctext += " *" if bool(r.get(f"{col}_change_ci_excludes_0")) else " (in noise)"
+                row[f"{name}, change"] = ctext
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def write_report(outdir: Any) -> Path:

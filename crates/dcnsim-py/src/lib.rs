@@ -173,6 +173,9 @@ impl Simulation {
         d.set_item("queue_series", table_to_py(py, &r.queue_series)?)?;
         d.set_item("tags", r.tags.clone())?;
         d.set_item("nodes", r.nodes.clone())?;
+        if let Some(c) = &r.capture {
+            d.set_item("capture", pyo3::types::PyBytes::new_bound(py, c))?;
+        }
         let mut summary = r.summary.clone();
         summary["scenario"] = serde_json::Value::String(self.name.clone());
         summary["variant"] = self.variant.clone().map(serde_json::Value::String).unwrap_or(serde_json::Value::Null);

@@ -93,6 +93,8 @@ pub struct SimConfig {
     pub queue_sample: Option<QueueSampling>,
     /// Record per-flow goodput in bins of this width.
     pub throughput_bin: Option<SimTime>,
+    /// Capture the frames of some ports into a pcapng file.
+    pub capture: Option<crate::metrics::capture::CaptureParams>,
     /// Closed-loop generators, by the id in `FlowSpec::closed_loop`.
     pub loops: Vec<crate::workload::closed_loop::ClosedLoop>,
     /// What the builder found suspicious but valid (reported in the summary's `warnings`).
@@ -256,6 +258,8 @@ pub struct Sim {
     violations: Vec<String>,
     /// Every transmission start, when tracing (tests and debugging).
     trace: Option<Vec<TxRecord>>,
+    /// The packet capture of `metrics.capture`, when configured.
+    capture: Option<Box<crate::metrics::capture::Capture>>,
     /// Something watches transmission starts: the trace, or a mechanism (`watches_tx`).
     watch_tx: bool,
     /// Per (switch port, queue) histogram of sampled depths, indexed like the ports table.
@@ -402,7 +406,11 @@ impl Sim {
         // the held draw is a u32 (`Egress::jitter`): 4.3 ms at most
         let jitter_range = cfg.host_jitter.0.min(1 << 32);
         let jitter_salt = crate::sim::rng::mix64(cfg.seed ^ 0x7A3D_5C1E_9B24_F60D);
-        let mechs_watch_tx = mechs.watches_tx();
+        let capture = cfg.capture.as_ref().map(|c| {
+            let drc_classes = cfg.mechanisms.drc.as_ref().map_or(0, |d| d.classes);
+            Box::new(crate::metrics::capture::Capture::new(c, &topo, cfg.mtu - cfg.header, drc_classes, cfg.class_of))
+        });
+        let mechs_watch_tx = mechs.watches_tx() || capture.is_some();
         let cut_through = matches!(cfg.scheduler, Scheduler::Strict)
             && !cfg.check_invariants
             && !mechs.acts_at(Hook::Enqueue)
@@ -444,6 +452,7 @@ impl Sim {
             data_dropped: 0,
             violations: Vec::new(),
             trace: None,
+            capture,
             watch_tx: mechs_watch_tx,
             depth_hist: Vec::new(),
             depth_series: Vec::new(),
@@ -771,7 +780,7 @@ impl Sim {
                 }
                 Effect::Msg { sw, msg, flow, to, about, hash, value } => {
                     let id =
-                        self.new_control(Packet { kind: PktKind::Msg(msg), flow, src: about, dst: to, seq: value, hash, size: msg.wire_bytes(), ts: self.now, ..Packet::blank() });
+                        self.new_control(Packet { kind: PktKind::Msg(msg), flow, src: about, dst: to, seq: value, hash, size: msg.wire_bytes(), payload: sw, ts: self.now, ..Packet::blank() });
                     self.route_msg(sw, msg, id);
                 }
                 Effect::HoldFlow { flow, until } => self.hold_flow(flow, until),
@@ -926,6 +935,10 @@ impl Sim {
         let p = self.pkts.get(pkt);
         if let Some(tr) = &mut self.trace {
             tr.push(TxRecord { time: self.now, port, kind: p.kind, flow: p.flow, seq: p.seq, size: p.size });
+        }
+        if let Some(c) = &mut self.capture {
+            let flows = &self.flows;
+            c.record(self.now, port, p, &self.topo, |f| flows.get(f as usize).map(Flow::wire));
         }
         if self.mechs.watches_tx() {
             let class = p.qc as usize;

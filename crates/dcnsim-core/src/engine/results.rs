@@ -166,8 +166,16 @@ impl Sim {
         if !notes.is_empty() {
             summary["queue_notes"] = notes.into();
         }
-        if !self.cfg.warnings.is_empty() {
-            summary["warnings"] = self.cfg.warnings.clone().into();
+        let mut warnings = self.cfg.warnings.clone();
+        if let Some(c) = &self.capture {
+            let (frames, missed) = c.counts();
+            summary["capture_frames"] = frames.into();
+            if missed > 0 {
+                warnings.push(format!("metrics.capture stopped at max_frames = {frames}: {missed} later frames were not captured"));
+            }
+        }
+        if !warnings.is_empty() {
+            summary["warnings"] = warnings.into();
         }
         let mut qt = Table::default();
         if let Some(QueueSampling { bin, .. }) = self.cfg.queue_sample {
@@ -212,6 +220,6 @@ impl Sim {
             ts.push("bytes", C::U64(rows.iter().map(|r| r.2).collect()));
             summary["throughput_bin_ps"] = bin.0.into();
         }
-        Results { flows: ft, ports: pt, queues: qt, timeseries: ts, queue_series: qs, tags: self.cfg.tags.clone(), nodes: self.topo.nodes.iter().map(|n| n.name.clone()).collect(), summary }
+        Results { flows: ft, ports: pt, queues: qt, timeseries: ts, queue_series: qs, tags: self.cfg.tags.clone(), nodes: self.topo.nodes.iter().map(|n| n.name.clone()).collect(), summary, capture: self.capture.as_ref().map(|c| c.bytes().to_vec()) }
     }
 }

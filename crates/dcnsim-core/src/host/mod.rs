@@ -178,6 +178,10 @@ pub(crate) fn prefetch_flow(flows: &[Flow], f: FlowId) {
 }
 
 impl Flow {
+    /// What a capture needs to write the flow's headers.
+    pub fn wire(&self) -> crate::metrics::wire::FlowWire {
+        crate::metrics::wire::FlowWire { id: self.id, src: self.src, dst: self.dst, size: self.size, hash: self.hash, prio: self.prio, transport: self.transport }
+    }
     /// Hint the CPU to load the sender's state, which an acknowledgement updates (it lives
     /// behind a pointer: read the record first, `prefetch_flow`).
     #[inline(always)]

@@ -2,6 +2,9 @@
 //! (flows.parquet) and one row per port queue (ports.parquet). Columns are
 //! plain vectors so the bindings can pass them on without conversion.
 
+pub mod capture;
+pub mod wire;
+
 /// One typed column.
 #[derive(Clone, Debug)]
 pub enum ColumnData {
@@ -93,4 +96,6 @@ pub struct Results {
     pub tags: Vec<String>,
     pub nodes: Vec<String>,
     pub summary: serde_json::Value,
+    /// The pcapng file of `metrics.capture` (None: no capture).
+    pub capture: Option<Vec<u8>>,
 }

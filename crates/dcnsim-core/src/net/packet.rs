@@ -104,7 +104,8 @@ pub struct Packet {
     pub seq: u64,
     /// Bytes on the wire (what the link serializes and the buffer holds).
     pub size: u32,
-    /// Payload bytes (data only).
+    /// Data: payload bytes. Msg: the index of the switch that sent it (what a capture
+    /// writes as its source).
     pub payload: u32,
     /// Traffic class, 0..7.
     pub prio: u8,

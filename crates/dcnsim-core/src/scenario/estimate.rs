@@ -241,8 +241,24 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, ScenarioError> {
         }
         None => 0,
     };
+    // a capture holds each frame (its bytes to the snaplen and the pcapng block's 44 B) until
+    // the run ends, then hands over a copy, which the bindings copy once more
+    let capture = match &s.metrics.capture {
+        Some(c) => {
+            let snap = match c.snaplen.map_or(super::DEFAULT_CAPTURE_SNAPLEN, |b| b.0) {
+                0 => u64::MAX,
+                n => n,
+            };
+            let frame = snap.min(s.topology.mtu() + 80) as u128 + 44;
+            (c.max_frames.unwrap_or(super::DEFAULT_CAPTURE_MAX_FRAMES) as u128).saturating_mul(frame).saturating_mul(3)
+        }
+        None => 0,
+    };
     let mut what = format!("{hosts} hosts, {switches} switches, {ports} ports, about {flows_total} flows");
-    let key = if depth_series > fabric && depth_series > flow_bytes && depth_series > series {
+    let key = if capture > fabric && capture > flow_bytes && capture > series && capture > depth_series {
+        what.push_str(", a packet capture");
+        "metrics.capture.max_frames".to_string()
+    } else if depth_series > fabric && depth_series > flow_bytes && depth_series > series {
         what.push_str(", a queue depth series");
         "metrics.queue_sample".to_string()
     } else if series > fabric && series > flow_bytes {
@@ -256,7 +272,7 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, ScenarioError> {
     } else {
         key.to_string()
     };
-    Ok(Estimate { bytes: fabric.saturating_add(flow_bytes).saturating_add(series).saturating_add(depth_series), key, what })
+    Ok(Estimate { bytes: fabric.saturating_add(flow_bytes).saturating_add(series).saturating_add(depth_series).saturating_add(capture), key, what })
 }
 
 #[cfg(test)]
@@ -305,6 +321,8 @@ mod tests {
         // a queue depth series sampled every picosecond of a 1 s run: 1e12 rows
         let m = refused(wide, "kind = \"poisson\"\nsizes = \"web-search\"\nload = 0.1\n[metrics]\nqueue_sample = \"1ps\"", "metrics.queue_sample");
         assert!(m.contains("expected a longer metrics.queue_sample,"), "{m}");
+        let m = refused(wide, "kind = \"poisson\"\nsizes = \"web-search\"\nload = 0.1\n[metrics.capture]\nports = [\"tor0\"]\nsnaplen = \"0B\"\nmax_frames = 100000000000", "metrics.capture.max_frames");
+        assert!(m.contains("a packet capture"), "{m}");
     }
 
     /// The refusal names the key whose value is too large: the spines (given, or derived

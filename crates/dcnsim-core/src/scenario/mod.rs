@@ -12,6 +12,7 @@ use crate::engine::{QueueSampling, Sim, SimConfig, TcpParams, UdpParams};
 use crate::host::dcqcn::{DcqcnParams, PAPER_CNP_INTERVAL, SEED004_CNP_INTERVAL, SEED004_RATE_AI_OF_LINE, SEED004_RATE_HAI_OF_LINE};
 use crate::host::roce::RoceParams;
 use crate::net::fat_tree::FatTreeShape;
+use crate::metrics::capture::CaptureParams;
 use crate::net::Ecn;
 use crate::net::{clos, dumbbell, fat_tree, Routes, Topology};
 use crate::sim::SimTime;
@@ -1022,6 +1023,23 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
             return Err(err("metrics.queue_sample_from", format!("invalid value {}, expected a time before scenario.max_time ({})", from.0, s.scenario.max_time.0)));
         }
     }
+    if let Some(c) = &s.metrics.capture {
+        if c.ports.is_empty() {
+            return Err(err("metrics.capture.ports", "missing or empty; expected the ports to capture, e.g. [\"tor0\", \"tor0:2\", \"tor0->h3\"]"));
+        }
+        let from = c.from.map_or(SimTime::ZERO, |d| d.0);
+        if from >= s.scenario.max_time.0 {
+            return Err(err("metrics.capture.from", format!("invalid value {from}, expected a time before scenario.max_time ({})", s.scenario.max_time.0)));
+        }
+        if let Some(to) = c.to {
+            if to.0 <= from {
+                return Err(err("metrics.capture.to", format!("invalid value {}, expected a time after metrics.capture.from ({from})", to.0)));
+            }
+        }
+        if c.max_frames == Some(0) {
+            return Err(err("metrics.capture.max_frames", "invalid value 0, expected a number of frames > 0"));
+        }
+    }
     if s.metrics.queue_bin.map(|b| b.0) == Some(0) {
         return Err(err("metrics.queue_bin", "invalid value 0 B, expected > 0"));
     }
@@ -1493,8 +1511,64 @@ pub fn check(doc: &Document, variant: Option<&str>) -> Result<Summary, ScenarioE
     build_routes(&s.topology, &topo)?;
     let buffer = buffer_params(&s.switch.buffer, &topo)?;
     pfc_params(&s, &topo, &buffer)?;
+    capture_params(&s, &topo)?;
     let identical_variants = identical_pairs(&all)?;
     Ok(Summary { name: s.scenario.name.clone(), description: s.scenario.description.clone(), variants: names, hosts: topo.num_hosts(), switches: topo.num_switches(), identical_variants })
+}
+
+/// `metrics.capture` with its port names resolved on the built fabric: "node" (all its
+/// ports), "node:N" (its port N) or "node->peer" (its port toward that neighbour), each
+/// port once, in the order named.
+fn capture_params(s: &Scenario, topo: &Topology) -> Result<Option<CaptureParams>, ScenarioError> {
+    let Some(c) = &s.metrics.capture else { return Ok(None) };
+    let names: std::collections::HashMap<&str, u32> = topo.nodes.iter().enumerate().map(|(i, n)| (n.name.as_str(), i as u32)).collect();
+    let mut ports = Vec::new();
+    for (i, spec) in c.ports.iter().enumerate() {
+        let key = format!("metrics.capture.ports[{i}]");
+        let node = |name: &str| -> Result<u32, ScenarioError> {
+            names.get(name).copied().ok_or_else(|| {
+                let mut all: Vec<&str> = names.keys().copied().collect();
+                all.sort_unstable();
+                let msg = unknown_name("no node named", name, &all);
+                // thousands of names are no help: the nearest is
+                let msg = if all.len() > 24 { msg.split(", expected one of").next().unwrap_or_default().to_string() + " (see the nodes in ports.parquet)" } else { msg };
+                err(&key, msg)
+            })
+        };
+        let ids: Vec<u32> = if let Some((a, b)) = spec.split_once("->") {
+            let (a, b) = (node(a.trim())?, node(b.trim())?);
+            let to_b: Vec<u32> = topo.nodes[a as usize].ports.iter().copied().filter(|&p| topo.peer_node(p) == b).collect();
+            if to_b.is_empty() {
+                return Err(err(&key, format!("invalid value \"{spec}\": {} has no link to {}", topo.nodes[a as usize].name, topo.nodes[b as usize].name)));
+            }
+            to_b
+        } else if let Some((a, n)) = spec.rsplit_once(':') {
+            let a = node(a.trim())?;
+            let own = &topo.nodes[a as usize].ports;
+            match n.trim().parse::<usize>() {
+                Ok(n) if n < own.len() => vec![own[n]],
+                _ => return Err(err(&key, format!("invalid value \"{spec}\", expected a port number 0..{} of {}", own.len() - 1, topo.nodes[a as usize].name))),
+            }
+        } else {
+            topo.nodes[node(spec.trim())? as usize].ports.clone()
+        };
+        for p in ids {
+            if !ports.contains(&p) {
+                ports.push(p);
+            }
+        }
+    }
+    Ok(Some(CaptureParams {
+        ports,
+        from: c.from.map_or(SimTime::ZERO, |d| d.0),
+        to: c.to.map_or(s.scenario.max_time.0, |d| d.0),
+        all: c.frames.unwrap_or_default() == CaptureFrames::All,
+        max_frames: c.max_frames.unwrap_or(DEFAULT_CAPTURE_MAX_FRAMES),
+        snaplen: match c.snaplen.map_or(DEFAULT_CAPTURE_SNAPLEN, |b| b.0) {
+            0 => u32::MAX,
+            n => n.min(u32::MAX as u64) as u32,
+        },
+    }))
 }
 
 /// Every flow's ideal completion time must be a time the clock can hold (it is reported,
@@ -1907,6 +1981,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
             from: s.metrics.queue_sample_from.map_or(SimTime::ZERO, |d| d.0),
         }),
         throughput_bin: s.metrics.throughput_bin.map(|d| d.0),
+        capture: capture_params(s, &topo)?,
         loops,
         warnings: Vec::new(),
     };
@@ -2043,6 +2118,8 @@ mod tests {
         assert_eq!(num("TransportConfig", "g"), DEFAULT_DCTCP_G);
         assert_eq!(num("WorkloadConfig", "groups"), DEFAULT_GROUPS as f64);
         assert_eq!(size("MetricsConfig", "queue_bin"), DEFAULT_QUEUE_BIN);
+        assert_eq!(size("CaptureConfig", "snaplen"), DEFAULT_CAPTURE_SNAPLEN);
+        assert_eq!(num("CaptureConfig", "max_frames"), DEFAULT_CAPTURE_MAX_FRAMES as f64);
         assert_eq!(num("CiConfig", "queue"), ci::DEFAULT_QUEUE as f64);
         assert_eq!(num("CiConfig", "congested_queue"), ci::DEFAULT_CONGESTED_QUEUE as f64);
         assert_eq!(size("CiConfig", "low"), ci::DEFAULT_LOW);

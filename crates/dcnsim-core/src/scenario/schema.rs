@@ -35,6 +35,8 @@ pub const DEFAULT_DCTCP_G: f64 = 1.0 / 16.0;
 pub const DEFAULT_GROUPS: u32 = 1;
 pub const DEFAULT_FCT_BINS: [u64; 3] = [100_000, 1_000_000, 10_000_000];
 pub const DEFAULT_QUEUE_BIN: u64 = 10_000;
+pub const DEFAULT_CAPTURE_MAX_FRAMES: u64 = 1_000_000;
+pub const DEFAULT_CAPTURE_SNAPLEN: u64 = 128;
 
 fn d_seed() -> u64 {
     DEFAULT_SEED
@@ -1222,6 +1224,56 @@ pub struct MetricsConfig {
     /// per-flow link shares of a fairness study. Default: not recorded; > 0.
     #[serde(default)]
     pub throughput_bin: Option<Duration>,
+    /// Write the frames that chosen ports send into a pcapng file (capture.pcapng) that
+    /// Wireshark opens, with real encodings (docs/capture.md). Default: no capture.
+    #[serde(default)]
+    pub capture: Option<CaptureConfig>,
+}
+
+/// `metrics.capture`: a packet capture of chosen ports, as a tap on each port's transmit
+/// side would take it (one pcapng interface per port, timestamps at the first bit, in ns).
+#[derive(Deserialize, Serialize, Debug, Clone, Default, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CaptureConfig {
+    /// The ports to capture (required, non-empty): a node's name for all its ports ("tor0"),
+    /// "node:N" for its port N (the `port` column of ports.parquet, "tor0:2") or "node->peer"
+    /// for its port toward a neighbour ("tor0->h3"). Each captures what that port sends; list
+    /// both ends of a link for both directions.
+    #[serde(default)]
+    pub ports: Vec<String>,
+    /// Frames that start before this time are not captured. Default "0s".
+    #[serde(default)]
+    pub from: Option<Duration>,
+    /// Frames that start at or after this time are not captured. Default: scenario.max_time;
+    /// after `from`.
+    #[serde(default)]
+    pub to: Option<Duration>,
+    /// "control" (default): the congestion-management frames only (PFC and PAUSE, QCN CNMs,
+    /// CI's CIMs, SFC messages, DRC frames and DCQCN's CNPs); "all": every frame, data and
+    /// acknowledgements too (only their headers are kept).
+    #[serde(default)]
+    pub frames: Option<CaptureFrames>,
+    /// Bytes kept of each frame, as `tcpdump -s` keeps them (the frame's length is recorded
+    /// whole). Default "128B": every header dcnsim writes, the payload (zeros) cut; "0B"
+    /// keeps whole frames. Wireshark marks a cut RoCEv2 data frame "Invalid Packet
+    /// Length from LRH! [Malformed Packet]", as it does any cut RoCEv2 capture.
+    #[serde(default)]
+    pub snaplen: Option<Bytes>,
+    /// The capture stops after this many frames, and the run's warnings say so. Default
+    /// 1000000 (up to 170 MB at the default snaplen, held in memory until the run ends); > 0.
+    #[serde(default)]
+    pub max_frames: Option<u64>,
+}
+
+/// Which frames `metrics.capture` keeps.
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum CaptureFrames {
+    /// Congestion-management frames and messages.
+    #[default]
+    Control,
+    /// Every frame.
+    All,
 }
 
 // Keys read by both `validate` and the builder resolve their default here, once.

@@ -82,6 +82,23 @@ use rustc_hash::FxHashMap as HashMap;
 /// seed 000 suggests reusing the 802.1Qau CNM format).
 pub const CIM_OVERHEAD_BYTES: u32 = 46;
 
+/// The CIM's EtherType and transmit priority (802.1Qcz YANG: `ci-cim-tx-priority`, 6).
+pub const ETHERTYPE_CIM: u16 = 0x89A2;
+pub const CIM_PRIORITY: u8 = 6;
+
+/// The bytes of a CIM of `bytes` on the wire (the module doc: the CNM's layout), sent to
+/// the upstream neighbour about the flow the packet names, no FCS. The CPID is the sending
+/// switch's MAC address (its congesting port is not kept with the frame); no feedback.
+pub fn encode(bytes: u32, w: &crate::metrics::wire::WireCtx, out: &mut Vec<u8>) {
+    use crate::metrics::wire;
+    let start = out.len();
+    wire::eth(out, wire::mac_of(w.topo, w.rx), wire::mac_of(w.topo, w.tx), Some(CIM_PRIORITY), ETHERTYPE_CIM);
+    let encap = bytes.saturating_sub(CIM_OVERHEAD_BYTES) as usize;
+    let f = super::qcn::CnPdu { qntz: 0, cp: w.tx, cpid_low: 0, q_off: 0, q_delta: 0, encap };
+    super::qcn::cn_pdu(out, w, &f);
+    wire::pad(out, start);
+}
+
 /// Wire bytes of a CIM carrying `encap` octets of the offending frame (a minimum-size
 /// Ethernet frame at least).
 pub fn cim_bytes(encap: u32) -> u32 {

@@ -37,6 +37,25 @@ use rustc_hash::FxHashMap;
 
 /// Wire bytes of a DRC frame (a minimum MAC control frame).
 pub const DRC_FRAME_BYTES: u32 = 64;
+/// The DRC frame's MAC Control opcode. The seed names a "DRC type" but gives no value; this
+/// one is assigned to nothing (802.3 clause 31 annex 31A).
+pub const OPCODE_DRC: u16 = 0xFF01;
+
+/// The bytes of a DRC frame from `src` (seed 001's layout: MAC control address, source
+/// address, DRC type, then ours for the one direction a frame carries: the priority mask
+/// `classes`, the direction's port number `dir` and its severity `level`), padded to the
+/// minimum frame, no FCS.
+pub fn encode(dir: u16, level: u8, classes: u8, src: [u8; 6], out: &mut Vec<u8>) {
+    use crate::switch::pfc::{ETHERTYPE_MAC_CONTROL, MAC_CONTROL_DA};
+    let start = out.len();
+    crate::metrics::wire::eth(out, MAC_CONTROL_DA, src, None, ETHERTYPE_MAC_CONTROL);
+    out.extend_from_slice(&OPCODE_DRC.to_be_bytes());
+    out.push(classes);
+    out.extend_from_slice(&dir.to_be_bytes());
+    out.push(level);
+    crate::metrics::wire::pad(out, start);
+}
+
 /// Defaults of `switch.drc` (ours: the seed gives none).
 pub const DEFAULT_THRESHOLDS: [f64; 3] = [0.25, 0.5, 0.75];
 pub const DEFAULT_RATES: [f64; 3] = [0.5, 0.25, 0.0];

@@ -263,6 +263,16 @@ impl Frame {
         }
     }
 
+    /// Write the frame's bytes as the mechanism's standard lays them out (no FCS): the
+    /// link's sender and receiver are `w.tx` and `w.rx`.
+    pub fn encode(self, w: &crate::metrics::wire::WireCtx, out: &mut Vec<u8>) {
+        match self {
+            Frame::Pause { .. } | Frame::Pfc { .. } => pfc::encode(self, crate::metrics::wire::mac_of(w.topo, w.tx), out),
+            Frame::Cip { bytes } => ci::encode(bytes as u32, w, out),
+            Frame::Drc { dir, level } => drc::encode(dir, level, w.drc_classes, crate::metrics::wire::mac_of(w.topo, w.tx), out),
+        }
+    }
+
     /// The frame to send in place of `pending`, which has not left its port yet, when this
     /// one is asked for on the same port; None when both must go. A PAUSE or PFC frame
     /// carries its class's pause time from its arrival (802.3 Annex 31B, 802.1Qbb clause
@@ -288,6 +298,14 @@ impl Msg {
         match self {
             Msg::Sfc { .. } => sfc::SFC_MSG_BYTES,
             Msg::Qcn => qcn::CNM_BYTES,
+        }
+    }
+
+    /// Write the message's bytes as it crosses the link from `w.tx` to `w.rx` (no FCS).
+    pub fn encode(self, p: &crate::net::Packet, w: &crate::metrics::wire::WireCtx, out: &mut Vec<u8>) {
+        match self {
+            Msg::Sfc { class } => sfc::encode(class, p, w, out),
+            Msg::Qcn => qcn::encode(p, w, out),
         }
     }
 }

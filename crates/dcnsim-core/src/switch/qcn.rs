@@ -57,6 +57,94 @@ use rand::Rng as _;
 pub const CNM_BYTES: u32 = 110;
 /// 6-bit quantised feedback.
 pub const QNTZ_MAX: u8 = 63;
+/// The CNM's EtherType (802.1Q 33.4) and the priority CNMs are sent at (ours: the
+/// highest below network control, as CI's CIMs use).
+pub const ETHERTYPE_CNM: u16 = 0x22E7;
+pub const CNM_PRIORITY: u8 = 6;
+/// Octets of the sampled frame's MSDU a CNM carries.
+pub const CNM_ENCAP: usize = 64;
+
+/// What a CNM tells its reaction point, carried in the routed message's value: QntzFb, the
+/// queue's offset from the set point and change since the last sample (bytes), and the
+/// congestion point (its port's index in the switch and its class).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CnmFields {
+    pub qntz: u8,
+    pub q_off: i64,
+    pub q_delta: i64,
+    pub cp_port: u32,
+    pub cp_class: u8,
+}
+
+impl CnmFields {
+    /// cnmQOffset and cnmQDelta are 16-bit in 64-octet units (our reading; the standard's
+    /// text was not at hand: in octets they would saturate at 32 KB, below Fb_max = 130 KB
+    /// for the default set point), saturated.
+    pub fn wire_q(bytes: i64) -> i16 {
+        (bytes.div_euclid(64)).clamp(i16::MIN as i64, i16::MAX as i64) as i16
+    }
+    /// QntzFb in bits 0-7, cnmQOffset in 16-31, cnmQDelta in 32-47, the port (mod 8192) and
+    /// class as `port << 3 | class` in 48-63.
+    pub fn pack(&self) -> u64 {
+        self.qntz as u64
+            | (Self::wire_q(self.q_off) as u16 as u64) << 16
+            | (Self::wire_q(self.q_delta) as u16 as u64) << 32
+            | (((self.cp_port & 0x1FFF) << 3 | (self.cp_class & 7) as u32) as u64) << 48
+    }
+    /// The fields of `pack`, with the queue quantities in bytes rounded to 64-octet units.
+    pub fn unpack(v: u64) -> CnmFields {
+        let cp = (v >> 48) as u32;
+        CnmFields { qntz: v as u8, q_off: (v >> 16) as u16 as i16 as i64 * 64, q_delta: (v >> 32) as u16 as i16 as i64 * 64, cp_port: cp >> 3, cp_class: (cp & 7) as u8 }
+    }
+}
+
+/// The 802.1Q clause 33.4 PDU a CNM carries (CI's CIM reuses it): version 0 and QntzFb;
+/// the CPID (the congestion point's MAC address and `cpid_low`); cnmQOffset and cnmQDelta;
+/// the sampled frame's priority, destination address and MSDU length; then `encap` octets
+/// of that MSDU (the flow's headers: the model keeps no frame after it is gone).
+pub fn cn_pdu(out: &mut Vec<u8>, w: &crate::metrics::wire::WireCtx, f: &CnPdu) {
+    use crate::metrics::wire;
+    out.extend_from_slice(&(f.qntz as u16 & 0x3F).to_be_bytes());
+    out.extend_from_slice(&wire::mac_of(w.topo, f.cp));
+    out.extend_from_slice(&f.cpid_low.to_be_bytes());
+    out.extend_from_slice(&f.q_off.to_be_bytes());
+    out.extend_from_slice(&f.q_delta.to_be_bytes());
+    match &w.flow {
+        Some(fl) => {
+            out.extend_from_slice(&((fl.prio as u16 & 7) << 13).to_be_bytes());
+            out.extend_from_slice(&wire::host_mac(w.topo, fl.dst));
+            let msdu = fl.size.min(w.mss as u64) as usize + wire::header_bytes(fl.transport);
+            out.extend_from_slice(&(msdu.min(u16::MAX as usize) as u16).to_be_bytes());
+            wire::flow_msdu(out, w.topo, fl, w.mss, f.encap);
+        }
+        None => out.resize(out.len() + 10 + f.encap, 0),
+    }
+}
+
+/// The fields of a CNM or CIM PDU (`cn_pdu`) beyond the flow's.
+pub struct CnPdu {
+    pub qntz: u8,
+    /// The congestion point's switch, and the two octets after its MAC in the CPID.
+    pub cp: crate::net::NodeId,
+    pub cpid_low: u16,
+    pub q_off: i16,
+    pub q_delta: i16,
+    /// Octets of the MSDU encapsulated.
+    pub encap: usize,
+}
+
+/// The bytes of a CNM (see the module doc), routed hop by hop toward the reaction point:
+/// from the link's sender to its receiver, addressed from the congestion point to the
+/// flow's source, no FCS. The packet's `payload` names the switch that sent it.
+pub fn encode(p: &crate::net::Packet, w: &crate::metrics::wire::WireCtx, out: &mut Vec<u8>) {
+    use crate::metrics::wire;
+    let c = CnmFields::unpack(p.seq);
+    let cp = w.topo.switches[p.payload as usize];
+    wire::eth(out, wire::host_mac(w.topo, p.dst), wire::mac_of(w.topo, cp), Some(CNM_PRIORITY), ETHERTYPE_CNM);
+    let f = CnPdu { qntz: c.qntz, cp, cpid_low: (c.cp_port << 3 | c.cp_class as u32) as u16, q_off: CnmFields::wire_q(c.q_off), q_delta: CnmFields::wire_q(c.q_delta), encap: CNM_ENCAP };
+    cn_pdu(out, w, &f);
+}
+
 /// Bytes between samples by QntzFb / 8, for the 150 KB base.
 const SAMPLE_TABLE: [u64; 8] = [150_000, 75_000, 50_000, 37_500, 30_000, 25_000, 21_500, 18_500];
 
@@ -296,20 +384,27 @@ impl Qcn {
         let (flow, src, dst, hash) = (p.flow, p.src, p.dst, p.hash);
         let q = cx.queue_bytes(a.out, a.queue);
         let fb = self.p.cp.feedback(q, cp.q_old);
+        let fields = CnmFields {
+            qntz: self.p.cp.quantize(fb),
+            q_off: q as i64 - self.p.cp.q_eq as i64,
+            q_delta: q as i64 - cp.q_old as i64,
+            cp_port: cx.topo.ports[a.out as usize].local,
+            cp_class: a.queue as u8,
+        };
         cp.q_old = q;
-        let qntz = self.p.cp.quantize(fb);
+        let qntz = fields.qntz;
         let jitter = cx.switches[a.sw as usize].rng.gen_range(0.85..1.15);
         cp.to_sample = ((self.p.cp.interval(qntz) as f64 * jitter) as u64).max(1);
         if qntz > 0 {
             self.cnms_sent[row] += 1;
-            cx.push(Effect::Msg { sw: a.sw, msg: Msg::Qcn, flow, to: src, about: dst, hash, value: qntz as u64 });
+            cx.push(Effect::Msg { sw: a.sw, msg: Msg::Qcn, flow, to: src, about: dst, hash, value: fields.pack() });
         }
     }
 
     /// A CNM reached the source NIC behind `port`: the flow's reaction point cuts its rate.
     pub fn on_host_msg(&mut self, port: PortId, pkt: PktId, cx: &mut Ctx) {
         let p = cx.pkts.get(pkt);
-        let (flow, qntz) = (p.flow as usize, p.seq.min(QNTZ_MAX as u64) as u8);
+        let (flow, qntz) = (p.flow as usize, CnmFields::unpack(p.seq).qntz.min(QNTZ_MAX));
         if self.rp.len() <= flow {
             self.rp.resize(flow + 1, None);
         }
@@ -402,7 +497,11 @@ mod tests {
             cnms.extend(b.fx.drain(..).filter_map(|e| if let Effect::Msg { to, about, value, flow, .. } = e { Some((flow, to, about, value)) } else { None }));
         }
         // Q = 60,000 against Q_old = 0: Fb = -(34,000 + 120,000) -> 63 x 154/130 > 63 -> 63
-        assert_eq!(cnms, vec![(138, 0, 2, 63)]);
+        assert_eq!(cnms.iter().map(|c| (c.0, c.1, c.2, CnmFields::unpack(c.3).qntz)).collect::<Vec<_>>(), vec![(138, 0, 2, 63)]);
+        // the CNM also carries Q_off and Q_delta (to 64 B) and the congestion point
+        let f = CnmFields::unpack(cnms[0].3);
+        assert_eq!((f.q_off, f.q_delta), (33_984, 60_000 - 60_000 % 64));
+        assert_eq!((f.cp_port, f.cp_class), (b.topo.ports[out as usize].local, 0));
         assert_eq!(q.cnms_sent[out as usize], 1);
         let next = q.cp[out as usize].to_sample;
         assert!((15_725..=21_275).contains(&next), "18,500 B +-15%, got {next}");

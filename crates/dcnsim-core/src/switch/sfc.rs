@@ -41,6 +41,34 @@ use crate::switch::pfc::PfcParams;
 use crate::switch::pipeline::Arrival;
 use rustc_hash::FxHashMap;
 
+/// The SFC message's UDP port (ours: none is assigned; one from the dynamic range) and
+/// the priority it travels at.
+pub const SFC_UDP_PORT: u16 = 0xFFC0;
+pub const SFC_PRIORITY: u8 = 7;
+/// Version of our SFC message layout.
+pub const SFC_VERSION: u8 = 1;
+
+/// The bytes of an SFC message (ours, as no format is published: an IPv4/UDP packet from
+/// the congested switch to the flow's source, DSCP CS6, whose 14-octet payload is the
+/// version, the traffic class, the pause in ns (saturated), and the paused flow's
+/// destination address and ports), routed hop by hop, no FCS. The packet's `payload`
+/// names the switch that sent it, `seq` the pause in ps.
+pub fn encode(class: u8, p: &crate::net::Packet, w: &crate::metrics::wire::WireCtx, out: &mut Vec<u8>) {
+    use crate::metrics::wire;
+    let start = out.len();
+    wire::eth(out, wire::mac_of(w.topo, w.rx), wire::mac_of(w.topo, w.tx), Some(SFC_PRIORITY), wire::ETHERTYPE_IPV4);
+    let from = w.topo.switches[p.payload as usize];
+    let ip = wire::Ip { src: wire::ip_of(w.topo, from), dst: wire::host_ip(w.topo, p.dst), dscp: 48, ecn: 0, ttl: 64u8.saturating_sub(p.hops) };
+    let mut pdu = vec![SFC_VERSION, class];
+    pdu.extend_from_slice(&((p.seq / 1000).min(u32::MAX as u64) as u32).to_be_bytes());
+    pdu.extend_from_slice(&wire::host_ip(w.topo, p.src));
+    let ports = w.flow.map_or((0, 0), |f| f.ports());
+    pdu.extend_from_slice(&ports.0.to_be_bytes());
+    pdu.extend_from_slice(&ports.1.to_be_bytes());
+    wire::udp(out, &ip, (SFC_UDP_PORT, SFC_UDP_PORT), &pdu, 0, true);
+    wire::pad(out, start);
+}
+
 /// Wire size of an SFC message (a minimum Ethernet frame; no format is published).
 pub const SFC_MSG_BYTES: u32 = 64;
 
