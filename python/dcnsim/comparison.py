@@ -34,10 +34,13 @@ import pandas as pd
 
 from . import _core
 from .api import Result, ScenarioLike, ScenarioSource, check_seed, resolve_scenario, run_source
-from .driver import _progress_mode
+from .driver import progress_mode
 from .sources import MAX_RUNS, DcnsimWarning, identical_warnings
 from .sources import seed_list as _seed_list
-from .io import PathLike, Writer, write_files_atomic
+from .io import PathLike, Writer, png_writer, text_writer, write_files_atomic
+from .jobs import abandon, watch_parent
+from .plots import figure, margins, time_unit
+from .stats import ci95, excludes_zero, format_change, format_value, number, relative_change
 from .tables import fct_table
 
 #: Top-level files written by :meth:`Comparison.save` (besides one folder per variant).
@@ -83,48 +86,6 @@ def switch_port_mask(ports: pd.DataFrame) -> np.ndarray:
     return np.asarray(ports["node"].map(nports) > 1, dtype=bool)
 
 
-def relative_change(base: Any, value: Any) -> Optional[float]:
-    """``(value - base) / base`` as a fraction; None when undefined (a missing value, a
-    non-number, or a zero base with a non-zero value); 0.0 when both are zero."""
-    b, v = _number(base), _number(value)
-    if b is None or v is None:
-        return None
-    if b == 0:
-        return 0.0 if v == 0 else None
-    return (v - b) / abs(b)
-
-
-def format_change(change: Optional[float], base: Any = None, value: Any = None) -> str:
-    """``-0.382 -> "-38.2%"`` (no decimals from 1000% on: ``"+1366%"``); ``"n/a"`` where the change is undefined but both values
-    are numbers (zero base); ``""`` for non-numeric rows."""
-    if change is None:
-        return "n/a" if _number(base) is not None and _number(value) is not None else ""
-    pct = change * 100
-    return f"{pct:+.0f}%" if abs(pct) >= 1000 else f"{pct:+.1f}%"
-
-
-def _number(x: Any) -> Optional[float]:
-    if x is None or isinstance(x, (str, bool, np.bool_)):
-        return None
-    try:
-        f = float(x)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(f) else f
-
-
-def format_value(value: Any, fmt: str) -> str:
-    """Display form of one table cell (``fmt``: int, f1, f2, f3 or str)."""
-    if fmt == "str":
-        return "" if value is None else str(value)
-    x = _number(value)
-    if x is None:
-        return "-"
-    if fmt == "int":
-        return f"{int(round(x)):,}"
-    return f"{x:,.{int(fmt[1:])}f}"
-
-
 def slugify(name: str) -> str:
     """A folder name for a variant: ``"PFC+DCQCN" -> "pfc-dcqcn"``."""
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.").lower()
@@ -165,7 +126,6 @@ class Row:
 
     def excludes_zero(self, variant: str) -> Optional[bool]:
         """With several seeds: whether the 95% CI of the difference to the base excludes 0."""
-        from .sweeps import excludes_zero
 
         d = self.paired.get(variant)
         return None if d is None else excludes_zero(*d)
@@ -178,7 +138,7 @@ class Row:
         if self.fmt == "str":
             return None
         b, v = self.values.get(base), self.values.get(variant)
-        if self.fmt in ("f1", "f2", "f3") and _number(b) is not None and _number(v) is not None:
+        if self.fmt in ("f1", "f2", "f3") and number(b) is not None and number(v) is not None:
             digits = int(self.fmt[1])
             if round(float(b), digits) == 0:
                 return 0.0 if round(float(v), digits) == 0 else None
@@ -281,7 +241,6 @@ class Comparison:
     def _seed_rows(self, bins: Optional[Sequence[int]]) -> List[Row]:
         """Rows over seeds: the mean per variant with its 95% CI, and the paired difference
         to the base with its CI; rows are matched by (group, metric)."""
-        from .sweeps import ci95
 
         n = self.n_seeds
         per_seed = [
@@ -311,7 +270,7 @@ class Comparison:
                 seen = [r if r is not None else Row(proto.group, proto.metric, {v: 0 for v in self.variants}, proto.fmt, proto.better) for r in seen]
             values, ci = {}, {}
             for v in self.variants:
-                xs = [_number(r.values.get(v)) for r in seen if r is not None]
+                xs = [number(r.values.get(v)) for r in seen if r is not None]
                 mean, half = ci95([x for x in xs if x is not None])
                 values[v], ci[v] = (None if math.isnan(mean) else mean), half
             paired = {}
@@ -320,7 +279,7 @@ class Comparison:
                 for r in seen:
                     if r is None:
                         continue
-                    b, x = _number(r.values.get(self.base)), _number(r.values.get(v))
+                    b, x = number(r.values.get(self.base)), number(r.values.get(v))
                     if b is not None and x is not None:
                         diffs.append(x - b)
                 paired[v] = ci95(diffs)
@@ -686,11 +645,11 @@ class Comparison:
             for fname, path in self.results[name].save(out / slug).items():
                 written[f"{slug}/{fname}"] = path
         writers: Dict[str, Writer] = {
-            "comparison.csv": _text_writer(self.table().to_csv(index=False, lineterminator="\n")),
-            "comparison.md": _text_writer(self.markdown_report()),
+            "comparison.csv": text_writer(self.table().to_csv(index=False, lineterminator="\n")),
+            "comparison.md": text_writer(self.markdown_report()),
         }
         for fname, fig in self.figures().items():
-            writers[fname] = _png_writer(fig)
+            writers[fname] = png_writer(fig)
         written.update(write_files_atomic(out, writers, stale=COMPARISON_OPTIONAL_FILES))
         return written
 
@@ -718,22 +677,6 @@ def _md_escape(text: str) -> str:
 
 def _md_row(cells: Iterable[str]) -> str:
     return "| " + " | ".join(_md_escape(c) for c in cells) + " |"
-
-
-def _text_writer(text: str) -> Writer:
-    def write(path: str) -> None:
-        with open(path, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-
-    return write
-
-
-def _png_writer(fig: Any) -> Writer:
-    def write(path: str) -> None:
-        # No "Software" entry and no timestamp: the same figure gives the same bytes.
-        fig.savefig(path, format="png", dpi=110, metadata={"Software": None})
-
-    return write
 
 
 # --------------------------------------------------------------------------- queue samples
@@ -773,28 +716,6 @@ def _busy_depth(queues: pd.DataFrame, queue: int, q: float) -> Tuple[Optional[fl
 # --------------------------------------------------------------------------- plots
 
 
-def _figure(width: float, height: float) -> Any:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(width, height))
-    FigureCanvasAgg(fig)
-    return fig
-
-
-def _margins(fig: Any, *, left: float = 0.9, right: float = 0.2, top: float = 0.55, bottom: float = 0.55, hspace: float = 0.6, wspace: float = 0.3) -> None:
-    """Fixed margins and gaps between panels, in inches. matplotlib's tight_layout measures
-    every tick label to place them and cost more than drawing (1.4 of 2.5 s of a
-    comparison's plots): the plots here have known labels, so fixed room suffices."""
-    w, h = fig.get_figwidth(), fig.get_figheight()
-    axes = [a for a in fig.axes if a.get_subplotspec() is not None]
-    rows = max((a.get_subplotspec().get_gridspec().nrows for a in axes), default=1)
-    cols = max((a.get_subplotspec().get_gridspec().ncols for a in axes), default=1)
-    ax_h = max((h - top - bottom - (rows - 1) * hspace) / rows, 0.1)
-    ax_w = max((w - left - right - (cols - 1) * wspace) / cols, 0.1)
-    fig.subplots_adjust(left=left / w, right=1 - right / w, top=1 - top / h, bottom=bottom / h, hspace=hspace / ax_h, wspace=wspace / ax_w)
-
-
 def _plot_flows(r: Result, tag: Optional[str]) -> pd.DataFrame:
     """A variant's flows restricted to ``tag`` (all flows when None or when no flow has a
     tag column)."""
@@ -830,20 +751,19 @@ def plot_fct_by_bin(cmp: Comparison, tag: Optional[str] = "background") -> Any:
     labels = list(next(iter(tables.values()))["bin"])
     errors: Dict[str, List[float]] = {}
     if cmp.n_seeds > 1:  # bars at the mean over seeds, error bars at its 95% CI
-        from .sweeps import ci95
 
         for n in cmp.variants:
             per_seed = [fct_table(_plot_flows(r, use), edges or None) for r in cmp.replicas[n]]
-            stats = [ci95([_number(t.iloc[i]["mean_fct_us"]) for t in per_seed if _number(t.iloc[i]["mean_fct_us"]) is not None]) for i in range(len(labels))]
+            stats = [ci95([number(t.iloc[i]["mean_fct_us"]) for t in per_seed if number(t.iloc[i]["mean_fct_us"]) is not None]) for i in range(len(labels))]
             tables[n] = tables[n].copy()
             tables[n]["mean_fct_us"] = [m for m, _ in stats]
             errors[n] = [h for _, h in stats]
     keep = [i for i, lab in enumerate(labels) if lab == "all" or any(int(t.iloc[i]["count"]) for t in tables.values())]
     names = cmp.variants
-    fig = _figure(max(6.0, 2.4 * len(keep) + 0.6), 4.4)
+    fig = figure(max(6.0, 2.4 * len(keep) + 0.6), 4.4)
     for k, i in enumerate(keep):
         ax = fig.add_subplot(1, len(keep), k + 1)
-        values = [_number(tables[n].iloc[i]["mean_fct_us"]) for n in names]
+        values = [number(tables[n].iloc[i]["mean_fct_us"]) for n in names]
         base = values[0]
         for j, (n, v) in enumerate(zip(names, values)):
             ax.bar(j, np.nan if v is None else v, 0.8, color=f"C{j % 10}", label=n)
@@ -865,13 +785,13 @@ def plot_fct_by_bin(cmp: Comparison, tag: Optional[str] = "background") -> Any:
     fig.legend(*fig.axes[0].get_legend_handles_labels(), loc="lower center", ncol=min(len(names), 4), fontsize="small")
     which = f"flows tagged {use!r}" if use else "all flows"
     fig.suptitle(f"{cmp.scenario}: mean flow completion time by flow size ({which}); changes vs {cmp.base}", fontsize="medium")
-    _margins(fig, top=0.45, bottom=0.75, left=0.75, wspace=0.55, right=0.1)
+    margins(fig, top=0.45, bottom=0.75, left=0.75, wspace=0.55, right=0.1)
     return fig
 
 
 def plot_slowdown_cdf(cmp: Comparison) -> Any:
     """CDF of per-flow slowdown (finished flows), one line per variant, log x axis."""
-    fig = _figure(6.4, 4.2)
+    fig = figure(6.4, 4.2)
     ax = fig.add_subplot(1, 1, 1)
     any_data = False
     for i, (n, r) in enumerate(cmp.results.items()):
@@ -894,7 +814,7 @@ def plot_slowdown_cdf(cmp: Comparison) -> Any:
     ax.set_title(f"{cmp.scenario}: slowdown CDF")
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small", loc="lower right")
-    _margins(fig, top=0.35)
+    margins(fig, top=0.35)
     return fig
 
 
@@ -922,7 +842,7 @@ def plot_queue_depth(cmp: Comparison) -> Any:
     sw = cmp._switch_ports()
     ncols = min(len(classes), 3)
     nrows = int(math.ceil(len(classes) / ncols))
-    fig = _figure(max(7.2, 4.6 * ncols + 0.6), 3.6 * nrows + 1.0)
+    fig = figure(max(7.2, 4.6 * ncols + 0.6), 3.6 * nrows + 1.0)
     for k, q in enumerate(classes):
         ax = fig.add_subplot(nrows, ncols, k + 1)
         drawn = False
@@ -961,34 +881,12 @@ def plot_queue_depth(cmp: Comparison) -> Any:
             "(no queue sampling: set [metrics] queue_sample for the sampled distribution)"
         )
     fig.suptitle(title, fontsize="medium")
-    _margins(fig, top=0.7 if "\n" in title else 0.55, hspace=0.7, wspace=0.75)
+    margins(fig, top=0.7 if "\n" in title else 0.55, hspace=0.7, wspace=0.75)
     return fig
 
 
 #: Most flows drawn per panel of the throughput plot (the ones that delivered most).
 THROUGHPUT_FLOWS = 16
-
-
-#: Axis units for sizes (bytes), rates (bit/s) and durations (ps): see :func:`axis_unit`.
-_AXIS_UNITS = {
-    "B": [(1e9, "GB"), (1e6, "MB"), (1e3, "KB"), (1.0, "B")],
-    "bps": [(1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "Kbit/s"), (1.0, "bit/s")],
-    "ps": [(1e12, "s"), (1e9, "ms"), (1e6, "us"), (1e3, "ns"), (1.0, "ps")],
-}
-
-
-def axis_unit(top: float, kind: str) -> Tuple[str, float]:
-    """The readable unit of ``kind`` ("B", "bps" or "ps") for an axis reaching ``top``:
-    (name, base units per unit), the largest whose scale ``top`` reaches."""
-    units = _AXIS_UNITS[kind]
-    return next(((n, f) for f, n in units if top >= f), (units[-1][1], units[-1][0]))
-
-
-def _time_unit(end_ps: float) -> Tuple[str, float]:
-    """A readable unit for a time axis ending at ``end_ps``: (name, picoseconds per unit),
-    microseconds at the finest."""
-    name, ps = axis_unit(end_ps, "ps")
-    return (name, ps) if ps >= 1e6 else ("us", 1e6)
 
 
 def goodput_series(ts: pd.DataFrame, bin_ps: int, by: str) -> Dict[Any, Tuple[np.ndarray, np.ndarray]]:
@@ -1016,8 +914,8 @@ def plot_queue_depth_time(cmp: Comparison) -> Any:
     series = {n: cmp.results[n].queue_series for n in names}
     classes = sorted({int(q) for s in series.values() for q in s.loc[s["max_depth_bytes"] > 0, "queue"]}) or [0]
     end = max(float(s["time_ps"].max()) for s in series.values())
-    unit, per = _time_unit(end)
-    fig = _figure(7.2, 2.4 * len(classes) + 0.9)
+    unit, per = time_unit(end)
+    fig = figure(7.2, 2.4 * len(classes) + 0.9)
     for k, q in enumerate(classes):
         ax = fig.add_subplot(len(classes), 1, k + 1)
         for i, n in enumerate(names):
@@ -1030,14 +928,14 @@ def plot_queue_depth_time(cmp: Comparison) -> Any:
         ax.legend(fontsize="x-small", loc="upper right")
     fig.axes[-1].set_xlabel(f"time ({unit})")
     fig.suptitle(f"{cmp.scenario}: queue depth over time (every {_sample_text(cmp)})", fontsize="medium")
-    _margins(fig)
+    margins(fig)
     return fig
 
 
 def _sample_text(cmp: Comparison) -> str:
     t = cmp.results[cmp.base].queue_series["time_ps"].drop_duplicates()
     step = float(t.iloc[1] - t.iloc[0]) if len(t) > 1 else 0.0
-    unit, per = _time_unit(step)
+    unit, per = time_unit(step)
     return f"{step / per:g} {unit}"
 
 
@@ -1048,9 +946,9 @@ def plot_throughput(cmp: Comparison) -> Any:
     from . import goodput as gp
 
     names = cmp.variants
-    fig = _figure(7.2, 2.6 * len(names) + 0.8)
+    fig = figure(7.2, 2.6 * len(names) + 0.8)
     end = max(float(r.summary.get("sim_time_ps") or 0) for r in cmp.results.values())
-    unit, per = _time_unit(end)
+    unit, per = time_unit(end)
     series_of = {}
     for n in names:
         r = cmp.results[n]
@@ -1078,7 +976,7 @@ def plot_throughput(cmp: Comparison) -> Any:
             ax.legend(fontsize="x-small", loc="upper right")
     fig.axes[-1].set_xlabel(f"time ({unit})")
     fig.suptitle(f"{cmp.scenario}: goodput per {'flow' if all(pf for pf, _ in series_of.values()) else 'tag'}", fontsize="medium")
-    _margins(fig)
+    margins(fig)
     return fig
 
 
@@ -1191,7 +1089,7 @@ def compare(
     jobs_list = [(v, s) for v in chosen for s in seed_list]
     workers = min(int(jobs), len(jobs_list))
 
-    show, force = _progress_mode(progress)
+    show, force = progress_mode(progress)
     tracker = _Tracker(len(jobs_list), show, force)
     outcomes: Dict[Tuple[str, Optional[int]], Tuple[str, Any, str]] = {}
     with tracker:
@@ -1202,7 +1100,7 @@ def compare(
                 _unwrap(v, outcomes[(v, s)])  # stop at the first failure
         else:
             ctx = multiprocessing.get_context("spawn")
-            pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_watch_parent, initargs=(os.getpid(),))
+            pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=watch_parent, initargs=(os.getpid(),))
             try:
                 futures = {pool.submit(_run_job, src.text, src.format, src.origin, s, v): (v, s) for v, s in jobs_list}
                 for fut in cf.as_completed(futures):
@@ -1217,7 +1115,7 @@ def compare(
                     if outcomes[(v, s)][0] == "error":
                         _unwrap(v, outcomes[(v, s)])  # report the first failure, stop the others
             except BaseException:
-                _abandon(pool)
+                abandon(pool)
                 raise
             pool.shutdown(wait=True, cancel_futures=True)
     replicas = {v: [_unwrap(v, outcomes[(v, s)]) for s in seed_list] for v in chosen}
@@ -1231,38 +1129,6 @@ def compare(
         replicas=replicas if len(seed_list) > 1 else {},
         warnings=warns,
     )
-
-
-def _watch_parent(parent: int) -> None:
-    """Worker initializer: end this worker as soon as the process that started it is gone
-    (killed by a signal it could not handle), instead of running on as an orphan."""
-    import threading
-    import time
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(0.2)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="dcnsim-parent-watch", daemon=True).start()
-
-
-def _abandon(pool: cf.ProcessPoolExecutor) -> None:
-    """Stop a pool now (Ctrl-C, or a variant failed): cancel the queued jobs and end the
-    worker processes, which may be in the middle of a long simulation."""
-    procs = list((getattr(pool, "_processes", None) or {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
-    for proc in procs:
-        try:
-            if proc.is_alive():
-                proc.terminate()
-        except (OSError, ValueError, AttributeError):
-            pass
-    for proc in procs:
-        try:
-            proc.join(timeout=5)
-        except (OSError, ValueError, AttributeError, AssertionError):
-            pass
 
 
 class _Tracker:

@@ -56,7 +56,7 @@ class _StuckAtEnd(Exception):
 
 
 def _drive(sim: Any, progress: Union[bool, str]) -> None:
-    show, force = _progress_mode(progress)
+    show, force = progress_mode(progress)
     driver = _Driver(sim, target_s=0.1 if show else 0.25)
     try:
         if show:
@@ -68,7 +68,7 @@ def _drive(sim: Any, progress: Union[bool, str]) -> None:
         pass
 
 
-def _progress_mode(progress: Union[bool, str, None]) -> Tuple[bool, bool]:
+def progress_mode(progress: Union[bool, str, None]) -> Tuple[bool, bool]:
     if progress in (False, None, "never"):
         return False, False
     if progress in ("always", "force"):

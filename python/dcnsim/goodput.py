@@ -13,7 +13,7 @@ control has reacted to the change that began it), as seed 004's fairness slides 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Sequence
 
 import numpy as np
 import pandas as pd

@@ -154,10 +154,27 @@ def json_safe(obj: Any) -> Any:
 
 def json_writer(data: Any) -> Writer:
     """A writer that stores ``data`` as pretty-printed, strictly valid JSON."""
-    text = json.dumps(json_safe(data), indent=2, allow_nan=False, default=_json_default) + "\n"
+    return text_writer(json.dumps(json_safe(data), indent=2, allow_nan=False, default=_json_default) + "\n")
 
+
+def text_writer(text: str) -> Writer:
+    """A writer of ``text`` (UTF-8, ``\\n`` line ends)."""
     def write(path: str) -> None:
         with open(path, "w", encoding="utf-8", newline="\n") as f:
             f.write(text)
 
     return write
+
+
+def png_writer(fig: Any) -> Writer:
+    """A writer of a matplotlib figure as PNG, byte-identical for the same figure."""
+    def write(path: str) -> None:
+        # No "Software" entry and no timestamp: the same figure gives the same bytes.
+        fig.savefig(path, format="png", dpi=110, metadata={"Software": None})
+
+    return write
+
+
+def csv_writer(df: Any) -> Writer:
+    """A writer of a DataFrame as CSV, without its index."""
+    return text_writer(df.to_csv(index=False))

@@ -155,13 +155,13 @@ def _run_plot(outdir: Path) -> Optional[bytes]:
     import numpy as np
     import pandas as pd
 
-    from .comparison import _figure
+    from .plots import figure
 
     flows = pd.read_parquet(outdir / "flows.parquet")
     s = flows["slowdown"].dropna().to_numpy() if "slowdown" in flows else np.array([])
     if not len(flows):
         return None
-    fig = _figure(6.4, 3.6)
+    fig = figure(6.4, 3.6)
     ax = fig.add_subplot()
     if len(s):
         xs = np.sort(s)
@@ -285,7 +285,7 @@ def sweep_table(summary: Any) -> Any:
     "mean ± CI" in its unit, with its change against the first variant beside it."""
     import pandas as pd
 
-    from .comparison import format_change, format_value
+    from .stats import format_change, format_value
 
     stats = {c for c, *_ in SWEEP_COLUMNS}
     known = stats | {f"{c}{s}" for c in stats for s in ("_ci95", "_change", "_change_ci_excludes_0")} | {"seeds"}
@@ -315,8 +315,8 @@ def sweep_table(summary: Any) -> Any:
 
 def write_report(outdir: Any) -> Path:
     """Write ``report.html`` into the output folder (atomically) and return its path."""
-    from .comparison import _text_writer
+    from .io import text_writer
     from .io import write_files_atomic
 
     text = build(outdir)
-    return write_files_atomic(Path(outdir), {REPORT: _text_writer(text)})[REPORT]
+    return write_files_atomic(Path(outdir), {REPORT: text_writer(text)})[REPORT]

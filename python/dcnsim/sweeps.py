@@ -33,38 +33,14 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _core
 from .sources import MAX_RUNS, DcnsimWarning, ScenarioLike, identical_warnings, check_seed, resolve_scenario
+from .io import csv_writer, png_writer
+from .jobs import abandon, watch_parent
+from .plots import axis_unit, figure, margins
 from .sources import seed_list as _seed_list
+from .stats import ci95, excludes_zero
 
 # ray.init tries when the cluster answers but fails to start this client's server
 _RAY_INIT_ATTEMPTS = 3
-
-#: Two-sided 95% quantiles of Student's t by degrees of freedom (1..30); above, 1.96.
-_T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
-
-
-def ci95(values: Sequence[float]) -> Tuple[float, float]:
-    """Mean and half-width of the 95% confidence interval of the mean (Student's t; NaN
-    half-width with fewer than two values). NaNs are left out."""
-    xs = [float(x) for x in values if x is not None and not math.isnan(float(x))]
-    if not xs:
-        return math.nan, math.nan
-    n = len(xs)
-    mean = sum(xs) / n
-    if n < 2:
-        return mean, math.nan
-    sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1))
-    t = _T95[n - 2] if n - 1 <= len(_T95) else 1.96
-    return mean, t * sd / math.sqrt(n)
-
-
-def excludes_zero(mean: float, half: float) -> Optional[bool]:
-    """Whether the interval mean +- half excludes 0; None when it is undefined (NaN, as
-    :func:`ci95` gives for fewer than two values)."""
-    if math.isnan(mean) or math.isnan(half):
-        return None
-    return abs(mean) > half
-
 
 def parse_value(text: str) -> Any:
     """A command-line value: an integer, a float, true/false, or else the string itself
@@ -338,7 +314,7 @@ def run_sweep(
     "distinct": n, "table": DataFrame, "summary": DataFrame, "warnings": [str]}; the
     warnings (also raised as :class:`dcnsim.DcnsimWarning`) and the run counts go to
     sweep.json."""
-    from .driver import _progress_mode
+    from .driver import progress_mode
 
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
@@ -358,7 +334,7 @@ def run_sweep(
     warns = warnings_of(points)
     for w in warns:
         warnings.warn(w, DcnsimWarning, stacklevel=2)
-    show, force = _progress_mode(progress)
+    show, force = progress_mode(progress)
     by_id = {p.run_id: p for p in todo}
 
     def finished(outcome: Tuple[str, str, Any, Dict[str, bytes]]) -> None:
@@ -380,18 +356,16 @@ def run_sweep(
     from .io import json_writer, parquet_writer, write_files_atomic
 
     meta = {"runs": len(points), "distinct_runs": len(unique), "warnings": warns}
-    write_files_atomic(out, {"sweep.parquet": parquet_writer(table), "sweep_summary.csv": _csv_writer(summary), "sweep.json": json_writer(meta)})
+    write_files_atomic(out, {"sweep.parquet": parquet_writer(table), "sweep_summary.csv": csv_writer(summary), "sweep.json": json_writer(meta)})
     if points and points[0].values:
         plot = plot_sweep(summary, points[0].values[0][0])
         if plot is not None:
-            from .comparison import _png_writer
 
-            write_files_atomic(out, {"sweep.png": _png_writer(plot)})
+            write_files_atomic(out, {"sweep.png": png_writer(plot)})
     return {"ran": len(todo), "skipped": skipped, "distinct": len(unique), "table": table, "summary": summary, "warnings": warns}
 
 
 def _run_local(todo: Sequence[Point], jobs: Optional[int], finished: Any) -> None:
-    from .comparison import _abandon, _watch_parent
 
     workers = max(1, min(int(jobs or os.cpu_count() or 1), len(todo) or 1))
     if workers <= 1:
@@ -399,7 +373,7 @@ def _run_local(todo: Sequence[Point], jobs: Optional[int], finished: Any) -> Non
             finished(_run_point(p))
         return
     ctx = multiprocessing.get_context("spawn")
-    pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_watch_parent, initargs=(os.getpid(),))
+    pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=watch_parent, initargs=(os.getpid(),))
     try:
         futures = {pool.submit(_run_point, p): p for p in todo}
         for fut in cf.as_completed(futures):
@@ -411,7 +385,7 @@ def _run_local(todo: Sequence[Point], jobs: Optional[int], finished: Any) -> Non
                 raise _core.SimulationError(f"sweep run {p.run_id} ({_describe(p)}): the worker process died ({e}); out of memory? try fewer --jobs") from None
             finished(outcome)
     except BaseException:
-        _abandon(pool)
+        abandon(pool)
         raise
     pool.shutdown(wait=True)
 
@@ -526,7 +500,6 @@ def plot_sweep(summary: Any, key: str, metric: str = "mean_fct_us", bin_label: s
     and labelled. Cells of the other swept keys are averaged into one line each."""
     import pandas as pd
 
-    from .comparison import _figure, _margins, axis_unit
 
     s = summary[summary["bin"] == bin_label].copy()
     if s.empty:
@@ -541,7 +514,7 @@ def plot_sweep(summary: Any, key: str, metric: str = "mean_fct_us", bin_label: s
         xlabel = f"{key} ({name})"
     numeric = pd.api.types.is_numeric_dtype(s[key])
     order = list(dict.fromkeys(s[key].tolist()))
-    fig = _figure(6.4, 4.0)
+    fig = figure(6.4, 4.0)
     ax = fig.add_subplot()
     for variant, g in s.groupby("variant", sort=False):
         g = g.groupby(key, sort=False)[[metric, f"{metric}_ci95"]].mean().reset_index()
@@ -556,16 +529,10 @@ def plot_sweep(summary: Any, key: str, metric: str = "mean_fct_us", bin_label: s
     ax.set_title(f"{_METRIC_LABELS.get(metric, metric)} against {key} (mean, 95% CI over seeds)", fontsize="medium")
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small")
-    _margins(fig, left=0.8, top=0.45, bottom=0.6)
+    margins(fig, left=0.8, top=0.45, bottom=0.6)
     return fig
 
 _METRIC_LABELS = {"mean_fct_us": "mean FCT (us)", "p99_fct_us": "p99 FCT (us)", "mean_slowdown": "mean slowdown"}
-
-
-def _csv_writer(df: Any) -> Any:
-    from .comparison import _text_writer
-
-    return _text_writer(df.to_csv(index=False))
 
 
 class _Bar:
