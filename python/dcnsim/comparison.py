@@ -18,10 +18,7 @@ port is a switch (a host always has exactly one NIC port).
 
 from __future__ import annotations
 
-import concurrent.futures as cf
-from concurrent.futures.process import BrokenProcessPool
 import math
-import multiprocessing
 import os
 import re
 import warnings
@@ -38,7 +35,7 @@ from .driver import progress_mode
 from .sources import MAX_RUNS, DcnsimWarning, identical_warnings
 from .sources import seed_list as _seed_list
 from .io import PathLike, Writer, png_writer, text_writer, write_files_atomic
-from .jobs import abandon, watch_parent
+from .jobs import Bar, run_all
 from .plots import figure, margins, time_unit
 from .stats import ci95, excludes_zero, format_change, format_value, number, relative_change
 from .tables import fct_table
@@ -1090,34 +1087,23 @@ def compare(
     workers = min(int(jobs), len(jobs_list))
 
     show, force = progress_mode(progress)
-    tracker = _Tracker(len(jobs_list), show, force)
     outcomes: Dict[Tuple[str, Optional[int]], Tuple[str, Any, str]] = {}
-    with tracker:
-        if workers <= 1:
-            for v, s in jobs_list:
-                outcomes[(v, s)] = _run_job(src.text, src.format, src.origin, s, v)
-                tracker.done(v, outcomes[(v, s)])
-                _unwrap(v, outcomes[(v, s)])  # stop at the first failure
+
+    def finished(key: Any, outcome: Tuple[str, Any, str]) -> None:
+        v = key[0]
+        outcomes[key] = outcome
+        if outcome[0] == "ok":
+            s = outcome[1].summary
+            bar.advance(f"{v}: {s.get('flows_finished', '?')}/{s.get('flows_total', '?')} flows, {_fmt_seconds(float(s.get('wall_time_s', float('nan'))))}")
         else:
-            ctx = multiprocessing.get_context("spawn")
-            pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=watch_parent, initargs=(os.getpid(),))
-            try:
-                futures = {pool.submit(_run_job, src.text, src.format, src.origin, s, v): (v, s) for v, s in jobs_list}
-                for fut in cf.as_completed(futures):
-                    v, s = futures[fut]
-                    try:
-                        outcomes[(v, s)] = fut.result()
-                    except BrokenProcessPool as e:
-                        raise _core.SimulationError(
-                            f"variant {v!r}: the worker process died ({e}); out of memory? try fewer --jobs"
-                        ) from None
-                    tracker.done(v, outcomes[(v, s)])
-                    if outcomes[(v, s)][0] == "error":
-                        _unwrap(v, outcomes[(v, s)])  # report the first failure, stop the others
-            except BaseException:
-                abandon(pool)
-                raise
-            pool.shutdown(wait=True, cancel_futures=True)
+            bar.advance(f"{v}: failed")
+            _unwrap(v, outcome)  # report the first failure, stop the others
+
+    def died(key: Any, e: BaseException) -> BaseException:
+        return _core.SimulationError(f"variant {key[0]!r}: the worker process died ({e}); out of memory? try fewer --jobs")
+
+    with Bar(len(jobs_list), "variants", show, force) as bar:
+        run_all(_run_job, [((v, s), (src.text, src.format, src.origin, s, v)) for v, s in jobs_list], workers, finished, died)
     replicas = {v: [_unwrap(v, outcomes[(v, s)]) for s in seed_list] for v in chosen}
     return Comparison(
         results={v: r[0] for v, r in replicas.items()},
@@ -1129,46 +1115,3 @@ def compare(
         replicas=replicas if len(seed_list) > 1 else {},
         warnings=warns,
     )
-
-
-class _Tracker:
-    """A rich progress bar over the variants (or nothing)."""
-
-    def __init__(self, total: int, show: bool, force: bool) -> None:
-        self.total, self.show, self.force = total, show, force
-        self.bar: Any = None
-        self.task: Any = None
-
-    def __enter__(self) -> "_Tracker":
-        if self.show:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            console = Console(force_terminal=True) if self.force else Console()
-            self.bar = Progress(
-                TextColumn("[bold]variants"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("{task.fields[last]}"),
-                TimeElapsedColumn(),
-                console=console,
-            )
-            self.bar.__enter__()
-            self.task = self.bar.add_task("variants", total=self.total, last="")
-        return self
-
-    def done(self, variant: str, outcome: Tuple[str, Any, str]) -> None:
-        if self.bar is None:
-            return
-        from rich.markup import escape
-
-        if outcome[0] == "ok":
-            s = outcome[1].summary
-            last = f"{variant}: {s.get('flows_finished', '?')}/{s.get('flows_total', '?')} flows, {_fmt_seconds(float(s.get('wall_time_s', float('nan'))))}"
-        else:
-            last = f"{variant}: failed"
-        self.bar.update(self.task, advance=1, last=escape(last))
-
-    def __exit__(self, *exc: Any) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(*exc)

@@ -17,16 +17,13 @@ confidence interval across seeds per cell.
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import hashlib
 import itertools
 import json
 import math
-import multiprocessing
 import os
 import time
 import warnings
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
@@ -34,7 +31,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 from . import _core
 from .sources import MAX_RUNS, DcnsimWarning, ScenarioLike, identical_warnings, check_seed, resolve_scenario
 from .io import csv_writer, png_writer
-from .jobs import abandon, watch_parent
+from .jobs import Bar, run_all
 from .plots import axis_unit, figure, margins
 from .sources import seed_list as _seed_list
 from .stats import ci95, excludes_zero
@@ -345,7 +342,7 @@ def run_sweep(
         data[rid] = d
         bar.advance()
 
-    bar = _Bar(len(todo), show, force)
+    bar = Bar(len(todo), "runs", show, force)
     with bar:
         if cluster is not None:
             _run_on_ray(todo, cluster, finished)
@@ -366,28 +363,13 @@ def run_sweep(
 
 
 def _run_local(todo: Sequence[Point], jobs: Optional[int], finished: Any) -> None:
-
     workers = max(1, min(int(jobs or os.cpu_count() or 1), len(todo) or 1))
-    if workers <= 1:
-        for p in todo:
-            finished(_run_point(p))
-        return
-    ctx = multiprocessing.get_context("spawn")
-    pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=watch_parent, initargs=(os.getpid(),))
-    try:
-        futures = {pool.submit(_run_point, p): p for p in todo}
-        for fut in cf.as_completed(futures):
-            try:
-                outcome = fut.result()
-            except BrokenProcessPool as e:
-                # as compare says it: a worker killed (the kernel's OOM killer, a signal) breaks the pool
-                p = futures[fut]
-                raise _core.SimulationError(f"sweep run {p.run_id} ({_describe(p)}): the worker process died ({e}); out of memory? try fewer --jobs") from None
-            finished(outcome)
-    except BaseException:
-        abandon(pool)
-        raise
-    pool.shutdown(wait=True)
+
+    def died(p: Any, e: BaseException) -> BaseException:
+        # as compare says it: a worker killed (the kernel's OOM killer, a signal) breaks the pool
+        return _core.SimulationError(f"sweep run {p.run_id} ({_describe(p)}): the worker process died ({e}); out of memory? try fewer --jobs")
+
+    run_all(_run_point, [(p, (p,)) for p in todo], workers, lambda _, outcome: finished(outcome), died)
 
 
 def _run_on_ray(todo: Sequence[Point], address: str, finished: Any) -> None:
@@ -533,33 +515,6 @@ def plot_sweep(summary: Any, key: str, metric: str = "mean_fct_us", bin_label: s
     return fig
 
 _METRIC_LABELS = {"mean_fct_us": "mean FCT (us)", "p99_fct_us": "p99 FCT (us)", "mean_slowdown": "mean slowdown"}
-
-
-class _Bar:
-    """A rich progress bar over the runs, with an ETA (or nothing)."""
-
-    def __init__(self, total: int, show: bool, force: bool) -> None:
-        self.total, self.show, self.force = total, show, force
-        self.bar: Any = None
-
-    def __enter__(self) -> "_Bar":
-        if self.show and self.total:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-            console = Console(force_terminal=True) if self.force else Console()
-            self.bar = Progress(TextColumn("[bold]runs"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=console)
-            self.bar.__enter__()
-            self.task = self.bar.add_task("runs", total=self.total)
-        return self
-
-    def advance(self) -> None:
-        if self.bar is not None:
-            self.bar.update(self.task, advance=1)
-
-    def __exit__(self, *exc: Any) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(*exc)
 
 
 def sweep(
