@@ -13,6 +13,8 @@ resolves scenarios, drives runs and turns results into pandas DataFrames.
 
 from __future__ import annotations
 
+import os as _os
+
 try:
     from . import _core
 except ImportError as e:  # pragma: no cover - only when the extension is not built
@@ -28,7 +30,7 @@ __version__: str = _core.__version__
 
 #: Wireshark dissectors for the captured frames Wireshark has none for (CNM, CIM, SFC, DRC):
 #: ``wireshark -X lua_script:<this path> capture.pcapng`` (docs/capture.md).
-WIRESHARK_PLUGIN: str = str(__import__("pathlib").Path(__file__).parent / "wireshark" / "dcnsim.lua")
+WIRESHARK_PLUGIN: str = _os.path.join(_os.path.dirname(__file__), "wireshark", "dcnsim.lua")
 
 # The API that needs pandas is imported on first use, so that `import dcnsim` (and the
 # command line's --version, --help, validate and scenarios) stays fast.

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from . import _core
-from .io import json_safe, json_writer, parquet_writer, write_files_atomic
+from .io import bytes_writer, json_safe, json_writer, parquet_writer, write_files_atomic
 from .sources import (  # noqa: F401 - re-exported: the API's scenario helpers live in sources
     MAX_SCENARIO_BYTES,
     ScenarioLike,
@@ -240,13 +240,7 @@ class Result:
         if len(self.timeseries.columns):
             writers["timeseries.parquet"] = parquet_writer(self.timeseries)
         if self.capture is not None:
-            pcap = self.capture
-
-            def capture(path: str) -> None:
-                with open(path, "wb") as f:
-                    f.write(pcap)
-
-            writers["capture.pcapng"] = capture
+            writers["capture.pcapng"] = bytes_writer(self.capture)
         if self.source is not None:
             text = self.source.text
 

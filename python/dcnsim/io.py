@@ -166,6 +166,15 @@ def text_writer(text: str) -> Writer:
     return write
 
 
+def bytes_writer(data: bytes) -> Writer:
+    """A writer of ``data`` as it is."""
+    def write(path: str) -> None:
+        with open(path, "wb") as f:
+            f.write(data)
+
+    return write
+
+
 def png_writer(fig: Any) -> Writer:
     """A writer of a matplotlib figure as PNG, byte-identical for the same figure."""
     def write(path: str) -> None:

@@ -268,33 +268,22 @@ def build(outdir: Any) -> str:
     )
 
 
-#: sweep_summary.csv's statistics as the report names them, and their format and scale.
-SWEEP_COLUMNS = (
-    ("mean_fct_us", "mean FCT (us)", "f1", 1.0),
-    ("p99_fct_us", "p99 FCT (us)", "f1", 1.0),
-    ("mean_slowdown", "mean slowdown", "f2", 1.0),
-    ("drops", "drops", "int", 1.0),
-    ("pause_frames", "PAUSE frames", "int", 1.0),
-    ("max_queue_bytes", "max switch queue (KB)", "f1", 1e-3),
-    ("flows_unfinished", "flows unfinished", "int", 1.0),
-)
-
-
 def sweep_table(summary: Any) -> Any:
     """sweep_summary.csv for people: the swept keys, variant and bin, then each statistic as
     "mean ± CI" in its unit, with its change against the first variant beside it."""
     import pandas as pd
 
     from .stats import format_change, format_value
+    from .sweeps import METRICS
 
-    stats = {c for c, *_ in SWEEP_COLUMNS}
+    stats = {c for c, *_ in METRICS}
     known = stats | {f"{c}{s}" for c in stats for s in ("_ci95", "_change", "_change_ci_excludes_0")} | {"seeds"}
     labels = [c for c in summary.columns if c not in known]
     rows = []
     for _, r in summary.iterrows():
         row = {("size bin" if c == "bin" else c): r[c] for c in labels}
         row["seeds"] = format_value(r.get("seeds"), "int")
-        for col, name, fmt, scale in SWEEP_COLUMNS:
+        for col, name, fmt, scale in METRICS:
             if col not in summary.columns:
                 continue
             value = r[col] * scale if pd.notna(r[col]) else None
@@ -315,8 +304,7 @@ def sweep_table(summary: Any) -> Any:
 
 def write_report(outdir: Any) -> Path:
     """Write ``report.html`` into the output folder (atomically) and return its path."""
-    from .io import text_writer
-    from .io import write_files_atomic
+    from .io import text_writer, write_files_atomic
 
     text = build(outdir)
     return write_files_atomic(Path(outdir), {REPORT: text_writer(text)})[REPORT]

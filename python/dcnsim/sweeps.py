@@ -30,7 +30,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _core
 from .sources import MAX_RUNS, DcnsimWarning, ScenarioLike, identical_warnings, check_seed, resolve_scenario
-from .io import csv_writer, png_writer
+from .io import bytes_writer, csv_writer, png_writer
 from .jobs import Bar, run_all
 from .plots import axis_unit, figure, margins
 from .sources import seed_list as _seed_list
@@ -270,16 +270,9 @@ def _store(out: Path, run_id: str, files: Dict[str, bytes]) -> None:
     """Write a finished run's files, point.json (the marker of a complete run) last."""
     from .io import write_files_atomic
 
-    def writer(b: bytes) -> Any:
-        def write(path: str) -> None:
-            with open(path, "wb") as f:
-                f.write(b)
-
-        return write
-
     d = out / "runs" / run_id
-    write_files_atomic(d, {k: writer(v) for k, v in files.items() if k != "point.json"})
-    write_files_atomic(d, {"point.json": writer(files["point.json"])})
+    write_files_atomic(d, {k: bytes_writer(v) for k, v in files.items() if k != "point.json"})
+    write_files_atomic(d, {"point.json": bytes_writer(files["point.json"])})
 
 
 def _done(outdir: Path, point: Point) -> Optional[Dict[str, Any]]:
@@ -438,12 +431,25 @@ def tidy(points: Sequence[Point], data: Dict[str, Dict[str, Any]]) -> Any:
     return df
 
 
+#: The statistics sweep_summary.csv holds per cell, each with how people read it: its
+#: name, display format and the scale to that name's unit (sweep.png, the report).
+METRICS = (
+    ("mean_fct_us", "mean FCT (us)", "f1", 1.0),
+    ("p99_fct_us", "p99 FCT (us)", "f1", 1.0),
+    ("mean_slowdown", "mean slowdown", "f2", 1.0),
+    ("drops", "drops", "int", 1.0),
+    ("pause_frames", "PAUSE frames", "int", 1.0),
+    ("max_queue_bytes", "max switch queue (KB)", "f1", 1e-3),
+    ("flows_unfinished", "flows unfinished", "int", 1.0),
+)
+
+
 def summarize(table: Any, keys: Sequence[str]) -> Any:
     """Mean and 95% CI half-width across seeds of each FCT statistic and run-level number,
     per swept values, variant and bin."""
     import pandas as pd
 
-    metrics = ["mean_fct_us", "p99_fct_us", "mean_slowdown", "drops", "pause_frames", "max_queue_bytes", "flows_unfinished"]
+    metrics = [m for m, *_ in METRICS]
     group = list(keys) + ["variant", "bin"]
     variants = list(dict.fromkeys(table["variant"].tolist())) if len(table) else []
     base = variants[0] if len(variants) > 1 else None
@@ -486,6 +492,7 @@ def plot_sweep(summary: Any, key: str, metric: str = "mean_fct_us", bin_label: s
     s = summary[summary["bin"] == bin_label].copy()
     if s.empty:
         return None
+    ylabel, yscale = next(((label, scale) for m, label, _, scale in METRICS if m == metric), (metric, 1.0))
     xlabel = key
     values = s[key].tolist()
     parsed = [_core.quantity(str(v)) if isinstance(v, str) else None for v in values]
@@ -502,19 +509,18 @@ def plot_sweep(summary: Any, key: str, metric: str = "mean_fct_us", bin_label: s
         g = g.groupby(key, sort=False)[[metric, f"{metric}_ci95"]].mean().reset_index()
         g = g.sort_values(key) if numeric else g.set_index(key).loc[[v for v in order if v in set(g[key])]].reset_index()
         x = g[key] if numeric else [order.index(v) for v in g[key]]
-        ax.errorbar(x, g[metric], yerr=g[f"{metric}_ci95"].fillna(0), marker="o", capsize=3, label=str(variant) or "base")
+        ax.errorbar(x, g[metric] * yscale, yerr=g[f"{metric}_ci95"].fillna(0) * yscale, marker="o", capsize=3, label=str(variant) or "base")
     if not numeric:
         ax.set_xticks(range(len(order)))
         ax.set_xticklabels([str(v) for v in order])
     ax.set_xlabel(xlabel)
-    ax.set_ylabel(_METRIC_LABELS.get(metric, metric) + f", {bin_label} flows")
-    ax.set_title(f"{_METRIC_LABELS.get(metric, metric)} against {key} (mean, 95% CI over seeds)", fontsize="medium")
+    ax.set_ylabel(ylabel + f", {bin_label} flows")
+    ax.set_title(f"{ylabel} against {key} (mean, 95% CI over seeds)", fontsize="medium")
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small")
     margins(fig, left=0.8, top=0.45, bottom=0.6)
     return fig
 
-_METRIC_LABELS = {"mean_fct_us": "mean FCT (us)", "p99_fct_us": "p99 FCT (us)", "mean_slowdown": "mean slowdown"}
 
 
 def sweep(

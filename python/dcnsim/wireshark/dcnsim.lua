@@ -48,6 +48,7 @@ local function cn_dissect(proto, f, name, tvb, pinfo, tree)
     t:add(f.encap_priority, tvb(14, 2))
     t:add(f.encap_da, tvb(16, 6))
     t:add(f.encap_len, tvb(22, 2))
+    local flow = ""
     if tvb:len() > 24 then
         local e = t:add(f.encap, tvb(24))
         -- the flow the reaction point identifies from the encapsulated IPv4 header and
@@ -60,13 +61,9 @@ local function cn_dissect(proto, f, name, tvb, pinfo, tree)
             if tvb:len() >= 24 + ihl + 4 then
                 e:add(f.encap_sport, tvb(24 + ihl, 2))
                 e:add(f.encap_dport, tvb(26 + ihl, 2))
+                flow = string.format(" flow %s:%d -> %s:%d", tostring(tvb(36, 4):ipv4()), tvb(24 + ihl, 2):uint(), tostring(tvb(40, 4):ipv4()), tvb(26 + ihl, 2):uint())
             end
         end
-    end
-    local flow = ""
-    if tvb:len() >= 52 then
-        local ihl = bit.band(tvb(24, 1):uint(), 0x0F) * 4
-        flow = string.format(" flow %s:%d -> %s:%d", tostring(tvb(36, 4):ipv4()), tvb(24 + ihl, 2):uint(), tostring(tvb(40, 4):ipv4()), tvb(26 + ihl, 2):uint())
     end
     if name == "CNM" then
         pinfo.cols.info = string.format("CNM QntzFb=%d qOffset=%d qDelta=%d%s", bit.band(tvb(0, 2):uint(), 0x3F), tvb(10, 2):int(), tvb(12, 2):int(), flow)

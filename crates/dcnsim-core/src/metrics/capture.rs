@@ -196,7 +196,7 @@ mod tests {
             f.encode(&w, &mut out);
             assert_eq!(out.len() as u32 + wire::FCS_BYTES, f.wire_bytes(), "{f:?}");
         }
-        let fields = CnmFields { qntz: 40, q_off: 20_000, q_delta: -640, cp_port: 5, cp_class: 2 };
+        let fields = CnmFields::new(40, 20_000, -640, 5, 2);
         for (m, seq) in [(Msg::Qcn, fields.pack()), (Msg::Sfc { class: 0 }, 5_000_000)] {
             let p = Packet { kind: PktKind::Msg(m), flow: 7, src: 1, dst: 0, seq, payload: 0, ..Packet::blank() };
             let mut out = vec![];
@@ -210,11 +210,12 @@ mod tests {
     #[test]
     fn cnm_fields_pack_and_unpack() {
         for (q_off, q_delta) in [(0i64, 0i64), (20_000, -640), (-26_000, 5_000_000), (-10_000_000, 63)] {
-            let f = CnmFields { qntz: 17, q_off, q_delta, cp_port: 1234, cp_class: 5 };
+            let f = CnmFields::new(17, q_off, q_delta, 1234, 5);
             let g = CnmFields::unpack(f.pack());
-            assert_eq!((g.qntz, g.cp_port, g.cp_class), (17, 1234, 5));
+            assert_eq!(g, f);
+            assert_eq!((g.qntz, g.cpid_low >> 3, g.cpid_low & 7), (17, 1234, 5));
             let wire = |b: i64| (b.div_euclid(64)).clamp(i16::MIN as i64, i16::MAX as i64) * 64;
-            assert_eq!((g.q_off, g.q_delta), (wire(q_off), wire(q_delta)));
+            assert_eq!((g.q_off as i64 * 64, g.q_delta as i64 * 64), (wire(q_off), wire(q_delta)));
         }
     }
 

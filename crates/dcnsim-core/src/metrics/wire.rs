@@ -38,6 +38,11 @@ const UDP_BYTES: usize = 8;
 const BTH_BYTES: usize = 12;
 const ICRC_BYTES: usize = 4;
 
+/// The IPv4 TTL of a packet that has crossed `hops` switches (sent with 64, Linux's default).
+pub fn ttl(hops: u8) -> u8 {
+    64u8.saturating_sub(hops)
+}
+
 /// IPv4 address of a node (see the module doc).
 pub fn ip_of(topo: &Topology, node: NodeId) -> [u8; 4] {
     let n = &topo.nodes[node as usize];
@@ -220,7 +225,7 @@ impl FlowWire {
 /// Ethernet header), with `mss` payload bytes per full segment. Returns the bytes of the IP
 /// packet on the wire, of which only the headers are written.
 pub fn transport(out: &mut Vec<u8>, topo: &Topology, p: &Packet, f: &FlowWire, mss: u32) -> usize {
-    let ip = Ip { src: host_ip(topo, p.src), dst: host_ip(topo, p.dst), dscp: 0, ecn: ecn_bits(p.ecn), ttl: 64u8.saturating_sub(p.hops) };
+    let ip = Ip { src: host_ip(topo, p.src), dst: host_ip(topo, p.dst), dscp: 0, ecn: ecn_bits(p.ecn), ttl: ttl(p.hops) };
     let fwd = f.ports();
     let back = (fwd.1, fwd.0);
     let payload = p.payload as usize;

@@ -245,12 +245,8 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, ScenarioError> {
     // the run ends, then hands over a copy, which the bindings copy once more
     let capture = match &s.metrics.capture {
         Some(c) => {
-            let snap = match c.snaplen.map_or(super::DEFAULT_CAPTURE_SNAPLEN, |b| b.0) {
-                0 => u64::MAX,
-                n => n,
-            };
-            let frame = snap.min(s.topology.mtu() + 80) as u128 + 44;
-            (c.max_frames.unwrap_or(super::DEFAULT_CAPTURE_MAX_FRAMES) as u128).saturating_mul(frame).saturating_mul(3)
+            let frame = c.snaplen().unwrap_or(u64::MAX).min(s.topology.mtu() + 80) as u128 + 44;
+            (c.max_frames() as u128).saturating_mul(frame).saturating_mul(3)
         }
         None => 0,
     };

@@ -1563,11 +1563,8 @@ fn capture_params(s: &Scenario, topo: &Topology) -> Result<Option<CaptureParams>
         from: c.from.map_or(SimTime::ZERO, |d| d.0),
         to: c.to.map_or(s.scenario.max_time.0, |d| d.0),
         all: c.frames.unwrap_or_default() == CaptureFrames::All,
-        max_frames: c.max_frames.unwrap_or(DEFAULT_CAPTURE_MAX_FRAMES),
-        snaplen: match c.snaplen.map_or(DEFAULT_CAPTURE_SNAPLEN, |b| b.0) {
-            0 => u32::MAX,
-            n => n.min(u32::MAX as u64) as u32,
-        },
+        max_frames: c.max_frames(),
+        snaplen: c.snaplen().map_or(u32::MAX, |n| n.min(u32::MAX as u64) as u32),
     }))
 }
 

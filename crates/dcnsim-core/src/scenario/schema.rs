@@ -1284,6 +1284,17 @@ impl TopologyConfig {
     }
 }
 
+impl CaptureConfig {
+    /// `metrics.capture.snaplen` in bytes; None: whole frames ("0B").
+    pub fn snaplen(&self) -> Option<u64> {
+        Some(self.snaplen.map_or(DEFAULT_CAPTURE_SNAPLEN, |b| b.0)).filter(|&n| n > 0)
+    }
+    /// `metrics.capture.max_frames`.
+    pub fn max_frames(&self) -> u64 {
+        self.max_frames.unwrap_or(DEFAULT_CAPTURE_MAX_FRAMES)
+    }
+}
+
 impl SwitchConfig {
     /// `switch.queues`.
     pub fn queues(&self) -> u8 {

@@ -94,8 +94,7 @@ pub fn encode(bytes: u32, w: &crate::metrics::wire::WireCtx, out: &mut Vec<u8>) 
     let start = out.len();
     wire::eth(out, wire::mac_of(w.topo, w.rx), wire::mac_of(w.topo, w.tx), Some(CIM_PRIORITY), ETHERTYPE_CIM);
     let encap = bytes.saturating_sub(CIM_OVERHEAD_BYTES) as usize;
-    let f = super::qcn::CnPdu { qntz: 0, cp: w.tx, cpid_low: 0, q_off: 0, q_delta: 0, encap };
-    super::qcn::cn_pdu(out, w, &f);
+    super::qcn::cn_pdu(out, w, w.tx, &super::qcn::CnmFields::default(), encap);
     wire::pad(out, start);
 }
 

@@ -64,48 +64,49 @@ pub const CNM_PRIORITY: u8 = 6;
 /// Octets of the sampled frame's MSDU a CNM carries.
 pub const CNM_ENCAP: usize = 64;
 
-/// What a CNM tells its reaction point, carried in the routed message's value: QntzFb, the
-/// queue's offset from the set point and change since the last sample (bytes), and the
-/// congestion point (its port's index in the switch and its class).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What a CNM tells its reaction point, as its PDU carries it (and as the routed message's
+/// value carries it to the source, `pack`): QntzFb, cnmQOffset and cnmQDelta, and the
+/// low two octets of the CPID (`port << 3 | class` of the congestion point). CI's CIMs
+/// carry the same fields, all 0.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CnmFields {
     pub qntz: u8,
-    pub q_off: i64,
-    pub q_delta: i64,
-    pub cp_port: u32,
-    pub cp_class: u8,
+    pub q_off: i16,
+    pub q_delta: i16,
+    pub cpid_low: u16,
 }
 
 impl CnmFields {
+    /// The fields of a sample: QntzFb, the queue's offset from the set point and change
+    /// since the last sample in bytes, and the congestion point's port (mod 8192) and class.
+    pub fn new(qntz: u8, q_off: i64, q_delta: i64, port: u32, class: u8) -> CnmFields {
+        CnmFields { qntz, q_off: Self::wire_q(q_off), q_delta: Self::wire_q(q_delta), cpid_low: ((port & 0x1FFF) << 3 | (class & 7) as u32) as u16 }
+    }
     /// cnmQOffset and cnmQDelta are 16-bit in 64-octet units (our reading; the standard's
     /// text was not at hand: in octets they would saturate at 32 KB, below Fb_max = 130 KB
     /// for the default set point), saturated.
-    pub fn wire_q(bytes: i64) -> i16 {
+    fn wire_q(bytes: i64) -> i16 {
         (bytes.div_euclid(64)).clamp(i16::MIN as i64, i16::MAX as i64) as i16
     }
-    /// QntzFb in bits 0-7, cnmQOffset in 16-31, cnmQDelta in 32-47, the port (mod 8192) and
-    /// class as `port << 3 | class` in 48-63.
+    /// QntzFb in bits 0-7, cnmQOffset in 16-31, cnmQDelta in 32-47, the CPID's low octets
+    /// in 48-63.
     pub fn pack(&self) -> u64 {
-        self.qntz as u64
-            | (Self::wire_q(self.q_off) as u16 as u64) << 16
-            | (Self::wire_q(self.q_delta) as u16 as u64) << 32
-            | (((self.cp_port & 0x1FFF) << 3 | (self.cp_class & 7) as u32) as u64) << 48
+        self.qntz as u64 | (self.q_off as u16 as u64) << 16 | (self.q_delta as u16 as u64) << 32 | (self.cpid_low as u64) << 48
     }
-    /// The fields of `pack`, with the queue quantities in bytes rounded to 64-octet units.
     pub fn unpack(v: u64) -> CnmFields {
-        let cp = (v >> 48) as u32;
-        CnmFields { qntz: v as u8, q_off: (v >> 16) as u16 as i16 as i64 * 64, q_delta: (v >> 32) as u16 as i16 as i64 * 64, cp_port: cp >> 3, cp_class: (cp & 7) as u8 }
+        CnmFields { qntz: v as u8, q_off: (v >> 16) as u16 as i16, q_delta: (v >> 32) as u16 as i16, cpid_low: (v >> 48) as u16 }
     }
 }
 
 /// The 802.1Q clause 33.4 PDU a CNM carries (CI's CIM reuses it): version 0 and QntzFb;
-/// the CPID (the congestion point's MAC address and `cpid_low`); cnmQOffset and cnmQDelta;
-/// the sampled frame's priority, destination address and MSDU length; then `encap` octets
-/// of that MSDU (the flow's headers: the model keeps no frame after it is gone).
-pub fn cn_pdu(out: &mut Vec<u8>, w: &crate::metrics::wire::WireCtx, f: &CnPdu) {
+/// the CPID (the congestion point's switch `cp`, its MAC address, then `f.cpid_low`);
+/// cnmQOffset and cnmQDelta; the sampled frame's priority, destination address and MSDU
+/// length; then `encap` octets of that MSDU (the flow's headers: the model keeps no frame
+/// after it is gone).
+pub fn cn_pdu(out: &mut Vec<u8>, w: &crate::metrics::wire::WireCtx, cp: crate::net::NodeId, f: &CnmFields, encap: usize) {
     use crate::metrics::wire;
     out.extend_from_slice(&(f.qntz as u16 & 0x3F).to_be_bytes());
-    out.extend_from_slice(&wire::mac_of(w.topo, f.cp));
+    out.extend_from_slice(&wire::mac_of(w.topo, cp));
     out.extend_from_slice(&f.cpid_low.to_be_bytes());
     out.extend_from_slice(&f.q_off.to_be_bytes());
     out.extend_from_slice(&f.q_delta.to_be_bytes());
@@ -115,22 +116,10 @@ pub fn cn_pdu(out: &mut Vec<u8>, w: &crate::metrics::wire::WireCtx, f: &CnPdu) {
             out.extend_from_slice(&wire::host_mac(w.topo, fl.dst));
             let msdu = fl.size.min(w.mss as u64) as usize + wire::header_bytes(fl.transport);
             out.extend_from_slice(&(msdu.min(u16::MAX as usize) as u16).to_be_bytes());
-            wire::flow_msdu(out, w.topo, fl, w.mss, f.encap);
+            wire::flow_msdu(out, w.topo, fl, w.mss, encap);
         }
-        None => out.resize(out.len() + 10 + f.encap, 0),
+        None => out.resize(out.len() + 10 + encap, 0),
     }
-}
-
-/// The fields of a CNM or CIM PDU (`cn_pdu`) beyond the flow's.
-pub struct CnPdu {
-    pub qntz: u8,
-    /// The congestion point's switch, and the two octets after its MAC in the CPID.
-    pub cp: crate::net::NodeId,
-    pub cpid_low: u16,
-    pub q_off: i16,
-    pub q_delta: i16,
-    /// Octets of the MSDU encapsulated.
-    pub encap: usize,
 }
 
 /// The bytes of a CNM (see the module doc), routed hop by hop toward the reaction point:
@@ -138,11 +127,9 @@ pub struct CnPdu {
 /// flow's source, no FCS. The packet's `payload` names the switch that sent it.
 pub fn encode(p: &crate::net::Packet, w: &crate::metrics::wire::WireCtx, out: &mut Vec<u8>) {
     use crate::metrics::wire;
-    let c = CnmFields::unpack(p.seq);
     let cp = w.topo.switches[p.payload as usize];
     wire::eth(out, wire::host_mac(w.topo, p.dst), wire::mac_of(w.topo, cp), Some(CNM_PRIORITY), ETHERTYPE_CNM);
-    let f = CnPdu { qntz: c.qntz, cp, cpid_low: (c.cp_port << 3 | c.cp_class as u32) as u16, q_off: CnmFields::wire_q(c.q_off), q_delta: CnmFields::wire_q(c.q_delta), encap: CNM_ENCAP };
-    cn_pdu(out, w, &f);
+    cn_pdu(out, w, cp, &CnmFields::unpack(p.seq), CNM_ENCAP);
 }
 
 /// Bytes between samples by QntzFb / 8, for the 150 KB base.
@@ -384,13 +371,7 @@ impl Qcn {
         let (flow, src, dst, hash) = (p.flow, p.src, p.dst, p.hash);
         let q = cx.queue_bytes(a.out, a.queue);
         let fb = self.p.cp.feedback(q, cp.q_old);
-        let fields = CnmFields {
-            qntz: self.p.cp.quantize(fb),
-            q_off: q as i64 - self.p.cp.q_eq as i64,
-            q_delta: q as i64 - cp.q_old as i64,
-            cp_port: cx.topo.ports[a.out as usize].local,
-            cp_class: a.queue as u8,
-        };
+        let fields = CnmFields::new(self.p.cp.quantize(fb), q as i64 - self.p.cp.q_eq as i64, q as i64 - cp.q_old as i64, cx.topo.ports[a.out as usize].local, a.queue as u8);
         cp.q_old = q;
         let qntz = fields.qntz;
         let jitter = cx.switches[a.sw as usize].rng.gen_range(0.85..1.15);
@@ -500,8 +481,8 @@ mod tests {
         assert_eq!(cnms.iter().map(|c| (c.0, c.1, c.2, CnmFields::unpack(c.3).qntz)).collect::<Vec<_>>(), vec![(138, 0, 2, 63)]);
         // the CNM also carries Q_off and Q_delta (to 64 B) and the congestion point
         let f = CnmFields::unpack(cnms[0].3);
-        assert_eq!((f.q_off, f.q_delta), (33_984, 60_000 - 60_000 % 64));
-        assert_eq!((f.cp_port, f.cp_class), (b.topo.ports[out as usize].local, 0));
+        assert_eq!((f.q_off as i64 * 64, f.q_delta as i64 * 64), (33_984, 60_000 - 60_000 % 64));
+        assert_eq!(f.cpid_low as u32, b.topo.ports[out as usize].local << 3);
         assert_eq!(q.cnms_sent[out as usize], 1);
         let next = q.cp[out as usize].to_sample;
         assert!((15_725..=21_275).contains(&next), "18,500 B +-15%, got {next}");

@@ -58,7 +58,7 @@ pub fn encode(class: u8, p: &crate::net::Packet, w: &crate::metrics::wire::WireC
     let start = out.len();
     wire::eth(out, wire::mac_of(w.topo, w.rx), wire::mac_of(w.topo, w.tx), Some(SFC_PRIORITY), wire::ETHERTYPE_IPV4);
     let from = w.topo.switches[p.payload as usize];
-    let ip = wire::Ip { src: wire::ip_of(w.topo, from), dst: wire::host_ip(w.topo, p.dst), dscp: 48, ecn: 0, ttl: 64u8.saturating_sub(p.hops) };
+    let ip = wire::Ip { src: wire::ip_of(w.topo, from), dst: wire::host_ip(w.topo, p.dst), dscp: 48, ecn: 0, ttl: wire::ttl(p.hops) };
     let mut pdu = vec![SFC_VERSION, class];
     pdu.extend_from_slice(&((p.seq / 1000).min(u32::MAX as u64) as u32).to_be_bytes());
     pdu.extend_from_slice(&wire::host_ip(w.topo, p.src));
