@@ -13,6 +13,7 @@ use crate::host::{Flow, Sender, TransportKind};
 use crate::net::{Ecn, FlowId, Packet, PktId, PktKind, PortId};
 use crate::sim::rng::mix64;
 use crate::sim::{ser_time, stream, SimTime, Stream};
+use crate::switch::mechanism::Caps;
 use crate::switch::pipeline::Ctx;
 use crate::switch::{DropReason, Scheduler};
 use crate::workload::FlowSpec;
@@ -45,18 +46,18 @@ impl Sim {
     pub(super) fn host_next_packet(&mut self, h: u32) -> Option<(PktId, u32, PortId)> {
         let port = self.hosts[h as usize].port;
         let now = self.now;
+        let reorders = self.mechs.acts_at(Caps::REORDER);
         let (eg, ctl) = self.egress.both_mut(port);
-        let mechs = &self.mechs;
-        let reorders = mechs.reorders();
         let pkts = &self.pkts;
         let queues = self.queues.of_mut(port);
-        let blocked = |i: usize| mechs.gated(port, i, now);
         if eg.bytes > 0 {
-            // the NIC's own queues: also held when DRC lets none of a queue's frames go
-            let queue_blocked = |i: usize| blocked(i) || (reorders && mechs.pick(port, i, &queues[i], pkts, now).is_none());
+            // the NIC's own queues: also held when a mechanism that reorders lets none of a
+            // queue's frames go
+            let m = &self.mechs;
+            let queue_blocked = |i: usize| m.gated(port, i, now) || (reorders && m.holds(port, i, queues, pkts, now));
             if let Some(qi) = Scheduler::Strict.select(queues, &mut ctl.sched, queue_blocked) {
                 if reorders {
-                    let idx = mechs.pick(port, qi, &queues[qi], pkts, now)?;
+                    let idx = self.mechs.pick(port, qi, &queues[qi], pkts, now)?;
                     if idx > 0 {
                         queues[qi].to_front(idx);
                     }
@@ -66,6 +67,8 @@ impl Sim {
                 return Some((pkt, size, route));
             }
         }
+        let mechs = &self.mechs;
+        let blocked = |i: usize| mechs.gated(port, i, now);
         // paced flows found not ready: re-examined (and woken later) once we are done
         let mut pace: Vec<FlowId> = Vec::new();
         // flows whose direction DRC holds back: kept ready for when the mechanism wakes the port
@@ -144,7 +147,7 @@ impl Sim {
                     ..Packet::blank()
                 };
                 let roce = matches!(fl.sender, Sender::Roce(_));
-                if !roce && self.mechs.limits_rates() {
+                if !roce && self.mechs.acts_at(Caps::LIMIT_RATES) {
                     if let Some(until) = self.mechs.on_host_send(f, p.size, now) {
                         self.holds.hold(f, until);
                     }
@@ -485,7 +488,7 @@ impl Sim {
             ..Packet::blank()
         };
         let src = fl.src;
-        if self.mechs.limits_rates() {
+        if self.mechs.acts_at(Caps::LIMIT_RATES) {
             if let Some(until) = self.mechs.on_host_send(f, p.size, self.now) {
                 self.holds.hold(f, until);
             }

@@ -20,7 +20,9 @@ use crate::host::{Flow, Holds, Host, ReadyLists, Sender};
 use crate::net::port::{Egress, PortWire, Ports};
 use crate::net::{FlowId, Frame, HostId, Msg, NodeKind, Packet, PacketArena, PktId, PktKind, PortId, Routes, Topology};
 use crate::sim::{prefetch, ser_time, stream, EventQueue, SimTime, Stream};
-use crate::switch::pipeline::{Ctx, Effect, Hook, MechTimer, MechanismParams, Mechanisms};
+use crate::switch::mechanism::{Caps, Fabric, MsgAt};
+use crate::switch::pipeline::{Ctx, Effect};
+use crate::switch::{MechTimer, MechanismParams, Mechanisms};
 use crate::switch::{BufferParams, DropReason, PortQueues, Scheduler, SwitchBuffer, SwitchState};
 use crate::workload::FlowSpec;
 
@@ -358,7 +360,7 @@ impl Sim {
                 p.delay + lat
             })
             .collect();
-        let mechs = Mechanisms::new(cfg.mechanisms.clone(), &topo, &routes, &arrive_delay, cfg.mtu, nq);
+        let mechs = Mechanisms::new(cfg.mechanisms.clone(), &Fabric { topo: &topo, routes: &routes, arrive_delay: &arrive_delay, mtu: cfg.mtu, queues: nq });
         let egress: Vec<Egress> = topo
             .ports
             .iter()
@@ -410,13 +412,10 @@ impl Sim {
             let drc_classes = cfg.mechanisms.drc.as_ref().map_or(0, |d| d.classes);
             Box::new(crate::metrics::capture::Capture::new(c, &topo, cfg.mtu - cfg.header, drc_classes, cfg.class_of))
         });
-        let mechs_watch_tx = mechs.watches_tx() || capture.is_some();
+        let mechs_watch_tx = mechs.acts_at(Caps::WATCH_TX) || capture.is_some();
         let cut_through = matches!(cfg.scheduler, Scheduler::Strict)
             && !cfg.check_invariants
-            && !mechs.acts_at(Hook::Enqueue)
-            && !mechs.acts_at(Hook::Dequeue)
-            && !mechs.can_hold()
-            && !mechs.reorders();
+            && !mechs.acts_at(Caps::ENQUEUE.or(Caps::DEQUEUE).or(Caps::HOLD).or(Caps::REORDER));
         Sim {
             cfg,
             topo,
@@ -531,7 +530,7 @@ impl Sim {
     }
     /// The paused queues of the deadlock cycle that ended the run ("node:port:class").
     pub fn deadlock(&self) -> &[String] {
-        self.mechs.pfc.as_ref().map_or(&[], |p| p.deadlock())
+        self.mechs.deadlock()
     }
     /// Whether (port, class) is paused now.
     pub fn is_paused(&self, port: PortId, class: usize) -> bool {
@@ -818,7 +817,7 @@ impl Sim {
         let Some(out) = self.routes.next_hop(sw, dst, hash) else {
             return self.drop_pkt(pkt, None, DropReason::NoRoute);
         };
-        let consumed = self.mechs.on_msg(msg, sw, out, pkt, &mut ctx!(self));
+        let consumed = self.mechs.on_msg(msg, MsgAt { sw, out, pkt }, &mut ctx!(self));
         if consumed {
             self.consume(pkt);
         } else {
@@ -940,7 +939,7 @@ impl Sim {
             let flows = &self.flows;
             c.record(self.now, port, p, &self.topo, |f| flows.get(f as usize).map(Flow::wire));
         }
-        if self.mechs.watches_tx() {
+        if self.mechs.acts_at(Caps::WATCH_TX) {
             let class = p.qc as usize;
             self.mechs.on_transmit(port, pkt, class, &mut ctx!(self));
             self.apply_effects();

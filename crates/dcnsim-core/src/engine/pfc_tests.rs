@@ -4,6 +4,7 @@ use super::tests::build;
 use super::tests::HOL_FABRIC;
 use crate::engine::EndReason;
 use crate::net::PktKind;
+use crate::switch::pfc::PauseFrame;
 use crate::sim::{ser_time, SimTime};
 use crate::switch::pfc::PfcParams;
 use crate::Sim;
@@ -118,7 +119,7 @@ fn pause_stops_the_upstream_for_quanta_times_512_bit_times() {
     sim.run_until(SimTime::from_us(40));
     let tr = sim.trace();
     // the PAUSE leaves at t0 (the reverse direction is idle) and arrives after 64 B + 500 ns
-    let pause = tr.iter().find(|r| matches!(r.kind, PktKind::Ctrl(crate::net::Frame::Pfc { .. }))).unwrap();
+    let pause = tr.iter().find(|r| matches!(r.kind, PktKind::Ctrl(crate::net::Frame::Pfc(PauseFrame::Pfc { .. })))).unwrap();
     assert_eq!(pause.time, t0);
     let arrives = t0 + ser_time(64, 100_000_000_000) + SimTime::from_ns(500);
     let h0: Vec<_> = tr.iter().filter(|r| r.port == h0_port && r.kind == PktKind::Data).collect();

@@ -5,7 +5,8 @@
 use super::{ctx, Sim, MAX_HOPS};
 use crate::net::Ecn;
 use crate::net::{PktId, PortId};
-use crate::switch::pipeline::{Admission, AqmAction, Arrival, Ctx, Departure, Hook};
+use crate::switch::mechanism::{Caps, Verdict};
+use crate::switch::pipeline::{Admission, AqmAction, Arrival, Ctx, Departure};
 use crate::switch::{DropReason, MarkReason};
 
 impl Sim {
@@ -39,11 +40,11 @@ impl Sim {
         };
         let mut a = Arrival::new(sw, in_port, out, pkt, size as u64, hash, ecn, class, tc as usize);
         // a stage no mechanism acts at costs neither a context nor a call
-        if self.mechs.acts_at(Hook::Classify) {
+        if self.mechs.acts_at(Caps::CLASSIFY) {
             self.mechs.classify(&mut a, &mut ctx!(self));
             self.apply_effects();
         }
-        let admission = if self.mechs.acts_at(Hook::Admit) { self.mechs.admit(&mut a, &mut ctx!(self)) } else { Admission::Buffer };
+        let admission = if self.mechs.acts_at(Caps::ADMIT) { self.mechs.admit(&mut a, &mut ctx!(self)) } else { Admission::Buffer };
         match admission {
             Admission::Drop(why, port, q) => return self.drop_pkt(pkt, Some((port, q)), why),
             Admission::Admitted => {}
@@ -62,11 +63,7 @@ impl Sim {
         let qi = a.queue;
         match self.mechs.aqm(&a, || ctx!(self)) {
             AqmAction::Pass => {}
-            AqmAction::Mark => {
-                self.pkts.get_mut(pkt).ecn = Ecn::Ce;
-                self.queues.stats_mut(out, qi).count_mark(MarkReason::EcnThreshold);
-                self.ecn_marks += 1;
-            }
+            AqmAction::Mark => self.mark(pkt, out, qi),
             AqmAction::Drop(why) => return self.drop_pkt(pkt, Some((out, qi)), why),
         }
         {
@@ -91,7 +88,7 @@ impl Sim {
         if self.cfg.check_invariants {
             self.check_buffer(sw, out, qi, a.ingress_admitted);
         }
-        if self.mechs.acts_at(Hook::Enqueue) {
+        if self.mechs.acts_at(Caps::ENQUEUE) {
             self.mechs.on_enqueue(&a, &mut ctx!(self));
             self.apply_effects();
         }
@@ -119,40 +116,60 @@ impl Sim {
     }
 
     /// Take the next packet to send from switch `sw`'s egress `port`: the scheduler picks
-    /// among the queues no mechanism holds; the on_dequeue hooks run before it leaves.
-    /// Gives the packet, its size and its route at the next switch.
+    /// among the queues no mechanism holds; the on_dequeue hooks run before it leaves, and a
+    /// packet they drop is replaced by the next. Gives the packet, its size and its route at
+    /// the next switch.
     pub(super) fn switch_dequeue(&mut self, sw: u32, port: PortId) -> Option<(PktId, u32, PortId)> {
-        let now = self.now;
-        let (eg, ctl) = self.egress.both_mut(port);
-        let mechs = &self.mechs;
-        let pkts = &self.pkts;
-        let can_hold = mechs.can_hold();
-        let queues = self.queues.of_mut(port);
-        let sched = &mut ctl.sched;
-        // two instances of the scheduler: with nothing that can hold a queue (most runs) it
-        // asks no mechanism at all
-        let qi = if can_hold {
-            self.cfg.scheduler.select(queues, sched, |i: usize| mechs.holds(port, i, queues, pkts, now))
-        } else {
-            self.cfg.scheduler.select(queues, sched, |_| false)
-        }?;
-        if mechs.reorders() {
-            let idx = mechs.pick(port, qi, &queues[qi], pkts, now)?;
-            if idx > 0 {
-                queues[qi].to_front(idx);
+        loop {
+            let now = self.now;
+            let (eg, ctl) = self.egress.both_mut(port);
+            let mechs = &mut self.mechs;
+            let pkts = &self.pkts;
+            let queues = self.queues.of_mut(port);
+            let sched = &mut ctl.sched;
+            // two instances of the scheduler: with nothing that can hold a queue (most runs) it
+            // asks no mechanism at all
+            let qi = if mechs.acts_at(Caps::HOLD) {
+                let m = &*mechs;
+                self.cfg.scheduler.select(queues, sched, |i: usize| m.holds(port, i, queues, pkts, now))
+            } else {
+                self.cfg.scheduler.select(queues, sched, |_| false)
+            }?;
+            if mechs.acts_at(Caps::REORDER) {
+                let idx = mechs.pick(port, qi, &queues[qi], pkts, now)?;
+                if idx > 0 {
+                    queues[qi].to_front(idx);
+                }
             }
+            let (pkt, size, route) = queues[qi].pop(now).unwrap();
+            if self.cfg.buffer.is_shared() {
+                self.switches[sw as usize].buffer.on_dequeue(eg.bytes, size as u64);
+            }
+            eg.bytes -= size as u64;
+            if self.mechs.acts_at(Caps::DEQUEUE) {
+                let p = self.pkts.get(pkt);
+                let d = Departure { sw, port, queue: qi, pkt, size: size as u64, flow: p.flow, in_port: p.ingress, tc: p.tc as usize, enq: p.enq };
+                let verdict = self.mechs.on_dequeue(&d, &mut ctx!(self));
+                self.apply_effects();
+                match verdict {
+                    Verdict::Send => {}
+                    Verdict::Mark => self.mark(pkt, port, qi),
+                    Verdict::Drop(why) => {
+                        self.drop_pkt(pkt, Some((port, qi)), why);
+                        continue;
+                    }
+                }
+            }
+            return Some((pkt, size, route));
         }
-        let (pkt, size, route) = queues[qi].pop(now).unwrap();
-        if self.cfg.buffer.is_shared() {
-            self.switches[sw as usize].buffer.on_dequeue(eg.bytes, size as u64);
-        }
-        eg.bytes -= size as u64;
-        if self.mechs.acts_at(Hook::Dequeue) {
-            let p = self.pkts.get(pkt);
-            let d = Departure { sw, port, queue: qi, pkt, size: size as u64, flow: p.flow, in_port: p.ingress, tc: p.tc as usize, enq: p.enq };
-            self.mechs.on_dequeue(&d, &mut ctx!(self));
-            self.apply_effects();
-        }
-        Some((pkt, size, route))
+    }
+
+    /// CE-mark `pkt` (an AQM marks only ECN-capable packets), counting the mark on queue
+    /// `qi` of `port`.
+    #[inline]
+    fn mark(&mut self, pkt: PktId, port: PortId, qi: usize) {
+        self.pkts.get_mut(pkt).ecn = Ecn::Ce;
+        self.queues.stats_mut(port, qi).count_mark(MarkReason::Aqm);
+        self.ecn_marks += 1;
     }
 }

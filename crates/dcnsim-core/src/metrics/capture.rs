@@ -167,6 +167,11 @@ impl Capture {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::switch::ci::Cip;
+    use crate::switch::drc::DrcFrame;
+    use crate::switch::pfc::PauseFrame;
+    use crate::switch::qcn::Cnm;
+    use crate::switch::sfc::SfcMsg;
     use crate::host::TransportKind;
     use crate::net::{Ecn, Frame, Msg};
     use crate::switch::qcn::CnmFields;
@@ -191,13 +196,13 @@ mod tests {
     fn encoded_lengths_are_the_models_wire_sizes() {
         let t = fabric();
         let w = WireCtx { topo: &t, tx: 2, rx: 0, flow: Some(flow(TransportKind::Dctcp)), mss: 1460, drc_classes: 0xFF };
-        for f in [Frame::Pause { quanta: 7 }, Frame::Pfc { class: 3, quanta: 65535 }, Frame::Cip { bytes: 94 }, Frame::Cip { bytes: 64 }, Frame::Drc { dir: 1, level: 2 }] {
+        for f in [Frame::Pfc(PauseFrame::Pause { quanta: 7 }), Frame::Pfc(PauseFrame::Pfc { class: 3, quanta: 65535 }), Frame::Ci(Cip { bytes: 94 }), Frame::Ci(Cip { bytes: 64 }), Frame::Drc(DrcFrame { dir: 1, level: 2 })] {
             let mut out = vec![];
             f.encode(&w, &mut out);
             assert_eq!(out.len() as u32 + wire::FCS_BYTES, f.wire_bytes(), "{f:?}");
         }
         let fields = CnmFields::new(40, 20_000, -640, 5, 2);
-        for (m, seq) in [(Msg::Qcn, fields.pack()), (Msg::Sfc { class: 0 }, 5_000_000)] {
+        for (m, seq) in [(Msg::Qcn(Cnm), fields.pack()), (Msg::Sfc(SfcMsg { class: 0 }), 5_000_000)] {
             let p = Packet { kind: PktKind::Msg(m), flow: 7, src: 1, dst: 0, seq, payload: 0, ..Packet::blank() };
             let mut out = vec![];
             m.encode(&p, &w, &mut out);
@@ -223,7 +228,7 @@ mod tests {
     #[test]
     fn pfc_frame_layout() {
         let mut out = vec![];
-        crate::switch::pfc::encode(Frame::Pfc { class: 3, quanta: 0x1234 }, [2, 0, 10, 0, 0, 1], &mut out);
+        crate::switch::pfc::encode(PauseFrame::Pfc { class: 3, quanta: 0x1234 }, [2, 0, 10, 0, 0, 1], &mut out);
         assert_eq!(&out[..6], &[0x01, 0x80, 0xC2, 0, 0, 1]);
         assert_eq!(&out[12..18], &[0x88, 0x08, 0x01, 0x01, 0x00, 0x08]);
         assert_eq!(&out[18 + 6..18 + 8], &[0x12, 0x34]);

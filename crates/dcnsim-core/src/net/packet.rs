@@ -33,36 +33,7 @@ pub enum PktKind {
     Msg(Msg),
 }
 
-/// What a routed mechanism message carries beyond the packet's own fields; each mechanism
-/// that signals hosts across the fabric adds one arm.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Msg {
-    /// Source Flow Control message (P802.1Qdw, `switch/sfc.rs`): pause the packet's `flow`
-    /// (sent to destination `src`) in traffic class `class` for `seq` picoseconds.
-    Sfc { class: u8 },
-    /// Congestion Notification Message (IEEE 802.1Qau, `switch/qcn.rs`) about the packet's
-    /// `flow`, carrying the quantised feedback in `seq`.
-    Qcn,
-}
-
-/// The payload of a link-local control frame; each mechanism that signals its link peer
-/// adds one arm (docs/architecture.md). The frame's flow identity (for a CIP, the flow it
-/// names) is the packet's own `flow` and `hash`.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Frame {
-    /// IEEE 802.3 Annex 31B PAUSE (802.3x): stops every class of the link for `quanta` x 512
-    /// bit times (0 = resume).
-    Pause { quanta: u16 },
-    /// IEEE 802.1Qbb PFC frame for one traffic class (0 quanta = XON).
-    Pfc { class: u8, quanta: u16 },
-    /// P802.1Qcz Congestion Isolation Packet: isolate the flow named by the packet's
-    /// `flow` / `hash` in the egress back toward the sender of this frame; `bytes` on the
-    /// wire (802.1Qcz CIM: `switch/ci.rs`).
-    Cip { bytes: u16 },
-    /// Directional Rate Control feedback (seed 001, `switch/drc.rs`): the sender's egress
-    /// port number `dir` (its index among the sending node's ports) is at severity `level`.
-    Drc { dir: u16, level: u8 },
-}
+pub use crate::switch::{Frame, Msg};
 
 /// The ECN field of the IP header (RFC 3168 section 5; ECT(1) is the L4S identifier of
 /// RFC 9331).
@@ -219,12 +190,10 @@ impl PacketArena {
     }
 }
 
-#[cfg(test)]
-mod size_tests {
-    /// The packet record fills one cache line, and only one; a field that grows it costs every hop.
-    #[test]
-    fn packet_fits_a_cache_line() {
-        assert_eq!(std::mem::size_of::<super::Packet>(), 64);
-        assert_eq!(std::mem::align_of::<super::Packet>(), 64);
-    }
-}
+// The packet record fills one cache line, and only one: a field that grows it costs every
+// hop. Per-packet data a mechanism needs beyond these fields (e.g. INT records) lives
+// outside the packet, keyed by its id. A frame or message payload (`Frame`, `Msg`, from
+// each mechanism's own types) must keep `PktKind` at 4 bytes: 3 bytes or fewer, packed, or
+// an enum with a spare tag value, as PFC's.
+const _: () = assert!(std::mem::size_of::<Packet>() == 64 && std::mem::align_of::<Packet>() == 64);
+const _: () = assert!(std::mem::size_of::<PktKind>() == 4);

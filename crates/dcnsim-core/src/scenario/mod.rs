@@ -24,7 +24,7 @@ use crate::switch::dualpi2::{self, DualPi2Params};
 use crate::switch::dualq2015::{self, DualQ2015Params};
 use crate::switch::pfc::{self, PfcParams, Xoff};
 use crate::switch::pi2::{self, Pi2Params};
-use crate::switch::pipeline::MechanismParams;
+use crate::switch::MechanismParams;
 use crate::switch::qcn::{self, QcnParams};
 use crate::switch::red::{self, RedParams};
 use crate::switch::sfc::{self, SfcMode, SfcParams};
@@ -54,7 +54,8 @@ impl fmt::Display for ScenarioError {
 }
 impl std::error::Error for ScenarioError {}
 
-fn err(key: impl Into<String>, message: impl Into<String>) -> ScenarioError {
+/// The error for `key` (its dotted path in the scenario file).
+pub(crate) fn err(key: impl Into<String>, message: impl Into<String>) -> ScenarioError {
     ScenarioError { key: key.into(), message: message.into() }
 }
 
@@ -2020,7 +2021,7 @@ pub fn load(text: &str, json: bool, variant: Option<&str>, opts: &RunOptions) ->
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// Each key's default is declared once, as a constant; its doc comment (and so the
@@ -2146,7 +2147,8 @@ host_link = { rate = "10Gbps", delay = "1us" }
 bottleneck = { rate = "10Gbps", delay = "1us" }
 "#;
 
-    fn error_of(extra: &str) -> ScenarioError {
+    /// The error a scenario of the test fabric plus `extra` (TOML) is refused with.
+    pub(crate) fn error_of(extra: &str) -> ScenarioError {
         let doc = Document::from_toml(&format!("{BASE}\n{extra}")).and_then(|d| check(&d, None).map(|_| ()).map(|_| d));
         match doc {
             Ok(_) => panic!("accepted: {extra}"),

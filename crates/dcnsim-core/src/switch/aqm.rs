@@ -17,6 +17,7 @@ use super::coupled::Coupled;
 use super::dualpi2::{DualPi2, DualPi2Params};
 use super::dualq2015::{DualQ2015, DualQ2015Params};
 use super::pi2::{self, Pi2, Pi2Params};
+use super::mechanism::{Caps, Fabric, Never, SwitchMechanism, Verdict};
 use super::pipeline::{AqmAction, Arrival, Ctx, Departure, Report};
 use super::red::{Red, RedParams};
 use super::DropReason;
@@ -154,9 +155,34 @@ impl Aqm {
         Aqm { algo, sojourn: Sojourn::new(ports, queues) }
     }
 
+}
+
+impl SwitchMechanism for Aqm {
+    type Params = AqmParams;
+    type Frame = Never;
+    type Msg = Never;
+    type Timer = pi2::Update;
+    const CAPS: Caps = Caps::CLASSIFY.or(Caps::MARK).or(Caps::DEQUEUE);
+
+    fn build(p: AqmParams, f: &Fabric) -> Aqm {
+        if let AqmParams::DualPi2(d) = &p {
+            f.check_queue("dualpi2.l_queue", d.l_queue);
+            f.check_queue("dualpi2.c_queue", d.c_queue);
+        }
+        if let AqmParams::DualQ2015(d) = &p {
+            f.check_queue("dualq2015.l_queue", d.l_queue);
+            f.check_queue("dualq2015.c_queue", d.c_queue);
+        }
+        Aqm::new(p, f.topo.ports.len(), f.queues, f.topo.switches.len())
+    }
+
+    /// Only the dual-queue AQMs classify.
+    fn caps(&self) -> Caps {
+        Caps::MARK.or(Caps::DEQUEUE).or(Caps::when(matches!(self.algo, Algo::DualPi2(_) | Algo::DualQ2015(_)), Caps::CLASSIFY))
+    }
     /// classify: the dual-queue AQMs put ECT(1) and CE packets in their L queue.
     #[inline]
-    pub fn classify(&self, a: &mut Arrival) {
+    fn classify(&mut self, a: &mut Arrival, _cx: &mut Ctx) {
         match &self.algo {
             Algo::DualPi2(d) => d.classify(a),
             Algo::DualQ2015(d) => d.classify(a),
@@ -164,10 +190,42 @@ impl Aqm {
         }
     }
 
+    #[inline]
+    fn on_arrival(&mut self, a: &Arrival, ect: bool, cx: &mut Ctx) -> AqmAction {
+        match &mut self.algo {
+            Algo::Fixed { p } => select(*p, ect, a.lossless, &mut cx.switches[a.sw as usize].rng),
+            Algo::Red(r) => r.on_arrival(a, ect, cx),
+            Algo::Pi2(p) => p.on_arrival(a, ect, cx),
+            Algo::DualPi2(d) => d.on_arrival(a, ect, cx),
+            Algo::DualQ2015(d) => d.on_arrival(a, ect, cx),
+            Algo::Coupled(c) => c.on_arrival(a, ect, cx),
+        }
+    }
+
+    #[inline]
+    fn on_dequeue(&mut self, d: &Departure, cx: &mut Ctx) -> Verdict {
+        self.sojourn.add(d.port, d.queue, (cx.now - d.enq).0);
+        match &mut self.algo {
+            Algo::Red(r) => r.on_dequeue(d.port, d.queue, cx.queue_bytes(d.port, d.queue), cx.now),
+            Algo::DualPi2(q) => q.on_dequeue(d, cx),
+            Algo::Fixed { .. } | Algo::Pi2(_) | Algo::DualQ2015(_) | Algo::Coupled(_) => {}
+        }
+        Verdict::Send
+    }
+
+    /// An AQM timer (the PI2 controllers' periodic update).
+    fn on_timer(&mut self, t: pi2::Update, cx: &mut Ctx) {
+        match &mut self.algo {
+            Algo::Pi2(p) => p.on_timer(t, cx),
+            Algo::DualPi2(d) => d.on_timer(t, cx),
+            Algo::Fixed { .. } | Algo::Red(_) | Algo::DualQ2015(_) | Algo::Coupled(_) => {}
+        }
+    }
+
     /// Ports columns sojourn_mean_ps and sojourn_p99_ps (switch egress queues; the p99 is
     /// its histogram bucket's upper edge, within 12.5%), the dual-queue AQMs' L marks by cause
     /// on the L queue's rows; summary totals.
-    pub fn report(&self, r: &mut Report) {
+    fn report(&self, r: &mut Report) {
         let rows = r.topo.ports.len() * r.queues;
         let so = &self.sojourn;
         let mean: Vec<u64> = (0..rows).map(|i| if so.count[i] > 0 { so.sum_ps[i] / so.count[i] } else { 0 }).collect();
@@ -190,37 +248,6 @@ impl Aqm {
             }
             r.queue_role(l_queue, "L");
             r.queue_role(c_queue, "Classic");
-        }
-    }
-
-    /// An AQM timer (the PI2 controllers' periodic update).
-    pub fn on_timer(&mut self, t: pi2::Update, cx: &mut Ctx) {
-        match &mut self.algo {
-            Algo::Pi2(p) => p.on_timer(t, cx),
-            Algo::DualPi2(d) => d.on_timer(t, cx),
-            Algo::Fixed { .. } | Algo::Red(_) | Algo::DualQ2015(_) | Algo::Coupled(_) => {}
-        }
-    }
-
-    #[inline]
-    pub fn on_arrival(&mut self, a: &Arrival, ect: bool, cx: &mut Ctx) -> AqmAction {
-        match &mut self.algo {
-            Algo::Fixed { p } => select(*p, ect, a.lossless, &mut cx.switches[a.sw as usize].rng),
-            Algo::Red(r) => r.on_arrival(a, ect, cx),
-            Algo::Pi2(p) => p.on_arrival(a, ect, cx),
-            Algo::DualPi2(d) => d.on_arrival(a, ect, cx),
-            Algo::DualQ2015(d) => d.on_arrival(a, ect, cx),
-            Algo::Coupled(c) => c.on_arrival(a, ect, cx),
-        }
-    }
-
-    #[inline]
-    pub fn on_dequeue(&mut self, d: &Departure, cx: &mut Ctx) {
-        self.sojourn.add(d.port, d.queue, (cx.now - d.enq).0);
-        match &mut self.algo {
-            Algo::Red(r) => r.on_dequeue(d.port, d.queue, cx.queue_bytes(d.port, d.queue), cx.now),
-            Algo::DualPi2(q) => q.on_dequeue(d, cx),
-            Algo::Fixed { .. } | Algo::Pi2(_) | Algo::DualQ2015(_) | Algo::Coupled(_) => {}
         }
     }
 }

@@ -68,10 +68,11 @@
 //! two queues.
 
 use super::ecn::Red;
-use super::pipeline::{AqmRule, Arrival, Better, Ctx, Departure, Effect, MechTimer, Report};
-use super::PktQueue;
+use super::mechanism::{Caps, Fabric, Never, SwitchMechanism, Verdict};
+use super::pipeline::{AqmRule, Arrival, Better, Ctx, Departure, Effect, Report};
+use super::{Frame, MechTimer, PktQueue};
 use crate::metrics::ColumnData as C;
-use crate::net::{FlowId, Frame, NodeKind, PacketArena, PortId, Topology};
+use crate::net::{FlowId, NodeKind, PacketArena, PortId, Topology};
 use crate::sim::rng::mix64;
 use crate::sim::{ser_time, SimTime};
 // The keys are already well-mixed flow hashes; the table is looked up on every packet of
@@ -102,6 +103,15 @@ pub fn encode(bytes: u32, w: &crate::metrics::wire::WireCtx, out: &mut Vec<u8>) 
 /// Ethernet frame at least).
 pub fn cim_bytes(encap: u32) -> u32 {
     (CIM_OVERHEAD_BYTES + encap).max(64)
+}
+
+/// A Congestion Isolation Packet (P802.1Qcz CIM): isolate the flow named by the packet's
+/// `flow` / `hash` in the egress back toward the sender of this frame; `bytes` on the wire.
+/// Packed, as every frame payload: `Packet` keeps its frame in 4 bytes (net/packet.rs).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[repr(C, packed)]
+pub struct Cip {
+    pub bytes: u16,
 }
 
 /// Defaults of `switch.ci` (seed 003: "CI: Low 10 KB, High 300 KB, Max Probability 1%").
@@ -303,51 +313,6 @@ impl Ci {
         self.tables.get(port as usize)
     }
 
-    /// classify: a packet of the CI class joins the congested queue when its flow is
-    /// isolated here, or is isolated now by the ramp on the non-congested queue (the hash
-    /// baseline: when its destination hashes there).
-    pub fn classify(&mut self, a: &mut Arrival, cx: &mut Ctx) {
-        if a.class != self.p.queue {
-            return;
-        }
-        let congested = self.p.congested_queue;
-        if self.p.mode == CiMode::HashDst {
-            if mix64(cx.pkts.get(a.pkt).dst as u64 ^ 0xC1_D5) & 1 == 0 {
-                a.queue = congested;
-            }
-            return;
-        }
-        let mut isolated = self.tables[a.out as usize].entries.contains_key(&a.hash);
-        let mut isolating = false;
-        if !isolated {
-            let p = self.p.prob(cx.queue_bytes(a.out, self.p.queue));
-            let rng = &mut cx.switches[a.sw as usize].rng;
-            if p >= 1.0 || (p > 0.0 && rand::Rng::gen::<f64>(rng) < p) {
-                self.isolate(a.out, a.hash, false, cx);
-                isolated = true;
-                isolating = true;
-            }
-        }
-        // "ECN is marked once a packet is isolated" (seed 003): the isolating packet always;
-        // the rest of an isolated flow per `CiMark`; isolation takes the place of the ECN
-        // ramp on the non-congested queue
-        a.aqm = if isolating || (isolated && self.p.mark == CiMark::EveryIsolated) {
-            AqmRule::MarkCe
-        } else if !isolated {
-            AqmRule::Skip
-        } else {
-            AqmRule::Queue
-        };
-        if isolated {
-            a.queue = congested;
-            // isolated here but still sent in the non-congested class by an upstream that
-            // can isolate it: PFC accounts it to the congested class, and a CIP may be due
-            if a.tc != congested && self.upstream_isolates(a.in_port, cx.topo) {
-                a.account_tc = Some(congested);
-            }
-        }
-    }
-
     /// Isolate flow `key` at egress `port`: its packets still in the non-congested
     /// queue must leave before its first packet in the congested queue.
     fn isolate(&mut self, port: PortId, key: u32, by_cim: bool, cx: &mut Ctx) {
@@ -391,9 +356,73 @@ impl Ci {
         self.p.signal && (self.p.hosts || topo.nodes[up as usize].kind == NodeKind::Switch)
     }
 
+}
+
+impl SwitchMechanism for Ci {
+    type Params = CiParams;
+    type Frame = Cip;
+    type Msg = Never;
+    type Timer = Timer;
+    const CAPS: Caps = Caps::CLASSIFY.or(Caps::ENQUEUE).or(Caps::DEQUEUE).or(Caps::HOLD);
+
+    fn build(p: CiParams, f: &Fabric) -> Ci {
+        f.check_queue("ci.queue", p.queue);
+        f.check_queue("ci.congested_queue", p.congested_queue);
+        Ci::new(p, f.topo, f.arrive_delay, f.mtu)
+    }
+
+    /// The hash baseline never holds a queue.
+    fn caps(&self) -> Caps {
+        Caps::CLASSIFY.or(Caps::ENQUEUE).or(Caps::DEQUEUE).or(Caps::when(self.isolates(), Caps::HOLD))
+    }
+    /// classify: a packet of the CI class joins the congested queue when its flow is
+    /// isolated here, or is isolated now by the ramp on the non-congested queue (the hash
+    /// baseline: when its destination hashes there).
+    fn classify(&mut self, a: &mut Arrival, cx: &mut Ctx) {
+        if a.class != self.p.queue {
+            return;
+        }
+        let congested = self.p.congested_queue;
+        if self.p.mode == CiMode::HashDst {
+            if mix64(cx.pkts.get(a.pkt).dst as u64 ^ 0xC1_D5) & 1 == 0 {
+                a.queue = congested;
+            }
+            return;
+        }
+        let mut isolated = self.tables[a.out as usize].entries.contains_key(&a.hash);
+        let mut isolating = false;
+        if !isolated {
+            let p = self.p.prob(cx.queue_bytes(a.out, self.p.queue));
+            let rng = &mut cx.switches[a.sw as usize].rng;
+            if p >= 1.0 || (p > 0.0 && rand::Rng::gen::<f64>(rng) < p) {
+                self.isolate(a.out, a.hash, false, cx);
+                isolated = true;
+                isolating = true;
+            }
+        }
+        // "ECN is marked once a packet is isolated" (seed 003): the isolating packet always;
+        // the rest of an isolated flow per `CiMark`; isolation takes the place of the ECN
+        // ramp on the non-congested queue
+        a.aqm = if isolating || (isolated && self.p.mark == CiMark::EveryIsolated) {
+            AqmRule::MarkCe
+        } else if !isolated {
+            AqmRule::Skip
+        } else {
+            AqmRule::Queue
+        };
+        if isolated {
+            a.queue = congested;
+            // isolated here but still sent in the non-congested class by an upstream that
+            // can isolate it: PFC accounts it to the congested class, and a CIP may be due
+            if a.tc != congested && self.upstream_isolates(a.in_port, cx.topo) {
+                a.account_tc = Some(congested);
+            }
+        }
+    }
+
     /// on_enqueue: count the isolated flow's packet; signal the upstream when the flow
     /// still arrives in the non-congested class and the congested queue is deep.
-    pub fn on_enqueue(&mut self, a: &Arrival, cx: &mut Ctx) {
+    fn on_enqueue(&mut self, a: &Arrival, cx: &mut Ctx) {
         if !self.isolates() || a.queue != self.p.congested_queue {
             return;
         }
@@ -416,14 +445,14 @@ impl Ci {
             e.cims += 1;
             t.cips_sent += 1;
             let flow = cx.pkts.get(a.pkt).flow;
-            cx.push(Effect::Frame { port: a.in_port, frame: Frame::Cip { bytes: self.p.cim_bytes as u16 }, flow, hash: a.hash });
+            cx.push(Effect::Frame { port: a.in_port, frame: Frame::Ci(Cip { bytes: self.p.cim_bytes as u16 }), flow, hash: a.hash });
         }
     }
 
     /// hold: the congested queue waits while its head's flow still has packets in the
     /// non-congested queue (order within a flow is kept).
     #[inline]
-    pub fn holds(&self, port: PortId, queue: usize, queues: &[PktQueue], pkts: &PacketArena) -> bool {
+    fn holds(&self, port: PortId, queue: usize, queues: &[PktQueue], pkts: &PacketArena, _now: SimTime) -> bool {
         match self.tables.get(port as usize) {
             Some(t) if queue == self.p.congested_queue && !t.entries.is_empty() => {
                 queues[queue].head().and_then(|h| t.entries.get(&pkts.get(h).hash)).is_some_and(|e| e.nc_pkts > 0)
@@ -433,9 +462,9 @@ impl Ci {
     }
 
     /// on_dequeue: keep the isolated flow's packet counts as its packets leave.
-    pub fn on_dequeue(&mut self, d: &Departure, cx: &mut Ctx) {
+    fn on_dequeue(&mut self, d: &Departure, cx: &mut Ctx) -> Verdict {
         if !self.isolates() {
-            return;
+            return Verdict::Send;
         }
         let key = cx.pkts.get(d.pkt).hash;
         let release = self.p.release_after;
@@ -445,7 +474,7 @@ impl Ci {
             self.track_calm(d.port, cx);
         }
         let Some(e) = self.tables[d.port as usize].entries.get_mut(&key) else {
-            return;
+            return Verdict::Send;
         };
         if nc {
             e.nc_pkts = e.nc_pkts.saturating_sub(1);
@@ -460,11 +489,12 @@ impl Ci {
                 }
             }
         }
+        Verdict::Send
     }
 
     /// A CIP arrived through `port`: isolate the flow in this node's egress back through it
     /// (a switch), or move it to the congested class (a NIC that honours CIPs).
-    pub fn on_cip(&mut self, port: PortId, flow: FlowId, key: u32, cx: &mut Ctx) {
+    fn on_frame(&mut self, _f: Cip, port: PortId, flow: FlowId, key: u32, cx: &mut Ctx) {
         let node = cx.topo.ports[port as usize].node;
         match cx.topo.nodes[node as usize].kind {
             NodeKind::Switch => {
@@ -485,7 +515,7 @@ impl Ci {
 
     /// Released once the congested queue has held none of the flow's packets for
     /// release_after; while it holds some, the next drain re-arms the timer.
-    pub fn on_timer(&mut self, t: Timer, cx: &mut Ctx) {
+    fn on_timer(&mut self, t: Timer, cx: &mut Ctx) {
         let (port, key, gen) = match t {
             Timer::Release { port, key, gen } => (port, key, gen),
             Timer::HostRelease { port, key } => {
@@ -537,7 +567,7 @@ impl Ci {
     /// When configured: ports columns ci_isolations, ci_releases, ci_evictions, cips_sent,
     /// cips_received, ci_table_max (on each port's congested-queue row; zero for the hash
     /// baseline); summary ci_isolations, cips_sent.
-    pub fn report(&self, r: &mut Report) {
+    fn report(&self, r: &mut Report) {
         let rows = r.topo.ports.len() * r.queues;
         let mut c: [Vec<u64>; 6] = std::array::from_fn(|_| vec![0; rows]);
         let (mut iso, mut cips) = (0u64, 0u64);
@@ -561,6 +591,14 @@ impl Ci {
             r.queue_role(self.p.queue, "non-congested");
             r.queue_threshold(Some(self.p.queue), "CI High", self.p.isolate.high);
         }
+    }
+
+    fn frame_bytes(f: Cip) -> u32 {
+        f.bytes as u32
+    }
+
+    fn encode_frame(f: Cip, w: &crate::metrics::wire::WireCtx, out: &mut Vec<u8>) {
+        encode(f.bytes as u32, w, out)
     }
 }
 

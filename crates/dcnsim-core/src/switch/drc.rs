@@ -28,15 +28,26 @@
 //!   direction may not send is skipped. A frame's direction is the peer switch's routing
 //!   choice for it (its ECMP hash included).
 
-use super::pipeline::{Arrival, Better, Ctx, Departure, Effect, MechTimer, Report};
+use super::mechanism::{Caps, Fabric, Never, SwitchMechanism, Verdict};
+use super::pipeline::{Arrival, Better, Ctx, Departure, Effect, Report};
+use super::{Frame, MechTimer, PktQueue};
 use crate::metrics::ColumnData as C;
-use crate::net::{FlowId, Frame, HostId, NodeKind, PacketArena, PktId, PktKind, PortId, Routes, Topology};
+use crate::net::{FlowId, HostId, NodeKind, PacketArena, PktId, PktKind, PortId, Routes, Topology};
 use crate::sim::{ser_time, SimTime};
-use crate::switch::PktQueue;
 use rustc_hash::FxHashMap;
 
 /// Wire bytes of a DRC frame (a minimum MAC control frame).
 pub const DRC_FRAME_BYTES: u32 = 64;
+/// A Directional Rate Control frame (seed 001): the sender's egress port number `dir` (its
+/// index among the sending node's ports) is at severity `level`. Packed, as every frame
+/// payload: `Packet` keeps its frame in 4 bytes (net/packet.rs).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[repr(C, packed)]
+pub struct DrcFrame {
+    pub dir: u16,
+    pub level: u8,
+}
+
 /// The DRC frame's MAC Control opcode. The seed names a "DRC type" but gives no value; this
 /// one is assigned to nothing (802.3 clause 31 annex 31A).
 pub const OPCODE_DRC: u16 = 0xFF01;
@@ -151,16 +162,6 @@ impl Drc {
         }
     }
 
-    /// on_enqueue at a switch: the direction the packet joined may have grown a level.
-    pub fn on_enqueue(&mut self, a: &Arrival, cx: &mut Ctx) {
-        self.update(a.sw, a.out, cx);
-    }
-
-    /// on_dequeue at a switch: the direction may have drained a level.
-    pub fn on_dequeue(&mut self, d: &Departure, cx: &mut Ctx) {
-        self.update(d.sw, d.port, cx);
-    }
-
     /// Recompute `port`'s level; on a change, tell every other peer of switch `sw`.
     fn update(&mut self, sw: u32, port: PortId, cx: &mut Ctx) {
         let eg = &cx.egress[port as usize];
@@ -181,13 +182,67 @@ impl Drc {
                 if new == 3 {
                     self.stops[q as usize] += 1;
                 }
-                cx.push(Effect::Frame { port: q, frame: Frame::Drc { dir, level: new }, flow: FlowId::MAX, hash: 0 });
+                cx.push(Effect::Frame { port: q, frame: Frame::Drc(DrcFrame { dir, level: new }), flow: FlowId::MAX, hash: 0 });
             }
         }
     }
 
+    /// The peer switch's egress port for a frame to `dst` with `hash` sent out of `port`.
+    fn direction(&self, port: PortId, dst: HostId, hash: u32) -> Option<PortId> {
+        match self.peer_switch[port as usize] {
+            u32::MAX => None,
+            sw => self.routes.next_hop(sw, dst, hash),
+        }
+    }
+
+    /// The position in `queue` of the first frame that may start on `port` now (None: none).
+    pub fn first_allowed(&self, port: PortId, queue: usize, q: &PktQueue, pkts: &PacketArena, now: SimTime) -> Option<usize> {
+        if self.limited[port as usize] == 0 || self.p.classes & (1 << queue) == 0 {
+            return (!q.is_empty()).then_some(0);
+        }
+        q.ids().position(|id| {
+            let p = pkts.get(id);
+            self.nic_may_send(port, p.dst, p.hash, queue, now)
+        })
+    }
+
+}
+
+impl SwitchMechanism for Drc {
+    type Params = DrcParams;
+    type Frame = DrcFrame;
+    type Msg = Never;
+    type Timer = PortId;
+    const CAPS: Caps = Caps::ENQUEUE.or(Caps::DEQUEUE).or(Caps::HOLD).or(Caps::REORDER).or(Caps::WATCH_TX);
+
+    fn build(p: DrcParams, f: &Fabric) -> Drc {
+        Drc::new(p, f.topo, f.routes, f.queues)
+    }
+
+    /// hold: no frame of the queue may go toward its direction now.
+    #[inline]
+    fn holds(&self, port: PortId, queue: usize, queues: &[PktQueue], pkts: &PacketArena, now: SimTime) -> bool {
+        self.first_allowed(port, queue, &queues[queue], pkts, now).is_none()
+    }
+
+    #[inline]
+    fn pick(&mut self, port: PortId, queue: usize, q: &PktQueue, pkts: &PacketArena, now: SimTime) -> Option<usize> {
+        self.first_allowed(port, queue, q, pkts, now)
+    }
+    /// on_enqueue at a switch: the direction the packet joined may have grown a level.
+    fn on_enqueue(&mut self, a: &Arrival, cx: &mut Ctx) {
+        self.update(a.sw, a.out, cx);
+    }
+
+    /// on_dequeue at a switch: the direction may have drained a level.
+    fn on_dequeue(&mut self, d: &Departure, cx: &mut Ctx) -> Verdict {
+        self.update(d.sw, d.port, cx);
+        Verdict::Send
+    }
+
     /// A DRC frame arrived through `port` from its peer switch: that direction's status.
-    pub fn on_frame(&mut self, port: PortId, dir: u16, level: u8, cx: &mut Ctx) {
+    fn on_frame(&mut self, f: DrcFrame, port: PortId, _flow: FlowId, _hash: u32, cx: &mut Ctx) {
+        let (dir, level) = (f.dir, f.level);
         let peer = cx.topo.peer_node(port);
         let Some(&dport) = cx.topo.nodes[peer as usize].ports.get(dir as usize) else {
             return;
@@ -207,7 +262,7 @@ impl Drc {
 
     /// Whether a frame to `dst` with `hash` in class `class` may start on `port` now.
     #[inline]
-    pub fn may_send(&self, port: PortId, dst: HostId, hash: u32, class: usize, now: SimTime) -> bool {
+    fn nic_may_send(&self, port: PortId, dst: HostId, hash: u32, class: usize, now: SimTime) -> bool {
         if self.limited[port as usize] == 0 || self.p.classes & (1 << class) == 0 {
             return true;
         }
@@ -217,28 +272,9 @@ impl Drc {
         }
     }
 
-    /// The peer switch's egress port for a frame to `dst` with `hash` sent out of `port`.
-    fn direction(&self, port: PortId, dst: HostId, hash: u32) -> Option<PortId> {
-        match self.peer_switch[port as usize] {
-            u32::MAX => None,
-            sw => self.routes.next_hop(sw, dst, hash),
-        }
-    }
-
-    /// The position in `queue` of the first frame that may start on `port` now (None: none).
-    pub fn pick(&self, port: PortId, queue: usize, q: &PktQueue, pkts: &PacketArena, now: SimTime) -> Option<usize> {
-        if self.limited[port as usize] == 0 || self.p.classes & (1 << queue) == 0 {
-            return (!q.is_empty()).then_some(0);
-        }
-        q.ids().position(|id| {
-            let p = pkts.get(id);
-            self.may_send(port, p.dst, p.hash, queue, now)
-        })
-    }
-
     /// A frame starts on `port`: a limited direction's next frame waits one serialization
     /// time at the direction's rate, and the port is woken then.
-    pub fn on_transmit(&mut self, port: PortId, pkt: PktId, class: usize, cx: &mut Ctx) {
+    fn on_transmit(&mut self, port: PortId, pkt: PktId, class: usize, cx: &mut Ctx) {
         if self.limited[port as usize] == 0 || self.p.classes & (1 << class) == 0 {
             return;
         }
@@ -271,7 +307,7 @@ impl Drc {
     }
 
     /// A port's wake-up: try to transmit.
-    pub fn on_timer(&mut self, port: PortId, cx: &mut Ctx) {
+    fn on_timer(&mut self, port: PortId, cx: &mut Ctx) {
         if self.wake_at[port as usize] == cx.now {
             self.wake_at[port as usize] = SimTime::MAX;
         }
@@ -280,7 +316,7 @@ impl Drc {
 
     /// Ports columns drc_frames (DRC frames sent out of each port) and drc_stops (of them,
     /// level 3), summary keys of the same names.
-    pub fn report(&self, r: &mut Report) {
+    fn report(&self, r: &mut Report) {
         for (name, v) in [("drc_frames", &self.frames), ("drc_stops", &self.stops)] {
             r.summary.insert(name.into(), v.iter().sum::<u64>().into());
             let mut col = Vec::with_capacity(v.len() * r.queues);
@@ -291,6 +327,14 @@ impl Drc {
             r.ports_table.push(name, C::U64(col));
         }
         r.metric("drc_frames", "DRC frames", 1.0, "int", Better::Neither);
+    }
+
+    fn frame_bytes(_: DrcFrame) -> u32 {
+        DRC_FRAME_BYTES
+    }
+
+    fn encode_frame(f: DrcFrame, w: &crate::metrics::wire::WireCtx, out: &mut Vec<u8>) {
+        encode(f.dir, f.level, w.drc_classes, crate::metrics::wire::mac_of(w.topo, w.tx), out)
     }
 }
 
@@ -317,19 +361,19 @@ mod tests {
         let dir_idx = d.local[dir as usize];
         let pkt = b.pkts.alloc(Packet { kind: PktKind::Data, flow: 1, src: 0, dst: 2, size: 1500, hash: 7, ..Packet::blank() });
         let t0 = SimTime::from_us(10);
-        assert!(d.may_send(up, 2, 7, 0, t0), "no feedback yet");
+        assert!(d.nic_may_send(up, 2, 7, 0, t0), "no feedback yet");
         for (level, share) in [(1u8, 2u64), (2, 4)] {
-            d.on_frame(up, dir_idx, level, &mut b.cx(t0));
+            d.on_frame(DrcFrame { dir: dir_idx, level }, up, 0, 0, &mut b.cx(t0));
             d.on_transmit(up, pkt, 0, &mut b.cx(t0));
             let gap = ser_time(1500, G100 / share);
-            assert!(!d.may_send(up, 2, 7, 0, t0 + gap - SimTime(1)), "level {level}");
-            assert!(d.may_send(up, 2, 7, 0, t0 + gap), "level {level}: one frame per {gap} ps");
+            assert!(!d.nic_may_send(up, 2, 7, 0, t0 + gap - SimTime(1)), "level {level}");
+            assert!(d.nic_may_send(up, 2, 7, 0, t0 + gap), "level {level}: one frame per {gap} ps");
         }
         b.fx.clear();
-        d.on_frame(up, dir_idx, 3, &mut b.cx(t0));
-        assert!(!d.may_send(up, 2, 7, 0, SimTime::from_ms(10)), "stopped");
-        d.on_frame(up, dir_idx, 0, &mut b.cx(t0));
-        assert!(d.may_send(up, 2, 7, 0, t0));
+        d.on_frame(DrcFrame { dir: dir_idx, level: 3 }, up, 0, 0, &mut b.cx(t0));
+        assert!(!d.nic_may_send(up, 2, 7, 0, SimTime::from_ms(10)), "stopped");
+        d.on_frame(DrcFrame { dir: dir_idx, level: 0 }, up, 0, 0, &mut b.cx(t0));
+        assert!(d.nic_may_send(up, 2, 7, 0, t0));
         assert!(matches!(b.fx[..], [Effect::Wake { port }] if port == up), "resumed: the port is woken");
         assert_eq!(d.limited[up as usize], 0);
     }
@@ -352,7 +396,7 @@ mod tests {
         let mut others: Vec<PortId> = b.topo.nodes[b.topo.ports[out as usize].node as usize].ports.iter().copied().filter(|&p| p != out).collect();
         others.sort();
         assert_eq!(to, others);
-        assert!(frames.iter().all(|f| f.1 == Frame::Drc { dir, level: 1 }));
+        assert!(frames.iter().all(|f| f.1 == Frame::Drc(DrcFrame { dir, level: 1 })));
         let a = b.data(2, 0, 2, inp, out, 4_900_000);
         d.on_enqueue(&a, &mut b.cx(SimTime::ZERO));
         assert!(b.fx.is_empty(), "no change, no frame");

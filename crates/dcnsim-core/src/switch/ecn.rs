@@ -3,6 +3,7 @@
 //! packet above `high` (Zhu et al., SIGCOMM 2015, Kmin/Kmax/Pmax), and
 //! DCTCP's step marking at K as the low == high case (Alizadeh et al., 2010).
 
+use super::mechanism::{Caps, Fabric, Never, SwitchMechanism};
 use super::pipeline::{AqmAction, Arrival, Ctx};
 use super::DropReason;
 use rand::Rng as _;
@@ -17,9 +18,18 @@ pub struct EcnMarker {
     pub drop_non_ect: bool,
 }
 
-impl EcnMarker {
+impl SwitchMechanism for EcnMarker {
+    type Params = EcnMarker;
+    type Frame = Never;
+    type Msg = Never;
+    type Timer = Never;
+    const CAPS: Caps = Caps::MARK;
+
+    fn build(p: EcnMarker, _: &Fabric) -> EcnMarker {
+        p
+    }
     #[inline]
-    pub fn on_arrival(&self, a: &Arrival, ect: bool, cx: &mut Ctx) -> AqmAction {
+    fn on_arrival(&mut self, a: &Arrival, ect: bool, cx: &mut Ctx) -> AqmAction {
         let depth = cx.queue_bytes(a.out, a.queue);
         if !self.red.decide(depth, &mut cx.switches[a.sw as usize].rng) {
             AqmAction::Pass

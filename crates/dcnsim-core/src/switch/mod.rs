@@ -12,6 +12,7 @@ pub mod dualpi2;
 pub mod dualq2015;
 pub mod ecn;
 mod fifo;
+pub mod mechanism;
 pub mod pfc;
 pub mod pi2;
 pub mod pipeline;
@@ -23,6 +24,29 @@ pub mod sfc;
 
 pub use buffer::{BufferParams, SwitchBuffer};
 pub use ecn::{EcnMarker, Red};
-pub use pipeline::{Mechanisms, SwitchState};
+pub use pipeline::SwitchState;
 pub use queue::{DropReason, MarkReason, PktQueue, PortQueues, QueueStats};
 pub use scheduler::{SchedState, Scheduler};
+
+use crate::net::{FlowId, HostId, PacketArena, PktId, PortId};
+use crate::sim::SimTime;
+use pipeline::{Admission, AqmAction, AqmRule, Arrival, Ctx, Departure, Report};
+
+// The switch mechanisms in pipeline order: every stage calls the configured ones that act
+// there in this order (`switch::mechanism`). A new mechanism is its own file and one entry.
+mechanism::switch_mechanisms! {
+    /// PFC (802.1Qbb) or 802.3x link pause.
+    pfc: Pfc => pfc::Pfc,
+    /// Congestion Isolation (P802.1Qcz) or its hash baseline.
+    ci: Ci => ci::Ci,
+    /// ECN marking (RED ramp / step).
+    ecn: Ecn => ecn::EcnMarker,
+    /// Source Flow Control (P802.1Qdw).
+    sfc: Sfc => sfc::Sfc,
+    /// `switch.aqm` (validation keeps it apart from `ecn`).
+    aqm: Aqm => aqm::Aqm,
+    /// Quantized Congestion Notification (802.1Qau): congestion points and reaction points.
+    qcn: Qcn => qcn::Qcn,
+    /// Directional Rate Control (seed 001).
+    drc: Drc => drc::Drc,
+}

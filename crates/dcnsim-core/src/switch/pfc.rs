@@ -27,12 +27,23 @@
 //! admitted by this ingress accounting alone (the seeds' "no egress drops");
 //! they still count in egress queue depth (for ECN) and in the shared pool.
 
-use super::pipeline::{Admission, Arrival, Better, Ctx, Departure, Effect, MechTimer, Report};
-use super::DropReason;
+use super::mechanism::{Caps, Fabric, Never, SwitchMechanism, Verdict};
+use super::pipeline::{Admission, Arrival, Better, Ctx, Departure, Effect, Report};
+use super::{DropReason, Frame, MechTimer, PktQueue};
 use crate::engine::EndReason;
 use crate::metrics::ColumnData as C;
-use crate::net::{FlowId, Frame, PktId, PortId};
+use crate::net::{FlowId, PacketArena, PktId, PortId};
 use crate::sim::{bytes_in, ser_time, SimTime};
+
+/// PFC's link-local frames.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum PauseFrame {
+    /// IEEE 802.3 Annex 31B PAUSE (802.3x): stops every class of the link for `quanta` x 512
+    /// bit times (0 = resume).
+    Pause { quanta: u16 },
+    /// IEEE 802.1Qbb PFC frame for one traffic class (0 quanta = XON).
+    Pfc { class: u8, quanta: u16 },
+}
 
 /// Most traffic classes a port can have (802.1Q).
 pub const CLASSES: usize = 8;
@@ -50,22 +61,21 @@ pub const OPCODE_PFC: u16 = 0x0101;
 /// The bytes of a PAUSE frame (opcode, pause_time) or a PFC frame (opcode, class-enable
 /// vector with the class's bit, eight pause times of which the class's is set; an XON is
 /// its bit with 0 quanta) sent by `src`, padded to the minimum frame, no FCS.
-pub fn encode(frame: Frame, src: [u8; 6], out: &mut Vec<u8>) {
+pub fn encode(frame: PauseFrame, src: [u8; 6], out: &mut Vec<u8>) {
     let start = out.len();
     crate::metrics::wire::eth(out, MAC_CONTROL_DA, src, None, ETHERTYPE_MAC_CONTROL);
     match frame {
-        Frame::Pause { quanta } => {
+        PauseFrame::Pause { quanta } => {
             out.extend_from_slice(&OPCODE_PAUSE.to_be_bytes());
             out.extend_from_slice(&quanta.to_be_bytes());
         }
-        Frame::Pfc { class, quanta } => {
+        PauseFrame::Pfc { class, quanta } => {
             out.extend_from_slice(&OPCODE_PFC.to_be_bytes());
             out.extend_from_slice(&(1u16 << (class & 7)).to_be_bytes());
             for c in 0..CLASSES as u8 {
                 out.extend_from_slice(&(if c == class { quanta } else { 0 }).to_be_bytes());
             }
         }
-        _ => unreachable!("not a PAUSE or PFC frame"),
     }
     crate::metrics::wire::pad(out, start);
 }
@@ -312,33 +322,6 @@ impl Pfc {
         }
     }
 
-    /// Headroom reserved on a switch with `ports`: per ingress port, per lossless class
-    /// (802.1Qbb accounting; queue-based accounting keeps its headroom inside each queue).
-    pub fn headroom_reserve(&self, ports: &[PortId]) -> u64 {
-        if self.p.egress_queue {
-            return 0;
-        }
-        let classes = if self.p.link_mode { 1 } else { self.p.lossless.count_ones() as u64 };
-        ports.iter().map(|&p| self.p.headroom[p as usize].saturating_mul(classes)).fold(0, u64::saturating_add)
-    }
-
-    /// The paused queues of the deadlock cycle that ended the run.
-    pub fn deadlock(&self) -> &[String] {
-        &self.deadlock
-    }
-
-    /// Whether this switch has an XOFF running toward the upstream of ingress `port` for
-    /// class `c` (802.1Qbb accounting).
-    pub fn xoff_sent(&self, port: PortId, c: usize) -> bool {
-        !self.p.egress_queue && self.ingress[port as usize].xoff[self.p.class(c)]
-    }
-
-    /// Whether `port`'s transmitter may not send class `c` now.
-    #[inline]
-    pub fn holds(&self, port: PortId, c: usize, now: SimTime) -> bool {
-        self.paused[port as usize].is_paused(if self.p.link_mode { 0 } else { c }, now)
-    }
-
     /// XOFF threshold of switch `sw` now (static, or alpha x free shared buffer).
     fn xoff_threshold(&self, sw: u32, cx: &Ctx) -> u64 {
         match self.p.xoff {
@@ -358,75 +341,6 @@ impl Pfc {
         match self.p.xoff {
             Xoff::DynamicIngress { guaranteed, .. } => (ing.bytes[c] - ing.headroom[c]).saturating_sub(guaranteed),
             _ => 0,
-        }
-    }
-
-    /// admit: a lossless packet under 802.1Qbb accounting is admitted by its ingress
-    /// counter (into headroom past XOFF, dropped only when headroom overflows); queue-based
-    /// accounting leaves admission to the buffer model.
-    pub fn admit(&mut self, a: &mut Arrival, cx: &mut Ctx) -> Admission {
-        let queue_based = self.p.egress_queue;
-        if let (Some(c), true) = (a.account_tc, queue_based) {
-            a.escalate = Some(a.tc as u8);
-            a.tc = c;
-            cx.pkts.get_mut(a.pkt).tc = c as u8;
-        }
-        a.lossless = if queue_based { self.p.is_lossless(a.queue) } else { self.p.is_lossless(a.tc) };
-        if !a.lossless || queue_based {
-            return Admission::Buffer;
-        }
-        let c = self.p.class(a.tc);
-        let thr = self.xoff_threshold(a.sw, cx);
-        let ing = &self.ingress[a.in_port as usize];
-        // past XOFF, or the shared pool is full (lossy traffic may have filled it below a
-        // static XOFF): the packet is held in headroom, which on_enqueue answers with XOFF
-        let buffer = &cx.switches[a.sw as usize].buffer;
-        let mut pool_full = buffer.is_shared() && !buffer.pool_admits(cx.egress[a.out as usize].bytes, a.size);
-        if let Xoff::DynamicIngress { pool, guaranteed, .. } = self.p.xoff {
-            let held = ing.bytes[c] - ing.headroom[c];
-            let more = (held + a.size).saturating_sub(guaranteed) - held.saturating_sub(guaranteed);
-            pool_full |= self.ingress_used[a.sw as usize] + more > pool;
-        }
-        if ing.bytes[c] - ing.headroom[c] + a.size > thr || pool_full {
-            if ing.headroom[c] + a.size > self.p.headroom[a.in_port as usize] {
-                return Admission::Drop(DropReason::Headroom, a.in_port, a.tc);
-            }
-            a.hdrm = true;
-        }
-        a.ingress_admitted = true;
-        Admission::Admitted
-    }
-
-    /// on_enqueue: count the packet and send XOFF past the threshold.
-    pub fn on_enqueue(&mut self, a: &Arrival, cx: &mut Ctx) {
-        if !a.lossless {
-            return;
-        }
-        if self.p.egress_queue {
-            self.queue_on_enqueue(a, cx);
-            return;
-        }
-        let c = self.p.class(a.tc);
-        let thr = self.xoff_threshold(a.sw, cx);
-        let in_port = a.in_port;
-        let before = self.beyond_ingress_guarantee(&self.ingress[in_port as usize], c);
-        let ing = &mut self.ingress[in_port as usize];
-        ing.bytes[c] += a.size;
-        if a.hdrm {
-            ing.headroom[c] += a.size;
-        }
-        let after = self.beyond_ingress_guarantee(&self.ingress[in_port as usize], c);
-        self.ingress_used[a.sw as usize] += after - before;
-        let ing = &mut self.ingress[in_port as usize];
-        let (used, room) = (ing.headroom[c], self.p.headroom[in_port as usize]);
-        if used > room {
-            let now = cx.now;
-            cx.violation(|| format!("t={now} ingress port {in_port} class {c}: headroom {used} B > {room} B"));
-        }
-        if !ing.xoff[c] && (ing.bytes[c] > thr || a.hdrm) {
-            ing.xoff[c] = true;
-            self.send(in_port, c, self.p.quanta, cx);
-            self.schedule_refresh(in_port, c, cx);
         }
     }
 
@@ -466,54 +380,6 @@ impl Pfc {
         }
     }
 
-    /// on_dequeue: mark victims, release the packet's bytes and send XON at the threshold.
-    pub fn on_dequeue(&mut self, d: &Departure, cx: &mut Ctx) {
-        let c = if self.p.link_mode { 0 } else { d.queue };
-        if self.paused[d.port as usize].paused_during(c, d.enq) {
-            let f = d.flow as usize;
-            if self.victims.len() <= f {
-                self.victims.resize(f + 1, false);
-            }
-            self.victims[f] = true;
-        }
-        if self.p.egress_queue {
-            if self.p.is_lossless(d.queue) {
-                let depth = cx.queue_bytes(d.port, d.queue);
-                let q = &mut self.queue_pfc[d.port as usize * self.queues + d.queue];
-                q.sub(d.in_port, d.tc as u8, d.size);
-                if q.xoff && depth <= self.p.xon {
-                    q.xoff = false;
-                    q.refresh_gen = q.refresh_gen.wrapping_add(1);
-                    for (p, c) in std::mem::take(&mut q.paused) {
-                        self.send(p, c as usize, 0, cx);
-                    }
-                }
-            }
-        } else if self.p.is_lossless(d.tc) {
-            let c = self.p.class(d.tc);
-            let resume_at = match self.p.xoff {
-                Xoff::Static(_) => self.p.xon,
-                Xoff::Dynamic(_) | Xoff::DynamicIngress { .. } => self.xoff_threshold(d.sw, cx).saturating_sub(self.p.xon),
-            };
-            let before = self.beyond_ingress_guarantee(&self.ingress[d.in_port as usize], c);
-            let ing = &mut self.ingress[d.in_port as usize];
-            // a departure frees headroom first (as ns-3's switch MMU and shared-memory ASICs
-            // account it): the headroom is a count of bytes, not a set of packets
-            ing.bytes[c] -= d.size;
-            ing.headroom[c] -= ing.headroom[c].min(d.size);
-            let after = self.beyond_ingress_guarantee(&self.ingress[d.in_port as usize], c);
-            self.ingress_used[d.sw as usize] -= before - after;
-            let ing = &mut self.ingress[d.in_port as usize];
-            // XON only once the headroom is empty: sent earlier, the bytes in flight would
-            // land in a headroom that is still partly full
-            if ing.xoff[c] && ing.bytes[c] <= resume_at && ing.headroom[c] == 0 {
-                ing.xoff[c] = false;
-                ing.refresh_gen[c] = ing.refresh_gen[c].wrapping_add(1);
-                self.send(d.in_port, c, 0, cx);
-            }
-        }
-    }
-
     /// The (port, queue) row that counts frames of class `c` (an 802.3x frame: class 0).
     fn frame_row(&self, port: PortId, c: usize) -> usize {
         port as usize * self.queues + c.min(self.queues - 1)
@@ -521,7 +387,7 @@ impl Pfc {
 
     /// Send a PAUSE (quanta > 0) or XON (quanta = 0) for class `c` out of `port`.
     pub fn send(&mut self, port: PortId, c: usize, quanta: u16, cx: &mut Ctx) {
-        let frame = if self.p.link_mode { Frame::Pause { quanta } } else { Frame::Pfc { class: c as u8, quanta } };
+        let frame = Frame::Pfc(if self.p.link_mode { PauseFrame::Pause { quanta } } else { PauseFrame::Pfc { class: c as u8, quanta } });
         if cx.replace_waiting_frame(port, frame) {
             return;
         }
@@ -544,54 +410,6 @@ impl Pfc {
         q.refresh_gen = q.refresh_gen.wrapping_add(1);
         let gen = q.refresh_gen;
         cx.timer(cx.now + SimTime((pause.0 / 2).max(1)), MechTimer::Pfc(Timer::QueueRefresh { port, queue: qi as u8, gen }));
-    }
-
-    /// A PAUSE or PFC frame arrived through `port`: pause (or resume) that port's transmitter.
-    pub fn on_frame(&mut self, frame: Frame, port: PortId, cx: &mut Ctx) {
-        let (c, quanta) = match frame {
-            Frame::Pause { quanta } => (0, quanta),
-            Frame::Pfc { class, quanta } => (class as usize, quanta),
-            Frame::Cip { .. } | Frame::Drc { .. } => return,
-        };
-        let now = cx.now;
-        let rate = cx.topo.ports[port as usize].rate_bps;
-        let until = if quanta == 0 { now } else { now + PfcParams::pause_time(quanta, rate) };
-        let row = self.frame_row(port, c);
-        self.frames_rx[row] += 1;
-        self.paused[port as usize].set(c, until, now);
-        if until > now {
-            cx.timer(until, MechTimer::Pfc(Timer::PauseEnd { port }));
-            if !self.deadlock_check_pending {
-                self.deadlock_check_pending = true;
-                cx.timer(now + self.p.deadlock_after, MechTimer::Pfc(Timer::DeadlockCheck));
-            }
-        } else {
-            cx.push(Effect::Wake { port });
-        }
-    }
-
-    pub fn on_timer(&mut self, t: Timer, cx: &mut Ctx) {
-        match t {
-            Timer::Refresh { port, class, gen } => {
-                let c = class as usize;
-                let ing = &self.ingress[port as usize];
-                if ing.refresh_gen[c] == gen && ing.xoff[c] {
-                    self.send(port, c, self.p.quanta, cx);
-                    self.schedule_refresh(port, c, cx);
-                }
-            }
-            Timer::QueueRefresh { port, queue, gen } => {
-                let row = port as usize * self.queues + queue as usize;
-                if self.queue_pfc[row].xoff && self.queue_pfc[row].refresh_gen == gen {
-                    for (p, tc) in self.queue_pfc[row].paused.clone() {
-                        self.send(p, tc as usize, self.p.quanta, cx);
-                    }
-                    self.schedule_queue_refresh(port, queue as usize, cx);
-                }
-            }
-            Timer::PauseEnd { port } => cx.push(Effect::Wake { port }),
-            Timer::DeadlockCheck => self.deadlock_check(cx),
-        }
     }
 
     /// End the run if egress queues have been paused on each other in a cycle for
@@ -680,10 +498,213 @@ impl Pfc {
         }
     }
 
+}
+
+#[cfg(test)]
+impl Pfc {
+    /// Record an XOFF running toward the peer of `port` in class `c` (another mechanism's tests).
+    pub(crate) fn set_xoff(&mut self, port: PortId, c: usize) {
+        self.ingress[port as usize].xoff[c] = true;
+    }
+}
+
+impl SwitchMechanism for Pfc {
+    type Params = PfcParams;
+    type Frame = PauseFrame;
+    type Msg = Never;
+    type Timer = Timer;
+    const CAPS: Caps = Caps::ADMIT.or(Caps::ENQUEUE).or(Caps::DEQUEUE).or(Caps::HOLD).or(Caps::GATE);
+
+    fn build(p: PfcParams, f: &Fabric) -> Pfc {
+        Pfc::new(p, f.topo.ports.len(), f.queues, f.topo.switches.len())
+    }
+
+    /// hold: a received pause of the queue's class.
+    #[inline]
+    fn holds(&self, port: PortId, queue: usize, _queues: &[PktQueue], _pkts: &PacketArena, now: SimTime) -> bool {
+        self.gated(port, queue, now)
+    }
+    /// admit: a lossless packet under 802.1Qbb accounting is admitted by its ingress
+    /// counter (into headroom past XOFF, dropped only when headroom overflows); queue-based
+    /// accounting leaves admission to the buffer model.
+    fn admit(&mut self, a: &mut Arrival, cx: &mut Ctx) -> Admission {
+        let queue_based = self.p.egress_queue;
+        if let (Some(c), true) = (a.account_tc, queue_based) {
+            a.escalate = Some(a.tc as u8);
+            a.tc = c;
+            cx.pkts.get_mut(a.pkt).tc = c as u8;
+        }
+        a.lossless = if queue_based { self.p.is_lossless(a.queue) } else { self.p.is_lossless(a.tc) };
+        if !a.lossless || queue_based {
+            return Admission::Buffer;
+        }
+        let c = self.p.class(a.tc);
+        let thr = self.xoff_threshold(a.sw, cx);
+        let ing = &self.ingress[a.in_port as usize];
+        // past XOFF, or the shared pool is full (lossy traffic may have filled it below a
+        // static XOFF): the packet is held in headroom, which on_enqueue answers with XOFF
+        let buffer = &cx.switches[a.sw as usize].buffer;
+        let mut pool_full = buffer.is_shared() && !buffer.pool_admits(cx.egress[a.out as usize].bytes, a.size);
+        if let Xoff::DynamicIngress { pool, guaranteed, .. } = self.p.xoff {
+            let held = ing.bytes[c] - ing.headroom[c];
+            let more = (held + a.size).saturating_sub(guaranteed) - held.saturating_sub(guaranteed);
+            pool_full |= self.ingress_used[a.sw as usize] + more > pool;
+        }
+        if ing.bytes[c] - ing.headroom[c] + a.size > thr || pool_full {
+            if ing.headroom[c] + a.size > self.p.headroom[a.in_port as usize] {
+                return Admission::Drop(DropReason::Headroom, a.in_port, a.tc);
+            }
+            a.hdrm = true;
+        }
+        a.ingress_admitted = true;
+        Admission::Admitted
+    }
+
+    /// on_enqueue: count the packet and send XOFF past the threshold.
+    fn on_enqueue(&mut self, a: &Arrival, cx: &mut Ctx) {
+        if !a.lossless {
+            return;
+        }
+        if self.p.egress_queue {
+            self.queue_on_enqueue(a, cx);
+            return;
+        }
+        let c = self.p.class(a.tc);
+        let thr = self.xoff_threshold(a.sw, cx);
+        let in_port = a.in_port;
+        let before = self.beyond_ingress_guarantee(&self.ingress[in_port as usize], c);
+        let ing = &mut self.ingress[in_port as usize];
+        ing.bytes[c] += a.size;
+        if a.hdrm {
+            ing.headroom[c] += a.size;
+        }
+        let after = self.beyond_ingress_guarantee(&self.ingress[in_port as usize], c);
+        self.ingress_used[a.sw as usize] += after - before;
+        let ing = &mut self.ingress[in_port as usize];
+        let (used, room) = (ing.headroom[c], self.p.headroom[in_port as usize]);
+        if used > room {
+            let now = cx.now;
+            cx.violation(|| format!("t={now} ingress port {in_port} class {c}: headroom {used} B > {room} B"));
+        }
+        if !ing.xoff[c] && (ing.bytes[c] > thr || a.hdrm) {
+            ing.xoff[c] = true;
+            self.send(in_port, c, self.p.quanta, cx);
+            self.schedule_refresh(in_port, c, cx);
+        }
+    }
+
+    /// on_dequeue: mark victims, release the packet's bytes and send XON at the threshold.
+    fn on_dequeue(&mut self, d: &Departure, cx: &mut Ctx) -> Verdict {
+        let c = if self.p.link_mode { 0 } else { d.queue };
+        if self.paused[d.port as usize].paused_during(c, d.enq) {
+            let f = d.flow as usize;
+            if self.victims.len() <= f {
+                self.victims.resize(f + 1, false);
+            }
+            self.victims[f] = true;
+        }
+        if self.p.egress_queue {
+            if self.p.is_lossless(d.queue) {
+                let depth = cx.queue_bytes(d.port, d.queue);
+                let q = &mut self.queue_pfc[d.port as usize * self.queues + d.queue];
+                q.sub(d.in_port, d.tc as u8, d.size);
+                if q.xoff && depth <= self.p.xon {
+                    q.xoff = false;
+                    q.refresh_gen = q.refresh_gen.wrapping_add(1);
+                    for (p, c) in std::mem::take(&mut q.paused) {
+                        self.send(p, c as usize, 0, cx);
+                    }
+                }
+            }
+        } else if self.p.is_lossless(d.tc) {
+            let c = self.p.class(d.tc);
+            let resume_at = match self.p.xoff {
+                Xoff::Static(_) => self.p.xon,
+                Xoff::Dynamic(_) | Xoff::DynamicIngress { .. } => self.xoff_threshold(d.sw, cx).saturating_sub(self.p.xon),
+            };
+            let before = self.beyond_ingress_guarantee(&self.ingress[d.in_port as usize], c);
+            let ing = &mut self.ingress[d.in_port as usize];
+            // a departure frees headroom first (as ns-3's switch MMU and shared-memory ASICs
+            // account it): the headroom is a count of bytes, not a set of packets
+            ing.bytes[c] -= d.size;
+            ing.headroom[c] -= ing.headroom[c].min(d.size);
+            let after = self.beyond_ingress_guarantee(&self.ingress[d.in_port as usize], c);
+            self.ingress_used[d.sw as usize] -= before - after;
+            let ing = &mut self.ingress[d.in_port as usize];
+            // XON only once the headroom is empty: sent earlier, the bytes in flight would
+            // land in a headroom that is still partly full
+            if ing.xoff[c] && ing.bytes[c] <= resume_at && ing.headroom[c] == 0 {
+                ing.xoff[c] = false;
+                ing.refresh_gen[c] = ing.refresh_gen[c].wrapping_add(1);
+                self.send(d.in_port, c, 0, cx);
+            }
+        }
+        Verdict::Send
+    }
+
+    /// Whether `port`'s transmitter may not send class `c` now.
+    #[inline]
+    fn gated(&self, port: PortId, c: usize, now: SimTime) -> bool {
+        self.paused[port as usize].is_paused(if self.p.link_mode { 0 } else { c }, now)
+    }
+
+    /// Whether this switch has an XOFF running toward the upstream of ingress `port` for
+    /// class `c` (802.1Qbb accounting).
+    fn pausing(&self, port: PortId, c: usize) -> bool {
+        !self.p.egress_queue && self.ingress[port as usize].xoff[self.p.class(c)]
+    }
+
+    /// A PAUSE or PFC frame arrived through `port`: pause (or resume) that port's transmitter.
+    fn on_frame(&mut self, frame: PauseFrame, port: PortId, _flow: FlowId, _hash: u32, cx: &mut Ctx) {
+        let (c, quanta) = match frame {
+            PauseFrame::Pause { quanta } => (0, quanta),
+            PauseFrame::Pfc { class, quanta } => (class as usize, quanta),
+        };
+        let now = cx.now;
+        let rate = cx.topo.ports[port as usize].rate_bps;
+        let until = if quanta == 0 { now } else { now + PfcParams::pause_time(quanta, rate) };
+        let row = self.frame_row(port, c);
+        self.frames_rx[row] += 1;
+        self.paused[port as usize].set(c, until, now);
+        if until > now {
+            cx.timer(until, MechTimer::Pfc(Timer::PauseEnd { port }));
+            if !self.deadlock_check_pending {
+                self.deadlock_check_pending = true;
+                cx.timer(now + self.p.deadlock_after, MechTimer::Pfc(Timer::DeadlockCheck));
+            }
+        } else {
+            cx.push(Effect::Wake { port });
+        }
+    }
+
+    fn on_timer(&mut self, t: Timer, cx: &mut Ctx) {
+        match t {
+            Timer::Refresh { port, class, gen } => {
+                let c = class as usize;
+                let ing = &self.ingress[port as usize];
+                if ing.refresh_gen[c] == gen && ing.xoff[c] {
+                    self.send(port, c, self.p.quanta, cx);
+                    self.schedule_refresh(port, c, cx);
+                }
+            }
+            Timer::QueueRefresh { port, queue, gen } => {
+                let row = port as usize * self.queues + queue as usize;
+                if self.queue_pfc[row].xoff && self.queue_pfc[row].refresh_gen == gen {
+                    for (p, tc) in self.queue_pfc[row].paused.clone() {
+                        self.send(p, tc as usize, self.p.quanta, cx);
+                    }
+                    self.schedule_queue_refresh(port, queue as usize, cx);
+                }
+            }
+            Timer::PauseEnd { port } => cx.push(Effect::Wake { port }),
+            Timer::DeadlockCheck => self.deadlock_check(cx),
+        }
+    }
+
     /// When configured: ports columns pfc_tx_frames, pfc_rx_frames, xoff_time_ps,
     /// pause_periods; flows column paused (a victim: some packet waited in a paused queue);
     /// summary pfc_frames, xoff_time_ps, ports_paused, flows_paused, deadlock.
-    pub fn report(&self, r: &mut Report) {
+    fn report(&self, r: &mut Report) {
         let rows = r.topo.ports.len() * r.queues;
         let mut c: [Vec<u64>; 4] = std::array::from_fn(|_| Vec::with_capacity(rows));
         let mut paused = vec![0u8; r.flows];
@@ -731,6 +752,46 @@ impl Pfc {
             for c in (0..r.queues).filter(|&c| self.p.is_lossless(c) || self.p.link_mode) {
                 r.queue_threshold(Some(c), "XOFF", x);
             }
+        }
+    }
+
+    /// Headroom reserved on a switch with `ports`: per ingress port, per lossless class
+    /// (802.1Qbb accounting; queue-based accounting keeps its headroom inside each queue).
+    fn reserved_beside(&self, ports: &[PortId]) -> u64 {
+        if self.p.egress_queue {
+            return 0;
+        }
+        let classes = if self.p.link_mode { 1 } else { self.p.lossless.count_ones() as u64 };
+        ports.iter().map(|&p| self.p.headroom[p as usize].saturating_mul(classes)).fold(0, u64::saturating_add)
+    }
+
+    /// The paused queues of the deadlock cycle that ended the run.
+    fn deadlock(&self) -> &[String] {
+        &self.deadlock
+    }
+
+    fn frame_bytes(_: PauseFrame) -> u32 {
+        PAUSE_FRAME_BYTES
+    }
+
+    fn encode_frame(f: PauseFrame, w: &crate::metrics::wire::WireCtx, out: &mut Vec<u8>) {
+        encode(f, crate::metrics::wire::mac_of(w.topo, w.tx), out)
+    }
+
+    /// A PAUSE or PFC frame carries its class's pause time from its arrival (802.3 Annex
+    /// 31B, 802.1Qbb clause 36.1.3): MACs that build them from per-class XOFF state send the
+    /// latest state, and queued one behind the other, a run of XOFF/XON requests would delay
+    /// a later XOFF by one frame each, past what the derived headroom allows for. An XON
+    /// replaces the waiting frame; an XOFF keeps the longer of the two pause times, so a
+    /// pause is never cut short (SFC's proxy asks for pauses of different lengths).
+    fn replacing(f: PauseFrame, pending: PauseFrame) -> Option<PauseFrame> {
+        use PauseFrame::{Pause, Pfc};
+        match (f, pending) {
+            (Pause { quanta: 0 }, Pause { .. }) => Some(f),
+            (Pause { quanta: a }, Pause { quanta: b }) => Some(Pause { quanta: a.max(b) }),
+            (Pfc { class: a, quanta: 0 }, Pfc { class: b, .. }) if a == b => Some(f),
+            (Pfc { class: a, quanta: qa }, Pfc { class: b, quanta: qb }) if a == b => Some(Pfc { class: a, quanta: qa.max(qb) }),
+            _ => None,
         }
     }
 }

@@ -17,7 +17,8 @@
 //!   change: qdelay 0 only lowers p', which is already 0).
 
 use super::aqm::select;
-use super::pipeline::{AqmAction, Arrival, Ctx, MechTimer};
+use super::pipeline::{AqmAction, Arrival, Ctx};
+use super::MechTimer;
 use super::PktQueue;
 use crate::sim::SimTime;
 

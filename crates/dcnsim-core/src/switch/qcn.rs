@@ -47,9 +47,11 @@
 //! says (the models use 10 ms or 1 ms); the timer and byte counter are replayed lazily, so
 //! the state depends only on the times of CNMs and sends.
 
+use super::mechanism::{Caps, Fabric, Never, SwitchMechanism};
 use super::pipeline::{Arrival, Better, Ctx, Effect, Report};
+use super::Msg;
 use crate::metrics::ColumnData as C;
-use crate::net::{FlowId, Msg, PktId, PktKind, PortId};
+use crate::net::{FlowId, PktId, PktKind, PortId};
 use crate::sim::{ser_time, SimTime};
 use rand::Rng as _;
 
@@ -63,6 +65,11 @@ pub const ETHERTYPE_CNM: u16 = 0x22E7;
 pub const CNM_PRIORITY: u8 = 6;
 /// Octets of the sampled frame's MSDU a CNM carries.
 pub const CNM_ENCAP: usize = 64;
+
+/// A Congestion Notification Message (IEEE 802.1Qau) about the packet's `flow`: its fields
+/// travel packed in the packet's `seq` (`CnmFields::pack`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Cnm;
 
 /// What a CNM tells its reaction point, as its PDU carries it (and as the routed message's
 /// value carries it to the source, `pack`): QntzFb, cnmQOffset and cnmQDelta, and the
@@ -355,9 +362,21 @@ impl Qcn {
         Qcn { p, queues, cp, cnms_sent: vec![0; ports * queues], rp: Vec::new() }
     }
 
+}
+
+impl SwitchMechanism for Qcn {
+    type Params = QcnParams;
+    type Frame = Never;
+    type Msg = Cnm;
+    type Timer = Never;
+    const CAPS: Caps = Caps::ENQUEUE.or(Caps::LIMIT_RATES);
+
+    fn build(p: QcnParams, f: &Fabric) -> Qcn {
+        Qcn::new(p, f.topo.ports.len(), f.queues)
+    }
     /// on_enqueue: count the data frame toward the next sample; at a sample, compute Fb and
     /// send a CNM to the frame's source if the queue is congested.
-    pub fn on_enqueue(&mut self, a: &Arrival, cx: &mut Ctx) {
+    fn on_enqueue(&mut self, a: &Arrival, cx: &mut Ctx) {
         let p = cx.pkts.get(a.pkt);
         if p.kind != PktKind::Data {
             return;
@@ -378,12 +397,12 @@ impl Qcn {
         cp.to_sample = ((self.p.cp.interval(qntz) as f64 * jitter) as u64).max(1);
         if qntz > 0 {
             self.cnms_sent[row] += 1;
-            cx.push(Effect::Msg { sw: a.sw, msg: Msg::Qcn, flow, to: src, about: dst, hash, value: fields.pack() });
+            cx.push(Effect::Msg { sw: a.sw, msg: Msg::Qcn(Cnm), flow, to: src, about: dst, hash, value: fields.pack() });
         }
     }
 
     /// A CNM reached the source NIC behind `port`: the flow's reaction point cuts its rate.
-    pub fn on_host_msg(&mut self, port: PortId, pkt: PktId, cx: &mut Ctx) {
+    fn on_host_msg(&mut self, _m: Cnm, port: PortId, pkt: PktId, cx: &mut Ctx) {
         let p = cx.pkts.get(pkt);
         let (flow, qntz) = (p.flow as usize, CnmFields::unpack(p.seq).qntz.min(QNTZ_MAX));
         if self.rp.len() <= flow {
@@ -396,7 +415,7 @@ impl Qcn {
     /// A frame of `wire` bytes of `flow` left its NIC at `now`: until when the limiter holds
     /// the flow, if it limits it.
     #[inline]
-    pub fn on_host_send(&mut self, flow: FlowId, wire: u32, now: SimTime) -> Option<SimTime> {
+    fn on_host_send(&mut self, flow: FlowId, wire: u32, now: SimTime) -> Option<SimTime> {
         let rp = self.rp.get_mut(flow as usize)?.as_mut()?;
         if !rp.active {
             return None;
@@ -407,7 +426,7 @@ impl Qcn {
 
     /// Ports column qcn_cnms (CNMs sent by each congestion point), flows column
     /// qcn_cnms_received, summary keys qcn_cnms and qcn_limited_flows.
-    pub fn report(&self, r: &mut Report) {
+    fn report(&self, r: &mut Report) {
         r.summary.insert("qcn_cnms".into(), self.cnms_sent.iter().sum::<u64>().into());
         r.ports_table.push("qcn_cnms", C::U64(self.cnms_sent.clone()));
         let mut rx = vec![0u64; r.flows];
@@ -418,6 +437,14 @@ impl Qcn {
         r.flows_table.push("qcn_cnms_received", C::U64(rx));
         r.metric("qcn_cnms", "QCN CNMs sent", 1.0, "int", Better::Neither);
         r.queue_threshold(None, "QCN Q_eq", self.p.cp.q_eq);
+    }
+
+    fn msg_bytes(_: Cnm) -> u32 {
+        CNM_BYTES
+    }
+
+    fn encode_msg(_: Cnm, p: &crate::net::Packet, w: &crate::metrics::wire::WireCtx, out: &mut Vec<u8>) {
+        encode(p, w, out)
     }
 }
 
@@ -603,9 +630,9 @@ mod tests {
         let mut b = Bench::new();
         let mut q = Qcn::new(params(), b.topo.ports.len(), 1);
         assert_eq!(q.on_host_send(3, 1500, SimTime::ZERO), None, "no CNM yet: not limited");
-        let pkt = b.pkts.alloc(crate::net::Packet { kind: PktKind::Msg(Msg::Qcn), flow: 3, seq: 64, ..crate::net::Packet::blank() });
+        let pkt = b.pkts.alloc(crate::net::Packet { kind: PktKind::Msg(Msg::Qcn(Cnm)), flow: 3, seq: 64, ..crate::net::Packet::blank() });
         let h0 = b.port("h0", "left");
-        q.on_host_msg(h0, pkt, &mut b.cx(SimTime::ZERO));
+        q.on_host_msg(Cnm, h0, pkt, &mut b.cx(SimTime::ZERO));
         let rate = q.rp[3].as_ref().unwrap().rate_bps();
         assert_eq!(rate, 50_781_250_000, "100G NIC cut by 63/128 (the feedback saturates at 63)");
         assert_eq!(q.on_host_send(3, 1500, SimTime::from_us(1)), Some(SimTime::from_us(1) + ser_time(1500, rate)));

@@ -30,8 +30,8 @@ pub enum DropReason {
 /// Why a packet was ECN-marked.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum MarkReason {
-    /// RED / step threshold on the instantaneous queue.
-    EcnThreshold,
+    /// An AQM or ECN marker chose it, on arrival or at dequeue.
+    Aqm,
 }
 
 /// A queue's counters of drops and marks, reported with the counters every packet updates
@@ -66,7 +66,7 @@ impl QueueStats {
     }
     pub fn count_mark(&mut self, r: MarkReason) {
         match r {
-            MarkReason::EcnThreshold => self.ecn_marks += 1,
+            MarkReason::Aqm => self.ecn_marks += 1,
         }
     }
 }

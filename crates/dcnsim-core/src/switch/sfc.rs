@@ -33,12 +33,13 @@
 //! non-data packets never trigger; a pause longer than 65535 quanta (335 us at 100 Gbps) is
 //! clamped by the proxy and renewed by later messages while the queue stays deep.
 
-use super::pipeline::{Better, Ctx, Effect, Report};
+use super::mechanism::{Caps, Fabric, MsgAt, Never, SwitchMechanism};
+use super::pipeline::{Arrival, Better, Ctx, Effect, Report};
+use super::{Frame, Mechanisms, Msg};
 use crate::metrics::ColumnData as C;
-use crate::net::{FlowId, Frame, HostId, Msg, NodeKind, PktId, PktKind, PortId};
+use crate::net::{FlowId, HostId, NodeKind, PktId, PktKind, PortId};
 use crate::sim::{ser_time, SimTime};
-use crate::switch::pfc::PfcParams;
-use crate::switch::pipeline::Arrival;
+use crate::switch::pfc::{PauseFrame, PfcParams};
 use rustc_hash::FxHashMap;
 
 /// The SFC message's UDP port (ours: none is assigned; one from the dynamic range) and
@@ -138,6 +139,13 @@ pub struct Sfc {
     flows: Vec<FlowPause>,
 }
 
+/// An SFC message (P802.1Qdw): pause the packet's `flow` (sent to destination `src`) in
+/// traffic class `class` for `seq` picoseconds.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct SfcMsg {
+    pub class: u8,
+}
+
 const PRUNE_MIN: usize = 4096;
 
 impl Sfc {
@@ -164,9 +172,56 @@ impl Sfc {
         port as usize * self.queues + class as usize
     }
 
+    /// Send (unless suppressed) an SFC message from switch `sw` on behalf of its `port` to
+    /// host `to`, naming `flow` to destination `about` in `class`, pausing for `pause`.
+    #[allow(clippy::too_many_arguments)]
+    fn signal(&mut self, sw: u32, port: PortId, flow: FlowId, to: HostId, about: HostId, class: u8, hash: u32, pause: SimTime, cx: &mut Ctx) {
+        let now = cx.now;
+        let row = self.row(port, class);
+        if let Some(&last) = self.last_sent.get(&(port, flow)) {
+            if now < last + self.p.suppression {
+                self.suppressed[row] += 1;
+                return;
+            }
+        }
+        if self.last_sent.len() >= self.prune_sent_at {
+            let keep = self.p.suppression;
+            self.last_sent.retain(|_, t| now < *t + keep);
+            self.prune_sent_at = (2 * self.last_sent.len()).max(PRUNE_MIN);
+        }
+        self.last_sent.insert((port, flow), now);
+        self.sent[row] += 1;
+        cx.push(Effect::Msg { sw, msg: Msg::Sfc(SfcMsg { class }), flow, to, about, hash, value: pause.0 });
+    }
+
+    /// Add [from, until) to the flow's paused time (the union of its pauses).
+    fn flow_paused(&mut self, flow: FlowId, from: SimTime, until: SimTime) {
+        let f = flow as usize;
+        if self.flows.len() <= f {
+            self.flows.resize(f + 1, FlowPause::default());
+        }
+        let e = &mut self.flows[f];
+        if until > e.until {
+            e.total += (until - from.max(e.until)).0;
+            e.until = until;
+        }
+    }
+
+}
+
+impl SwitchMechanism for Sfc {
+    type Params = SfcParams;
+    type Frame = Never;
+    type Msg = SfcMsg;
+    type Timer = Never;
+    const CAPS: Caps = Caps::ENQUEUE;
+
+    fn build(p: SfcParams, f: &Fabric) -> Sfc {
+        Sfc::new(p, f.topo.ports.len(), f.queues)
+    }
     /// on_enqueue: answer from the destination cache a packet one of this ToR's hosts sent,
     /// then trigger on the depth of the queue the packet joined.
-    pub fn on_enqueue(&mut self, a: &Arrival, cx: &mut Ctx) {
+    fn on_enqueue(&mut self, a: &Arrival, cx: &mut Ctx) {
         let p = cx.pkts.get(a.pkt);
         if p.kind != PktKind::Data {
             return;
@@ -190,35 +245,13 @@ impl Sfc {
         }
     }
 
-    /// Send (unless suppressed) an SFC message from switch `sw` on behalf of its `port` to
-    /// host `to`, naming `flow` to destination `about` in `class`, pausing for `pause`.
-    #[allow(clippy::too_many_arguments)]
-    fn signal(&mut self, sw: u32, port: PortId, flow: FlowId, to: HostId, about: HostId, class: u8, hash: u32, pause: SimTime, cx: &mut Ctx) {
-        let now = cx.now;
-        let row = self.row(port, class);
-        if let Some(&last) = self.last_sent.get(&(port, flow)) {
-            if now < last + self.p.suppression {
-                self.suppressed[row] += 1;
-                return;
-            }
-        }
-        if self.last_sent.len() >= self.prune_sent_at {
-            let keep = self.p.suppression;
-            self.last_sent.retain(|_, t| now < *t + keep);
-            self.prune_sent_at = (2 * self.last_sent.len()).max(PRUNE_MIN);
-        }
-        self.last_sent.insert((port, flow), now);
-        self.sent[row] += 1;
-        cx.push(Effect::Msg { sw, msg: Msg::Sfc { class }, flow, to, about, hash, value: pause.0 });
-    }
-
     /// A message leaves switch `sw` through `out` (the switch that made it included): the
     /// source's ToR, whose `out` leads to a host, fills its destination cache and in proxy
     /// mode turns the message into a PAUSE. Returns whether the message was consumed.
-    /// `xoff`: the ToR's own PFC has an XOFF running toward that NIC for the class, which
-    /// the proxy must not shorten.
-    #[allow(clippy::too_many_arguments)]
-    pub fn on_msg(&mut self, class: u8, out: PortId, pkt: PktId, sw: u32, xoff: bool, cx: &mut Ctx) -> bool {
+    /// A pause the ToR's own PFC has running toward that NIC for the class (`pausing`) is
+    /// longer: the proxy must not shorten it.
+    fn on_msg(&mut self, m: SfcMsg, at: MsgAt, others: &Mechanisms, cx: &mut Ctx) -> bool {
+        let (class, out, pkt, sw) = (m.class, at.out, at.pkt, at.sw);
         if !peer_is_host(cx, out) {
             return false;
         }
@@ -239,12 +272,12 @@ impl Sfc {
         }
         self.flow_paused(flow, now, until);
         let row = self.row(out, class);
-        if until > self.proxy_until[row] && !xoff {
+        if until > self.proxy_until[row] && !others.pausing(out, class as usize) {
             let rate = cx.topo.ports[out as usize].rate_bps;
             let quanta = pause_quanta(pause, rate);
             self.proxy_until[row] = now + PfcParams::pause_time(quanta, rate);
             self.proxy_pauses[row] += 1;
-            let frame = Frame::Pfc { class, quanta };
+            let frame = Frame::Pfc(PauseFrame::Pfc { class, quanta });
             if !cx.replace_waiting_frame(out, frame) {
                 cx.push(Effect::Frame { port: out, frame, flow: FlowId::MAX, hash: 0 });
             }
@@ -253,7 +286,8 @@ impl Sfc {
     }
 
     /// A message reached the NIC behind `port` (native mode): hold the flow.
-    pub fn on_host_msg(&mut self, class: u8, port: PortId, pkt: PktId, cx: &mut Ctx) {
+    fn on_host_msg(&mut self, m: SfcMsg, port: PortId, pkt: PktId, cx: &mut Ctx) {
+        let class = m.class;
         let p = cx.pkts.get(pkt);
         let (flow, until) = (p.flow, cx.now + SimTime(p.seq));
         let row = self.row(port, class);
@@ -262,23 +296,10 @@ impl Sfc {
         cx.push(Effect::HoldFlow { flow, until });
     }
 
-    /// Add [from, until) to the flow's paused time (the union of its pauses).
-    fn flow_paused(&mut self, flow: FlowId, from: SimTime, until: SimTime) {
-        let f = flow as usize;
-        if self.flows.len() <= f {
-            self.flows.resize(f + 1, FlowPause::default());
-        }
-        let e = &mut self.flows[f];
-        if until > e.until {
-            e.total += (until - from.max(e.until)).0;
-            e.until = until;
-        }
-    }
-
     /// Ports columns sfc_sent, sfc_suppressed, sfc_received, sfc_cache_hits,
     /// sfc_proxy_pauses (per port and class); flows column sfc_paused_ps; summary keys of the
     /// same names (totals).
-    pub fn report(&self, r: &mut Report) {
+    fn report(&self, r: &mut Report) {
         let cols = [
             ("sfc_sent", &self.sent),
             ("sfc_suppressed", &self.suppressed),
@@ -303,6 +324,14 @@ impl Sfc {
             r.metric("sfc_proxy_pauses", "SFC proxy PAUSEs to NICs", 1.0, "int", Better::Neither);
         }
         r.queue_threshold(None, "SFC trigger", self.p.trigger);
+    }
+
+    fn msg_bytes(_: SfcMsg) -> u32 {
+        SFC_MSG_BYTES
+    }
+
+    fn encode_msg(m: SfcMsg, p: &crate::net::Packet, w: &crate::metrics::wire::WireCtx, out: &mut Vec<u8>) {
+        encode(m.class, p, w, out)
     }
 }
 
@@ -335,6 +364,18 @@ mod tests {
         let out = b.fx.iter().filter_map(|e| if let Effect::Msg { sw, flow, to, about, value, .. } = *e { Some((sw, flow, to, about, SimTime(value))) } else { None }).collect();
         b.fx.clear();
         out
+    }
+
+    /// The switch's other mechanisms: none, or PFC with an XOFF running toward `port` in class 0.
+    fn others(b: &Bench, xoff_on: Option<PortId>) -> Mechanisms {
+        use crate::switch::pfc::Pfc;
+        let n = b.topo.ports.len();
+        let pfc = xoff_on.map(|port| {
+            let mut p = Pfc::new(PfcParams::receive_only(n), n, 1, 2);
+            p.set_xoff(port, 0);
+            p
+        });
+        Mechanisms { pfc, ..Default::default() }
     }
 
     fn params(mode: SfcMode) -> SfcParams {
@@ -387,12 +428,12 @@ mod tests {
         let mut sfc = Sfc::new(params(SfcMode::Proxy), b.topo.ports.len(), 1);
         let to_h0 = b.port("left", "h0");
         let mut msg = |b: &mut Bench, now: SimTime, pause: SimTime| -> (bool, Vec<u16>) {
-            let pkt = b.pkts.alloc(Packet { kind: PktKind::Msg(Msg::Sfc { class: 0 }), flow: 9, src: 2, dst: 0, seq: pause.0, size: 64, ..Packet::blank() });
-            let consumed = sfc.on_msg(0, to_h0, pkt, 0, false, &mut b.cx(now));
+            let pkt = b.pkts.alloc(Packet { kind: PktKind::Msg(Msg::Sfc(SfcMsg { class: 0 })), flow: 9, src: 2, dst: 0, seq: pause.0, size: 64, ..Packet::blank() });
+            let consumed = sfc.on_msg(SfcMsg { class: 0 }, MsgAt { sw: 0, out: to_h0, pkt }, &others(b, None), &mut b.cx(now));
             let q =
                 b.fx.iter()
                     .filter_map(|e| {
-                        if let Effect::Frame { port, frame: Frame::Pfc { class: 0, quanta }, .. } = *e {
+                        if let Effect::Frame { port, frame: Frame::Pfc(PauseFrame::Pfc { class: 0, quanta }), .. } = *e {
                             assert_eq!(port, to_h0);
                             Some(quanta)
                         } else {
@@ -412,13 +453,13 @@ mod tests {
         // the flow was paused over [100, 112) us
         assert_eq!(sfc.flows[9].total, SimTime::from_us(12).0);
         // the ToR's own XOFF toward the NIC is running: a proxy PAUSE would shorten it
-        let pkt = b.pkts.alloc(Packet { kind: PktKind::Msg(Msg::Sfc { class: 0 }), flow: 9, src: 2, dst: 0, seq: SimTime::from_us(20).0, size: 64, ..Packet::blank() });
-        assert!(sfc.on_msg(0, to_h0, pkt, 0, true, &mut b.cx(SimTime::from_us(103))));
+        let pkt = b.pkts.alloc(Packet { kind: PktKind::Msg(Msg::Sfc(SfcMsg { class: 0 })), flow: 9, src: 2, dst: 0, seq: SimTime::from_us(20).0, size: 64, ..Packet::blank() });
+        assert!(sfc.on_msg(SfcMsg { class: 0 }, MsgAt { sw: 0, out: to_h0, pkt }, &others(&b, Some(to_h0)), &mut b.cx(SimTime::from_us(103))));
         assert!(b.fx.is_empty());
         // a message crossing a switch that is not the source's ToR goes on
-        let pkt = b.pkts.alloc(Packet { kind: PktKind::Msg(Msg::Sfc { class: 0 }), flow: 9, src: 2, dst: 0, seq: 1, size: 64, ..Packet::blank() });
+        let pkt = b.pkts.alloc(Packet { kind: PktKind::Msg(Msg::Sfc(SfcMsg { class: 0 })), flow: 9, src: 2, dst: 0, seq: 1, size: 64, ..Packet::blank() });
         let to_left = b.port("right", "left");
-        assert!(!sfc.on_msg(0, to_left, pkt, 1, false, &mut b.cx(SimTime::from_us(103))));
+        assert!(!sfc.on_msg(SfcMsg { class: 0 }, MsgAt { sw: 1, out: to_left, pkt }, &others(&b, None), &mut b.cx(SimTime::from_us(103))));
     }
 
     /// The destination cache: a message forwarded by the source's ToR for destination h2 makes
@@ -428,8 +469,8 @@ mod tests {
         let mut b = Bench::new();
         let mut sfc = Sfc::new(params(SfcMode::Native), b.topo.ports.len(), 1);
         let to_h0 = b.port("left", "h0");
-        let pkt = b.pkts.alloc(Packet { kind: PktKind::Msg(Msg::Sfc { class: 0 }), flow: 1, src: 2, dst: 0, seq: SimTime::from_us(20).0, size: 64, ..Packet::blank() });
-        assert!(!sfc.on_msg(0, to_h0, pkt, 0, false, &mut b.cx(SimTime::from_us(50))), "native: the message goes on to the NIC");
+        let pkt = b.pkts.alloc(Packet { kind: PktKind::Msg(Msg::Sfc(SfcMsg { class: 0 })), flow: 1, src: 2, dst: 0, seq: SimTime::from_us(20).0, size: 64, ..Packet::blank() });
+        assert!(!sfc.on_msg(SfcMsg { class: 0 }, MsgAt { sw: 0, out: to_h0, pkt }, &others(&b, None), &mut b.cx(SimTime::from_us(50))), "native: the message goes on to the NIC");
         let (from_h1, up) = (b.port("left", "h1"), b.port("left", "right"));
         arrive(&mut b, &mut sfc, SimTime::from_us(58), 2, 1, 2, from_h1, up, 0);
         assert_eq!(msgs(&mut b), vec![(0, 2, 1, 2, SimTime::from_us(12))]);

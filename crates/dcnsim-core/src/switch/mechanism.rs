@@ -1,0 +1,491 @@
+//! The interface every switch mechanism implements (`SwitchMechanism`) and the macro that
+//! turns the ordered list of mechanisms in `switch/mod.rs` into the engine's static
+//! dispatch (`Mechanisms`) and the payload enums (`Frame`, `Msg`, `MechTimer`) whose arms
+//! route each frame, message and timer to the mechanism that owns it.
+//!
+//! A mechanism is one file: its state, its parameters (`Params`, built by `build`), the
+//! hooks it overrides and the capabilities (`Caps`) it declares, and its own frame,
+//! message and timer types. Adding one is that file and one entry in the list; the engine
+//! core names none of them (docs/architecture.md, "How to add a switch mechanism").
+
+use super::pipeline::{Admission, AqmAction, Arrival, Ctx, Departure, Report};
+use super::{DropReason, PktQueue};
+use crate::net::{FlowId, HostId, PacketArena, PktId, PortId, Routes, Topology};
+use crate::sim::SimTime;
+use std::fmt::Debug;
+
+/// What a mechanism may do, declared once so the engine skips a stage (and the context it
+/// would build for it) no configured mechanism acts at, and asks only mechanisms that can
+/// answer a query. `SwitchMechanism::CAPS` is what the type may ever do (the dispatch
+/// compiles the other hooks out); `caps()` narrows it for a configuration.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Caps(u16);
+
+impl Caps {
+    pub const NONE: Caps = Caps(0);
+    /// `classify`: may change an arriving packet's queue.
+    pub const CLASSIFY: Caps = Caps(1);
+    /// `admit`: admits packets by its own accounting before the buffer model.
+    pub const ADMIT: Caps = Caps(1 << 1);
+    /// `on_arrival`: the queue's marker (marks or drops on arrival). One per configuration.
+    pub const MARK: Caps = Caps(1 << 2);
+    /// `on_enqueue`.
+    pub const ENQUEUE: Caps = Caps(1 << 3);
+    /// `on_dequeue` (and its verdict).
+    pub const DEQUEUE: Caps = Caps(1 << 4);
+    /// `holds`: may stop a switch queue from transmitting.
+    pub const HOLD: Caps = Caps(1 << 5);
+    /// `gated`: a received pause may stop a class of a port, NICs' included.
+    pub const GATE: Caps = Caps(1 << 6);
+    /// `pick` / `nic_may_send`: may send a queue's packets out of order. One per configuration.
+    pub const REORDER: Caps = Caps(1 << 7);
+    /// `on_transmit`: sees every transmission start.
+    pub const WATCH_TX: Caps = Caps(1 << 8);
+    /// `on_host_send`: limits the rate of flows at their NIC.
+    pub const LIMIT_RATES: Caps = Caps(1 << 9);
+
+    #[inline(always)]
+    pub const fn has(self, c: Caps) -> bool {
+        self.0 & c.0 != 0
+    }
+    #[inline(always)]
+    pub const fn or(self, c: Caps) -> Caps {
+        Caps(self.0 | c.0)
+    }
+    /// `c` when `on`, else nothing (a capability a configuration may lack).
+    #[inline(always)]
+    pub const fn when(on: bool, c: Caps) -> Caps {
+        if on {
+            c
+        } else {
+            Caps::NONE
+        }
+    }
+}
+
+/// The payload type of a mechanism that sends no frames, messages or timers of that kind.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Never {}
+
+/// What a mechanism is built for: the fabric and the ports' queue count.
+pub struct Fabric<'a> {
+    pub topo: &'a Topology,
+    pub routes: &'a Routes,
+    /// Per port: propagation plus static switch latency to its peer.
+    pub arrive_delay: &'a [SimTime],
+    pub mtu: u32,
+    /// Queues (traffic classes) per port.
+    pub queues: usize,
+}
+
+impl Fabric<'_> {
+    /// Stop the build when a parameter names a queue the ports do not have: the engine takes
+    /// a packet's queue from it without a bounds check. A scenario's validation refuses it
+    /// first, naming the key; a configuration built in code stops here.
+    pub fn check_queue(&self, what: &str, q: usize) {
+        assert!(q < self.queues, "{what} = {q}: the ports have {} queues", self.queues);
+    }
+}
+
+/// Where a routed message is at a switch: about to leave switch `sw` through `out`.
+#[derive(Copy, Clone, Debug)]
+pub struct MsgAt {
+    pub sw: u32,
+    pub out: PortId,
+    pub pkt: PktId,
+}
+
+/// What an `on_dequeue` hook does with the departing packet.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// It leaves as it is.
+    Send,
+    /// It leaves CE-marked (give it only for an ECN-capable packet; the engine counts the
+    /// mark on its queue).
+    Mark,
+    /// It is dropped: the transmitter takes the next packet instead.
+    Drop(DropReason),
+}
+
+impl Verdict {
+    /// Both hooks' verdicts: a drop over a mark over sending, the earlier of two equals.
+    #[inline(always)]
+    pub fn and(self, v: Verdict) -> Verdict {
+        match (self, v) {
+            (Verdict::Drop(_), _) | (Verdict::Mark, Verdict::Send) => self,
+            _ => v,
+        }
+    }
+}
+
+/// A switch mechanism (PFC, CI, ECN marking, SFC, the AQMs, QCN, DRC, ...): the hooks the
+/// engine calls at each stage of a packet's life in a switch (`switch::pipeline`), each a
+/// no-op by default. A hook reads the engine through `Ctx` and changes it only by pushing
+/// `Effect`s. Every hook a mechanism overrides is named in its `CAPS`.
+pub trait SwitchMechanism: Sized {
+    /// Its parameters as the scenario builder resolves them.
+    type Params: Clone + Debug;
+    /// Its link-local control frame (`Never`: none).
+    type Frame: Copy + Debug + PartialEq + Eq;
+    /// Its routed message to hosts (`Never`: none).
+    type Msg: Copy + Debug + PartialEq + Eq;
+    /// Its timer (`Never`: none).
+    type Timer: Copy + Debug;
+    /// The hooks and queries this type implements.
+    const CAPS: Caps;
+
+    fn build(p: Self::Params, f: &Fabric) -> Self;
+
+    /// The part of `CAPS` this configuration uses.
+    fn caps(&self) -> Caps {
+        Self::CAPS
+    }
+
+    /// classify: may move the packet to another queue (`a.queue`) or set its AQM rule.
+    fn classify(&mut self, _a: &mut Arrival, _cx: &mut Ctx) {}
+    /// admit: admit by own accounting, drop, or leave it to the buffer model.
+    fn admit(&mut self, _a: &mut Arrival, _cx: &mut Ctx) -> Admission {
+        Admission::Buffer
+    }
+    /// The queue's marker: mark, drop or pass an admitted packet before it joins.
+    fn on_arrival(&mut self, _a: &Arrival, _ect: bool, _cx: &mut Ctx) -> AqmAction {
+        AqmAction::Pass
+    }
+    /// The packet joined its queue.
+    fn on_enqueue(&mut self, _a: &Arrival, _cx: &mut Ctx) {}
+    /// Whether switch queue `queue` of `port` may not transmit now.
+    fn holds(&self, _port: PortId, _queue: usize, _queues: &[PktQueue], _pkts: &PacketArena, _now: SimTime) -> bool {
+        false
+    }
+    /// Whether a received pause holds class `class` of `port` (a switch's or a NIC's).
+    fn gated(&self, _port: PortId, _class: usize, _now: SimTime) -> bool {
+        false
+    }
+    /// Which packet of the queue the scheduler chose leaves (its index; None: none may).
+    fn pick(&mut self, _port: PortId, _queue: usize, q: &PktQueue, _pkts: &PacketArena, _now: SimTime) -> Option<usize> {
+        (!q.is_empty()).then_some(0)
+    }
+    /// Whether a NIC may start a frame of a flow to `dst` on `port` now.
+    fn nic_may_send(&self, _port: PortId, _dst: HostId, _hash: u32, _class: usize, _now: SimTime) -> bool {
+        true
+    }
+    /// A packet left its queue (popped, buffer released): send it, mark it or drop it.
+    fn on_dequeue(&mut self, _d: &Departure, _cx: &mut Ctx) -> Verdict {
+        Verdict::Send
+    }
+    /// A packet of class `class` starts transmission on `port` (switch or NIC).
+    fn on_transmit(&mut self, _port: PortId, _pkt: PktId, _class: usize, _cx: &mut Ctx) {}
+    /// A data frame of `wire` bytes of `flow` left its NIC: until when the flow is held.
+    fn on_host_send(&mut self, _flow: FlowId, _wire: u32, _now: SimTime) -> Option<SimTime> {
+        None
+    }
+    /// Whether this node has paused the peer of `port` in class `class` and not released it
+    /// (a query other mechanisms' message hooks may ask through `Mechanisms::pausing`).
+    fn pausing(&self, _port: PortId, _class: usize) -> bool {
+        false
+    }
+    /// One of its frames arrived through `port` (of a switch or a host).
+    fn on_frame(&mut self, _f: Self::Frame, _port: PortId, _flow: FlowId, _hash: u32, _cx: &mut Ctx) {}
+    /// One of its routed messages is about to leave a switch: whether it consumed it.
+    /// `others` are the switch's other mechanisms, for their queries.
+    fn on_msg(&mut self, _m: Self::Msg, _at: MsgAt, _others: &super::Mechanisms, _cx: &mut Ctx) -> bool {
+        false
+    }
+    /// One of its routed messages reached its host through `port`.
+    fn on_host_msg(&mut self, _m: Self::Msg, _port: PortId, _pkt: PktId, _cx: &mut Ctx) {}
+    /// One of its timers is due.
+    fn on_timer(&mut self, _t: Self::Timer, _cx: &mut Ctx) {}
+    /// Add its columns to the ports and flows tables and its keys to the summary.
+    fn report(&self, _r: &mut Report) {}
+    /// Memory a switch with these ports keeps beside its shared pool for this mechanism.
+    fn reserved_beside(&self, _ports: &[PortId]) -> u64 {
+        0
+    }
+    /// What stopped the run, when this mechanism ended it (e.g. a PFC deadlock's cycle).
+    fn deadlock(&self) -> &[String] {
+        &[]
+    }
+
+    /// Bytes on the wire of one of its frames.
+    fn frame_bytes(_f: Self::Frame) -> u32 {
+        unreachable!("a mechanism that sends frames sizes them")
+    }
+    /// Write one of its frames as its standard lays it out (no FCS).
+    fn encode_frame(_f: Self::Frame, _w: &crate::metrics::wire::WireCtx, _out: &mut Vec<u8>) {
+        unreachable!("a mechanism that sends frames encodes them")
+    }
+    /// The frame to send in place of `pending`, not yet sent on the same port (None: both go).
+    fn replacing(_f: Self::Frame, _pending: Self::Frame) -> Option<Self::Frame> {
+        None
+    }
+    /// Bytes on the wire of one of its messages.
+    fn msg_bytes(_m: Self::Msg) -> u32 {
+        unreachable!("a mechanism that sends messages sizes them")
+    }
+    /// Write one of its messages as it crosses the link from `w.tx` to `w.rx` (no FCS).
+    fn encode_msg(_m: Self::Msg, _p: &crate::net::Packet, _w: &crate::metrics::wire::WireCtx, _out: &mut Vec<u8>) {
+        unreachable!("a mechanism that sends messages encodes them")
+    }
+}
+
+/// Expands the ordered list of switch mechanisms (`field: Arm => Type`) into:
+/// `Mechanisms` (one optional field per mechanism and the union of their capabilities) with
+/// one method per stage calling the mechanisms that act there in list order; the payload
+/// enums `Frame`, `Msg` and `MechTimer` with one arm per mechanism; `MechanismParams`.
+/// The order is the pipeline order of every stage: it decides which effects come first and
+/// which mechanism draws first from the switch's random stream.
+macro_rules! switch_mechanisms {
+    ($($(#[$doc:meta])* $field:ident: $Arm:ident => $T:ty),* $(,)?) => {
+        /// The payload of a link-local control frame, by the mechanism that owns it
+        /// (docs/architecture.md). The frame's flow identity (for a CIP, the flow it names)
+        /// is the packet's own `flow` and `hash`.
+        #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+        pub enum Frame { $($Arm(<$T as $crate::switch::mechanism::SwitchMechanism>::Frame)),* }
+
+        /// What a routed mechanism message carries beyond the packet's own fields, by the
+        /// mechanism that owns it.
+        #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+        pub enum Msg { $($Arm(<$T as $crate::switch::mechanism::SwitchMechanism>::Msg)),* }
+
+        /// A mechanism's timer, carried by the engine's single mechanism event kind.
+        #[derive(Copy, Clone, Debug)]
+        pub enum MechTimer { $($Arm(<$T as $crate::switch::mechanism::SwitchMechanism>::Timer)),* }
+
+        /// Each mechanism's parameters (`None`: off), as the scenario builder resolved them.
+        #[derive(Clone, Debug, Default)]
+        pub struct MechanismParams { $($(#[$doc])* pub $field: Option<<$T as $crate::switch::mechanism::SwitchMechanism>::Params>,)* }
+
+        /// The configured switch mechanisms, each `None` when off, called in list order.
+        #[derive(Default)]
+        pub struct Mechanisms {
+            $($(#[$doc])* pub $field: Option<$T>,)*
+            /// The union of the configured mechanisms' capabilities.
+            caps: $crate::switch::mechanism::Caps,
+        }
+
+        impl Frame {
+            /// Bytes on the wire.
+            pub fn wire_bytes(self) -> u32 {
+                use $crate::switch::mechanism::SwitchMechanism;
+                match self { $(Frame::$Arm(f) => <$T>::frame_bytes(f)),* }
+            }
+            /// Write the frame's bytes as its mechanism's standard lays them out (no FCS):
+            /// the link's sender and receiver are `w.tx` and `w.rx`.
+            pub fn encode(self, w: &$crate::metrics::wire::WireCtx, out: &mut Vec<u8>) {
+                use $crate::switch::mechanism::SwitchMechanism;
+                match self { $(Frame::$Arm(f) => <$T>::encode_frame(f, w, out)),* }
+            }
+            /// The frame to send in place of `pending`, which has not left its port yet,
+            /// when this one is asked for on the same port; None when both must go.
+            pub fn replacing(self, pending: Frame) -> Option<Frame> {
+                use $crate::switch::mechanism::SwitchMechanism;
+                match (self, pending) {
+                    $((Frame::$Arm(f), Frame::$Arm(p)) => <$T>::replacing(f, p).map(Frame::$Arm),)*
+                    #[allow(unreachable_patterns)]
+                    _ => None,
+                }
+            }
+        }
+
+        impl Msg {
+            /// Bytes on the wire.
+            pub fn wire_bytes(self) -> u32 {
+                use $crate::switch::mechanism::SwitchMechanism;
+                match self { $(Msg::$Arm(m) => <$T>::msg_bytes(m)),* }
+            }
+            /// Write the message's bytes as it crosses the link from `w.tx` to `w.rx`.
+            pub fn encode(self, p: &$crate::net::Packet, w: &$crate::metrics::wire::WireCtx, out: &mut Vec<u8>) {
+                use $crate::switch::mechanism::SwitchMechanism;
+                match self { $(Msg::$Arm(m) => <$T>::encode_msg(m, p, w, out)),* }
+            }
+        }
+
+        #[allow(unused_variables)]
+        impl Mechanisms {
+            pub fn new(p: MechanismParams, f: &$crate::switch::mechanism::Fabric) -> Mechanisms {
+                use $crate::switch::mechanism::{Caps, SwitchMechanism};
+                let mut m = Mechanisms { $($field: p.$field.map(|p| <$T>::build(p, f)),)* caps: Caps::NONE };
+                $(if let Some(x) = &m.$field { m.caps = m.caps.or(x.caps()); })*
+                m
+            }
+
+            /// Whether some configured mechanism declares `c` (a stage none acts at costs
+            /// neither a context nor a call).
+            #[inline(always)]
+            pub fn acts_at(&self, c: $crate::switch::mechanism::Caps) -> bool {
+                self.caps.has(c)
+            }
+
+            #[inline]
+            pub fn classify(&mut self, a: &mut Arrival, cx: &mut Ctx) {
+                use $crate::switch::mechanism::{Caps, SwitchMechanism};
+                $(if <$T>::CAPS.has(Caps::CLASSIFY) { if let Some(m) = &mut self.$field { m.classify(a, cx); } })*
+            }
+
+            /// The first mechanism that does not leave the packet to the buffer model decides.
+            #[inline]
+            pub fn admit(&mut self, a: &mut Arrival, cx: &mut Ctx) -> Admission {
+                use $crate::switch::mechanism::{Caps, SwitchMechanism};
+                $(if <$T>::CAPS.has(Caps::ADMIT) {
+                    if let Some(m) = &mut self.$field {
+                        match m.admit(a, cx) { Admission::Buffer => {}, x => return x }
+                    }
+                })*
+                Admission::Buffer
+            }
+
+            /// Mark or drop on arrival, before the packet joins its queue: a classifier's
+            /// rule first, else the queue's marker. The context is built in the branch that
+            /// uses it: on every switch hop, with the step marker inlined, the compiler then
+            /// keeps only the fields the marker reads (a context built before the match cost
+            /// the k = 8 bench 1.8% of its instructions).
+            #[inline(always)]
+            pub fn aqm<'a>(&mut self, a: &Arrival, cx: impl FnOnce() -> Ctx<'a>) -> AqmAction {
+                use $crate::switch::mechanism::{Caps, SwitchMechanism};
+                let ect = a.ecn.is_ect();
+                match a.aqm {
+                    AqmRule::Skip => return AqmAction::Pass,
+                    AqmRule::MarkCe => return if ect { AqmAction::Mark } else { AqmAction::Pass },
+                    AqmRule::Queue => {}
+                }
+                $(if <$T>::CAPS.has(Caps::MARK) { if let Some(m) = &mut self.$field { return m.on_arrival(a, ect, &mut cx()); } })*
+                AqmAction::Pass
+            }
+
+            #[inline]
+            pub fn on_enqueue(&mut self, a: &Arrival, cx: &mut Ctx) {
+                use $crate::switch::mechanism::{Caps, SwitchMechanism};
+                $(if <$T>::CAPS.has(Caps::ENQUEUE) { if let Some(m) = &mut self.$field { m.on_enqueue(a, cx); } })*
+            }
+
+            /// Every mechanism sees the departure; the verdict is the strongest of theirs.
+            #[inline]
+            pub fn on_dequeue(&mut self, d: &Departure, cx: &mut Ctx) -> $crate::switch::mechanism::Verdict {
+                use $crate::switch::mechanism::{Caps, SwitchMechanism, Verdict};
+                let mut v = Verdict::Send;
+                $(if <$T>::CAPS.has(Caps::DEQUEUE) { if let Some(m) = &mut self.$field { v = v.and(m.on_dequeue(d, cx)); } })*
+                v
+            }
+
+            /// hold: whether switch queue `queue` of `port` may not transmit now.
+            #[inline]
+            pub fn holds(&self, port: PortId, queue: usize, queues: &[PktQueue], pkts: &PacketArena, now: SimTime) -> bool {
+                use $crate::switch::mechanism::{Caps, SwitchMechanism};
+                $(if <$T>::CAPS.has(Caps::HOLD) && self.$field.as_ref().is_some_and(|m| m.holds(port, queue, queues, pkts, now)) { return true; })*
+                false
+            }
+
+            /// Whether a received pause holds class `class` of `port` (switch or NIC).
+            #[inline]
+            pub fn gated(&self, port: PortId, class: usize, now: SimTime) -> bool {
+                use $crate::switch::mechanism::{Caps, SwitchMechanism};
+                $(if <$T>::CAPS.has(Caps::GATE) && self.$field.as_ref().is_some_and(|m| m.gated(port, class, now)) { return true; })*
+                false
+            }
+
+            /// Which packet of the queue the scheduler chose leaves: the head, or what the
+            /// mechanism that reorders picks (None: none may leave now).
+            #[inline]
+            pub fn pick(&mut self, port: PortId, queue: usize, q: &PktQueue, pkts: &PacketArena, now: SimTime) -> Option<usize> {
+                use $crate::switch::mechanism::{Caps, SwitchMechanism};
+                $(if <$T>::CAPS.has(Caps::REORDER) { if let Some(m) = &mut self.$field { if m.caps().has(Caps::REORDER) { return m.pick(port, queue, q, pkts, now); } } })*
+                (!q.is_empty()).then_some(0)
+            }
+
+            /// Whether a NIC may start a frame of a flow to `dst` (hash `hash`, class
+            /// `class`) on `port` now.
+            #[inline]
+            pub fn nic_may_send(&self, port: PortId, dst: HostId, hash: u32, class: usize, now: SimTime) -> bool {
+                use $crate::switch::mechanism::{Caps, SwitchMechanism};
+                $(if <$T>::CAPS.has(Caps::REORDER) && !self.$field.as_ref().is_none_or(|m| m.nic_may_send(port, dst, hash, class, now)) { return false; })*
+                true
+            }
+
+            /// A packet of class `class` starts transmission on `port` (switch or NIC).
+            pub fn on_transmit(&mut self, port: PortId, pkt: PktId, class: usize, cx: &mut Ctx) {
+                use $crate::switch::mechanism::{Caps, SwitchMechanism};
+                $(if <$T>::CAPS.has(Caps::WATCH_TX) { if let Some(m) = &mut self.$field { m.on_transmit(port, pkt, class, cx); } })*
+            }
+
+            /// A data frame of `wire` bytes of `flow` left its NIC at `now`: until when a
+            /// rate limiter holds the flow, if one does.
+            #[inline]
+            pub fn on_host_send(&mut self, flow: FlowId, wire: u32, now: SimTime) -> Option<SimTime> {
+                use $crate::switch::mechanism::{Caps, SwitchMechanism};
+                let mut until: Option<SimTime> = None;
+                $(if <$T>::CAPS.has(Caps::LIMIT_RATES) { if let Some(m) = &mut self.$field { until = until.max(m.on_host_send(flow, wire, now)); } })*
+                until
+            }
+
+            /// Whether a mechanism of this node has paused the peer of `port` in `class`.
+            pub fn pausing(&self, port: PortId, class: usize) -> bool {
+                use $crate::switch::mechanism::SwitchMechanism;
+                $(if self.$field.as_ref().is_some_and(|m| m.pausing(port, class)) { return true; })*
+                false
+            }
+
+            /// A link-local frame arrived through `port` (of a switch or a host).
+            pub fn on_frame(&mut self, frame: Frame, port: PortId, flow: FlowId, hash: u32, cx: &mut Ctx) {
+                use $crate::switch::mechanism::SwitchMechanism;
+                match frame { $(Frame::$Arm(f) => if let Some(m) = &mut self.$field { m.on_frame(f, port, flow, hash, cx) }),* }
+            }
+
+            /// A routed message is about to leave switch `at.sw` through `at.out`: whether a
+            /// mechanism consumed it instead. Its owner is taken out for the call, so that it
+            /// can ask the others (`pausing`).
+            pub fn on_msg(&mut self, msg: Msg, at: $crate::switch::mechanism::MsgAt, cx: &mut Ctx) -> bool {
+                use $crate::switch::mechanism::SwitchMechanism;
+                match msg {
+                    $(Msg::$Arm(x) => match self.$field.take() {
+                        Some(mut m) => {
+                            let consumed = m.on_msg(x, at, self, cx);
+                            self.$field = Some(m);
+                            consumed
+                        }
+                        None => false,
+                    }),*
+                }
+            }
+
+            /// A routed message reached its host through `port`.
+            pub fn on_host_msg(&mut self, msg: Msg, port: PortId, pkt: PktId, cx: &mut Ctx) {
+                use $crate::switch::mechanism::SwitchMechanism;
+                match msg { $(Msg::$Arm(x) => if let Some(m) = &mut self.$field { m.on_host_msg(x, port, pkt, cx) }),* }
+            }
+
+            pub fn on_timer(&mut self, t: MechTimer, cx: &mut Ctx) {
+                use $crate::switch::mechanism::SwitchMechanism;
+                match t { $(MechTimer::$Arm(t) => if let Some(m) = &mut self.$field { m.on_timer(t, cx) }),* }
+            }
+
+            /// Add the mechanisms' columns to the ports table (one row per port and queue, in
+            /// port order) and to the flows table, and their keys to the summary.
+            pub fn report(&mut self, r: &mut Report) {
+                use $crate::switch::mechanism::SwitchMechanism;
+                $(if let Some(m) = &self.$field { m.report(r); })*
+            }
+
+            /// Memory a switch with these ports keeps beside its shared pool for the
+            /// mechanisms' own admissions (PFC headroom).
+            pub fn reserved_beside(&self, ports: &[PortId]) -> u64 {
+                use $crate::switch::mechanism::SwitchMechanism;
+                0 $(+ self.$field.as_ref().map_or(0, |m| m.reserved_beside(ports)))*
+            }
+
+            /// What stopped the run, when a mechanism ended it.
+            pub fn deadlock(&self) -> &[String] {
+                use $crate::switch::mechanism::SwitchMechanism;
+                $(if let Some(d) = self.$field.as_ref().map(|m| m.deadlock()).filter(|d| !d.is_empty()) { return d; })*
+                &[]
+            }
+
+            /// The mechanisms' names and capabilities in list order (docs/architecture.md's
+            /// hook table is checked against this).
+            pub fn declared() -> Vec<(&'static str, $crate::switch::mechanism::Caps)> {
+                use $crate::switch::mechanism::SwitchMechanism;
+                vec![$((stringify!($field), <$T>::CAPS)),*]
+            }
+        }
+    };
+}
+pub(crate) use switch_mechanisms;
