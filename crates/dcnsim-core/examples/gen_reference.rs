@@ -2,9 +2,11 @@
 //!
 //!     cargo run -p dcnsim-core --example gen_reference
 //!
-//! Writes `docs/scenario-reference.md` and `docs/scenario.schema.json` (relative to the
+//! Writes `docs/scenario-reference.md`, `docs/scenario.schema.json` and the hook table of
+//! `docs/architecture.md` (relative to the
 //! workspace root), each atomically: a temporary file in the same directory, then a rename.
 use dcnsim_core::scenario::reference;
+use dcnsim_core::switch::mechanism;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -30,7 +32,9 @@ fn write_atomic(path: &Path, text: &str) -> std::io::Result<bool> {
 
 fn main() {
     let root = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
-    for (rel, text) in [(reference::MARKDOWN_PATH, reference::markdown()), (reference::JSON_SCHEMA_PATH, reference::json_schema())] {
+    let arch = std::fs::read_to_string(root.join(mechanism::ARCHITECTURE_PATH)).expect("docs/architecture.md");
+    let arch = mechanism::with_hook_table(&arch);
+    for (rel, text) in [(reference::MARKDOWN_PATH, reference::markdown()), (reference::JSON_SCHEMA_PATH, reference::json_schema()), (mechanism::ARCHITECTURE_PATH, arch)] {
         let path = root.join(rel);
         match write_atomic(&path, &text) {
             Ok(true) => println!("wrote {rel}"),

@@ -578,7 +578,6 @@ impl Sim {
             drops: 0,
             ecn_marks: 0,
             retx: 0,
-            paused: false,
             finished: false,
             end: SimTime::ZERO,
             in_ready: false,

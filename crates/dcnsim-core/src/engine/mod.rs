@@ -545,13 +545,6 @@ impl Sim {
     pub fn trace(&self) -> &[TxRecord] {
         self.trace.as_deref().unwrap_or(&[])
     }
-    /// Send a PFC frame for `class` with `quanta` out of `port` now, as a switch would.
-    pub fn inject_pause(&mut self, port: PortId, class: usize, quanta: u16) {
-        if let Some(p) = &mut self.mechs.pfc {
-            p.send(port, class, quanta, &mut ctx!(self));
-        }
-        self.apply_effects();
-    }
     /// Invariant violations found so far (only with `check_invariants`).
     pub fn violations(&self) -> &[String] {
         &self.violations

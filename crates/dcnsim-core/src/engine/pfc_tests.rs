@@ -9,6 +9,17 @@ use crate::sim::{ser_time, SimTime};
 use crate::switch::pfc::PfcParams;
 use crate::Sim;
 
+impl super::Sim {
+    /// Send a PFC frame for `class` with `quanta` out of `port` now, as a switch would.
+    fn inject_pause(&mut self, port: crate::net::PortId, class: usize, quanta: u16) {
+        use crate::switch::pipeline::Ctx;
+        if let Some(p) = &mut self.mechs.pfc {
+            p.send(port, class, quanta, &mut super::ctx!(self));
+        }
+        self.apply_effects();
+    }
+}
+
 /// A star: hosts h0..h{n-1} on one switch `s`, every link `rate` with `delay`.
 fn star(n: usize, rate: &str, delay: &str, slow_last: Option<&str>, switch: &str, flows: &str, max_time: &str) -> String {
     let hosts: Vec<String> = (0..n).map(|i| format!("\"h{i}\"")).collect();

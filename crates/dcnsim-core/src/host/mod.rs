@@ -142,8 +142,6 @@ pub struct Flow {
     pub drops: u32,
     pub ecn_marks: u32,
     pub retx: u32,
-    /// Some packet of the flow waited in a queue while that queue was PFC-paused.
-    pub paused: bool,
     pub finished: bool,
     pub end: SimTime,
     /// On its NIC's ready list (`ReadyLists`), and the flow after it there.
@@ -265,7 +263,6 @@ mod tests {
             drops: 0,
             ecn_marks: 0,
             retx: 0,
-            paused: false,
             finished: false,
             end: SimTime::ZERO,
             in_ready: false,

@@ -63,6 +63,50 @@ impl Caps {
     }
 }
 
+/// The hooks docs/architecture.md's table shows, in pipeline order, with their column names.
+pub const HOOK_COLUMNS: [(&str, Caps); 10] = [
+    ("classify", Caps::CLASSIFY),
+    ("admit", Caps::ADMIT),
+    ("on_arrival (mark)", Caps::MARK),
+    ("on_enqueue", Caps::ENQUEUE),
+    ("holds", Caps::HOLD),
+    ("gated", Caps::GATE),
+    ("pick", Caps::REORDER),
+    ("on_dequeue", Caps::DEQUEUE),
+    ("on_transmit", Caps::WATCH_TX),
+    ("on_host_send", Caps::LIMIT_RATES),
+];
+
+/// The markdown table of which mechanism declares which hook, one row per mechanism in list
+/// (pipeline) order: docs/architecture.md carries it between `<!-- hooks:begin -->` and
+/// `<!-- hooks:end -->` (a test keeps it true; `gen_reference` rewrites it).
+pub fn hook_table() -> String {
+    let mut t = String::from("| mechanism |");
+    for (name, _) in HOOK_COLUMNS {
+        t += &format!(" {name} |");
+    }
+    t += &format!("\n|{}\n", " --- |".repeat(HOOK_COLUMNS.len() + 1));
+    for (mech, caps) in super::Mechanisms::declared() {
+        t += &format!("| {mech} |");
+        for (_, c) in HOOK_COLUMNS {
+            t += if caps.has(c) { " x |" } else { "   |" };
+        }
+        t += "\n";
+    }
+    t
+}
+
+/// docs/architecture.md (relative to the workspace root) with its hook table replaced by
+/// `hook_table()`.
+pub const ARCHITECTURE_PATH: &str = "docs/architecture.md";
+pub fn with_hook_table(doc: &str) -> String {
+    let (begin, end) = ("<!-- hooks:begin -->\n", "<!-- hooks:end -->");
+    let (Some(a), Some(b)) = (doc.find(begin), doc.find(end)) else {
+        panic!("{ARCHITECTURE_PATH} has no {begin:?} ... {end:?} block");
+    };
+    format!("{}{begin}{}{}", &doc[..a], hook_table(), &doc[b..])
+}
+
 /// The payload type of a mechanism that sends no frames, messages or timers of that kind.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Never {}
@@ -489,3 +533,15 @@ macro_rules! switch_mechanisms {
     };
 }
 pub(crate) use switch_mechanisms;
+
+#[cfg(test)]
+mod tests {
+    /// docs/architecture.md's hook table is the one the mechanism list declares (regenerate
+    /// it with `cargo run -p dcnsim-core --example gen_reference`).
+    #[test]
+    fn architecture_hook_table_is_up_to_date() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/architecture.md");
+        let doc = std::fs::read_to_string(path).unwrap();
+        assert!(doc == super::with_hook_table(&doc), "docs/architecture.md's hook table is stale: run `cargo run -p dcnsim-core --example gen_reference`");
+    }
+}
