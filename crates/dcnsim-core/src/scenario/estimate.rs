@@ -136,6 +136,7 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, ScenarioError> {
     // of the port's wiring stood beside the egress record; it is inside it now)
     let per_port =
         (std::mem::size_of::<Egress>() + std::mem::size_of::<PortCtl>() + 224) as u128 + q * (std::mem::size_of::<PktQueue>() + std::mem::size_of::<QueueStats>()) as u128;
+    let per_port = per_port + q * s.switch.fq_codel.as_ref().map_or(0, |f| f.memory_per_queue()) as u128;
     let fabric = (hosts + switches) * 128 + ports * per_port + switches * edges * 8 + hosts * (64 + 24 * q);
     // vectors that grow by doubling may briefly hold twice their contents
     let fabric = fabric + fabric / 4;

@@ -766,6 +766,9 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
             return Err(err("transport.qcn.min_rate", "invalid value 0 bps, expected a rate > 0"));
         }
     }
+    if let Some(f) = &sw.fq_codel {
+        f.check(sw)?;
+    }
     if let Some(d) = &sw.drc {
         for (key, v) in [("thresholds", &d.thresholds), ("rates", &d.rates)] {
             if let Some(v) = v {
@@ -1948,7 +1951,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
         scheduler,
         buffer,
         switch_latency,
-        mechanisms: MechanismParams { ecn, pfc, ci, sfc, aqm, qcn, drc },
+        mechanisms: MechanismParams { ecn, pfc, ci, sfc, aqm, qcn, drc, fq_codel: sw.fq_codel.as_ref().map(|f| f.params(mtu)) },
         tcp: TcpParams {
             init_cwnd: tr.init_cwnd.unwrap_or(DEFAULT_INIT_CWND),
             min_rto,

@@ -392,6 +392,9 @@ pub struct SwitchConfig {
     /// Directional Rate Control (seed 001); absent = off.
     #[serde(default)]
     pub drc: Option<DrcConfig>,
+    /// FQ-CoDel on every egress queue (RFC 8290, see `switch.fq_codel`); absent = off.
+    #[serde(default)]
+    pub fq_codel: Option<crate::switch::fq_codel::FqCodelConfig>,
     /// Active queue management and ECN marking, chosen by kind (see `switch.aqm`); absent =
     /// none (drop-tail only).
     #[serde(default)]

@@ -12,6 +12,7 @@ pub mod dualpi2;
 pub mod dualq2015;
 pub mod ecn;
 mod fifo;
+pub mod fq_codel;
 pub mod mechanism;
 pub mod pfc;
 pub mod pi2;
@@ -49,4 +50,6 @@ mechanism::switch_mechanisms! {
     qcn: Qcn => qcn::Qcn,
     /// Directional Rate Control (seed 001).
     drc: Drc => drc::Drc,
+    /// FQ-CoDel (RFC 8290).
+    fq_codel: FqCodel => fq_codel::FqCodel,
 }
