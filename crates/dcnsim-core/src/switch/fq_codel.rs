@@ -287,12 +287,10 @@ pub struct FqCodel {
     marks: u64,
 }
 
-impl FqCodel {
-    /// The flow queue of a packet with flow hash `hash`.
-    #[inline]
-    fn flow_of(&self, hash: u32) -> u32 {
-        ((mix64(hash as u64) as u32 as u64 * self.p.flows as u64) >> 32) as u32
-    }
+/// The flow queue, of `flows`, of a packet with flow hash `hash`.
+#[inline]
+fn flow_of(hash: u32, flows: u32) -> u32 {
+    ((mix64(hash as u64) as u32 as u64 * flows as u64) >> 32) as u32
 }
 
 impl SwitchMechanism for FqCodel {
@@ -308,7 +306,7 @@ impl SwitchMechanism for FqCodel {
 
     /// A packet joins its flow queue; an inactive flow queue joins the new flows.
     fn on_enqueue(&mut self, a: &Arrival, _cx: &mut Ctx) {
-        let fq = self.flow_of(a.hash) as usize;
+        let fq = flow_of(a.hash, self.p.flows) as usize;
         let n = self.p.flows as usize;
         let s = self.sched[a.out as usize * self.queues + a.queue].get_or_insert_with(|| Box::new(Sched { flows: vec![FlowQueue::default(); n], new: VecDeque::new(), old: VecDeque::new() }));
         let q = &mut s.flows[fq];
@@ -326,7 +324,7 @@ impl SwitchMechanism for FqCodel {
         if q.is_empty() {
             return None;
         }
-        let quantum = self.p.quantum as i64;
+        let (quantum, flows) = (self.p.quantum as i64, self.p.flows);
         let Some(s) = self.sched.get_mut(port as usize * self.queues + queue).and_then(|s| s.as_deref_mut()) else {
             // a NIC's queue: in order
             return Some(0);
@@ -338,36 +336,33 @@ impl SwitchMechanism for FqCodel {
                 (None, None) => unreachable!("a queue with packets has an active flow queue"),
             };
             let f = &mut s.flows[fq as usize];
+            if f.deficit > 0 && f.packets > 0 {
+                let at = q.ids().position(|id| flow_of(pkts.get(id).hash, flows) == fq);
+                debug_assert!(at.is_some(), "flow queue {fq} counts packets the egress queue does not hold");
+                return at.or(Some(0));
+            }
+            if from_new { s.new.pop_front() } else { s.old.pop_front() };
             if f.deficit <= 0 {
+                // out of credit: another quantum, and to the end of the old flows
                 f.deficit += quantum;
-                f.list = List::Old;
-                if from_new { s.new.pop_front() } else { s.old.pop_front() };
-                s.old.push_back(fq);
-                continue;
-            }
-            if f.packets == 0 {
-                // codel_dequeue found it empty
+            } else {
+                // codel_dequeue found it empty: it leaves, or from the new flows while old
+                // ones wait, goes to the end of the old flows
                 f.codel.dropping = false;
-                if from_new { s.new.pop_front() } else { s.old.pop_front() };
-                if from_new && !s.old.is_empty() {
-                    f.list = List::Old;
-                    s.old.push_back(fq);
-                } else {
+                if !from_new || s.old.is_empty() {
                     f.list = List::Inactive;
+                    continue;
                 }
-                continue;
             }
-            let n = self.p.flows as u64;
-            let at = q.ids().position(|id| ((mix64(pkts.get(id).hash as u64) as u32 as u64 * n) >> 32) as u32 == fq);
-            debug_assert!(at.is_some(), "flow queue {fq} counts packets the egress queue does not hold");
-            return at.or(Some(0));
+            f.list = List::Old;
+            s.old.push_back(fq);
         }
     }
 
     /// CoDel on the departing packet; a packet that leaves is charged to its flow's deficit.
     fn on_dequeue(&mut self, d: &Departure, cx: &mut Ctx) -> Verdict {
         let p = cx.pkts.get(d.pkt);
-        let (fq, ect) = (self.flow_of(p.hash) as usize, p.ecn.is_ect());
+        let (fq, ect) = (flow_of(p.hash, self.p.flows) as usize, p.ecn.is_ect());
         let backlog = cx.queue_bytes(d.port, d.queue);
         let Some(s) = self.sched[d.port as usize * self.queues + d.queue].as_deref_mut() else {
             return Verdict::Send;
