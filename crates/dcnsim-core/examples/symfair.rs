@@ -28,7 +28,7 @@ fn main() {
             let mut line = format!("{:.1}", (t - warm).as_secs_f64() * 1e6);
             for f in 0..sim.flows_total() {
                 if let Sender::Tcp(s) = &sim.flow(f as u32).unwrap().sender {
-                    line += &format!(" {:.2} {:.3} {}", s.w.cwnd / s.w.mss, sim.flow_alpha(f as u32).unwrap(), sim.flow(f as u32).unwrap().ecn_marks);
+                    line += &format!(" {:.2} {:.3} {}", s.w.cwnd / s.w.mss, sim.flow(f as u32).unwrap().dctcp_alpha().unwrap(), sim.flow(f as u32).unwrap().ecn_marks);
                 }
             }
             println!("{line}");
@@ -91,7 +91,7 @@ fn main() {
             fl.src,
             gb,
             fl.ecn_marks - marks0[f],
-            sim.flow_alpha(f as u32).unwrap_or(f64::NAN),
+            sim.flow(f as u32).unwrap().dctcp_alpha().unwrap_or(f64::NAN),
             cw[f] / samples.max(1) as f64
         );
     }

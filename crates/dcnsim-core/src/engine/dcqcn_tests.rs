@@ -160,7 +160,7 @@ fn cnps_reach_the_marked_flows_which_pace_at_the_cut_rate() {
     let mut sim = build(&text);
     sim.enable_trace();
     let rp = |sim: &crate::Sim, f: u32| match sim.flow(f).map(|fl| &fl.sender) {
-        Some(Sender::Roce(r)) => (r.rp.cnps, r.rp.rate_bps()),
+        Some(Sender::Roce(r)) => (r.cc.dcqcn().unwrap().rp.cnps, r.cc.dcqcn().unwrap().rp.rate_bps()),
         None => (0, 0),
         Some(_) => panic!("flow {f} is not RoCE"),
     };
@@ -235,7 +235,7 @@ flows = [{ src = 0, dst = 1, size = "2MB" }]
     // the CNPs counted while the flow still runs (a finished flow keeps no sender state)
     sim.run_until(SimTime::from_us(500));
     let cnps = match sim.flow(0).map(|f| &f.sender) {
-        Some(Sender::Roce(r)) => r.rp.cnps,
+        Some(Sender::Roce(r)) => r.cc.dcqcn().unwrap().rp.cnps,
         _ => panic!("flow 0 is not a running RoCE flow at 500 us"),
     };
     sim.run();

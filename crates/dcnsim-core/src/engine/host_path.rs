@@ -2,14 +2,10 @@
 //! handling (TCP, RoCE, UDP), retransmission and pacing timers, and flow start and finish.
 
 use super::{ctx, Ev, Sim};
-use crate::host::cc::{Cc, CongestionControl};
-use crate::host::cubic::Cubic;
-use crate::host::dctcp::Dctcp;
-use crate::host::reno::Reno;
-use crate::host::roce::{RoceReply, RoceSender};
-use crate::host::tcp::{Receiver, TcpSender};
+use crate::host::tcp::Receiver;
+use crate::host::transport::{Next, Nic, Ready};
 use crate::host::udp::{Arrivals, SizeDist, UdpSource};
-use crate::host::{Flow, Sender, TransportKind};
+use crate::host::{Flow, Sender, Transport};
 use crate::net::{Ecn, FlowId, Packet, PktId, PktKind, PortId};
 use crate::sim::rng::mix64;
 use crate::sim::{ser_time, stream, SimTime, Stream};
@@ -44,7 +40,7 @@ impl Sim {
     /// The next packet host `h`'s NIC sends, its size and its route at the switch the NIC
     /// leads to (`Sim::route_beyond`), as `switch_dequeue` gives them.
     pub(super) fn host_next_packet(&mut self, h: u32) -> Option<(PktId, u32, PortId)> {
-        let port = self.hosts[h as usize].port;
+        let (port, line_rate) = (self.hosts[h as usize].port, self.hosts[h as usize].rate_bps);
         let now = self.now;
         let reorders = self.mechs.acts_at(Caps::REORDER);
         let (eg, ctl) = self.egress.both_mut(port);
@@ -98,33 +94,14 @@ impl Sim {
                         continue;
                     }
                 }
-                let now = self.now;
-                let (seg, still, ect) = match &mut fl.sender {
-                    Sender::Tcp(tcp) => {
-                        let Some(seg) = tcp.next_segment(fl.size) else {
-                            continue;
-                        };
-                        tcp.arm_if_idle(now);
-                        (seg, tcp.can_send(fl.size), tcp.cc.ect())
+                let nic = Nic { mss: self.cfg.mtu - self.cfg.header, header: self.cfg.header, rate_bps: line_rate };
+                let (seg, ect, still, recheck) = match fl.sender.next(fl.size, nic, now) {
+                    Next::Send { seg, ect, still, recheck } => (seg, ect, still, recheck),
+                    Next::Skip => continue,
+                    Next::Recheck => {
+                        pace.push(f);
+                        continue;
                     }
-                    Sender::Roce(r) => {
-                        let mss = self.cfg.mtu - self.cfg.header;
-                        match r.next_segment(fl.size, mss, self.cfg.header, now) {
-                            Some(seg) => {
-                                // stay ready if the pacer allows the next packet by the time
-                                // this one is serialized (always, at line rate)
-                                let rate = self.topo.ports[self.hosts[h as usize].port as usize].rate_bps;
-                                let free_at = now + ser_time((seg.len + self.cfg.header) as u64, rate);
-                                let still = r.has_work(fl.size) && r.next_allowed() <= free_at;
-                                (seg, still, Ecn::Ect0)
-                            }
-                            None => {
-                                pace.push(f);
-                                continue;
-                            }
-                        }
-                    }
-                    Sender::Udp(_) | Sender::Done => continue,
                 };
                 if seg.retx {
                     fl.retx += 1;
@@ -146,18 +123,16 @@ impl Sim {
                     qc: class as u8,
                     ..Packet::blank()
                 };
-                let roce = matches!(fl.sender, Sender::Roce(_));
-                if !roce && self.mechs.acts_at(Caps::LIMIT_RATES) {
+                if !fl.sender.rate_controlled() && self.mechs.acts_at(Caps::LIMIT_RATES) {
                     if let Some(until) = self.mechs.on_host_send(f, p.size, now) {
                         self.holds.hold(f, until);
                     }
                 }
-                let paced = !still && roce;
                 if still {
                     self.ready.push_back(&mut self.flows, h, class, f);
                 }
                 self.ensure_timer(f);
-                if paced {
+                if recheck {
                     pace.push(f);
                 }
                 self.pkts_created += 1;
@@ -210,19 +185,14 @@ impl Sim {
             PktKind::Syn => self.reply_in_place(pkt, PktKind::SynAck, 0, false),
             PktKind::SynAck => {
                 self.consume(pkt);
-                if let Sender::Tcp(t) = &mut self.flows[f as usize].sender {
-                    if t.syn_pending {
-                        t.on_syn_ack();
-                        self.make_ready(f);
-                    }
+                if self.flows[f as usize].sender.on_syn_ack() {
+                    self.make_ready(f);
                 }
             }
             PktKind::Cnp => {
                 self.consume(pkt);
                 let now = self.now;
-                if let Sender::Roce(r) = &mut self.flows[f as usize].sender {
-                    r.on_cnp(now);
-                }
+                self.flows[f as usize].sender.on_cnp(now);
             }
             PktKind::Msg(msg) => {
                 self.mechs.on_host_msg(msg, port, pkt, &mut ctx!(self));
@@ -235,69 +205,38 @@ impl Sim {
 
     pub(super) fn on_data(&mut self, f: FlowId, pkt: PktId) {
         let fl = &mut self.flows[f as usize];
-        let p = self.pkts.get_mut(pkt);
-        if p.ecn.is_ce() {
+        let p = self.pkts.get(pkt);
+        let ce = p.ecn.is_ce();
+        if ce {
             fl.ecn_marks += 1;
         }
-        match fl.sender {
-            Sender::Tcp(_) => {
-                let before = fl.rx.rcv_nxt;
-                let ack = fl.rx.on_data(p.seq, p.payload as u64);
-                self.count_goodput(f, ack - before);
-                let p = self.pkts.get(pkt);
-                let ce = p.ecn.is_ce();
-                self.reply_in_place(pkt, PktKind::Ack, ack, ce);
+        let r = fl.receive(p.seq, p.payload, p.size, ce, self.now, self.cfg.roce.cnp_interval);
+        if r.datagram && !self.loops.is_empty() {
+            // a frame's latency: made at the source to its last byte in at the host
+            let i = f as usize;
+            if self.frame_latency.len() <= i {
+                self.frame_latency.resize(i + 1, (0, 0));
             }
-            Sender::Roce(_) => {
-                let before = fl.rrx.rcv_nxt;
-                let reply = fl.rrx.on_data(p.seq, p.payload as u64);
-                let new = fl.rrx.rcv_nxt - before;
-                self.count_goodput(f, new);
-                let fl = &mut self.flows[f as usize];
-                let p = self.pkts.get(pkt);
-                let cnp = p.ecn.is_ce() && fl.rrx.np.on_marked(self.cfg.roce.cnp_interval, self.now);
-                let (src, dst, prio, hash) = (p.src, p.dst, p.prio, p.hash);
-                let (kind, seq) = match reply {
-                    RoceReply::Ack(a) => (PktKind::Ack, a),
-                    RoceReply::Nack(e) => (PktKind::Nack, e),
-                    RoceReply::Nothing => (PktKind::Data, 0),
-                };
-                if kind == PktKind::Data {
-                    self.consume(pkt);
-                } else {
-                    self.reply_in_place(pkt, kind, seq, false);
-                }
-                if cnp {
-                    let c = Packet { kind: PktKind::Cnp, flow: f, src: dst, dst: src, size: self.cfg.ack_size, prio, hash, ts: self.now, ..Packet::blank() };
-                    self.pkts_created += 1;
-                    let id = self.pkts.alloc(c);
-                    self.nic_enqueue(dst, id);
-                }
-            }
-            Sender::Done => {
-                self.consume(pkt);
-            }
-            Sender::Udp(_) => {
-                fl.rx.bytes += p.size as u64;
-                let size = p.size as u64;
-                if !self.loops.is_empty() {
-                    // a frame's latency: made at the source to its last byte in at the host
-                    let i = f as usize;
-                    if self.frame_latency.len() <= i {
-                        self.frame_latency.resize(i + 1, (0, 0));
-                    }
-                    let e = &mut self.frame_latency[i];
-                    e.0 += (self.now - p.ts).0;
-                    e.1 += 1;
-                }
-                self.count_goodput(f, size);
-                let fl = &mut self.flows[f as usize];
-                let done = fl.rx.bytes >= fl.size;
-                self.consume(pkt);
-                if done {
-                    self.finish_flow(f);
-                }
-            }
+            let e = &mut self.frame_latency[i];
+            e.0 += (self.now - p.ts).0;
+            e.1 += 1;
+        }
+        self.count_goodput(f, r.delivered);
+        let p = self.pkts.get(pkt);
+        let (src, dst, prio, hash) = (p.src, p.dst, p.prio, p.hash);
+        if r.reply == PktKind::Data {
+            self.consume(pkt);
+        } else {
+            self.reply_in_place(pkt, r.reply, r.seq, r.ece);
+        }
+        if r.cnp {
+            let c = Packet { kind: PktKind::Cnp, flow: f, src: dst, dst: src, size: self.cfg.ack_size, prio, hash, ts: self.now, ..Packet::blank() };
+            self.pkts_created += 1;
+            let id = self.pkts.alloc(c);
+            self.nic_enqueue(dst, id);
+        }
+        if r.done {
+            self.finish_flow(f);
         }
     }
 
@@ -310,7 +249,9 @@ impl Sim {
     }
 
     /// Turn a received data packet into its reply (ACK/NACK carrying `seq`) in place, with
-    /// no allocation, and queue it at the receiving host's NIC.
+    /// no allocation, and queue it at the receiving host's NIC. The reply keeps the data's
+    /// slot and so its per-packet extensions: it echoes the telemetry the data collected
+    /// (`PacketArena::telemetry`). Its hop count starts again: it is a new packet.
     pub(super) fn reply_in_place(&mut self, pkt: PktId, kind: PktKind, seq: u64, ece: bool) {
         // the data packet is delivered and the reply is a new packet, in the same slot
         self.pkts_consumed += 1;
@@ -329,18 +270,13 @@ impl Sim {
     }
 
     pub(super) fn on_ack(&mut self, f: FlowId, pkt: PktId) {
-        let (ack, ece, ts, kind) = {
-            let p = self.pkts.get(pkt);
-            (p.seq, p.ece, p.ts, p.kind)
-        };
-        self.consume(pkt);
+        let p = self.pkts.get(pkt);
         let now = self.now;
         let fl = &mut self.flows[f as usize];
-        let finished = match &mut fl.sender {
-            Sender::Tcp(tcp) => tcp.on_ack(ack, ece, ts, now, fl.size).finished,
-            Sender::Roce(r) if kind == PktKind::Nack => r.on_nack(ack, now, fl.size),
-            Sender::Roce(r) => r.on_ack(ack, now, fl.size),
-            Sender::Udp(_) | Sender::Done => return,
+        let finished = fl.sender.on_ack(p, now, fl.size, self.pkts.telemetry(pkt));
+        self.consume(pkt);
+        let Some(finished) = finished else {
+            return;
         };
         if finished {
             self.finish_flow(f);
@@ -365,27 +301,13 @@ impl Sim {
             }
             return;
         }
-        match &mut fl.sender {
-            Sender::Tcp(tcp) => {
-                if !tcp.can_send(fl.size) {
-                    return;
-                }
+        match fl.sender.ready(fl.size, now) {
+            Ready::Now => {}
+            Ready::No => return,
+            Ready::Wake(at, gen) => {
+                self.q.push(at, Ev::Pace { flow: f, gen });
+                return;
             }
-            Sender::Roce(r) => {
-                if !r.has_work(fl.size) {
-                    return;
-                }
-                r.rp.advance(&r.p, now);
-                let at = r.next_allowed();
-                if at > now {
-                    let wake = at.min(r.rp.next_rate_event(&r.p).max(SimTime(now.0 + 1)));
-                    if let Some(gen) = r.pacer.arm(wake) {
-                        self.q.push(wake, Ev::Pace { flow: f, gen });
-                    }
-                    return;
-                }
-            }
-            Sender::Udp(_) | Sender::Done => return,
         }
         let class = fl.nic_class.map_or(self.cfg.class(fl.prio), |c| c as usize);
         let h = fl.src;
@@ -396,7 +318,7 @@ impl Sim {
 
     /// Keep one timer event in the queue no later than the RTO deadline.
     pub(super) fn ensure_timer(&mut self, f: FlowId) {
-        let Some((deadline, timer_at, timer_gen)) = timer_of(&mut self.flows[f as usize].sender) else {
+        let Some((deadline, timer_at, timer_gen)) = self.flows[f as usize].sender.timer() else {
             return;
         };
         if let Some(d) = *deadline {
@@ -415,7 +337,7 @@ impl Sim {
         if fl.finished {
             return;
         }
-        let Some((deadline, timer_at, timer_gen)) = timer_of(&mut fl.sender) else {
+        let Some((deadline, timer_at, timer_gen)) = fl.sender.timer() else {
             return;
         };
         if *timer_gen != gen {
@@ -426,15 +348,7 @@ impl Sim {
             None => return,
             Some(d) if d > now => {}
             Some(_) => {
-                let syn = match &mut fl.sender {
-                    Sender::Tcp(tcp) => tcp.on_timeout(now) && tcp.syn_pending,
-                    Sender::Roce(r) => {
-                        r.on_timeout(now);
-                        false
-                    }
-                    Sender::Udp(_) | Sender::Done => false,
-                };
-                if syn {
+                if fl.sender.on_timeout(now) {
                     self.send_syn(f);
                 }
                 self.make_ready(f);
@@ -516,44 +430,27 @@ impl Sim {
             Some((h, _, _)) => *h,
             None => mix64(self.cfg.seed ^ mix64(id as u64 ^ 0xF10F)) as u32,
         };
-        let handshake = self.cfg.tcp.handshake && conn.is_none() && matches!(spec.transport, TransportKind::Dctcp | TransportKind::Reno | TransportKind::Cubic);
+        let handshake = self.cfg.tcp.handshake && conn.is_none() && spec.transport.is_tcp();
         let ideal = self.ideal_fct(&spec, hash, handshake);
         let host_rate = self.topo.ports[self.hosts[spec.src as usize].port as usize].rate_bps;
         let mss = self.cfg.mtu - self.cfg.header;
-        let mut sender = match spec.transport {
-            TransportKind::Dctcp | TransportKind::Reno | TransportKind::Cubic => {
-                let tcp = &self.cfg.tcp;
-                let classic = if tcp.classic_ecn { tcp.ect.unwrap_or(Ecn::Ect0) } else { Ecn::NotEct };
-                let cc = match spec.transport {
-                    TransportKind::Dctcp => Cc::Dctcp(Dctcp::new(tcp.dctcp_g, tcp.ect.unwrap_or(Ecn::Ect1))),
-                    TransportKind::Cubic => Cc::Cubic(Cubic::new(classic)),
-                    _ => Cc::Reno(Reno { ect: classic }),
-                };
-                Sender::Tcp(Box::new(TcpSender::new(cc, mss, self.cfg.tcp.init_cwnd, self.cfg.tcp.min_rto, self.cfg.tcp.init_rto).with_window(self.cfg.tcp.window)))
-            }
-            TransportKind::Dcqcn => Sender::Roce(Box::new(RoceSender::new(&self.cfg.roce, host_rate, self.now))),
-            TransportKind::Udp => Sender::Udp(Box::new(UdpSource {
-                rate_bps: self.cfg.udp.rate_bps.unwrap_or(host_rate),
-                arrivals: self.cfg.udp.arrivals,
-                sizes: self.cfg.udp.sizes,
-                mean_size: self.cfg.udp.packet_size,
-                max_size: self.cfg.mtu,
-                sent: 0,
-                rng: stream(self.cfg.seed, Stream::Flow, id as u64),
-            })),
+        let udp = || UdpSource {
+            rate_bps: self.cfg.udp.rate_bps.unwrap_or(host_rate),
+            arrivals: self.cfg.udp.arrivals,
+            sizes: self.cfg.udp.sizes,
+            mean_size: self.cfg.udp.packet_size,
+            max_size: self.cfg.mtu,
+            sent: 0,
+            rng: stream(self.cfg.seed, Stream::Flow, id as u64),
         };
+        let mut sender = Sender::new(spec.transport, &self.cfg.tcp, &self.cfg.roce, udp, mss, host_rate, self.now);
         let mut nic_class = None;
         if let Some((_, class, prev)) = conn {
             nic_class = class;
-            match (&mut sender, prev) {
-                (Sender::Roce(r), Sender::Roce(p)) => r.rp = p.rp,
-                (Sender::Tcp(t), Sender::Tcp(p)) => t.continue_connection(&p),
-                _ => {}
-            }
+            sender.continue_from(prev);
         }
-        if let (true, Sender::Tcp(t)) = (handshake, &mut sender) {
-            t.syn_pending = true;
-            t.arm_if_idle(self.now);
+        if handshake {
+            sender.await_syn_ack(self.now);
         }
         let is_udp = matches!(sender, Sender::Udp(_));
         if !self.loops.is_empty() {
@@ -620,7 +517,7 @@ impl Sim {
         self.active -= 1;
         self.finished += 1;
         // a UDP loop sends its next message once this one has left (udp_send)
-        let udp_loop = fl.transport == TransportKind::Udp && self.loop_of.get(f as usize).is_some_and(|&l| l != u32::MAX);
+        let udp_loop = fl.transport == Transport::Udp && self.loop_of.get(f as usize).is_some_and(|&l| l != u32::MAX);
         if udp_loop {
             return;
         }
@@ -675,7 +572,7 @@ impl Sim {
     /// The flow's FCT alone on an idle fabric; `handshake`: a SYN and its SYN-ACK first.
     pub fn ideal_fct(&self, spec: &FlowSpec, hash: u32, handshake: bool) -> SimTime {
         let path = self.routes.path(&self.topo, spec.src, spec.dst, hash);
-        let udp = spec.transport == TransportKind::Udp;
+        let udp = spec.transport == Transport::Udp;
         let rate = |p: PortId| self.topo.ports[p as usize].rate_bps;
         let s = |bytes: u64, p: PortId| ser_time(bytes, rate(p)).0;
         let d = |p: PortId| self.egress[p as usize].wire.arrive_delay.0;
@@ -762,19 +659,8 @@ impl Sim {
 
     /// A paced flow's wake-up: if it is still the live one, the flow may send again.
     pub(super) fn on_pace(&mut self, flow: FlowId, gen: u32) {
-        if let Sender::Roce(r) = &mut self.flows[flow as usize].sender {
-            if r.pacer.fire(gen) {
-                self.make_ready(flow);
-            }
+        if self.flows[flow as usize].sender.pace_fired(gen) {
+            self.make_ready(flow);
         }
-    }
-}
-
-/// The retransmission timer fields (deadline, queued event time, generation) of a reliable sender.
-fn timer_of(s: &mut Sender) -> Option<(&mut Option<SimTime>, &mut Option<SimTime>, &mut u32)> {
-    match s {
-        Sender::Tcp(t) => Some((&mut t.rto_deadline, &mut t.timer_at, &mut t.timer_gen)),
-        Sender::Roce(r) => Some((&mut r.rto_deadline, &mut r.timer_at, &mut r.timer_gen)),
-        Sender::Udp(_) | Sender::Done => None,
     }
 }

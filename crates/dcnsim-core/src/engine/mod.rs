@@ -15,34 +15,17 @@ mod results;
 mod switch_path;
 
 use crate::host::roce::RoceParams;
+use crate::host::tcp::TcpParams;
 use crate::host::udp::{Arrivals, SizeDist};
-use crate::host::{Flow, Holds, Host, ReadyLists, Sender};
+use crate::host::{Flow, Holds, Host, ReadyLists};
 use crate::net::port::{Egress, PortWire, Ports};
 use crate::net::{FlowId, Frame, HostId, Msg, NodeKind, Packet, PacketArena, PktId, PktKind, PortId, Routes, Topology};
 use crate::sim::{prefetch, ser_time, stream, EventQueue, SimTime, Stream};
 use crate::switch::mechanism::{Caps, Fabric, MsgAt};
 use crate::switch::pipeline::{Ctx, Effect};
-use crate::switch::{MechTimer, MechanismParams, Mechanisms};
 use crate::switch::{BufferParams, DropReason, PortQueues, Scheduler, SwitchBuffer, SwitchState};
+use crate::switch::{MechTimer, MechanismParams, Mechanisms};
 use crate::workload::FlowSpec;
-
-/// TCP parameters shared by all TCP flows.
-#[derive(Clone, Debug)]
-pub struct TcpParams {
-    pub init_cwnd: u32,
-    pub min_rto: SimTime,
-    pub init_rto: SimTime,
-    pub dctcp_g: f64,
-    /// Reno and Cubic use classic ECN (RFC 3168).
-    pub classic_ecn: bool,
-    /// The codepoint ECN-capable TCP data carries, when not the transport's own default
-    /// (DCTCP ECT(1), classic ECN ECT(0)).
-    pub ect: Option<crate::net::Ecn>,
-    /// Receiver window cap in bytes (`transport.window`).
-    pub window: Option<u64>,
-    /// New connections open with SYN / SYN-ACK before data (`transport.handshake`).
-    pub handshake: bool,
-}
 
 /// UDP parameters shared by all UDP flows.
 #[derive(Clone, Debug)]
@@ -390,7 +373,8 @@ impl Sim {
                 SwitchState { buffer, rng: stream(cfg.seed, Stream::SwitchAqm, i as u64) }
             })
             .collect();
-        let hosts: Vec<Host> = topo.hosts.iter().map(|&n| Host { node: n, port: topo.nodes[n as usize].ports[0] }).collect();
+        let hosts: Vec<Host> =
+            topo.hosts.iter().map(|&n| Host { node: n, port: topo.nodes[n as usize].ports[0], rate_bps: topo.ports[topo.nodes[n as usize].ports[0] as usize].rate_bps }).collect();
         let ready = ReadyLists::new(hosts.len(), nq);
         // Calendar slots of 1/32 to 1/64 of the shortest frame time on the fabric (a power
         // of two): packet events then spread over a few dozen slots ahead of now. (At
@@ -413,9 +397,7 @@ impl Sim {
             Box::new(crate::metrics::capture::Capture::new(c, &topo, cfg.mtu - cfg.header, drc_classes, cfg.class_of))
         });
         let mechs_watch_tx = mechs.acts_at(Caps::WATCH_TX) || capture.is_some();
-        let cut_through = matches!(cfg.scheduler, Scheduler::Strict)
-            && !cfg.check_invariants
-            && !mechs.acts_at(Caps::ENQUEUE.or(Caps::DEQUEUE).or(Caps::HOLD).or(Caps::REORDER));
+        let cut_through = matches!(cfg.scheduler, Scheduler::Strict) && !cfg.check_invariants && !mechs.acts_at(Caps::ENQUEUE.or(Caps::DEQUEUE).or(Caps::HOLD).or(Caps::REORDER));
         Sim {
             cfg,
             topo,
@@ -505,20 +487,10 @@ impl Sim {
     pub fn flows(&self) -> &[Flow] {
         &self.flows
     }
-    /// DCTCP alpha of a flow (tests and diagnostics).
-    pub fn flow_alpha(&self, f: FlowId) -> Option<f64> {
-        match &self.flows.get(f as usize)?.sender {
-            Sender::Tcp(t) => t.cc.alpha(),
-            _ => None,
-        }
-    }
-    /// Bytes acknowledged so far by a flow (tests and diagnostics).
+    /// Bytes acknowledged so far by a flow (datagrams: received), for tests and diagnostics.
     pub fn flow_acked(&self, f: FlowId) -> u64 {
-        match &self.flows[f as usize].sender {
-            Sender::Tcp(t) => t.snd_una,
-            Sender::Roce(r) => r.snd_una,
-            Sender::Udp(_) | Sender::Done => self.flows[f as usize].rx.bytes,
-        }
+        let fl = &self.flows[f as usize];
+        fl.sender.acked().unwrap_or(fl.rx.bytes)
     }
     /// Current depth in bytes of queue `queue` of port `port`.
     pub fn queue_bytes(&self, port: PortId, queue: usize) -> u64 {
@@ -771,8 +743,18 @@ impl Sim {
                     }
                 }
                 Effect::Msg { sw, msg, flow, to, about, hash, value } => {
-                    let id =
-                        self.new_control(Packet { kind: PktKind::Msg(msg), flow, src: about, dst: to, seq: value, hash, size: msg.wire_bytes(), payload: sw, ts: self.now, ..Packet::blank() });
+                    let id = self.new_control(Packet {
+                        kind: PktKind::Msg(msg),
+                        flow,
+                        src: about,
+                        dst: to,
+                        seq: value,
+                        hash,
+                        size: msg.wire_bytes(),
+                        payload: sw,
+                        ts: self.now,
+                        ..Packet::blank()
+                    });
                     self.route_msg(sw, msg, id);
                 }
                 Effect::HoldFlow { flow, until } => self.hold_flow(flow, until),

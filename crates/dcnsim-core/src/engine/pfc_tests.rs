@@ -4,8 +4,8 @@ use super::tests::build;
 use super::tests::HOL_FABRIC;
 use crate::engine::EndReason;
 use crate::net::PktKind;
-use crate::switch::pfc::PauseFrame;
 use crate::sim::{ser_time, SimTime};
+use crate::switch::pfc::PauseFrame;
 use crate::switch::pfc::PfcParams;
 use crate::Sim;
 

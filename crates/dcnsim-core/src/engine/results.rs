@@ -220,6 +220,16 @@ impl Sim {
             ts.push("bytes", C::U64(rows.iter().map(|r| r.2).collect()));
             summary["throughput_bin_ps"] = bin.0.into();
         }
-        Results { flows: ft, ports: pt, queues: qt, timeseries: ts, queue_series: qs, tags: self.cfg.tags.clone(), nodes: self.topo.nodes.iter().map(|n| n.name.clone()).collect(), summary, capture: self.capture.as_ref().map(|c| c.bytes().to_vec()) }
+        Results {
+            flows: ft,
+            ports: pt,
+            queues: qt,
+            timeseries: ts,
+            queue_series: qs,
+            tags: self.cfg.tags.clone(),
+            nodes: self.topo.nodes.iter().map(|n| n.name.clone()).collect(),
+            summary,
+            capture: self.capture.as_ref().map(|c| c.bytes().to_vec()),
+        }
     }
 }

@@ -194,7 +194,7 @@ flows = [ {} ]
         t += step;
         sim.run_until(t);
         qs.push(sim.queue_bytes(0, 0) as f64 / 1500.0);
-        alpha += (0..n).map(|f| sim.flow_alpha(f).unwrap()).sum::<f64>() / n as f64;
+        alpha += (0..n).map(|f| sim.flow(f).unwrap().dctcp_alpha().unwrap()).sum::<f64>() / n as f64;
     }
     let tx = sim.port_tx_bytes(0) - tx0;
     let util = tx as f64 * 8.0 / 10e9 / (end - warm).as_secs_f64();

@@ -1,16 +1,22 @@
-//! Congestion control as a small trait with default hooks (smoltcp style),
-//! dispatched statically through the `Cc` enum: a new algorithm is a new file
-//! plus one enum arm.
+//! The two congestion-control interfaces a flow's transport runs, and the macros that turn
+//! the ordered lists in `host/mod.rs` into their static dispatch:
+//! - [`CongestionControl`]: a window-based algorithm under the TCP sender (`host/tcp.rs`),
+//!   named after Linux's `tcp_congestion_ops`; `window_ccs!` makes [`Cc`].
+//! - [`RateControl`]: a rate-based algorithm under the RoCE sender (`host/roce.rs`), as an
+//!   RDMA NIC's per-queue-pair rate limiter runs it (DCQCN's reaction point); `rate_ccs!`
+//!   makes `RateCc`.
+//!
+//! An algorithm is one file: its state, its `Params` (built by `NewCc::build`), the hooks
+//! it overrides. Adding one is that file and one entry in a list (docs/architecture.md,
+//! "How to add a congestion control"); the scenario names it in `transport.cc`.
 
-use super::cubic::Cubic;
-use super::dctcp::Dctcp;
-use super::reno::Reno;
-use crate::net::Ecn;
+use crate::net::{Ecn, HopTelemetry};
 use crate::sim::SimTime;
+use std::fmt::Debug;
 
 /// What a new cumulative ACK tells the congestion controller.
 #[derive(Copy, Clone, Debug)]
-pub struct AckEvent {
+pub struct AckEvent<'a> {
     /// Bytes newly acknowledged.
     pub acked: u64,
     /// ECN-Echo: the acknowledged packet was CE-marked.
@@ -21,6 +27,10 @@ pub struct AckEvent {
     pub now: SimTime,
     /// RTT sample of this ACK (from the echoed timestamp).
     pub rtt: SimTime,
+    /// The per-hop telemetry the acknowledged packet collected on its way and the ACK echoes
+    /// (in-band network telemetry, HPCC sec. 3.2), first hop first; empty when no switch
+    /// on the path writes any.
+    pub int: &'a [HopTelemetry],
 }
 
 /// The sender's window state that every algorithm manipulates (bytes).
@@ -47,11 +57,20 @@ impl Window {
     }
 }
 
-/// Hooks every congestion-control algorithm provides, named after Linux's
+/// How an algorithm of a list is made for a new flow: its parameters (one field of the
+/// list's params struct, from the scenario) and what the transport knows (`S`: the TCP
+/// parameters for a window algorithm, [`RateSetup`] for a rate algorithm).
+pub trait NewCc<S>: Sized {
+    /// The algorithm's constants, shared by every flow that runs it.
+    type Params: Clone + Debug + Default;
+    fn build(p: &Self::Params, setup: &S) -> Self;
+}
+
+/// Hooks every window-based algorithm provides, named after Linux's
 /// `tcp_congestion_ops` (include/net/tcp.h): the sender (`host/tcp.rs`) runs the state
-/// machine of `tcp_ack` (Open, CWR, Recovery) and asks the algorithm for the three things
-/// that differ between algorithms: what an ACK tells it, the window after a congestion
-/// signal, and growth while no reduction is under way.
+/// machine of `tcp_ack` (Open, CWR, Recovery) and asks the algorithm for what differs
+/// between algorithms: what an ACK tells it, the window after a congestion signal, growth
+/// while no reduction is under way, and (for a paced algorithm) the pacing rate.
 pub trait CongestionControl {
     /// Every ACK of new data, in any state, before the sender acts on it (Linux's
     /// `in_ack_event` / `pkts_acked`): DCTCP counts marked bytes here, Cubic its RTT.
@@ -75,69 +94,181 @@ pub trait CongestionControl {
     /// The ECN codepoint of data packets: not ECT, ECT(0) (classic ECN, RFC 3168) or ECT(1)
     /// (a scalable sender, RFC 9331).
     fn ect(&self) -> Ecn;
+    /// The rate the sender paces its segments at, bits/s, given the window and the smoothed
+    /// RTT (Linux's `sk_pacing_rate`, which BBR sets and fq enforces); None: unpaced, sent
+    /// as the window and the ACK clock allow.
+    fn pacing_rate(&self, _w: &Window, _srtt: Option<SimTime>) -> Option<u64> {
+        None
+    }
+    /// The connection carries a new message with sequence numbers starting again (the
+    /// algorithm keeps what it learned; per-window bookkeeping restarts).
+    fn restart(&mut self) {}
 }
 
-/// The implemented window-based algorithms.
-#[derive(Clone, Debug)]
-pub enum Cc {
-    Dctcp(Dctcp),
-    Reno(Reno),
-    Cubic(Cubic),
+/// What a rate algorithm is made with for one flow.
+#[derive(Copy, Clone, Debug)]
+pub struct RateSetup {
+    /// The flow's NIC line rate: where a flow starts and its ceiling.
+    pub line_rate_bps: u64,
+    pub now: SimTime,
 }
 
-impl CongestionControl for Cc {
-    #[inline]
-    fn on_ack_event(&mut self, w: &Window, a: &AckEvent) {
-        match self {
-            Cc::Dctcp(c) => c.on_ack_event(w, a),
-            Cc::Reno(c) => c.on_ack_event(w, a),
-            Cc::Cubic(c) => c.on_ack_event(w, a),
-        }
+/// Hooks every rate-based algorithm provides. The RoCE sender (`host/roce.rs`) paces each
+/// packet one serialization time at `rate_bps` after the previous one, caps the bytes in
+/// flight at `window` when the algorithm keeps one (and at the transport's own cap), and
+/// feeds back what it sends and what comes back: ACKs (with their telemetry) and CNPs.
+pub trait RateControl {
+    /// The current sending rate, bits/s.
+    fn rate_bps(&self) -> u64;
+    /// Bring time-driven state (timers replayed lazily) up to `now`.
+    fn advance(&mut self, _now: SimTime) {}
+    /// `bytes` (on the wire) started at `now`.
+    fn on_sent(&mut self, _bytes: u64, _now: SimTime) {}
+    /// A Congestion Notification Packet arrived (RoCEv2, IBTA Annex A17).
+    fn on_cnp(&mut self, _now: SimTime) {}
+    /// An ACK of new data, with its RTT sample and echoed telemetry.
+    fn on_ack(&mut self, _a: &AckEvent) {}
+    /// When the rate next changes with no packet, ACK or CNP (a paced flow waiting for its
+    /// turn wakes then too); `SimTime::MAX`: never.
+    fn next_change(&self) -> SimTime {
+        SimTime::MAX
     }
-    fn ssthresh(&mut self, w: &Window) -> f64 {
-        match self {
-            Cc::Dctcp(c) => c.ssthresh(w),
-            Cc::Reno(c) => c.ssthresh(w),
-            Cc::Cubic(c) => c.ssthresh(w),
-        }
+    /// Bytes the algorithm allows in flight (HPCC's window), if it keeps a window.
+    fn window(&self) -> Option<u64> {
+        None
     }
-    #[inline]
-    fn cong_avoid(&mut self, w: &mut Window, a: &AckEvent) {
-        match self {
-            Cc::Dctcp(c) => c.cong_avoid(w, a),
-            Cc::Reno(c) => c.cong_avoid(w, a),
-            Cc::Cubic(c) => c.cong_avoid(w, a),
-        }
-    }
-    fn on_fast_retransmit(&mut self, w: &mut Window, inflight: u64, now: SimTime) {
-        match self {
-            Cc::Dctcp(c) => c.on_fast_retransmit(w, inflight, now),
-            Cc::Reno(c) => c.on_fast_retransmit(w, inflight, now),
-            Cc::Cubic(c) => c.on_fast_retransmit(w, inflight, now),
-        }
-    }
-    fn on_timeout(&mut self, w: &mut Window, inflight: u64, now: SimTime) {
-        match self {
-            Cc::Dctcp(c) => c.on_timeout(w, inflight, now),
-            Cc::Reno(c) => c.on_timeout(w, inflight, now),
-            Cc::Cubic(c) => c.on_timeout(w, inflight, now),
-        }
-    }
-    fn ect(&self) -> Ecn {
-        match self {
-            Cc::Dctcp(c) => c.ect(),
-            Cc::Reno(c) => c.ect(),
-            Cc::Cubic(c) => c.ect(),
-        }
+    /// Whether the receiving NIC answers CE-marked data with CNPs (the notification point
+    /// of IBTA Annex A17 that DCQCN relies on); an algorithm fed by ACKs alone sends none.
+    fn wants_cnp(&self) -> bool {
+        false
     }
 }
 
-impl Cc {
-    /// DCTCP's alpha, if this is DCTCP.
-    pub fn alpha(&self) -> Option<f64> {
-        match self {
-            Cc::Dctcp(d) => Some(d.alpha),
-            _ => None,
+/// What both lists expand to: the per-flow state enum (`$Enum`, dispatching statically),
+/// which algorithm (`$Kind`, by its scenario name, the list entry's field name), and every
+/// algorithm's parameters (`$Params`, one field each), made with `$Setup`.
+macro_rules! cc_list {
+    ($Enum:ident, $Kind:ident, $Params:ident, $Setup:ty; $($(#[$doc:meta])* $field:ident: $Arm:ident => $T:ty),*) => {
+        /// An algorithm's per-flow state.
+        #[derive(Clone, Debug)]
+        pub enum $Enum { $($Arm($T)),* }
+
+        /// Which algorithm: `transport.cc`.
+        #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+        pub enum $Kind { $($(#[$doc])* $Arm),* }
+
+        /// Every algorithm's parameters, as the scenario builder resolved them.
+        #[derive(Clone, Debug, Default)]
+        pub struct $Params { $(pub $field: <$T as $crate::host::cc::NewCc<$Setup>>::Params,)* }
+
+        impl $Kind {
+            /// In list order.
+            pub const ALL: &'static [$Kind] = &[$($Kind::$Arm),*];
+            /// Its name in scenarios.
+            pub const fn name(self) -> &'static str {
+                match self { $($Kind::$Arm => stringify!($field)),* }
+            }
+            pub fn from_name(s: &str) -> Option<$Kind> {
+                Self::ALL.iter().copied().find(|c| c.name() == s)
+            }
         }
-    }
+
+        impl $Enum {
+            /// A new flow's state of algorithm `kind`.
+            pub fn build(kind: $Kind, p: &$Params, setup: &$Setup) -> $Enum {
+                use $crate::host::cc::NewCc;
+                match kind { $($Kind::$Arm => $Enum::$Arm(<$T>::build(&p.$field, setup))),* }
+            }
+            pub fn kind(&self) -> $Kind {
+                match self { $($Enum::$Arm(_) => $Kind::$Arm),* }
+            }
+            $(
+                /// This algorithm's state, if the flow runs it (tests and diagnostics).
+                pub fn $field(&self) -> Option<&$T> {
+                    #[allow(unreachable_patterns)]
+                    match self { $Enum::$Arm(c) => Some(c), _ => None }
+                }
+            )*
+        }
+    };
+}
+
+/// Expands the ordered list of window-based algorithms into `Cc` (the enum the TCP sender
+/// holds), `WindowCc` and `WindowCcParams`, and `Cc`'s `CongestionControl` dispatch.
+macro_rules! window_ccs {
+    ($($(#[$doc:meta])* $field:ident: $Arm:ident => $T:ty),* $(,)?) => {
+        cc_list!(Cc, WindowCc, WindowCcParams, $crate::host::tcp::TcpParams; $($(#[$doc])* $field: $Arm => $T),*);
+
+        impl $crate::host::cc::CongestionControl for Cc {
+            #[inline]
+            fn on_ack_event(&mut self, w: &$crate::host::cc::Window, a: &$crate::host::cc::AckEvent) {
+                match self { $(Cc::$Arm(c) => c.on_ack_event(w, a)),* }
+            }
+            fn ssthresh(&mut self, w: &$crate::host::cc::Window) -> f64 {
+                match self { $(Cc::$Arm(c) => c.ssthresh(w)),* }
+            }
+            #[inline]
+            fn cong_avoid(&mut self, w: &mut $crate::host::cc::Window, a: &$crate::host::cc::AckEvent) {
+                match self { $(Cc::$Arm(c) => c.cong_avoid(w, a)),* }
+            }
+            fn on_fast_retransmit(&mut self, w: &mut $crate::host::cc::Window, inflight: u64, now: $crate::sim::SimTime) {
+                match self { $(Cc::$Arm(c) => c.on_fast_retransmit(w, inflight, now)),* }
+            }
+            fn on_timeout(&mut self, w: &mut $crate::host::cc::Window, inflight: u64, now: $crate::sim::SimTime) {
+                match self { $(Cc::$Arm(c) => c.on_timeout(w, inflight, now)),* }
+            }
+            #[inline]
+            fn ect(&self) -> $crate::net::Ecn {
+                match self { $(Cc::$Arm(c) => c.ect()),* }
+            }
+            #[inline]
+            fn pacing_rate(&self, w: &$crate::host::cc::Window, srtt: Option<$crate::sim::SimTime>) -> Option<u64> {
+                match self { $(Cc::$Arm(c) => c.pacing_rate(w, srtt)),* }
+            }
+            fn restart(&mut self) {
+                match self { $(Cc::$Arm(c) => c.restart()),* }
+            }
+        }
+    };
+}
+
+/// Expands the ordered list of rate-based algorithms into `RateCc` (the enum the RoCE
+/// sender holds), `RateCcKind` and `RateCcParams`, and `RateCc`'s `RateControl` dispatch.
+macro_rules! rate_ccs {
+    ($($(#[$doc:meta])* $field:ident: $Arm:ident => $T:ty),* $(,)?) => {
+        cc_list!(RateCc, RateCcKind, RateCcParams, $crate::host::cc::RateSetup; $($(#[$doc])* $field: $Arm => $T),*);
+
+        impl $crate::host::cc::RateControl for RateCc {
+            #[inline]
+            fn rate_bps(&self) -> u64 {
+                match self { $(RateCc::$Arm(c) => c.rate_bps()),* }
+            }
+            #[inline]
+            fn advance(&mut self, now: $crate::sim::SimTime) {
+                match self { $(RateCc::$Arm(c) => c.advance(now)),* }
+            }
+            #[inline]
+            fn on_sent(&mut self, bytes: u64, now: $crate::sim::SimTime) {
+                match self { $(RateCc::$Arm(c) => c.on_sent(bytes, now)),* }
+            }
+            fn on_cnp(&mut self, now: $crate::sim::SimTime) {
+                match self { $(RateCc::$Arm(c) => c.on_cnp(now)),* }
+            }
+            #[inline]
+            fn on_ack(&mut self, a: &$crate::host::cc::AckEvent) {
+                match self { $(RateCc::$Arm(c) => c.on_ack(a)),* }
+            }
+            fn next_change(&self) -> $crate::sim::SimTime {
+                match self { $(RateCc::$Arm(c) => c.next_change()),* }
+            }
+            #[inline]
+            fn window(&self) -> Option<u64> {
+                match self { $(RateCc::$Arm(c) => c.window()),* }
+            }
+            #[inline]
+            fn wants_cnp(&self) -> bool {
+                match self { $(RateCc::$Arm(c) => c.wants_cnp()),* }
+            }
+        }
+    };
 }

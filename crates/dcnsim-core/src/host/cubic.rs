@@ -25,7 +25,8 @@
 //! The RTT in the target is the smoothed RTT the sender measures (RFC 9438 uses the
 //! current RTT estimate; the ACK's own sample is used until one exists).
 
-use super::cc::{AckEvent, CongestionControl, Window};
+use super::cc::{AckEvent, CongestionControl, NewCc, Window};
+use super::tcp::TcpParams;
 use crate::net::Ecn;
 use crate::sim::SimTime;
 
@@ -101,6 +102,14 @@ impl Cubic {
     }
 }
 
+/// RFC 9438's constants (C, beta) are fixed; ECN as `transport.ecn` says (classic).
+impl NewCc<TcpParams> for Cubic {
+    type Params = ();
+    fn build(_: &(), tcp: &TcpParams) -> Cubic {
+        Cubic::new(tcp.classic_ect())
+    }
+}
+
 impl CongestionControl for Cubic {
     fn on_ack_event(&mut self, _w: &Window, a: &AckEvent) {
         let r = a.rtt.0 as f64 * 1e-12;
@@ -134,12 +143,12 @@ impl CongestionControl for Cubic {
 mod tests {
     use super::*;
 
-    fn ev(acked: u64, now_ms: f64, ece: bool, ack: u64) -> AckEvent {
+    fn ev(acked: u64, now_ms: f64, ece: bool, ack: u64) -> AckEvent<'static> {
         ev_rtt(acked, now_ms, ece, ack, 10.0)
     }
 
-    fn ev_rtt(acked: u64, now_ms: f64, ece: bool, ack: u64, rtt_ms: f64) -> AckEvent {
-        AckEvent { acked, ece, ack, snd_nxt: ack + 1_000_000, now: SimTime((now_ms * 1e9) as u64), rtt: SimTime((rtt_ms * 1e9) as u64) }
+    fn ev_rtt(acked: u64, now_ms: f64, ece: bool, ack: u64, rtt_ms: f64) -> AckEvent<'static> {
+        AckEvent { acked, ece, ack, snd_nxt: ack + 1_000_000, now: SimTime((now_ms * 1e9) as u64), rtt: SimTime((rtt_ms * 1e9) as u64), int: &[] }
     }
 
     /// An ACK of new data in the Open state, as the sender hands it over.

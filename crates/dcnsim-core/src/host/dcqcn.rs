@@ -65,7 +65,76 @@
 //!   on the first increase (the last two are QCN details); none of these
 //!   are modelled.
 
+use super::cc::{NewCc, RateControl, RateSetup};
 use crate::sim::SimTime;
+
+/// DCQCN as a flow's rate control at its sender NIC: the reaction point under the RoCE
+/// sender's pacer, fed the CNPs its receiver's notification point sends.
+#[derive(Clone, Debug)]
+pub struct Dcqcn {
+    /// This flow's constants (its line rate and increase steps resolved).
+    pub p: DcqcnParams,
+    pub rp: DcqcnRp,
+}
+
+/// DCQCN's parameters as a scenario gives them: the constants with a line rate still to
+/// set per flow, and R_AI / R_HAI as fractions of each flow's line rate where given,
+/// replacing `rp.rate_ai_bps` and `rp.rate_hai_bps` (seed 004 writes "AI: 0.0125" and
+/// "Hyper AI: 0.025" without a unit, and one reading is a fraction of the NIC's rate).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DcqcnSettings {
+    pub rp: DcqcnParams,
+    pub increase_of_line: (Option<f64>, Option<f64>),
+}
+
+impl Default for DcqcnSettings {
+    fn default() -> Self {
+        DcqcnSettings { rp: DcqcnParams::paper(0), increase_of_line: (None, None) }
+    }
+}
+
+impl NewCc<RateSetup> for Dcqcn {
+    type Params = DcqcnSettings;
+    fn build(s: &DcqcnSettings, setup: &RateSetup) -> Dcqcn {
+        let line = setup.line_rate_bps;
+        let mut p = s.rp.clone();
+        p.line_rate_bps = line;
+        let of_line = |f: f64| (f * line as f64).round() as u64;
+        if let Some(f) = s.increase_of_line.0 {
+            p.rate_ai_bps = of_line(f);
+        }
+        if let Some(f) = s.increase_of_line.1 {
+            p.rate_hai_bps = of_line(f);
+        }
+        Dcqcn { rp: DcqcnRp::new(&p, setup.now), p }
+    }
+}
+
+impl RateControl for Dcqcn {
+    #[inline]
+    fn rate_bps(&self) -> u64 {
+        self.rp.rate_bps()
+    }
+    #[inline]
+    fn advance(&mut self, now: SimTime) {
+        self.rp.advance(&self.p, now);
+    }
+    #[inline]
+    fn on_sent(&mut self, bytes: u64, now: SimTime) {
+        self.rp.on_sent(&self.p, bytes, now);
+    }
+    fn on_cnp(&mut self, now: SimTime) {
+        self.rp.on_cnp(&self.p, now);
+    }
+    /// Only the rate timer moves the rate between packets (alpha's decay matters at the
+    /// next CNP, which replays it).
+    fn next_change(&self) -> SimTime {
+        self.rp.next_rate_event(&self.p)
+    }
+    fn wants_cnp(&self) -> bool {
+        true
+    }
+}
 
 /// DCQCN parameters of one sender NIC (paper sec. 3.1): the paper's values via
 /// [`DcqcnParams::paper`], or seed 004's "Congestion control configurations" via

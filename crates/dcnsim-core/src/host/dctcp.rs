@@ -7,8 +7,33 @@
 //! state brings cwnd down to it over one round trip, ignoring further ECN-Echoes
 //! meanwhile (RFC 8257 3.3, Linux `tcp_enter_cwr`; `host/tcp.rs`).
 
-use super::cc::{AckEvent, CongestionControl, Window};
+use super::cc::{AckEvent, CongestionControl, NewCc, Window};
+use super::tcp::TcpParams;
 use crate::net::Ecn;
+
+/// The EWMA gain g of alpha: 1/16 (the paper's sec. 3.4 and Linux's `dctcp_shift_g` = 4).
+pub const DEFAULT_G: f64 = 1.0 / 16.0;
+
+/// DCTCP's parameters (`transport.g`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DctcpParams {
+    /// EWMA gain of alpha, in (0, 1].
+    pub g: f64,
+}
+
+impl Default for DctcpParams {
+    fn default() -> Self {
+        DctcpParams { g: DEFAULT_G }
+    }
+}
+
+/// DCTCP's data is ECT(1) unless configured: the scalable sender of RFC 9331.
+impl NewCc<TcpParams> for Dctcp {
+    type Params = DctcpParams;
+    fn build(p: &DctcpParams, tcp: &TcpParams) -> Dctcp {
+        Dctcp::new(p.g, tcp.ect.unwrap_or(Ecn::Ect1))
+    }
+}
 
 #[derive(Clone, Debug)]
 pub struct Dctcp {
@@ -25,14 +50,6 @@ pub struct Dctcp {
 }
 
 impl Dctcp {
-    /// The connection's sequence numbers start again (next message on it): alpha is kept,
-    /// the observation window restarts.
-    pub fn restart_window(&mut self) {
-        self.acked = 0;
-        self.marked = 0;
-        self.win_end = 0;
-    }
-
     /// alpha starts at 1 (RFC 8257 4.2: conservative until measured).
     pub fn new(g: f64, ect: Ecn) -> Dctcp {
         Dctcp { alpha: 1.0, g, acked: 0, marked: 0, win_end: 0, ect }
@@ -40,6 +57,13 @@ impl Dctcp {
 }
 
 impl CongestionControl for Dctcp {
+    /// The connection's sequence numbers start again (next message on it): alpha is kept,
+    /// the observation window restarts.
+    fn restart(&mut self) {
+        self.acked = 0;
+        self.marked = 0;
+        self.win_end = 0;
+    }
     fn on_ack_event(&mut self, _w: &Window, a: &AckEvent) {
         let AckEvent { acked, ece, ack, snd_nxt, .. } = *a;
         self.acked += acked;
@@ -72,8 +96,8 @@ mod tests {
     use super::*;
     use crate::sim::SimTime;
 
-    fn ev(acked: u64, ece: bool, ack: u64, snd_nxt: u64) -> AckEvent {
-        AckEvent { acked, ece, ack, snd_nxt, now: SimTime::ZERO, rtt: SimTime::ZERO }
+    fn ev(acked: u64, ece: bool, ack: u64, snd_nxt: u64) -> AckEvent<'static> {
+        AckEvent { acked, ece, ack, snd_nxt, now: SimTime::ZERO, rtt: SimTime::ZERO, int: &[] }
     }
     #[test]
     fn alpha_follows_marked_fraction() {

@@ -4,6 +4,11 @@
 //! (ACKs, UDP datagrams), then asks the ready flows of the highest priority,
 //! round robin, for one segment each, as an RDMA NIC arbitrates its queue
 //! pairs. So a window-limited flow never sits in an unbounded host queue.
+//!
+//! A flow's transport (`transport.rs`: TCP, RoCE, UDP) is separate from its congestion
+//! control: TCP runs a window-based algorithm (`cc::CongestionControl`), RoCE a rate-based
+//! one (`cc::RateControl`), each from the lists below.
+#[macro_use]
 pub mod cc;
 pub mod cubic;
 pub mod dcqcn;
@@ -12,14 +17,56 @@ pub mod pacer;
 pub mod reno;
 pub mod roce;
 pub mod tcp;
+pub mod transport;
 pub mod udp;
 
 use crate::net::{FlowId, HostId, NodeId, PortId};
 use crate::sim::SimTime;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tcp::{Receiver, TcpSender};
-use udp::UdpSource;
+use tcp::Receiver;
+pub use transport::Sender;
+
+// The window-based congestion controls TCP runs, by their scenario name (`transport.cc`).
+window_ccs! {
+    /// DCTCP (Alizadeh et al., SIGCOMM 2010; RFC 8257).
+    dctcp: Dctcp => dctcp::Dctcp,
+    /// NewReno (RFC 5681, RFC 6582), optionally with classic ECN (RFC 3168).
+    reno: Reno => reno::Reno,
+    /// CUBIC (RFC 9438), optionally with classic ECN (RFC 3168).
+    cubic: Cubic => cubic::Cubic,
+}
+
+// The rate-based congestion controls RoCE runs, by their scenario name (`transport.cc`).
+rate_ccs! {
+    /// DCQCN (Zhu et al., SIGCOMM 2015).
+    dcqcn: Dcqcn => dcqcn::Dcqcn,
+}
+
+/// A flow's transport and the congestion control it runs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Transport {
+    /// TCP (byte sequence numbers, cumulative ACKs, SACK-less NewReno recovery, RTO).
+    Tcp(WindowCc),
+    /// RoCEv2 reliable connection (paced, go-back-N, CNPs).
+    Roce(RateCcKind),
+    /// Unacknowledged datagrams at a constant or Poisson rate.
+    Udp,
+}
+
+impl Transport {
+    /// Its congestion control's name ("udp" for UDP), as scenarios write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Transport::Tcp(c) => c.name(),
+            Transport::Roce(c) => c.name(),
+            Transport::Udp => "udp",
+        }
+    }
+    pub fn is_tcp(self) -> bool {
+        matches!(self, Transport::Tcp(_))
+    }
+}
 
 /// Transport protocols a flow can use.
 #[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq, Default, JsonSchema)]
@@ -38,11 +85,26 @@ pub enum TransportKind {
     Dcqcn,
 }
 
+impl TransportKind {
+    /// The transport and congestion control it names.
+    pub fn transport(self) -> Transport {
+        match self {
+            TransportKind::Dctcp => Transport::Tcp(WindowCc::Dctcp),
+            TransportKind::Reno => Transport::Tcp(WindowCc::Reno),
+            TransportKind::Cubic => Transport::Tcp(WindowCc::Cubic),
+            TransportKind::Udp => Transport::Udp,
+            TransportKind::Dcqcn => Transport::Roce(RateCcKind::Dcqcn),
+        }
+    }
+}
+
 /// One host.
 #[derive(Clone, Debug)]
 pub struct Host {
     pub node: NodeId,
     pub port: PortId,
+    /// Its NIC's line rate, bits/s (read where the NIC paces, beside `port`).
+    pub rate_bps: u64,
 }
 
 /// No flow: the end of a ready list.
@@ -108,16 +170,6 @@ impl ReadyLists {
     }
 }
 
-/// Sender side of a flow.
-#[derive(Clone, Debug)]
-pub enum Sender {
-    Tcp(Box<TcpSender>),
-    Udp(Box<UdpSource>),
-    Roce(Box<roce::RoceSender>),
-    /// Finished: the transport state is released (memory follows in-flight flows).
-    Done,
-}
-
 /// One flow: a transfer of `size` bytes from `src` to `dst`.
 #[derive(Clone, Debug)]
 pub struct Flow {
@@ -129,7 +181,7 @@ pub struct Flow {
     pub tag: u16,
     pub prio: u8,
     pub hash: u32,
-    pub transport: TransportKind,
+    pub transport: Transport,
     pub ideal: SimTime,
     /// Persistent workloads: start an identical flow when this one finishes, until then.
     pub repeat_until: Option<SimTime>,
@@ -180,12 +232,16 @@ impl Flow {
     pub fn wire(&self) -> crate::metrics::wire::FlowWire {
         crate::metrics::wire::FlowWire { id: self.id, src: self.src, dst: self.dst, size: self.size, hash: self.hash, prio: self.prio, transport: self.transport }
     }
+    /// DCTCP's alpha of the flow, if it runs DCTCP (tests and diagnostics).
+    pub fn dctcp_alpha(&self) -> Option<f64> {
+        self.sender.tcp()?.cc.dctcp().map(|d| d.alpha)
+    }
     /// Hint the CPU to load the sender's state, which an acknowledgement updates (it lives
     /// behind a pointer: read the record first, `prefetch_flow`).
     #[inline(always)]
     pub(crate) fn prefetch_sender(&self) {
         if let Sender::Tcp(t) = &self.sender {
-            prefetch_lines(&**t as *const TcpSender as *const u8, std::mem::size_of::<TcpSender>());
+            prefetch_lines(&**t as *const tcp::TcpSender as *const u8, std::mem::size_of::<tcp::TcpSender>());
         }
     }
 }
@@ -253,7 +309,7 @@ mod tests {
             tag: 0,
             prio: 0,
             hash: 0,
-            transport: TransportKind::Dctcp,
+            transport: Transport::Tcp(WindowCc::Dctcp),
             ideal: SimTime::ZERO,
             repeat_until: None,
             reuse_connection: false,

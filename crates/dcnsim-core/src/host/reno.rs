@@ -2,13 +2,22 @@
 //! halves ssthresh (Linux `tcp_reno_ssthresh`) and the sender's CWR state brings cwnd
 //! down to it over one round trip (RFC 3168 6.1.2; `host/tcp.rs`).
 
-use super::cc::{AckEvent, CongestionControl, Window};
+use super::cc::{AckEvent, CongestionControl, NewCc, Window};
+use super::tcp::TcpParams;
 use crate::net::Ecn;
 
 #[derive(Clone, Debug)]
 pub struct Reno {
     /// The codepoint of its data packets; ECN-Echo is acted on unless it is not ECT.
     pub ect: Ecn,
+}
+
+/// No constants of its own; ECN as `transport.ecn` says (classic, RFC 3168).
+impl NewCc<TcpParams> for Reno {
+    type Params = ();
+    fn build(_: &(), tcp: &TcpParams) -> Reno {
+        Reno { ect: tcp.classic_ect() }
+    }
 }
 
 impl CongestionControl for Reno {
@@ -28,8 +37,8 @@ mod tests {
     use super::*;
     use crate::sim::SimTime;
 
-    fn ev(acked: u64, ack: u64) -> AckEvent {
-        AckEvent { acked, ece: false, ack, snd_nxt: 100_000, now: SimTime::ZERO, rtt: SimTime::ZERO }
+    fn ev(acked: u64, ack: u64) -> AckEvent<'static> {
+        AckEvent { acked, ece: false, ack, snd_nxt: 100_000, now: SimTime::ZERO, rtt: SimTime::ZERO, int: &[] }
     }
     #[test]
     fn slow_start_then_linear() {

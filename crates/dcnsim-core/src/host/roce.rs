@@ -1,5 +1,6 @@
-//! RoCEv2 reliable connection with DCQCN rate control (Zhu et al., SIGCOMM
-//! 2015) as RDMA NICs implement it: the sender is paced at the DCQCN rate,
+//! RoCEv2 reliable connection as RDMA NICs implement it, under any rate-based congestion
+//! control (`RateControl`; DCQCN, Zhu et al., SIGCOMM 2015, is one): the sender is paced
+//! at the algorithm's rate, capped to the algorithm's window where it keeps one, and
 //! optionally capped to a window of bytes in flight (the "initial window"
 //! variant of the HPCC paper, Li et al., SIGCOMM 2019, sec. 5); the receiver
 //! accepts only in-order packets (go-back-N): an out-of-order packet is
@@ -7,37 +8,38 @@
 //! after which the sender resends from there. A retransmission timeout
 //! covers a lost tail.
 
-use super::dcqcn::{DcqcnNp, DcqcnParams, DcqcnRp};
+use super::cc::{AckEvent, RateControl, RateSetup};
+use super::dcqcn::DcqcnNp;
 use super::pacer::Pacer;
 use super::tcp::Segment;
+use super::{RateCc, RateCcKind, RateCcParams};
+use crate::net::HopTelemetry;
 use crate::sim::{bytes_in, SimTime};
 
-/// RoCE parameters shared by every flow (the DCQCN line rate is set per flow).
+/// RoCE parameters shared by every flow (each algorithm's line rate is set per flow).
 #[derive(Clone, Debug)]
 pub struct RoceParams {
-    pub dcqcn: DcqcnParams,
-    /// NP: at most one CNP per flow per this interval.
+    /// Each rate-based algorithm's own parameters.
+    pub cc: RateCcParams,
+    /// The receiver's notification point: at most one CNP per flow per this interval.
     pub cnp_interval: SimTime,
-    /// Cap on bytes in flight as a time at line rate (seed 004: 15 us), if any.
+    /// Cap on bytes in flight as a time at line rate (seed 004: 15 us, the "initial
+    /// window" of HPCC sec. 5), if any.
     pub window: Option<SimTime>,
     pub rto: SimTime,
-    /// R_AI and R_HAI as fractions of each flow's line rate, replacing `dcqcn.rate_ai_bps`
-    /// and `dcqcn.rate_hai_bps` where given: seed 004 writes "AI: 0.0125" and "Hyper AI:
-    /// 0.025" without a unit, and one reading is a fraction of the NIC's rate.
-    pub increase_of_line: (Option<f64>, Option<f64>),
 }
 
-/// Sender (requester) state of one flow.
+/// Sender (requester) state of one flow, over any rate-based algorithm (`RateCc`, the
+/// list's dispatch, in the engine).
 #[derive(Clone, Debug)]
-pub struct RoceSender {
-    pub p: DcqcnParams,
-    pub rp: DcqcnRp,
+pub struct RoceSender<R = RateCc> {
+    pub cc: R,
     pub snd_una: u64,
     pub snd_nxt: u64,
     pub snd_max: u64,
-    /// Bytes allowed in flight, if capped.
+    /// Bytes allowed in flight by the transport, if capped (the algorithm may cap lower).
     pub window: Option<u64>,
-    /// Paces the flow at the DCQCN rate.
+    /// Paces the flow at the algorithm's rate.
     pub pacer: Pacer,
     pub rto: SimTime,
     pub rto_deadline: Option<SimTime>,
@@ -45,21 +47,19 @@ pub struct RoceSender {
     pub timer_gen: u32,
 }
 
-impl RoceSender {
-    pub fn new(params: &RoceParams, line_rate_bps: u64, now: SimTime) -> RoceSender {
-        let mut p = params.dcqcn.clone();
-        p.line_rate_bps = line_rate_bps;
-        let of_line = |f: f64| (f * line_rate_bps as f64).round() as u64;
-        if let Some(f) = params.increase_of_line.0 {
-            p.rate_ai_bps = of_line(f);
-        }
-        if let Some(f) = params.increase_of_line.1 {
-            p.rate_hai_bps = of_line(f);
-        }
+impl RoceSender<RateCc> {
+    /// A new flow's sender running algorithm `cc` at a NIC of `line_rate_bps`.
+    pub fn new(params: &RoceParams, cc: RateCcKind, line_rate_bps: u64, now: SimTime) -> RoceSender {
+        RoceSender::with_cc(params, RateCc::build(cc, &params.cc, &RateSetup { line_rate_bps, now }), line_rate_bps)
+    }
+}
+
+impl<R: RateControl> RoceSender<R> {
+    /// A sender over the algorithm state `cc`.
+    pub fn with_cc(params: &RoceParams, cc: R, line_rate_bps: u64) -> RoceSender<R> {
         let window = params.window.map(|w| bytes_in(w, line_rate_bps));
         RoceSender {
-            rp: DcqcnRp::new(&p, now),
-            p,
+            cc,
             snd_una: 0,
             snd_nxt: 0,
             snd_max: 0,
@@ -73,19 +73,28 @@ impl RoceSender {
         }
     }
 
-    /// Data left to send and room in the window (ignoring the pacer).
+    /// Data left to send and room in the windows, the transport's and the algorithm's
+    /// (ignoring the pacer).
+    #[inline]
     pub fn has_work(&self, size: u64) -> bool {
-        self.snd_nxt < size && self.window.is_none_or(|w| self.snd_nxt - self.snd_una < w)
+        let inflight = self.snd_nxt - self.snd_una;
+        self.snd_nxt < size && self.window.is_none_or(|w| inflight < w) && self.cc.window().is_none_or(|w| inflight < w)
     }
 
     /// Earliest time the pacer allows the next packet, at the current rate.
     pub fn next_allowed(&self) -> SimTime {
-        self.pacer.next_allowed(self.rp.rate_bps())
+        self.pacer.next_allowed(self.cc.rate_bps())
+    }
+
+    /// When a flow with work waiting for its pacer should be looked at again: its turn, or
+    /// sooner if the algorithm's rate rises by then (never at `now` itself).
+    pub fn wake_at(&self, now: SimTime) -> SimTime {
+        self.next_allowed().min(self.cc.next_change().max(SimTime(now.0 + 1)))
     }
 
     /// The next segment if the pacer and window allow it at `now`.
     pub fn next_segment(&mut self, size: u64, mss: u32, header: u32, now: SimTime) -> Option<Segment> {
-        self.rp.advance(&self.p, now);
+        self.cc.advance(now);
         if !self.has_work(size) || self.next_allowed() > now {
             return None;
         }
@@ -95,20 +104,23 @@ impl RoceSender {
         let retx = seq < self.snd_max;
         self.snd_max = self.snd_max.max(self.snd_nxt);
         self.pacer.on_send(now, len as u32 + header);
-        self.rp.on_sent(&self.p, len + header as u64, now);
+        self.cc.on_sent(len + header as u64, now);
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rto);
         }
         Some(Segment { seq, len: len as u32, retx })
     }
 
-    /// Cumulative ACK; returns true when everything is acknowledged.
-    pub fn on_ack(&mut self, ack: u64, now: SimTime, size: u64) -> bool {
+    /// Cumulative ACK (echoing the data's send time `ts` and telemetry `int`); returns true
+    /// when everything is acknowledged.
+    pub fn on_ack(&mut self, ack: u64, ts: SimTime, now: SimTime, size: u64, int: &[HopTelemetry]) -> bool {
         if ack > self.snd_una {
+            let acked = ack - self.snd_una;
             self.snd_una = ack;
             if self.snd_nxt < ack {
                 self.snd_nxt = ack;
             }
+            self.cc.on_ack(&AckEvent { acked, ece: false, ack, snd_nxt: self.snd_nxt, now, rtt: now - ts, int });
             self.rto_deadline = if self.snd_una >= size {
                 None
             } else if self.snd_nxt > self.snd_una {
@@ -121,8 +133,8 @@ impl RoceSender {
     }
 
     /// NACK: the receiver expects `expected`; resend from there (go-back-N).
-    pub fn on_nack(&mut self, expected: u64, now: SimTime, size: u64) -> bool {
-        let done = self.on_ack(expected, now, size);
+    pub fn on_nack(&mut self, expected: u64, ts: SimTime, now: SimTime, size: u64, int: &[HopTelemetry]) -> bool {
+        let done = self.on_ack(expected, ts, now, size, int);
         if !done && expected < self.snd_nxt {
             self.snd_nxt = expected;
         }
@@ -130,7 +142,7 @@ impl RoceSender {
     }
 
     pub fn on_cnp(&mut self, now: SimTime) {
-        self.rp.on_cnp(&self.p, now);
+        self.cc.on_cnp(now);
     }
 
     /// Retransmission timer expiry: resend everything unacknowledged.
@@ -184,28 +196,37 @@ impl RoceReceiver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::host::dcqcn::{DcqcnParams, DcqcnSettings};
     use crate::sim::ser_time;
 
+    fn settings(rp: DcqcnParams, increase_of_line: (Option<f64>, Option<f64>)) -> RoceParams {
+        RoceParams { cc: RateCcParams { dcqcn: DcqcnSettings { rp, increase_of_line } }, cnp_interval: SimTime::from_us(4), window: None, rto: SimTime::from_ms(1) }
+    }
+
     fn params() -> RoceParams {
-        RoceParams { dcqcn: DcqcnParams::seed004(100_000_000_000), cnp_interval: SimTime::from_us(4), window: None, rto: SimTime::from_ms(1), increase_of_line: (None, None) }
+        settings(DcqcnParams::seed004(100_000_000_000), (None, None))
+    }
+
+    fn dcqcn(s: &RoceSender) -> &DcqcnParams {
+        &s.cc.dcqcn().unwrap().p
     }
 
     #[test]
     fn increase_steps_as_fractions_scale_with_each_flows_line_rate() {
-        let p = RoceParams { increase_of_line: (Some(0.0125), Some(0.025)), ..params() };
+        let p = settings(DcqcnParams::seed004(100_000_000_000), (Some(0.0125), Some(0.025)));
         for line in [100_000_000_000u64, 25_000_000_000] {
-            let s = RoceSender::new(&p, line, SimTime::ZERO);
-            assert_eq!((s.p.rate_ai_bps, s.p.rate_hai_bps), (line / 80, line / 40), "{line}");
+            let s = RoceSender::new(&p, RateCcKind::Dcqcn, line, SimTime::ZERO);
+            assert_eq!((dcqcn(&s).rate_ai_bps, dcqcn(&s).rate_hai_bps), (line / 80, line / 40), "{line}");
         }
         // without fractions the rates stand as given, whatever the flow's line rate
-        let p = RoceParams { dcqcn: DcqcnParams { rate_ai_bps: 12_500_000, rate_hai_bps: 25_000_000, ..DcqcnParams::seed004(100_000_000_000) }, ..params() };
-        let s = RoceSender::new(&p, 25_000_000_000, SimTime::ZERO);
-        assert_eq!((s.p.rate_ai_bps, s.p.rate_hai_bps), (12_500_000, 25_000_000));
+        let p = settings(DcqcnParams { rate_ai_bps: 12_500_000, rate_hai_bps: 25_000_000, ..DcqcnParams::seed004(100_000_000_000) }, (None, None));
+        let s = RoceSender::new(&p, RateCcKind::Dcqcn, 25_000_000_000, SimTime::ZERO);
+        assert_eq!((dcqcn(&s).rate_ai_bps, dcqcn(&s).rate_hai_bps), (12_500_000, 25_000_000));
     }
 
     #[test]
     fn paced_at_the_dcqcn_rate() {
-        let mut s = RoceSender::new(&params(), 100_000_000_000, SimTime::ZERO);
+        let mut s = RoceSender::new(&params(), RateCcKind::Dcqcn, 100_000_000_000, SimTime::ZERO);
         let t0 = SimTime::ZERO;
         assert!(s.next_segment(1_000_000, 1000, 48, t0).is_some());
         // at line rate the next packet may go when this one is serialized
@@ -220,7 +241,7 @@ mod tests {
     fn window_caps_bytes_in_flight() {
         let mut p = params();
         p.window = Some(SimTime::from_ns(200)); // 2500 B at 100G
-        let mut s = RoceSender::new(&p, 100_000_000_000, SimTime::ZERO);
+        let mut s = RoceSender::new(&p, RateCcKind::Dcqcn, 100_000_000_000, SimTime::ZERO);
         assert_eq!(s.window, Some(2500));
         let mut t = SimTime::ZERO;
         let mut sent = 0;
@@ -229,7 +250,7 @@ mod tests {
             t = s.next_allowed();
         }
         assert_eq!(sent, 3000);
-        s.on_ack(2000, t, 1_000_000);
+        s.on_ack(2000, SimTime::ZERO, t, 1_000_000, &[]);
         assert!(s.has_work(1_000_000));
     }
 
@@ -239,7 +260,7 @@ mod tests {
     fn a_zero_rto_never_rearms_at_the_same_instant() {
         let mut p = params();
         p.rto = SimTime::ZERO;
-        let mut s = RoceSender::new(&p, 100_000_000_000, SimTime::ZERO);
+        let mut s = RoceSender::new(&p, RateCcKind::Dcqcn, 100_000_000_000, SimTime::ZERO);
         s.next_segment(10_000, 1000, 48, SimTime::ZERO).unwrap();
         let now = SimTime::from_us(1);
         s.rto_deadline = Some(now);
@@ -254,13 +275,13 @@ mod tests {
         assert_eq!(r.on_data(2000, 1000), RoceReply::Nack(1000));
         assert_eq!(r.on_data(3000, 1000), RoceReply::Nothing);
         assert_eq!(r.on_data(1000, 1000), RoceReply::Ack(2000));
-        let mut s = RoceSender::new(&params(), 100_000_000_000, SimTime::ZERO);
+        let mut s = RoceSender::new(&params(), RateCcKind::Dcqcn, 100_000_000_000, SimTime::ZERO);
         let mut t = SimTime::ZERO;
         for _ in 0..4 {
             s.next_segment(10_000, 1000, 48, t).unwrap();
             t = s.next_allowed();
         }
-        s.on_nack(1000, t, 10_000);
+        s.on_nack(1000, SimTime::ZERO, t, 10_000, &[]);
         let seg = s.next_segment(10_000, 1000, 48, t).unwrap();
         assert_eq!((seg.seq, seg.retx), (1000, true));
     }

@@ -16,9 +16,43 @@
 //! A loss inferred in CWR enters fast recovery without a second reduction (Linux's
 //! `tcp_enter_recovery` keeps the CWR ssthresh; RFC 3168: at most once per window).
 
-use super::cc::{AckEvent, Cc, CongestionControl, Window};
-use crate::sim::SimTime;
+use super::cc::{AckEvent, CongestionControl, Window};
+use super::pacer::Pacer;
+use super::{Cc, WindowCcParams};
+use crate::net::{Ecn, HopTelemetry};
+use crate::sim::{ser_time, SimTime};
 use std::collections::BTreeMap;
+
+/// TCP parameters shared by every TCP flow, whatever its congestion control.
+#[derive(Clone, Debug)]
+pub struct TcpParams {
+    pub init_cwnd: u32,
+    pub min_rto: SimTime,
+    pub init_rto: SimTime,
+    /// Reno and Cubic use classic ECN (RFC 3168).
+    pub classic_ecn: bool,
+    /// The codepoint ECN-capable TCP data carries, when not the algorithm's own default
+    /// (DCTCP ECT(1), classic ECN ECT(0)).
+    pub ect: Option<Ecn>,
+    /// Receiver window cap in bytes (`transport.window`).
+    pub window: Option<u64>,
+    /// New connections open with SYN / SYN-ACK before data (`transport.handshake`).
+    pub handshake: bool,
+    /// Each window-based algorithm's own parameters.
+    pub cc: WindowCcParams,
+}
+
+impl TcpParams {
+    /// The codepoint of a classic-ECN sender's data (RFC 3168): ECT(0) unless configured,
+    /// not ECT without `transport.ecn`.
+    pub fn classic_ect(&self) -> Ecn {
+        if self.classic_ecn {
+            self.ect.unwrap_or(Ecn::Ect0)
+        } else {
+            Ecn::NotEct
+        }
+    }
+}
 
 /// The CWR state after an ECN-triggered reduction (Linux TCP_CA_CWR, PRR's counters).
 #[derive(Clone, Copy, Debug)]
@@ -33,11 +67,12 @@ struct Cwr {
     prr_out: u64,
 }
 
-/// Per-flow sender state.
+/// Per-flow sender state, over any window-based congestion control (`Cc`, the list's
+/// dispatch, in the engine).
 #[derive(Clone, Debug)]
-pub struct TcpSender {
+pub struct TcpSender<C = Cc> {
     pub w: Window,
-    pub cc: Cc,
+    pub cc: C,
     pub snd_una: u64,
     pub snd_nxt: u64,
     /// Highest sequence ever sent (snd_nxt can move back after an RTO).
@@ -64,6 +99,8 @@ pub struct TcpSender {
     rwnd: f64,
     /// `transport.handshake`: the SYN is out and no SYN-ACK has come back yet.
     pub syn_pending: bool,
+    /// Spaces segments at the algorithm's pacing rate, when it sets one.
+    pub pacer: Pacer,
 }
 
 /// What an ACK did.
@@ -81,27 +118,25 @@ pub struct Segment {
     pub retx: bool,
 }
 
-impl TcpSender {
+impl<C: CongestionControl + Clone> TcpSender<C> {
     /// Take over a finished flow's connection state (window, congestion-control state, RTT
     /// estimate and RTO), as the next message on a long-lived connection does; sequence
     /// numbers start afresh.
-    pub fn continue_connection(&mut self, prev: &TcpSender) {
+    pub fn continue_connection(&mut self, prev: &TcpSender<C>) {
         self.w = prev.w.clone();
         if prev.cwr.is_some() {
             // its high_seq belongs to the old numbering: end the reduction as the next ACK would
             self.w.cwnd = self.w.ssthresh;
         }
         self.cc = prev.cc.clone();
-        if let Cc::Dctcp(d) = &mut self.cc {
-            d.restart_window();
-        }
+        self.cc.restart();
         self.srtt = prev.srtt;
         self.rttvar = prev.rttvar;
         self.has_rtt = prev.has_rtt;
         self.rto = prev.rto;
     }
 
-    pub fn new(cc: Cc, mss: u32, init_cwnd_pkts: u32, min_rto: SimTime, init_rto: SimTime) -> TcpSender {
+    pub fn new(cc: C, mss: u32, init_cwnd_pkts: u32, min_rto: SimTime, init_rto: SimTime) -> TcpSender<C> {
         // a zero RTO (a SimConfig built in code; scenarios refuse it) would re-arm the timer
         // at the same instant forever, doubling 0 on each expiry; 1 ps is the clock's tick,
         // and no valid scenario has less
@@ -129,11 +164,17 @@ impl TcpSender {
             timeouts: 0,
             rwnd: f64::INFINITY,
             syn_pending: false,
+            pacer: Pacer::default(),
         }
     }
 
+    /// A new flow's sender of algorithm `cc` under the shared TCP parameters.
+    pub fn from_params(cc: C, mss: u32, p: &TcpParams) -> TcpSender<C> {
+        TcpSender::new(cc, mss, p.init_cwnd, p.min_rto, p.init_rto).with_window(p.window)
+    }
+
     /// Cap the bytes in flight at a receiver window of `bytes` (None: no cap).
-    pub fn with_window(mut self, bytes: Option<u64>) -> TcpSender {
+    pub fn with_window(mut self, bytes: Option<u64>) -> TcpSender<C> {
         self.rwnd = bytes.map_or(f64::INFINITY, |b| b as f64);
         self
     }
@@ -141,6 +182,36 @@ impl TcpSender {
     #[inline]
     pub fn inflight(&self) -> u64 {
         self.snd_nxt - self.snd_una
+    }
+
+    /// The algorithm's pacing rate now, if it paces.
+    #[inline]
+    pub fn pacing_rate(&self) -> Option<u64> {
+        self.cc.pacing_rate(&self.w, self.srtt())
+    }
+
+    /// When a paced sender may start its next segment (None: unpaced).
+    #[inline]
+    pub fn paced_until(&self) -> Option<SimTime> {
+        self.pacing_rate().map(|r| self.pacer.next_allowed(r))
+    }
+
+    /// A segment of `wire` bytes starts at `now` (the pacer's clock).
+    #[inline]
+    pub fn on_wire(&mut self, wire: u32, now: SimTime) {
+        if self.pacing_rate().is_some() {
+            self.pacer.on_send(now, wire);
+        }
+    }
+
+    /// Whether a paced sender may send a `wire`-byte segment by `at` (true when unpaced):
+    /// the pacer's gap after the one now starting.
+    #[inline]
+    pub fn pace_allows_next(&self, wire: u32, now: SimTime, at: SimTime) -> bool {
+        match self.pacing_rate() {
+            None => true,
+            Some(r) => now + ser_time(wire as u64, r.max(1)) <= at,
+        }
     }
 
     /// Whether the window allows another segment now.
@@ -252,7 +323,7 @@ impl TcpSender {
     }
 
     /// Process a cumulative ACK.
-    pub fn on_ack(&mut self, ack: u64, ece: bool, ts_echo: SimTime, now: SimTime, size: u64) -> AckOutcome {
+    pub fn on_ack(&mut self, ack: u64, ece: bool, ts_echo: SimTime, now: SimTime, size: u64, int: &[HopTelemetry]) -> AckOutcome {
         let mut out = AckOutcome::default();
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
@@ -263,7 +334,7 @@ impl TcpSender {
             let rtt = now - ts_echo;
             self.rtt_sample(rtt);
             self.dupacks = 0;
-            let ev = AckEvent { acked, ece, ack, snd_nxt: self.snd_nxt, now, rtt };
+            let ev = AckEvent { acked, ece, ack, snd_nxt: self.snd_nxt, now, rtt, int };
             self.cc.on_ack_event(&self.w, &ev);
             if self.in_recovery {
                 if ack >= self.recover {
@@ -404,6 +475,47 @@ impl Receiver {
 mod tests {
     use super::*;
     use crate::host::reno::Reno;
+    use crate::host::Cc;
+
+    /// A window algorithm that paces at a fixed rate (as BBR sets `sk_pacing_rate`).
+    #[derive(Clone, Debug)]
+    struct Paced(u64);
+    impl CongestionControl for Paced {
+        fn ssthresh(&mut self, w: &Window) -> f64 {
+            w.cwnd / 2.0
+        }
+        fn cong_avoid(&mut self, w: &mut Window, a: &AckEvent) {
+            w.grow(a.acked);
+        }
+        fn ect(&self) -> Ecn {
+            Ecn::NotEct
+        }
+        fn pacing_rate(&self, _w: &Window, _srtt: Option<SimTime>) -> Option<u64> {
+            Some(self.0)
+        }
+    }
+
+    /// The pacing hook: a sender whose algorithm sets a rate spaces its segments one
+    /// serialization time at that rate apart, whatever its window allows; an unpaced one
+    /// (every algorithm shipped today) is never held.
+    #[test]
+    fn a_pacing_rate_spaces_segments_at_that_rate() {
+        let mut s = TcpSender::new(Paced(8_000_000_000), 1000, 10, SimTime::from_ms(1), SimTime::from_ms(1));
+        let t0 = SimTime::from_us(3);
+        assert_eq!(s.paced_until(), Some(SimTime::ZERO));
+        s.next_segment(100_000).unwrap();
+        s.on_wire(1000, t0);
+        // 1000 B at 8 Gb/s = 1 us, though nine more segments fit the window
+        assert!(s.can_send(100_000));
+        assert_eq!(s.paced_until(), Some(t0 + SimTime::from_us(1)));
+        assert!(!s.pace_allows_next(1000, t0, t0 + SimTime::from_ns(999)));
+        assert!(s.pace_allows_next(1000, t0, t0 + SimTime::from_us(1)));
+        let mut r = TcpSender::new(Cc::Reno(Reno { ect: Ecn::NotEct }), 1000, 10, SimTime::from_ms(1), SimTime::from_ms(1));
+        r.next_segment(100_000).unwrap();
+        r.on_wire(1000, t0);
+        assert_eq!(r.paced_until(), None);
+        assert!(r.pace_allows_next(1000, t0, t0));
+    }
 
     #[test]
     fn receiver_reassembles() {
@@ -465,7 +577,7 @@ mod tests {
         let mut sent = vec![];
         for ack in (1000..=10_000).step_by(1000) {
             let ece = ack == 1000 || ack == 4000;
-            s.on_ack(ack, ece, SimTime::ZERO, t, 1_000_000);
+            s.on_ack(ack, ece, SimTime::ZERO, t, 1_000_000, &[]);
             assert!(s.in_cwr(), "ack {ack}");
             assert_eq!(s.w.ssthresh, 5000.0, "ack {ack}: one reduction per round trip");
             assert!(s.w.cwnd <= 10_000.0, "ack {ack}: cwnd {}", s.w.cwnd);
@@ -476,7 +588,7 @@ mod tests {
         assert_eq!(sent.len(), 5, "PRR sends ssthresh over the round trip: {sent:?}");
         let at: Vec<u64> = sent.iter().map(|&(ack, _)| ack).collect();
         assert_eq!(at, [1000, 3000, 5000, 7000, 10_000], "{sent:?}");
-        s.on_ack(11_000, false, SimTime::ZERO, t, 1_000_000);
+        s.on_ack(11_000, false, SimTime::ZERO, t, 1_000_000, &[]);
         assert!(!s.in_cwr());
         assert!((s.w.cwnd - (5000.0 + 1000.0 * 1000.0 / 5000.0)).abs() < 1e-9, "cwnd {}", s.w.cwnd);
     }
@@ -488,10 +600,10 @@ mod tests {
         let mut s = reno_ecn_with_ten_out();
         let t = SimTime::from_us(10);
         for ack in (1000..=10_000).step_by(1000) {
-            s.on_ack(ack, ack == 1000, SimTime::ZERO, t, 1_000_000);
+            s.on_ack(ack, ack == 1000, SimTime::ZERO, t, 1_000_000, &[]);
             while s.next_segment(1_000_000).is_some() {}
         }
-        s.on_ack(11_000, true, SimTime::ZERO, t, 1_000_000);
+        s.on_ack(11_000, true, SimTime::ZERO, t, 1_000_000, &[]);
         assert!(s.in_cwr());
         assert_eq!(s.w.ssthresh, 2500.0);
     }
@@ -502,9 +614,9 @@ mod tests {
     fn a_loss_in_cwr_does_not_reduce_again() {
         let mut s = reno_ecn_with_ten_out();
         let t = SimTime::from_us(10);
-        s.on_ack(1000, true, SimTime::ZERO, t, 1_000_000);
+        s.on_ack(1000, true, SimTime::ZERO, t, 1_000_000, &[]);
         for i in 0..3 {
-            let o = s.on_ack(1000, false, SimTime::ZERO, t, 1_000_000);
+            let o = s.on_ack(1000, false, SimTime::ZERO, t, 1_000_000, &[]);
             assert_eq!(o.retransmit, i == 2);
         }
         assert!(!s.in_cwr());
@@ -518,7 +630,7 @@ mod tests {
         let mut s = TcpSender::new(Cc::Reno(Reno { ect: crate::net::Ecn::NotEct }), 1000, 10, SimTime::from_ms(1), SimTime::from_ms(1));
         s.w.ssthresh = 2000.0;
         while s.next_segment(1_000_000).is_some() {}
-        s.on_ack(1000, true, SimTime::ZERO, SimTime::from_us(10), 1_000_000);
+        s.on_ack(1000, true, SimTime::ZERO, SimTime::from_us(10), 1_000_000, &[]);
         assert!(!s.in_cwr());
         assert!(s.w.cwnd > 10_000.0);
     }
@@ -531,9 +643,9 @@ mod tests {
         }
         assert!(!s.can_send(100_000));
         let t = SimTime::from_us(10);
-        s.on_ack(1000, false, SimTime::ZERO, t, 100_000);
+        s.on_ack(1000, false, SimTime::ZERO, t, 100_000, &[]);
         for i in 0..3 {
-            let o = s.on_ack(1000, false, SimTime::ZERO, t, 100_000);
+            let o = s.on_ack(1000, false, SimTime::ZERO, t, 100_000, &[]);
             assert_eq!(o.retransmit, i == 2);
         }
         let seg = s.next_segment(100_000).unwrap();

@@ -62,10 +62,7 @@ impl Capture {
     /// A capture of `p.ports` on `topo`; `mss` is a full segment's payload, `drc_classes`
     /// DRC's priority mask and `class_of` the class of each priority (for the frames' fields).
     pub fn new(p: &CaptureParams, topo: &Topology, mss: u32, drc_classes: u8, class_of: [u8; 8]) -> Capture {
-        let shb = SectionHeaderBlock {
-            options: vec![SectionHeaderOption::UserApplication(Cow::Owned(format!("dcnsim {}", env!("CARGO_PKG_VERSION"))))],
-            ..Default::default()
-        };
+        let shb = SectionHeaderBlock { options: vec![SectionHeaderOption::UserApplication(Cow::Owned(format!("dcnsim {}", env!("CARGO_PKG_VERSION"))))], ..Default::default() };
         let mut writer = PcapNgWriter::with_section_header(Vec::new(), shb).expect("writing to memory");
         let mut iface = vec![NOT_CAPTURED; topo.ports.len()];
         for (i, &port) in p.ports.iter().enumerate() {
@@ -86,7 +83,21 @@ impl Capture {
             };
             writer.write_pcapng_block(idb).expect("writing to memory");
         }
-        Capture { iface, from: p.from, to: p.to, all: p.all, max_frames: p.max_frames, snaplen: p.snaplen as usize, frames: 0, missed: 0, mss, drc_classes, class_of, writer, buf: Vec::with_capacity(256) }
+        Capture {
+            iface,
+            from: p.from,
+            to: p.to,
+            all: p.all,
+            max_frames: p.max_frames,
+            snaplen: p.snaplen as usize,
+            frames: 0,
+            missed: 0,
+            mss,
+            drc_classes,
+            class_of,
+            writer,
+            buf: Vec::with_capacity(256),
+        }
     }
 
     /// Record `pkt` starting on `port` at `now`, if the capture keeps it. `flow` gives the
@@ -167,14 +178,14 @@ impl Capture {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::host::{RateCcKind, Transport, WindowCc};
+    use crate::net::{Ecn, Frame, Msg};
     use crate::switch::ci::Cip;
     use crate::switch::drc::DrcFrame;
     use crate::switch::pfc::PauseFrame;
     use crate::switch::qcn::Cnm;
-    use crate::switch::sfc::SfcMsg;
-    use crate::host::TransportKind;
-    use crate::net::{Ecn, Frame, Msg};
     use crate::switch::qcn::CnmFields;
+    use crate::switch::sfc::SfcMsg;
 
     fn fabric() -> Topology {
         let mut t = Topology::default();
@@ -186,7 +197,7 @@ mod tests {
         t
     }
 
-    fn flow(transport: TransportKind) -> FlowWire {
+    fn flow(transport: Transport) -> FlowWire {
         FlowWire { id: 7, src: 0, dst: 1, size: 100_000, hash: 0xABCD, prio: 3, transport }
     }
 
@@ -195,8 +206,14 @@ mod tests {
     #[test]
     fn encoded_lengths_are_the_models_wire_sizes() {
         let t = fabric();
-        let w = WireCtx { topo: &t, tx: 2, rx: 0, flow: Some(flow(TransportKind::Dctcp)), mss: 1460, drc_classes: 0xFF };
-        for f in [Frame::Pfc(PauseFrame::Pause { quanta: 7 }), Frame::Pfc(PauseFrame::Pfc { class: 3, quanta: 65535 }), Frame::Ci(Cip { bytes: 94 }), Frame::Ci(Cip { bytes: 64 }), Frame::Drc(DrcFrame { dir: 1, level: 2 })] {
+        let w = WireCtx { topo: &t, tx: 2, rx: 0, flow: Some(flow(Transport::Tcp(WindowCc::Dctcp))), mss: 1460, drc_classes: 0xFF };
+        for f in [
+            Frame::Pfc(PauseFrame::Pause { quanta: 7 }),
+            Frame::Pfc(PauseFrame::Pfc { class: 3, quanta: 65535 }),
+            Frame::Ci(Cip { bytes: 94 }),
+            Frame::Ci(Cip { bytes: 64 }),
+            Frame::Drc(DrcFrame { dir: 1, level: 2 }),
+        ] {
             let mut out = vec![];
             f.encode(&w, &mut out);
             assert_eq!(out.len() as u32 + wire::FCS_BYTES, f.wire_bytes(), "{f:?}");
@@ -243,7 +260,7 @@ mod tests {
         let t = fabric();
         let p = CaptureParams { ports: vec![0], from: SimTime::ZERO, to: SimTime::from_ms(1), all: true, max_frames: 10, snaplen: u32::MAX };
         let mut c = Capture::new(&p, &t, 1460, 0, [0, 1, 2, 3, 4, 5, 6, 7]);
-        let roce = flow(TransportKind::Dcqcn);
+        let roce = flow(Transport::Roce(RateCcKind::Dcqcn));
         let data = |seq: u64, payload: u32, ecn: Ecn| Packet { kind: PktKind::Data, flow: 7, src: 0, dst: 1, seq, payload, prio: 3, qc: 3, ecn, ..Packet::blank() };
 
         let len = c.encode(0, &data(0, 1460, Ecn::Ect0), &t, |_| Some(roce)).unwrap();

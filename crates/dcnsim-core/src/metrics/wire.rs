@@ -14,9 +14,9 @@
 //! claims) and its destination port 5201; a RoCEv2 flow is queue pair (its id modulo 2^24)
 //! from an entropy source port 49152 + (its ECMP hash modulo 16384) to 4791.
 
+use crate::host::Transport;
 use crate::net::{Ecn, HostId, NodeId, Packet, PktKind};
 use crate::net::{NodeKind, Topology};
-use crate::host::TransportKind;
 
 pub const ETHERTYPE_VLAN: u16 = 0x8100;
 pub const ETHERTYPE_IPV4: u16 = 0x0800;
@@ -208,14 +208,14 @@ pub struct FlowWire {
     pub size: u64,
     pub hash: u32,
     pub prio: u8,
-    pub transport: TransportKind,
+    pub transport: Transport,
 }
 
 impl FlowWire {
     /// (source port, destination port) of the flow's data direction.
     pub fn ports(&self) -> (u16, u16) {
         match self.transport {
-            TransportKind::Dcqcn => (0xC000 | (self.hash & 0x3FFF) as u16, ROCEV2_PORT),
+            Transport::Roce(_) => (0xC000 | (self.hash & 0x3FFF) as u16, ROCEV2_PORT),
             _ => (0xC000 | (self.id & 0x3FFF) as u16, FLOW_DPORT),
         }
     }
@@ -230,11 +230,11 @@ pub fn transport(out: &mut Vec<u8>, topo: &Topology, p: &Packet, f: &FlowWire, m
     let back = (fwd.1, fwd.0);
     let payload = p.payload as usize;
     match f.transport {
-        TransportKind::Udp => {
+        Transport::Udp => {
             udp(out, &ip, fwd, &[], payload, true);
             IPV4_BYTES + UDP_BYTES + payload
         }
-        TransportKind::Dcqcn => {
+        Transport::Roce(_) => {
             // PSNs count MTU-sized packets from 0; an acknowledgement carries the last PSN
             // received in order (its seq is the next byte expected), a NAK the one expected
             let psn = (p.seq / mss.max(1) as u64) as u32;
@@ -315,10 +315,10 @@ pub struct WireCtx<'a> {
 }
 
 /// Header bytes of a transport's full-size data packet (IPv4 on), for CNMs' MSDU length.
-pub fn header_bytes(t: TransportKind) -> usize {
+pub fn header_bytes(t: Transport) -> usize {
     match t {
-        TransportKind::Udp => IPV4_BYTES + UDP_BYTES,
-        TransportKind::Dcqcn => IPV4_BYTES + UDP_BYTES + BTH_BYTES + ICRC_BYTES,
+        Transport::Udp => IPV4_BYTES + UDP_BYTES,
+        Transport::Roce(_) => IPV4_BYTES + UDP_BYTES + BTH_BYTES + ICRC_BYTES,
         _ => IPV4_BYTES + TCP_BYTES,
     }
 }

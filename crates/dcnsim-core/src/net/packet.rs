@@ -131,12 +131,42 @@ impl Packet {
     }
 }
 
-/// Reusable packet storage with a free list.
+/// One switch hop's in-band network telemetry record as HPCC uses it (Li et al., SIGCOMM
+/// 2019, sec. 3.2 and 4.1): the egress queue's length, the bytes the port had transmitted
+/// and the time, when the packet left, and the link's rate.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct HopTelemetry {
+    /// Bytes queued at the egress port as the packet left.
+    pub qlen: u64,
+    /// Bytes the port had transmitted (all classes) by then.
+    pub tx_bytes: u64,
+    pub ts: SimTime,
+    pub rate_bps: u64,
+}
+
+/// Most hops a packet's telemetry holds: a 3-tier fat-tree path has 5 switches; HPCC's
+/// fabrics have at most that.
+pub const MAX_TELEMETRY_HOPS: usize = 8;
+
+/// A packet's telemetry stack, first hop first.
+#[derive(Copy, Clone, Debug, Default)]
+struct Telemetry {
+    hops: [HopTelemetry; MAX_TELEMETRY_HOPS],
+    n: u8,
+}
+
+/// Reusable packet storage with a free list, and the per-packet extensions that do not fit
+/// the 64-byte record (INT telemetry), kept beside it by packet id. A reply made in place
+/// (`Sim::reply_in_place`: the data packet's slot becomes its ACK) keeps the data's
+/// extensions, which is how an ACK echoes the telemetry its data collected; a new packet in
+/// a reused slot starts with none.
 #[derive(Default)]
 pub struct PacketArena {
     slots: Vec<Packet>,
     free: Vec<PktId>,
     live: usize,
+    /// By packet id; empty in runs where no switch writes telemetry (then nothing is paid).
+    telemetry: Vec<Telemetry>,
 }
 
 impl PacketArena {
@@ -148,6 +178,11 @@ impl PacketArena {
         self.live += 1;
         if let Some(id) = self.free.pop() {
             self.slots[id as usize] = p;
+            if !self.telemetry.is_empty() {
+                if let Some(t) = self.telemetry.get_mut(id as usize) {
+                    t.n = 0;
+                }
+            }
             id
         } else {
             self.slots.push(p);
@@ -180,6 +215,29 @@ impl PacketArena {
     pub fn prefetch(&self, id: PktId) {
         crate::sim::prefetch(&self.slots, id);
     }
+    /// The telemetry packet `id` carries, first hop first (empty if none).
+    #[inline]
+    pub fn telemetry(&self, id: PktId) -> &[HopTelemetry] {
+        match self.telemetry.get(id as usize) {
+            Some(t) => &t.hops[..t.n as usize],
+            None => &[],
+        }
+    }
+    /// Append a hop's record to packet `id`'s telemetry; false when its stack is full
+    /// (`MAX_TELEMETRY_HOPS`), which leaves it as it was.
+    pub fn push_telemetry(&mut self, id: PktId, hop: HopTelemetry) -> bool {
+        let i = id as usize;
+        if self.telemetry.len() <= i {
+            self.telemetry.resize(self.slots.len().max(i + 1), Telemetry::default());
+        }
+        let t = &mut self.telemetry[i];
+        if t.n as usize == MAX_TELEMETRY_HOPS {
+            return false;
+        }
+        t.hops[t.n as usize] = hop;
+        t.n += 1;
+        true
+    }
     /// Packets currently allocated (in queues or on links).
     pub fn live(&self) -> usize {
         self.live
@@ -197,3 +255,40 @@ impl PacketArena {
 // an enum with a spare tag value, as PFC's.
 const _: () = assert!(std::mem::size_of::<Packet>() == 64 && std::mem::align_of::<Packet>() == 64);
 const _: () = assert!(std::mem::size_of::<PktKind>() == 4);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hop(q: u64) -> HopTelemetry {
+        HopTelemetry { qlen: q, tx_bytes: 2 * q, ts: SimTime(q), rate_bps: 100 }
+    }
+
+    /// Telemetry stays with its slot while the packet lives (a reply in place echoes it),
+    /// a new packet in a freed slot starts with none, and a full stack refuses more.
+    #[test]
+    fn telemetry_lives_with_the_packet_not_the_slot() {
+        let mut a = PacketArena::new();
+        let x = a.alloc(Packet::blank());
+        let y = a.alloc(Packet::blank());
+        assert!(a.telemetry(x).is_empty());
+        assert!(a.push_telemetry(x, hop(1)) && a.push_telemetry(x, hop(2)));
+        assert_eq!(a.telemetry(x), &[hop(1), hop(2)]);
+        assert!(a.telemetry(y).is_empty());
+        // the reply keeps its slot and so the records
+        a.get_mut(x).kind = PktKind::Ack;
+        assert_eq!(a.telemetry(x).len(), 2);
+        a.free(x);
+        let z = a.alloc(Packet::blank());
+        assert_eq!(z, x, "the freed slot is reused");
+        assert!(a.telemetry(z).is_empty());
+        for i in 0..MAX_TELEMETRY_HOPS as u64 {
+            assert!(a.push_telemetry(z, hop(i)));
+        }
+        assert!(!a.push_telemetry(z, hop(99)));
+        assert_eq!(a.telemetry(z).len(), MAX_TELEMETRY_HOPS);
+        // a slot beyond the store's end reads as none
+        let w = a.alloc(Packet::blank());
+        assert!(a.telemetry(w).is_empty());
+    }
+}

@@ -318,7 +318,11 @@ mod tests {
         // a queue depth series sampled every picosecond of a 1 s run: 1e12 rows
         let m = refused(wide, "kind = \"poisson\"\nsizes = \"web-search\"\nload = 0.1\n[metrics]\nqueue_sample = \"1ps\"", "metrics.queue_sample");
         assert!(m.contains("expected a longer metrics.queue_sample,"), "{m}");
-        let m = refused(wide, "kind = \"poisson\"\nsizes = \"web-search\"\nload = 0.1\n[metrics.capture]\nports = [\"tor0\"]\nsnaplen = \"0B\"\nmax_frames = 100000000000", "metrics.capture.max_frames");
+        let m = refused(
+            wide,
+            "kind = \"poisson\"\nsizes = \"web-search\"\nload = 0.1\n[metrics.capture]\nports = [\"tor0\"]\nsnaplen = \"0B\"\nmax_frames = 100000000000",
+            "metrics.capture.max_frames",
+        );
         assert!(m.contains("a packet capture"), "{m}");
     }
 

@@ -8,11 +8,14 @@ pub mod reference;
 pub mod schema;
 pub mod units;
 
-use crate::engine::{QueueSampling, Sim, SimConfig, TcpParams, UdpParams};
-use crate::host::dcqcn::{DcqcnParams, PAPER_CNP_INTERVAL, SEED004_CNP_INTERVAL, SEED004_RATE_AI_OF_LINE, SEED004_RATE_HAI_OF_LINE};
+use crate::engine::{QueueSampling, Sim, SimConfig, UdpParams};
+use crate::host::dcqcn::{DcqcnParams, DcqcnSettings, PAPER_CNP_INTERVAL, SEED004_CNP_INTERVAL, SEED004_RATE_AI_OF_LINE, SEED004_RATE_HAI_OF_LINE};
+use crate::host::dctcp::{self, DctcpParams};
 use crate::host::roce::RoceParams;
-use crate::net::fat_tree::FatTreeShape;
+use crate::host::tcp::TcpParams;
+use crate::host::{RateCcParams, WindowCcParams};
 use crate::metrics::capture::CaptureParams;
+use crate::net::fat_tree::FatTreeShape;
 use crate::net::Ecn;
 use crate::net::{clos, dumbbell, fat_tree, Routes, Topology};
 use crate::sim::SimTime;
@@ -24,10 +27,10 @@ use crate::switch::dualpi2::{self, DualPi2Params};
 use crate::switch::dualq2015::{self, DualQ2015Params};
 use crate::switch::pfc::{self, PfcParams, Xoff};
 use crate::switch::pi2::{self, Pi2Params};
-use crate::switch::MechanismParams;
 use crate::switch::qcn::{self, QcnParams};
 use crate::switch::red::{self, RedParams};
 use crate::switch::sfc::{self, SfcMode, SfcParams};
+use crate::switch::MechanismParams;
 use crate::switch::{BufferParams, EcnMarker, Red, Scheduler};
 use crate::workload::cdf::FlowSizeCdf;
 use crate::workload::closed_loop::{ExpSizes, MIN_WINDOW_PROBABILITY};
@@ -1489,7 +1492,8 @@ fn roce_params(c: &DcqcnConfig, rto: SimTime) -> RoceParams {
         Some(w) => Some(w.0),
         None => window,
     };
-    RoceParams { dcqcn: p, cnp_interval: c.cnp_interval.map(|d| d.0).unwrap_or(cnp), window, rto, increase_of_line: (ai_of_line, hai_of_line) }
+    let dcqcn = DcqcnSettings { rp: p, increase_of_line: (ai_of_line, hai_of_line) };
+    RoceParams { cc: RateCcParams { dcqcn }, cnp_interval: c.cnp_interval.map(|d| d.0).unwrap_or(cnp), window, rto }
 }
 
 /// Information about a validated scenario, without running it.
@@ -1517,7 +1521,14 @@ pub fn check(doc: &Document, variant: Option<&str>) -> Result<Summary, ScenarioE
     pfc_params(&s, &topo, &buffer)?;
     capture_params(&s, &topo)?;
     let identical_variants = identical_pairs(&all)?;
-    Ok(Summary { name: s.scenario.name.clone(), description: s.scenario.description.clone(), variants: names, hosts: topo.num_hosts(), switches: topo.num_switches(), identical_variants })
+    Ok(Summary {
+        name: s.scenario.name.clone(),
+        description: s.scenario.description.clone(),
+        variants: names,
+        hosts: topo.num_hosts(),
+        switches: topo.num_switches(),
+        identical_variants,
+    })
 }
 
 /// `metrics.capture` with its port names resolved on the built fabric: "node" (all its
@@ -1819,7 +1830,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
             stop: w.stop.map(|d| d.0).unwrap_or(arrivals_end),
             prio: w.priority.unwrap_or(0),
             tag: tag_id(w.tag.as_deref().unwrap_or(default_tag)),
-            transport: w.transport.unwrap_or(tr.kind),
+            transport: w.transport.unwrap_or(tr.kind).transport(),
         };
         match w.kind {
             WorkloadKind::Poisson => {
@@ -1867,7 +1878,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
                         spec.tag = tag_id(t);
                     }
                     if let Some(t) = f.transport {
-                        spec.transport = t;
+                        spec.transport = t.transport();
                     }
                     specs.push(spec);
                 }
@@ -1956,7 +1967,6 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
             init_cwnd: tr.init_cwnd.unwrap_or(DEFAULT_INIT_CWND),
             min_rto,
             init_rto: tr.init_rto.map(|d| d.0).unwrap_or(min_rto),
-            dctcp_g: tr.g.unwrap_or(DEFAULT_DCTCP_G),
             classic_ecn: tr.ecn.unwrap_or(false),
             window: tr.window.map(|b| b.0),
             handshake: tr.handshake.unwrap_or(false),
@@ -1964,6 +1974,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
                 EctConfig::Ect0 => Ecn::Ect0,
                 EctConfig::Ect1 => Ecn::Ect1,
             }),
+            cc: WindowCcParams { dctcp: DctcpParams { g: tr.g.unwrap_or(dctcp::DEFAULT_G) }, ..Default::default() },
         },
         udp: UdpParams {
             rate_bps: tr.udp.rate.map(|r| r.0),
@@ -2116,7 +2127,7 @@ pub(crate) mod tests {
         assert_eq!(size("TransportConfig", "ack_size"), DEFAULT_ACK_SIZE);
         assert_eq!(num("TransportConfig", "init_cwnd"), DEFAULT_INIT_CWND as f64);
         assert_eq!(time("TransportConfig", "min_rto"), DEFAULT_MIN_RTO);
-        assert_eq!(num("TransportConfig", "g"), DEFAULT_DCTCP_G);
+        assert_eq!(num("TransportConfig", "g"), dctcp::DEFAULT_G);
         assert_eq!(num("WorkloadConfig", "groups"), DEFAULT_GROUPS as f64);
         assert_eq!(size("MetricsConfig", "queue_bin"), DEFAULT_QUEUE_BIN);
         assert_eq!(size("CaptureConfig", "snaplen"), DEFAULT_CAPTURE_SNAPLEN);
@@ -2375,15 +2386,15 @@ hosts = [42, 63]
         let rto = SimTime::from_ms(1);
         let cfg = |text: &str| -> DcqcnConfig { toml::from_str(text).unwrap() };
         let r = roce_params(&cfg(""), rto);
-        assert_eq!(r.dcqcn, DcqcnParams::paper(0));
-        assert_eq!((r.cnp_interval, r.window, r.increase_of_line), (PAPER_CNP_INTERVAL, None, (None, None)));
+        assert_eq!(r.cc.dcqcn.rp, DcqcnParams::paper(0));
+        assert_eq!((r.cnp_interval, r.window, r.cc.dcqcn.increase_of_line), (PAPER_CNP_INTERVAL, None, (None, None)));
         let r = roce_params(&cfg("preset = \"seed004\""), rto);
-        assert_eq!(r.increase_of_line, (Some(0.0125), Some(0.025)));
+        assert_eq!(r.cc.dcqcn.increase_of_line, (Some(0.0125), Some(0.025)));
         assert_eq!((r.cnp_interval, r.window), (SimTime::from_us(4), Some(SimTime::from_us(15))));
         let r = roce_params(&cfg("preset = \"seed004\"\nrate_ai = \"12.5Mbps\""), rto);
-        assert_eq!((r.dcqcn.rate_ai_bps, r.increase_of_line), (12_500_000, (None, Some(0.025))));
+        assert_eq!((r.cc.dcqcn.rp.rate_ai_bps, r.cc.dcqcn.increase_of_line), (12_500_000, (None, Some(0.025))));
         let r = roce_params(&cfg("rate_ai_fraction = 0.0125\nrate_hai = \"25Mbps\""), rto);
-        assert_eq!((r.dcqcn.rate_hai_bps, r.increase_of_line), (25_000_000, (Some(0.0125), None)));
+        assert_eq!((r.cc.dcqcn.rp.rate_hai_bps, r.cc.dcqcn.increase_of_line), (25_000_000, (Some(0.0125), None)));
     }
 
     /// fat_tree3's core_wiring: "all" builds seed 004's radix-20 fabric from its sizes and
@@ -2514,7 +2525,9 @@ hosts = [42, 63]
         // an empty table merges into the base's: PFC stays on, as documented
         assert!(doc.scenario(Some("empty")).unwrap().switch.pfc.unwrap().xoff.is_some());
         assert!(!doc.merged(Some("off")).unwrap()["switch"].as_table().unwrap().contains_key("pfc"));
-        for (remove, what) in [("[\"switch.pfcc\"]", "does not set it"), ("[\"swich.pfc\"]", "no table \"swich\""), ("\"switch.pfc\"", "expected a list"), ("[3]", "expected a key path")] {
+        for (remove, what) in
+            [("[\"switch.pfcc\"]", "does not set it"), ("[\"swich.pfc\"]", "no table \"swich\""), ("\"switch.pfc\"", "expected a list"), ("[3]", "expected a key path")]
+        {
             let doc = Document::from_toml(&format!("{base}\n[[variant]]\nname = \"v\"\nremove = {remove}\n")).unwrap();
             let e = doc.scenario(Some("v")).unwrap_err();
             assert!(e.key == "remove (variant \"v\")" && e.message.contains(what), "{remove}: {e}");

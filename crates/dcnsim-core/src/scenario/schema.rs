@@ -31,7 +31,6 @@ pub const DEFAULT_HEADER: u64 = 40;
 pub const DEFAULT_ACK_SIZE: u64 = 64;
 pub const DEFAULT_INIT_CWND: u32 = 10;
 pub const DEFAULT_MIN_RTO: SimTime = SimTime::from_ms(1);
-pub const DEFAULT_DCTCP_G: f64 = 1.0 / 16.0;
 pub const DEFAULT_GROUPS: u32 = 1;
 pub const DEFAULT_FCT_BINS: [u64; 3] = [100_000, 1_000_000, 10_000_000];
 pub const DEFAULT_QUEUE_BIN: u64 = 10_000;

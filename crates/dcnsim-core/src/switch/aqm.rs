@@ -16,8 +16,8 @@
 use super::coupled::Coupled;
 use super::dualpi2::{DualPi2, DualPi2Params};
 use super::dualq2015::{DualQ2015, DualQ2015Params};
-use super::pi2::{self, Pi2, Pi2Params};
 use super::mechanism::{Caps, Fabric, Never, SwitchMechanism, Verdict};
+use super::pi2::{self, Pi2, Pi2Params};
 use super::pipeline::{AqmAction, Arrival, Ctx, Departure, Report};
 use super::red::{Red, RedParams};
 use super::DropReason;
@@ -154,7 +154,6 @@ impl Aqm {
         };
         Aqm { algo, sojourn: Sojourn::new(ports, queues) }
     }
-
 }
 
 impl SwitchMechanism for Aqm {

@@ -355,7 +355,6 @@ impl Ci {
         let up = topo.ports[topo.ports[in_port as usize].peer as usize].node;
         self.p.signal && (self.p.hosts || topo.nodes[up as usize].kind == NodeKind::Switch)
     }
-
 }
 
 impl SwitchMechanism for Ci {

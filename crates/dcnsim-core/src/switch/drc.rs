@@ -205,7 +205,6 @@ impl Drc {
             self.nic_may_send(port, p.dst, p.hash, queue, now)
         })
     }
-
 }
 
 impl SwitchMechanism for Drc {

@@ -30,8 +30,8 @@ use super::mechanism::{Caps, Fabric, Never, SwitchMechanism, Verdict};
 use super::pipeline::{Arrival, Better, Ctx, Departure, Report};
 use super::{DropReason, PktQueue};
 use crate::net::{PacketArena, PortId};
-use crate::scenario::units::{Bytes, Duration};
 use crate::scenario::schema::SwitchConfig;
+use crate::scenario::units::{Bytes, Duration};
 use crate::scenario::{err, ScenarioError};
 use crate::sim::rng::mix64;
 use crate::sim::SimTime;
@@ -308,7 +308,8 @@ impl SwitchMechanism for FqCodel {
     fn on_enqueue(&mut self, a: &Arrival, _cx: &mut Ctx) {
         let fq = flow_of(a.hash, self.p.flows) as usize;
         let n = self.p.flows as usize;
-        let s = self.sched[a.out as usize * self.queues + a.queue].get_or_insert_with(|| Box::new(Sched { flows: vec![FlowQueue::default(); n], new: VecDeque::new(), old: VecDeque::new() }));
+        let s = self.sched[a.out as usize * self.queues + a.queue]
+            .get_or_insert_with(|| Box::new(Sched { flows: vec![FlowQueue::default(); n], new: VecDeque::new(), old: VecDeque::new() }));
         let q = &mut s.flows[fq];
         q.packets += 1;
         if q.list == List::Inactive {
@@ -341,7 +342,11 @@ impl SwitchMechanism for FqCodel {
                 debug_assert!(at.is_some(), "flow queue {fq} counts packets the egress queue does not hold");
                 return at.or(Some(0));
             }
-            if from_new { s.new.pop_front() } else { s.old.pop_front() };
+            if from_new {
+                s.new.pop_front()
+            } else {
+                s.old.pop_front()
+            };
             if f.deficit <= 0 {
                 // out of credit: another quantum, and to the end of the old flows
                 f.deficit += quantum;

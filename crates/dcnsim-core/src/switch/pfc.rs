@@ -497,7 +497,6 @@ impl Pfc {
             cx.timer(now + next, MechTimer::Pfc(Timer::DeadlockCheck));
         }
     }
-
 }
 
 #[cfg(test)]

@@ -279,11 +279,11 @@ mod tests {
     use super::*;
     use crate::net::{Packet, Routes};
     use crate::switch::aqm::AqmParams;
+    use crate::switch::bench::Bench;
     use crate::switch::ci::Cip;
     use crate::switch::mechanism::Fabric;
     use crate::switch::pfc::PauseFrame;
     use crate::switch::{MechanismParams, Mechanisms};
-    use crate::switch::bench::Bench;
 
     /// DualPI2 on `queues` queues per port with its L queue at `l_queue`.
     fn dualpi2_on(queues: usize, l_queue: usize) -> Mechanisms {

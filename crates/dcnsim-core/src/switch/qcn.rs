@@ -361,7 +361,6 @@ impl Qcn {
         let cp = vec![Cp { q_old: 0, to_sample: p.cp.sample_base }; ports * queues];
         Qcn { p, queues, cp, cnms_sent: vec![0; ports * queues], rp: Vec::new() }
     }
-
 }
 
 impl SwitchMechanism for Qcn {

@@ -206,7 +206,6 @@ impl Sfc {
             e.until = until;
         }
     }
-
 }
 
 impl SwitchMechanism for Sfc {

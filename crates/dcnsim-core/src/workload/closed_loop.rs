@@ -127,22 +127,11 @@ pub fn generate(ctx: &GenCtx, pairs: Option<&[(u32, u32)]>, in_flight: u32, size
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::TransportKind;
+    use crate::host::Transport;
     use crate::sim::SimTime;
 
     fn ctx() -> GenCtx {
-        GenCtx {
-            hosts: 5,
-            first: 0,
-            host_rate_bps: 10_000_000_000,
-            seed: 1,
-            index: 0,
-            start: SimTime::ZERO,
-            stop: SimTime::from_ms(1),
-            prio: 0,
-            tag: 0,
-            transport: TransportKind::Udp,
-        }
+        GenCtx { hosts: 5, first: 0, host_rate_bps: 10_000_000_000, seed: 1, index: 0, start: SimTime::ZERO, stop: SimTime::from_ms(1), prio: 0, tag: 0, transport: Transport::Udp }
     }
 
     /// Truncated exponential: every size within [min, max], the mean within 2% of the

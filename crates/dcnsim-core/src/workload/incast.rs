@@ -89,7 +89,7 @@ pub fn generate(ctx: &GenCtx, fan_in: u32, size: u64, rounds: Rounds, groups: u3
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::schema::TransportKind;
+    use crate::host::{RateCcKind, Transport};
     use std::collections::BTreeSet;
 
     fn ctx(hosts: u32, seed: u64) -> GenCtx {
@@ -103,7 +103,7 @@ mod tests {
             stop: SimTime::from_ms(1),
             prio: 0,
             tag: 0,
-            transport: TransportKind::Dcqcn,
+            transport: Transport::Roce(RateCcKind::Dcqcn),
         }
     }
 

@@ -9,7 +9,7 @@ pub mod incast;
 pub mod permutation;
 pub mod poisson;
 
-use crate::host::TransportKind;
+use crate::host::Transport;
 use crate::net::HostId;
 use crate::sim::SimTime;
 
@@ -22,7 +22,7 @@ pub struct FlowSpec {
     pub start: SimTime,
     pub prio: u8,
     pub tag: u16,
-    pub transport: TransportKind,
+    pub transport: Transport,
     /// Closed loop: when the flow finishes before this time, an identical one starts at once.
     pub repeat_until: Option<SimTime>,
     /// A repeated flow continues the previous one's connection (path, identity, CC state).
@@ -46,7 +46,7 @@ pub struct GenCtx {
     pub stop: SimTime,
     pub prio: u8,
     pub tag: u16,
-    pub transport: TransportKind,
+    pub transport: Transport,
 }
 
 impl GenCtx {

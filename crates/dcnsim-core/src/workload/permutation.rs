@@ -19,11 +19,22 @@ pub fn generate(ctx: &GenCtx, size: u64) -> Vec<FlowSpec> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::TransportKind;
+    use crate::host::{Transport, WindowCc};
     use crate::sim::SimTime;
     #[test]
     fn is_a_derangement() {
-        let ctx = GenCtx { hosts: 17, first: 0, host_rate_bps: 1, seed: 3, index: 0, start: SimTime::ZERO, stop: SimTime(1), prio: 0, tag: 0, transport: TransportKind::Dctcp };
+        let ctx = GenCtx {
+            hosts: 17,
+            first: 0,
+            host_rate_bps: 1,
+            seed: 3,
+            index: 0,
+            start: SimTime::ZERO,
+            stop: SimTime(1),
+            prio: 0,
+            tag: 0,
+            transport: Transport::Tcp(WindowCc::Dctcp),
+        };
         let f = generate(&ctx, 1000);
         let mut dsts: Vec<u32> = f.iter().map(|s| s.dst).collect();
         assert!(f.iter().all(|s| s.src != s.dst));

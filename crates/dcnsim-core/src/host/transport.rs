@@ -1,0 +1,292 @@
+//! The one transport dispatch: what a flow's sender does when its NIC asks it for a packet,
+//! when an ACK, NACK, SYN-ACK or CNP comes back and when its timers fire, and what its
+//! receiver answers to data, for each transport (TCP, RoCE, UDP). The engine
+//! (`engine/host_path.rs`) owns the packets, queues and events and acts on what these
+//! return; it names no transport and no congestion control.
+
+use super::cc::{CongestionControl, RateControl};
+use super::roce::{RoceReply, RoceSender};
+use super::tcp::{Segment, TcpParams, TcpSender};
+use super::udp::UdpSource;
+use super::{Cc, Flow, Transport};
+use crate::net::{Ecn, HopTelemetry, Packet, PktKind};
+use crate::sim::{ser_time, SimTime};
+
+/// Sender side of a flow.
+#[derive(Clone, Debug)]
+pub enum Sender {
+    Tcp(Box<TcpSender>),
+    Udp(Box<UdpSource>),
+    Roce(Box<RoceSender>),
+    /// Finished: the transport state is released (memory follows in-flight flows).
+    Done,
+}
+
+/// Whether a flow may join its NIC's ready list.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Ready {
+    /// It has a segment to send now.
+    Now,
+    /// Nothing to send until an ACK (or the end of a hold) changes that.
+    No,
+    /// Its pacer holds it: schedule its wake-up at this time with this generation.
+    Wake(SimTime, u32),
+}
+
+/// What the NIC's port sending a flow's segment looks like.
+#[derive(Copy, Clone, Debug)]
+pub struct Nic {
+    pub mss: u32,
+    pub header: u32,
+    pub rate_bps: u64,
+}
+
+/// What a sender answers when its NIC asks for a segment.
+#[derive(Copy, Clone, Debug)]
+pub enum Next {
+    /// Send this segment with this ECN codepoint; `still`: another is ready at once (it
+    /// stays on the ready list); `recheck`: a paced sender to look at again (`Sender::ready`).
+    Send { seg: Segment, ect: Ecn, still: bool, recheck: bool },
+    /// Nothing now: it left the ready list.
+    Skip,
+    /// Nothing now, but its pacer may allow one later: look at it again.
+    Recheck,
+}
+
+/// What a receiver does with a data packet.
+#[derive(Copy, Clone, Debug)]
+pub struct Receipt {
+    /// The reply the data packet turns into (`Data`: none, the packet is consumed) and the
+    /// sequence number it carries, with the ECN-Echo of the data's CE.
+    pub reply: PktKind,
+    pub seq: u64,
+    pub ece: bool,
+    /// Bytes newly delivered in order (goodput).
+    pub delivered: u64,
+    /// Send the sender a CNP (RoCEv2's notification point).
+    pub cnp: bool,
+    /// Every byte has arrived: the flow is finished (a datagram flow: no ACK ends it).
+    pub done: bool,
+    /// A datagram (its frame latency counts in closed loops).
+    pub datagram: bool,
+}
+
+impl Sender {
+    /// A new flow's sender of `transport` at a NIC of `line_rate_bps`.
+    pub fn new(transport: Transport, tcp: &TcpParams, roce: &super::roce::RoceParams, udp: impl FnOnce() -> UdpSource, mss: u32, line_rate_bps: u64, now: SimTime) -> Sender {
+        match transport {
+            Transport::Tcp(cc) => Sender::Tcp(Box::new(TcpSender::from_params(Cc::build(cc, &tcp.cc, tcp), mss, tcp))),
+            Transport::Roce(cc) => Sender::Roce(Box::new(RoceSender::new(roce, cc, line_rate_bps, now))),
+            Transport::Udp => Sender::Udp(Box::new(udp())),
+        }
+    }
+
+    /// A new message continues `prev`'s connection: TCP keeps its window, RTT estimate and
+    /// algorithm state, RoCE its rate state.
+    pub fn continue_from(&mut self, prev: Sender) {
+        match (self, prev) {
+            (Sender::Roce(r), Sender::Roce(p)) => r.cc = p.cc,
+            (Sender::Tcp(t), Sender::Tcp(p)) => t.continue_connection(&p),
+            _ => {}
+        }
+    }
+
+    /// Open a TCP connection with a SYN first (`transport.handshake`): no data until the
+    /// SYN-ACK; the SYN is retransmitted on the RTO.
+    pub fn await_syn_ack(&mut self, now: SimTime) {
+        if let Sender::Tcp(t) = self {
+            t.syn_pending = true;
+            t.arm_if_idle(now);
+        }
+    }
+
+    /// The SYN-ACK arrived: whether it opened a pending connection.
+    pub fn on_syn_ack(&mut self) -> bool {
+        match self {
+            Sender::Tcp(t) if t.syn_pending => {
+                t.on_syn_ack();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether the flow has a segment to send at `now`: a paced sender that must wait arms
+    /// its one live wake-up (at its turn, or when its rate next rises).
+    pub fn ready(&mut self, size: u64, now: SimTime) -> Ready {
+        match self {
+            Sender::Tcp(t) => {
+                if !t.can_send(size) {
+                    return Ready::No;
+                }
+                match t.paced_until() {
+                    Some(at) if at > now => t.pacer.arm(at).map_or(Ready::No, |g| Ready::Wake(at, g)),
+                    _ => Ready::Now,
+                }
+            }
+            Sender::Roce(r) => {
+                if !r.has_work(size) {
+                    return Ready::No;
+                }
+                r.cc.advance(now);
+                if r.next_allowed() > now {
+                    let wake = r.wake_at(now);
+                    return r.pacer.arm(wake).map_or(Ready::No, |g| Ready::Wake(wake, g));
+                }
+                Ready::Now
+            }
+            Sender::Udp(_) | Sender::Done => Ready::No,
+        }
+    }
+
+    /// The NIC asks a ready flow of `size` bytes for its next segment at `now`.
+    pub fn next(&mut self, size: u64, nic: Nic, now: SimTime) -> Next {
+        match self {
+            Sender::Tcp(t) => {
+                if t.paced_until().is_some_and(|at| at > now) {
+                    return Next::Recheck;
+                }
+                let Some(seg) = t.next_segment(size) else {
+                    return Next::Skip;
+                };
+                t.arm_if_idle(now);
+                let wire = seg.len + nic.header;
+                t.on_wire(wire, now);
+                let can = t.can_send(size);
+                // a paced sender stays ready only if its next turn comes by the time this
+                // segment is serialized; else it is looked at again (and woken at its turn)
+                let still = can && t.pace_allows_next(wire, now, now + ser_time(wire as u64, nic.rate_bps));
+                Next::Send { seg, ect: t.cc.ect(), still, recheck: can && !still }
+            }
+            Sender::Roce(r) => match r.next_segment(size, nic.mss, nic.header, now) {
+                Some(seg) => {
+                    // stay ready if the pacer allows the next packet by the time this one
+                    // is serialized (always, at line rate)
+                    let free_at = now + ser_time((seg.len + nic.header) as u64, nic.rate_bps);
+                    let still = r.has_work(size) && r.next_allowed() <= free_at;
+                    Next::Send { seg, ect: Ecn::Ect0, still, recheck: !still }
+                }
+                None => Next::Recheck,
+            },
+            Sender::Udp(_) | Sender::Done => Next::Skip,
+        }
+    }
+
+    /// Whether the sender runs its own rate control at the NIC (RoCE's algorithm), so a
+    /// switch mechanism's NIC rate limiter (QCN's reaction point) leaves it alone.
+    pub fn rate_controlled(&self) -> bool {
+        matches!(self, Sender::Roce(_))
+    }
+
+    /// An ACK or NACK `p` of a flow of `size` bytes: its `seq` the cumulative point (a
+    /// NACK's: the next byte expected), `ts` the echoed send time, `int` the echoed
+    /// telemetry. Some(true) when everything is acknowledged; None: the transport takes no
+    /// acknowledgements.
+    pub fn on_ack(&mut self, p: &Packet, now: SimTime, size: u64, int: &[HopTelemetry]) -> Option<bool> {
+        let (kind, ack, ece, ts) = (p.kind, p.seq, p.ece, p.ts);
+        Some(match self {
+            Sender::Tcp(tcp) => tcp.on_ack(ack, ece, ts, now, size, int).finished,
+            Sender::Roce(r) if kind == PktKind::Nack => r.on_nack(ack, ts, now, size, int),
+            Sender::Roce(r) => r.on_ack(ack, ts, now, size, int),
+            Sender::Udp(_) | Sender::Done => return None,
+        })
+    }
+
+    /// A Congestion Notification Packet for this flow arrived.
+    pub fn on_cnp(&mut self, now: SimTime) {
+        if let Sender::Roce(r) = self {
+            r.on_cnp(now);
+        }
+    }
+
+    /// The retransmission timer fields (deadline, queued event time, generation) of a
+    /// reliable sender.
+    pub fn timer(&mut self) -> Option<(&mut Option<SimTime>, &mut Option<SimTime>, &mut u32)> {
+        match self {
+            Sender::Tcp(t) => Some((&mut t.rto_deadline, &mut t.timer_at, &mut t.timer_gen)),
+            Sender::Roce(r) => Some((&mut r.rto_deadline, &mut r.timer_at, &mut r.timer_gen)),
+            Sender::Udp(_) | Sender::Done => None,
+        }
+    }
+
+    /// The retransmission timer expired at `now`: whether to send the SYN again.
+    pub fn on_timeout(&mut self, now: SimTime) -> bool {
+        match self {
+            Sender::Tcp(tcp) => tcp.on_timeout(now) && tcp.syn_pending,
+            Sender::Roce(r) => {
+                r.on_timeout(now);
+                false
+            }
+            Sender::Udp(_) | Sender::Done => false,
+        }
+    }
+
+    /// A pacing wake-up of generation `gen` fired: whether it is the live one.
+    pub fn pace_fired(&mut self, gen: u32) -> bool {
+        match self {
+            Sender::Tcp(t) => t.pacer.fire(gen),
+            Sender::Roce(r) => r.pacer.fire(gen),
+            Sender::Udp(_) | Sender::Done => false,
+        }
+    }
+
+    /// The TCP sender, if the flow runs TCP (tests and diagnostics).
+    pub fn tcp(&self) -> Option<&TcpSender> {
+        match self {
+            Sender::Tcp(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// The RoCE sender, if the flow runs RoCE (tests and diagnostics).
+    pub fn roce(&self) -> Option<&RoceSender> {
+        match self {
+            Sender::Roce(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// Bytes acknowledged so far, for a reliable sender.
+    pub fn acked(&self) -> Option<u64> {
+        match self {
+            Sender::Tcp(t) => Some(t.snd_una),
+            Sender::Roce(r) => Some(r.snd_una),
+            Sender::Udp(_) | Sender::Done => None,
+        }
+    }
+}
+
+impl Flow {
+    /// The receiver takes a data packet (`size` bytes on the wire, `payload` of them data
+    /// from `seq`, `ce` its CE mark) at `now`; `cnp_interval` limits its CNPs.
+    pub fn receive(&mut self, seq: u64, payload: u32, size: u32, ce: bool, now: SimTime, cnp_interval: SimTime) -> Receipt {
+        let mut r = Receipt { reply: PktKind::Data, seq: 0, ece: false, delivered: 0, cnp: false, done: false, datagram: false };
+        match &self.sender {
+            Sender::Tcp(_) => {
+                let before = self.rx.rcv_nxt;
+                let ack = self.rx.on_data(seq, payload as u64);
+                r.delivered = ack - before;
+                (r.reply, r.seq, r.ece) = (PktKind::Ack, ack, ce);
+            }
+            Sender::Roce(s) => {
+                let before = self.rrx.rcv_nxt;
+                let reply = self.rrx.on_data(seq, payload as u64);
+                r.delivered = self.rrx.rcv_nxt - before;
+                r.cnp = ce && s.cc.wants_cnp() && self.rrx.np.on_marked(cnp_interval, now);
+                (r.reply, r.seq) = match reply {
+                    RoceReply::Ack(a) => (PktKind::Ack, a),
+                    RoceReply::Nack(e) => (PktKind::Nack, e),
+                    RoceReply::Nothing => (PktKind::Data, 0),
+                };
+            }
+            Sender::Udp(_) => {
+                self.rx.bytes += size as u64;
+                r.delivered = size as u64;
+                r.done = self.rx.bytes >= self.size;
+                r.datagram = true;
+            }
+            Sender::Done => {}
+        }
+        r
+    }
+}
