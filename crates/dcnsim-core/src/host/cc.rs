@@ -148,14 +148,14 @@ pub trait RateControl {
 /// which algorithm (`$Kind`, by its scenario name, the list entry's field name), and every
 /// algorithm's parameters (`$Params`, one field each), made with `$Setup`.
 macro_rules! cc_list {
-    ($Enum:ident, $Kind:ident, $Params:ident, $Setup:ty; $($(#[$doc:meta])* $field:ident: $Arm:ident => $T:ty),*) => {
+    ($Enum:ident, $Kind:ident, $Params:ident, $Setup:ty; $($(#[doc = $doc:literal])* $field:ident: $Arm:ident => $T:ty),*) => {
         /// An algorithm's per-flow state.
         #[derive(Clone, Debug)]
         pub enum $Enum { $($Arm($T)),* }
 
         /// Which algorithm: `transport.cc`.
         #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-        pub enum $Kind { $($(#[$doc])* $Arm),* }
+        pub enum $Kind { $($(#[doc = $doc])* $Arm),* }
 
         /// Every algorithm's parameters, as the scenario builder resolved them.
         #[derive(Clone, Debug, Default)]
@@ -170,6 +170,10 @@ macro_rules! cc_list {
             }
             pub fn from_name(s: &str) -> Option<$Kind> {
                 Self::ALL.iter().copied().find(|c| c.name() == s)
+            }
+            /// What it is, with its source (the list entry's doc comment).
+            pub fn doc(self) -> &'static str {
+                match self { $($Kind::$Arm => concat!($($doc),*).trim()),* }
             }
         }
 
@@ -196,8 +200,8 @@ macro_rules! cc_list {
 /// Expands the ordered list of window-based algorithms into `Cc` (the enum the TCP sender
 /// holds), `WindowCc` and `WindowCcParams`, and `Cc`'s `CongestionControl` dispatch.
 macro_rules! window_ccs {
-    ($($(#[$doc:meta])* $field:ident: $Arm:ident => $T:ty),* $(,)?) => {
-        cc_list!(Cc, WindowCc, WindowCcParams, $crate::host::tcp::TcpParams; $($(#[$doc])* $field: $Arm => $T),*);
+    ($($(#[doc = $doc:literal])* $field:ident: $Arm:ident => $T:ty),* $(,)?) => {
+        cc_list!(Cc, WindowCc, WindowCcParams, $crate::host::tcp::TcpParams; $($(#[doc = $doc])* $field: $Arm => $T),*);
 
         impl $crate::host::cc::CongestionControl for Cc {
             #[inline]
@@ -235,8 +239,8 @@ macro_rules! window_ccs {
 /// Expands the ordered list of rate-based algorithms into `RateCc` (the enum the RoCE
 /// sender holds), `RateCcKind` and `RateCcParams`, and `RateCc`'s `RateControl` dispatch.
 macro_rules! rate_ccs {
-    ($($(#[$doc:meta])* $field:ident: $Arm:ident => $T:ty),* $(,)?) => {
-        cc_list!(RateCc, RateCcKind, RateCcParams, $crate::host::cc::RateSetup; $($(#[$doc])* $field: $Arm => $T),*);
+    ($($(#[doc = $doc:literal])* $field:ident: $Arm:ident => $T:ty),* $(,)?) => {
+        cc_list!(RateCc, RateCcKind, RateCcParams, $crate::host::cc::RateSetup; $($(#[doc = $doc])* $field: $Arm => $T),*);
 
         impl $crate::host::cc::RateControl for RateCc {
             #[inline]

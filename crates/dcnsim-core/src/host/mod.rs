@@ -68,35 +68,224 @@ impl Transport {
     }
 }
 
-/// Transport protocols a flow can use.
-#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq, Default, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum TransportKind {
-    /// DCTCP (Alizadeh et al., SIGCOMM 2010; RFC 8257).
-    #[default]
-    Dctcp,
-    /// TCP NewReno (RFC 5681, RFC 6582), optionally with classic ECN (RFC 3168).
-    Reno,
-    /// TCP CUBIC (RFC 9438), optionally with classic ECN (RFC 3168).
-    Cubic,
-    /// Unacknowledged datagrams at a constant or Poisson rate.
-    Udp,
-    /// RoCEv2 with DCQCN rate control (Zhu et al., SIGCOMM 2015) and go-back-N recovery.
-    Dcqcn,
+/// The window-based algorithm a TCP flow runs when a scenario names none.
+pub const DEFAULT_WINDOW_CC: WindowCc = WindowCc::Dctcp;
+/// The rate-based algorithm a RoCE flow runs when a scenario names none.
+pub const DEFAULT_RATE_CC: RateCcKind = RateCcKind::Dcqcn;
+
+/// A congestion control as scenarios name it (`transport.cc`): any entry of either list.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum CcName {
+    Window(WindowCc),
+    Rate(RateCcKind),
 }
 
-impl TransportKind {
-    /// The transport and congestion control it names.
+impl CcName {
+    /// Every algorithm, windows first, in list order.
+    pub fn all() -> impl Iterator<Item = CcName> {
+        WindowCc::ALL.iter().map(|&c| CcName::Window(c)).chain(RateCcKind::ALL.iter().map(|&c| CcName::Rate(c)))
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            CcName::Window(c) => c.name(),
+            CcName::Rate(c) => c.name(),
+        }
+    }
+    /// The algorithm of this name (one that runs over both transports: its window entry).
+    pub fn from_name(s: &str) -> Option<CcName> {
+        Self::all().find(|c| c.name() == s)
+    }
+    /// It over the transport it runs on (its window entry when it has both).
     pub fn transport(self) -> Transport {
         match self {
-            TransportKind::Dctcp => Transport::Tcp(WindowCc::Dctcp),
-            TransportKind::Reno => Transport::Tcp(WindowCc::Reno),
-            TransportKind::Cubic => Transport::Tcp(WindowCc::Cubic),
-            TransportKind::Udp => Transport::Udp,
-            TransportKind::Dcqcn => Transport::Roce(RateCcKind::Dcqcn),
+            CcName::Window(c) => Transport::Tcp(c),
+            CcName::Rate(c) => Transport::Roce(c),
         }
     }
 }
+
+/// A transport as scenarios name it (`transport.kind`, a workload's or a flow's
+/// `transport`): "tcp", "roce" or "udp", each with the congestion control `cc` names; or,
+/// standing for itself over its transport, a congestion control's name ("dctcp", "reno",
+/// "cubic": TCP; "dcqcn": RoCE), as scenarios wrote it before `cc` was a key of its own.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum TransportKind {
+    Tcp,
+    Roce,
+    Udp,
+    Cc(CcName),
+}
+
+impl TransportKind {
+    const PLAIN: [(TransportKind, &'static str, &'static str); 3] = [
+        (TransportKind::Tcp, "tcp", "TCP: byte sequence numbers, cumulative ACKs with ECN-Echo, NewReno recovery (RFC 6582), RTO (RFC 6298), under a window-based congestion control (`cc`, default dctcp)."),
+        (TransportKind::Roce, "roce", "RoCEv2 reliable connection: paced at its rate-based congestion control's rate (`cc`, default dcqcn), go-back-N, CNPs (IBTA Annex A17)."),
+        (TransportKind::Udp, "udp", "Unacknowledged datagrams at a constant or Poisson rate (`transport.udp`); no congestion control."),
+    ];
+
+    /// Every name a scenario may write, with what it means.
+    pub fn names() -> Vec<(&'static str, String)> {
+        let plain = Self::PLAIN.iter().map(|&(_, n, d)| (n, d.to_string()));
+        let ccs = CcName::all().map(|c| {
+            let over = match c.transport() {
+                Transport::Tcp(_) => "tcp",
+                _ => "roce",
+            };
+            (
+                c.name(),
+                format!(
+                    "{} Short for `kind = \"{over}\"` with `cc = \"{}\"`.",
+                    match c {
+                        CcName::Window(w) => w.doc(),
+                        CcName::Rate(r) => r.doc(),
+                    },
+                    c.name()
+                ),
+            )
+        });
+        plain.chain(ccs).collect()
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TransportKind::Cc(c) => c.name(),
+            k => Self::PLAIN.iter().find(|p| p.0 == k).map(|p| p.1).unwrap(),
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<TransportKind> {
+        Self::PLAIN.iter().find(|p| p.1 == s).map(|p| p.0).or_else(|| CcName::from_name(s).map(TransportKind::Cc))
+    }
+
+    /// The transport and congestion control that `kind` and `cc` (either may be absent)
+    /// name, where `inherit` is what applies when they say nothing: the scenario's for a
+    /// workload, the workload's for a flow. "tcp" or "roce" alone keeps the inherited
+    /// algorithm if it runs over that transport, else takes the default; `cc` alone keeps
+    /// the inherited transport if the algorithm runs over it. The error says what is wrong
+    /// with `cc` (or, for a kind naming an algorithm, with the pair).
+    pub fn resolve(kind: Option<TransportKind>, cc: Option<CcName>, inherit: Transport) -> Result<Transport, String> {
+        let on_tcp = |c: CcName| WindowCc::from_name(c.name());
+        let on_roce = |c: CcName| RateCcKind::from_name(c.name());
+        let names = |all: &mut dyn Iterator<Item = &'static str>| all.map(|n| format!("\"{n}\"")).collect::<Vec<_>>().join(", ");
+        Ok(match (kind, cc) {
+            (None, None) => inherit,
+            (None, Some(c)) => match inherit {
+                Transport::Tcp(_) if on_tcp(c).is_some() => Transport::Tcp(on_tcp(c).unwrap()),
+                Transport::Roce(_) if on_roce(c).is_some() => Transport::Roce(on_roce(c).unwrap()),
+                _ => c.transport(),
+            },
+            (Some(TransportKind::Udp), None) => Transport::Udp,
+            (Some(TransportKind::Udp), Some(c)) => return Err(format!("invalid value \"{}\": UDP runs no congestion control; remove cc", c.name())),
+            (Some(TransportKind::Tcp), None) => match inherit {
+                Transport::Tcp(w) => Transport::Tcp(w),
+                _ => Transport::Tcp(DEFAULT_WINDOW_CC),
+            },
+            (Some(TransportKind::Tcp), Some(c)) => match on_tcp(c) {
+                Some(w) => Transport::Tcp(w),
+                None => {
+                    return Err(format!("invalid value \"{}\", expected a congestion control that runs over tcp: {}", c.name(), names(&mut WindowCc::ALL.iter().map(|c| c.name()))))
+                }
+            },
+            (Some(TransportKind::Roce), None) => match inherit {
+                Transport::Roce(r) => Transport::Roce(r),
+                _ => Transport::Roce(DEFAULT_RATE_CC),
+            },
+            (Some(TransportKind::Roce), Some(c)) => match on_roce(c) {
+                Some(r) => Transport::Roce(r),
+                None => {
+                    return Err(format!(
+                        "invalid value \"{}\", expected a congestion control that runs over roce: {}",
+                        c.name(),
+                        names(&mut RateCcKind::ALL.iter().map(|c| c.name()))
+                    ))
+                }
+            },
+            (Some(TransportKind::Cc(k)), None) => k.transport(),
+            (Some(TransportKind::Cc(k)), Some(c)) if c == k => k.transport(),
+            (Some(TransportKind::Cc(k)), Some(c)) => {
+                let over = if on_tcp(c).is_some() { "tcp" } else { "roce" };
+                return Err(format!(
+                    "invalid value \"{}\" beside transport \"{}\", which names its own congestion control: write \"{over}\" as the transport with cc = \"{}\"",
+                    c.name(),
+                    k.name(),
+                    c.name()
+                ));
+            }
+        })
+    }
+}
+
+/// The one list of names both `TransportKind` and `CcName` parse from, as serde's
+/// unknown-variant error wants it (built once).
+fn static_names(transports: bool) -> &'static [&'static str] {
+    static T: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    static C: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    if transports {
+        T.get_or_init(|| TransportKind::names().into_iter().map(|(n, _)| n).collect())
+    } else {
+        C.get_or_init(|| CcName::all().map(CcName::name).collect())
+    }
+}
+
+/// A string enumeration schema: one `const` per name with its description.
+fn names_schema(description: &str, names: Vec<(&'static str, String)>) -> schemars::schema::Schema {
+    use schemars::schema::{InstanceType, Metadata, SchemaObject, SubschemaValidation};
+    let one = |n: &str, d: String| -> schemars::schema::Schema {
+        SchemaObject {
+            instance_type: Some(InstanceType::String.into()),
+            const_value: Some(serde_json::Value::String(n.to_string())),
+            metadata: Some(Box::new(Metadata { description: Some(d), ..Default::default() })),
+            ..Default::default()
+        }
+        .into()
+    };
+    SchemaObject {
+        metadata: Some(Box::new(Metadata { description: Some(description.to_string()), ..Default::default() })),
+        subschemas: Some(Box::new(SubschemaValidation { one_of: Some(names.into_iter().map(|(n, d)| one(n, d)).collect()), ..Default::default() })),
+        ..Default::default()
+    }
+    .into()
+}
+
+macro_rules! named_enum_serde {
+    ($T:ident, $transports:expr, $description:expr, $names:expr) => {
+        impl<'de> Deserialize<'de> for $T {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<$T, D::Error> {
+                let s = String::deserialize(d)?;
+                $T::from_name(&s).ok_or_else(|| serde::de::Error::unknown_variant(&s, static_names($transports)))
+            }
+        }
+        impl Serialize for $T {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.name())
+            }
+        }
+        impl JsonSchema for $T {
+            fn schema_name() -> String {
+                stringify!($T).to_string()
+            }
+            fn json_schema(_: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
+                names_schema($description, $names)
+            }
+        }
+    };
+}
+
+named_enum_serde!(TransportKind, true, "A transport, or a congestion control standing for itself over its transport.", TransportKind::names());
+named_enum_serde!(
+    CcName,
+    false,
+    "A congestion control: window-based ones run over tcp, rate-based ones over roce.",
+    CcName::all()
+        .map(|c| (
+            c.name(),
+            match c {
+                CcName::Window(w) => format!("{} Window-based: over tcp.", w.doc()),
+                CcName::Rate(r) => format!("{} Rate-based: over roce.", r.doc()),
+            }
+        ))
+        .collect()
+);
 
 /// One host.
 #[derive(Clone, Debug)]

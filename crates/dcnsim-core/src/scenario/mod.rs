@@ -6,17 +6,13 @@
 pub mod estimate;
 pub mod reference;
 pub mod schema;
+mod transport;
 pub mod units;
 
-use crate::engine::{QueueSampling, Sim, SimConfig, UdpParams};
-use crate::host::dcqcn::{DcqcnParams, DcqcnSettings, PAPER_CNP_INTERVAL, SEED004_CNP_INTERVAL, SEED004_RATE_AI_OF_LINE, SEED004_RATE_HAI_OF_LINE};
-use crate::host::dctcp::{self, DctcpParams};
-use crate::host::roce::RoceParams;
-use crate::host::tcp::TcpParams;
-use crate::host::{RateCcParams, WindowCcParams};
+use crate::engine::{QueueSampling, Sim, SimConfig};
+use crate::host::Transport;
 use crate::metrics::capture::CaptureParams;
 use crate::net::fat_tree::FatTreeShape;
-use crate::net::Ecn;
 use crate::net::{clos, dumbbell, fat_tree, Routes, Topology};
 use crate::sim::SimTime;
 use crate::switch::aqm::AqmParams;
@@ -932,6 +928,7 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
     }
 
     // transport
+    transport::validate(s)?;
     let tr = &s.transport;
     let header = tr.header();
     if header >= mtu {
@@ -1452,50 +1449,6 @@ pub fn build_routes(t: &TopologyConfig, topo: &Topology) -> Result<Routes, Scena
     Ok(routes)
 }
 
-/// DCQCN constants: the preset with the scenario's overrides (line rate set per flow).
-fn roce_params(c: &DcqcnConfig, rto: SimTime) -> RoceParams {
-    // the line rate is each flow's, so a preset's increase steps that are fractions of it
-    // are resolved per flow (RoceSender::new)
-    let (mut p, cnp, window, of_line) = match c.preset {
-        DcqcnPreset::Seed004 => (DcqcnParams::seed004(0), SEED004_CNP_INTERVAL, Some(SimTime::from_us(15)), (Some(SEED004_RATE_AI_OF_LINE), Some(SEED004_RATE_HAI_OF_LINE))),
-        DcqcnPreset::Paper => (DcqcnParams::paper(0), PAPER_CNP_INTERVAL, None, (None, None)),
-    };
-    // a rate given in the scenario replaces the preset's step, fraction or not
-    let ai_of_line = c.rate_ai_fraction.or(of_line.0.filter(|_| c.rate_ai.is_none()));
-    let hai_of_line = c.rate_hai_fraction.or(of_line.1.filter(|_| c.rate_hai.is_none()));
-    if let Some(g) = c.g {
-        p.g = g;
-    }
-    if let Some(f) = c.fast_recovery_steps {
-        p.fast_recovery_steps = f;
-    }
-    if let Some(b) = c.byte_counter {
-        p.byte_counter = b.0;
-    }
-    if let Some(t) = c.rate_timer {
-        p.rate_timer = t.0;
-    }
-    if let Some(t) = c.alpha_timer {
-        p.alpha_timer = t.0;
-    }
-    if let Some(r) = c.rate_ai {
-        p.rate_ai_bps = r.0;
-    }
-    if let Some(r) = c.rate_hai {
-        p.rate_hai_bps = r.0;
-    }
-    if let Some(r) = c.min_rate {
-        p.min_rate_bps = r.0;
-    }
-    let window = match c.window {
-        Some(w) if w.0 .0 == 0 => None,
-        Some(w) => Some(w.0),
-        None => window,
-    };
-    let dcqcn = DcqcnSettings { rp: p, increase_of_line: (ai_of_line, hai_of_line) };
-    RoceParams { cc: RateCcParams { dcqcn }, cnp_interval: c.cnp_interval.map(|d| d.0).unwrap_or(cnp), window, rto }
-}
-
 /// Information about a validated scenario, without running it.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Summary {
@@ -1592,20 +1545,21 @@ fn check_flow_sizes(s: &Scenario, topo: &Topology) -> Result<(), ScenarioError> 
     let mtu = s.topology.mtu();
     let slowest_link = topo.ports.iter().map(|p| p.rate_bps).min().unwrap_or(1).max(1);
     for (i, w) in s.workload.iter().enumerate() {
+        let of_workload = transport::workload_transport(s, i)?;
         let (size, key, transport) = match w.kind {
             WorkloadKind::Flows => {
                 let flows = w.flows.as_deref().unwrap_or_default();
                 let Some((j, f)) = flows.iter().enumerate().max_by_key(|(_, f)| f.size.0) else { continue };
-                (f.size.0, format!("workload[{i}].flows[{j}].size"), f.transport.or(w.transport).unwrap_or(tr.kind))
+                (f.size.0, format!("workload[{i}].flows[{j}].size"), transport::flow_transport(f, of_workload))
             }
             WorkloadKind::Poisson => {
                 let Some(Ok(cdf)) = w.sizes.as_deref().map(resolve_cdf) else { continue };
-                (cdf.max(), format!("workload[{i}].sizes"), w.transport.unwrap_or(tr.kind))
+                (cdf.max(), format!("workload[{i}].sizes"), of_workload)
             }
-            _ => (w.size.map_or(0, |b| b.0), format!("workload[{i}].size"), w.transport.unwrap_or(tr.kind)),
+            _ => (w.size.map_or(0, |b| b.0), format!("workload[{i}].size"), of_workload),
         };
         let (mss, hdr, slowest) = match transport {
-            TransportKind::Udp => (tr.udp.packet_size.map_or(mtu, |b| b.0), 0, tr.udp.rate.map_or(slowest_link, |r| r.0.min(slowest_link)).max(1)),
+            Transport::Udp => (tr.udp.packet_size.map_or(mtu, |b| b.0), 0, tr.udp.rate.map_or(slowest_link, |r| r.0.min(slowest_link)).max(1)),
             _ => (mtu - tr.header(), tr.header(), slowest_link),
         };
         let wire = size.div_ceil(mss.max(1)).max(1) as u128 * (mss + hdr) as u128;
@@ -1830,7 +1784,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
             stop: w.stop.map(|d| d.0).unwrap_or(arrivals_end),
             prio: w.priority.unwrap_or(0),
             tag: tag_id(w.tag.as_deref().unwrap_or(default_tag)),
-            transport: w.transport.unwrap_or(tr.kind).transport(),
+            transport: transport::workload_transport(s, i)?,
         };
         match w.kind {
             WorkloadKind::Poisson => {
@@ -1877,9 +1831,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
                     if let Some(t) = &f.tag {
                         spec.tag = tag_id(t);
                     }
-                    if let Some(t) = f.transport {
-                        spec.transport = t.transport();
-                    }
+                    spec.transport = transport::flow_transport(f, ctx.transport);
                     specs.push(spec);
                 }
             }
@@ -1963,27 +1915,9 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
         buffer,
         switch_latency,
         mechanisms: MechanismParams { ecn, pfc, ci, sfc, aqm, qcn, drc, fq_codel: sw.fq_codel.as_ref().map(|f| f.params(mtu)) },
-        tcp: TcpParams {
-            init_cwnd: tr.init_cwnd.unwrap_or(DEFAULT_INIT_CWND),
-            min_rto,
-            init_rto: tr.init_rto.map(|d| d.0).unwrap_or(min_rto),
-            classic_ecn: tr.ecn.unwrap_or(false),
-            window: tr.window.map(|b| b.0),
-            handshake: tr.handshake.unwrap_or(false),
-            ect: tr.ect.map(|e| match e {
-                EctConfig::Ect0 => Ecn::Ect0,
-                EctConfig::Ect1 => Ecn::Ect1,
-            }),
-            cc: WindowCcParams { dctcp: DctcpParams { g: tr.g.unwrap_or(dctcp::DEFAULT_G) }, ..Default::default() },
-        },
-        udp: UdpParams {
-            rate_bps: tr.udp.rate.map(|r| r.0),
-            arrivals: tr.udp.arrivals,
-            sizes: tr.udp.sizes,
-            packet_size: tr.udp.packet_size.map(|b| b.0 as u32).unwrap_or(mtu),
-            nic_buffer: tr.udp.nic_buffer.map(|b| b.0),
-        },
-        roce: roce_params(&tr.dcqcn, min_rto),
+        tcp: transport::tcp_params(tr, min_rto),
+        udp: transport::udp_params(tr, mtu),
+        roce: transport::roce_params(&tr.dcqcn, min_rto),
         tags: cfg_tags.clone(),
         fct_bins: s.metrics.fct_bins.as_ref().map(|v| v.iter().map(|b| b.0).collect()).unwrap_or_else(|| DEFAULT_FCT_BINS.to_vec()),
         check_invariants: opts.check_invariants,
@@ -2127,7 +2061,7 @@ pub(crate) mod tests {
         assert_eq!(size("TransportConfig", "ack_size"), DEFAULT_ACK_SIZE);
         assert_eq!(num("TransportConfig", "init_cwnd"), DEFAULT_INIT_CWND as f64);
         assert_eq!(time("TransportConfig", "min_rto"), DEFAULT_MIN_RTO);
-        assert_eq!(num("TransportConfig", "g"), dctcp::DEFAULT_G);
+        assert_eq!(num("TransportConfig", "g"), crate::host::dctcp::DEFAULT_G);
         assert_eq!(num("WorkloadConfig", "groups"), DEFAULT_GROUPS as f64);
         assert_eq!(size("MetricsConfig", "queue_bin"), DEFAULT_QUEUE_BIN);
         assert_eq!(size("CaptureConfig", "snaplen"), DEFAULT_CAPTURE_SNAPLEN);
@@ -2148,7 +2082,7 @@ pub(crate) mod tests {
         assert_eq!(size("PfcConfig", "xon"), pfc::DEFAULT_XON);
         assert_eq!(num("PfcConfig", "quanta"), pfc::DEFAULT_QUANTA as f64);
         assert_eq!(time("PfcConfig", "deadlock_after"), pfc::DEFAULT_DEADLOCK_AFTER);
-        assert_eq!(units::parse_rate(&quoted("DcqcnConfig", "min_rate")), Some(DcqcnParams::seed004(100_000_000_000).min_rate_bps));
+        assert_eq!(units::parse_rate(&quoted("DcqcnConfig", "min_rate")), Some(crate::host::dcqcn::DcqcnParams::seed004(100_000_000_000).min_rate_bps));
     }
 
     const BASE: &str = r#"
@@ -2218,7 +2152,10 @@ bottleneck = { rate = "10Gbps", delay = "1us" }
             ("[switch]\nlatency = 400", "switch.latency", "bare number"),
             ("[[workload]]\nkind = \"flows\"\nflows = [{ src = 0, dst = 9, size = \"1KB\" }]", "workload[0].flows[0].dst", "3 hosts"),
             ("[[workload]]\nkind = \"incast\"\nfan_in = 5\nsize = \"1KB\"", "workload[0].fan_in", "3 hosts"),
-            ("[transport]\nkind = \"tcp\"", "transport.kind", "invalid value \"tcp\""),
+            ("[transport]\nkind = \"tcp\"\ncc = \"dcqcn\"", "transport.cc", "runs over tcp"),
+            ("[transport]\nkind = \"quic\"", "transport.kind", "invalid value \"quic\""),
+            ("[transport]\ncc = \"vegas\"", "transport.cc", "invalid value \"vegas\""),
+            ("[[workload]]\nkind = \"poisson\"\nsizes = \"web-search\"\nload = 0.5\ntransport = \"udp\"\ncc = \"reno\"", "workload[0].cc", "UDP runs no congestion control"),
             ("[[variant]]\nname = \"v\"\nswitch.queues = 9", "switch.queues (variant \"v\")", "1..8"),
             ("[switch]\nsfc = { trigger = \"0B\" }", "switch.sfc.trigger", "depth > 0"),
             ("[switch]\nsfc = { trigger = \"100KB\", target = \"100KB\" }", "switch.sfc.target", "below the trigger (100000 B)"),
@@ -2378,25 +2315,6 @@ hosts = [42, 63]
         assert_eq!(e.key, "topology.placement", "{e}");
     }
 
-    /// transport.dcqcn: the paper's constants unless a preset or a key says otherwise; seed
-    /// 004's preset takes R_AI and R_HAI as fractions of each flow's line rate, and a rate or
-    /// a fraction given in the scenario replaces the preset's step.
-    #[test]
-    fn dcqcn_increase_steps_from_preset_rate_or_fraction() {
-        let rto = SimTime::from_ms(1);
-        let cfg = |text: &str| -> DcqcnConfig { toml::from_str(text).unwrap() };
-        let r = roce_params(&cfg(""), rto);
-        assert_eq!(r.cc.dcqcn.rp, DcqcnParams::paper(0));
-        assert_eq!((r.cnp_interval, r.window, r.cc.dcqcn.increase_of_line), (PAPER_CNP_INTERVAL, None, (None, None)));
-        let r = roce_params(&cfg("preset = \"seed004\""), rto);
-        assert_eq!(r.cc.dcqcn.increase_of_line, (Some(0.0125), Some(0.025)));
-        assert_eq!((r.cnp_interval, r.window), (SimTime::from_us(4), Some(SimTime::from_us(15))));
-        let r = roce_params(&cfg("preset = \"seed004\"\nrate_ai = \"12.5Mbps\""), rto);
-        assert_eq!((r.cc.dcqcn.rp.rate_ai_bps, r.cc.dcqcn.increase_of_line), (12_500_000, (None, Some(0.025))));
-        let r = roce_params(&cfg("rate_ai_fraction = 0.0125\nrate_hai = \"25Mbps\""), rto);
-        assert_eq!((r.cc.dcqcn.rp.rate_hai_bps, r.cc.dcqcn.increase_of_line), (25_000_000, (Some(0.0125), None)));
-    }
-
     /// fat_tree3's core_wiring: "all" builds seed 004's radix-20 fabric from its sizes and
     /// lifts the groups' divisibility rule; other topology kinds refuse the key.
     #[test]
@@ -2542,7 +2460,7 @@ hosts = [42, 63]
         assert_eq!(e.key, "switch.bufer");
         assert!(e.message.starts_with("unknown key \"bufer\" (did you mean \"buffer\"?), expected one of "), "{e}");
         let e = error_of("[transport]\nkind = \"dcqnc\"");
-        assert!(e.message.starts_with("invalid value \"dcqnc\" (did you mean \"dcqcn\"?), expected one of \"dctcp\""), "{e}");
+        assert!(e.message.starts_with("invalid value \"dcqnc\" (did you mean \"dcqcn\"?), expected one of \"tcp\", \"roce\", \"udp\", \"dctcp\""), "{e}");
         // nothing near: no guess
         let e = error_of("[transport]\nkind = \"bbr\"");
         assert!(e.message.starts_with("invalid value \"bbr\", expected one of"), "{e}");

@@ -7,7 +7,7 @@
 
 use super::units::{Bytes, Duration, Rate};
 pub use crate::host::udp::{Arrivals, SizeDist};
-pub use crate::host::TransportKind;
+pub use crate::host::{CcName, TransportKind};
 pub use crate::net::fat_tree::CoreWiring;
 use crate::sim::SimTime;
 use schemars::JsonSchema;
@@ -645,9 +645,17 @@ pub struct UdpConfig {
 #[derive(Deserialize, Serialize, Debug, Clone, Default, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TransportConfig {
-    /// "dctcp" (default), "reno", "cubic", "udp" or "dcqcn" (RoCEv2).
+    /// The transport: "tcp", "roce" or "udp"; or a congestion control's name standing for
+    /// itself over its transport ("dctcp", "reno", "cubic": tcp; "dcqcn": roce). Default:
+    /// the transport `cc` runs over, else "dctcp".
     #[serde(default)]
-    pub kind: TransportKind,
+    pub kind: Option<TransportKind>,
+    /// The congestion control of tcp (window-based: "dctcp", "reno", "cubic") or roce
+    /// (rate-based: "dcqcn"). Default: the one `kind` names, else "dctcp" over tcp and
+    /// "dcqcn" over roce. Each algorithm's constants are keys of this table (`g`, `ecn`,
+    /// `dcqcn`).
+    #[serde(default)]
+    pub cc: Option<CcName>,
     /// Header bytes in every data packet (payload = MTU - header). Default "40B"; below the MTU.
     #[serde(default)]
     pub header: Option<Bytes>,
@@ -1094,7 +1102,9 @@ pub struct FlowEntry {
     /// Label in the `tag` column. Default: the workload's `tag`.
     #[serde(default)]
     pub tag: Option<String>,
-    /// Transport of this flow. Default: the workload's `transport`.
+    /// Transport of this flow, named as `[transport] kind` names one. Default: the
+    /// workload's; "tcp" or "roce" alone keep the workload's congestion control if it runs
+    /// over that transport.
     #[serde(default)]
     pub transport: Option<TransportKind>,
 }
@@ -1111,9 +1121,16 @@ pub struct WorkloadConfig {
     /// Priority (traffic class) of the flows, 0..7. Default 0.
     #[serde(default)]
     pub priority: Option<u8>,
-    /// Transport of these flows. Default: `[transport] kind`.
+    /// Transport of these flows, named as `[transport] kind` names one. Default: the
+    /// scenario's (`[transport]`); "tcp" or "roce" alone keep its congestion control if it
+    /// runs over that transport.
     #[serde(default)]
     pub transport: Option<TransportKind>,
+    /// Congestion control of these flows, as `[transport] cc`. Default: the one `transport`
+    /// names, else the scenario's if it runs over this transport, else that transport's
+    /// default.
+    #[serde(default)]
+    pub cc: Option<CcName>,
     /// First arrival not before this time. Default 0.
     #[serde(default)]
     pub start: Option<Duration>,

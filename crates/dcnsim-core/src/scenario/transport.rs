@@ -1,0 +1,221 @@
+//! `[transport]` and the transport keys of workloads and flows: which transport and
+//! congestion control each flow runs (`kind`, `cc`, resolved by `TransportKind::resolve`),
+//! and the TCP, RoCE and UDP parameters every flow of a transport shares.
+
+use super::schema::*;
+use super::{err, ScenarioError};
+use crate::engine::UdpParams;
+use crate::host::dcqcn::{DcqcnParams, DcqcnSettings, PAPER_CNP_INTERVAL, SEED004_CNP_INTERVAL, SEED004_RATE_AI_OF_LINE, SEED004_RATE_HAI_OF_LINE};
+use crate::host::dctcp::{self, DctcpParams};
+use crate::host::roce::RoceParams;
+use crate::host::tcp::TcpParams;
+use crate::host::{RateCcParams, Transport, WindowCcParams, DEFAULT_WINDOW_CC};
+use crate::net::Ecn;
+use crate::sim::SimTime;
+
+/// The transport and congestion control of the scenario's flows (`[transport]`).
+pub(super) fn scenario_transport(s: &Scenario) -> Result<Transport, ScenarioError> {
+    let tr = &s.transport;
+    TransportKind::resolve(tr.kind, tr.cc, Transport::Tcp(DEFAULT_WINDOW_CC)).map_err(|m| err("transport.cc", m))
+}
+
+/// Those of workload `i`'s flows (its `transport` and `cc`, else the scenario's).
+pub(super) fn workload_transport(s: &Scenario, i: usize) -> Result<Transport, ScenarioError> {
+    let w = &s.workload[i];
+    TransportKind::resolve(w.transport, w.cc, scenario_transport(s)?).map_err(|m| err(format!("workload[{i}].cc"), m))
+}
+
+/// Those of flow `f` of workload `i`, whose own are `of_workload`.
+pub(super) fn flow_transport(f: &FlowEntry, of_workload: Transport) -> Transport {
+    // a flow entry has no cc key, so nothing can conflict
+    TransportKind::resolve(f.transport, None, of_workload).expect("a transport alone always resolves")
+}
+
+/// Every key of the transport layer that names a transport or an algorithm resolves.
+pub(super) fn validate(s: &Scenario) -> Result<(), ScenarioError> {
+    scenario_transport(s)?;
+    for i in 0..s.workload.len() {
+        workload_transport(s, i)?;
+    }
+    Ok(())
+}
+
+/// The TCP parameters, with each window-based algorithm's own.
+pub(super) fn tcp_params(tr: &TransportConfig, min_rto: SimTime) -> TcpParams {
+    TcpParams {
+        init_cwnd: tr.init_cwnd.unwrap_or(DEFAULT_INIT_CWND),
+        min_rto,
+        init_rto: tr.init_rto.map(|d| d.0).unwrap_or(min_rto),
+        classic_ecn: tr.ecn.unwrap_or(false),
+        window: tr.window.map(|b| b.0),
+        handshake: tr.handshake.unwrap_or(false),
+        ect: tr.ect.map(|e| match e {
+            EctConfig::Ect0 => Ecn::Ect0,
+            EctConfig::Ect1 => Ecn::Ect1,
+        }),
+        cc: WindowCcParams { dctcp: DctcpParams { g: tr.g.unwrap_or(dctcp::DEFAULT_G) }, ..Default::default() },
+    }
+}
+
+/// The UDP sources' parameters.
+pub(super) fn udp_params(tr: &TransportConfig, mtu: u32) -> UdpParams {
+    UdpParams {
+        rate_bps: tr.udp.rate.map(|r| r.0),
+        arrivals: tr.udp.arrivals,
+        sizes: tr.udp.sizes,
+        packet_size: tr.udp.packet_size.map(|b| b.0 as u32).unwrap_or(mtu),
+        nic_buffer: tr.udp.nic_buffer.map(|b| b.0),
+    }
+}
+
+/// DCQCN constants: the preset with the scenario's overrides (line rate set per flow).
+pub(super) fn roce_params(c: &DcqcnConfig, rto: SimTime) -> RoceParams {
+    // the line rate is each flow's, so a preset's increase steps that are fractions of it
+    // are resolved per flow (RoceSender::new)
+    let (mut p, cnp, window, of_line) = match c.preset {
+        DcqcnPreset::Seed004 => (DcqcnParams::seed004(0), SEED004_CNP_INTERVAL, Some(SimTime::from_us(15)), (Some(SEED004_RATE_AI_OF_LINE), Some(SEED004_RATE_HAI_OF_LINE))),
+        DcqcnPreset::Paper => (DcqcnParams::paper(0), PAPER_CNP_INTERVAL, None, (None, None)),
+    };
+    // a rate given in the scenario replaces the preset's step, fraction or not
+    let ai_of_line = c.rate_ai_fraction.or(of_line.0.filter(|_| c.rate_ai.is_none()));
+    let hai_of_line = c.rate_hai_fraction.or(of_line.1.filter(|_| c.rate_hai.is_none()));
+    if let Some(g) = c.g {
+        p.g = g;
+    }
+    if let Some(f) = c.fast_recovery_steps {
+        p.fast_recovery_steps = f;
+    }
+    if let Some(b) = c.byte_counter {
+        p.byte_counter = b.0;
+    }
+    if let Some(t) = c.rate_timer {
+        p.rate_timer = t.0;
+    }
+    if let Some(t) = c.alpha_timer {
+        p.alpha_timer = t.0;
+    }
+    if let Some(r) = c.rate_ai {
+        p.rate_ai_bps = r.0;
+    }
+    if let Some(r) = c.rate_hai {
+        p.rate_hai_bps = r.0;
+    }
+    if let Some(r) = c.min_rate {
+        p.min_rate_bps = r.0;
+    }
+    let window = match c.window {
+        Some(w) if w.0 .0 == 0 => None,
+        Some(w) => Some(w.0),
+        None => window,
+    };
+    let dcqcn = DcqcnSettings { rp: p, increase_of_line: (ai_of_line, hai_of_line) };
+    RoceParams { cc: RateCcParams { dcqcn }, cnp_interval: c.cnp_interval.map(|d| d.0).unwrap_or(cnp), window, rto }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::{CcName, RateCcKind, WindowCc};
+
+    fn kind(s: &str) -> Option<TransportKind> {
+        Some(TransportKind::from_name(s).unwrap())
+    }
+    fn cc(s: &str) -> Option<CcName> {
+        Some(CcName::from_name(s).unwrap())
+    }
+
+    /// The transport and its congestion control, from either key or both, with what is
+    /// inherited where they say nothing; the names scenarios wrote before `cc` still mean
+    /// what they meant.
+    #[test]
+    fn kind_and_cc_resolve_to_one_transport() {
+        let tcp = |c| Transport::Tcp(c);
+        let dcqcn = Transport::Roce(RateCcKind::Dcqcn);
+        let base = tcp(DEFAULT_WINDOW_CC);
+        let r = |k, c, inherit| TransportKind::resolve(k, c, inherit);
+        assert_eq!(r(None, None, base), Ok(tcp(WindowCc::Dctcp)));
+        for (legacy, t) in [("dctcp", tcp(WindowCc::Dctcp)), ("reno", tcp(WindowCc::Reno)), ("cubic", tcp(WindowCc::Cubic)), ("dcqcn", dcqcn), ("udp", Transport::Udp)] {
+            assert_eq!(r(kind(legacy), None, base), Ok(t), "{legacy}");
+            assert_eq!(t.name(), legacy);
+        }
+        assert_eq!(r(kind("tcp"), cc("cubic"), base), Ok(tcp(WindowCc::Cubic)));
+        assert_eq!(r(kind("roce"), None, base), Ok(dcqcn));
+        assert_eq!(r(kind("roce"), cc("dcqcn"), base), Ok(dcqcn));
+        assert_eq!(r(None, cc("reno"), base), Ok(tcp(WindowCc::Reno)));
+        assert_eq!(r(None, cc("dcqcn"), base), Ok(dcqcn));
+        assert_eq!(r(kind("cubic"), cc("cubic"), base), Ok(tcp(WindowCc::Cubic)));
+        // "tcp" alone keeps an inherited window algorithm, and takes the default over roce
+        assert_eq!(r(kind("tcp"), None, tcp(WindowCc::Reno)), Ok(tcp(WindowCc::Reno)));
+        assert_eq!(r(kind("tcp"), None, dcqcn), Ok(tcp(DEFAULT_WINDOW_CC)));
+        assert_eq!(r(None, None, dcqcn), Ok(dcqcn));
+        // what cannot be: each error names the value and what was expected
+        let e = r(kind("tcp"), cc("dcqcn"), base).unwrap_err();
+        assert!(e.contains("\"dcqcn\"") && e.contains("over tcp") && e.contains("\"reno\""), "{e}");
+        let e = r(kind("roce"), cc("cubic"), base).unwrap_err();
+        assert!(e.contains("\"cubic\"") && e.contains("over roce") && e.contains("\"dcqcn\""), "{e}");
+        let e = r(kind("udp"), cc("reno"), base).unwrap_err();
+        assert!(e.contains("\"reno\"") && e.contains("UDP"), "{e}");
+        let e = r(kind("cubic"), cc("reno"), base).unwrap_err();
+        assert!(e.contains("\"reno\"") && e.contains("\"cubic\"") && e.contains("\"tcp\""), "{e}");
+    }
+
+    /// Scenario files: the old spelling and the new keys build the same flows (each
+    /// workload's and each flow entry's own keys over the scenario's), and run them alike.
+    #[test]
+    fn old_spelling_and_new_keys_run_alike() {
+        let text = |tr: &str, w: &str, f: &str| {
+            format!(
+                r#"
+[scenario]
+name = "x"
+max_time = "200us"
+[topology]
+kind = "dumbbell"
+senders = 3
+host_link = {{ rate = "10Gbps", delay = "1us" }}
+bottleneck = {{ rate = "10Gbps", delay = "1us" }}
+[transport]
+{tr}
+[[workload]]
+kind = "flows"
+{w}
+flows = [{{ src = 0, dst = 3, size = "100KB" }}, {{ src = 1, dst = 3, size = "100KB" {f} }}, {{ src = 2, dst = 3, size = "100KB", transport = "udp" }}]
+"#
+            )
+        };
+        let run = |t: String| {
+            let (_, mut sim) = crate::scenario::load(&t, false, None, &crate::scenario::RunOptions { seed: None, check_invariants: true }).unwrap();
+            sim.run();
+            let kinds: Vec<&str> = sim.flows().iter().map(|f| f.transport.name()).collect::<Vec<_>>();
+            let r = sim.results();
+            (kinds.join(","), r.summary.to_string(), r.flows.u64("fct_ps").to_vec())
+        };
+        let old = run(text("kind = \"cubic\"", "", ", transport = \"reno\""));
+        assert_eq!(old.0, "cubic,reno,udp");
+        assert_eq!(run(text("kind = \"tcp\"\ncc = \"cubic\"", "", ", transport = \"tcp\"")).0, "cubic,cubic,udp", "\"tcp\" alone keeps the workload's algorithm");
+        assert_eq!(run(text("cc = \"cubic\"", "", ", transport = \"reno\"")), old);
+        assert_eq!(run(text("", "transport = \"tcp\"\ncc = \"cubic\"", ", transport = \"reno\"")), old);
+        let roce = run(text("kind = \"roce\"", "", ""));
+        assert_eq!(roce.0, "dcqcn,dcqcn,udp");
+        assert_eq!(run(text("kind = \"dcqcn\"", "", "")), roce);
+    }
+
+    /// transport.dcqcn: the paper's constants unless a preset or a key says otherwise; seed
+    /// 004's preset takes R_AI and R_HAI as fractions of each flow's line rate, and a rate or
+    /// a fraction given in the scenario replaces the preset's step.
+    #[test]
+    fn dcqcn_increase_steps_from_preset_rate_or_fraction() {
+        let rto = SimTime::from_ms(1);
+        let cfg = |text: &str| -> DcqcnConfig { toml::from_str(text).unwrap() };
+        let r = roce_params(&cfg(""), rto);
+        assert_eq!(r.cc.dcqcn.rp, DcqcnParams::paper(0));
+        assert_eq!((r.cnp_interval, r.window, r.cc.dcqcn.increase_of_line), (PAPER_CNP_INTERVAL, None, (None, None)));
+        let r = roce_params(&cfg("preset = \"seed004\""), rto);
+        assert_eq!(r.cc.dcqcn.increase_of_line, (Some(0.0125), Some(0.025)));
+        assert_eq!((r.cnp_interval, r.window), (SimTime::from_us(4), Some(SimTime::from_us(15))));
+        let r = roce_params(&cfg("preset = \"seed004\"\nrate_ai = \"12.5Mbps\""), rto);
+        assert_eq!((r.cc.dcqcn.rp.rate_ai_bps, r.cc.dcqcn.increase_of_line), (12_500_000, (None, Some(0.025))));
+        let r = roce_params(&cfg("rate_ai_fraction = 0.0125\nrate_hai = \"25Mbps\""), rto);
+        assert_eq!((r.cc.dcqcn.rp.rate_hai_bps, r.cc.dcqcn.increase_of_line), (25_000_000, (Some(0.0125), None)));
+    }
+}
