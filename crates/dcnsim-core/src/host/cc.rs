@@ -94,9 +94,12 @@ pub trait CongestionControl {
     /// The ECN codepoint of data packets: not ECT, ECT(0) (classic ECN, RFC 3168) or ECT(1)
     /// (a scalable sender, RFC 9331).
     fn ect(&self) -> Ecn;
+    /// Whether it ever paces (`pacing_rate` may return a rate): false compiles the pacing
+    /// checks out of the sender for algorithms that never do.
+    const PACES: bool = false;
     /// The rate the sender paces its segments at, bits/s, given the window and the smoothed
     /// RTT (Linux's `sk_pacing_rate`, which BBR sets and fq enforces); None: unpaced, sent
-    /// as the window and the ACK clock allow.
+    /// as the window and the ACK clock allow. Only asked of an algorithm that `PACES`.
     fn pacing_rate(&self, _w: &Window, _srtt: Option<SimTime>) -> Option<u64> {
         None
     }
@@ -204,6 +207,7 @@ macro_rules! window_ccs {
         cc_list!(Cc, WindowCc, WindowCcParams, $crate::host::tcp::TcpParams; $($(#[doc = $doc])* $field: $Arm => $T),*);
 
         impl $crate::host::cc::CongestionControl for Cc {
+            const PACES: bool = false $(|| <$T as $crate::host::cc::CongestionControl>::PACES)*;
             #[inline]
             fn on_ack_event(&mut self, w: &$crate::host::cc::Window, a: &$crate::host::cc::AckEvent) {
                 match self { $(Cc::$Arm(c) => c.on_ack_event(w, a)),* }

@@ -99,8 +99,9 @@ pub struct TcpSender<C = Cc> {
     rwnd: f64,
     /// `transport.handshake`: the SYN is out and no SYN-ACK has come back yet.
     pub syn_pending: bool,
-    /// Spaces segments at the algorithm's pacing rate, when it sets one.
-    pub pacer: Pacer,
+    /// Spaces segments at the algorithm's pacing rate: only for an algorithm that `PACES`
+    /// (boxed: the record of every other flow stays as small as before pacing existed).
+    pub pacer: Option<Box<Pacer>>,
 }
 
 /// What an ACK did.
@@ -164,7 +165,7 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
             timeouts: 0,
             rwnd: f64::INFINITY,
             syn_pending: false,
-            pacer: Pacer::default(),
+            pacer: C::PACES.then(Box::default),
         }
     }
 
@@ -187,20 +188,24 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
     /// The algorithm's pacing rate now, if it paces.
     #[inline]
     pub fn pacing_rate(&self) -> Option<u64> {
+        if !C::PACES {
+            return None;
+        }
         self.cc.pacing_rate(&self.w, self.srtt())
     }
 
     /// When a paced sender may start its next segment (None: unpaced).
     #[inline]
     pub fn paced_until(&self) -> Option<SimTime> {
-        self.pacing_rate().map(|r| self.pacer.next_allowed(r))
+        let r = self.pacing_rate()?;
+        self.pacer.as_ref().map(|p| p.next_allowed(r))
     }
 
     /// A segment of `wire` bytes starts at `now` (the pacer's clock).
     #[inline]
     pub fn on_wire(&mut self, wire: u32, now: SimTime) {
-        if self.pacing_rate().is_some() {
-            self.pacer.on_send(now, wire);
+        if let (Some(_), Some(p)) = (self.pacing_rate(), &mut self.pacer) {
+            p.on_send(now, wire);
         }
     }
 
@@ -490,6 +495,7 @@ mod tests {
         fn ect(&self) -> Ecn {
             Ecn::NotEct
         }
+        const PACES: bool = true;
         fn pacing_rate(&self, _w: &Window, _srtt: Option<SimTime>) -> Option<u64> {
             Some(self.0)
         }

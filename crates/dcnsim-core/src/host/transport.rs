@@ -120,7 +120,7 @@ impl Sender {
                     return Ready::No;
                 }
                 match t.paced_until() {
-                    Some(at) if at > now => t.pacer.arm(at).map_or(Ready::No, |g| Ready::Wake(at, g)),
+                    Some(at) if at > now => t.pacer.as_mut().and_then(|p| p.arm(at)).map_or(Ready::No, |g| Ready::Wake(at, g)),
                     _ => Ready::Now,
                 }
             }
@@ -224,7 +224,7 @@ impl Sender {
     /// A pacing wake-up of generation `gen` fired: whether it is the live one.
     pub fn pace_fired(&mut self, gen: u32) -> bool {
         match self {
-            Sender::Tcp(t) => t.pacer.fire(gen),
+            Sender::Tcp(t) => t.pacer.as_mut().is_some_and(|p| p.fire(gen)),
             Sender::Roce(r) => r.pacer.fire(gen),
             Sender::Udp(_) | Sender::Done => false,
         }
