@@ -4,6 +4,7 @@
 //! override the base scenario (tables merge key by key, everything else is
 //! replaced). Every error names the key, the value and what was expected.
 pub mod estimate;
+mod mechanisms;
 pub mod reference;
 pub mod schema;
 mod transport;
@@ -536,307 +537,14 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
             return Err(err(format!("switch.strict[{i}]"), format!("invalid value {}, expected a queue 0..{}", st[i], nq - 1)));
         }
     }
-    if let Some(ci) = &sw.ci {
-        let q = ci.queue.unwrap_or(ci::DEFAULT_QUEUE);
-        let c = ci.congested_queue.unwrap_or(ci::DEFAULT_CONGESTED_QUEUE);
-        if q >= nq {
-            return Err(err("switch.ci.queue", format!("invalid value {q}, expected a queue 0..{} (switch.queues = {nq})", nq - 1)));
-        }
-        if c >= nq || c == q {
-            return Err(err("switch.ci.congested_queue", format!("invalid value {c}, expected a queue 0..{} other than switch.ci.queue ({q})", nq - 1)));
-        }
-        if let (Some(lo), Some(hi)) = (ci.low, ci.high) {
-            if lo.0 > hi.0 {
-                return Err(err("switch.ci.low", format!("invalid value {} B, expected low <= high ({} B)", lo.0, hi.0)));
-            }
-        }
-        if let Some(p) = ci.pmax {
-            if !(p > 0.0 && p <= 1.0) {
-                return Err(err("switch.ci.pmax", format!("invalid value {p}, expected a probability in (0, 1]")));
-            }
-        }
-        if ci.table_size == Some(0) {
-            return Err(err("switch.ci.table_size", "invalid value 0, expected >= 1"));
-        }
-        if ci.release_after.map(|d| d.0 .0) == Some(0) {
-            return Err(err("switch.ci.release_after", "invalid value 0, expected a duration > 0"));
-        }
-        if ci.max_flow_life.map(|d| d.0 .0) == Some(0) {
-            return Err(err("switch.ci.max_flow_life", "invalid value 0, expected a duration > 0"));
-        }
-        if let Some(b) = ci.cim_encap.filter(|b| b.0 > 512) {
-            return Err(err("switch.ci.cim_encap", format!("invalid value {} B, expected 0..512 B (802.1Qcz peer-cim-encap-len)", b.0)));
-        }
-    }
-    if let Some(aqm) = &sw.aqm {
-        // Each key belongs to the kinds that read it; a key set for another kind is refused
-        // rather than silently ignored.
-        use AqmKind::*;
-        let keys: [(&str, bool, &[AqmKind]); 24] = [
-            ("threshold", aqm.threshold.is_some(), &[Step, Dualq2015]),
-            ("kmin", aqm.kmin.is_some(), &[Ramp]),
-            ("kmax", aqm.kmax.is_some(), &[Ramp]),
-            ("pmax", aqm.pmax.is_some(), &[Ramp]),
-            ("drop_non_ect", aqm.drop_non_ect.is_some(), &[Step, Ramp]),
-            ("p", aqm.p.is_some(), &[Fixed]),
-            ("limit", aqm.limit.is_some(), &[Red]),
-            ("min", aqm.min.is_some(), &[Red]),
-            ("max", aqm.max.is_some(), &[Red, Coupled]),
-            ("avpkt", aqm.avpkt.is_some(), &[Red]),
-            ("burst", aqm.burst.is_some(), &[Red]),
-            ("probability", aqm.probability.is_some(), &[Red]),
-            ("bandwidth", aqm.bandwidth.is_some(), &[Red]),
-            ("ecn", aqm.ecn.is_some(), &[Red]),
-            ("target", aqm.target.is_some(), &[Pi2, Dualpi2]),
-            ("tupdate", aqm.tupdate.is_some(), &[Pi2, Dualpi2]),
-            ("alpha", aqm.alpha.is_some(), &[Pi2, Dualpi2]),
-            ("beta", aqm.beta.is_some(), &[Pi2, Dualpi2]),
-            ("k", aqm.k.is_some(), &[Dualpi2, Coupled]),
-            ("step", aqm.step.is_some(), &[Dualpi2]),
-            ("l_queue", aqm.l_queue.is_some(), &[Dualpi2, Dualq2015]),
-            ("c_queue", aqm.c_queue.is_some(), &[Dualpi2, Dualq2015]),
-            ("classic_slope", aqm.classic_slope.is_some(), &[Dualq2015]),
-            ("l_slope", aqm.l_slope.is_some(), &[Dualq2015]),
-        ];
-        if let Some((k, _, kinds)) = keys.iter().find(|(_, set, kinds)| *set && !kinds.contains(&aqm.kind)) {
-            let names: Vec<String> = kinds.iter().map(|k| format!("\"{}\"", aqm_kind_name(*k))).collect();
-            return Err(err(format!("switch.aqm.{k}"), format!("only used with kind = {}, not \"{}\"", names.join(" or "), aqm_kind_name(aqm.kind))));
-        }
-        match aqm.kind {
-            AqmKind::Step => {
-                require(aqm.threshold, "switch.aqm.threshold", "DCTCP's step threshold K, e.g. \"30KB\"")?;
-            }
-            AqmKind::Ramp => {
-                let lo = require(aqm.kmin.map(|b| b.0), "switch.aqm.kmin", "the depth where marking starts, e.g. \"10KB\"")?;
-                let hi = require(aqm.kmax.map(|b| b.0), "switch.aqm.kmax", "the depth above which every packet is marked, e.g. \"300KB\"")?;
-                if lo > hi {
-                    return Err(err("switch.aqm.kmin", format!("invalid value {lo} B, expected kmin <= kmax ({hi} B)")));
-                }
-                if let Some(p) = aqm.pmax {
-                    if !(p > 0.0 && p <= 1.0) {
-                        return Err(err("switch.aqm.pmax", format!("invalid value {p}, expected a probability in (0, 1]")));
-                    }
-                }
-            }
-            AqmKind::Fixed => match aqm.p {
-                None => return Err(err("switch.aqm.p", "missing; expected a probability in [0, 1] for kind = \"fixed\"")),
-                Some(p) if !(0.0..=1.0).contains(&p) => return Err(err("switch.aqm.p", format!("invalid value {p}, expected a probability in [0, 1]"))),
-                Some(_) => {}
-            },
-            AqmKind::Coupled => {
-                let max = require(aqm.max.map(|b| b.0), "switch.aqm.max", "the queue at which the coupled AQM's P reaches 1, e.g. \"100KB\"")?;
-                if max == 0 {
-                    return Err(err("switch.aqm.max", "invalid value 0 B, expected a size > 0"));
-                }
-                if aqm.k.is_some_and(|k| !(k > 0.0 && k.is_finite())) {
-                    return Err(err("switch.aqm.k", format!("invalid value {}, expected a coupling factor > 0", aqm.k.unwrap())));
-                }
-            }
-            AqmKind::Dualq2015 => {
-                let (l, c) = (aqm.l_queue.unwrap_or(dualq2015::DEFAULT_L_QUEUE), aqm.c_queue.unwrap_or(dualq2015::DEFAULT_C_QUEUE));
-                if nq != 2 {
-                    return Err(err("switch.queues", format!("invalid value {nq} with switch.aqm.kind = \"dualq2015\", expected 2 (its L and Classic queues)")));
-                }
-                if l >= nq || c >= nq || l == c {
-                    return Err(err("switch.aqm.l_queue", format!("invalid value {l} (c_queue {c}), expected two different queues 0..{}", nq - 1)));
-                }
-                // the seed's DualQ serves L with strict priority: the strict scheduler serves
-                // the higher queue index first, DWRR the queues listed in switch.strict
-                match sw.scheduler {
-                    SchedulerKind::Strict if l < c => {
-                        return Err(err("switch.aqm.l_queue", format!("invalid value {l} below c_queue {c} with scheduler = \"strict\", expected the higher queue (strict priority serves it first; the seed's DualQ serves L first)")));
-                    }
-                    SchedulerKind::Dwrr if !sw.strict.iter().flatten().any(|&q| q as usize == l as usize) => {
-                        return Err(err("switch.scheduler", format!("invalid value \"dwrr\" with switch.aqm.kind = \"dualq2015\" and the L queue ({l}) not in switch.strict, expected \"strict\" (the seed's DualQ gives the L queue strict priority)")));
-                    }
-                    _ => {}
-                }
-                if sw.ci.is_some() {
-                    return Err(err("switch.aqm.kind", "invalid value \"dualq2015\" with switch.ci: both choose the egress queue; expected one of them"));
-                }
-                if aqm.threshold.map(|b| b.0) == Some(0) {
-                    return Err(err("switch.aqm.threshold", "invalid value 0 B, expected a depth > 0"));
-                }
-                for (k, s) in [("classic_slope", aqm.classic_slope), ("l_slope", aqm.l_slope)] {
-                    if let Some(s) = s.filter(|&s| s > dualq2015::MAX_SLOPE) {
-                        return Err(err(
-                            format!("switch.aqm.{k}"),
-                            format!("invalid value {s}, expected a shift in bits 0..{max} (at {max} the probability is 1 from the first ns of delay)", max = dualq2015::MAX_SLOPE),
-                        ));
-                    }
-                }
-            }
-            AqmKind::Pi2 | AqmKind::Dualpi2 => {
-                if aqm.kind == AqmKind::Dualpi2 {
-                    let (l, c) = (aqm.l_queue.unwrap_or(dualpi2::DEFAULT_L_QUEUE), aqm.c_queue.unwrap_or(dualpi2::DEFAULT_C_QUEUE));
-                    if nq != 2 {
-                        return Err(err("switch.queues", format!("invalid value {nq} with switch.aqm.kind = \"dualpi2\", expected 2 (its L and Classic queues)")));
-                    }
-                    if l >= nq || c >= nq || l == c {
-                        return Err(err("switch.aqm.l_queue", format!("invalid value {l} (c_queue {c}), expected two different queues 0..{}", nq - 1)));
-                    }
-                    if sw.ci.is_some() {
-                        return Err(err("switch.aqm.kind", "invalid value \"dualpi2\" with switch.ci: both choose the egress queue; expected one of them"));
-                    }
-                    if aqm.k.is_some_and(|k| !(k > 0.0 && k.is_finite())) {
-                        return Err(err("switch.aqm.k", format!("invalid value {}, expected a coupling factor > 0", aqm.k.unwrap())));
-                    }
-                    if aqm.step.map(|d| d.0 .0) == Some(0) {
-                        return Err(err("switch.aqm.step", "invalid value 0, expected a duration > 0"));
-                    }
-                }
-                for (k, d) in [("target", aqm.target), ("tupdate", aqm.tupdate)] {
-                    if d.map(|d| d.0 .0) == Some(0) {
-                        return Err(err(format!("switch.aqm.{k}"), "invalid value 0, expected a duration > 0"));
-                    }
-                }
-                for (k, g) in [("alpha", aqm.alpha), ("beta", aqm.beta)] {
-                    if let Some(g) = g {
-                        if !(g >= 0.0 && g.is_finite()) {
-                            return Err(err(format!("switch.aqm.{k}"), format!("invalid value {g}, expected a gain >= 0 (Hz)")));
-                        }
-                    }
-                }
-            }
-            AqmKind::Red => {
-                let min = require(aqm.min.map(|b| b.0), "switch.aqm.min", "the average queue where RED starts marking, e.g. \"120000B\"")?;
-                let max = require(aqm.max.map(|b| b.0), "switch.aqm.max", "the average queue where RED marks every packet, e.g. \"360000B\"")?;
-                if max <= min {
-                    return Err(err("switch.aqm.max", format!("invalid value {max} B, expected more than min ({min} B)")));
-                }
-                if aqm.avpkt.map(|b| b.0) == Some(0) {
-                    return Err(err("switch.aqm.avpkt", "invalid value 0 B, expected a size > 0"));
-                }
-                if let Some(p) = aqm.probability {
-                    if !(p > 0.0 && p <= 1.0) {
-                        return Err(err("switch.aqm.probability", format!("invalid value {p}, expected a probability in (0, 1]")));
-                    }
-                }
-                if aqm.bandwidth.map(|r| r.0) == Some(0) {
-                    return Err(err("switch.aqm.bandwidth", "invalid value 0 bps, expected a rate > 0"));
-                }
-                let r = red_params(aqm);
-                if r.wlog().is_none() {
-                    let need = format!("RED needs burst > min / avpkt - 1 = {} (as tc does)", r.min / r.avpkt.max(1));
-                    // an unset burst is derived, (2 min + max) / (3 avpkt): name the key the user set
-                    return Err(match (aqm.burst, aqm.avpkt) {
-                        (Some(_), _) => err("switch.aqm.burst", format!("invalid value {}: {need}", r.burst)),
-                        (None, Some(_)) => err(
-                            "switch.aqm.avpkt",
-                            format!(
-                                "invalid value {} B: the burst it derives, (2 min + max) / (3 avpkt), is {}, and {need}; expected a smaller avpkt, or set burst",
-                                r.avpkt, r.burst
-                            ),
-                        ),
-                        (None, None) => err(
-                            "switch.aqm.min",
-                            format!(
-                                "invalid value {min} B: the burst derived from min, max and the default avpkt ({} B), (2 min + max) / (3 avpkt), is {}, and {need}; \
-                                 expected thresholds further apart, or set burst",
-                                r.avpkt, r.burst
-                            ),
-                        ),
-                    });
-                }
-            }
-        }
-    }
-    if let Some(t) = &s.transport.qcn {
-        if sw.qcn.is_none() {
-            return Err(err("transport.qcn", "only used with switch.qcn (the congestion points that send CNMs)"));
-        }
-        if let Some(g) = t.gd {
-            if !(g > 0.0 && g <= 1.0) {
-                return Err(err("transport.qcn.gd", format!("invalid value {g}, expected a gain in (0, 1]")));
-            }
-        }
-        if let Some(m) = t.min_decrease {
-            if !(m > 0.0 && m < 1.0) {
-                return Err(err("transport.qcn.min_decrease", format!("invalid value {m}, expected a fraction in (0, 1)")));
-            }
-        }
-        if t.byte_counter.map(|b| b.0) == Some(0) {
-            return Err(err("transport.qcn.byte_counter", "invalid value 0 B, expected a size > 0"));
-        }
-        if t.timer.map(|d| d.0 .0) == Some(0) {
-            return Err(err("transport.qcn.timer", "invalid value 0, expected a duration > 0"));
-        }
-        if t.min_rate.map(|r| r.0) == Some(0) {
-            return Err(err("transport.qcn.min_rate", "invalid value 0 bps, expected a rate > 0"));
-        }
-    }
+    mechanisms::ci::validate(s)?;
+    mechanisms::aqm::validate(s)?;
+    mechanisms::qcn::validate(s)?;
     if let Some(f) = &sw.fq_codel {
         f.check(sw)?;
     }
-    if let Some(d) = &sw.drc {
-        for (key, v) in [("thresholds", &d.thresholds), ("rates", &d.rates)] {
-            if let Some(v) = v {
-                if v.len() != 3 {
-                    return Err(err(format!("switch.drc.{key}"), format!("invalid length {}, expected 3 values (severity 1, 2, 3)", v.len())));
-                }
-            }
-        }
-        if let Some(t) = &d.thresholds {
-            if !(t.iter().all(|&x| x > 0.0 && x <= 1.0) && t[0] < t[1] && t[1] < t[2]) {
-                return Err(err("switch.drc.thresholds", format!("invalid value {t:?}, expected three increasing fills in (0, 1]")));
-            }
-        }
-        if let Some(r) = &d.rates {
-            if !(r.iter().all(|&x| (0.0..=1.0).contains(&x)) && r[0] >= r[1] && r[1] >= r[2]) {
-                return Err(err("switch.drc.rates", format!("invalid value {r:?}, expected three rate fractions in [0, 1], not increasing")));
-            }
-        }
-        if let Some(h) = d.hysteresis {
-            if !(0.0..1.0).contains(&h) {
-                return Err(err("switch.drc.hysteresis", format!("invalid value {h}, expected a fill difference in [0, 1)")));
-            }
-        }
-        // a level is kept while fill >= threshold - hysteresis, which an empty queue (fill 0)
-        // meets once the hysteresis reaches the threshold: that level would never be left
-        let h = d.hysteresis.unwrap_or(drc::DEFAULT_HYSTERESIS);
-        let t0 = d.thresholds.as_ref().map_or(drc::DEFAULT_THRESHOLDS[0], |t| t[0]);
-        if h >= t0 {
-            let (key, v) = if d.hysteresis.is_some() { ("hysteresis", format!("{h}")) } else { ("thresholds", format!("{:?}", d.thresholds.as_ref().unwrap())) };
-            return Err(err(
-                format!("switch.drc.{key}"),
-                format!("invalid value {v}: hysteresis {h} >= the first threshold {t0}, expected hysteresis below every threshold (an empty queue would never leave severity 1)"),
-            ));
-        }
-        if let Some(c) = &d.classes {
-            if let Some(&q) = c.iter().find(|&&q| q >= nq) {
-                return Err(err("switch.drc.classes", format!("invalid class {q}, expected classes 0..{} (switch.queues = {nq})", nq - 1)));
-            }
-        }
-    }
-    if let Some(q) = &sw.qcn {
-        if q.q_eq.map(|b| b.0) == Some(0) {
-            return Err(err("switch.qcn.q_eq", "invalid value 0 B, expected a set point > 0"));
-        }
-        if let Some(w) = q.w {
-            if !(w > 0.0 && w.is_finite()) {
-                return Err(err("switch.qcn.w", format!("invalid value {w}, expected a weight > 0")));
-            }
-        }
-        if q.sample_base.map(|b| b.0) == Some(0) {
-            return Err(err("switch.qcn.sample_base", "invalid value 0 B, expected a size > 0"));
-        }
-    }
-    if let Some(sfc) = &sw.sfc {
-        let trigger = sfc.trigger.map_or(sfc::DEFAULT_TRIGGER, |b| b.0);
-        let target = sfc.target.map_or(sfc::DEFAULT_TARGET, |b| b.0);
-        if trigger == 0 {
-            return Err(err("switch.sfc.trigger", "invalid value 0 B, expected a depth > 0"));
-        }
-        if target >= trigger {
-            return Err(err("switch.sfc.target", format!("invalid value {target} B, expected a depth below the trigger ({trigger} B)")));
-        }
-        if sfc.mode == Some(SfcModeConfig::Proxy) && sw.pfc.as_ref().is_some_and(|p| p.mode == PfcMode::Link) {
-            return Err(err(
-                "switch.sfc.mode",
-                "invalid value \"proxy\" with switch.pfc.mode = \"link\": the proxy pauses one traffic class (802.1Qbb), expected \"native\" or PFC mode \"priority\"",
-            ));
-        }
-    }
+    mechanisms::drc::validate(s)?;
+    mechanisms::sfc::validate(s)?;
     if let Some(c) = &sw.classes {
         if c.len() != 8 {
             return Err(err("switch.classes", format!("{} entries, expected 8 (one per priority 0..7)", c.len())));
@@ -886,46 +594,7 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
             }
         }
     }
-    if let Some(p) = &sw.pfc {
-        match (p.xoff, p.alpha) {
-            (Some(_), Some(_)) => return Err(err("switch.pfc.alpha", "give either xoff (static) or alpha (dynamic), not both")),
-            (None, None) => return Err(err("switch.pfc.xoff", "missing; expected a threshold such as \"750KB\" (or give alpha)")),
-            (None, Some(a)) => {
-                if !(a > 0.0 && a.is_finite()) {
-                    return Err(err("switch.pfc.alpha", format!("invalid value {a}, expected a number > 0")));
-                }
-                if b.model != BufferModel::Shared {
-                    return Err(err("switch.pfc.alpha", "a dynamic XOFF needs switch.buffer.model = \"shared\"; expected xoff with a static buffer"));
-                }
-            }
-            (Some(x), None) => {
-                if x.0 == 0 {
-                    return Err(err("switch.pfc.xoff", "invalid value 0 B, expected > 0"));
-                }
-                if let Some(xon) = p.xon {
-                    if xon.0 >= x.0 {
-                        return Err(err("switch.pfc.xon", format!("invalid value {} B, expected below xoff ({} B)", xon.0, x.0)));
-                    }
-                }
-            }
-        }
-        if p.accounting == PfcAccounting::EgressQueue && p.headroom.is_some() {
-            return Err(err("switch.pfc.headroom", "not used with accounting = \"egress_queue\" (the queue above XOFF is the headroom)"));
-        }
-        if let Some(q) = p.quanta {
-            if !(1..=65535).contains(&q) {
-                return Err(err("switch.pfc.quanta", format!("invalid value {q}, expected 1..65535")));
-            }
-        }
-        for (i, &c) in p.priorities.iter().flatten().enumerate() {
-            if c >= nq {
-                return Err(err(format!("switch.pfc.priorities[{i}]"), format!("invalid value {c}, expected a traffic class 0..{} (switch.queues = {nq})", nq - 1)));
-            }
-        }
-        if p.deadlock_after.map(|d| d.0 .0) == Some(0) {
-            return Err(err("switch.pfc.deadlock_after", "invalid value 0, expected a duration > 0"));
-        }
-    }
+    mechanisms::pfc::validate(s)?;
 
     // transport
     transport::validate(s)?;
@@ -1471,7 +1140,7 @@ pub fn check(doc: &Document, variant: Option<&str>) -> Result<Summary, ScenarioE
     check_flow_sizes(&s, &topo)?;
     build_routes(&s.topology, &topo)?;
     let buffer = buffer_params(&s.switch.buffer, &topo)?;
-    pfc_params(&s, &topo, &buffer)?;
+    mechanisms::pfc::params(&s, &topo, &buffer)?;
     capture_params(&s, &topo)?;
     let identical_variants = identical_pairs(&all)?;
     Ok(Summary {
@@ -1575,139 +1244,6 @@ fn check_flow_sizes(s: &Scenario, topo: &Topology) -> Result<(), ScenarioError> 
         }
     }
     Ok(())
-}
-
-/// PFC's parameters with the headroom of every switch port (given, or derived from the
-/// link), refusing a static XOFF whose headroom does not fit a static queue's share of the
-/// switch memory. Used by validate and by the builder alike.
-fn pfc_params(s: &Scenario, topo: &Topology, buffer: &BufferParams) -> Result<Option<PfcParams>, ScenarioError> {
-    let sw = &s.switch;
-    let Some(p) = sw.pfc.as_ref() else { return Ok(None) };
-    let (mtu, nq) = (s.topology.mtu() as u32, sw.queues() as usize);
-    let switch_latency = sw.latency.map(|d| d.0).unwrap_or(SimTime::ZERO);
-    let is_switch = |n: u32| topo.nodes[n as usize].kind == crate::net::NodeKind::Switch;
-    let headroom = topo
-        .ports
-        .iter()
-        .map(|info| {
-            if !is_switch(info.node) {
-                return 0;
-            }
-            match p.headroom {
-                Some(h) => h.0,
-                None => {
-                    let up = topo.ports[info.peer as usize].node;
-                    let lat = switch_latency.0 * (1 + is_switch(up) as u64);
-                    PfcParams::derived_headroom(info.rate_bps, SimTime(2 * info.delay.0 + lat), mtu)
-                }
-            }
-        })
-        .collect();
-    let classes: Vec<u8> = p.priorities.clone().unwrap_or_else(|| (0..nq as u8).collect());
-    let params = PfcParams {
-        link_mode: p.mode == PfcMode::Link,
-        xoff: match (p.xoff, p.alpha) {
-            (Some(x), _) => Xoff::Static(x.0),
-            (None, a) => {
-                let alpha = a.expect("validate requires xoff or alpha");
-                match sw.buffer.ingress_pool {
-                    Some(pool) => Xoff::DynamicIngress { alpha, pool: pool.0, guaranteed: sw.buffer.ingress_guaranteed.map_or(DEFAULT_GUARANTEED, |b| b.0) },
-                    None => Xoff::Dynamic(alpha),
-                }
-            }
-        },
-        xon: p.xon.map(|b| b.0).unwrap_or(pfc::DEFAULT_XON),
-        quanta: p.quanta.map_or(pfc::DEFAULT_QUANTA, |q| q as u16),
-        lossless: classes.iter().fold(0u8, |m, &c| m | (1 << c)),
-        headroom,
-        deadlock_after: p.deadlock_after.map(|d| d.0).unwrap_or(pfc::DEFAULT_DEADLOCK_AFTER),
-        egress_queue: p.accounting == PfcAccounting::EgressQueue,
-    };
-    // A static buffer's memory is queue x queues x ports: a lossless class must fit its
-    // XOFF and the headroom above it in one queue's share, or PFC would promise more
-    // buffer than the switch has.
-    if let (BufferParams::Static { queue_cap }, &Xoff::Static(x)) = (buffer, &params.xoff) {
-        let h = params.headroom.iter().copied().max().unwrap_or(0);
-        if x.saturating_add(h) > *queue_cap {
-            return Err(err(
-                "switch.pfc.xoff",
-                format!(
-                    "invalid value {x} B: with the headroom above it ({h} B on the largest link) it exceeds a queue's share of the switch memory \
-                     (switch.buffer.queue = {queue_cap} B); expected xoff <= {} B, or a larger queue",
-                    queue_cap.saturating_sub(h)
-                ),
-            ));
-        }
-    }
-    Ok(Some(params))
-}
-
-fn pi2_params(a: &AqmConfig) -> Pi2Params {
-    Pi2Params {
-        target: a.target.map_or(pi2::DEFAULT_TARGET, |d| d.0),
-        tupdate: a.tupdate.map_or(pi2::DEFAULT_TUPDATE, |d| d.0),
-        alpha: a.alpha.unwrap_or(pi2::DEFAULT_ALPHA),
-        beta: a.beta.unwrap_or(pi2::DEFAULT_BETA),
-    }
-}
-
-fn red_params(c: &AqmConfig) -> RedParams {
-    let (min, max) = (c.min.map_or(0, |b| b.0), c.max.map_or(0, |b| b.0));
-    let avpkt = c.avpkt.map_or(red::DEFAULT_AVPKT, |b| b.0).max(1);
-    RedParams {
-        limit: c.limit.map(|b| b.0),
-        min,
-        max,
-        avpkt,
-        burst: c.burst.unwrap_or(((2 * min + max) / (3 * avpkt)) as u32),
-        probability: c.probability.unwrap_or(red::DEFAULT_PROBABILITY),
-        bandwidth_bps: c.bandwidth.map(|r| r.0),
-        ecn: c.ecn.unwrap_or(false),
-    }
-}
-
-fn drc_params(c: &DrcConfig) -> DrcParams {
-    let three = |v: &Option<Vec<f64>>, d: [f64; 3]| v.as_ref().map_or(d, |v| [v[0], v[1], v[2]]);
-    DrcParams {
-        thresholds: three(&c.thresholds, drc::DEFAULT_THRESHOLDS),
-        rates: three(&c.rates, drc::DEFAULT_RATES),
-        hysteresis: c.hysteresis.unwrap_or(drc::DEFAULT_HYSTERESIS),
-        classes: c.classes.as_ref().map_or(0xff, |v| v.iter().fold(0u8, |m, &q| m | (1 << q))),
-    }
-}
-
-fn qcn_params(cp: &QcnCpConfig, rp: Option<&QcnRpConfig>) -> QcnParams {
-    let rp = rp.cloned().unwrap_or_default();
-    QcnParams {
-        cp: qcn::CpParams {
-            q_eq: cp.q_eq.map_or(qcn::DEFAULT_Q_EQ, |b| b.0),
-            w: cp.w.unwrap_or(qcn::DEFAULT_W),
-            sample_base: cp.sample_base.map_or(qcn::DEFAULT_SAMPLE_BASE, |b| b.0),
-        },
-        rp: qcn::RpParams {
-            gd: rp.gd.unwrap_or(qcn::DEFAULT_GD),
-            min_decrease: rp.min_decrease.unwrap_or(qcn::DEFAULT_MIN_DECREASE),
-            byte_counter: rp.byte_counter.map_or(qcn::DEFAULT_BYTE_COUNTER, |b| b.0),
-            timer: rp.timer.map_or(qcn::DEFAULT_TIMER, |d| d.0),
-            fast_recovery: rp.fast_recovery.unwrap_or(qcn::DEFAULT_FAST_RECOVERY),
-            rate_ai_bps: rp.rate_ai.map_or(qcn::DEFAULT_RATE_AI, |r| r.0),
-            rate_hai_bps: rp.rate_hai.map_or(qcn::DEFAULT_RATE_HAI, |r| r.0),
-            min_rate_bps: rp.min_rate.map_or(qcn::DEFAULT_MIN_RATE, |r| r.0),
-        },
-    }
-}
-
-fn sfc_params(c: &SfcConfig) -> SfcParams {
-    SfcParams {
-        trigger: c.trigger.map_or(sfc::DEFAULT_TRIGGER, |b| b.0),
-        target: c.target.map_or(sfc::DEFAULT_TARGET, |b| b.0),
-        suppression: c.suppression.map_or(sfc::DEFAULT_SUPPRESSION, |d| d.0),
-        cache: c.cache.unwrap_or_default() == SfcCacheConfig::Tor,
-        mode: match c.mode.unwrap_or_default() {
-            SfcModeConfig::Native => SfcMode::Native,
-            SfcModeConfig::Proxy => SfcMode::Proxy,
-        },
-    }
 }
 
 /// Options that do not belong in the scenario file.
@@ -1868,17 +1404,17 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
         },
         max_flow_life: c.max_flow_life.map(|d| d.0).unwrap_or(ci::DEFAULT_MAX_FLOW_LIFE),
     });
-    let sfc = sw.sfc.as_ref().map(sfc_params);
-    let qcn = sw.qcn.as_ref().map(|cp| qcn_params(cp, s.transport.qcn.as_ref()));
-    let drc = sw.drc.as_ref().map(drc_params);
+    let sfc = sw.sfc.as_ref().map(mechanisms::sfc::params);
+    let qcn = sw.qcn.as_ref().map(|cp| mechanisms::qcn::params(cp, s.transport.qcn.as_ref()));
+    let drc = sw.drc.as_ref().map(mechanisms::drc::params);
     let aqm = sw.aqm.as_ref().and_then(|a| match a.kind {
         // the step and ramp markers are the `ecn` stage above
         AqmKind::Step | AqmKind::Ramp => None,
         AqmKind::Fixed => Some(AqmParams::Fixed { p: a.p.expect("validated") }),
-        AqmKind::Red => Some(AqmParams::Red(red_params(a))),
-        AqmKind::Pi2 => Some(AqmParams::Pi2(pi2_params(a))),
+        AqmKind::Red => Some(AqmParams::Red(mechanisms::aqm::red_params(a))),
+        AqmKind::Pi2 => Some(AqmParams::Pi2(mechanisms::aqm::pi2_params(a))),
         AqmKind::Dualpi2 => Some(AqmParams::DualPi2(DualPi2Params {
-            pi2: pi2_params(a),
+            pi2: mechanisms::aqm::pi2_params(a),
             k: a.k.unwrap_or(dualpi2::DEFAULT_K),
             step: a.step.map_or(dualpi2::DEFAULT_STEP, |d| d.0),
             l_queue: a.l_queue.unwrap_or(dualpi2::DEFAULT_L_QUEUE) as usize,
@@ -1894,7 +1430,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
         })),
         AqmKind::Coupled => Some(AqmParams::Coupled(Coupled { max: a.max.expect("validated").0, k: a.k.unwrap_or(coupled::DEFAULT_K) })),
     });
-    let mut pfc = pfc_params(s, &topo, &buffer)?;
+    let mut pfc = mechanisms::pfc::params(s, &topo, &buffer)?;
     if sfc.as_ref().is_some_and(|p| p.mode == SfcMode::Proxy) && pfc.is_none() {
         // the proxy's PAUSE frames need the NICs' PFC receive side, present in every RoCE NIC
         pfc = Some(PfcParams::receive_only(topo.ports.len()));

@@ -1,0 +1,61 @@
+//! `switch.drc`: the checks of DRC (seed 001)'s scenario keys and their conversion to the
+//! mechanism's parameters.
+
+use super::super::*;
+
+/// Refuse a configuration of DRC (seed 001) that cannot run, naming the key.
+pub(in crate::scenario) fn validate(s: &Scenario) -> Result<(), ScenarioError> {
+    let sw = &s.switch;
+    let nq = sw.queues();
+    if let Some(d) = &sw.drc {
+        for (key, v) in [("thresholds", &d.thresholds), ("rates", &d.rates)] {
+            if let Some(v) = v {
+                if v.len() != 3 {
+                    return Err(err(format!("switch.drc.{key}"), format!("invalid length {}, expected 3 values (severity 1, 2, 3)", v.len())));
+                }
+            }
+        }
+        if let Some(t) = &d.thresholds {
+            if !(t.iter().all(|&x| x > 0.0 && x <= 1.0) && t[0] < t[1] && t[1] < t[2]) {
+                return Err(err("switch.drc.thresholds", format!("invalid value {t:?}, expected three increasing fills in (0, 1]")));
+            }
+        }
+        if let Some(r) = &d.rates {
+            if !(r.iter().all(|&x| (0.0..=1.0).contains(&x)) && r[0] >= r[1] && r[1] >= r[2]) {
+                return Err(err("switch.drc.rates", format!("invalid value {r:?}, expected three rate fractions in [0, 1], not increasing")));
+            }
+        }
+        if let Some(h) = d.hysteresis {
+            if !(0.0..1.0).contains(&h) {
+                return Err(err("switch.drc.hysteresis", format!("invalid value {h}, expected a fill difference in [0, 1)")));
+            }
+        }
+        // a level is kept while fill >= threshold - hysteresis, which an empty queue (fill 0)
+        // meets once the hysteresis reaches the threshold: that level would never be left
+        let h = d.hysteresis.unwrap_or(drc::DEFAULT_HYSTERESIS);
+        let t0 = d.thresholds.as_ref().map_or(drc::DEFAULT_THRESHOLDS[0], |t| t[0]);
+        if h >= t0 {
+            let (key, v) = if d.hysteresis.is_some() { ("hysteresis", format!("{h}")) } else { ("thresholds", format!("{:?}", d.thresholds.as_ref().unwrap())) };
+            return Err(err(
+                format!("switch.drc.{key}"),
+                format!("invalid value {v}: hysteresis {h} >= the first threshold {t0}, expected hysteresis below every threshold (an empty queue would never leave severity 1)"),
+            ));
+        }
+        if let Some(c) = &d.classes {
+            if let Some(&q) = c.iter().find(|&&q| q >= nq) {
+                return Err(err("switch.drc.classes", format!("invalid class {q}, expected classes 0..{} (switch.queues = {nq})", nq - 1)));
+            }
+        }
+    }
+    Ok(())
+}
+
+pub(in crate::scenario) fn params(c: &DrcConfig) -> DrcParams {
+    let three = |v: &Option<Vec<f64>>, d: [f64; 3]| v.as_ref().map_or(d, |v| [v[0], v[1], v[2]]);
+    DrcParams {
+        thresholds: three(&c.thresholds, drc::DEFAULT_THRESHOLDS),
+        rates: three(&c.rates, drc::DEFAULT_RATES),
+        hysteresis: c.hysteresis.unwrap_or(drc::DEFAULT_HYSTERESIS),
+        classes: c.classes.as_ref().map_or(0xff, |v| v.iter().fold(0u8, |m, &q| m | (1 << q))),
+    }
+}
