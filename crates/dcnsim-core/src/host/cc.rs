@@ -186,9 +186,6 @@ macro_rules! cc_list {
                 use $crate::host::cc::NewCc;
                 match kind { $($Kind::$Arm => $Enum::$Arm(<$T>::build(&p.$field, setup))),* }
             }
-            pub fn kind(&self) -> $Kind {
-                match self { $($Enum::$Arm(_) => $Kind::$Arm),* }
-            }
             $(
                 /// This algorithm's state, if the flow runs it (tests and diagnostics).
                 pub fn $field(&self) -> Option<&$T> {

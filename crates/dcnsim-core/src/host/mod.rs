@@ -169,9 +169,9 @@ impl TransportKind {
         let names = |all: &mut dyn Iterator<Item = &'static str>| all.map(|n| format!("\"{n}\"")).collect::<Vec<_>>().join(", ");
         Ok(match (kind, cc) {
             (None, None) => inherit,
-            (None, Some(c)) => match inherit {
-                Transport::Tcp(_) if on_tcp(c).is_some() => Transport::Tcp(on_tcp(c).unwrap()),
-                Transport::Roce(_) if on_roce(c).is_some() => Transport::Roce(on_roce(c).unwrap()),
+            (None, Some(c)) => match (inherit, on_tcp(c), on_roce(c)) {
+                (Transport::Tcp(_), Some(w), _) => Transport::Tcp(w),
+                (Transport::Roce(_), _, Some(r)) => Transport::Roce(r),
                 _ => c.transport(),
             },
             (Some(TransportKind::Udp), None) => Transport::Udp,

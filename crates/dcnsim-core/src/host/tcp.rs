@@ -20,7 +20,7 @@ use super::cc::{AckEvent, CongestionControl, Window};
 use super::pacer::Pacer;
 use super::{Cc, WindowCcParams};
 use crate::net::{Ecn, HopTelemetry};
-use crate::sim::{ser_time, SimTime};
+use crate::sim::SimTime;
 use std::collections::BTreeMap;
 
 /// TCP parameters shared by every TCP flow, whatever its congestion control.
@@ -206,16 +206,6 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
     pub fn on_wire(&mut self, wire: u32, now: SimTime) {
         if let (Some(_), Some(p)) = (self.pacing_rate(), &mut self.pacer) {
             p.on_send(now, wire);
-        }
-    }
-
-    /// Whether a paced sender may send a `wire`-byte segment by `at` (true when unpaced):
-    /// the pacer's gap after the one now starting.
-    #[inline]
-    pub fn pace_allows_next(&self, wire: u32, now: SimTime, at: SimTime) -> bool {
-        match self.pacing_rate() {
-            None => true,
-            Some(r) => now + ser_time(wire as u64, r.max(1)) <= at,
         }
     }
 
@@ -514,13 +504,11 @@ mod tests {
         // 1000 B at 8 Gb/s = 1 us, though nine more segments fit the window
         assert!(s.can_send(100_000));
         assert_eq!(s.paced_until(), Some(t0 + SimTime::from_us(1)));
-        assert!(!s.pace_allows_next(1000, t0, t0 + SimTime::from_ns(999)));
-        assert!(s.pace_allows_next(1000, t0, t0 + SimTime::from_us(1)));
+        assert!(s.paced_until().unwrap() > t0 + SimTime::from_ns(999));
         let mut r = TcpSender::new(Cc::Reno(Reno { ect: Ecn::NotEct }), 1000, 10, SimTime::from_ms(1), SimTime::from_ms(1));
         r.next_segment(100_000).unwrap();
         r.on_wire(1000, t0);
         assert_eq!(r.paced_until(), None);
-        assert!(r.pace_allows_next(1000, t0, t0));
     }
 
     #[test]

@@ -41,6 +41,14 @@ pub struct Nic {
     pub rate_bps: u64,
 }
 
+impl Nic {
+    /// When segment `seg`, starting at `now`, is serialized: a paced sender whose next turn
+    /// comes by then stays on the ready list.
+    fn sent_by(self, seg: &Segment, now: SimTime) -> SimTime {
+        now + ser_time((seg.len + self.header) as u64, self.rate_bps)
+    }
+}
+
 /// What a sender answers when its NIC asks for a segment.
 #[derive(Copy, Clone, Debug)]
 pub enum Next {
@@ -150,20 +158,18 @@ impl Sender {
                     return Next::Skip;
                 };
                 t.arm_if_idle(now);
-                let wire = seg.len + nic.header;
-                t.on_wire(wire, now);
+                t.on_wire(seg.len + nic.header, now);
                 let can = t.can_send(size);
                 // a paced sender stays ready only if its next turn comes by the time this
                 // segment is serialized; else it is looked at again (and woken at its turn)
-                let still = can && t.pace_allows_next(wire, now, now + ser_time(wire as u64, nic.rate_bps));
+                let still = can && t.paced_until().is_none_or(|at| at <= nic.sent_by(&seg, now));
                 Next::Send { seg, ect: t.cc.ect(), still, recheck: can && !still }
             }
             Sender::Roce(r) => match r.next_segment(size, nic.mss, nic.header, now) {
                 Some(seg) => {
                     // stay ready if the pacer allows the next packet by the time this one
                     // is serialized (always, at line rate)
-                    let free_at = now + ser_time((seg.len + nic.header) as u64, nic.rate_bps);
-                    let still = r.has_work(size) && r.next_allowed() <= free_at;
+                    let still = r.has_work(size) && r.next_allowed() <= nic.sent_by(&seg, now);
                     Next::Send { seg, ect: Ecn::Ect0, still, recheck: !still }
                 }
                 None => Next::Recheck,
@@ -234,14 +240,6 @@ impl Sender {
     pub fn tcp(&self) -> Option<&TcpSender> {
         match self {
             Sender::Tcp(t) => Some(t),
-            _ => None,
-        }
-    }
-
-    /// The RoCE sender, if the flow runs RoCE (tests and diagnostics).
-    pub fn roce(&self) -> Option<&RoceSender> {
-        match self {
-            Sender::Roce(r) => Some(r),
             _ => None,
         }
     }
