@@ -7,6 +7,7 @@ pub mod estimate;
 mod mechanisms;
 pub mod reference;
 pub mod schema;
+mod tagged;
 mod transport;
 pub mod units;
 
@@ -178,22 +179,21 @@ impl Document {
         let t = self.merged(variant)?;
         let s: Scenario = serde_path_to_error::deserialize(toml::Value::Table(t)).map_err(|e| {
             let path = e.path().to_string();
-            let key = if path == "." { String::new() } else { path };
+            let mut key = if path == "." { String::new() } else { path };
+            let mut msg = serde_message(e.into_inner());
+            // a kind's table names the key inside it (scenario/tagged.rs)
+            if let Some((inner, rest)) = msg.strip_prefix(tagged::IN_KEY).and_then(|r| r.split_once("`: ")) {
+                key = format!("{key}.{inner}");
+                msg = rest.to_string();
+            }
             let key = match variant {
                 Some(v) if !key.is_empty() => format!("{key} (variant \"{v}\")"),
                 _ => key,
             };
-            let mut msg = e.into_inner().to_string().replace('\n', " ").trim_end().to_string();
             if key.starts_with("switch.ecn") {
                 msg = "switch.ecn is now switch.aqm: write { kind = \"step\", threshold = K } for DCTCP's step, \
                        { kind = \"ramp\", kmin, kmax, pmax } for the RED ramp on the instantaneous queue"
                     .to_string();
-            }
-            // the toml deserializer appends " in `path`", which the key already says
-            if let Some(i) = msg.rfind(" in `") {
-                if msg.ends_with('`') {
-                    msg.truncate(i);
-                }
             }
             err(key, suggest(&msg))
         })?;
@@ -219,6 +219,16 @@ fn identical_pairs(variants: &[(&str, Scenario)]) -> Result<Vec<(String, String)
         seen.push((name, v));
     }
     Ok(pairs)
+}
+
+/// A deserializer's error on one line, without the " in `path`" the toml deserializer
+/// appends (the error's key says it).
+pub(crate) fn serde_message(e: impl fmt::Display) -> String {
+    let mut msg = e.to_string().replace('\n', " ").trim_end().to_string();
+    if let Some(i) = msg.rfind(" in `").filter(|_| msg.ends_with('`')) {
+        msg.truncate(i);
+    }
+    msg
 }
 
 /// serde's "unknown field `x`, expected one of `a`, `b`" and "unknown variant `x`, ..." in
@@ -315,11 +325,6 @@ fn changes_kind(key: &str, base: &toml::Table, over: &toml::Table) -> bool {
 }
 
 // ------------------------------------------------------------------ validation
-
-/// A kind's name as the scenario file spells it.
-fn aqm_kind_name(k: AqmKind) -> String {
-    serde_json::to_value(k).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
-}
 
 fn require<T: Copy>(v: Option<T>, key: &str, what: &str) -> Result<T, ScenarioError> {
     v.ok_or_else(|| err(key, format!("missing; expected {what}")))
@@ -1272,14 +1277,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
             Scheduler::Dwrr { quanta: w.iter().map(|&x| x as u64 * mtu as u64).collect(), strict }
         }
     };
-    let ecn = sw.aqm.as_ref().and_then(|a| {
-        let red = match a.kind {
-            AqmKind::Step => Red { low: a.threshold?.0, high: a.threshold?.0, pmax: 1.0 },
-            AqmKind::Ramp => Red { low: a.kmin?.0, high: a.kmax?.0, pmax: a.pmax.unwrap_or(DEFAULT_RED_PMAX) },
-            _ => return None,
-        };
-        Some(EcnMarker { red, drop_non_ect: a.drop_non_ect.unwrap_or(false) })
-    });
+    let (ecn, aqm) = sw.aqm.as_ref().map_or((None, None), |a| a.params(mtu as u64));
     let tr = &s.transport;
     let min_rto = tr.min_rto.map_or(DEFAULT_MIN_RTO, |d| d.0);
     let cfg_tags = &mut Vec::<String>::new();
@@ -1407,29 +1405,6 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
     let sfc = sw.sfc.as_ref().map(mechanisms::sfc::params);
     let qcn = sw.qcn.as_ref().map(|cp| mechanisms::qcn::params(cp, s.transport.qcn.as_ref()));
     let drc = sw.drc.as_ref().map(mechanisms::drc::params);
-    let aqm = sw.aqm.as_ref().and_then(|a| match a.kind {
-        // the step and ramp markers are the `ecn` stage above
-        AqmKind::Step | AqmKind::Ramp => None,
-        AqmKind::Fixed => Some(AqmParams::Fixed { p: a.p.expect("validated") }),
-        AqmKind::Red => Some(AqmParams::Red(mechanisms::aqm::red_params(a))),
-        AqmKind::Pi2 => Some(AqmParams::Pi2(mechanisms::aqm::pi2_params(a))),
-        AqmKind::Dualpi2 => Some(AqmParams::DualPi2(DualPi2Params {
-            pi2: mechanisms::aqm::pi2_params(a),
-            k: a.k.unwrap_or(dualpi2::DEFAULT_K),
-            step: a.step.map_or(dualpi2::DEFAULT_STEP, |d| d.0),
-            l_queue: a.l_queue.unwrap_or(dualpi2::DEFAULT_L_QUEUE) as usize,
-            c_queue: a.c_queue.unwrap_or(dualpi2::DEFAULT_C_QUEUE) as usize,
-            floor: 2 * mtu as u64,
-        })),
-        AqmKind::Dualq2015 => Some(AqmParams::DualQ2015(DualQ2015Params {
-            classic_slope: a.classic_slope.unwrap_or(dualq2015::DEFAULT_CLASSIC_SLOPE),
-            l_slope: a.l_slope.unwrap_or(dualq2015::DEFAULT_L_SLOPE),
-            threshold: a.threshold.map_or(dualq2015::DEFAULT_THRESHOLD_PACKETS * mtu as u64, |b| b.0),
-            l_queue: a.l_queue.unwrap_or(dualq2015::DEFAULT_L_QUEUE) as usize,
-            c_queue: a.c_queue.unwrap_or(dualq2015::DEFAULT_C_QUEUE) as usize,
-        })),
-        AqmKind::Coupled => Some(AqmParams::Coupled(Coupled { max: a.max.expect("validated").0, k: a.k.unwrap_or(coupled::DEFAULT_K) })),
-    });
     let mut pfc = mechanisms::pfc::params(s, &topo, &buffer)?;
     if sfc.as_ref().is_some_and(|p| p.mode == SfcMode::Proxy) && pfc.is_none() {
         // the proxy's PAUSE frames need the NICs' PFC receive side, present in every RoCE NIC
@@ -1576,22 +1551,7 @@ pub(crate) mod tests {
         assert_eq!(rate("QcnRpConfig", "rate_ai"), qcn::DEFAULT_RATE_AI);
         assert_eq!(rate("QcnRpConfig", "rate_hai"), qcn::DEFAULT_RATE_HAI);
         assert_eq!(rate("QcnRpConfig", "min_rate"), qcn::DEFAULT_MIN_RATE);
-        assert_eq!(size("AqmConfig", "avpkt"), red::DEFAULT_AVPKT);
-        assert_eq!(num("AqmConfig", "probability"), red::DEFAULT_PROBABILITY);
-        assert_eq!(time("AqmConfig", "target"), pi2::DEFAULT_TARGET);
-        assert_eq!(time("AqmConfig", "tupdate"), pi2::DEFAULT_TUPDATE);
-        assert_eq!(num("AqmConfig", "alpha"), pi2::DEFAULT_ALPHA);
-        assert_eq!(num("AqmConfig", "beta"), pi2::DEFAULT_BETA);
-        assert_eq!(num("AqmConfig", "k"), dualpi2::DEFAULT_K);
-        assert_eq!(time("AqmConfig", "step"), dualpi2::DEFAULT_STEP);
-        assert_eq!(num("AqmConfig", "l_queue"), dualpi2::DEFAULT_L_QUEUE as f64);
-        assert_eq!(num("AqmConfig", "c_queue"), dualpi2::DEFAULT_C_QUEUE as f64);
-        assert_eq!(dualq2015::DEFAULT_L_QUEUE, dualpi2::DEFAULT_L_QUEUE, "l_queue's doc quotes one default for both kinds");
-        assert_eq!(dualq2015::DEFAULT_C_QUEUE, dualpi2::DEFAULT_C_QUEUE, "c_queue's doc quotes one default for both kinds");
-        assert_eq!(num("AqmConfig", "classic_slope"), dualq2015::DEFAULT_CLASSIC_SLOPE as f64);
-        assert_eq!(num("AqmConfig", "l_slope"), dualq2015::DEFAULT_L_SLOPE as f64);
         assert_eq!(num("BufferConfig", "alpha"), DEFAULT_BUFFER_ALPHA);
-        assert_eq!(num("AqmConfig", "pmax"), DEFAULT_RED_PMAX);
         assert_eq!(num("SwitchConfig", "queues"), DEFAULT_QUEUES as f64);
         assert_eq!(size("TransportConfig", "header"), DEFAULT_HEADER);
         assert_eq!(size("TransportConfig", "ack_size"), DEFAULT_ACK_SIZE);
@@ -1941,7 +1901,7 @@ hosts = [42, 63]
         let b = doc.scenario(Some("B")).unwrap();
         assert_eq!(b.topology.senders, Some(5));
         assert_eq!(b.topology.host_link.unwrap().rate.0, 10_000_000_000);
-        assert_eq!(b.switch.aqm.and_then(|a| a.threshold).map(|b| b.0), Some(30_000));
+        assert_eq!(b.switch.aqm, Some(AqmConfig::Step(StepAqm { threshold: Some(units::Bytes(30_000)), drop_non_ect: None })));
         assert!(doc.scenario(Some("C")).is_err());
     }
 

@@ -110,13 +110,25 @@ fn meta(description: &str) -> Option<Box<Metadata>> {
     Some(Box::new(Metadata { description: Some(description.to_string()), ..Default::default() }))
 }
 
-/// Drop `null` from default values (`"default": null` for optional keys, `null` members
-/// of table defaults): a default that contains `null` would not validate against the
-/// schema it annotates.
+/// The placeholder a key's doc comment writes where its default goes ("Default {default}")
+/// and the schema's `default` is substituted, rendered as the value would be written in a
+/// scenario file: the default is declared once, in the code that builds the table's
+/// defaults, and no doc comment can quote a stale number.
+pub const DEFAULT_PLACEHOLDER: &str = "{default}";
+
+/// Tidy one schema and the schemas inside it: drop `null` from default values (`"default":
+/// null` for optional keys, `null` members of table defaults: a default that contains
+/// `null` would not validate against the schema it annotates); write each default into its
+/// description's [`DEFAULT_PLACEHOLDER`]; close the tables of a kind (`switch.aqm`'s), whose
+/// reader refuses unknown keys as every table's does.
 fn clean_defaults(s: &mut SchemaObject) {
+    let unit = ref_name(s).map(str::to_string);
     if let Some(m) = s.metadata.as_mut() {
         if let Some(d) = m.default.take() {
             m.default = strip_nulls(d);
+        }
+        if let (Some(text), Some(d)) = (m.description.as_mut(), m.default.as_ref()) {
+            *text = text.replace(DEFAULT_PLACEHOLDER, &toml_literal(d, unit.as_deref()));
         }
     }
     if let Some(o) = s.object.as_mut() {
@@ -132,6 +144,44 @@ fn clean_defaults(s: &mut SchemaObject) {
                 clean_defaults(i);
             }
         }
+    }
+    let tagged = tagged_variants(s).is_some();
+    for v in s.subschemas.as_mut().and_then(|x| x.one_of.as_mut()).into_iter().flatten() {
+        if let Schema::Object(v) = v {
+            if tagged {
+                // the kind's own description says what choosing it means
+                let about = v.metadata.as_ref().and_then(|m| m.description.clone());
+                if let Some(Schema::Object(tag)) = v.object().properties.get_mut(TAG) {
+                    tag.metadata().description = about;
+                }
+                v.object().additional_properties = Some(Box::new(Schema::Bool(false)));
+            }
+            clean_defaults(v);
+        }
+    }
+}
+
+/// A default as a scenario file writes it: a quantity in the largest unit that holds it
+/// exactly ("15ms", not "15000000000ps"), a string quoted, a number or boolean as it is.
+fn toml_literal(v: &serde_json::Value, unit: Option<&str>) -> String {
+    let scales: &[(&str, u64)] = match unit {
+        Some("Duration") => &[("s", 1_000_000_000_000), ("ms", 1_000_000_000), ("us", 1_000_000), ("ns", 1_000), ("ps", 1)],
+        Some("Bytes") => &[("GB", 1_000_000_000), ("MB", 1_000_000), ("KB", 1_000), ("B", 1)],
+        Some("Rate") => &[("Tbps", 1_000_000_000_000), ("Gbps", 1_000_000_000), ("Mbps", 1_000_000), ("Kbps", 1_000), ("bps", 1)],
+        _ => &[],
+    };
+    let base = scales.last().map(|(u, _)| *u);
+    let value = |s: &str| base.and_then(|b| s.strip_suffix(b)).and_then(|n| n.parse::<u64>().ok());
+    match v {
+        serde_json::Value::String(s) => match value(s) {
+            Some(0) => format!("\"0{}\"", base.unwrap_or_default()),
+            Some(n) => {
+                let (u, m) = scales.iter().find(|(_, m)| n % m == 0).expect("the base unit divides every value");
+                format!("\"{}{u}\"", n / m)
+            }
+            None => format!("\"{s}\""),
+        },
+        other => other.to_string(),
     }
 }
 
@@ -196,7 +246,27 @@ fn array_item(s: &SchemaObject) -> Option<&SchemaObject> {
 }
 
 fn is_table(def: &SchemaObject) -> bool {
-    def.object.is_some()
+    def.object.is_some() || tagged_variants(def).is_some()
+}
+
+/// The tag every table of a kind-chosen table carries (scenario/tagged.rs).
+const TAG: &str = "kind";
+
+/// A table whose `kind` chooses its keys (`switch.aqm`): each kind's name and table, from the
+/// schema of an internally tagged enum (one object per kind, its `kind` a single value).
+fn tagged_variants(def: &SchemaObject) -> Option<Vec<(String, &SchemaObject)>> {
+    let one_of = def.subschemas.as_ref()?.one_of.as_ref()?;
+    one_of
+        .iter()
+        .map(|v| {
+            let v = as_object(v)?;
+            let tag = as_object(v.object.as_ref()?.properties.get(TAG)?)?;
+            match tag.enum_values.as_deref() {
+                Some([serde_json::Value::String(name)]) => Some((name.clone(), v)),
+                _ => None,
+            }
+        })
+        .collect()
 }
 
 /// Enumeration values (and their doc comments) of a unit-only enum definition.
@@ -274,6 +344,8 @@ impl<'a> Walker<'a> {
         if let Some(r) = target {
             if is_value_type(self.def(r)) {
                 match self.value_types.iter_mut().find(|v| v.def == r) {
+                    // a key of several kinds (switch.aqm's target) is listed once
+                    Some(v) if v.paths.contains(&key_path) => {}
                     Some(v) => v.paths.push(key_path),
                     None => self.value_types.push(Section { def: r, paths: vec![key_path] }),
                 }
@@ -283,6 +355,12 @@ impl<'a> Walker<'a> {
 
     /// Visit the keys of a table reached at `path` (empty for the top level).
     fn visit(&mut self, table: &'a SchemaObject, path: &str) {
+        if let Some(kinds) = tagged_variants(table) {
+            for (_, t) in kinds {
+                self.visit(t, path);
+            }
+            return;
+        }
         let Some(obj) = table.object.as_ref() else {
             return;
         };
@@ -353,11 +431,12 @@ impl<'a> Walker<'a> {
         sec.paths.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ")
     }
 
-    fn key_table(&self, out: &mut String, table: &SchemaObject) {
+    /// The keys of `table`, without its `kind` when `skip_tag` (a kind's own heading says it).
+    fn key_table(&self, out: &mut String, table: &SchemaObject, skip_tag: bool) {
         let obj = table.object.as_ref().expect("a table");
         out.push_str("| Key | Type | Required | Description |\n|---|---|---|---|\n");
         for (key, prop) in &obj.properties {
-            let Some(prop) = as_object(prop) else {
+            let Some(prop) = as_object(prop).filter(|_| !(key == TAG && skip_tag)) else {
                 continue;
             };
             let required = if obj.required.contains(key) { "required" } else { "optional" };
@@ -433,7 +512,7 @@ pub fn markdown() -> String {
     if !top.is_empty() {
         let _ = writeln!(out, "{top}\n");
     }
-    w.key_table(&mut out, &root.schema);
+    w.key_table(&mut out, &root.schema, false);
 
     for s in &w.sections {
         let def = w.def(s.def);
@@ -442,7 +521,15 @@ pub fn markdown() -> String {
         if !text.is_empty() {
             let _ = writeln!(out, "{text}\n");
         }
-        w.key_table(&mut out, def);
+        match tagged_variants(def) {
+            None => w.key_table(&mut out, def, false),
+            Some(kinds) => {
+                for (name, t) in kinds {
+                    let _ = writeln!(out, "### `{TAG} = \"{name}\"`\n\n{}\n", cell(description(t)));
+                    w.key_table(&mut out, t, true);
+                }
+            }
+        }
     }
 
     out.push_str("## Value types\n\n");
@@ -525,6 +612,9 @@ mod tests {
                 if o.object.is_some() {
                     tables.push((name.clone(), o));
                 }
+                for (kind, t) in tagged_variants(o).into_iter().flatten() {
+                    tables.push((format!("{name}({kind})"), t));
+                }
             }
         }
         let mut missing = Vec::new();
@@ -571,6 +661,12 @@ mod tests {
                     assert!(md.contains(&format!("| `{key}` |")), "key {key} missing from the reference");
                 }
             }
+            for (kind, t) in tagged_variants(def).into_iter().flatten() {
+                assert!(md.contains(&format!("### `kind = \"{kind}\"`")), "kind {kind} missing from the reference");
+                for key in t.object.as_ref().unwrap().properties.keys().filter(|k| *k != TAG) {
+                    assert!(md.contains(&format!("| `{key}` |")), "key {key} of kind {kind} missing from the reference");
+                }
+            }
         }
         assert_eq!(md, markdown(), "deterministic");
         assert_eq!(json_schema(), json_schema(), "deterministic");
@@ -598,6 +694,12 @@ mod tests {
     fn undeclared(root: &RootSchema, value: &toml::Value, s: &SchemaObject, path: &str, out: &mut Vec<String>) {
         let s = match ref_name(s) {
             Some(r) => as_object(&root.definitions[r]).unwrap(),
+            None => s,
+        };
+        // a kind's table: the keys of the kind the value names
+        let kind = value.get(TAG).and_then(|k| k.as_str());
+        let s = match tagged_variants(s).and_then(|v| v.into_iter().find(|(n, _)| Some(n.as_str()) == kind)) {
+            Some((_, t)) => t,
             None => s,
         };
         match value {
@@ -653,9 +755,9 @@ mod tests {
             assert!(out.is_empty(), "{}: keys not in the schema: {out:?}", f.display());
         }
         // and the walker does catch an undeclared key, in the base and in a variant
-        let bad: toml::Value = "[switch]\nbogus = 1\n[[variant]]\nname = \"x\"\nswitch.nope = 2\n".parse().unwrap();
+        let bad: toml::Value = "[switch]\nbogus = 1\naqm = { kind = \"step\", threshold = \"1KB\", kmin = \"1KB\" }\n[[variant]]\nname = \"x\"\nswitch.nope = 2\n".parse().unwrap();
         let mut out = Vec::new();
         undeclared(&root, &bad, &root.schema, "", &mut out);
-        assert_eq!(out, vec![".switch.bogus".to_string(), ".variant[0].switch.nope".to_string()]);
+        assert_eq!(out, vec![".switch.aqm.kmin".to_string(), ".switch.bogus".to_string(), ".variant[0].switch.nope".to_string()]);
     }
 }

@@ -5,6 +5,7 @@
 //! so that error messages keep the full key path; `validate` then rejects keys
 //! that do not belong to the chosen kind. Unknown keys are always errors.
 
+pub use super::mechanisms::aqm::{AqmConfig, CoupledAqm, DualPi2Aqm, DualQ2015Aqm, FixedAqm, Pi2Aqm, RampAqm, RedAqm, StepAqm};
 use super::units::{Bytes, Duration, Rate};
 pub use crate::host::udp::{Arrivals, SizeDist};
 pub use crate::host::{CcName, TransportKind};
@@ -26,7 +27,6 @@ pub const DEFAULT_QUEUE_CAP: u64 = 1_000_000;
 pub const DEFAULT_POOL: u64 = 16_000_000;
 pub const DEFAULT_GUARANTEED: u64 = 50_000;
 pub const DEFAULT_BUFFER_ALPHA: f64 = 1.0;
-pub const DEFAULT_RED_PMAX: f64 = 1.0;
 pub const DEFAULT_HEADER: u64 = 40;
 pub const DEFAULT_ACK_SIZE: u64 = 64;
 pub const DEFAULT_INIT_CWND: u32 = 10;
@@ -790,143 +790,6 @@ pub enum EctConfig {
     Ect0,
     /// ECT(1).
     Ect1,
-}
-
-/// Which AQM `switch.aqm` configures.
-#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum AqmKind {
-    /// DCTCP's step marking (Alizadeh et al., SIGCOMM 2010): every ECN-capable packet that
-    /// arrives to a queue deeper than `threshold` is CE-marked.
-    Step,
-    /// RED's linear ramp on the instantaneous queue as DCQCN configures it (Zhu et al.,
-    /// SIGCOMM 2015, Kmin/Kmax/Pmax): probability 0 at or below `kmin`, rising linearly to
-    /// `pmax` at `kmax`, 1 above `kmax`.
-    Ramp,
-    /// Mark ECN-capable packets and drop the others with a fixed probability `p`, whatever
-    /// the queue holds: the instrument that checks a congestion controller's rate law.
-    Fixed,
-    /// RED as Linux `tc red` configures it: EWMA of the queue, min/max thresholds, marking
-    /// probability, ECN or drop (seed 002's AQM).
-    Red,
-    /// The PI2 controller (De Schepper et al., CoNEXT 2016; RFC 9332's Classic AQM): p' from
-    /// the queue delay every `tupdate`, every packet marked or dropped with p'^2.
-    Pi2,
-    /// The DualQ Coupled AQM (RFC 9332, Linux sch_dualpi2): ECT(1)/CE to the L queue marked
-    /// with k p' and a 1 ms step, the Classic queue with p'^2; needs switch.queues = 2.
-    Dualpi2,
-    /// Seed 002's own DualQ (De Schepper et al., "Data Center to the Home", 2015, slides
-    /// 22-29): ECT(1)/CE to the L queue, served with strict priority; Classic packets dropped
-    /// (marked if ECN-capable) with p'^2, p' = Q 2^classic_slope / 2^32 from the Classic
-    /// queue's delay Q in ns; L packets marked above `threshold` or with Q 2^l_slope / 2^32;
-    /// needs switch.queues = 2.
-    Dualq2015,
-    /// Seed 002's single-queue coupled AQM: P = queue / max; ECT(1)/CE marked with P, others
-    /// marked or dropped with (P / k)^2.
-    Coupled,
-}
-
-/// `switch.aqm`: the active queue management (ECN marking or dropping) of every switch egress
-/// queue, chosen by `kind`.
-#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone)]
-#[serde(deny_unknown_fields)]
-pub struct AqmConfig {
-    /// "step", "ramp", "fixed", "red", "pi2", "dualpi2", "dualq2015" or "coupled".
-    pub kind: AqmKind,
-    /// step (required): DCTCP's K, the depth above which every arriving ECN-capable packet is
-    /// marked, e.g. "30KB". dualq2015: T, the L queue depth above which every arriving L
-    /// packet is marked (the seed's "DCTCP threshold (Q size)"); default 5 MTUs (the seed's
-    /// DCTCP threshold of 5 packets); > 0.
-    #[serde(default)]
-    pub threshold: Option<Bytes>,
-    /// ramp (required): depth where marking starts (DCQCN's Kmin); kmin <= kmax.
-    #[serde(default)]
-    pub kmin: Option<Bytes>,
-    /// ramp (required): depth above which every packet is marked (DCQCN's Kmax).
-    #[serde(default)]
-    pub kmax: Option<Bytes>,
-    /// ramp: marking probability reached at kmax (DCQCN's Pmax). Default 1.0; in (0, 1].
-    #[serde(default)]
-    pub pmax: Option<f64>,
-    /// step, ramp: drop, instead of passing unmarked, packets that are not ECN-capable when the
-    /// marker selects them (RFC 3168 6.1.1 behaviour of a RED queue with ECN). Default false:
-    /// non-ECT packets (pure ACKs, UDP) only see tail drop.
-    #[serde(default)]
-    pub drop_non_ect: Option<bool>,
-    /// fixed (required): the probability in [0, 1] that an arriving packet is marked (ECN-capable)
-    /// or dropped (not ECN-capable; a lossless class's packets are never dropped).
-    #[serde(default)]
-    pub p: Option<f64>,
-    /// red: tail-drop when the queue would exceed this (tc's `limit`). Default: none (the
-    /// switch buffer's own limit).
-    #[serde(default)]
-    pub limit: Option<Bytes>,
-    /// red (required): average queue where marking starts (tc's `min`).
-    #[serde(default)]
-    pub min: Option<Bytes>,
-    /// red (required): average queue from which every packet is marked or dropped (tc's
-    /// `max`); > min. coupled (required): the instantaneous queue at which P reaches 1; > 0.
-    #[serde(default)]
-    pub max: Option<Bytes>,
-    /// red: average packet size, for the EWMA weight and the idle decay. Default "1000B" (tc).
-    #[serde(default)]
-    pub avpkt: Option<Bytes>,
-    /// red: packets a burst into an empty queue may bring before the average reaches min; sets
-    /// the EWMA weight as tc does. Default (2 min + max) / (3 avpkt) (tc); > min / avpkt - 1.
-    #[serde(default)]
-    pub burst: Option<u32>,
-    /// red: marking probability at max (tc's `probability`). Default 0.02 (tc); in (0, 1].
-    #[serde(default)]
-    pub probability: Option<f64>,
-    /// red: the rate the idle decay assumes (tc's `bandwidth`). Default: the port's rate.
-    #[serde(default)]
-    pub bandwidth: Option<Rate>,
-    /// red: mark ECN-capable packets instead of dropping them (tc's `ecn`). Default false.
-    #[serde(default)]
-    pub ecn: Option<bool>,
-    /// pi2, dualpi2: the queue delay (head sojourn) the controller holds. Default "15ms" (Linux
-    /// sch_dualpi2, RFC 9332); > 0.
-    #[serde(default)]
-    pub target: Option<Duration>,
-    /// pi2, dualpi2: controller update interval. Default "16ms"; > 0.
-    #[serde(default)]
-    pub tupdate: Option<Duration>,
-    /// pi2, dualpi2: integral gain in Hz (p' changes by alpha x the delay error in seconds per update).
-    /// Default 0.16; >= 0.
-    #[serde(default)]
-    pub alpha: Option<f64>,
-    /// pi2, dualpi2: proportional gain in Hz (p' changes by beta x the change of delay in seconds).
-    /// Default 3.2; >= 0.
-    #[serde(default)]
-    pub beta: Option<f64>,
-    /// dualpi2: coupling factor: L packets are marked with k p'. Default 2.0 (window fairness
-    /// with Reno at equal RTTs); > 0. coupled: classic packets are selected with (P / k)^2.
-    /// Default 1.63 (the seed's equal-rate factor).
-    #[serde(default)]
-    pub k: Option<f64>,
-    /// dualpi2: the L queue's native step: an L packet that waited longer is CE-marked.
-    /// Default "1ms"; > 0.
-    #[serde(default)]
-    pub step: Option<Duration>,
-    /// dualpi2, dualq2015: the queue of ECT(1) and CE packets. Default 1; not c_queue (dualq2015:
-    /// above it, so that the strict scheduler serves it first).
-    #[serde(default)]
-    pub l_queue: Option<u8>,
-    /// dualpi2, dualq2015: the queue of every other packet. Default 0.
-    #[serde(default)]
-    pub c_queue: Option<u8>,
-    /// dualq2015: the seed's Reno slope S_r in bits: a Classic packet is dropped (marked if
-    /// ECN-capable) when Q << S_r exceeds two uniform 32-bit random numbers, Q the Classic
-    /// queue's delay in ns: probability p'^2, p' = Q 2^S_r / 2^32. Default 2 (p' = 0.03 at
-    /// the seed's 32 ms of Classic delay: its operating point for one to two flows of each
-    /// kind); 0..32.
-    #[serde(default)]
-    pub classic_slope: Option<u8>,
-    /// dualq2015: the seed's DCTCP slope S_d in bits: an L packet is marked when Q << S_d
-    /// exceeds one uniform 32-bit random number (the coupling factor is 2^(S_d - S_r)).
-    /// Default 5 (S_r + 3: the seed's factor 8); 0..32.
-    #[serde(default)]
-    pub l_slope: Option<u8>,
 }
 
 /// Which published DCQCN constants to start from.

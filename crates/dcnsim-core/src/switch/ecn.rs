@@ -8,6 +8,12 @@ use super::pipeline::{AqmAction, Arrival, Ctx};
 use super::DropReason;
 use rand::Rng as _;
 
+/// The ramp's marking probability at `high` unless the scenario says (DCQCN's Pmax as the
+/// step marks: every packet above the threshold), and whether a selected packet that is not
+/// ECN-capable is dropped (no: RFC 3168 leaves it to tail drop).
+pub const DEFAULT_PMAX: f64 = 1.0;
+pub const DEFAULT_DROP_NON_ECT: bool = false;
+
 /// The ECN marker of every switch queue (`switch.aqm` kinds "ramp" and "step"): RED's ramp
 /// (or DCTCP's step) on the instantaneous depth of the queue a packet joins, drawn from the switch's stream. A
 /// packet it selects is CE-marked when ECN-capable (ECT(0) and ECT(1) alike); otherwise it

@@ -26,9 +26,10 @@ use crate::net::PortId;
 use crate::sim::{ser_time, SimTime};
 use rand::Rng as _;
 
-/// `tc red`'s defaults: marking probability at `max`, average packet size.
+/// `tc red`'s defaults: marking probability at `max`, average packet size, drop (not mark).
 pub const DEFAULT_PROBABILITY: f64 = 0.02;
 pub const DEFAULT_AVPKT: u64 = 1000;
+pub const DEFAULT_ECN: bool = false;
 
 /// RED parameters as `tc red` takes them (bytes unless said).
 #[derive(Clone, Debug)]
