@@ -193,7 +193,7 @@ impl DcqcnParams {
         let of_line = |f: f64| (f * line_rate_bps as f64).round() as u64;
         DcqcnParams {
             line_rate_bps,
-            min_rate_bps: 100_000_000,
+            min_rate_bps: DEFAULT_MIN_RATE,
             g: 0.0009813,
             fast_recovery_steps: 1,
             byte_counter: 2_097_152,
@@ -212,7 +212,7 @@ impl DcqcnParams {
     pub fn paper(line_rate_bps: u64) -> Self {
         DcqcnParams {
             line_rate_bps,
-            min_rate_bps: 100_000_000,
+            min_rate_bps: DEFAULT_MIN_RATE,
             g: 1.0 / 256.0,
             fast_recovery_steps: 5,
             byte_counter: 10 * 1024 * 1024,
@@ -240,6 +240,9 @@ impl DcqcnParams {
         Ok(())
     }
 }
+
+/// The lowest rate a flow is cut to, in both presets (the paper's and seed 004's).
+pub const DEFAULT_MIN_RATE: u64 = 100_000_000;
 
 /// Seed 004's "AI: 0.0125" as a fraction of the sender's line rate.
 pub const SEED004_RATE_AI_OF_LINE: f64 = 0.0125;

@@ -90,46 +90,7 @@ fn human(b: u128) -> String {
 pub fn estimate(s: &Scenario) -> Result<Estimate, ScenarioError> {
     let t = &s.topology;
     let q = s.switch.queues() as u128;
-    // hosts, switches, edge switches (with hosts), links, and the key that sets the scale
-    let (hosts, switches, edges, links, key): (u128, u128, u128, u128, &str) = match t.kind {
-        TopologyKind::Dumbbell => {
-            let (a, b) = (t.senders.unwrap_or(0) as u128, t.receivers.unwrap_or(DEFAULT_RECEIVERS) as u128);
-            (a + b, 2, 2, a + b + 1, if a >= b { "topology.senders" } else { "topology.receivers" })
-        }
-        TopologyKind::Clos2 => {
-            let (spt, tors) = (t.servers_per_tor.unwrap_or(0) as u128, t.tors.unwrap_or(0) as u128);
-            // a derived count can be astronomical (validate refuses it): capped, so that no
-            // product below wraps into a small number that passes
-            let spines = clos2_spines(t).min(1e20) as u128;
-            let spines_key = if t.spines.is_some() { "topology.spines" } else { "topology.oversubscription" };
-            // hosts x ToRs host links and ToRs x spines fabric links: blame the largest factor
-            let key = [(spt, "topology.servers_per_tor"), (tors, "topology.tors"), (spines, spines_key)].into_iter().max_by_key(|(n, _)| *n).unwrap().1;
-            (spt * tors, tors.saturating_add(spines), tors, (spt * tors).saturating_add(tors.saturating_mul(spines)), key)
-        }
-        TopologyKind::FatTree3 => {
-            let ((p, tp, ap, hpt, c), key) = match t.k {
-                Some(k) => {
-                    let (k, h) = (k as u128, k as u128 / 2);
-                    ((k, h, h, h, k * k / 4), "topology.k")
-                }
-                None => {
-                    let v = |x: Option<u32>| x.unwrap_or(0) as u128;
-                    ((v(t.pods), v(t.tors_per_pod), v(t.aggs_per_pod), v(t.hosts_per_tor), v(t.cores)), "topology.pods")
-                }
-            };
-            let hosts = p * tp * hpt;
-            let core_links = match t.core_wiring.unwrap_or_default() {
-                CoreWiring::Groups if ap == 0 => 0,
-                CoreWiring::Groups => p * ap * (c / ap),
-                CoreWiring::All => p * ap * c,
-            };
-            (hosts, c + p * (tp + ap), p * tp, hosts + p * tp * ap + core_links, key)
-        }
-        TopologyKind::Custom => {
-            let (h, sw, l) = (t.hosts.as_ref().map_or(0, |v| v.len()), t.switches.as_ref().map_or(0, |v| v.len()), t.links.as_ref().map_or(0, |v| v.len()));
-            (h as u128, sw as u128, sw as u128, l as u128, "topology.links")
-        }
-    };
+    let (hosts, switches, edges, links, key) = fabric_size(t);
     let ports = 2 * links;
     // the egress record and its queues, plus the port's entries in the topology and the
     // mechanisms' tables (measured: 1.32 GB for a 10^6-host dumbbell, when a 32-byte record
@@ -151,7 +112,6 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, ScenarioError> {
         _ => t.host_link.map_or((0, 0), |l| (l.rate.0, l.delay.0 .0)),
     };
     let (host_rate, round_trip) = (host_rate as f64, 4.0 * link_delay as f64 * 1e-12);
-    let arrivals_end = s.scenario.arrivals_for.map_or(s.scenario.max_time.0, |d| d.0);
     // every flow keeps its spec and record; a running flow also has a sender and a window of
     // packets in flight (each with its event), for at most a few flows per host at a time
     let window = s.transport.init_cwnd.unwrap_or(DEFAULT_INIT_CWND) as u128;
@@ -160,55 +120,8 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, ScenarioError> {
     let per_running = std::mem::size_of::<TcpSender>() as u128 + per_window;
     let mut flows_total: u128 = 0;
     let mut biggest: (u128, String) = (0, String::new());
-    for (i, w) in s.workload.iter().enumerate() {
-        let n_hosts = match w.hosts.as_deref() {
-            Some([a, b]) => b.saturating_sub(*a) as u128,
-            _ => hosts,
-        };
-        let start = w.start.map_or(crate::sim::SimTime::ZERO, |d| d.0);
-        let stop = w.stop.map_or(arrivals_end, |d| d.0);
-        let secs = stop.0.saturating_sub(start.0) as f64 * 1e-12;
-        let (n, key): (u128, String) = match w.kind {
-            WorkloadKind::Flows => (w.flows.as_ref().map_or(0, |f| f.len()) as u128, format!("workload[{i}].flows")),
-            WorkloadKind::Permutation => (n_hosts, if w.hosts.is_some() { format!("workload[{i}].hosts") } else { key.to_string() }),
-            WorkloadKind::Incast => {
-                let (fan_in, groups) = (w.fan_in.unwrap_or(0) as u128, w.groups.unwrap_or(DEFAULT_GROUPS) as u128);
-                let size = w.size.map_or(1, |b| b.0.max(1)) as f64;
-                let (rounds, rounds_key) = match (w.period, w.load) {
-                    (_, Some(l)) => (l * n_hosts as f64 * host_rate * secs / (8.0 * size * (fan_in * groups).max(1) as f64), "load"),
-                    (Some(IncastPeriod::Every(d)), None) => (secs / (d.0 .0.max(1) as f64 * 1e-12), "period"),
-                    (Some(IncastPeriod::Persistent), None) => {
-                        // each sender starts its next flow when one ends, while the run lasts: a
-                        // flow takes at least its bytes at line rate and a round trip
-                        let secs = stop.0.min(s.scenario.max_time.0 .0).saturating_sub(start.0) as f64 * 1e-12;
-                        let flow = (size + s.transport.header() as f64) * 8.0 / host_rate.max(1.0) + round_trip;
-                        ((secs / flow).min(1e30), "period")
-                    }
-                    _ => (1.0, "groups"),
-                };
-                let rounds = rounds.ceil().max(1.0) as u128;
-                // flows = rounds x groups x fan_in: blame the largest factor (the later one of a
-                // tie, so groups before fan_in before the rounds' key)
-                let (_, key) = [(rounds, rounds_key), (fan_in, "fan_in"), (groups, "groups")].into_iter().max_by_key(|(n, _)| *n).unwrap();
-                (rounds.saturating_mul(groups).saturating_mul(fan_in), format!("workload[{i}].{key}"))
-            }
-            WorkloadKind::ClosedLoop => {
-                // the loops of one source share its link: it sends at most one mean-sized
-                // message per the message's time at line rate, besides each loop's first
-                let sources = w.pairs.as_ref().map_or(n_hosts, |p| p.iter().map(|&[s, _]| s).collect::<std::collections::BTreeSet<_>>().len() as u128) as f64;
-                let loops = (w.pairs.as_ref().map_or(n_hosts, |p| p.len() as u128) * w.in_flight.unwrap_or(1) as u128) as f64;
-                let mean = w.mean_size.map_or(1, |b| b.0.max(1)) as f64;
-                ((sources * host_rate * secs / (8.0 * mean) + loops).min(1e30) as u128, format!("workload[{i}].mean_size"))
-            }
-            WorkloadKind::Poisson => {
-                let mean = match w.sizes.as_deref().map(resolve_cdf) {
-                    Some(Ok(c)) => c.mean(),
-                    _ => 1.0,
-                };
-                let n = w.load.unwrap_or(0.0) * n_hosts as f64 * host_rate * secs / (8.0 * mean.max(1.0));
-                (n.min(1e30) as u128, format!("workload[{i}].load"))
-            }
-        };
+    for i in 0..s.workload.len() {
+        let (n, key) = workload_flows(s, i, hosts, host_rate, round_trip, key);
         flows_total = flows_total.saturating_add(n);
         if n > biggest.0 {
             biggest = (n, key);
@@ -270,6 +183,104 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, ScenarioError> {
         key.to_string()
     };
     Ok(Estimate { bytes: fabric.saturating_add(flow_bytes).saturating_add(series).saturating_add(depth_series).saturating_add(capture), key, what })
+}
+
+/// Hosts, switches, edge switches (with hosts), links, and the key that sets the scale.
+fn fabric_size(t: &TopologyConfig) -> (u128, u128, u128, u128, &'static str) {
+    match t.kind {
+        TopologyKind::Dumbbell => {
+            let (a, b) = (t.senders.unwrap_or(0) as u128, t.receivers.unwrap_or(DEFAULT_RECEIVERS) as u128);
+            (a + b, 2, 2, a + b + 1, if a >= b { "topology.senders" } else { "topology.receivers" })
+        }
+        TopologyKind::Clos2 => {
+            let (spt, tors) = (t.servers_per_tor.unwrap_or(0) as u128, t.tors.unwrap_or(0) as u128);
+            // a derived count can be astronomical (validate refuses it): capped, so that no
+            // product below wraps into a small number that passes
+            let spines = clos2_spines(t).min(1e20) as u128;
+            let spines_key = if t.spines.is_some() { "topology.spines" } else { "topology.oversubscription" };
+            // hosts x ToRs host links and ToRs x spines fabric links: blame the largest factor
+            let key = [(spt, "topology.servers_per_tor"), (tors, "topology.tors"), (spines, spines_key)].into_iter().max_by_key(|(n, _)| *n).unwrap().1;
+            (spt * tors, tors.saturating_add(spines), tors, (spt * tors).saturating_add(tors.saturating_mul(spines)), key)
+        }
+        TopologyKind::FatTree3 => {
+            let ((p, tp, ap, hpt, c), key) = match t.k {
+                Some(k) => {
+                    let (k, h) = (k as u128, k as u128 / 2);
+                    ((k, h, h, h, k * k / 4), "topology.k")
+                }
+                None => {
+                    let v = |x: Option<u32>| x.unwrap_or(0) as u128;
+                    ((v(t.pods), v(t.tors_per_pod), v(t.aggs_per_pod), v(t.hosts_per_tor), v(t.cores)), "topology.pods")
+                }
+            };
+            let hosts = p * tp * hpt;
+            let core_links = match t.core_wiring.unwrap_or_default() {
+                CoreWiring::Groups if ap == 0 => 0,
+                CoreWiring::Groups => p * ap * (c / ap),
+                CoreWiring::All => p * ap * c,
+            };
+            (hosts, c + p * (tp + ap), p * tp, hosts + p * tp * ap + core_links, key)
+        }
+        TopologyKind::Custom => {
+            let (h, sw, l) = (t.hosts.as_ref().map_or(0, |v| v.len()), t.switches.as_ref().map_or(0, |v| v.len()), t.links.as_ref().map_or(0, |v| v.len()));
+            (h as u128, sw as u128, sw as u128, l as u128, "topology.links")
+        }
+    }
+}
+
+/// The flows workload `i` will generate, and the key that sets their number (`key`: the
+/// fabric's, for a workload on every host).
+fn workload_flows(s: &Scenario, i: usize, hosts: u128, host_rate: f64, round_trip: f64, key: &str) -> (u128, String) {
+    let w = &s.workload[i];
+    let arrivals_end = s.scenario.arrivals_for.map_or(s.scenario.max_time.0, |d| d.0);
+    let n_hosts = match w.hosts.as_deref() {
+        Some([a, b]) => b.saturating_sub(*a) as u128,
+        _ => hosts,
+    };
+    let start = w.start.map_or(crate::sim::SimTime::ZERO, |d| d.0);
+    let stop = w.stop.map_or(arrivals_end, |d| d.0);
+    let secs = stop.0.saturating_sub(start.0) as f64 * 1e-12;
+    match w.kind {
+        WorkloadKind::Flows => (w.flows.as_ref().map_or(0, |f| f.len()) as u128, format!("workload[{i}].flows")),
+        WorkloadKind::Permutation => (n_hosts, if w.hosts.is_some() { format!("workload[{i}].hosts") } else { key.to_string() }),
+        WorkloadKind::Incast => {
+            let (fan_in, groups) = (w.fan_in.unwrap_or(0) as u128, w.groups.unwrap_or(DEFAULT_GROUPS) as u128);
+            let size = w.size.map_or(1, |b| b.0.max(1)) as f64;
+            let (rounds, rounds_key) = match (w.period, w.load) {
+                (_, Some(l)) => (l * n_hosts as f64 * host_rate * secs / (8.0 * size * (fan_in * groups).max(1) as f64), "load"),
+                (Some(IncastPeriod::Every(d)), None) => (secs / (d.0 .0.max(1) as f64 * 1e-12), "period"),
+                (Some(IncastPeriod::Persistent), None) => {
+                    // each sender starts its next flow when one ends, while the run lasts: a
+                    // flow takes at least its bytes at line rate and a round trip
+                    let secs = stop.0.min(s.scenario.max_time.0 .0).saturating_sub(start.0) as f64 * 1e-12;
+                    let flow = (size + s.transport.header() as f64) * 8.0 / host_rate.max(1.0) + round_trip;
+                    ((secs / flow).min(1e30), "period")
+                }
+                _ => (1.0, "groups"),
+            };
+            let rounds = rounds.ceil().max(1.0) as u128;
+            // flows = rounds x groups x fan_in: blame the largest factor (the later one of a
+            // tie, so groups before fan_in before the rounds' key)
+            let (_, key) = [(rounds, rounds_key), (fan_in, "fan_in"), (groups, "groups")].into_iter().max_by_key(|(n, _)| *n).unwrap();
+            (rounds.saturating_mul(groups).saturating_mul(fan_in), format!("workload[{i}].{key}"))
+        }
+        WorkloadKind::ClosedLoop => {
+            // the loops of one source share its link: it sends at most one mean-sized
+            // message per the message's time at line rate, besides each loop's first
+            let sources = w.pairs.as_ref().map_or(n_hosts, |p| p.iter().map(|&[s, _]| s).collect::<std::collections::BTreeSet<_>>().len() as u128) as f64;
+            let loops = (w.pairs.as_ref().map_or(n_hosts, |p| p.len() as u128) * w.in_flight.unwrap_or(super::schema::DEFAULT_IN_FLIGHT) as u128) as f64;
+            let mean = w.mean_size.map_or(1, |b| b.0.max(1)) as f64;
+            ((sources * host_rate * secs / (8.0 * mean) + loops).min(1e30) as u128, format!("workload[{i}].mean_size"))
+        }
+        WorkloadKind::Poisson => {
+            let mean = match w.sizes.as_deref().map(resolve_cdf) {
+                Some(Ok(c)) => c.mean(),
+                _ => 1.0,
+            };
+            let n = w.load.unwrap_or(0.0) * n_hosts as f64 * host_rate * secs / (8.0 * mean.max(1.0));
+            (n.min(1e30) as u128, format!("workload[{i}].load"))
+        }
+    }
 }
 
 #[cfg(test)]

@@ -339,18 +339,36 @@ fn positive_rate(l: &LinkSpec, key: &str) -> Result<(), ScenarioError> {
 
 /// Check every range and cross-key rule that serde cannot express.
 pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
-    if s.scenario.name.trim().is_empty() {
+    validate_meta(&s.scenario)?;
+    let n_hosts = validate_topology(&s.topology)?;
+    validate_switch(s)?;
+    transport::validate(s)?;
+    if let Some(src) = &s.source {
+        validate_source(src, n_hosts)?;
+    }
+    for (i, w) in s.workload.iter().enumerate() {
+        validate_workload(w, i, n_hosts)?;
+    }
+    validate_metrics(s)
+}
+
+fn validate_meta(m: &Meta) -> Result<(), ScenarioError> {
+    if m.name.trim().is_empty() {
         return Err(err("scenario.name", "empty; expected a name"));
     }
-    if s.scenario.max_time.0 .0 == 0 {
+    if m.max_time.0 .0 == 0 {
         return Err(err("scenario.max_time", "invalid value 0, expected a duration > 0"));
     }
-    if let Some(a) = s.scenario.arrivals_for {
-        if a.0 > s.scenario.max_time.0 {
-            return Err(err("scenario.arrivals_for", format!("invalid value {}, expected at most max_time ({})", a.0, s.scenario.max_time.0)));
+    if let Some(a) = m.arrivals_for {
+        if a.0 > m.max_time.0 {
+            return Err(err("scenario.arrivals_for", format!("invalid value {}, expected at most max_time ({})", a.0, m.max_time.0)));
         }
     }
-    let t = &s.topology;
+    Ok(())
+}
+
+/// The topology's keys for its kind; its number of hosts.
+fn validate_topology(t: &TopologyConfig) -> Result<u32, ScenarioError> {
     let mtu = t.mtu();
     if !(128..=65535).contains(&mtu) {
         return Err(err("topology.mtu", format!("invalid value {mtu} B, expected 128B..65535B")));
@@ -413,111 +431,118 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
             }
             s.checked_add(r).filter(|&n| n < u32::MAX - 2).ok_or_else(|| err("topology.senders", format!("{s} + {r} hosts, expected fewer than 2^32 nodes (32-bit node ids)")))?
         }
-        TopologyKind::Clos2 => {
-            let hl = require(t.host_link, "topology.host_link", "{ rate = \"...\", delay = \"...\" }")?;
-            let spt = require(t.servers_per_tor, "topology.servers_per_tor", "hosts per ToR (>= 1)")?;
-            let tors = require(t.tors, "topology.tors", "the number of ToR switches (>= 1)")?;
-            if spt == 0 || tors == 0 {
-                return Err(err(if spt == 0 { "topology.servers_per_tor" } else { "topology.tors" }, "invalid value 0, expected >= 1"));
-            }
-            match (t.spines, t.oversubscription) {
-                (Some(0), _) => return Err(err("topology.spines", "invalid value 0, expected >= 1")),
-                (Some(_), Some(_)) => return Err(err("topology.oversubscription", "give either spines or oversubscription, not both")),
-                (None, None) => return Err(err("topology.spines", "missing; expected the number of spines (or give oversubscription)")),
-                (None, Some(o)) if !(o > 0.0 && o.is_finite()) => return Err(err("topology.oversubscription", format!("invalid value {o}, expected a number > 0"))),
-                _ => {}
-            }
-            let _ = hl;
-            let hosts = spt
-                .checked_mul(tors)
-                .filter(|&n| n.checked_add(tors).is_some())
-                .ok_or_else(|| err("topology.tors", format!("{tors} ToRs x {spt} servers, expected fewer than 2^32 nodes (32-bit node ids)")))?;
-            // a tiny oversubscription derives an astronomical spine count (1e-300: 2e300),
-            // which would saturate the builder's u32 and build 2^32 spines
-            let spines = clos2_spines(t);
-            if hosts as f64 + tors as f64 + spines >= u32::MAX as f64 {
-                let n = if spines < 1e16 { format!("{spines:.0}") } else { format!("{spines:.1e}") };
-                return Err(match t.spines {
-                    Some(s) => err("topology.spines", format!("invalid value {s}: with {hosts} hosts and {tors} ToRs, expected fewer than 2^32 nodes (32-bit node ids)")),
-                    None => err(
-                        "topology.oversubscription",
-                        format!(
-                            "invalid value {:?}: it makes {n} spines (servers_per_tor x host rate / (fabric rate x oversubscription)), \
-                             expected a ratio that keeps the fabric below 2^32 nodes (32-bit node ids)",
-                            t.oversubscription.unwrap_or(1.0)
-                        ),
-                    ),
-                });
-            }
-            hosts
-        }
+        TopologyKind::Clos2 => validate_clos2(t)?,
         TopologyKind::FatTree3 => {
             require(t.host_link, "topology.host_link", "{ rate = \"...\", delay = \"...\" }")?;
             fat_tree_shape(t)?.hosts()
         }
-        TopologyKind::Custom => {
-            let hosts = t.hosts.as_ref().ok_or_else(|| err("topology.hosts", "missing; expected a list of host names"))?;
-            let sw = t.switches.as_ref().ok_or_else(|| err("topology.switches", "missing; expected a list of switch names"))?;
-            let links = t.links.as_ref().ok_or_else(|| err("topology.links", "missing; expected a list of { a, b, rate, delay }"))?;
-            if hosts.len() < 2 {
-                return Err(err("topology.hosts", format!("{} host(s), expected at least 2", hosts.len())));
-            }
-            let mut names = std::collections::BTreeSet::new();
-            for (i, n) in hosts.iter().chain(sw.iter()).enumerate() {
-                if !names.insert(n.as_str()) {
-                    let key = if i < hosts.len() { format!("topology.hosts[{i}]") } else { format!("topology.switches[{}]", i - hosts.len()) };
-                    return Err(err(key, format!("duplicate node name \"{n}\"")));
-                }
-            }
-            for (i, l) in links.iter().enumerate() {
-                for (end, name) in [("a", &l.a), ("b", &l.b)] {
-                    if !names.contains(name.as_str()) {
-                        return Err(err(format!("topology.links[{i}].{end}"), format!("invalid value \"{name}\", expected the name of a host or switch")));
-                    }
-                }
-                if l.a == l.b {
-                    return Err(err(format!("topology.links[{i}].b"), format!("\"{}\" links a node to itself", l.b)));
-                }
-                // a host's NIC leads to its edge switch: routing starts there
-                if hosts.contains(&l.a) && hosts.contains(&l.b) {
-                    return Err(err(format!("topology.links[{i}]"), format!("links host \"{}\" to host \"{}\", expected a host to connect to a switch", l.a, l.b)));
-                }
-                if l.rate.0 == 0 {
-                    return Err(err(format!("topology.links[{i}].rate"), "invalid value \"0bps\", expected a rate > 0"));
-                }
-            }
-            for (i, h) in hosts.iter().enumerate() {
-                let deg = links.iter().filter(|l| &l.a == h || &l.b == h).count();
-                if deg != 1 {
-                    return Err(err(format!("topology.hosts[{i}]"), format!("host \"{h}\" has {deg} links, expected exactly 1 (a single NIC)")));
-                }
-            }
-            for (i, r) in t.routes.iter().flatten().enumerate() {
-                if !sw.contains(&r.switch) {
-                    return Err(err(format!("topology.routes[{i}].switch"), format!("invalid value \"{}\", expected the name of a switch", r.switch)));
-                }
-                if !hosts.contains(&r.dst) {
-                    return Err(err(format!("topology.routes[{i}].dst"), format!("invalid value \"{}\", expected the name of a host", r.dst)));
-                }
-                let linked = links.iter().any(|l| (l.a == r.switch && l.b == r.via) || (l.b == r.switch && l.a == r.via));
-                if !linked {
-                    return Err(err(format!("topology.routes[{i}].via"), format!("invalid value \"{}\", expected a neighbour of switch \"{}\"", r.via, r.switch)));
-                }
-                if hosts.contains(&r.via) && r.via != r.dst {
-                    return Err(err(
-                        format!("topology.routes[{i}].via"),
-                        format!("invalid value \"{}\": a host, but not the route's destination \"{}\"; expected \"{}\" or a switch", r.via, r.dst, r.dst),
-                    ));
-                }
-            }
-            hosts.len() as u32
-        }
+        TopologyKind::Custom => validate_custom(t)?,
     };
     if n_hosts < 2 {
         return Err(err("topology", format!("{n_hosts} host(s), expected at least 2")));
     }
+    Ok(n_hosts)
+}
 
-    // switch
+/// A clos2 fabric's shape; its number of hosts.
+fn validate_clos2(t: &TopologyConfig) -> Result<u32, ScenarioError> {
+    require(t.host_link, "topology.host_link", "{ rate = \"...\", delay = \"...\" }")?;
+    let spt = require(t.servers_per_tor, "topology.servers_per_tor", "hosts per ToR (>= 1)")?;
+    let tors = require(t.tors, "topology.tors", "the number of ToR switches (>= 1)")?;
+    if spt == 0 || tors == 0 {
+        return Err(err(if spt == 0 { "topology.servers_per_tor" } else { "topology.tors" }, "invalid value 0, expected >= 1"));
+    }
+    match (t.spines, t.oversubscription) {
+        (Some(0), _) => return Err(err("topology.spines", "invalid value 0, expected >= 1")),
+        (Some(_), Some(_)) => return Err(err("topology.oversubscription", "give either spines or oversubscription, not both")),
+        (None, None) => return Err(err("topology.spines", "missing; expected the number of spines (or give oversubscription)")),
+        (None, Some(o)) if !(o > 0.0 && o.is_finite()) => return Err(err("topology.oversubscription", format!("invalid value {o}, expected a number > 0"))),
+        _ => {}
+    }
+    let hosts = spt
+        .checked_mul(tors)
+        .filter(|&n| n.checked_add(tors).is_some())
+        .ok_or_else(|| err("topology.tors", format!("{tors} ToRs x {spt} servers, expected fewer than 2^32 nodes (32-bit node ids)")))?;
+    // a tiny oversubscription derives an astronomical spine count (1e-300: 2e300),
+    // which would saturate the builder's u32 and build 2^32 spines
+    let spines = clos2_spines(t);
+    if hosts as f64 + tors as f64 + spines >= u32::MAX as f64 {
+        let n = if spines < 1e16 { format!("{spines:.0}") } else { format!("{spines:.1e}") };
+        return Err(match t.spines {
+            Some(s) => err("topology.spines", format!("invalid value {s}: with {hosts} hosts and {tors} ToRs, expected fewer than 2^32 nodes (32-bit node ids)")),
+            None => err(
+                "topology.oversubscription",
+                format!(
+                    "invalid value {:?}: it makes {n} spines (servers_per_tor x host rate / (fabric rate x oversubscription)), \
+                     expected a ratio that keeps the fabric below 2^32 nodes (32-bit node ids)",
+                    t.oversubscription.unwrap_or(1.0)
+                ),
+            ),
+        });
+    }
+    Ok(hosts)
+}
+
+/// A custom topology's nodes, links and static routes; its number of hosts.
+fn validate_custom(t: &TopologyConfig) -> Result<u32, ScenarioError> {
+    let hosts = t.hosts.as_ref().ok_or_else(|| err("topology.hosts", "missing; expected a list of host names"))?;
+    let sw = t.switches.as_ref().ok_or_else(|| err("topology.switches", "missing; expected a list of switch names"))?;
+    let links = t.links.as_ref().ok_or_else(|| err("topology.links", "missing; expected a list of { a, b, rate, delay }"))?;
+    if hosts.len() < 2 {
+        return Err(err("topology.hosts", format!("{} host(s), expected at least 2", hosts.len())));
+    }
+    let mut names = std::collections::BTreeSet::new();
+    for (i, n) in hosts.iter().chain(sw.iter()).enumerate() {
+        if !names.insert(n.as_str()) {
+            let key = if i < hosts.len() { format!("topology.hosts[{i}]") } else { format!("topology.switches[{}]", i - hosts.len()) };
+            return Err(err(key, format!("duplicate node name \"{n}\"")));
+        }
+    }
+    for (i, l) in links.iter().enumerate() {
+        for (end, name) in [("a", &l.a), ("b", &l.b)] {
+            if !names.contains(name.as_str()) {
+                return Err(err(format!("topology.links[{i}].{end}"), format!("invalid value \"{name}\", expected the name of a host or switch")));
+            }
+        }
+        if l.a == l.b {
+            return Err(err(format!("topology.links[{i}].b"), format!("\"{}\" links a node to itself", l.b)));
+        }
+        // a host's NIC leads to its edge switch: routing starts there
+        if hosts.contains(&l.a) && hosts.contains(&l.b) {
+            return Err(err(format!("topology.links[{i}]"), format!("links host \"{}\" to host \"{}\", expected a host to connect to a switch", l.a, l.b)));
+        }
+        if l.rate.0 == 0 {
+            return Err(err(format!("topology.links[{i}].rate"), "invalid value \"0bps\", expected a rate > 0"));
+        }
+    }
+    for (i, h) in hosts.iter().enumerate() {
+        let deg = links.iter().filter(|l| &l.a == h || &l.b == h).count();
+        if deg != 1 {
+            return Err(err(format!("topology.hosts[{i}]"), format!("host \"{h}\" has {deg} links, expected exactly 1 (a single NIC)")));
+        }
+    }
+    for (i, r) in t.routes.iter().flatten().enumerate() {
+        if !sw.contains(&r.switch) {
+            return Err(err(format!("topology.routes[{i}].switch"), format!("invalid value \"{}\", expected the name of a switch", r.switch)));
+        }
+        if !hosts.contains(&r.dst) {
+            return Err(err(format!("topology.routes[{i}].dst"), format!("invalid value \"{}\", expected the name of a host", r.dst)));
+        }
+        let linked = links.iter().any(|l| (l.a == r.switch && l.b == r.via) || (l.b == r.switch && l.a == r.via));
+        if !linked {
+            return Err(err(format!("topology.routes[{i}].via"), format!("invalid value \"{}\", expected a neighbour of switch \"{}\"", r.via, r.switch)));
+        }
+        if hosts.contains(&r.via) && r.via != r.dst {
+            return Err(err(
+                format!("topology.routes[{i}].via"),
+                format!("invalid value \"{}\": a host, but not the route's destination \"{}\"; expected \"{}\" or a switch", r.via, r.dst, r.dst),
+            ));
+        }
+    }
+    Ok(hosts.len() as u32)
+}
+
+fn validate_switch(s: &Scenario) -> Result<(), ScenarioError> {
     let sw = &s.switch;
     let nq = sw.queues();
     if !(1..=8).contains(&nq) {
@@ -558,6 +583,12 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
             return Err(err(format!("switch.classes[{i}]"), format!("invalid value {}, expected a queue 0..{}", c[i], nq - 1)));
         }
     }
+    validate_buffer(sw)?;
+    mechanisms::pfc::validate(s)?;
+    Ok(())
+}
+
+fn validate_buffer(sw: &SwitchConfig) -> Result<(), ScenarioError> {
     let b = &sw.buffer;
     match b.model {
         BufferModel::Static => {
@@ -599,94 +630,10 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
             }
         }
     }
-    mechanisms::pfc::validate(s)?;
+    Ok(())
+}
 
-    // transport
-    transport::validate(s)?;
-    let tr = &s.transport;
-    let header = tr.header();
-    if header >= mtu {
-        return Err(err("transport.header", format!("invalid value {header} B, expected less than the MTU ({mtu} B)")));
-    }
-    match tr.ack_size.map(|b| b.0) {
-        Some(0) => return Err(err("transport.ack_size", "invalid value 0 B, expected >= 1B")),
-        // an ACK is one frame: a larger one would be sent whole, and slow every reverse path
-        Some(a) if a > mtu as u64 => return Err(err("transport.ack_size", format!("invalid value {a} B, expected at most the MTU ({mtu} B)"))),
-        _ => {}
-    }
-    if let Some(b) = tr.udp.nic_buffer {
-        if b.0 < s.topology.mtu() {
-            return Err(err("transport.udp.nic_buffer", format!("invalid value {} B, expected at least the MTU ({} B)", b.0, s.topology.mtu())));
-        }
-    }
-    if let Some(w) = tr.window {
-        if w.0 < s.topology.mtu() {
-            return Err(err("transport.window", format!("invalid value {} B, expected at least the MTU ({} B)", w.0, s.topology.mtu())));
-        }
-    }
-    if tr.init_cwnd == Some(0) {
-        return Err(err("transport.init_cwnd", "invalid value 0, expected >= 1 packet"));
-    }
-    // a zero timeout re-arms the timer at the same instant forever ("0.4ps" rounds to 0)
-    for (k, d) in [("min_rto", tr.min_rto), ("init_rto", tr.init_rto)] {
-        if d.map(|d| d.0 .0) == Some(0) {
-            return Err(err(format!("transport.{k}"), "invalid value 0 (durations are whole picoseconds), expected a duration > 0"));
-        }
-    }
-    if let Some(g) = tr.g {
-        if !(g > 0.0 && g <= 1.0) {
-            return Err(err("transport.g", format!("invalid value {g}, expected a gain in (0, 1]")));
-        }
-    }
-    let dc = &tr.dcqcn;
-    if let Some(g) = dc.g {
-        if !(g > 0.0 && g <= 1.0) {
-            return Err(err("transport.dcqcn.g", format!("invalid value {g}, expected a gain in (0, 1]")));
-        }
-    }
-    for (k, f, rate) in [("rate_ai", dc.rate_ai_fraction, dc.rate_ai.is_some()), ("rate_hai", dc.rate_hai_fraction, dc.rate_hai.is_some())] {
-        let Some(f) = f else { continue };
-        if !(f > 0.0 && f <= 1.0) {
-            return Err(err(format!("transport.dcqcn.{k}_fraction"), format!("invalid value {f}, expected a fraction of the line rate in (0, 1]")));
-        }
-        if rate {
-            return Err(err(format!("transport.dcqcn.{k}_fraction"), format!("give either {k} (a rate) or {k}_fraction (of the line rate), not both")));
-        }
-    }
-    if dc.fast_recovery_steps == Some(0) {
-        return Err(err("transport.dcqcn.fast_recovery_steps", "invalid value 0, expected >= 1"));
-    }
-    for (k, v) in [
-        ("byte_counter", dc.byte_counter.map(|b| b.0)),
-        ("rate_timer", dc.rate_timer.map(|d| d.0 .0)),
-        ("alpha_timer", dc.alpha_timer.map(|d| d.0 .0)),
-        ("cnp_interval", dc.cnp_interval.map(|d| d.0 .0)),
-        ("min_rate", dc.min_rate.map(|r| r.0)),
-    ] {
-        if v == Some(0) {
-            return Err(err(format!("transport.dcqcn.{k}"), "invalid value 0, expected > 0"));
-        }
-    }
-    if let Some(r) = tr.udp.rate {
-        if r.0 == 0 {
-            return Err(err("transport.udp.rate", "invalid value \"0bps\", expected a rate > 0"));
-        }
-    }
-    if let Some(p) = tr.udp.packet_size {
-        if p.0 == 0 || p.0 > mtu {
-            return Err(err("transport.udp.packet_size", format!("invalid value {} B, expected 1B..MTU ({mtu} B)", p.0)));
-        }
-    }
-
-    if let Some(src) = &s.source {
-        validate_source(src, n_hosts)?;
-    }
-
-    // workloads
-    for (i, w) in s.workload.iter().enumerate() {
-        validate_workload(w, i, n_hosts)?;
-    }
-
+fn validate_metrics(s: &Scenario) -> Result<(), ScenarioError> {
     if s.metrics.throughput_bin.map(|d| d.0 .0) == Some(0) {
         return Err(err("metrics.throughput_bin", "invalid value 0, expected a bin width > 0"));
     }
@@ -911,128 +858,143 @@ fn validate_workload(w: &WorkloadConfig, i: usize, hosts: u32) -> Result<(), Sce
                 }
             }
         }
-        WorkloadKind::Incast => {
-            let n = require(w.fan_in, &key("fan_in"), "the number of senders per round")?;
-            if n == 0 || n >= hosts {
-                return Err(err(key("fan_in"), format!("invalid value {n}, expected 1..{} (the topology has {hosts} hosts)", hosts - 1)));
-            }
-            let sz = require(w.size, &key("size"), "bytes per sender, e.g. \"256KB\"")?;
-            if sz.0 == 0 {
-                return Err(err(key("size"), "invalid value 0 B, expected > 0"));
-            }
-            if w.period.is_some() && w.load.is_some() {
-                return Err(err(key("load"), "give either period or load, not both"));
-            }
-            if let Some(IncastPeriod::Every(d)) = w.period {
-                if d.0 .0 == 0 {
-                    return Err(err(key("period"), "invalid value 0, expected an interval > 0"));
-                }
-            }
-            if w.connection.is_some() && w.period != Some(IncastPeriod::Persistent) {
-                return Err(err(key("connection"), "only used with period = \"persistent\" (each sender's flows back to back)"));
-            }
-            let g = w.groups.unwrap_or(DEFAULT_GROUPS);
-            if g == 0 {
-                return Err(err(key("groups"), "invalid value 0, expected >= 1"));
-            }
-            if w.disjoint_groups == Some(true) {
-                if !matches!(w.period, None | Some(IncastPeriod::Oneshot) | Some(IncastPeriod::Persistent)) || w.load.is_some() {
-                    return Err(err(key("disjoint_groups"), "only with period = \"oneshot\" or \"persistent\" (one round per group)"));
-                }
-                let need = g as u64 * (w.fan_in.unwrap_or(0) as u64 + 1);
-                if need > hosts as u64 {
-                    return Err(err(
-                        key("disjoint_groups"),
-                        format!(
-                            "{g} groups of {} hosts need {need} hosts, the workload has {hosts}; expected fewer groups, a smaller fan_in or disjoint_groups = false",
-                            w.fan_in.unwrap_or(0) + 1
-                        ),
-                    ));
-                }
-            }
-            if let Some(r) = w.receiver {
-                if g > 1 {
-                    return Err(err(key("receiver"), format!("a fixed receiver needs groups = 1 (groups = {g}); expected no receiver, or groups = 1")));
-                }
-                // the topology's host index, as the builder reads it (within `hosts` when set,
-                // not relative to it)
-                let first = w.hosts.as_deref().map_or(0, |h| h[0]);
-                if r < first || r - first >= hosts {
-                    return Err(err(key("receiver"), format!("invalid value {r}, expected a host index {first}..{}", first + hosts - 1)));
-                }
-            }
-        }
-        WorkloadKind::ClosedLoop => {
-            let mean = require(w.mean_size, &key("mean_size"), "the mean message size, e.g. \"8000B\"")?.0;
-            if mean == 0 {
-                return Err(err(key("mean_size"), "invalid value 0 B, expected > 0"));
-            }
-            let min = w.min_size.map_or(1, |b| b.0);
-            let max = w.max_size.map_or(mean.saturating_mul(16), |b| b.0);
-            if min == 0 || min > max || min > mean.saturating_mul(16) {
-                return Err(err(key("min_size"), format!("invalid value {min} B, expected 1 B up to max_size ({max} B) and at most 16 x mean_size")));
-            }
-            if max < mean / 16 {
-                return Err(err(key("max_size"), format!("invalid value {max} B, expected at least mean_size / 16 ({} B)", mean / 16)));
-            }
-            // sizes are drawn until one falls in [min, max]: a window in the far tail (or a
-            // sliver of a huge mean) would take forever per message
-            let p = ExpSizes { mean: mean as f64, min, max }.window_probability();
-            if !(p >= MIN_WINDOW_PROBABILITY) {
-                let (k, v) = if min as f64 > mean as f64 { ("min_size", min) } else { ("max_size", max) };
-                return Err(err(
-                    key(k),
-                    format!(
-                        "invalid value {v} B: an exponential size of mean {mean} B falls in [min_size, max_size] = [{min} B, {max} B] with probability {p:.1e}, \
-                         expected a window of probability >= {MIN_WINDOW_PROBABILITY:e} (sizes are redrawn until one falls in it)"
-                    ),
-                ));
-            }
-            if let Some(p) = &w.pairs {
-                if w.hosts.is_some() {
-                    return Err(err(key("hosts"), "not used with pairs (pairs name their hosts)"));
-                }
-                if p.is_empty() {
-                    return Err(err(key("pairs"), "invalid value [], expected at least one [source, destination] pair"));
-                }
-                for (j, &[a, b]) in p.iter().enumerate() {
-                    if a >= hosts || b >= hosts || a == b {
-                        return Err(err(format!("workload[{i}].pairs[{j}]"), format!("invalid value [{a}, {b}], expected two different host indices 0..{}", hosts - 1)));
-                    }
-                }
-            } else if w.connection.is_some() {
-                return Err(err(key("connection"), "only used with pairs (random destinations open a connection per message)"));
-            }
-            if w.in_flight == Some(0) {
-                return Err(err(key("in_flight"), "invalid value 0, expected at least 1 message in flight per loop"));
-            }
-        }
+        WorkloadKind::Incast => validate_incast(w, i, hosts)?,
+        WorkloadKind::ClosedLoop => validate_closed_loop(w, i, hosts)?,
         WorkloadKind::Permutation => {
             let sz = require(w.size, &key("size"), "bytes per flow, e.g. \"1MB\"")?;
             if sz.0 == 0 {
                 return Err(err(key("size"), "invalid value 0 B, expected > 0"));
             }
         }
-        WorkloadKind::Flows => {
-            let flows = w.flows.as_ref().ok_or_else(|| err(key("flows"), "missing; expected a list of { src, dst, size, start }"))?;
-            for (j, f) in flows.iter().enumerate() {
-                let fk = |k: &str| format!("workload[{i}].flows[{j}].{k}");
-                for (k, h) in [("src", f.src), ("dst", f.dst)] {
-                    if h >= hosts {
-                        return Err(err(fk(k), format!("invalid value {h}, expected a host index 0..{} (the topology has {hosts} hosts)", hosts - 1)));
-                    }
-                }
-                if f.src == f.dst {
-                    return Err(err(fk("dst"), format!("invalid value {}, expected a host other than src", f.dst)));
-                }
-                if f.size.0 == 0 {
-                    return Err(err(fk("size"), "invalid value 0 B, expected > 0"));
-                }
-                if let Some(p) = f.priority {
-                    if p > 7 {
-                        return Err(err(fk("priority"), format!("invalid value {p}, expected 0..7")));
-                    }
-                }
+        WorkloadKind::Flows => validate_flow_entries(w, i, hosts)?,
+    }
+    Ok(())
+}
+
+/// An incast's fan-in, size, period and groups.
+fn validate_incast(w: &WorkloadConfig, i: usize, hosts: u32) -> Result<(), ScenarioError> {
+    let key = |k: &str| format!("workload[{i}].{k}");
+    let n = require(w.fan_in, &key("fan_in"), "the number of senders per round")?;
+    if n == 0 || n >= hosts {
+        return Err(err(key("fan_in"), format!("invalid value {n}, expected 1..{} (the topology has {hosts} hosts)", hosts - 1)));
+    }
+    let sz = require(w.size, &key("size"), "bytes per sender, e.g. \"256KB\"")?;
+    if sz.0 == 0 {
+        return Err(err(key("size"), "invalid value 0 B, expected > 0"));
+    }
+    if w.period.is_some() && w.load.is_some() {
+        return Err(err(key("load"), "give either period or load, not both"));
+    }
+    if let Some(IncastPeriod::Every(d)) = w.period {
+        if d.0 .0 == 0 {
+            return Err(err(key("period"), "invalid value 0, expected an interval > 0"));
+        }
+    }
+    if w.connection.is_some() && w.period != Some(IncastPeriod::Persistent) {
+        return Err(err(key("connection"), "only used with period = \"persistent\" (each sender's flows back to back)"));
+    }
+    let g = w.groups.unwrap_or(DEFAULT_GROUPS);
+    if g == 0 {
+        return Err(err(key("groups"), "invalid value 0, expected >= 1"));
+    }
+    if w.disjoint_groups == Some(true) {
+        if !matches!(w.period, None | Some(IncastPeriod::Oneshot) | Some(IncastPeriod::Persistent)) || w.load.is_some() {
+            return Err(err(key("disjoint_groups"), "only with period = \"oneshot\" or \"persistent\" (one round per group)"));
+        }
+        let need = g as u64 * (w.fan_in.unwrap_or(0) as u64 + 1);
+        if need > hosts as u64 {
+            return Err(err(
+                key("disjoint_groups"),
+                format!(
+                    "{g} groups of {} hosts need {need} hosts, the workload has {hosts}; expected fewer groups, a smaller fan_in or disjoint_groups = false",
+                    w.fan_in.unwrap_or(0) + 1
+                ),
+            ));
+        }
+    }
+    if let Some(r) = w.receiver {
+        if g > 1 {
+            return Err(err(key("receiver"), format!("a fixed receiver needs groups = 1 (groups = {g}); expected no receiver, or groups = 1")));
+        }
+        // the topology's host index, as the builder reads it (within `hosts` when set,
+        // not relative to it)
+        let first = w.hosts.as_deref().map_or(0, |h| h[0]);
+        if r < first || r - first >= hosts {
+            return Err(err(key("receiver"), format!("invalid value {r}, expected a host index {first}..{}", first + hosts - 1)));
+        }
+    }
+    Ok(())
+}
+
+/// A closed loop's message sizes, pairs and messages in flight.
+fn validate_closed_loop(w: &WorkloadConfig, i: usize, hosts: u32) -> Result<(), ScenarioError> {
+    let key = |k: &str| format!("workload[{i}].{k}");
+    let mean = require(w.mean_size, &key("mean_size"), "the mean message size, e.g. \"8000B\"")?.0;
+    if mean == 0 {
+        return Err(err(key("mean_size"), "invalid value 0 B, expected > 0"));
+    }
+    let min = w.min_size.map_or(DEFAULT_MIN_SIZE, |b| b.0);
+    let max = w.max_size.map_or(mean.saturating_mul(16), |b| b.0);
+    if min == 0 || min > max || min > mean.saturating_mul(16) {
+        return Err(err(key("min_size"), format!("invalid value {min} B, expected 1 B up to max_size ({max} B) and at most 16 x mean_size")));
+    }
+    if max < mean / 16 {
+        return Err(err(key("max_size"), format!("invalid value {max} B, expected at least mean_size / 16 ({} B)", mean / 16)));
+    }
+    // sizes are drawn until one falls in [min, max]: a window in the far tail (or a
+    // sliver of a huge mean) would take forever per message
+    let p = ExpSizes { mean: mean as f64, min, max }.window_probability();
+    if !(p >= MIN_WINDOW_PROBABILITY) {
+        let (k, v) = if min as f64 > mean as f64 { ("min_size", min) } else { ("max_size", max) };
+        return Err(err(
+            key(k),
+            format!(
+                "invalid value {v} B: an exponential size of mean {mean} B falls in [min_size, max_size] = [{min} B, {max} B] with probability {p:.1e}, \
+                 expected a window of probability >= {MIN_WINDOW_PROBABILITY:e} (sizes are redrawn until one falls in it)"
+            ),
+        ));
+    }
+    if let Some(p) = &w.pairs {
+        if w.hosts.is_some() {
+            return Err(err(key("hosts"), "not used with pairs (pairs name their hosts)"));
+        }
+        if p.is_empty() {
+            return Err(err(key("pairs"), "invalid value [], expected at least one [source, destination] pair"));
+        }
+        for (j, &[a, b]) in p.iter().enumerate() {
+            if a >= hosts || b >= hosts || a == b {
+                return Err(err(format!("workload[{i}].pairs[{j}]"), format!("invalid value [{a}, {b}], expected two different host indices 0..{}", hosts - 1)));
+            }
+        }
+    } else if w.connection.is_some() {
+        return Err(err(key("connection"), "only used with pairs (random destinations open a connection per message)"));
+    }
+    if w.in_flight == Some(0) {
+        return Err(err(key("in_flight"), "invalid value 0, expected at least 1 message in flight per loop"));
+    }
+    Ok(())
+}
+
+/// Each listed flow's hosts, size and priority.
+fn validate_flow_entries(w: &WorkloadConfig, i: usize, hosts: u32) -> Result<(), ScenarioError> {
+    let key = |k: &str| format!("workload[{i}].{k}");
+    let flows = w.flows.as_ref().ok_or_else(|| err(key("flows"), "missing; expected a list of { src, dst, size, start }"))?;
+    for (j, f) in flows.iter().enumerate() {
+        let fk = |k: &str| format!("workload[{i}].flows[{j}].{k}");
+        for (k, h) in [("src", f.src), ("dst", f.dst)] {
+            if h >= hosts {
+                return Err(err(fk(k), format!("invalid value {h}, expected a host index 0..{} (the topology has {hosts} hosts)", hosts - 1)));
+            }
+        }
+        if f.src == f.dst {
+            return Err(err(fk("dst"), format!("invalid value {}, expected a host other than src", f.dst)));
+        }
+        if f.size.0 == 0 {
+            return Err(err(fk("size"), "invalid value 0 B, expected > 0"));
+        }
+        if let Some(p) = f.priority {
+            if p > 7 {
+                return Err(err(fk("priority"), format!("invalid value {p}, expected 0..7")));
             }
         }
     }
@@ -1260,6 +1222,12 @@ pub struct RunOptions {
 
 /// Turn a validated scenario into a ready-to-run simulation.
 pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
+    let (topo, routes, cfg, specs) = configure(s, opts)?;
+    Ok(Sim::new(topo, routes, cfg, specs))
+}
+
+/// What a simulation is made of: the fabric, its routes, the configuration and the flows.
+fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Routes, SimConfig, Vec<FlowSpec>), ScenarioError> {
     estimate::check(s)?;
     let seed = opts.seed.unwrap_or(s.scenario.seed);
     let topo = build_topology(&s.topology)?;
@@ -1280,13 +1248,70 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
     let (ecn, aqm) = sw.aqm.as_ref().map_or((None, None), |a| a.params(mtu as u64));
     let tr = &s.transport;
     let min_rto = tr.min_rto.map_or(DEFAULT_MIN_RTO, |d| d.0);
-    let cfg_tags = &mut Vec::<String>::new();
+    let Flows { specs, loops, tags } = flow_specs(s, &topo, seed)?;
+    let switch_latency = sw.latency.map(|d| d.0).unwrap_or(SimTime::ZERO);
+    let ci = sw.ci.as_ref().map(mechanisms::ci::params);
+    let sfc = sw.sfc.as_ref().map(mechanisms::sfc::params);
+    let qcn = sw.qcn.as_ref().map(|cp| mechanisms::qcn::params(cp, s.transport.qcn.as_ref()));
+    let drc = sw.drc.as_ref().map(mechanisms::drc::params);
+    let mut pfc = mechanisms::pfc::params(s, &topo, &buffer)?;
+    if sfc.as_ref().is_some_and(|p| p.mode == SfcMode::Proxy) && pfc.is_none() {
+        // the proxy's PAUSE frames need the NICs' PFC receive side, present in every RoCE NIC
+        pfc = Some(PfcParams::receive_only(topo.ports.len()));
+    }
+    let mut cfg = SimConfig {
+        host_jitter: crate::engine::DEFAULT_HOST_JITTER,
+        seed,
+        max_time: s.scenario.max_time.0,
+        mtu,
+        header: tr.header() as u32,
+        ack_size: tr.ack_size.map_or(DEFAULT_ACK_SIZE, |b| b.0) as u32,
+        queues: nq,
+        class_of: match &sw.classes {
+            Some(c) => std::array::from_fn(|p| c[p]),
+            None => std::array::from_fn(|p| (p as u8).min(nq as u8 - 1)),
+        },
+        scheduler,
+        buffer,
+        switch_latency,
+        mechanisms: MechanismParams { ecn, pfc, ci, sfc, aqm, qcn, drc, fq_codel: sw.fq_codel.as_ref().map(|f| f.params(mtu)) },
+        tcp: transport::tcp_params(tr, min_rto),
+        udp: transport::udp_params(tr, mtu),
+        roce: transport::roce_params(&tr.dcqcn, min_rto),
+        tags,
+        fct_bins: s.metrics.fct_bins.as_ref().map(|v| v.iter().map(|b| b.0).collect()).unwrap_or_else(|| DEFAULT_FCT_BINS.to_vec()),
+        check_invariants: opts.check_invariants,
+        queue_sample: s.metrics.queue_sample.map(|d| QueueSampling {
+            every: d.0,
+            bin: s.metrics.queue_bin.map_or(DEFAULT_QUEUE_BIN, |b| b.0),
+            from: s.metrics.queue_sample_from.map_or(SimTime::ZERO, |d| d.0),
+        }),
+        throughput_bin: s.metrics.throughput_bin.map(|d| d.0),
+        capture: capture_params(s, &topo)?,
+        loops,
+        warnings: Vec::new(),
+    };
+    cfg.warnings = warnings(s, &cfg, specs.len());
+    Ok((topo, routes, cfg, specs))
+}
+
+/// The flows a scenario's workloads start, in workload order, with the closed loops that
+/// start more and the tag names (`FlowSpec::tag` indexes them).
+struct Flows {
+    specs: Vec<FlowSpec>,
+    loops: Vec<workload::closed_loop::ClosedLoop>,
+    tags: Vec<String>,
+}
+
+/// Generate every workload's flows (`seed`: the run's).
+fn flow_specs(s: &Scenario, topo: &Topology, seed: u64) -> Result<Flows, ScenarioError> {
+    let tags = &mut Vec::<String>::new();
     let mut tag_id = |name: &str| -> u16 {
-        if let Some(p) = cfg_tags.iter().position(|t| t == name) {
+        if let Some(p) = tags.iter().position(|t| t == name) {
             p as u16
         } else {
-            cfg_tags.push(name.to_string());
-            (cfg_tags.len() - 1) as u16
+            tags.push(name.to_string());
+            (tags.len() - 1) as u16
         }
     };
     let max_time = s.scenario.max_time.0;
@@ -1348,10 +1373,10 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
             WorkloadKind::Permutation => specs.extend(workload::permutation::generate(&ctx, w.size.unwrap().0)),
             WorkloadKind::ClosedLoop => {
                 let mean = w.mean_size.unwrap().0;
-                let sizes = ExpSizes { mean: mean as f64, min: w.min_size.map_or(1, |b| b.0), max: w.max_size.map_or(mean.saturating_mul(16), |b| b.0) };
+                let sizes = ExpSizes { mean: mean as f64, min: w.min_size.map_or(DEFAULT_MIN_SIZE, |b| b.0), max: w.max_size.map_or(mean.saturating_mul(16), |b| b.0) };
                 let pairs: Option<Vec<(u32, u32)>> = w.pairs.as_ref().map(|p| p.iter().map(|&[a, b]| (a - first, b - first)).collect());
                 let reuse = w.connection.unwrap_or_default() == Connection::Reuse;
-                let in_flight = w.in_flight.unwrap_or(1);
+                let in_flight = w.in_flight.unwrap_or(DEFAULT_IN_FLIGHT);
                 let (s, l) = workload::closed_loop::generate(&ctx, pairs.as_deref(), in_flight, sizes, reuse, loops.len() as u32);
                 specs.extend(s);
                 loops.extend(l);
@@ -1378,72 +1403,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
             }
         }
     }
-    let switch_latency = sw.latency.map(|d| d.0).unwrap_or(SimTime::ZERO);
-    let ci = sw.ci.as_ref().map(|c| CiParams {
-        mode: if c.mode == CiModeConfig::HashDst { CiMode::HashDst } else { CiMode::Isolate },
-        queue: c.queue.unwrap_or(ci::DEFAULT_QUEUE) as usize,
-        congested_queue: c.congested_queue.unwrap_or(ci::DEFAULT_CONGESTED_QUEUE) as usize,
-        isolate: Red { low: c.low.map(|b| b.0).unwrap_or(ci::DEFAULT_LOW), high: c.high.map(|b| b.0).unwrap_or(ci::DEFAULT_HIGH), pmax: c.pmax.unwrap_or(ci::DEFAULT_PMAX) },
-        mark: match c.mark.unwrap_or_default() {
-            CiMarkConfig::QueueEcn => CiMark::QueueEcn,
-            CiMarkConfig::EveryIsolated => CiMark::EveryIsolated,
-        },
-        table_size: c.table_size.unwrap_or(ci::DEFAULT_TABLE_SIZE) as usize,
-        signal: c.signal.unwrap_or(ci::DEFAULT_SIGNAL),
-        cip_threshold: c.cip_threshold.map(|b| b.0).unwrap_or(ci::DEFAULT_CIP_THRESHOLD),
-        release_after: c.release_after.map(|d| d.0).unwrap_or(ci::DEFAULT_RELEASE_AFTER),
-        hosts: c.hosts.unwrap_or(ci::DEFAULT_HOSTS),
-        cim_bytes: ci::cim_bytes(c.cim_encap.map(|b| b.0 as u32).unwrap_or(ci::DEFAULT_CIM_ENCAP)),
-        cim_max: c.cim_max.unwrap_or(ci::DEFAULT_CIM_MAX),
-        cim_release: match c.cim_release {
-            None => ci::DEFAULT_CIM_RELEASE,
-            Some(CimReleaseConfig::Standard) => CimRelease::Standard,
-            Some(CimReleaseConfig::FlowIdle) => CimRelease::FlowIdle,
-        },
-        max_flow_life: c.max_flow_life.map(|d| d.0).unwrap_or(ci::DEFAULT_MAX_FLOW_LIFE),
-    });
-    let sfc = sw.sfc.as_ref().map(mechanisms::sfc::params);
-    let qcn = sw.qcn.as_ref().map(|cp| mechanisms::qcn::params(cp, s.transport.qcn.as_ref()));
-    let drc = sw.drc.as_ref().map(mechanisms::drc::params);
-    let mut pfc = mechanisms::pfc::params(s, &topo, &buffer)?;
-    if sfc.as_ref().is_some_and(|p| p.mode == SfcMode::Proxy) && pfc.is_none() {
-        // the proxy's PAUSE frames need the NICs' PFC receive side, present in every RoCE NIC
-        pfc = Some(PfcParams::receive_only(topo.ports.len()));
-    }
-    let mut cfg = SimConfig {
-        host_jitter: crate::engine::DEFAULT_HOST_JITTER,
-        seed,
-        max_time,
-        mtu,
-        header: tr.header() as u32,
-        ack_size: tr.ack_size.map_or(DEFAULT_ACK_SIZE, |b| b.0) as u32,
-        queues: nq,
-        class_of: match &sw.classes {
-            Some(c) => std::array::from_fn(|p| c[p]),
-            None => std::array::from_fn(|p| (p as u8).min(nq as u8 - 1)),
-        },
-        scheduler,
-        buffer,
-        switch_latency,
-        mechanisms: MechanismParams { ecn, pfc, ci, sfc, aqm, qcn, drc, fq_codel: sw.fq_codel.as_ref().map(|f| f.params(mtu)) },
-        tcp: transport::tcp_params(tr, min_rto),
-        udp: transport::udp_params(tr, mtu),
-        roce: transport::roce_params(&tr.dcqcn, min_rto),
-        tags: cfg_tags.clone(),
-        fct_bins: s.metrics.fct_bins.as_ref().map(|v| v.iter().map(|b| b.0).collect()).unwrap_or_else(|| DEFAULT_FCT_BINS.to_vec()),
-        check_invariants: opts.check_invariants,
-        queue_sample: s.metrics.queue_sample.map(|d| QueueSampling {
-            every: d.0,
-            bin: s.metrics.queue_bin.map_or(DEFAULT_QUEUE_BIN, |b| b.0),
-            from: s.metrics.queue_sample_from.map_or(SimTime::ZERO, |d| d.0),
-        }),
-        throughput_bin: s.metrics.throughput_bin.map(|d| d.0),
-        capture: capture_params(s, &topo)?,
-        loops,
-        warnings: Vec::new(),
-    };
-    cfg.warnings = warnings(s, &cfg, specs.len());
-    Ok(Sim::new(topo, routes, cfg, specs))
+    Ok(Flows { specs, loops, tags: tags.clone() })
 }
 
 /// Valid but almost certainly not what was meant: said in the summary's `warnings` and by
@@ -1509,76 +1469,6 @@ pub(crate) mod tests {
         let r = sim.results();
         assert_eq!(r.summary["flows_finished"], 0);
         assert!(r.flows.u64("ideal_fct_ps")[0] > 800_000 * 1_000_000_000_000, "ideal FCT held exactly, not wrapped");
-    }
-
-    #[test]
-    fn doc_comments_quote_the_defaults() {
-        use schemars::schema::Schema;
-        let root = reference::root_schema();
-        let quoted = |def: &str, key: &str| -> String {
-            let Some(Schema::Object(d)) = root.definitions.get(def) else { panic!("no definition {def}") };
-            let Some(Schema::Object(p)) = d.object.as_ref().and_then(|o| o.properties.get(key)) else { panic!("no key {def}.{key}") };
-            let doc = p.metadata.as_ref().and_then(|m| m.description.clone()).unwrap_or_default();
-            let rest = doc.split("Default ").nth(1).unwrap_or_else(|| panic!("{def}.{key}: its doc comment quotes no default: {doc:?}"));
-            match rest.strip_prefix('"') {
-                Some(r) => r.split('"').next().unwrap().to_string(),
-                None => rest.split([';', ' ', ',', ':']).next().unwrap().trim_end_matches('.').to_string(),
-            }
-        };
-        let size = |def, key| units::parse_size(&quoted(def, key)).unwrap_or_else(|| panic!("{def}.{key}: not a size"));
-        let time = |def, key| units::parse_duration(&quoted(def, key)).unwrap_or_else(|| panic!("{def}.{key}: not a duration"));
-        let num = |def, key| quoted(def, key).parse::<f64>().unwrap_or_else(|_| panic!("{def}.{key}: not a number"));
-        assert_eq!(num("Meta", "seed"), DEFAULT_SEED as f64);
-        assert_eq!(time("Meta", "max_time"), DEFAULT_MAX_TIME);
-        assert_eq!(size("TopologyConfig", "mtu"), DEFAULT_MTU);
-        assert_eq!(num("TopologyConfig", "receivers"), DEFAULT_RECEIVERS as f64);
-        assert_eq!(size("BufferConfig", "queue"), DEFAULT_QUEUE_CAP);
-        assert_eq!(size("BufferConfig", "pool"), DEFAULT_POOL);
-        assert_eq!(size("BufferConfig", "guaranteed"), DEFAULT_GUARANTEED);
-        assert_eq!(size("BufferConfig", "ingress_guaranteed"), DEFAULT_GUARANTEED);
-        assert_eq!(size("SfcConfig", "trigger"), sfc::DEFAULT_TRIGGER);
-        assert_eq!(size("SfcConfig", "target"), sfc::DEFAULT_TARGET);
-        assert_eq!(time("SfcConfig", "suppression"), sfc::DEFAULT_SUPPRESSION);
-        let rate = |def, key| units::parse_rate(&quoted(def, key)).unwrap_or_else(|| panic!("{def}.{key}: not a rate"));
-        assert_eq!(size("QcnCpConfig", "q_eq"), qcn::DEFAULT_Q_EQ);
-        assert_eq!(num("QcnCpConfig", "w"), qcn::DEFAULT_W);
-        assert_eq!(size("QcnCpConfig", "sample_base"), qcn::DEFAULT_SAMPLE_BASE);
-        assert_eq!(num("QcnRpConfig", "gd"), qcn::DEFAULT_GD);
-        assert_eq!(num("QcnRpConfig", "min_decrease"), qcn::DEFAULT_MIN_DECREASE);
-        assert_eq!(size("QcnRpConfig", "byte_counter"), qcn::DEFAULT_BYTE_COUNTER);
-        assert_eq!(time("QcnRpConfig", "timer"), qcn::DEFAULT_TIMER);
-        assert_eq!(num("QcnRpConfig", "fast_recovery"), qcn::DEFAULT_FAST_RECOVERY as f64);
-        assert_eq!(rate("QcnRpConfig", "rate_ai"), qcn::DEFAULT_RATE_AI);
-        assert_eq!(rate("QcnRpConfig", "rate_hai"), qcn::DEFAULT_RATE_HAI);
-        assert_eq!(rate("QcnRpConfig", "min_rate"), qcn::DEFAULT_MIN_RATE);
-        assert_eq!(num("BufferConfig", "alpha"), DEFAULT_BUFFER_ALPHA);
-        assert_eq!(num("SwitchConfig", "queues"), DEFAULT_QUEUES as f64);
-        assert_eq!(size("TransportConfig", "header"), DEFAULT_HEADER);
-        assert_eq!(size("TransportConfig", "ack_size"), DEFAULT_ACK_SIZE);
-        assert_eq!(num("TransportConfig", "init_cwnd"), DEFAULT_INIT_CWND as f64);
-        assert_eq!(time("TransportConfig", "min_rto"), DEFAULT_MIN_RTO);
-        assert_eq!(num("TransportConfig", "g"), crate::host::dctcp::DEFAULT_G);
-        assert_eq!(num("WorkloadConfig", "groups"), DEFAULT_GROUPS as f64);
-        assert_eq!(size("MetricsConfig", "queue_bin"), DEFAULT_QUEUE_BIN);
-        assert_eq!(size("CaptureConfig", "snaplen"), DEFAULT_CAPTURE_SNAPLEN);
-        assert_eq!(num("CaptureConfig", "max_frames"), DEFAULT_CAPTURE_MAX_FRAMES as f64);
-        assert_eq!(num("CiConfig", "queue"), ci::DEFAULT_QUEUE as f64);
-        assert_eq!(num("CiConfig", "congested_queue"), ci::DEFAULT_CONGESTED_QUEUE as f64);
-        assert_eq!(size("CiConfig", "low"), ci::DEFAULT_LOW);
-        assert_eq!(size("CiConfig", "high"), ci::DEFAULT_HIGH);
-        assert_eq!(num("CiConfig", "pmax"), ci::DEFAULT_PMAX);
-        assert_eq!(num("CiConfig", "table_size"), ci::DEFAULT_TABLE_SIZE as f64);
-        assert_eq!(size("CiConfig", "cip_threshold"), ci::DEFAULT_CIP_THRESHOLD);
-        assert_eq!(time("CiConfig", "release_after"), ci::DEFAULT_RELEASE_AFTER);
-        assert_eq!(quoted("CiConfig", "signal"), ci::DEFAULT_SIGNAL.to_string());
-        assert_eq!(quoted("CiConfig", "hosts"), ci::DEFAULT_HOSTS.to_string());
-        assert_eq!(size("CiConfig", "cim_encap"), ci::DEFAULT_CIM_ENCAP as u64);
-        assert_eq!(num("CiConfig", "cim_max"), ci::DEFAULT_CIM_MAX as f64);
-        assert_eq!(time("CiConfig", "max_flow_life"), ci::DEFAULT_MAX_FLOW_LIFE);
-        assert_eq!(size("PfcConfig", "xon"), pfc::DEFAULT_XON);
-        assert_eq!(num("PfcConfig", "quanta"), pfc::DEFAULT_QUANTA as f64);
-        assert_eq!(time("PfcConfig", "deadlock_after"), pfc::DEFAULT_DEADLOCK_AFTER);
-        assert_eq!(units::parse_rate(&quoted("DcqcnConfig", "min_rate")), Some(crate::host::dcqcn::DcqcnParams::seed004(100_000_000_000).min_rate_bps));
     }
 
     const BASE: &str = r#"

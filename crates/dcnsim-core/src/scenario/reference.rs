@@ -174,6 +174,8 @@ fn toml_literal(v: &serde_json::Value, unit: Option<&str>) -> String {
     let value = |s: &str| base.and_then(|b| s.strip_suffix(b)).and_then(|n| n.parse::<u64>().ok());
     match v {
         serde_json::Value::String(s) => match value(s) {
+            // no time is "0s" (as scenario files write it); no size or rate the base unit
+            Some(0) if unit == Some("Duration") => "\"0s\"".to_string(),
             Some(0) => format!("\"0{}\"", base.unwrap_or_default()),
             Some(n) => {
                 let (u, m) = scales.iter().find(|(_, m)| n % m == 0).expect("the base unit divides every value");
@@ -672,6 +674,51 @@ mod tests {
         assert_eq!(json_schema(), json_schema(), "deterministic");
     }
 
+    /// Every default a doc comment shows is the code's: the doc writes [`DEFAULT_PLACEHOLDER`]
+    /// and the schema's default (from the table's `defaults()` or serde default, which the
+    /// mechanism's constants give) is written in; no doc comment quotes a number, quantity or
+    /// boolean of its own ("Default: the MTU" and other derived defaults are words).
+    #[test]
+    fn doc_comments_quote_no_default_of_their_own() {
+        fn descriptions(v: &serde_json::Value, out: &mut Vec<String>) {
+            match v {
+                serde_json::Value::Object(m) => {
+                    if let Some(serde_json::Value::String(d)) = m.get("description") {
+                        out.push(d.clone());
+                    }
+                    m.values().for_each(|v| descriptions(v, out));
+                }
+                serde_json::Value::Array(a) => a.iter().for_each(|v| descriptions(v, out)),
+                _ => {}
+            }
+        }
+        let settings = SchemaSettings::draft07().with(|s| s.option_add_null_type = false);
+        let raw = serde_json::to_value(SchemaGenerator::new(settings).into_root_schema_for::<Scenario>()).unwrap();
+        let mut raw_docs = Vec::new();
+        descriptions(&raw, &mut raw_docs);
+        let literal = quoting_defaults(&raw_docs);
+        assert!(literal.is_empty(), "doc comments quoting a default instead of {DEFAULT_PLACEHOLDER}: {literal:#?}");
+        let mut done = Vec::new();
+        descriptions(&serde_json::to_value(root_schema()).unwrap(), &mut done);
+        let left: Vec<&String> = done.iter().filter(|d| d.contains(DEFAULT_PLACEHOLDER)).collect();
+        assert!(left.is_empty(), "{DEFAULT_PLACEHOLDER} without a default in the schema (give the table's defaults() the key): {left:#?}");
+        // the check finds a quoted default
+        assert_eq!(quoting_defaults(&["Queues. Default 1; >= 1.".to_string(), "Default: the MTU.".to_string()]).len(), 1);
+    }
+
+    /// The descriptions that write a literal default: "Default" then a digit, a quote, true or
+    /// false.
+    fn quoting_defaults(docs: &[String]) -> Vec<&String> {
+        docs.iter()
+            .filter(|d| {
+                d.match_indices("Default").any(|(i, _)| {
+                    let rest = d[i + "Default".len()..].trim_start();
+                    rest.starts_with(|c: char| c.is_ascii_digit() || c == '"') || rest.starts_with("true") || rest.starts_with("false")
+                })
+            })
+            .collect()
+    }
+
     #[test]
     fn unit_examples_parse_and_defaults_have_no_nulls() {
         let root = root_schema();
@@ -688,6 +735,154 @@ mod tests {
             }
         }
         assert!(!json_schema().contains("null"), "no null may appear in the schema");
+    }
+
+    /// A value of the schema's `default` as a scenario file holds it.
+    fn toml_of(v: &serde_json::Value) -> Option<toml::Value> {
+        match v {
+            serde_json::Value::Bool(b) => Some(toml::Value::Boolean(*b)),
+            serde_json::Value::Number(n) => n.as_i64().map(toml::Value::Integer).or_else(|| n.as_f64().map(toml::Value::Float)),
+            serde_json::Value::String(s) => Some(toml::Value::String(s.clone())),
+            _ => None,
+        }
+    }
+
+    /// Every (table path, key, default) the schema documents for a table `value` sets, as
+    /// `(path of tables, key, value)`: the places to write a default out.
+    fn documented_defaults(root: &RootSchema, value: &toml::Table, s: &SchemaObject, path: Vec<String>, out: &mut Vec<(Vec<String>, String, String, toml::Value)>) {
+        let s = match ref_name(s) {
+            Some(r) => as_object(&root.definitions[r]).unwrap(),
+            None => s,
+        };
+        let kind = value.get(TAG).and_then(|k| k.as_str());
+        let s = match tagged_variants(s).and_then(|v| v.into_iter().find(|(n, _)| Some(n.as_str()) == kind)) {
+            Some((_, t)) => t,
+            None => s,
+        };
+        let Some(obj) = s.object.as_ref() else { return };
+        let def = path.join(".");
+        for (k, p) in &obj.properties {
+            let Some(p) = as_object(p) else { continue };
+            match value.get(k) {
+                None => {
+                    if let Some(d) = p.metadata.as_ref().and_then(|m| m.default.as_ref()).and_then(toml_of) {
+                        out.push((path.clone(), k.clone(), def.clone(), d));
+                    }
+                }
+                Some(toml::Value::Table(t)) => {
+                    let mut sub = path.clone();
+                    sub.push(k.clone());
+                    documented_defaults(root, t, p, sub, out);
+                }
+                Some(toml::Value::Array(a)) => {
+                    if let Some(item) = array_item(p) {
+                        for (i, v) in a.iter().enumerate() {
+                            if let toml::Value::Table(t) = v {
+                                let mut sub = path.clone();
+                                sub.push(format!("{k}[{i}]"));
+                                documented_defaults(root, t, item, sub, out);
+                            }
+                        }
+                    }
+                }
+                Some(_) => {}
+            }
+        }
+    }
+
+    /// The table at `path` (keys, `name[i]` for an array's entry) of `t`.
+    fn table_at<'t>(t: &'t mut toml::Table, path: &[String]) -> &'t mut toml::Table {
+        path.iter().fold(t, |t, part| {
+            let v = match part.split_once('[') {
+                Some((name, i)) => &mut t.get_mut(name).unwrap().as_array_mut().unwrap()[i.trim_end_matches(']').parse::<usize>().unwrap()],
+                None => t.get_mut(part).unwrap(),
+            };
+            v.as_table_mut().unwrap()
+        })
+    }
+
+    /// Writing out a key's documented default (the schema's, which the reference shows)
+    /// builds the same simulation as leaving the key out, in every shipped small scenario
+    /// and variant and the fingerprint coverage files: the defaults the reference shows are
+    /// the ones the builder uses. A default the scenario cannot take (a static buffer's
+    /// queue beside a shared model) is refused by validation and skipped.
+    #[test]
+    fn documented_defaults_are_the_builders() {
+        use super::super::{configure, Document, RunOptions};
+        let root = root_schema();
+        let base = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+        let mut files: Vec<std::path::PathBuf> = Vec::new();
+        for dir in ["python/dcnsim/scenarios", "bench/fingerprint"] {
+            for e in std::fs::read_dir(format!("{base}/{dir}")).unwrap().flatten() {
+                let p = e.path();
+                let name = p.file_name().unwrap().to_string_lossy().to_string();
+                if name.ends_with(".toml") && (dir == "bench/fingerprint" || name.ends_with("_small.toml") || name.starts_with("dumbbell") || name.starts_with("roce")) {
+                    files.push(p);
+                }
+            }
+        }
+        files.sort();
+        let built = |t: &toml::Table| -> Result<String, super::super::ScenarioError> {
+            let s = Document::from_table(t.clone())?.scenario(None)?;
+            let (topo, routes, cfg, specs) = configure(&s, &RunOptions::default())?;
+            Ok(format!("{topo:?}{routes:?}{cfg:?}{specs:?}"))
+        };
+        // and the tables no shipped scenario leaves at their defaults
+        let extra = "[scenario]\nname = \"defaults\"\nmax_time = \"1ms\"\n\
+                     [topology]\nkind = \"dumbbell\"\nsenders = 2\nhost_link = { rate = \"10Gbps\", delay = \"1us\" }\nbottleneck = { rate = \"10Gbps\", delay = \"1us\" }\n\
+                     [switch]\nbuffer = { model = \"shared\" }\nfq_codel = {}\nqcn = {}\n[transport]\nqcn = {}\n\
+                     [metrics]\nqueue_sample = \"10us\"\ncapture = { ports = [\"left\"] }\n\
+                     [[workload]]\nkind = \"flows\"\nflows = [{ src = 0, dst = 2, size = \"10KB\" }]\n\
+                     [[variant]]\nname = \"static\"\nremove = [\"switch.buffer\", \"switch.fq_codel\"]\n";
+        // and the keys the first leaves to their defaults only under another configuration
+        let extra2 = "[scenario]\nname = \"defaults2\"\n\
+                      [topology]\nkind = \"dumbbell\"\nsenders = 2\nhost_link = { rate = \"10Gbps\", delay = \"1us\" }\nbottleneck = { rate = \"10Gbps\", delay = \"1us\" }\n\
+                      [switch]\nqueues = 2\nbuffer = { model = \"shared\", ingress_pool = \"9MB\" }\npfc = { alpha = 1.0 }\nci = {}\naqm = { kind = \"ramp\", kmin = \"10KB\", kmax = \"100KB\" }\n\
+                      [[workload]]\nkind = \"flows\"\nflows = [{ src = 0, dst = 2, size = \"10KB\" }]\n\
+                      [[variant]]\nname = \"static\"\nremove = [\"switch.pfc.alpha\", \"switch.buffer.ingress_pool\"]\nswitch.buffer = { model = \"static\" }\nswitch.pfc = { xoff = \"100KB\" }\n";
+        let mut checked = std::collections::BTreeSet::new();
+        for (f, text) in files.iter().map(|f| (f.display().to_string(), std::fs::read_to_string(f).unwrap())).chain([("(inline)".to_string(), extra.to_string()), ("(inline 2)".to_string(), extra2.to_string())]) {
+            let doc = Document::from_toml(&text).unwrap();
+            let mut names: Vec<Option<String>> = vec![None];
+            names.extend(doc.variant_names().into_iter().map(Some));
+            for v in names {
+                let merged = doc.merged(v.as_deref()).unwrap();
+                let plain = built(&merged).unwrap_or_else(|e| panic!("{f} {v:?} does not build: {e}"));
+                let mut found = Vec::new();
+                documented_defaults(&root, &merged, &root.schema, Vec::new(), &mut found);
+                for (path, key, table, value) in found {
+                    let mut t = merged.clone();
+                    table_at(&mut t, &path).insert(key.clone(), value.clone());
+                    if let Ok(explicit) = built(&t) {
+                        assert!(
+                            explicit == plain,
+                            "{f}{}: writing {table}.{key} = {value} (its documented default) changes the simulation",
+                            v.as_ref().map(|v| format!(" variant {v}")).unwrap_or_default()
+                        );
+                        let table: String = table.split('.').map(|p| p.split('[').next().unwrap()).collect::<Vec<_>>().join(".");
+                        checked.insert(format!("{table}.{key}"));
+                    }
+                }
+            }
+        }
+        // every documented default was checked somewhere
+        let mut documented = std::collections::BTreeSet::new();
+        let full = "[scenario]\nname = \"x\"\n[topology]\nkind = \"dumbbell\"\n[switch]\nbuffer = {}\npfc = {}\nci = {}\nsfc = {}\nqcn = {}\ndrc = {}\nfq_codel = {}\n\
+                    [transport]\nudp = {}\ndcqcn = {}\nqcn = {}\n[[workload]]\nkind = \"flows\"\nflows = [{ src = 0, dst = 1, size = \"1B\" }]\n\
+                    [metrics]\ncapture = {}\n";
+        let mut every = Vec::new();
+        documented_defaults(&root, &full.parse::<toml::Table>().unwrap(), &root.schema, Vec::new(), &mut every);
+        for kind in ["step", "ramp", "red", "pi2", "dualpi2", "dualq2015", "coupled"] {
+            let t: toml::Table = format!("[switch]\naqm = {{ kind = \"{kind}\" }}").parse().unwrap();
+            documented_defaults(&root, &t, &root.schema, Vec::new(), &mut every);
+        }
+        for (_, key, table, _) in every {
+            let table: String = table.split('.').map(|p| p.split('[').next().unwrap()).collect::<Vec<_>>().join(".");
+            documented.insert(format!("{table}.{key}"));
+        }
+        let unchecked: Vec<&String> = documented.difference(&checked).collect();
+        assert!(unchecked.is_empty(), "documented defaults no scenario here writes out: {unchecked:?}");
+        assert!(checked.len() >= 60, "only {} keys' defaults checked: {checked:?}", checked.len());
     }
 
     /// Keys of `value` that the schema `s` does not declare.

@@ -11,6 +11,7 @@ pub use crate::host::udp::{Arrivals, SizeDist};
 pub use crate::host::{CcName, TransportKind};
 pub use crate::net::fat_tree::CoreWiring;
 use crate::sim::SimTime;
+use crate::switch::{ci, drc, pfc, qcn, sfc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -32,6 +33,8 @@ pub const DEFAULT_ACK_SIZE: u64 = 64;
 pub const DEFAULT_INIT_CWND: u32 = 10;
 pub const DEFAULT_MIN_RTO: SimTime = SimTime::from_ms(1);
 pub const DEFAULT_GROUPS: u32 = 1;
+pub const DEFAULT_IN_FLIGHT: u32 = 1;
+pub const DEFAULT_MIN_SIZE: u64 = 1;
 pub const DEFAULT_FCT_BINS: [u64; 3] = [100_000, 1_000_000, 10_000_000];
 pub const DEFAULT_QUEUE_BIN: u64 = 10_000;
 pub const DEFAULT_CAPTURE_MAX_FRAMES: u64 = 1_000_000;
@@ -133,17 +136,17 @@ pub struct SourceConfig {
 pub struct Meta {
     /// Short identifier, used in output tables. Required, non-empty.
     pub name: String,
-    /// One line shown by `dcnsim scenarios`. Default "".
+    /// One line shown by `dcnsim scenarios`. Default {default}.
     #[serde(default)]
     pub description: String,
-    /// Master seed; every random stream derives from it. Default 1.
+    /// Master seed; every random stream derives from it. Default {default}.
     #[serde(default = "d_seed")]
     pub seed: u64,
     /// New flows of open-loop workloads arrive during [0, arrivals_for). Default: max_time;
     /// at most max_time.
     #[serde(default)]
     pub arrivals_for: Option<Duration>,
-    /// Hard stop; flows not finished by then are reported unfinished. Default "1s"; > 0.
+    /// Hard stop; flows not finished by then are reported unfinished. Default {default}; > 0.
     #[serde(default = "d_max_time")]
     pub max_time: Duration,
 }
@@ -192,8 +195,9 @@ pub struct CustomLink {
 pub struct TopologyConfig {
     /// Topology family (required); it decides which of the keys below apply.
     pub kind: TopologyKind,
-    /// Full-size packet on the wire, headers included. Default "1500B"; 128B..65535B.
+    /// Full-size packet on the wire, headers included. Default {default}; 128B..65535B.
     #[serde(default)]
+    #[schemars(default = "d_topology_config_mtu")]
     pub mtu: Option<Bytes>,
     /// Host-to-switch links. Required for dumbbell, clos2 and fat_tree3.
     #[serde(default)]
@@ -207,8 +211,9 @@ pub struct TopologyConfig {
     /// dumbbell (required): hosts on the left switch. >= 1.
     #[serde(default)]
     pub senders: Option<u32>,
-    /// dumbbell: hosts on the right switch. Default 1; >= 1.
+    /// dumbbell: hosts on the right switch. Default {default}; >= 1.
     #[serde(default)]
+    #[schemars(default = "d_topology_config_receivers")]
     pub receivers: Option<u32>,
     /// dumbbell (required): the link between the two switches.
     #[serde(default)]
@@ -273,6 +278,13 @@ pub struct TopologyConfig {
     pub routes: Option<Vec<StaticRoute>>,
 }
 
+fn d_topology_config_mtu() -> Option<Bytes> {
+    Some(Bytes(DEFAULT_MTU))
+}
+fn d_topology_config_receivers() -> Option<u32> {
+    Some(DEFAULT_RECEIVERS)
+}
+
 /// One static route of a custom topology.
 #[derive(Deserialize, Serialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]
@@ -301,39 +313,48 @@ pub enum BufferModel {
 /// `switch.buffer`.
 #[derive(Deserialize, Serialize, Debug, Clone, Default, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(default = "BufferConfig::defaults")]
 pub struct BufferConfig {
     /// "static" (default) or "shared".
     #[serde(default)]
     pub model: BufferModel,
     /// static: capacity of each egress queue, for the packets the buffer model admits.
-    /// Default "1MB"; > 0. A packet of a lossless (PFC) class is admitted by PFC's ingress
+    /// Default {default}; > 0. A packet of a lossless (PFC) class is admitted by PFC's ingress
     /// accounting instead, per ingress port, so an egress queue fed by several ingress
     /// ports can hold more than this (reported max queue depths above it are by design;
     /// the switch's memory, queue x queues x ports, still bounds the total).
-    #[serde(default)]
     pub queue: Option<Bytes>,
-    /// shared: total buffer of a switch (guarantees included). Default "16MB"; > 0.
-    #[serde(default)]
+    /// shared: total buffer of a switch (guarantees included). Default {default}; > 0.
     pub pool: Option<Bytes>,
-    /// shared: bytes reserved for each egress port. Default "50KB"; guaranteed x ports of the
+    /// shared: bytes reserved for each egress port. Default {default}; guaranteed x ports of the
     /// largest switch must fit in the pool.
-    #[serde(default)]
     pub guaranteed: Option<Bytes>,
     /// shared: dynamic-threshold coefficient: a port may hold alpha * (free shared buffer)
-    /// beyond its guarantee. Default 1.0; > 0.
-    #[serde(default)]
+    /// beyond its guarantee. Default {default}; > 0.
     pub alpha: Option<f64>,
     /// shared: an ingress pool for lossless traffic (seed 004's fairness runs: "9MB"), the
     /// view of the buffer PFC's dynamic XOFF (switch.pfc.alpha) takes: a (port, class) pauses
     /// past ingress_guaranteed + alpha x the free ingress pool. Lossy traffic is not
     /// ingress-accounted (the seed disables its ingress pool: "no ingress drops"). Needs
     /// switch.pfc.alpha. Default: none (the dynamic XOFF uses the free egress pool); > 0.
-    #[serde(default)]
     pub ingress_pool: Option<Bytes>,
     /// shared, with ingress_pool: bytes of each (ingress port, lossless class) counter not
-    /// drawn from the ingress pool. Default "50KB" (seed 004).
-    #[serde(default)]
+    /// drawn from the ingress pool. Default {default} (seed 004).
     pub ingress_guaranteed: Option<Bytes>,
+}
+
+impl BufferConfig {
+    /// Every key's default, for the reference (the doc comments' `{default}`).
+    fn defaults() -> Self {
+        BufferConfig {
+            queue: Some(Bytes(DEFAULT_QUEUE_CAP)),
+            pool: Some(Bytes(DEFAULT_POOL)),
+            guaranteed: Some(Bytes(DEFAULT_GUARANTEED)),
+            alpha: Some(DEFAULT_BUFFER_ALPHA),
+            ingress_guaranteed: Some(Bytes(DEFAULT_GUARANTEED)),
+            ..Default::default()
+        }
+    }
 }
 
 /// Egress scheduler among the queues of a port.
@@ -350,54 +371,50 @@ pub enum SchedulerKind {
 /// `[switch]`.
 #[derive(Deserialize, Serialize, Debug, Clone, Default, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(default = "SwitchConfig::defaults")]
 pub struct SwitchConfig {
     /// Buffer model and sizes (see `switch.buffer`). Default: static, "1MB" per egress queue.
     #[serde(default)]
     pub buffer: BufferConfig,
     /// Queues (traffic classes) per egress port, 1..8. A packet of priority p uses queue
-    /// min(p, queues-1) unless `classes` says otherwise. Default 1.
-    #[serde(default)]
+    /// min(p, queues-1) unless `classes` says otherwise. Default {default}.
     pub queues: Option<u8>,
     /// Priority-to-traffic-class table (the DSCP/PCP mapping of the fabric): entry p is the
     /// queue (0..queues-1) of packets of priority p. 8 entries. Default: min(p, queues-1).
-    #[serde(default)]
     pub classes: Option<Vec<u8>>,
     /// "strict" (default) or "dwrr".
     #[serde(default)]
     pub scheduler: SchedulerKind,
     /// dwrr: one weight >= 1 per queue; queue i's quantum is weights[i] x MTU bytes. Default all 1.
-    #[serde(default)]
     pub weights: Option<Vec<u32>>,
-    /// Static per-hop forwarding latency added at every switch (seed 003 used "400ns"). Default 0.
-    #[serde(default)]
+    /// Static per-hop forwarding latency added at every switch (seed 003 used "400ns"). Default {default}.
     pub latency: Option<Duration>,
     /// Priority-based Flow Control; absent = no PFC (lossy fabric).
-    #[serde(default)]
     pub pfc: Option<PfcConfig>,
     /// dwrr: queues served with strict priority ahead of the DWRR set (highest index first),
     /// e.g. [2] for seed 000's mice queue in the 3-queue model. Default none.
-    #[serde(default)]
     pub strict: Option<Vec<u8>>,
     /// Congestion Isolation (IEEE P802.1Qcz) or its hash-by-destination baseline; absent = off.
-    #[serde(default)]
     pub ci: Option<CiConfig>,
     /// Source Flow Control (IEEE P802.1Qdw, seed 004); absent = off.
-    #[serde(default)]
     pub sfc: Option<SfcConfig>,
     /// Quantized Congestion Notification's congestion points (IEEE 802.1Qau); absent = off.
     /// The NICs' reaction points take their constants from `transport.qcn`.
-    #[serde(default)]
     pub qcn: Option<QcnCpConfig>,
     /// Directional Rate Control (seed 001); absent = off.
-    #[serde(default)]
     pub drc: Option<DrcConfig>,
     /// FQ-CoDel on every egress queue (RFC 8290, see `switch.fq_codel`); absent = off.
-    #[serde(default)]
     pub fq_codel: Option<crate::switch::fq_codel::FqCodelConfig>,
     /// Active queue management and ECN marking, chosen by kind (see `switch.aqm`); absent =
     /// none (drop-tail only).
-    #[serde(default)]
     pub aqm: Option<AqmConfig>,
+}
+
+impl SwitchConfig {
+    /// Every key's default, for the reference (the doc comments' `{default}`).
+    fn defaults() -> Self {
+        SwitchConfig { queues: Some(DEFAULT_QUEUES), latency: Some(Duration(SimTime::ZERO)), ..Default::default() }
+    }
 }
 
 /// Where SFC keeps a destination cache.
@@ -427,26 +444,34 @@ pub enum SfcModeConfig {
 /// takes to drain to the target (see switch/sfc.rs).
 #[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
+#[schemars(default = "SfcConfig::defaults")]
 pub struct SfcConfig {
     /// Egress queue depth at or above which an arriving data packet triggers a message to its
-    /// source. Default "100KB" (seed: 2/3 BDP); > target.
-    #[serde(default)]
+    /// source. Default {default} (seed: 2/3 BDP); > target.
     pub trigger: Option<Bytes>,
     /// Depth the pause drains the queue to: pause = (depth - target) x 8 / port rate.
-    /// Default "50KB" (seed: 1/3 BDP; its fairness runs use "64KB").
-    #[serde(default)]
+    /// Default {default} (seed: 1/3 BDP; its fairness runs use "64KB").
     pub target: Option<Bytes>,
-    /// At most one message per (congested port, flow) per this period. Default "6us" (seed:
+    /// At most one message per (congested port, flow) per this period. Default {default} (seed:
     /// RTT/2); 0 = no suppression.
-    #[serde(default)]
     pub suppression: Option<Duration>,
     /// "tor" (default: destination cache at the source's ToR) or "none".
-    #[serde(default)]
     pub cache: Option<SfcCacheConfig>,
     /// "native" (default: the NIC pauses the flow) or "proxy" (the source's ToR sends the NIC
     /// a PFC PAUSE for the class).
-    #[serde(default)]
     pub mode: Option<SfcModeConfig>,
+}
+
+impl SfcConfig {
+    /// Every key's default, for the reference (the doc comments' `{default}`).
+    fn defaults() -> Self {
+        SfcConfig {
+            trigger: Some(Bytes(sfc::DEFAULT_TRIGGER)),
+            target: Some(Bytes(sfc::DEFAULT_TARGET)),
+            suppression: Some(Duration(sfc::DEFAULT_SUPPRESSION)),
+            ..Default::default()
+        }
+    }
 }
 
 /// How the CI-managed traffic class is queued.
@@ -478,68 +503,76 @@ pub enum CiMarkConfig {
 /// `switch.ci`: Congestion Isolation per IEEE P802.1Qcz as simulated in seeds 000 and 003.
 #[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
+#[schemars(default = "CiConfig::defaults")]
 pub struct CiConfig {
     /// "isolate" (default) or "hash_dst" (the baseline).
     #[serde(default)]
     pub mode: CiModeConfig,
-    /// Traffic class whose traffic CI manages and its non-congested queue. Default 1.
-    #[serde(default)]
+    /// Traffic class whose traffic CI manages and its non-congested queue. Default {default}.
     pub queue: Option<u8>,
-    /// The congested queue (same class semantics, separate queue). Default 0; not `queue`.
-    #[serde(default)]
+    /// The congested queue (same class semantics, separate queue). Default {default}; not `queue`.
     pub congested_queue: Option<u8>,
-    /// isolate: non-congested depth where isolation starts. Default "10KB" (seed); low <= high.
-    #[serde(default)]
+    /// isolate: non-congested depth where isolation starts. Default {default} (seed); low <= high.
     pub low: Option<Bytes>,
-    /// isolate: depth above which every arriving flow is isolated. Default "300KB" (seed).
-    #[serde(default)]
+    /// isolate: depth above which every arriving flow is isolated. Default {default} (seed).
     pub high: Option<Bytes>,
-    /// isolate: isolation probability at `high`. Default 0.01 (seed); in (0, 1].
-    #[serde(default)]
+    /// isolate: isolation probability at `high`. Default {default} (seed); in (0, 1].
     pub pmax: Option<f64>,
     /// isolate: "queue_ecn" (default: the isolating packet is CE-marked, then `switch.aqm`
     /// marks on the congested queue's depth) or "every_isolated" (every packet of an isolated
     /// flow is CE-marked).
-    #[serde(default)]
     pub mark: Option<CiMarkConfig>,
     /// isolate: congested-flow table entries per egress port; when full, the least recently
-    /// active entry is evicted. Default 1024; >= 1.
-    #[serde(default)]
+    /// active entry is evicted. Default {default}; >= 1.
     pub table_size: Option<u32>,
     /// isolate: signal isolated flows upstream with CIPs; false = local isolation only (a
-    /// degree of conformance in seed 000). Default true.
-    #[serde(default)]
+    /// degree of conformance in seed 000). Default {default}.
     pub signal: Option<bool>,
     /// isolate: congested-queue depth above which a packet of an isolated flow that arrives in
     /// the non-congested class triggers a CIP to its upstream peer (repeated at most once per
-    /// round trip of that link). Default "100KB".
-    #[serde(default)]
+    /// round trip of that link). Default {default}.
     pub cip_threshold: Option<Bytes>,
     /// isolate: release a flow when the congested queue has held none of its packets for this
-    /// long. Default "50us"; > 0.
-    #[serde(default)]
+    /// long. Default {default}; > 0.
     pub release_after: Option<Duration>,
-    /// isolate: NICs honour CIPs by moving the flow to the congested queue's class. Default true.
-    #[serde(default)]
+    /// isolate: NICs honour CIPs by moving the flow to the congested queue's class. Default {default}.
     pub hosts: Option<bool>,
     /// isolate: octets of the offending frame a CIM carries (IEEE 802.1Qcz-2023
-    /// `min-header-octets`). Default "48B" (the standard); 0..512 B. The CIM is 46 B more on
+    /// `min-header-octets`). Default {default} (the standard); 0..512 B. The CIM is 46 B more on
     /// the wire (the 802.1Qau CNM's header, as the CIM's is not public), 64 B at least.
-    #[serde(default)]
     pub cim_encap: Option<Bytes>,
-    /// isolate: CIMs sent at most per congesting flow (802.1Qcz `max-cim-tx`). Default 3 (the
+    /// isolate: CIMs sent at most per congesting flow (802.1Qcz `max-cim-tx`). Default {default} (the
     /// standard); 0 = no limit (one per link round trip while the flow keeps arriving).
-    #[serde(default)]
     pub cim_max: Option<u32>,
     /// isolate: when entries made by a received CIM are released: "standard" (default,
     /// 802.1Qcz: `max_flow_life` after the congesting queue turns non-congested, below `low`;
     /// NICs: `max_flow_life` after the flow's last CIM) or "flow_idle" (as local entries,
     /// `release_after` after the flow's last packet left; NICs keep the isolation for good).
-    #[serde(default)]
     pub cim_release: Option<CimReleaseConfig>,
-    /// isolate: 802.1Qcz `ci-max-flow-life` (100 centiseconds). Default "1s"; > 0.
-    #[serde(default)]
+    /// isolate: 802.1Qcz `ci-max-flow-life` (100 centiseconds). Default {default}; > 0.
     pub max_flow_life: Option<Duration>,
+}
+
+impl CiConfig {
+    /// Every key's default, for the reference (the doc comments' `{default}`).
+    fn defaults() -> Self {
+        CiConfig {
+            queue: Some(ci::DEFAULT_QUEUE),
+            congested_queue: Some(ci::DEFAULT_CONGESTED_QUEUE),
+            low: Some(Bytes(ci::DEFAULT_LOW)),
+            high: Some(Bytes(ci::DEFAULT_HIGH)),
+            pmax: Some(ci::DEFAULT_PMAX),
+            table_size: Some(ci::DEFAULT_TABLE_SIZE),
+            signal: Some(ci::DEFAULT_SIGNAL),
+            cip_threshold: Some(Bytes(ci::DEFAULT_CIP_THRESHOLD)),
+            release_after: Some(Duration(ci::DEFAULT_RELEASE_AFTER)),
+            hosts: Some(ci::DEFAULT_HOSTS),
+            cim_encap: Some(Bytes(ci::DEFAULT_CIM_ENCAP as u64)),
+            cim_max: Some(ci::DEFAULT_CIM_MAX),
+            max_flow_life: Some(Duration(ci::DEFAULT_MAX_FLOW_LIFE)),
+            ..Default::default()
+        }
+    }
 }
 
 /// When CI entries made by a received CIM are released (`switch.ci.cim_release`).
@@ -581,6 +614,7 @@ pub enum PfcMode {
 /// (ingress port, traffic class), XOFF/XON thresholds and headroom.
 #[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
+#[schemars(default = "PfcConfig::defaults")]
 pub struct PfcConfig {
     /// "priority" (802.1Qbb, default) or "link" (802.3x PAUSE on all classes).
     #[serde(default)]
@@ -591,31 +625,36 @@ pub struct PfcConfig {
     pub accounting: PfcAccounting,
     /// Static XOFF threshold per (ingress port, class), e.g. "750KB" (seeds 000/003) or "650KB"
     /// (seed 004). Give either xoff or alpha.
-    #[serde(default)]
     pub xoff: Option<Bytes>,
     /// Dynamic XOFF threshold: alpha x free shared buffer (needs switch.buffer.model = "shared").
     /// > 0.
-    #[serde(default)]
     pub alpha: Option<f64>,
-    /// Send XON when the ingress counter falls to this. Default "4KB" (seeds 000/003); below
+    /// Send XON when the ingress counter falls to this. Default {default} (seeds 000/003); below
     /// the static xoff.
-    #[serde(default)]
     pub xon: Option<Bytes>,
     /// Headroom per (ingress port, class) for bytes that arrive after XOFF. Default: derived
     /// per link as the round trip at line rate (propagation both ways plus static switch
     /// latency at each switch end) + 3 x MTU + 64 B (see switch/pfc.rs).
-    #[serde(default)]
     pub headroom: Option<Bytes>,
-    /// Pause quanta (512 bit times each) in an XOFF frame, 1..65535. Default 65535.
-    #[serde(default)]
+    /// Pause quanta (512 bit times each) in an XOFF frame, 1..65535. Default {default}.
     pub quanta: Option<u32>,
     /// Lossless traffic classes (queue indices, 0..7). Default: all.
-    #[serde(default)]
     pub priorities: Option<Vec<u8>>,
     /// End the run as deadlocked when a cycle of egress queues has been paused on each other
-    /// for this long. Default "5ms"; > 0.
-    #[serde(default)]
+    /// for this long. Default {default}; > 0.
     pub deadlock_after: Option<Duration>,
+}
+
+impl PfcConfig {
+    /// Every key's default, for the reference (the doc comments' `{default}`).
+    fn defaults() -> Self {
+        PfcConfig {
+            xon: Some(Bytes(pfc::DEFAULT_XON)),
+            quanta: Some(pfc::DEFAULT_QUANTA as u32),
+            deadlock_after: Some(Duration(pfc::DEFAULT_DEADLOCK_AFTER)),
+            ..Default::default()
+        }
+    }
 }
 
 /// `transport.udp`.
@@ -644,57 +683,46 @@ pub struct UdpConfig {
 /// `[transport]`.
 #[derive(Deserialize, Serialize, Debug, Clone, Default, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(default = "TransportConfig::defaults")]
 pub struct TransportConfig {
     /// The transport: "tcp", "roce" or "udp"; or a congestion control's name standing for
     /// itself over its transport ("dctcp", "reno", "cubic": tcp; "dcqcn": roce). Default:
     /// the transport `cc` runs over, else "dctcp".
-    #[serde(default)]
     pub kind: Option<TransportKind>,
     /// The congestion control of tcp (window-based: "dctcp", "reno", "cubic") or roce
     /// (rate-based: "dcqcn"). Default: the one `kind` names, else "dctcp" over tcp and
     /// "dcqcn" over roce. Each algorithm's constants are keys of this table (`g`, `ecn`,
     /// `dcqcn`).
-    #[serde(default)]
     pub cc: Option<CcName>,
-    /// Header bytes in every data packet (payload = MTU - header). Default "40B"; below the MTU.
-    #[serde(default)]
+    /// Header bytes in every data packet (payload = MTU - header). Default {default}; below the MTU.
     pub header: Option<Bytes>,
-    /// Size of an ACK on the wire. Default "64B"; >= 1B, at most the MTU (an ACK is one frame).
-    #[serde(default)]
+    /// Size of an ACK on the wire. Default {default}; >= 1B, at most the MTU (an ACK is one frame).
     pub ack_size: Option<Bytes>,
     /// Receiver window of every TCP connection: bytes in flight never exceed it (a fixed
     /// socket buffer without window scaling, e.g. seed 001's "TCP Window size = 64KB").
     /// Default: none; at least the MTU.
-    #[serde(default)]
     pub window: Option<Bytes>,
-    /// Initial congestion window in full-size packets. Default 10 (RFC 6928); >= 1.
-    #[serde(default)]
+    /// Initial congestion window in full-size packets. Default {default} (RFC 6928); >= 1.
     pub init_cwnd: Option<u32>,
     /// TCP (DCTCP, Reno, Cubic): a new connection sends a SYN and waits for the SYN-ACK
     /// (ACK-sized, retransmitted on the RTO with back-off) before its data, and the FCT counts
     /// from the SYN, as ns-3 and htsim count it; the ideal FCT includes that round trip. Flows
-    /// that continue a connection (`connection = "reuse"`) have none. Default false (RDMA and
+    /// that continue a connection (`connection = "reuse"`) have none. Default {default} (RDMA and
     /// persistent connections have no set-up).
-    #[serde(default)]
     pub handshake: Option<bool>,
-    /// Minimum retransmission timeout (RFC 6298 uses 1 s; data centers use far less). Default "1ms"; > 0.
-    #[serde(default)]
+    /// Minimum retransmission timeout (RFC 6298 uses 1 s; data centers use far less). Default {default}; > 0.
     pub min_rto: Option<Duration>,
     /// RTO before the first RTT sample. Default: min_rto; > 0; a value below min_rto is raised to it.
-    #[serde(default)]
     pub init_rto: Option<Duration>,
-    /// DCTCP: EWMA gain g of alpha. Default 0.0625 (1/16); in (0, 1].
-    #[serde(default)]
+    /// DCTCP: EWMA gain g of alpha. Default {default} (1/16); in (0, 1].
     pub g: Option<f64>,
     /// Reno and Cubic: classic ECN (RFC 3168): ECT(0) data, an ECN-Echo is a congestion event
-    /// (Reno halves, Cubic cuts by beta), at most once per window. Default false. DCTCP always
+    /// (Reno halves, Cubic cuts by beta), at most once per window. Default {default}. DCTCP always
     /// uses ECN.
-    #[serde(default)]
     pub ecn: Option<bool>,
     /// The ECN codepoint of ECN-capable TCP data: "ect1" or "ect0". Default: "ect1" for DCTCP
     /// (the scalable sender of RFC 9331, which a DualQ AQM puts in its L queue), "ect0" for
     /// Reno and Cubic with classic ECN. RoCEv2 data is ECT(0).
-    #[serde(default)]
     pub ect: Option<EctConfig>,
     /// UDP source parameters.
     #[serde(default)]
@@ -703,8 +731,23 @@ pub struct TransportConfig {
     #[serde(default)]
     pub dcqcn: DcqcnConfig,
     /// QCN reaction point constants (IEEE 802.1Qau); only with `switch.qcn`.
-    #[serde(default)]
     pub qcn: Option<QcnRpConfig>,
+}
+
+impl TransportConfig {
+    /// Every key's default, for the reference (the doc comments' `{default}`).
+    fn defaults() -> Self {
+        TransportConfig {
+            header: Some(Bytes(DEFAULT_HEADER)),
+            ack_size: Some(Bytes(DEFAULT_ACK_SIZE)),
+            init_cwnd: Some(DEFAULT_INIT_CWND),
+            handshake: Some(false),
+            min_rto: Some(Duration(DEFAULT_MIN_RTO)),
+            g: Some(crate::host::dctcp::DEFAULT_G),
+            ecn: Some(false),
+            ..Default::default()
+        }
+    }
 }
 
 /// `switch.drc`: Directional Rate Control as seed 001 proposes it (see switch/drc.rs):
@@ -714,22 +757,26 @@ pub struct TransportConfig {
 /// rates; the defaults are ours.
 #[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
+#[schemars(default = "DrcConfig::defaults")]
 pub struct DrcConfig {
     /// Fill of a direction's queue (against what the buffer would admit there) at which
     /// severity 1, 2 and 3 start. Default [0.25, 0.5, 0.75]; increasing, in (0, 1].
-    #[serde(default)]
     pub thresholds: Option<Vec<f64>>,
     /// Fraction of the link rate a peer may send toward a direction at severity 1, 2 and 3
     /// (0 = stop). Default [0.5, 0.25, 0.0]; each in [0, 1], not increasing.
-    #[serde(default)]
     pub rates: Option<Vec<f64>>,
-    /// A severity is left once the fill is this far below its threshold. Default 0.1; in
+    /// A severity is left once the fill is this far below its threshold. Default {default}; in
     /// [0, 1) and below the first threshold (else an empty queue would keep severity 1).
-    #[serde(default)]
     pub hysteresis: Option<f64>,
     /// Rate-controlled traffic classes (the frame's priority mask). Default: all.
-    #[serde(default)]
     pub classes: Option<Vec<u8>>,
+}
+
+impl DrcConfig {
+    /// Every key's default, for the reference (the doc comments' `{default}`).
+    fn defaults() -> Self {
+        DrcConfig { hysteresis: Some(drc::DEFAULT_HYSTERESIS), ..Default::default() }
+    }
 }
 
 /// `switch.qcn`: the congestion point of every switch egress queue (IEEE 802.1Qau, 802.1Q
@@ -737,49 +784,64 @@ pub struct DrcConfig {
 /// Fb = -(Q - q_eq + w (Q - Q_old)) < 0.
 #[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
+#[schemars(default = "QcnCpConfig::defaults")]
 pub struct QcnCpConfig {
-    /// Queue set point Q_eq. Default "26000B"; > 0.
-    #[serde(default)]
+    /// Queue set point Q_eq. Default {default}; > 0.
     pub q_eq: Option<Bytes>,
-    /// Weight w of the queue's growth in Fb. Default 2.0; > 0.
-    #[serde(default)]
+    /// Weight w of the queue's growth in Fb. Default {default}; > 0.
     pub w: Option<f64>,
     /// Bytes between samples with no congestion (fewer, down to 1/8 of it, as |Fb| grows).
-    /// Default "150KB"; > 0.
-    #[serde(default)]
+    /// Default {default}; > 0.
     pub sample_base: Option<Bytes>,
+}
+
+impl QcnCpConfig {
+    /// Every key's default, for the reference (the doc comments' `{default}`).
+    fn defaults() -> Self {
+        QcnCpConfig { q_eq: Some(Bytes(qcn::DEFAULT_Q_EQ)), w: Some(qcn::DEFAULT_W), sample_base: Some(Bytes(qcn::DEFAULT_SAMPLE_BASE)), ..Default::default() }
+    }
 }
 
 /// `transport.qcn`: the reaction point of every NIC flow (IEEE 802.1Qau, 802.1Q clause 32.13;
 /// see switch/qcn.rs); the defaults are the 802.1Q MIB's.
 #[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
+#[schemars(default = "QcnRpConfig::defaults")]
 pub struct QcnRpConfig {
-    /// Gd: the rate cut per unit of quantised feedback (6 bits). Default 0.0078125 (1/128);
+    /// Gd: the rate cut per unit of quantised feedback (6 bits). Default {default} (1/128);
     /// in (0, 1].
-    #[serde(default)]
     pub gd: Option<f64>,
-    /// The largest cut per CNM as a fraction of the rate. Default 0.5; in (0, 1).
-    #[serde(default)]
+    /// The largest cut per CNM as a fraction of the rate. Default {default}; in (0, 1).
     pub min_decrease: Option<f64>,
-    /// Bytes sent per byte-counter cycle (half that after fast recovery). Default "150KB"; > 0.
-    #[serde(default)]
+    /// Bytes sent per byte-counter cycle (half that after fast recovery). Default {default}; > 0.
     pub byte_counter: Option<Bytes>,
-    /// Timer cycle (half that after fast recovery). Default "15ms"; > 0.
-    #[serde(default)]
+    /// Timer cycle (half that after fast recovery). Default {default}; > 0.
     pub timer: Option<Duration>,
-    /// Fast-recovery cycles per counter. Default 5.
-    #[serde(default)]
+    /// Fast-recovery cycles per counter. Default {default}.
     pub fast_recovery: Option<u32>,
-    /// Active increase of the target rate per cycle. Default "5Mbps".
-    #[serde(default)]
+    /// Active increase of the target rate per cycle. Default {default}.
     pub rate_ai: Option<Rate>,
-    /// Hyper-active increase step. Default "50Mbps".
-    #[serde(default)]
+    /// Hyper-active increase step. Default {default}.
     pub rate_hai: Option<Rate>,
-    /// The rate a flow is never cut below. Default "5Mbps" (the MIB's); > 0.
-    #[serde(default)]
+    /// The rate a flow is never cut below. Default {default} (the MIB's); > 0.
     pub min_rate: Option<Rate>,
+}
+
+impl QcnRpConfig {
+    /// Every key's default, for the reference (the doc comments' `{default}`).
+    fn defaults() -> Self {
+        QcnRpConfig {
+            gd: Some(qcn::DEFAULT_GD),
+            min_decrease: Some(qcn::DEFAULT_MIN_DECREASE),
+            byte_counter: Some(Bytes(qcn::DEFAULT_BYTE_COUNTER)),
+            timer: Some(Duration(qcn::DEFAULT_TIMER)),
+            fast_recovery: Some(qcn::DEFAULT_FAST_RECOVERY),
+            rate_ai: Some(Rate(qcn::DEFAULT_RATE_AI)),
+            rate_hai: Some(Rate(qcn::DEFAULT_RATE_HAI)),
+            min_rate: Some(Rate(qcn::DEFAULT_MIN_RATE)),
+            ..Default::default()
+        }
+    }
 }
 
 /// An ECN-capable transport codepoint (RFC 3168 section 5).
@@ -809,50 +871,46 @@ pub enum DcqcnPreset {
 /// `transport.dcqcn`: every key overrides the preset.
 #[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
+#[schemars(default = "DcqcnConfig::defaults")]
 pub struct DcqcnConfig {
     /// "paper" (default) or "seed004".
     #[serde(default)]
     pub preset: DcqcnPreset,
     /// Alpha EWMA gain, in (0, 1].
-    #[serde(default)]
     pub g: Option<f64>,
     /// Fast-recovery steps F, >= 1.
-    #[serde(default)]
     pub fast_recovery_steps: Option<u32>,
     /// Bytes sent per byte-counter increase event, > 0.
-    #[serde(default)]
     pub byte_counter: Option<Bytes>,
     /// Period of the rate-increase timer, > 0.
-    #[serde(default)]
     pub rate_timer: Option<Duration>,
     /// Period of the alpha decay timer, > 0.
-    #[serde(default)]
     pub alpha_timer: Option<Duration>,
     /// Additive increase step R_AI, a rate; not with rate_ai_fraction.
-    #[serde(default)]
     pub rate_ai: Option<Rate>,
     /// Hyper increase step R_HAI, a rate; not with rate_hai_fraction.
-    #[serde(default)]
     pub rate_hai: Option<Rate>,
     /// R_AI as a fraction of each sender's line rate, in (0, 1]; not with rate_ai. Seed 004
     /// writes "AI: 0.0125" without a unit: 0.0125 here is 1.25 Gbit/s at 100 Gbit/s, where
     /// rate_ai = "12.5Mbps" reads it in Gbit/s.
-    #[serde(default)]
     pub rate_ai_fraction: Option<f64>,
     /// R_HAI as a fraction of each sender's line rate, in (0, 1]; not with rate_hai (seed
     /// 004's "Hyper AI: 0.025").
-    #[serde(default)]
     pub rate_hai_fraction: Option<f64>,
-    /// Lowest sending rate. Default "100Mbps".
-    #[serde(default)]
+    /// Lowest sending rate. Default {default}.
     pub min_rate: Option<Rate>,
     /// Notification point: at most one CNP per flow per this interval.
-    #[serde(default)]
     pub cnp_interval: Option<Duration>,
     /// Cap on bytes in flight, as a time at the host line rate (HPCC's "initial window"
     /// variant; seed 004: "15us"). "0ns" turns the cap off.
-    #[serde(default)]
     pub window: Option<Duration>,
+}
+
+impl DcqcnConfig {
+    /// Every key's default, for the reference (the doc comments' `{default}`).
+    fn defaults() -> Self {
+        DcqcnConfig { min_rate: Some(Rate(crate::host::dcqcn::DEFAULT_MIN_RATE)), ..Default::default() }
+    }
 }
 
 /// Workload generators.
@@ -956,8 +1014,9 @@ pub struct FlowEntry {
     pub dst: u32,
     /// Bytes of payload to deliver (wire bytes for UDP), > 0.
     pub size: Bytes,
-    /// Start time. Default 0.
+    /// Start time. Default {default}.
     #[serde(default)]
+    #[schemars(default = "d_flow_entry_start")]
     pub start: Option<Duration>,
     /// Priority (traffic class) of this flow, 0..7. Default: the workload's `priority`.
     #[serde(default)]
@@ -972,6 +1031,10 @@ pub struct FlowEntry {
     pub transport: Option<TransportKind>,
 }
 
+fn d_flow_entry_start() -> Option<Duration> {
+    Some(Duration(SimTime::ZERO))
+}
+
 /// `[[workload]]`. Which keys apply depends on `kind`.
 #[derive(Deserialize, Serialize, Debug, Clone, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -981,8 +1044,9 @@ pub struct WorkloadConfig {
     /// Label in the `tag` column. Default: the kind ("poisson" is labelled "background").
     #[serde(default)]
     pub tag: Option<String>,
-    /// Priority (traffic class) of the flows, 0..7. Default 0.
+    /// Priority (traffic class) of the flows, 0..7. Default {default}.
     #[serde(default)]
+    #[schemars(default = "d_workload_config_priority")]
     pub priority: Option<u8>,
     /// Transport of these flows, named as `[transport] kind` names one. Default: the
     /// scenario's (`[transport]`); "tcp" or "roce" alone keep its congestion control if it
@@ -994,8 +1058,9 @@ pub struct WorkloadConfig {
     /// default.
     #[serde(default)]
     pub cc: Option<CcName>,
-    /// First arrival not before this time. Default 0.
+    /// First arrival not before this time. Default {default}.
     #[serde(default)]
+    #[schemars(default = "d_workload_config_start")]
     pub start: Option<Duration>,
     /// No arrival at or after this time. Default: scenario.arrivals_for; after `start`.
     #[serde(default)]
@@ -1022,21 +1087,24 @@ pub struct WorkloadConfig {
     /// with `load`.
     #[serde(default)]
     pub period: Option<IncastPeriod>,
-    /// incast: independent incast sets (seed 000 uses 4 sets of 20:1). Default 1; >= 1.
+    /// incast: independent incast sets (seed 000 uses 4 sets of 20:1). Default {default}; >= 1.
     #[serde(default)]
+    #[schemars(default = "d_workload_config_groups")]
     pub groups: Option<u32>,
     /// incast: fixed receiver host index (only with groups = 1): an index of the topology's
     /// hosts, within `hosts` when the workload has them. Default: random per round.
     #[serde(default)]
     pub receiver: Option<u32>,
     /// incast, oneshot or persistent: the groups' receivers and senders are distinct hosts
-    /// (seed 000's four separate 20:1 sets); needs groups x (fan_in + 1) hosts. Default false:
+    /// (seed 000's four separate 20:1 sets); needs groups x (fan_in + 1) hosts. Default {default}:
     /// each group draws its hosts independently, so groups may share servers.
     #[serde(default)]
+    #[schemars(default = "d_workload_config_disjoint_groups")]
     pub disjoint_groups: Option<bool>,
     /// incast: each sender of a round starts at a uniform random offset in [0, stagger) after
-    /// the round's start, rather than all together at line rate. Default "0s".
+    /// the round's start, rather than all together at line rate. Default {default}.
     #[serde(default)]
+    #[schemars(default = "d_workload_config_stagger")]
     pub stagger: Option<Duration>,
     /// incast with period = "persistent", and closed_loop with pairs: "reuse" (default: each
     /// sender's flows follow one another on one connection, keeping its path, identity and
@@ -1050,14 +1118,16 @@ pub struct WorkloadConfig {
     pub pairs: Option<Vec<[u32; 2]>>,
     /// closed_loop: messages each pair (or each host, without pairs) keeps in flight, each
     /// its own loop and connection: a client with that many outstanding requests, e.g. 8 (a
-    /// 64 KB window of 8,000 B entries, seed 001). Default 1.
+    /// 64 KB window of 8,000 B entries, seed 001). Default {default}.
     #[serde(default)]
+    #[schemars(default = "d_workload_config_in_flight")]
     pub in_flight: Option<u32>,
     /// closed_loop (required): mean message size of the exponential sizes, e.g. "8000B" (seed 001).
     #[serde(default)]
     pub mean_size: Option<Bytes>,
-    /// closed_loop: smallest message; smaller draws are redrawn. Default "1B".
+    /// closed_loop: smallest message; smaller draws are redrawn. Default {default}.
     #[serde(default)]
+    #[schemars(default = "d_workload_config_min_size")]
     pub min_size: Option<Bytes>,
     /// closed_loop: largest message; larger draws are redrawn. Default: 16 x mean_size. A draw
     /// must fall in [min_size, max_size] with probability >= 1e-6.
@@ -1080,42 +1150,67 @@ pub struct WorkloadConfig {
     pub mice_priority: Option<u8>,
 }
 
+fn d_workload_config_priority() -> Option<u8> {
+    Some(0)
+}
+fn d_workload_config_start() -> Option<Duration> {
+    Some(Duration(SimTime::ZERO))
+}
+fn d_workload_config_groups() -> Option<u32> {
+    Some(DEFAULT_GROUPS)
+}
+fn d_workload_config_disjoint_groups() -> Option<bool> {
+    Some(false)
+}
+fn d_workload_config_stagger() -> Option<Duration> {
+    Some(Duration(SimTime::ZERO))
+}
+fn d_workload_config_in_flight() -> Option<u32> {
+    Some(DEFAULT_IN_FLIGHT)
+}
+fn d_workload_config_min_size() -> Option<Bytes> {
+    Some(Bytes(DEFAULT_MIN_SIZE))
+}
+
 /// `[metrics]`.
 #[derive(Deserialize, Serialize, Debug, Clone, Default, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(default = "MetricsConfig::defaults")]
 pub struct MetricsConfig {
     /// Upper edges of the FCT size bins, non-empty and strictly increasing.
     /// Default ["100KB", "1MB", "10MB"] (seed 000).
-    #[serde(default)]
     pub fct_bins: Option<Vec<Bytes>>,
     /// Sample the depth of every switch egress queue at this interval into per-queue histograms
     /// (queues.parquet), as seed 003 samples "the queue depth in the fabric periodically",
     /// and per class over time (queue_series.parquet: the deepest queue, the total, the busy
     /// ones). Default: no sampling; > 0.
-    #[serde(default)]
     pub queue_sample: Option<Duration>,
     /// Take the first sample at this time, leaving a warm-up (slow start) out of the
-    /// histograms, e.g. "10s" for seed 002's steady-state pdfs. Default 0; before max_time.
-    #[serde(default)]
+    /// histograms, e.g. "10s" for seed 002's steady-state pdfs. Default {default}; before max_time.
     pub queue_sample_from: Option<Duration>,
-    /// Histogram bin width of the sampled depths. Default "10KB"; > 0.
-    #[serde(default)]
+    /// Histogram bin width of the sampled depths. Default {default}; > 0.
     pub queue_bin: Option<Bytes>,
     /// Record each flow's goodput (payload bytes delivered in order to the receiver) per bin
     /// of this width (timeseries.parquet: flow, bin start, bytes), e.g. "10us" for the
     /// per-flow link shares of a fairness study. Default: not recorded; > 0.
-    #[serde(default)]
     pub throughput_bin: Option<Duration>,
     /// Write the frames that chosen ports send into a pcapng file (capture.pcapng) that
     /// Wireshark opens, with real encodings (docs/capture.md). Default: no capture.
-    #[serde(default)]
     pub capture: Option<CaptureConfig>,
+}
+
+impl MetricsConfig {
+    /// Every key's default, for the reference (the doc comments' `{default}`).
+    fn defaults() -> Self {
+        MetricsConfig { queue_sample_from: Some(Duration(SimTime::ZERO)), queue_bin: Some(Bytes(DEFAULT_QUEUE_BIN)), ..Default::default() }
+    }
 }
 
 /// `metrics.capture`: a packet capture of chosen ports, as a tap on each port's transmit
 /// side would take it (one pcapng interface per port, timestamps at the first bit, in ns).
 #[derive(Deserialize, Serialize, Debug, Clone, Default, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(default = "CaptureConfig::defaults")]
 pub struct CaptureConfig {
     /// The ports to capture (required, non-empty): a node's name for all its ports ("tor0"),
     /// "node:N" for its port N (the `port` column of ports.parquet, "tor0:2") or "node->peer"
@@ -1123,28 +1218,30 @@ pub struct CaptureConfig {
     /// both ends of a link for both directions.
     #[serde(default)]
     pub ports: Vec<String>,
-    /// Frames that start before this time are not captured. Default "0s".
-    #[serde(default)]
+    /// Frames that start before this time are not captured. Default {default}.
     pub from: Option<Duration>,
     /// Frames that start at or after this time are not captured. Default: scenario.max_time;
     /// after `from`.
-    #[serde(default)]
     pub to: Option<Duration>,
     /// "control" (default): the congestion-management frames only (PFC and PAUSE, QCN CNMs,
     /// CI's CIMs, SFC messages, DRC frames and DCQCN's CNPs); "all": every frame, data and
     /// acknowledgements too (only their headers are kept).
-    #[serde(default)]
     pub frames: Option<CaptureFrames>,
     /// Bytes kept of each frame, as `tcpdump -s` keeps them (the frame's length is recorded
-    /// whole). Default "128B": every header dcnsim writes, the payload (zeros) cut; "0B"
+    /// whole). Default {default}: every header dcnsim writes, the payload (zeros) cut; "0B"
     /// keeps whole frames. Wireshark marks a cut RoCEv2 data frame "Invalid Packet
     /// Length from LRH! [Malformed Packet]", as it does any cut RoCEv2 capture.
-    #[serde(default)]
     pub snaplen: Option<Bytes>,
     /// The capture stops after this many frames, and the run's warnings say so. Default
-    /// 1000000 (up to 170 MB at the default snaplen, held in memory until the run ends); > 0.
-    #[serde(default)]
+    /// {default} (up to 170 MB at the default snaplen, held in memory until the run ends); > 0.
     pub max_frames: Option<u64>,
+}
+
+impl CaptureConfig {
+    /// Every key's default, for the reference (the doc comments' `{default}`).
+    fn defaults() -> Self {
+        CaptureConfig { from: Some(Duration(SimTime::ZERO)), snaplen: Some(Bytes(DEFAULT_CAPTURE_SNAPLEN)), max_frames: Some(DEFAULT_CAPTURE_MAX_FRAMES), ..Default::default() }
+    }
 }
 
 /// Which frames `metrics.capture` keeps.

@@ -37,6 +37,86 @@ pub(super) fn validate(s: &Scenario) -> Result<(), ScenarioError> {
     for i in 0..s.workload.len() {
         workload_transport(s, i)?;
     }
+    validate_values(s)
+}
+
+/// The transport's sizes, timers and each algorithm's constants.
+fn validate_values(s: &Scenario) -> Result<(), ScenarioError> {
+    let mtu = s.topology.mtu();
+    let tr = &s.transport;
+    let header = tr.header();
+    if header >= mtu {
+        return Err(err("transport.header", format!("invalid value {header} B, expected less than the MTU ({mtu} B)")));
+    }
+    match tr.ack_size.map(|b| b.0) {
+        Some(0) => return Err(err("transport.ack_size", "invalid value 0 B, expected >= 1B")),
+        // an ACK is one frame: a larger one would be sent whole, and slow every reverse path
+        Some(a) if a > mtu as u64 => return Err(err("transport.ack_size", format!("invalid value {a} B, expected at most the MTU ({mtu} B)"))),
+        _ => {}
+    }
+    if let Some(b) = tr.udp.nic_buffer {
+        if b.0 < s.topology.mtu() {
+            return Err(err("transport.udp.nic_buffer", format!("invalid value {} B, expected at least the MTU ({} B)", b.0, s.topology.mtu())));
+        }
+    }
+    if let Some(w) = tr.window {
+        if w.0 < s.topology.mtu() {
+            return Err(err("transport.window", format!("invalid value {} B, expected at least the MTU ({} B)", w.0, s.topology.mtu())));
+        }
+    }
+    if tr.init_cwnd == Some(0) {
+        return Err(err("transport.init_cwnd", "invalid value 0, expected >= 1 packet"));
+    }
+    // a zero timeout re-arms the timer at the same instant forever ("0.4ps" rounds to 0)
+    for (k, d) in [("min_rto", tr.min_rto), ("init_rto", tr.init_rto)] {
+        if d.map(|d| d.0 .0) == Some(0) {
+            return Err(err(format!("transport.{k}"), "invalid value 0 (durations are whole picoseconds), expected a duration > 0"));
+        }
+    }
+    if let Some(g) = tr.g {
+        if !(g > 0.0 && g <= 1.0) {
+            return Err(err("transport.g", format!("invalid value {g}, expected a gain in (0, 1]")));
+        }
+    }
+    let dc = &tr.dcqcn;
+    if let Some(g) = dc.g {
+        if !(g > 0.0 && g <= 1.0) {
+            return Err(err("transport.dcqcn.g", format!("invalid value {g}, expected a gain in (0, 1]")));
+        }
+    }
+    for (k, f, rate) in [("rate_ai", dc.rate_ai_fraction, dc.rate_ai.is_some()), ("rate_hai", dc.rate_hai_fraction, dc.rate_hai.is_some())] {
+        let Some(f) = f else { continue };
+        if !(f > 0.0 && f <= 1.0) {
+            return Err(err(format!("transport.dcqcn.{k}_fraction"), format!("invalid value {f}, expected a fraction of the line rate in (0, 1]")));
+        }
+        if rate {
+            return Err(err(format!("transport.dcqcn.{k}_fraction"), format!("give either {k} (a rate) or {k}_fraction (of the line rate), not both")));
+        }
+    }
+    if dc.fast_recovery_steps == Some(0) {
+        return Err(err("transport.dcqcn.fast_recovery_steps", "invalid value 0, expected >= 1"));
+    }
+    for (k, v) in [
+        ("byte_counter", dc.byte_counter.map(|b| b.0)),
+        ("rate_timer", dc.rate_timer.map(|d| d.0 .0)),
+        ("alpha_timer", dc.alpha_timer.map(|d| d.0 .0)),
+        ("cnp_interval", dc.cnp_interval.map(|d| d.0 .0)),
+        ("min_rate", dc.min_rate.map(|r| r.0)),
+    ] {
+        if v == Some(0) {
+            return Err(err(format!("transport.dcqcn.{k}"), "invalid value 0, expected > 0"));
+        }
+    }
+    if let Some(r) = tr.udp.rate {
+        if r.0 == 0 {
+            return Err(err("transport.udp.rate", "invalid value \"0bps\", expected a rate > 0"));
+        }
+    }
+    if let Some(p) = tr.udp.packet_size {
+        if p.0 == 0 || p.0 > mtu {
+            return Err(err("transport.udp.packet_size", format!("invalid value {} B, expected 1B..MTU ({mtu} B)", p.0)));
+        }
+    }
     Ok(())
 }
 

@@ -53,24 +53,33 @@ pub const MAX_FLOWS: u32 = 65_536;
 /// at dequeue, so it runs without `switch.aqm`, `switch.ci`, `switch.drc` and lossless PFC.
 #[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
+#[schemars(default = "FqCodelConfig::defaults")]
 pub struct FqCodelConfig {
-    /// CoDel's target sojourn time. Default "5ms" (RFC 8289 sec. 4.4, an Internet path:
+    /// CoDel's target sojourn time. Default {default} (RFC 8289 sec. 4.4, an Internet path:
     /// a fabric wants microseconds); > 0.
-    #[serde(default)]
     pub target: Option<Duration>,
-    /// CoDel's interval, about a worst-case round trip. Default "100ms" (RFC 8289 sec.
+    /// CoDel's interval, about a worst-case round trip. Default {default} (RFC 8289 sec.
     /// 4.3); > 0.
-    #[serde(default)]
     pub interval: Option<Duration>,
-    /// Flow queues per switch egress queue. Default 1024 (RFC 8290 sec. 5.1); 1..65536.
-    #[serde(default)]
+    /// Flow queues per switch egress queue. Default {default} (RFC 8290 sec. 5.1); 1..65536.
     pub flows: Option<u32>,
     /// Deficit round robin quantum. Default: the MTU (RFC 8290 sec. 5.1); > 0.
-    #[serde(default)]
     pub quantum: Option<Bytes>,
-    /// CE-mark ECN-capable packets instead of dropping them. Default true (Linux).
-    #[serde(default)]
+    /// CE-mark ECN-capable packets instead of dropping them. Default {default} (Linux).
     pub ecn: Option<bool>,
+}
+
+impl FqCodelConfig {
+    /// Every key's default, for the reference (the doc comments' `{default}`).
+    fn defaults() -> Self {
+        FqCodelConfig {
+            target: Some(Duration(DEFAULT_TARGET)),
+            interval: Some(Duration(DEFAULT_INTERVAL)),
+            flows: Some(DEFAULT_FLOWS),
+            ecn: Some(DEFAULT_ECN),
+            ..Default::default()
+        }
+    }
 }
 
 impl FqCodelConfig {

@@ -41,3 +41,30 @@ pub(in crate::scenario) fn validate(s: &Scenario) -> Result<(), ScenarioError> {
     }
     Ok(())
 }
+
+/// CI's parameters, defaults filled in.
+pub(in crate::scenario) fn params(c: &CiConfig) -> CiParams {
+    CiParams {
+        mode: if c.mode == CiModeConfig::HashDst { CiMode::HashDst } else { CiMode::Isolate },
+        queue: c.queue.unwrap_or(ci::DEFAULT_QUEUE) as usize,
+        congested_queue: c.congested_queue.unwrap_or(ci::DEFAULT_CONGESTED_QUEUE) as usize,
+        isolate: Red { low: c.low.map(|b| b.0).unwrap_or(ci::DEFAULT_LOW), high: c.high.map(|b| b.0).unwrap_or(ci::DEFAULT_HIGH), pmax: c.pmax.unwrap_or(ci::DEFAULT_PMAX) },
+        mark: match c.mark.unwrap_or_default() {
+            CiMarkConfig::QueueEcn => CiMark::QueueEcn,
+            CiMarkConfig::EveryIsolated => CiMark::EveryIsolated,
+        },
+        table_size: c.table_size.unwrap_or(ci::DEFAULT_TABLE_SIZE) as usize,
+        signal: c.signal.unwrap_or(ci::DEFAULT_SIGNAL),
+        cip_threshold: c.cip_threshold.map(|b| b.0).unwrap_or(ci::DEFAULT_CIP_THRESHOLD),
+        release_after: c.release_after.map(|d| d.0).unwrap_or(ci::DEFAULT_RELEASE_AFTER),
+        hosts: c.hosts.unwrap_or(ci::DEFAULT_HOSTS),
+        cim_bytes: ci::cim_bytes(c.cim_encap.map(|b| b.0 as u32).unwrap_or(ci::DEFAULT_CIM_ENCAP)),
+        cim_max: c.cim_max.unwrap_or(ci::DEFAULT_CIM_MAX),
+        cim_release: match c.cim_release {
+            None => ci::DEFAULT_CIM_RELEASE,
+            Some(CimReleaseConfig::Standard) => CimRelease::Standard,
+            Some(CimReleaseConfig::FlowIdle) => CimRelease::FlowIdle,
+        },
+        max_flow_life: c.max_flow_life.map(|d| d.0).unwrap_or(ci::DEFAULT_MAX_FLOW_LIFE),
+    }
+}
