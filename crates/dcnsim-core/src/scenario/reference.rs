@@ -841,7 +841,11 @@ mod tests {
                       [[workload]]\nkind = \"flows\"\nflows = [{ src = 0, dst = 2, size = \"10KB\" }]\n\
                       [[variant]]\nname = \"static\"\nremove = [\"switch.pfc.alpha\", \"switch.buffer.ingress_pool\"]\nswitch.buffer = { model = \"static\" }\nswitch.pfc = { xoff = \"100KB\" }\n";
         let mut checked = std::collections::BTreeSet::new();
-        for (f, text) in files.iter().map(|f| (f.display().to_string(), std::fs::read_to_string(f).unwrap())).chain([("(inline)".to_string(), extra.to_string()), ("(inline 2)".to_string(), extra2.to_string())]) {
+        for (f, text) in files
+            .iter()
+            .map(|f| (f.display().to_string(), std::fs::read_to_string(f).unwrap()))
+            .chain([("(inline)".to_string(), extra.to_string()), ("(inline 2)".to_string(), extra2.to_string())])
+        {
             let doc = Document::from_toml(&text).unwrap();
             let mut names: Vec<Option<String>> = vec![None];
             names.extend(doc.variant_names().into_iter().map(Some));

@@ -6,19 +6,24 @@
 //! that do not belong to the chosen kind. Unknown keys are always errors.
 
 pub use super::mechanisms::aqm::{AqmConfig, CoupledAqm, DualPi2Aqm, DualQ2015Aqm, FixedAqm, Pi2Aqm, RampAqm, RedAqm, StepAqm};
+pub use super::mechanisms::ci::{CiConfig, CiMarkConfig, CiModeConfig, CimReleaseConfig};
+pub use super::mechanisms::drc::DrcConfig;
+pub use super::mechanisms::pfc::{PfcAccounting, PfcConfig, PfcMode};
+pub use super::mechanisms::qcn::{QcnCpConfig, QcnRpConfig};
+pub use super::mechanisms::sfc::{SfcCacheConfig, SfcConfig, SfcModeConfig};
+pub use super::transport::{DcqcnConfig, DcqcnPreset};
 use super::units::{Bytes, Duration, Rate};
 pub use crate::host::udp::{Arrivals, SizeDist};
 pub use crate::host::{CcName, TransportKind};
 pub use crate::net::fat_tree::CoreWiring;
 use crate::sim::SimTime;
-use crate::switch::{ci, drc, pfc, qcn, sfc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-// Defaults of the keys whose model has no module of its own, declared once: `validate` and
-// the builder read them through the accessors below, the doc comments quote them, and
-// `scenario::tests::doc_comments_quote_the_defaults` holds the two together. Mechanism
-// defaults live with their mechanism (`pfc::DEFAULT_*`, `ci::DEFAULT_*`, `DcqcnParams`).
+// Defaults of the keys whose model has no module of its own, declared once: `validate`, the
+// builder and the tables' schema defaults read them, and the reference writes them into the
+// doc comments' `{default}`. Mechanism defaults live with their mechanism (`pfc::DEFAULT_*`,
+// `ci::DEFAULT_*`, `DcqcnParams`); their tables live in scenario/mechanisms/.
 pub const DEFAULT_SEED: u64 = 1;
 pub const DEFAULT_MAX_TIME: SimTime = SimTime::from_ms(1000);
 pub const DEFAULT_MTU: u64 = 1500;
@@ -417,246 +422,6 @@ impl SwitchConfig {
     }
 }
 
-/// Where SFC keeps a destination cache.
-#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum SfcCacheConfig {
-    /// At the source's ToR (seed 004: "Destination cache: ToR").
-    #[default]
-    Tor,
-    /// No cache: only the congested switch signals.
-    None,
-}
-
-/// How sources react to SFC messages.
-#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum SfcModeConfig {
-    /// The NIC pauses only the named flow (queue pair).
-    #[default]
-    Native,
-    /// The source's ToR turns the message into a PFC PAUSE of the class to the NIC.
-    Proxy,
-}
-
-/// `switch.sfc`: Source Flow Control (IEEE P802.1Qdw) as seed 004 simulates it: switches
-/// signal the sources of packets that join a deep queue to pause for as long as the queue
-/// takes to drain to the target (see switch/sfc.rs).
-#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
-#[serde(deny_unknown_fields)]
-#[schemars(default = "SfcConfig::defaults")]
-pub struct SfcConfig {
-    /// Egress queue depth at or above which an arriving data packet triggers a message to its
-    /// source. Default {default} (seed: 2/3 BDP); > target.
-    pub trigger: Option<Bytes>,
-    /// Depth the pause drains the queue to: pause = (depth - target) x 8 / port rate.
-    /// Default {default} (seed: 1/3 BDP; its fairness runs use "64KB").
-    pub target: Option<Bytes>,
-    /// At most one message per (congested port, flow) per this period. Default {default} (seed:
-    /// RTT/2); 0 = no suppression.
-    pub suppression: Option<Duration>,
-    /// "tor" (default: destination cache at the source's ToR) or "none".
-    pub cache: Option<SfcCacheConfig>,
-    /// "native" (default: the NIC pauses the flow) or "proxy" (the source's ToR sends the NIC
-    /// a PFC PAUSE for the class).
-    pub mode: Option<SfcModeConfig>,
-}
-
-impl SfcConfig {
-    /// Every key's default, for the reference (the doc comments' `{default}`).
-    fn defaults() -> Self {
-        SfcConfig {
-            trigger: Some(Bytes(sfc::DEFAULT_TRIGGER)),
-            target: Some(Bytes(sfc::DEFAULT_TARGET)),
-            suppression: Some(Duration(sfc::DEFAULT_SUPPRESSION)),
-            ..Default::default()
-        }
-    }
-}
-
-/// How the CI-managed traffic class is queued.
-#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum CiModeConfig {
-    /// Congestion Isolation: flows start in `queue`; congested flows are isolated to
-    /// `congested_queue`, marked per `mark`, and signalled upstream.
-    #[default]
-    Isolate,
-    /// Seed 003's "without CI" baseline: flows hashed by destination onto `queue` and
-    /// `congested_queue` (ECN from switch.aqm on both).
-    HashDst,
-}
-
-/// Which packets of isolated flows CI CE-marks (seed 003: "ECN is marked once a packet is
-/// isolated").
-#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum CiMarkConfig {
-    /// The packet whose arrival isolates its flow, then `switch.aqm` (step or ramp) on the
-    /// congested queue's depth (no marks there without it).
-    #[default]
-    QueueEcn,
-    /// Every packet of an isolated flow, whatever the congested queue holds.
-    EveryIsolated,
-}
-
-/// `switch.ci`: Congestion Isolation per IEEE P802.1Qcz as simulated in seeds 000 and 003.
-#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
-#[serde(deny_unknown_fields)]
-#[schemars(default = "CiConfig::defaults")]
-pub struct CiConfig {
-    /// "isolate" (default) or "hash_dst" (the baseline).
-    #[serde(default)]
-    pub mode: CiModeConfig,
-    /// Traffic class whose traffic CI manages and its non-congested queue. Default {default}.
-    pub queue: Option<u8>,
-    /// The congested queue (same class semantics, separate queue). Default {default}; not `queue`.
-    pub congested_queue: Option<u8>,
-    /// isolate: non-congested depth where isolation starts. Default {default} (seed); low <= high.
-    pub low: Option<Bytes>,
-    /// isolate: depth above which every arriving flow is isolated. Default {default} (seed).
-    pub high: Option<Bytes>,
-    /// isolate: isolation probability at `high`. Default {default} (seed); in (0, 1].
-    pub pmax: Option<f64>,
-    /// isolate: "queue_ecn" (default: the isolating packet is CE-marked, then `switch.aqm`
-    /// marks on the congested queue's depth) or "every_isolated" (every packet of an isolated
-    /// flow is CE-marked).
-    pub mark: Option<CiMarkConfig>,
-    /// isolate: congested-flow table entries per egress port; when full, the least recently
-    /// active entry is evicted. Default {default}; >= 1.
-    pub table_size: Option<u32>,
-    /// isolate: signal isolated flows upstream with CIPs; false = local isolation only (a
-    /// degree of conformance in seed 000). Default {default}.
-    pub signal: Option<bool>,
-    /// isolate: congested-queue depth above which a packet of an isolated flow that arrives in
-    /// the non-congested class triggers a CIP to its upstream peer (repeated at most once per
-    /// round trip of that link). Default {default}.
-    pub cip_threshold: Option<Bytes>,
-    /// isolate: release a flow when the congested queue has held none of its packets for this
-    /// long. Default {default}; > 0.
-    pub release_after: Option<Duration>,
-    /// isolate: NICs honour CIPs by moving the flow to the congested queue's class. Default {default}.
-    pub hosts: Option<bool>,
-    /// isolate: octets of the offending frame a CIM carries (IEEE 802.1Qcz-2023
-    /// `min-header-octets`). Default {default} (the standard); 0..512 B. The CIM is 46 B more on
-    /// the wire (the 802.1Qau CNM's header, as the CIM's is not public), 64 B at least.
-    pub cim_encap: Option<Bytes>,
-    /// isolate: CIMs sent at most per congesting flow (802.1Qcz `max-cim-tx`). Default {default} (the
-    /// standard); 0 = no limit (one per link round trip while the flow keeps arriving).
-    pub cim_max: Option<u32>,
-    /// isolate: when entries made by a received CIM are released: "standard" (default,
-    /// 802.1Qcz: `max_flow_life` after the congesting queue turns non-congested, below `low`;
-    /// NICs: `max_flow_life` after the flow's last CIM) or "flow_idle" (as local entries,
-    /// `release_after` after the flow's last packet left; NICs keep the isolation for good).
-    pub cim_release: Option<CimReleaseConfig>,
-    /// isolate: 802.1Qcz `ci-max-flow-life` (100 centiseconds). Default {default}; > 0.
-    pub max_flow_life: Option<Duration>,
-}
-
-impl CiConfig {
-    /// Every key's default, for the reference (the doc comments' `{default}`).
-    fn defaults() -> Self {
-        CiConfig {
-            queue: Some(ci::DEFAULT_QUEUE),
-            congested_queue: Some(ci::DEFAULT_CONGESTED_QUEUE),
-            low: Some(Bytes(ci::DEFAULT_LOW)),
-            high: Some(Bytes(ci::DEFAULT_HIGH)),
-            pmax: Some(ci::DEFAULT_PMAX),
-            table_size: Some(ci::DEFAULT_TABLE_SIZE),
-            signal: Some(ci::DEFAULT_SIGNAL),
-            cip_threshold: Some(Bytes(ci::DEFAULT_CIP_THRESHOLD)),
-            release_after: Some(Duration(ci::DEFAULT_RELEASE_AFTER)),
-            hosts: Some(ci::DEFAULT_HOSTS),
-            cim_encap: Some(Bytes(ci::DEFAULT_CIM_ENCAP as u64)),
-            cim_max: Some(ci::DEFAULT_CIM_MAX),
-            max_flow_life: Some(Duration(ci::DEFAULT_MAX_FLOW_LIFE)),
-            ..Default::default()
-        }
-    }
-}
-
-/// When CI entries made by a received CIM are released (`switch.ci.cim_release`).
-#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum CimReleaseConfig {
-    /// IEEE 802.1Qcz-2023: `max_flow_life` after the congesting queue turns non-congested.
-    #[default]
-    Standard,
-    /// As entries made locally (`release_after` after the flow's last packet left).
-    FlowIdle,
-}
-
-/// Where PFC counts bytes against XOFF/XON.
-#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum PfcAccounting {
-    /// IEEE 802.1Qbb: per (ingress port, class) counters with headroom.
-    #[default]
-    Ingress,
-    /// Seeds 000/003 reading ("queue size 1 MB, XOFF 750 KB, XON 4 KB"): thresholds on each
-    /// egress queue's depth; the ports feeding it are paused (CI's congested queue pauses the
-    /// congested class upstream); the queue never exceeds its size.
-    EgressQueue,
-}
-
-/// PFC scope.
-#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum PfcMode {
-    /// IEEE 802.1Qbb: per traffic class counters and pauses.
-    #[default]
-    Priority,
-    /// IEEE 802.3x link-level PAUSE: one counter per port, a pause stops every class.
-    Link,
-}
-
-/// `switch.pfc`: Priority-based Flow Control (IEEE 802.1Qbb) with ingress accounting per
-/// (ingress port, traffic class), XOFF/XON thresholds and headroom.
-#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
-#[serde(deny_unknown_fields)]
-#[schemars(default = "PfcConfig::defaults")]
-pub struct PfcConfig {
-    /// "priority" (802.1Qbb, default) or "link" (802.3x PAUSE on all classes).
-    #[serde(default)]
-    pub mode: PfcMode,
-    /// "ingress" (802.1Qbb per-ingress counters, default) or "egress_queue" (thresholds on
-    /// each egress queue, as seeds 000/003 state them).
-    #[serde(default)]
-    pub accounting: PfcAccounting,
-    /// Static XOFF threshold per (ingress port, class), e.g. "750KB" (seeds 000/003) or "650KB"
-    /// (seed 004). Give either xoff or alpha.
-    pub xoff: Option<Bytes>,
-    /// Dynamic XOFF threshold: alpha x free shared buffer (needs switch.buffer.model = "shared").
-    /// > 0.
-    pub alpha: Option<f64>,
-    /// Send XON when the ingress counter falls to this. Default {default} (seeds 000/003); below
-    /// the static xoff.
-    pub xon: Option<Bytes>,
-    /// Headroom per (ingress port, class) for bytes that arrive after XOFF. Default: derived
-    /// per link as the round trip at line rate (propagation both ways plus static switch
-    /// latency at each switch end) + 3 x MTU + 64 B (see switch/pfc.rs).
-    pub headroom: Option<Bytes>,
-    /// Pause quanta (512 bit times each) in an XOFF frame, 1..65535. Default {default}.
-    pub quanta: Option<u32>,
-    /// Lossless traffic classes (queue indices, 0..7). Default: all.
-    pub priorities: Option<Vec<u8>>,
-    /// End the run as deadlocked when a cycle of egress queues has been paused on each other
-    /// for this long. Default {default}; > 0.
-    pub deadlock_after: Option<Duration>,
-}
-
-impl PfcConfig {
-    /// Every key's default, for the reference (the doc comments' `{default}`).
-    fn defaults() -> Self {
-        PfcConfig {
-            xon: Some(Bytes(pfc::DEFAULT_XON)),
-            quanta: Some(pfc::DEFAULT_QUANTA as u32),
-            deadlock_after: Some(Duration(pfc::DEFAULT_DEADLOCK_AFTER)),
-            ..Default::default()
-        }
-    }
-}
-
 /// `transport.udp`.
 #[derive(Deserialize, Serialize, Debug, Clone, Default, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -750,100 +515,6 @@ impl TransportConfig {
     }
 }
 
-/// `switch.drc`: Directional Rate Control as seed 001 proposes it (see switch/drc.rs):
-/// every switch tells its link peers, per egress port (direction), a 2-bit severity from how
-/// full that port's queue is; the peers (switch ports and NICs) limit what they send toward
-/// each direction and send frames bound elsewhere first. The seed gives no thresholds or
-/// rates; the defaults are ours.
-#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
-#[serde(deny_unknown_fields)]
-#[schemars(default = "DrcConfig::defaults")]
-pub struct DrcConfig {
-    /// Fill of a direction's queue (against what the buffer would admit there) at which
-    /// severity 1, 2 and 3 start. Default [0.25, 0.5, 0.75]; increasing, in (0, 1].
-    pub thresholds: Option<Vec<f64>>,
-    /// Fraction of the link rate a peer may send toward a direction at severity 1, 2 and 3
-    /// (0 = stop). Default [0.5, 0.25, 0.0]; each in [0, 1], not increasing.
-    pub rates: Option<Vec<f64>>,
-    /// A severity is left once the fill is this far below its threshold. Default {default}; in
-    /// [0, 1) and below the first threshold (else an empty queue would keep severity 1).
-    pub hysteresis: Option<f64>,
-    /// Rate-controlled traffic classes (the frame's priority mask). Default: all.
-    pub classes: Option<Vec<u8>>,
-}
-
-impl DrcConfig {
-    /// Every key's default, for the reference (the doc comments' `{default}`).
-    fn defaults() -> Self {
-        DrcConfig { hysteresis: Some(drc::DEFAULT_HYSTERESIS), ..Default::default() }
-    }
-}
-
-/// `switch.qcn`: the congestion point of every switch egress queue (IEEE 802.1Qau, 802.1Q
-/// clause 32; see switch/qcn.rs). Sampled data frames make a CNM to their source when
-/// Fb = -(Q - q_eq + w (Q - Q_old)) < 0.
-#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
-#[serde(deny_unknown_fields)]
-#[schemars(default = "QcnCpConfig::defaults")]
-pub struct QcnCpConfig {
-    /// Queue set point Q_eq. Default {default}; > 0.
-    pub q_eq: Option<Bytes>,
-    /// Weight w of the queue's growth in Fb. Default {default}; > 0.
-    pub w: Option<f64>,
-    /// Bytes between samples with no congestion (fewer, down to 1/8 of it, as |Fb| grows).
-    /// Default {default}; > 0.
-    pub sample_base: Option<Bytes>,
-}
-
-impl QcnCpConfig {
-    /// Every key's default, for the reference (the doc comments' `{default}`).
-    fn defaults() -> Self {
-        QcnCpConfig { q_eq: Some(Bytes(qcn::DEFAULT_Q_EQ)), w: Some(qcn::DEFAULT_W), sample_base: Some(Bytes(qcn::DEFAULT_SAMPLE_BASE)), ..Default::default() }
-    }
-}
-
-/// `transport.qcn`: the reaction point of every NIC flow (IEEE 802.1Qau, 802.1Q clause 32.13;
-/// see switch/qcn.rs); the defaults are the 802.1Q MIB's.
-#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
-#[serde(deny_unknown_fields)]
-#[schemars(default = "QcnRpConfig::defaults")]
-pub struct QcnRpConfig {
-    /// Gd: the rate cut per unit of quantised feedback (6 bits). Default {default} (1/128);
-    /// in (0, 1].
-    pub gd: Option<f64>,
-    /// The largest cut per CNM as a fraction of the rate. Default {default}; in (0, 1).
-    pub min_decrease: Option<f64>,
-    /// Bytes sent per byte-counter cycle (half that after fast recovery). Default {default}; > 0.
-    pub byte_counter: Option<Bytes>,
-    /// Timer cycle (half that after fast recovery). Default {default}; > 0.
-    pub timer: Option<Duration>,
-    /// Fast-recovery cycles per counter. Default {default}.
-    pub fast_recovery: Option<u32>,
-    /// Active increase of the target rate per cycle. Default {default}.
-    pub rate_ai: Option<Rate>,
-    /// Hyper-active increase step. Default {default}.
-    pub rate_hai: Option<Rate>,
-    /// The rate a flow is never cut below. Default {default} (the MIB's); > 0.
-    pub min_rate: Option<Rate>,
-}
-
-impl QcnRpConfig {
-    /// Every key's default, for the reference (the doc comments' `{default}`).
-    fn defaults() -> Self {
-        QcnRpConfig {
-            gd: Some(qcn::DEFAULT_GD),
-            min_decrease: Some(qcn::DEFAULT_MIN_DECREASE),
-            byte_counter: Some(Bytes(qcn::DEFAULT_BYTE_COUNTER)),
-            timer: Some(Duration(qcn::DEFAULT_TIMER)),
-            fast_recovery: Some(qcn::DEFAULT_FAST_RECOVERY),
-            rate_ai: Some(Rate(qcn::DEFAULT_RATE_AI)),
-            rate_hai: Some(Rate(qcn::DEFAULT_RATE_HAI)),
-            min_rate: Some(Rate(qcn::DEFAULT_MIN_RATE)),
-            ..Default::default()
-        }
-    }
-}
-
 /// An ECN-capable transport codepoint (RFC 3168 section 5).
 #[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -852,65 +523,6 @@ pub enum EctConfig {
     Ect0,
     /// ECT(1).
     Ect1,
-}
-
-/// Which published DCQCN constants to start from.
-#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum DcqcnPreset {
-    /// The DCQCN paper (Zhu et al., SIGCOMM 2015): F = 5, g = 1/256, byte counter 10 MiB,
-    /// timers 55 us, AI 40 Mbps, hyper AI 200 Mbps, CNP every 50 us, no window.
-    #[default]
-    Paper,
-    /// Seed 004 (Intel SFC study, 2022): F = 1, g = 0.0009813, byte counter 2 MiB, timer 4 us,
-    /// alpha timer 5 us, AI 0.0125 and hyper AI 0.025 of the line rate (1.25 and 2.5 Gbps at
-    /// 100 Gbps), CNP every 4 us, window 15 us.
-    Seed004,
-}
-
-/// `transport.dcqcn`: every key overrides the preset.
-#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
-#[serde(deny_unknown_fields)]
-#[schemars(default = "DcqcnConfig::defaults")]
-pub struct DcqcnConfig {
-    /// "paper" (default) or "seed004".
-    #[serde(default)]
-    pub preset: DcqcnPreset,
-    /// Alpha EWMA gain, in (0, 1].
-    pub g: Option<f64>,
-    /// Fast-recovery steps F, >= 1.
-    pub fast_recovery_steps: Option<u32>,
-    /// Bytes sent per byte-counter increase event, > 0.
-    pub byte_counter: Option<Bytes>,
-    /// Period of the rate-increase timer, > 0.
-    pub rate_timer: Option<Duration>,
-    /// Period of the alpha decay timer, > 0.
-    pub alpha_timer: Option<Duration>,
-    /// Additive increase step R_AI, a rate; not with rate_ai_fraction.
-    pub rate_ai: Option<Rate>,
-    /// Hyper increase step R_HAI, a rate; not with rate_hai_fraction.
-    pub rate_hai: Option<Rate>,
-    /// R_AI as a fraction of each sender's line rate, in (0, 1]; not with rate_ai. Seed 004
-    /// writes "AI: 0.0125" without a unit: 0.0125 here is 1.25 Gbit/s at 100 Gbit/s, where
-    /// rate_ai = "12.5Mbps" reads it in Gbit/s.
-    pub rate_ai_fraction: Option<f64>,
-    /// R_HAI as a fraction of each sender's line rate, in (0, 1]; not with rate_hai (seed
-    /// 004's "Hyper AI: 0.025").
-    pub rate_hai_fraction: Option<f64>,
-    /// Lowest sending rate. Default {default}.
-    pub min_rate: Option<Rate>,
-    /// Notification point: at most one CNP per flow per this interval.
-    pub cnp_interval: Option<Duration>,
-    /// Cap on bytes in flight, as a time at the host line rate (HPCC's "initial window"
-    /// variant; seed 004: "15us"). "0ns" turns the cap off.
-    pub window: Option<Duration>,
-}
-
-impl DcqcnConfig {
-    /// Every key's default, for the reference (the doc comments' `{default}`).
-    fn defaults() -> Self {
-        DcqcnConfig { min_rate: Some(Rate(crate::host::dcqcn::DEFAULT_MIN_RATE)), ..Default::default() }
-    }
 }
 
 /// Workload generators.

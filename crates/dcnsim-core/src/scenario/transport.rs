@@ -3,6 +3,7 @@
 //! and the TCP, RoCE and UDP parameters every flow of a transport shares.
 
 use super::schema::*;
+use super::units::{Bytes, Duration, Rate};
 use super::{err, ScenarioError};
 use crate::engine::UdpParams;
 use crate::host::dcqcn::{DcqcnParams, DcqcnSettings, PAPER_CNP_INTERVAL, SEED004_CNP_INTERVAL, SEED004_RATE_AI_OF_LINE, SEED004_RATE_HAI_OF_LINE};
@@ -12,6 +13,8 @@ use crate::host::tcp::TcpParams;
 use crate::host::{RateCcParams, Transport, WindowCcParams, DEFAULT_WINDOW_CC};
 use crate::net::Ecn;
 use crate::sim::SimTime;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// The transport and congestion control of the scenario's flows (`[transport]`).
 pub(super) fn scenario_transport(s: &Scenario) -> Result<Transport, ScenarioError> {
@@ -297,5 +300,64 @@ flows = [{{ src = 0, dst = 3, size = "100KB" }}, {{ src = 1, dst = 3, size = "10
         assert_eq!((r.cc.dcqcn.rp.rate_ai_bps, r.cc.dcqcn.increase_of_line), (12_500_000, (None, Some(0.025))));
         let r = roce_params(&cfg("rate_ai_fraction = 0.0125\nrate_hai = \"25Mbps\""), rto);
         assert_eq!((r.cc.dcqcn.rp.rate_hai_bps, r.cc.dcqcn.increase_of_line), (25_000_000, (Some(0.0125), None)));
+    }
+}
+
+/// Which published DCQCN constants to start from.
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum DcqcnPreset {
+    /// The DCQCN paper (Zhu et al., SIGCOMM 2015): F = 5, g = 1/256, byte counter 10 MiB,
+    /// timers 55 us, AI 40 Mbps, hyper AI 200 Mbps, CNP every 50 us, no window.
+    #[default]
+    Paper,
+    /// Seed 004 (Intel SFC study, 2022): F = 1, g = 0.0009813, byte counter 2 MiB, timer 4 us,
+    /// alpha timer 5 us, AI 0.0125 and hyper AI 0.025 of the line rate (1.25 and 2.5 Gbps at
+    /// 100 Gbps), CNP every 4 us, window 15 us.
+    Seed004,
+}
+
+/// `transport.dcqcn`: every key overrides the preset.
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+#[schemars(default = "DcqcnConfig::defaults")]
+pub struct DcqcnConfig {
+    /// "paper" (default) or "seed004".
+    #[serde(default)]
+    pub preset: DcqcnPreset,
+    /// Alpha EWMA gain, in (0, 1].
+    pub g: Option<f64>,
+    /// Fast-recovery steps F, >= 1.
+    pub fast_recovery_steps: Option<u32>,
+    /// Bytes sent per byte-counter increase event, > 0.
+    pub byte_counter: Option<Bytes>,
+    /// Period of the rate-increase timer, > 0.
+    pub rate_timer: Option<Duration>,
+    /// Period of the alpha decay timer, > 0.
+    pub alpha_timer: Option<Duration>,
+    /// Additive increase step R_AI, a rate; not with rate_ai_fraction.
+    pub rate_ai: Option<Rate>,
+    /// Hyper increase step R_HAI, a rate; not with rate_hai_fraction.
+    pub rate_hai: Option<Rate>,
+    /// R_AI as a fraction of each sender's line rate, in (0, 1]; not with rate_ai. Seed 004
+    /// writes "AI: 0.0125" without a unit: 0.0125 here is 1.25 Gbit/s at 100 Gbit/s, where
+    /// rate_ai = "12.5Mbps" reads it in Gbit/s.
+    pub rate_ai_fraction: Option<f64>,
+    /// R_HAI as a fraction of each sender's line rate, in (0, 1]; not with rate_hai (seed
+    /// 004's "Hyper AI: 0.025").
+    pub rate_hai_fraction: Option<f64>,
+    /// Lowest sending rate. Default {default}.
+    pub min_rate: Option<Rate>,
+    /// Notification point: at most one CNP per flow per this interval.
+    pub cnp_interval: Option<Duration>,
+    /// Cap on bytes in flight, as a time at the host line rate (HPCC's "initial window"
+    /// variant; seed 004: "15us"). "0ns" turns the cap off.
+    pub window: Option<Duration>,
+}
+
+impl DcqcnConfig {
+    /// Every key's default, for the reference (the doc comments' `{default}`).
+    fn defaults() -> Self {
+        DcqcnConfig { min_rate: Some(Rate(crate::host::dcqcn::DEFAULT_MIN_RATE)), ..Default::default() }
     }
 }

@@ -1,7 +1,9 @@
-//! `switch.drc`: the checks of DRC (seed 001)'s scenario keys and their conversion to the
+//! `switch.drc`: the table, the checks of DRC (seed 001)'s scenario keys and their conversion to the
 //! mechanism's parameters.
 
 use super::super::*;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// Refuse a configuration of DRC (seed 001) that cannot run, naming the key.
 pub(in crate::scenario) fn validate(s: &Scenario) -> Result<(), ScenarioError> {
@@ -57,5 +59,34 @@ pub(in crate::scenario) fn params(c: &DrcConfig) -> DrcParams {
         rates: three(&c.rates, drc::DEFAULT_RATES),
         hysteresis: c.hysteresis.unwrap_or(drc::DEFAULT_HYSTERESIS),
         classes: c.classes.as_ref().map_or(0xff, |v| v.iter().fold(0u8, |m, &q| m | (1 << q))),
+    }
+}
+
+/// `switch.drc`: Directional Rate Control as seed 001 proposes it (see switch/drc.rs):
+/// every switch tells its link peers, per egress port (direction), a 2-bit severity from how
+/// full that port's queue is; the peers (switch ports and NICs) limit what they send toward
+/// each direction and send frames bound elsewhere first. The seed gives no thresholds or
+/// rates; the defaults are ours.
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+#[schemars(default = "DrcConfig::defaults")]
+pub struct DrcConfig {
+    /// Fill of a direction's queue (against what the buffer would admit there) at which
+    /// severity 1, 2 and 3 start. Default [0.25, 0.5, 0.75]; increasing, in (0, 1].
+    pub thresholds: Option<Vec<f64>>,
+    /// Fraction of the link rate a peer may send toward a direction at severity 1, 2 and 3
+    /// (0 = stop). Default [0.5, 0.25, 0.0]; each in [0, 1], not increasing.
+    pub rates: Option<Vec<f64>>,
+    /// A severity is left once the fill is this far below its threshold. Default {default}; in
+    /// [0, 1) and below the first threshold (else an empty queue would keep severity 1).
+    pub hysteresis: Option<f64>,
+    /// Rate-controlled traffic classes (the frame's priority mask). Default: all.
+    pub classes: Option<Vec<u8>>,
+}
+
+impl DrcConfig {
+    /// Every key's default, for the reference (the doc comments' `{default}`).
+    fn defaults() -> Self {
+        DrcConfig { hysteresis: Some(drc::DEFAULT_HYSTERESIS), ..Default::default() }
     }
 }

@@ -1,5 +1,6 @@
-//! One module per switch mechanism's scenario table: its checks (`validate`, called in
-//! pipeline order by `scenario::validate`) and its conversion to the mechanism's `Params`.
+//! One module per switch mechanism's scenario table: the table (a serde struct whose doc
+//! comments are the reference), its checks (`validate`, called in pipeline order by
+//! `scenario::validate`) and its conversion to the mechanism's `Params`.
 //! FQ-CoDel keeps both in its own file (switch/fq_codel.rs).
 
 pub(super) mod aqm;

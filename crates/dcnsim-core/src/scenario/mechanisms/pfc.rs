@@ -1,7 +1,10 @@
-//! `switch.pfc`: the checks of PFC (IEEE 802.1Qbb)'s scenario keys and their conversion to the
+//! `switch.pfc`: the table, the checks of PFC (IEEE 802.1Qbb)'s scenario keys and their conversion to the
 //! mechanism's parameters.
 
+use super::super::units::{Bytes, Duration};
 use super::super::*;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// Refuse a configuration of PFC (IEEE 802.1Qbb) that cannot run, naming the key.
 pub(in crate::scenario) fn validate(s: &Scenario) -> Result<(), ScenarioError> {
@@ -114,4 +117,75 @@ pub(in crate::scenario) fn params(s: &Scenario, topo: &Topology, buffer: &Buffer
         }
     }
     Ok(Some(params))
+}
+
+/// Where PFC counts bytes against XOFF/XON.
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum PfcAccounting {
+    /// IEEE 802.1Qbb: per (ingress port, class) counters with headroom.
+    #[default]
+    Ingress,
+    /// Seeds 000/003 reading ("queue size 1 MB, XOFF 750 KB, XON 4 KB"): thresholds on each
+    /// egress queue's depth; the ports feeding it are paused (CI's congested queue pauses the
+    /// congested class upstream); the queue never exceeds its size.
+    EgressQueue,
+}
+
+/// PFC scope.
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum PfcMode {
+    /// IEEE 802.1Qbb: per traffic class counters and pauses.
+    #[default]
+    Priority,
+    /// IEEE 802.3x link-level PAUSE: one counter per port, a pause stops every class.
+    Link,
+}
+
+/// `switch.pfc`: Priority-based Flow Control (IEEE 802.1Qbb) with ingress accounting per
+/// (ingress port, traffic class), XOFF/XON thresholds and headroom.
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+#[schemars(default = "PfcConfig::defaults")]
+pub struct PfcConfig {
+    /// "priority" (802.1Qbb, default) or "link" (802.3x PAUSE on all classes).
+    #[serde(default)]
+    pub mode: PfcMode,
+    /// "ingress" (802.1Qbb per-ingress counters, default) or "egress_queue" (thresholds on
+    /// each egress queue, as seeds 000/003 state them).
+    #[serde(default)]
+    pub accounting: PfcAccounting,
+    /// Static XOFF threshold per (ingress port, class), e.g. "750KB" (seeds 000/003) or "650KB"
+    /// (seed 004). Give either xoff or alpha.
+    pub xoff: Option<Bytes>,
+    /// Dynamic XOFF threshold: alpha x free shared buffer (needs switch.buffer.model = "shared").
+    /// > 0.
+    pub alpha: Option<f64>,
+    /// Send XON when the ingress counter falls to this. Default {default} (seeds 000/003); below
+    /// the static xoff.
+    pub xon: Option<Bytes>,
+    /// Headroom per (ingress port, class) for bytes that arrive after XOFF. Default: derived
+    /// per link as the round trip at line rate (propagation both ways plus static switch
+    /// latency at each switch end) + 3 x MTU + 64 B (see switch/pfc.rs).
+    pub headroom: Option<Bytes>,
+    /// Pause quanta (512 bit times each) in an XOFF frame, 1..65535. Default {default}.
+    pub quanta: Option<u32>,
+    /// Lossless traffic classes (queue indices, 0..7). Default: all.
+    pub priorities: Option<Vec<u8>>,
+    /// End the run as deadlocked when a cycle of egress queues has been paused on each other
+    /// for this long. Default {default}; > 0.
+    pub deadlock_after: Option<Duration>,
+}
+
+impl PfcConfig {
+    /// Every key's default, for the reference (the doc comments' `{default}`).
+    fn defaults() -> Self {
+        PfcConfig {
+            xon: Some(Bytes(pfc::DEFAULT_XON)),
+            quanta: Some(pfc::DEFAULT_QUANTA as u32),
+            deadlock_after: Some(Duration(pfc::DEFAULT_DEADLOCK_AFTER)),
+            ..Default::default()
+        }
+    }
 }

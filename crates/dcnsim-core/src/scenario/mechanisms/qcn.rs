@@ -1,7 +1,10 @@
-//! `switch.qcn and transport.qcn`: the checks of QCN (IEEE 802.1Qau)'s scenario keys and their conversion to the
+//! `switch.qcn` and `transport.qcn`: the table, the checks of QCN (IEEE 802.1Qau)'s scenario keys and their conversion to the
 //! mechanism's parameters.
 
+use super::super::units::{Bytes, Duration, Rate};
 use super::super::*;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// Refuse a configuration of QCN (IEEE 802.1Qau) that cannot run, naming the key.
 pub(in crate::scenario) fn validate(s: &Scenario) -> Result<(), ScenarioError> {
@@ -64,5 +67,70 @@ pub(in crate::scenario) fn params(cp: &QcnCpConfig, rp: Option<&QcnRpConfig>) ->
             rate_hai_bps: rp.rate_hai.map_or(qcn::DEFAULT_RATE_HAI, |r| r.0),
             min_rate_bps: rp.min_rate.map_or(qcn::DEFAULT_MIN_RATE, |r| r.0),
         },
+    }
+}
+
+/// `switch.qcn`: the congestion point of every switch egress queue (IEEE 802.1Qau, 802.1Q
+/// clause 32; see switch/qcn.rs). Sampled data frames make a CNM to their source when
+/// Fb = -(Q - q_eq + w (Q - Q_old)) < 0.
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+#[schemars(default = "QcnCpConfig::defaults")]
+pub struct QcnCpConfig {
+    /// Queue set point Q_eq. Default {default}; > 0.
+    pub q_eq: Option<Bytes>,
+    /// Weight w of the queue's growth in Fb. Default {default}; > 0.
+    pub w: Option<f64>,
+    /// Bytes between samples with no congestion (fewer, down to 1/8 of it, as |Fb| grows).
+    /// Default {default}; > 0.
+    pub sample_base: Option<Bytes>,
+}
+
+impl QcnCpConfig {
+    /// Every key's default, for the reference (the doc comments' `{default}`).
+    fn defaults() -> Self {
+        QcnCpConfig { q_eq: Some(Bytes(qcn::DEFAULT_Q_EQ)), w: Some(qcn::DEFAULT_W), sample_base: Some(Bytes(qcn::DEFAULT_SAMPLE_BASE)), ..Default::default() }
+    }
+}
+
+/// `transport.qcn`: the reaction point of every NIC flow (IEEE 802.1Qau, 802.1Q clause 32.13;
+/// see switch/qcn.rs); the defaults are the 802.1Q MIB's.
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+#[schemars(default = "QcnRpConfig::defaults")]
+pub struct QcnRpConfig {
+    /// Gd: the rate cut per unit of quantised feedback (6 bits). Default {default} (1/128);
+    /// in (0, 1].
+    pub gd: Option<f64>,
+    /// The largest cut per CNM as a fraction of the rate. Default {default}; in (0, 1).
+    pub min_decrease: Option<f64>,
+    /// Bytes sent per byte-counter cycle (half that after fast recovery). Default {default}; > 0.
+    pub byte_counter: Option<Bytes>,
+    /// Timer cycle (half that after fast recovery). Default {default}; > 0.
+    pub timer: Option<Duration>,
+    /// Fast-recovery cycles per counter. Default {default}.
+    pub fast_recovery: Option<u32>,
+    /// Active increase of the target rate per cycle. Default {default}.
+    pub rate_ai: Option<Rate>,
+    /// Hyper-active increase step. Default {default}.
+    pub rate_hai: Option<Rate>,
+    /// The rate a flow is never cut below. Default {default} (the MIB's); > 0.
+    pub min_rate: Option<Rate>,
+}
+
+impl QcnRpConfig {
+    /// Every key's default, for the reference (the doc comments' `{default}`).
+    fn defaults() -> Self {
+        QcnRpConfig {
+            gd: Some(qcn::DEFAULT_GD),
+            min_decrease: Some(qcn::DEFAULT_MIN_DECREASE),
+            byte_counter: Some(Bytes(qcn::DEFAULT_BYTE_COUNTER)),
+            timer: Some(Duration(qcn::DEFAULT_TIMER)),
+            fast_recovery: Some(qcn::DEFAULT_FAST_RECOVERY),
+            rate_ai: Some(Rate(qcn::DEFAULT_RATE_AI)),
+            rate_hai: Some(Rate(qcn::DEFAULT_RATE_HAI)),
+            min_rate: Some(Rate(qcn::DEFAULT_MIN_RATE)),
+            ..Default::default()
+        }
     }
 }
