@@ -257,10 +257,13 @@ impl Sim {
         self.pkts_consumed += 1;
         self.pkts_created += 1;
         let p = self.pkts.get_mut(pkt);
+        // bytes the switches added on the way (INT records) come back in the reply, which
+        // echoes them
+        let added = if p.kind == PktKind::Data { p.size - (p.payload + self.cfg.header) } else { 0 };
         std::mem::swap(&mut p.src, &mut p.dst);
         p.kind = kind;
         p.seq = seq;
-        p.size = self.cfg.ack_size;
+        p.size = self.cfg.ack_size + added;
         p.payload = 0;
         p.ece = ece;
         p.ecn = Ecn::NotEct;
@@ -443,7 +446,8 @@ impl Sim {
             sent: 0,
             rng: stream(self.cfg.seed, Stream::Flow, id as u64),
         };
-        let mut sender = Sender::new(spec.transport, &self.cfg.tcp, &self.cfg.roce, udp, mss, host_rate, self.now);
+        let base_rtt = || *self.base_rtt.get_or_init(|| self.fabric_base_rtt());
+        let mut sender = Sender::new(spec.transport, &self.cfg.tcp, &self.cfg.roce, udp, mss, host_rate, self.now, base_rtt);
         let mut nic_class = None;
         if let Some((_, class, prev)) = conn {
             nic_class = class;
@@ -557,6 +561,31 @@ impl Sim {
                 }
             }
         }
+    }
+
+    /// The round trip of a full-size data packet from `src` to `dst` and its ACK back, on
+    /// the idle paths flow hash `hash` takes.
+    fn path_rtt(&self, src: u32, dst: u32, hash: u32) -> SimTime {
+        let one_way = |path: &[PortId], bytes: u64| -> u64 {
+            path.iter().map(|&p| ser_time(bytes, self.topo.ports[p as usize].rate_bps).0 + self.egress[p as usize].wire.arrive_delay.0).sum()
+        };
+        let there = one_way(&self.routes.path(&self.topo, src, dst, hash), self.cfg.mtu as u64);
+        SimTime(there + one_way(&self.routes.path(&self.topo, dst, src, hash), self.cfg.ack_size as u64))
+    }
+
+    /// The fabric's largest base RTT (`path_rtt`), HPCC's T: over every pair of hosts on
+    /// a fabric of at most 64 hosts, else from the first and the last host to every other
+    /// (the symmetric fabrics' farthest pairs are among those).
+    pub(super) fn fabric_base_rtt(&self) -> SimTime {
+        let n = self.hosts.len() as u32;
+        let sources: Vec<u32> = if n <= 64 { (0..n).collect() } else { vec![0, n - 1] };
+        let mut best = SimTime::ZERO;
+        for &a in &sources {
+            for b in (0..n).filter(|&b| b != a) {
+                best = best.max(self.path_rtt(a, b, 0));
+            }
+        }
+        best
     }
 
     /// FCT of the flow alone on an idle fabric with an unlimited window: the

@@ -264,6 +264,8 @@ pub struct Sim {
     frame_latency: Vec<(u64, u64)>,
     /// How many picoseconds a host jitter draw spans (`cfg.host_jitter`, at most 2^32); 0: none.
     jitter_range: u64,
+    /// The fabric's largest base RTT, worked out for the first flow that asks for it.
+    base_rtt: std::cell::OnceCell<SimTime>,
     /// The seed's salt of the host jitter draws.
     jitter_salt: u64,
 }
@@ -444,6 +446,7 @@ impl Sim {
             loop_of: Vec::new(),
             frame_latency: Vec::new(),
             jitter_range,
+            base_rtt: Default::default(),
             jitter_salt,
         }
     }
@@ -902,10 +905,15 @@ impl Sim {
         true
     }
 
-    /// Record that `pkt` starts on `port` in the trace, and tell the mechanisms that watch
-    /// transmissions (DRC).
+    /// Tell the mechanisms that watch transmissions (DRC, INT) that `pkt` starts on `port`,
+    /// then record it, as they left it, in the trace and the capture.
     #[inline(never)]
     fn notify_transmit(&mut self, port: PortId, pkt: PktId) {
+        if self.mechs.acts_at(Caps::WATCH_TX) {
+            let class = self.pkts.get(pkt).qc as usize;
+            self.mechs.on_transmit(port, pkt, class, &mut ctx!(self));
+            self.apply_effects();
+        }
         let p = self.pkts.get(pkt);
         if let Some(tr) = &mut self.trace {
             tr.push(TxRecord { time: self.now, port, kind: p.kind, flow: p.flow, seq: p.seq, size: p.size });
@@ -913,11 +921,6 @@ impl Sim {
         if let Some(c) = &mut self.capture {
             let flows = &self.flows;
             c.record(self.now, port, p, &self.topo, |f| flows.get(f as usize).map(Flow::wire));
-        }
-        if self.mechs.acts_at(Caps::WATCH_TX) {
-            let class = p.qc as usize;
-            self.mechs.on_transmit(port, pkt, class, &mut ctx!(self));
-            self.apply_effects();
         }
     }
 
@@ -945,9 +948,17 @@ impl Sim {
         if !h.is_switch && self.pkts.get(pkt).kind == PktKind::Data {
             self.data_sent += 1;
         }
-        if self.watch_tx {
+        let size = if self.watch_tx {
             self.notify_transmit(port, pkt);
-        }
+            // a mechanism may have grown it as it leaves (INT records)
+            let p = self.pkts.get(pkt);
+            if p.size != size && route != PortId::MAX {
+                self.queues.get_mut(port, p.qc as usize).count_grown(p.size - size);
+            }
+            p.size
+        } else {
+            size
+        };
         let done = self.now + h.ser(size as u64);
         let jitter = if h.is_switch { SimTime::ZERO } else { self.host_jitter(port) };
         self.q.push(done + h.arrive_delay + jitter, Ev::Arrive { port: h.peer, pkt, route });

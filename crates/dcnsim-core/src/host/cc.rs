@@ -114,6 +114,9 @@ pub struct RateSetup {
     /// The flow's NIC line rate: where a flow starts and its ceiling.
     pub line_rate_bps: u64,
     pub now: SimTime,
+    /// The fabric's largest base RTT: a full-size packet and its ACK over an idle path
+    /// (the T of window-from-rate algorithms, HPCC sec. 3.1).
+    pub base_rtt: SimTime,
 }
 
 /// Hooks every rate-based algorithm provides. The RoCE sender (`host/roce.rs`) paces each

@@ -13,6 +13,7 @@ pub mod cc;
 pub mod cubic;
 pub mod dcqcn;
 pub mod dctcp;
+pub mod hpcc;
 pub mod pacer;
 pub mod reno;
 pub mod roce;
@@ -41,6 +42,8 @@ window_ccs! {
 rate_ccs! {
     /// DCQCN (Zhu et al., SIGCOMM 2015).
     dcqcn: Dcqcn => dcqcn::Dcqcn,
+    /// HPCC (Li et al., SIGCOMM 2019), fed by the in-band telemetry of `switch.int`.
+    hpcc: Hpcc => hpcc::Hpcc,
 }
 
 /// A flow's transport and the congestion control it runs.

@@ -48,9 +48,10 @@ pub struct RoceSender<R = RateCc> {
 }
 
 impl RoceSender<RateCc> {
-    /// A new flow's sender running algorithm `cc` at a NIC of `line_rate_bps`.
-    pub fn new(params: &RoceParams, cc: RateCcKind, line_rate_bps: u64, now: SimTime) -> RoceSender {
-        RoceSender::with_cc(params, RateCc::build(cc, &params.cc, &RateSetup { line_rate_bps, now }), line_rate_bps)
+    /// A new flow's sender running algorithm `cc` at a NIC of `line_rate_bps` on a fabric
+    /// whose largest base RTT is `base_rtt`.
+    pub fn new(params: &RoceParams, cc: RateCcKind, line_rate_bps: u64, now: SimTime, base_rtt: SimTime) -> RoceSender {
+        RoceSender::with_cc(params, RateCc::build(cc, &params.cc, &RateSetup { line_rate_bps, now, base_rtt }), line_rate_bps)
     }
 }
 
@@ -200,7 +201,12 @@ mod tests {
     use crate::sim::ser_time;
 
     fn settings(rp: DcqcnParams, increase_of_line: (Option<f64>, Option<f64>)) -> RoceParams {
-        RoceParams { cc: RateCcParams { dcqcn: DcqcnSettings { rp, increase_of_line } }, cnp_interval: SimTime::from_us(4), window: None, rto: SimTime::from_ms(1) }
+        RoceParams {
+            cc: RateCcParams { dcqcn: DcqcnSettings { rp, increase_of_line }, ..Default::default() },
+            cnp_interval: SimTime::from_us(4),
+            window: None,
+            rto: SimTime::from_ms(1),
+        }
     }
 
     fn params() -> RoceParams {
@@ -215,18 +221,18 @@ mod tests {
     fn increase_steps_as_fractions_scale_with_each_flows_line_rate() {
         let p = settings(DcqcnParams::seed004(100_000_000_000), (Some(0.0125), Some(0.025)));
         for line in [100_000_000_000u64, 25_000_000_000] {
-            let s = RoceSender::new(&p, RateCcKind::Dcqcn, line, SimTime::ZERO);
+            let s = RoceSender::new(&p, RateCcKind::Dcqcn, line, SimTime::ZERO, SimTime::from_us(10));
             assert_eq!((dcqcn(&s).rate_ai_bps, dcqcn(&s).rate_hai_bps), (line / 80, line / 40), "{line}");
         }
         // without fractions the rates stand as given, whatever the flow's line rate
         let p = settings(DcqcnParams { rate_ai_bps: 12_500_000, rate_hai_bps: 25_000_000, ..DcqcnParams::seed004(100_000_000_000) }, (None, None));
-        let s = RoceSender::new(&p, RateCcKind::Dcqcn, 25_000_000_000, SimTime::ZERO);
+        let s = RoceSender::new(&p, RateCcKind::Dcqcn, 25_000_000_000, SimTime::ZERO, SimTime::from_us(10));
         assert_eq!((dcqcn(&s).rate_ai_bps, dcqcn(&s).rate_hai_bps), (12_500_000, 25_000_000));
     }
 
     #[test]
     fn paced_at_the_dcqcn_rate() {
-        let mut s = RoceSender::new(&params(), RateCcKind::Dcqcn, 100_000_000_000, SimTime::ZERO);
+        let mut s = RoceSender::new(&params(), RateCcKind::Dcqcn, 100_000_000_000, SimTime::ZERO, SimTime::from_us(10));
         let t0 = SimTime::ZERO;
         assert!(s.next_segment(1_000_000, 1000, 48, t0).is_some());
         // at line rate the next packet may go when this one is serialized
@@ -241,7 +247,7 @@ mod tests {
     fn window_caps_bytes_in_flight() {
         let mut p = params();
         p.window = Some(SimTime::from_ns(200)); // 2500 B at 100G
-        let mut s = RoceSender::new(&p, RateCcKind::Dcqcn, 100_000_000_000, SimTime::ZERO);
+        let mut s = RoceSender::new(&p, RateCcKind::Dcqcn, 100_000_000_000, SimTime::ZERO, SimTime::from_us(10));
         assert_eq!(s.window, Some(2500));
         let mut t = SimTime::ZERO;
         let mut sent = 0;
@@ -260,7 +266,7 @@ mod tests {
     fn a_zero_rto_never_rearms_at_the_same_instant() {
         let mut p = params();
         p.rto = SimTime::ZERO;
-        let mut s = RoceSender::new(&p, RateCcKind::Dcqcn, 100_000_000_000, SimTime::ZERO);
+        let mut s = RoceSender::new(&p, RateCcKind::Dcqcn, 100_000_000_000, SimTime::ZERO, SimTime::from_us(10));
         s.next_segment(10_000, 1000, 48, SimTime::ZERO).unwrap();
         let now = SimTime::from_us(1);
         s.rto_deadline = Some(now);
@@ -275,7 +281,7 @@ mod tests {
         assert_eq!(r.on_data(2000, 1000), RoceReply::Nack(1000));
         assert_eq!(r.on_data(3000, 1000), RoceReply::Nothing);
         assert_eq!(r.on_data(1000, 1000), RoceReply::Ack(2000));
-        let mut s = RoceSender::new(&params(), RateCcKind::Dcqcn, 100_000_000_000, SimTime::ZERO);
+        let mut s = RoceSender::new(&params(), RateCcKind::Dcqcn, 100_000_000_000, SimTime::ZERO, SimTime::from_us(10));
         let mut t = SimTime::ZERO;
         for _ in 0..4 {
             s.next_segment(10_000, 1000, 48, t).unwrap();

@@ -80,11 +80,22 @@ pub struct Receipt {
 }
 
 impl Sender {
-    /// A new flow's sender of `transport` at a NIC of `line_rate_bps`.
-    pub fn new(transport: Transport, tcp: &TcpParams, roce: &super::roce::RoceParams, udp: impl FnOnce() -> UdpSource, mss: u32, line_rate_bps: u64, now: SimTime) -> Sender {
+    /// A new flow's sender of `transport` at a NIC of `line_rate_bps`; `base_rtt`: the
+    /// fabric's largest base RTT, asked only for a rate-controlled transport.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        transport: Transport,
+        tcp: &TcpParams,
+        roce: &super::roce::RoceParams,
+        udp: impl FnOnce() -> UdpSource,
+        mss: u32,
+        line_rate_bps: u64,
+        now: SimTime,
+        base_rtt: impl FnOnce() -> SimTime,
+    ) -> Sender {
         match transport {
             Transport::Tcp(cc) => Sender::Tcp(Box::new(TcpSender::from_params(Cc::build(cc, &tcp.cc, tcp), mss, tcp))),
-            Transport::Roce(cc) => Sender::Roce(Box::new(RoceSender::new(roce, cc, line_rate_bps, now))),
+            Transport::Roce(cc) => Sender::Roce(Box::new(RoceSender::new(roce, cc, line_rate_bps, now, base_rtt()))),
             Transport::Udp => Sender::Udp(Box::new(udp())),
         }
     }

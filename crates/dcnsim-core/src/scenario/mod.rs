@@ -573,6 +573,9 @@ fn validate_switch(s: &Scenario) -> Result<(), ScenarioError> {
     if let Some(f) = &sw.fq_codel {
         f.check(sw)?;
     }
+    if let Some(i) = &sw.int {
+        i.check(s.topology.mtu())?;
+    }
     mechanisms::drc::validate(s)?;
     mechanisms::sfc::validate(s)?;
     if let Some(c) = &sw.classes {
@@ -1123,22 +1126,47 @@ pub fn check(doc: &Document, variant: Option<&str>) -> Result<Summary, ScenarioE
 /// `metrics.capture` with its port names resolved on the built fabric: "node" (all its
 /// ports), "node:N" (its port N) or "node->peer" (its port toward that neighbour), each
 /// port once, in the order named.
+/// The fabric's nodes by name, for keys that name them.
+struct NodeNames<'t>(std::collections::HashMap<&'t str, u32>);
+
+impl<'t> NodeNames<'t> {
+    fn of(topo: &'t Topology) -> Self {
+        NodeNames(topo.nodes.iter().enumerate().map(|(i, n)| (n.name.as_str(), i as u32)).collect())
+    }
+    /// Node `name`'s id, or an error naming `key` with the nearest names.
+    fn node(&self, name: &str, key: &str) -> Result<u32, ScenarioError> {
+        self.0.get(name).copied().ok_or_else(|| {
+            let mut all: Vec<&str> = self.0.keys().copied().collect();
+            all.sort_unstable();
+            let msg = unknown_name("no node named", name, &all);
+            // thousands of names are no help: the nearest is
+            let msg = if all.len() > 24 { msg.split(", expected one of").next().unwrap_or_default().to_string() + " (see the nodes in ports.parquet)" } else { msg };
+            err(key, msg)
+        })
+    }
+}
+
+/// `switch.int`'s parameters, its switch names resolved on the built fabric.
+fn int_params(s: &Scenario, topo: &Topology) -> Result<Option<crate::switch::int::IntParams>, ScenarioError> {
+    let Some(c) = &s.switch.int else { return Ok(None) };
+    let names = NodeNames::of(topo);
+    let switch_of = |name: &str, key: &str| -> Result<u32, ScenarioError> {
+        let n = &topo.nodes[names.node(name, key)? as usize];
+        if n.kind != crate::net::NodeKind::Switch {
+            return Err(err(key, format!("invalid value \"{name}\": a host, expected a switch")));
+        }
+        Ok(n.index)
+    };
+    c.params(switch_of, topo.switches.len()).map(Some)
+}
+
 fn capture_params(s: &Scenario, topo: &Topology) -> Result<Option<CaptureParams>, ScenarioError> {
     let Some(c) = &s.metrics.capture else { return Ok(None) };
-    let names: std::collections::HashMap<&str, u32> = topo.nodes.iter().enumerate().map(|(i, n)| (n.name.as_str(), i as u32)).collect();
+    let names = NodeNames::of(topo);
     let mut ports = Vec::new();
     for (i, spec) in c.ports.iter().enumerate() {
         let key = format!("metrics.capture.ports[{i}]");
-        let node = |name: &str| -> Result<u32, ScenarioError> {
-            names.get(name).copied().ok_or_else(|| {
-                let mut all: Vec<&str> = names.keys().copied().collect();
-                all.sort_unstable();
-                let msg = unknown_name("no node named", name, &all);
-                // thousands of names are no help: the nearest is
-                let msg = if all.len() > 24 { msg.split(", expected one of").next().unwrap_or_default().to_string() + " (see the nodes in ports.parquet)" } else { msg };
-                err(&key, msg)
-            })
-        };
+        let node = |name: &str| names.node(name, &key);
         let ids: Vec<u32> = if let Some((a, b)) = spec.split_once("->") {
             let (a, b) = (node(a.trim())?, node(b.trim())?);
             let to_b: Vec<u32> = topo.nodes[a as usize].ports.iter().copied().filter(|&p| topo.peer_node(p) == b).collect();
@@ -1274,10 +1302,10 @@ fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Routes, SimCo
         scheduler,
         buffer,
         switch_latency,
-        mechanisms: MechanismParams { ecn, pfc, ci, sfc, aqm, qcn, drc, fq_codel: sw.fq_codel.as_ref().map(|f| f.params(mtu)) },
+        mechanisms: MechanismParams { ecn, pfc, ci, sfc, aqm, qcn, drc, fq_codel: sw.fq_codel.as_ref().map(|f| f.params(mtu)), int: int_params(s, &topo)? },
         tcp: transport::tcp_params(tr, min_rto),
         udp: transport::udp_params(tr, mtu),
-        roce: transport::roce_params(&tr.dcqcn, min_rto),
+        roce: transport::roce_params(&tr.dcqcn, &tr.hpcc, min_rto),
         tags,
         fct_bins: s.metrics.fct_bins.as_ref().map(|v| v.iter().map(|b| b.0).collect()).unwrap_or_else(|| DEFAULT_FCT_BINS.to_vec()),
         check_invariants: opts.check_invariants,
@@ -1291,7 +1319,7 @@ fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Routes, SimCo
         loops,
         warnings: Vec::new(),
     };
-    cfg.warnings = warnings(s, &cfg, specs.len());
+    cfg.warnings = warnings(s, &cfg, &specs);
     Ok((topo, routes, cfg, specs))
 }
 
@@ -1408,9 +1436,9 @@ fn flow_specs(s: &Scenario, topo: &Topology, seed: u64) -> Result<Flows, Scenari
 
 /// Valid but almost certainly not what was meant: said in the summary's `warnings` and by
 /// the command line.
-fn warnings(s: &Scenario, cfg: &SimConfig, flows: usize) -> Vec<String> {
+fn warnings(s: &Scenario, cfg: &SimConfig, specs: &[FlowSpec]) -> Vec<String> {
     let mut w = Vec::new();
-    if flows == 0 {
+    if specs.is_empty() {
         w.push(format!("workload: no flows (the {} workload table(s) generate none); nothing is simulated", s.workload.len()));
     }
     let (key, bytes) = match cfg.buffer {
@@ -1427,6 +1455,10 @@ fn warnings(s: &Scenario, cfg: &SimConfig, flows: usize) -> Vec<String> {
              (802.1Qbb: a later frame replaces it), so an XON can end a proxy pause early (the proxy never shortens a running XOFF)"
                 .to_string(),
         );
+    }
+    let hpcc = crate::host::Transport::Roce(crate::host::RateCcKind::Hpcc);
+    if m.int.is_none() && specs.iter().any(|f| f.transport == hpcc) {
+        w.push("transport.cc = \"hpcc\" without switch.int: no switch writes the telemetry HPCC reads, so its flows stay at line rate".to_string());
     }
     w
 }

@@ -11,7 +11,7 @@ pub use super::mechanisms::drc::DrcConfig;
 pub use super::mechanisms::pfc::{PfcAccounting, PfcConfig, PfcMode};
 pub use super::mechanisms::qcn::{QcnCpConfig, QcnRpConfig};
 pub use super::mechanisms::sfc::{SfcCacheConfig, SfcConfig, SfcModeConfig};
-pub use super::transport::{DcqcnConfig, DcqcnPreset};
+pub use super::transport::{DcqcnConfig, DcqcnPreset, HpccConfig};
 use super::units::{Bytes, Duration, Rate};
 pub use crate::host::udp::{Arrivals, SizeDist};
 pub use crate::host::{CcName, TransportKind};
@@ -410,6 +410,9 @@ pub struct SwitchConfig {
     pub drc: Option<DrcConfig>,
     /// FQ-CoDel on every egress queue (RFC 8290, see `switch.fq_codel`); absent = off.
     pub fq_codel: Option<crate::switch::fq_codel::FqCodelConfig>,
+    /// In-band network telemetry at switch egress ports (HPCC sec. 3.2, see `switch.int`),
+    /// which `transport.cc = "hpcc"` reads; absent = off.
+    pub int: Option<crate::switch::int::IntConfig>,
     /// Active queue management and ECN marking, chosen by kind (see `switch.aqm`); absent =
     /// none (drop-tail only).
     pub aqm: Option<AqmConfig>,
@@ -495,6 +498,9 @@ pub struct TransportConfig {
     /// DCQCN / RoCEv2 parameters.
     #[serde(default)]
     pub dcqcn: DcqcnConfig,
+    /// HPCC's constants.
+    #[serde(default)]
+    pub hpcc: HpccConfig,
     /// QCN reaction point constants (IEEE 802.1Qau); only with `switch.qcn`.
     pub qcn: Option<QcnRpConfig>,
 }

@@ -8,6 +8,7 @@ use super::{err, ScenarioError};
 use crate::engine::UdpParams;
 use crate::host::dcqcn::{DcqcnParams, DcqcnSettings, PAPER_CNP_INTERVAL, SEED004_CNP_INTERVAL, SEED004_RATE_AI_OF_LINE, SEED004_RATE_HAI_OF_LINE};
 use crate::host::dctcp::{self, DctcpParams};
+use crate::host::hpcc::{self, HpccParams};
 use crate::host::roce::RoceParams;
 use crate::host::tcp::TcpParams;
 use crate::host::{RateCcParams, Transport, WindowCcParams, DEFAULT_WINDOW_CC};
@@ -81,6 +82,7 @@ fn validate_values(s: &Scenario) -> Result<(), ScenarioError> {
             return Err(err("transport.g", format!("invalid value {g}, expected a gain in (0, 1]")));
         }
     }
+    tr.hpcc.validate()?;
     let dc = &tr.dcqcn;
     if let Some(g) = dc.g {
         if !(g > 0.0 && g <= 1.0) {
@@ -152,7 +154,7 @@ pub(super) fn udp_params(tr: &TransportConfig, mtu: u32) -> UdpParams {
 }
 
 /// DCQCN constants: the preset with the scenario's overrides (line rate set per flow).
-pub(super) fn roce_params(c: &DcqcnConfig, rto: SimTime) -> RoceParams {
+pub(super) fn roce_params(c: &DcqcnConfig, hpcc: &HpccConfig, rto: SimTime) -> RoceParams {
     // the line rate is each flow's, so a preset's increase steps that are fractions of it
     // are resolved per flow (RoceSender::new)
     let (mut p, cnp, window, of_line) = match c.preset {
@@ -192,7 +194,7 @@ pub(super) fn roce_params(c: &DcqcnConfig, rto: SimTime) -> RoceParams {
         None => window,
     };
     let dcqcn = DcqcnSettings { rp: p, increase_of_line: (ai_of_line, hai_of_line) };
-    RoceParams { cc: RateCcParams { dcqcn }, cnp_interval: c.cnp_interval.map(|d| d.0).unwrap_or(cnp), window, rto }
+    RoceParams { cc: RateCcParams { dcqcn, hpcc: hpcc.params() }, cnp_interval: c.cnp_interval.map(|d| d.0).unwrap_or(cnp), window, rto }
 }
 
 #[cfg(test)]
@@ -290,15 +292,15 @@ flows = [{{ src = 0, dst = 3, size = "100KB" }}, {{ src = 1, dst = 3, size = "10
     fn dcqcn_increase_steps_from_preset_rate_or_fraction() {
         let rto = SimTime::from_ms(1);
         let cfg = |text: &str| -> DcqcnConfig { toml::from_str(text).unwrap() };
-        let r = roce_params(&cfg(""), rto);
+        let r = roce_params(&cfg(""), &HpccConfig::default(), rto);
         assert_eq!(r.cc.dcqcn.rp, DcqcnParams::paper(0));
         assert_eq!((r.cnp_interval, r.window, r.cc.dcqcn.increase_of_line), (PAPER_CNP_INTERVAL, None, (None, None)));
-        let r = roce_params(&cfg("preset = \"seed004\""), rto);
+        let r = roce_params(&cfg("preset = \"seed004\""), &HpccConfig::default(), rto);
         assert_eq!(r.cc.dcqcn.increase_of_line, (Some(0.0125), Some(0.025)));
         assert_eq!((r.cnp_interval, r.window), (SimTime::from_us(4), Some(SimTime::from_us(15))));
-        let r = roce_params(&cfg("preset = \"seed004\"\nrate_ai = \"12.5Mbps\""), rto);
+        let r = roce_params(&cfg("preset = \"seed004\"\nrate_ai = \"12.5Mbps\""), &HpccConfig::default(), rto);
         assert_eq!((r.cc.dcqcn.rp.rate_ai_bps, r.cc.dcqcn.increase_of_line), (12_500_000, (None, Some(0.025))));
-        let r = roce_params(&cfg("rate_ai_fraction = 0.0125\nrate_hai = \"25Mbps\""), rto);
+        let r = roce_params(&cfg("rate_ai_fraction = 0.0125\nrate_hai = \"25Mbps\""), &HpccConfig::default(), rto);
         assert_eq!((r.cc.dcqcn.rp.rate_hai_bps, r.cc.dcqcn.increase_of_line), (25_000_000, (Some(0.0125), None)));
     }
 }
@@ -359,5 +361,70 @@ impl DcqcnConfig {
     /// Every key's default, for the reference (the doc comments' `{default}`).
     fn defaults() -> Self {
         DcqcnConfig { min_rate: Some(Rate(crate::host::dcqcn::DEFAULT_MIN_RATE)), ..Default::default() }
+    }
+}
+
+/// `transport.hpcc`: HPCC's constants (Li et al., SIGCOMM 2019, sec. 3.3; see host/hpcc.rs),
+/// for flows with `cc = "hpcc"` over roce. HPCC reads the telemetry `switch.int` writes.
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+#[schemars(default = "HpccConfig::defaults")]
+pub struct HpccConfig {
+    /// eta, the target utilization of the most loaded link. Default {default} (sec. 3.3); in
+    /// (0, 1].
+    pub eta: Option<f64>,
+    /// maxStage, the additive-increase rounds before a multiplicative one. Default {default}
+    /// (sec. 3.3; the HPCC authors' ns-3 run.py uses 0).
+    pub max_stage: Option<u32>,
+    /// W_AI / T as a fraction of the flow's line rate. Default {default} (the authors' ns-3
+    /// run.py: 10 Mb/s per 25 Gb/s, i.e. W_AI = W_init (1 - eta) / 125); in (0, 1].
+    pub rate_ai_fraction: Option<f64>,
+    /// The rate a flow is never cut below. Default {default} (the ns-3 fork's RdmaHw
+    /// MinRate); > 0.
+    pub min_rate: Option<Rate>,
+    /// T, the base RTT of the window R T and of the utilization's time scale. Default: the
+    /// fabric's largest base RTT, a full-size packet and its ACK over the idle path (the
+    /// fork's GLOBAL_T); > 0.
+    pub base_rtt: Option<Duration>,
+}
+
+impl HpccConfig {
+    /// Every key's default, for the reference (the doc comments' `{default}`).
+    fn defaults() -> Self {
+        HpccConfig {
+            eta: Some(hpcc::DEFAULT_ETA),
+            max_stage: Some(hpcc::DEFAULT_MAX_STAGE),
+            rate_ai_fraction: Some(hpcc::DEFAULT_RATE_AI_OF_LINE),
+            min_rate: Some(Rate(hpcc::DEFAULT_MIN_RATE)),
+            base_rtt: None,
+        }
+    }
+
+    fn validate(&self) -> Result<(), ScenarioError> {
+        for (k, v) in [("eta", self.eta), ("rate_ai_fraction", self.rate_ai_fraction)] {
+            if let Some(v) = v {
+                if !(v > 0.0 && v <= 1.0) {
+                    return Err(err(format!("transport.hpcc.{k}"), format!("invalid value {v}, expected a fraction in (0, 1]")));
+                }
+            }
+        }
+        if self.min_rate.map(|r| r.0) == Some(0) {
+            return Err(err("transport.hpcc.min_rate", "invalid value \"0bps\", expected a rate > 0"));
+        }
+        if self.base_rtt.map(|d| d.0 .0) == Some(0) {
+            return Err(err("transport.hpcc.base_rtt", "invalid value 0, expected a duration > 0"));
+        }
+        Ok(())
+    }
+
+    fn params(&self) -> HpccParams {
+        let d = HpccParams::default();
+        HpccParams {
+            eta: self.eta.unwrap_or(d.eta),
+            max_stage: self.max_stage.unwrap_or(d.max_stage),
+            rate_ai_of_line: self.rate_ai_fraction.unwrap_or(d.rate_ai_of_line),
+            min_rate_bps: self.min_rate.map_or(d.min_rate_bps, |r| r.0),
+            base_rtt: self.base_rtt.map(|d| d.0),
+        }
     }
 }

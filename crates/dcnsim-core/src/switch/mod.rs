@@ -13,6 +13,7 @@ pub mod dualq2015;
 pub mod ecn;
 mod fifo;
 pub mod fq_codel;
+pub mod int;
 pub mod mechanism;
 pub mod pfc;
 pub mod pi2;
@@ -52,4 +53,6 @@ mechanism::switch_mechanisms! {
     drc: Drc => drc::Drc,
     /// FQ-CoDel (RFC 8290).
     fq_codel: FqCodel => fq_codel::FqCodel,
+    /// In-band network telemetry (HPCC sec. 3.2).
+    int: Int => int::Int,
 }

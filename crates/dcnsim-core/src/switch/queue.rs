@@ -128,6 +128,11 @@ impl PktQueue {
         self.tx_bytes += size as u64;
         self.tx_packets += 1;
     }
+    /// The packet that just left grew by `extra` bytes as it left (INT records): the wire
+    /// carried them too.
+    pub fn count_grown(&mut self, extra: u32) {
+        self.tx_bytes += extra as u64;
+    }
     /// A packet of `size` bytes joins this queue, empty, and leaves it at once (its port
     /// was idle): the counters `push` then `pop` at one instant would leave, without the
     /// FIFO (the depth integral does not change: it keeps no time of last change).
