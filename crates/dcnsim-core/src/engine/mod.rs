@@ -952,7 +952,8 @@ impl Sim {
             self.notify_transmit(port, pkt);
             // a mechanism may have grown it as it leaves (INT records)
             let p = self.pkts.get(pkt);
-            if p.size != size && route != PortId::MAX {
+            // (a control frame leaves from no queue)
+            if p.size != size && !matches!(p.kind, PktKind::Ctrl(_)) {
                 self.queues.get_mut(port, p.qc as usize).count_grown(p.size - size);
             }
             p.size

@@ -18,6 +18,7 @@ pub mod pacer;
 pub mod reno;
 pub mod roce;
 pub mod tcp;
+pub mod timely;
 pub mod transport;
 pub mod udp;
 
@@ -44,6 +45,8 @@ rate_ccs! {
     dcqcn: Dcqcn => dcqcn::Dcqcn,
     /// HPCC (Li et al., SIGCOMM 2019), fed by the in-band telemetry of `switch.int`.
     hpcc: Hpcc => hpcc::Hpcc,
+    /// TIMELY (Mittal et al., SIGCOMM 2015): RTT-gradient rate control.
+    timely: Timely => timely::Timely,
 }
 
 /// A flow's transport and the congestion control it runs.

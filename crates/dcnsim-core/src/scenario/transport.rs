@@ -11,6 +11,7 @@ use crate::host::dctcp::{self, DctcpParams};
 use crate::host::hpcc::{self, HpccParams};
 use crate::host::roce::RoceParams;
 use crate::host::tcp::TcpParams;
+use crate::host::timely::{self, TimelyParams};
 use crate::host::{RateCcParams, Transport, WindowCcParams, DEFAULT_WINDOW_CC};
 use crate::net::Ecn;
 use crate::sim::SimTime;
@@ -83,6 +84,7 @@ fn validate_values(s: &Scenario) -> Result<(), ScenarioError> {
         }
     }
     tr.hpcc.validate()?;
+    tr.timely.validate()?;
     let dc = &tr.dcqcn;
     if let Some(g) = dc.g {
         if !(g > 0.0 && g <= 1.0) {
@@ -154,7 +156,9 @@ pub(super) fn udp_params(tr: &TransportConfig, mtu: u32) -> UdpParams {
 }
 
 /// DCQCN constants: the preset with the scenario's overrides (line rate set per flow).
-pub(super) fn roce_params(c: &DcqcnConfig, hpcc: &HpccConfig, rto: SimTime) -> RoceParams {
+/// The RoCE parameters: DCQCN's from its table (`c`) and preset, the other rate-based
+/// algorithms' from their tables in `tr`.
+pub(super) fn roce_params(c: &DcqcnConfig, tr: &TransportConfig, rto: SimTime) -> RoceParams {
     // the line rate is each flow's, so a preset's increase steps that are fractions of it
     // are resolved per flow (RoceSender::new)
     let (mut p, cnp, window, of_line) = match c.preset {
@@ -194,7 +198,7 @@ pub(super) fn roce_params(c: &DcqcnConfig, hpcc: &HpccConfig, rto: SimTime) -> R
         None => window,
     };
     let dcqcn = DcqcnSettings { rp: p, increase_of_line: (ai_of_line, hai_of_line) };
-    RoceParams { cc: RateCcParams { dcqcn, hpcc: hpcc.params() }, cnp_interval: c.cnp_interval.map(|d| d.0).unwrap_or(cnp), window, rto }
+    RoceParams { cc: RateCcParams { dcqcn, hpcc: tr.hpcc.params(), timely: tr.timely.params() }, cnp_interval: c.cnp_interval.map(|d| d.0).unwrap_or(cnp), window, rto }
 }
 
 #[cfg(test)]
@@ -292,15 +296,15 @@ flows = [{{ src = 0, dst = 3, size = "100KB" }}, {{ src = 1, dst = 3, size = "10
     fn dcqcn_increase_steps_from_preset_rate_or_fraction() {
         let rto = SimTime::from_ms(1);
         let cfg = |text: &str| -> DcqcnConfig { toml::from_str(text).unwrap() };
-        let r = roce_params(&cfg(""), &HpccConfig::default(), rto);
+        let r = roce_params(&cfg(""), &TransportConfig::default(), rto);
         assert_eq!(r.cc.dcqcn.rp, DcqcnParams::paper(0));
         assert_eq!((r.cnp_interval, r.window, r.cc.dcqcn.increase_of_line), (PAPER_CNP_INTERVAL, None, (None, None)));
-        let r = roce_params(&cfg("preset = \"seed004\""), &HpccConfig::default(), rto);
+        let r = roce_params(&cfg("preset = \"seed004\""), &TransportConfig::default(), rto);
         assert_eq!(r.cc.dcqcn.increase_of_line, (Some(0.0125), Some(0.025)));
         assert_eq!((r.cnp_interval, r.window), (SimTime::from_us(4), Some(SimTime::from_us(15))));
-        let r = roce_params(&cfg("preset = \"seed004\"\nrate_ai = \"12.5Mbps\""), &HpccConfig::default(), rto);
+        let r = roce_params(&cfg("preset = \"seed004\"\nrate_ai = \"12.5Mbps\""), &TransportConfig::default(), rto);
         assert_eq!((r.cc.dcqcn.rp.rate_ai_bps, r.cc.dcqcn.increase_of_line), (12_500_000, (None, Some(0.025))));
-        let r = roce_params(&cfg("rate_ai_fraction = 0.0125\nrate_hai = \"25Mbps\""), &HpccConfig::default(), rto);
+        let r = roce_params(&cfg("rate_ai_fraction = 0.0125\nrate_hai = \"25Mbps\""), &TransportConfig::default(), rto);
         assert_eq!((r.cc.dcqcn.rp.rate_hai_bps, r.cc.dcqcn.increase_of_line), (25_000_000, (Some(0.0125), None)));
     }
 }
@@ -425,6 +429,81 @@ impl HpccConfig {
             rate_ai_of_line: self.rate_ai_fraction.unwrap_or(d.rate_ai_of_line),
             min_rate_bps: self.min_rate.map_or(d.min_rate_bps, |r| r.0),
             base_rtt: self.base_rtt.map(|d| d.0),
+        }
+    }
+}
+
+/// `transport.timely`: TIMELY's constants (Mittal et al., SIGCOMM 2015, Table 1; see
+/// host/timely.rs), for flows with `cc = "timely"` over roce.
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+#[schemars(default = "TimelyConfig::defaults")]
+pub struct TimelyConfig {
+    /// EWMA weight of a new RTT difference. Default {default}; in (0, 1].
+    pub alpha: Option<f64>,
+    /// Multiplicative decrease factor. Default {default}; in (0, 1].
+    pub beta: Option<f64>,
+    /// Below this RTT the rate increases whatever the gradient. Default {default}; > 0.
+    pub t_low: Option<Duration>,
+    /// Above this RTT the rate is cut by beta (1 - t_high / rtt). Default {default}; above
+    /// t_low.
+    pub t_high: Option<Duration>,
+    /// The gradient's normalizer. Default {default}; > 0.
+    pub min_rtt: Option<Duration>,
+    /// The additive step delta as a fraction of the flow's line rate. Default {default}
+    /// (10 Mb/s at 10 Gb/s); in (0, 1].
+    pub delta_fraction: Option<f64>,
+    /// The rate a flow is never cut below. Default {default}; > 0.
+    pub min_rate: Option<Rate>,
+}
+
+impl TimelyConfig {
+    /// Every key's default, for the reference (the doc comments' `{default}`).
+    fn defaults() -> Self {
+        TimelyConfig {
+            alpha: Some(timely::DEFAULT_ALPHA),
+            beta: Some(timely::DEFAULT_BETA),
+            t_low: Some(Duration(timely::DEFAULT_T_LOW)),
+            t_high: Some(Duration(timely::DEFAULT_T_HIGH)),
+            min_rtt: Some(Duration(timely::DEFAULT_MIN_RTT)),
+            delta_fraction: Some(timely::DEFAULT_DELTA_OF_LINE),
+            min_rate: Some(Rate(timely::DEFAULT_MIN_RATE)),
+        }
+    }
+
+    fn validate(&self) -> Result<(), ScenarioError> {
+        for (k, v) in [("alpha", self.alpha), ("beta", self.beta), ("delta_fraction", self.delta_fraction)] {
+            if let Some(v) = v {
+                if !(v > 0.0 && v <= 1.0) {
+                    return Err(err(format!("transport.timely.{k}"), format!("invalid value {v}, expected a fraction in (0, 1]")));
+                }
+            }
+        }
+        for (k, v) in [("t_low", self.t_low), ("t_high", self.t_high), ("min_rtt", self.min_rtt)] {
+            if v.map(|d| d.0 .0) == Some(0) {
+                return Err(err(format!("transport.timely.{k}"), "invalid value 0, expected a duration > 0"));
+            }
+        }
+        let p = self.params();
+        if p.t_high <= p.t_low {
+            return Err(err("transport.timely.t_high", format!("invalid value {}, expected more than t_low ({})", p.t_high, p.t_low)));
+        }
+        if self.min_rate.map(|r| r.0) == Some(0) {
+            return Err(err("transport.timely.min_rate", "invalid value \"0bps\", expected a rate > 0"));
+        }
+        Ok(())
+    }
+
+    fn params(&self) -> TimelyParams {
+        let d = TimelyParams::default();
+        TimelyParams {
+            alpha: self.alpha.unwrap_or(d.alpha),
+            beta: self.beta.unwrap_or(d.beta),
+            t_low: self.t_low.map_or(d.t_low, |t| t.0),
+            t_high: self.t_high.map_or(d.t_high, |t| t.0),
+            min_rtt: self.min_rtt.map_or(d.min_rtt, |t| t.0),
+            delta_of_line: self.delta_fraction.unwrap_or(d.delta_of_line),
+            min_rate_bps: self.min_rate.map_or(d.min_rate_bps, |r| r.0),
         }
     }
 }
