@@ -210,6 +210,8 @@ impl Sim {
         if ce {
             fl.ecn_marks += 1;
         }
+        // the receiver echoes the path length (the IP TTL's decrease) in its ACKs
+        fl.path_hops = p.hops;
         let r = fl.receive(p.seq, p.payload, p.size, ce, self.now, self.cfg.roce.cnp_interval);
         if r.datagram && !self.loops.is_empty() {
             // a frame's latency: made at the source to its last byte in at the host
@@ -276,7 +278,8 @@ impl Sim {
         let p = self.pkts.get(pkt);
         let now = self.now;
         let fl = &mut self.flows[f as usize];
-        let finished = fl.sender.on_ack(p, now, fl.size, self.pkts.telemetry(pkt));
+        let echo = crate::host::cc::PathEcho { int: self.pkts.telemetry(pkt), hops: fl.path_hops };
+        let finished = fl.sender.on_ack(p, now, fl.size, echo);
         self.consume(pkt);
         let Some(finished) = finished else {
             return;
@@ -485,6 +488,7 @@ impl Sim {
             ready_next: crate::host::NO_FLOW,
             nic_class,
             continued_by: None,
+            path_hops: 0,
         });
         self.active += 1;
         if is_udp {

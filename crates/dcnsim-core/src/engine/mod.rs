@@ -394,10 +394,7 @@ impl Sim {
         // the held draw is a u32 (`Egress::jitter`): 4.3 ms at most
         let jitter_range = cfg.host_jitter.0.min(1 << 32);
         let jitter_salt = crate::sim::rng::mix64(cfg.seed ^ 0x7A3D_5C1E_9B24_F60D);
-        let capture = cfg.capture.as_ref().map(|c| {
-            let drc_classes = cfg.mechanisms.drc.as_ref().map_or(0, |d| d.classes);
-            Box::new(crate::metrics::capture::Capture::new(c, &topo, cfg.mtu - cfg.header, drc_classes, cfg.class_of))
-        });
+        let capture = cfg.capture.as_ref().map(|c| Box::new(crate::metrics::capture::Capture::new(c, &topo, cfg.mtu - cfg.header, cfg.class_of)));
         let mechs_watch_tx = mechs.acts_at(Caps::WATCH_TX) || capture.is_some();
         let cut_through = matches!(cfg.scheduler, Scheduler::Strict) && !cfg.check_invariants && !mechs.acts_at(Caps::ENQUEUE.or(Caps::DEQUEUE).or(Caps::HOLD).or(Caps::REORDER));
         Sim {
@@ -920,7 +917,7 @@ impl Sim {
         }
         if let Some(c) = &mut self.capture {
             let flows = &self.flows;
-            c.record(self.now, port, p, &self.topo, |f| flows.get(f as usize).map(Flow::wire));
+            c.record(self.now, port, p, &self.topo, &self.cfg.mechanisms, |f| flows.get(f as usize).map(Flow::wire));
         }
     }
 

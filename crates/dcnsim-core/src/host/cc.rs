@@ -31,6 +31,18 @@ pub struct AckEvent<'a> {
     /// (in-band network telemetry, HPCC sec. 3.2), first hop first; empty when no switch
     /// on the path writes any.
     pub int: &'a [HopTelemetry],
+    /// Switch hops of the data's path (Swift's hop count, from the IP TTL the receiver
+    /// echoes; 0 when not known).
+    pub hops: u8,
+}
+
+/// What an ACK echoes of the path its data packet took.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct PathEcho<'a> {
+    /// The per-hop telemetry (see `AckEvent::int`).
+    pub int: &'a [HopTelemetry],
+    /// Switch hops from the data's sender to its receiver.
+    pub hops: u8,
 }
 
 /// The sender's window state that every algorithm manipulates (bytes).

@@ -148,7 +148,7 @@ mod tests {
     }
 
     fn ev_rtt(acked: u64, now_ms: f64, ece: bool, ack: u64, rtt_ms: f64) -> AckEvent<'static> {
-        AckEvent { acked, ece, ack, snd_nxt: ack + 1_000_000, now: SimTime((now_ms * 1e9) as u64), rtt: SimTime((rtt_ms * 1e9) as u64), int: &[] }
+        AckEvent { acked, ece, ack, snd_nxt: ack + 1_000_000, now: SimTime((now_ms * 1e9) as u64), rtt: SimTime((rtt_ms * 1e9) as u64), int: &[], hops: 0 }
     }
 
     /// An ACK of new data in the Open state, as the sender hands it over.

@@ -97,7 +97,7 @@ mod tests {
     use crate::sim::SimTime;
 
     fn ev(acked: u64, ece: bool, ack: u64, snd_nxt: u64) -> AckEvent<'static> {
-        AckEvent { acked, ece, ack, snd_nxt, now: SimTime::ZERO, rtt: SimTime::ZERO, int: &[] }
+        AckEvent { acked, ece, ack, snd_nxt, now: SimTime::ZERO, rtt: SimTime::ZERO, int: &[], hops: 0 }
     }
     #[test]
     fn alpha_follows_marked_fraction() {

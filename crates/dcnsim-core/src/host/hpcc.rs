@@ -197,7 +197,7 @@ mod tests {
     }
 
     fn ack<'a>(ack: u64, snd_nxt: u64, int: &'a [HopTelemetry]) -> AckEvent<'a> {
-        AckEvent { acked: 1000, ece: false, ack, snd_nxt, now: SimTime::ZERO, rtt: SimTime::ZERO, int }
+        AckEvent { acked: 1000, ece: false, ack, snd_nxt, now: SimTime::ZERO, rtt: SimTime::ZERO, int, hops: 0 }
     }
 
     /// A hop sending at `share` of 100G with `qlen` queued, sampled at `t_us`.

@@ -17,6 +17,7 @@ pub mod hpcc;
 pub mod pacer;
 pub mod reno;
 pub mod roce;
+pub mod swift;
 pub mod tcp;
 pub mod timely;
 pub mod transport;
@@ -37,6 +38,8 @@ window_ccs! {
     reno: Reno => reno::Reno,
     /// CUBIC (RFC 9438), optionally with classic ECN (RFC 3168).
     cubic: Cubic => cubic::Cubic,
+    /// Swift (Kumar et al., SIGCOMM 2020): delay-target AIMD, paced below one packet.
+    swift: Swift => swift::Swift,
 }
 
 // The rate-based congestion controls RoCE runs, by their scenario name (`transport.cc`).
@@ -398,6 +401,8 @@ pub struct Flow {
     pub nic_class: Option<u8>,
     /// The flow that continued this one's connection (`reuse_connection`), once started.
     pub continued_by: Option<FlowId>,
+    /// Switch hops of the data's path, as the receiver last saw them (echoed to the sender).
+    pub path_hops: u8,
 }
 
 /// Hint the CPU to load every line of `bytes` bytes from `at` (a record at no particular
@@ -520,6 +525,7 @@ mod tests {
             ready_next: NO_FLOW,
             nic_class: None,
             continued_by: None,
+            path_hops: 0,
         }
     }
 

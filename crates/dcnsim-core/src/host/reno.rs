@@ -38,7 +38,7 @@ mod tests {
     use crate::sim::SimTime;
 
     fn ev(acked: u64, ack: u64) -> AckEvent<'static> {
-        AckEvent { acked, ece: false, ack, snd_nxt: 100_000, now: SimTime::ZERO, rtt: SimTime::ZERO, int: &[] }
+        AckEvent { acked, ece: false, ack, snd_nxt: 100_000, now: SimTime::ZERO, rtt: SimTime::ZERO, int: &[], hops: 0 }
     }
     #[test]
     fn slow_start_then_linear() {

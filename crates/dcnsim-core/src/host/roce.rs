@@ -8,12 +8,11 @@
 //! after which the sender resends from there. A retransmission timeout
 //! covers a lost tail.
 
-use super::cc::{AckEvent, RateControl, RateSetup};
+use super::cc::{AckEvent, PathEcho, RateControl, RateSetup};
 use super::dcqcn::DcqcnNp;
 use super::pacer::Pacer;
 use super::tcp::Segment;
 use super::{RateCc, RateCcKind, RateCcParams};
-use crate::net::HopTelemetry;
 use crate::sim::{bytes_in, SimTime};
 
 /// RoCE parameters shared by every flow (each algorithm's line rate is set per flow).
@@ -114,14 +113,14 @@ impl<R: RateControl> RoceSender<R> {
 
     /// Cumulative ACK (echoing the data's send time `ts` and telemetry `int`); returns true
     /// when everything is acknowledged.
-    pub fn on_ack(&mut self, ack: u64, ts: SimTime, now: SimTime, size: u64, int: &[HopTelemetry]) -> bool {
+    pub fn on_ack(&mut self, ack: u64, ts: SimTime, now: SimTime, size: u64, echo: PathEcho) -> bool {
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
             self.snd_una = ack;
             if self.snd_nxt < ack {
                 self.snd_nxt = ack;
             }
-            self.cc.on_ack(&AckEvent { acked, ece: false, ack, snd_nxt: self.snd_nxt, now, rtt: now - ts, int });
+            self.cc.on_ack(&AckEvent { acked, ece: false, ack, snd_nxt: self.snd_nxt, now, rtt: now - ts, int: echo.int, hops: echo.hops });
             self.rto_deadline = if self.snd_una >= size {
                 None
             } else if self.snd_nxt > self.snd_una {
@@ -134,8 +133,8 @@ impl<R: RateControl> RoceSender<R> {
     }
 
     /// NACK: the receiver expects `expected`; resend from there (go-back-N).
-    pub fn on_nack(&mut self, expected: u64, ts: SimTime, now: SimTime, size: u64, int: &[HopTelemetry]) -> bool {
-        let done = self.on_ack(expected, ts, now, size, int);
+    pub fn on_nack(&mut self, expected: u64, ts: SimTime, now: SimTime, size: u64, echo: PathEcho) -> bool {
+        let done = self.on_ack(expected, ts, now, size, echo);
         if !done && expected < self.snd_nxt {
             self.snd_nxt = expected;
         }
@@ -256,7 +255,7 @@ mod tests {
             t = s.next_allowed();
         }
         assert_eq!(sent, 3000);
-        s.on_ack(2000, SimTime::ZERO, t, 1_000_000, &[]);
+        s.on_ack(2000, SimTime::ZERO, t, 1_000_000, PathEcho::default());
         assert!(s.has_work(1_000_000));
     }
 
@@ -287,7 +286,7 @@ mod tests {
             s.next_segment(10_000, 1000, 48, t).unwrap();
             t = s.next_allowed();
         }
-        s.on_nack(1000, SimTime::ZERO, t, 10_000, &[]);
+        s.on_nack(1000, SimTime::ZERO, t, 10_000, PathEcho::default());
         let seg = s.next_segment(10_000, 1000, 48, t).unwrap();
         assert_eq!((seg.seq, seg.retx), (1000, true));
     }

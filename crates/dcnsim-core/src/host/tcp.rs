@@ -16,10 +16,10 @@
 //! A loss inferred in CWR enters fast recovery without a second reduction (Linux's
 //! `tcp_enter_recovery` keeps the CWR ssthresh; RFC 3168: at most once per window).
 
-use super::cc::{AckEvent, CongestionControl, Window};
+use super::cc::{AckEvent, CongestionControl, PathEcho, Window};
 use super::pacer::Pacer;
 use super::{Cc, WindowCcParams};
-use crate::net::{Ecn, HopTelemetry};
+use crate::net::Ecn;
 use crate::sim::SimTime;
 use std::collections::BTreeMap;
 
@@ -318,7 +318,7 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
     }
 
     /// Process a cumulative ACK.
-    pub fn on_ack(&mut self, ack: u64, ece: bool, ts_echo: SimTime, now: SimTime, size: u64, int: &[HopTelemetry]) -> AckOutcome {
+    pub fn on_ack(&mut self, ack: u64, ece: bool, ts_echo: SimTime, now: SimTime, size: u64, echo: PathEcho) -> AckOutcome {
         let mut out = AckOutcome::default();
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
@@ -329,7 +329,7 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
             let rtt = now - ts_echo;
             self.rtt_sample(rtt);
             self.dupacks = 0;
-            let ev = AckEvent { acked, ece, ack, snd_nxt: self.snd_nxt, now, rtt, int };
+            let ev = AckEvent { acked, ece, ack, snd_nxt: self.snd_nxt, now, rtt, int: echo.int, hops: echo.hops };
             self.cc.on_ack_event(&self.w, &ev);
             if self.in_recovery {
                 if ack >= self.recover {
@@ -571,7 +571,7 @@ mod tests {
         let mut sent = vec![];
         for ack in (1000..=10_000).step_by(1000) {
             let ece = ack == 1000 || ack == 4000;
-            s.on_ack(ack, ece, SimTime::ZERO, t, 1_000_000, &[]);
+            s.on_ack(ack, ece, SimTime::ZERO, t, 1_000_000, PathEcho::default());
             assert!(s.in_cwr(), "ack {ack}");
             assert_eq!(s.w.ssthresh, 5000.0, "ack {ack}: one reduction per round trip");
             assert!(s.w.cwnd <= 10_000.0, "ack {ack}: cwnd {}", s.w.cwnd);
@@ -582,7 +582,7 @@ mod tests {
         assert_eq!(sent.len(), 5, "PRR sends ssthresh over the round trip: {sent:?}");
         let at: Vec<u64> = sent.iter().map(|&(ack, _)| ack).collect();
         assert_eq!(at, [1000, 3000, 5000, 7000, 10_000], "{sent:?}");
-        s.on_ack(11_000, false, SimTime::ZERO, t, 1_000_000, &[]);
+        s.on_ack(11_000, false, SimTime::ZERO, t, 1_000_000, PathEcho::default());
         assert!(!s.in_cwr());
         assert!((s.w.cwnd - (5000.0 + 1000.0 * 1000.0 / 5000.0)).abs() < 1e-9, "cwnd {}", s.w.cwnd);
     }
@@ -594,10 +594,10 @@ mod tests {
         let mut s = reno_ecn_with_ten_out();
         let t = SimTime::from_us(10);
         for ack in (1000..=10_000).step_by(1000) {
-            s.on_ack(ack, ack == 1000, SimTime::ZERO, t, 1_000_000, &[]);
+            s.on_ack(ack, ack == 1000, SimTime::ZERO, t, 1_000_000, PathEcho::default());
             while s.next_segment(1_000_000).is_some() {}
         }
-        s.on_ack(11_000, true, SimTime::ZERO, t, 1_000_000, &[]);
+        s.on_ack(11_000, true, SimTime::ZERO, t, 1_000_000, PathEcho::default());
         assert!(s.in_cwr());
         assert_eq!(s.w.ssthresh, 2500.0);
     }
@@ -608,9 +608,9 @@ mod tests {
     fn a_loss_in_cwr_does_not_reduce_again() {
         let mut s = reno_ecn_with_ten_out();
         let t = SimTime::from_us(10);
-        s.on_ack(1000, true, SimTime::ZERO, t, 1_000_000, &[]);
+        s.on_ack(1000, true, SimTime::ZERO, t, 1_000_000, PathEcho::default());
         for i in 0..3 {
-            let o = s.on_ack(1000, false, SimTime::ZERO, t, 1_000_000, &[]);
+            let o = s.on_ack(1000, false, SimTime::ZERO, t, 1_000_000, PathEcho::default());
             assert_eq!(o.retransmit, i == 2);
         }
         assert!(!s.in_cwr());
@@ -624,7 +624,7 @@ mod tests {
         let mut s = TcpSender::new(Cc::Reno(Reno { ect: crate::net::Ecn::NotEct }), 1000, 10, SimTime::from_ms(1), SimTime::from_ms(1));
         s.w.ssthresh = 2000.0;
         while s.next_segment(1_000_000).is_some() {}
-        s.on_ack(1000, true, SimTime::ZERO, SimTime::from_us(10), 1_000_000, &[]);
+        s.on_ack(1000, true, SimTime::ZERO, SimTime::from_us(10), 1_000_000, PathEcho::default());
         assert!(!s.in_cwr());
         assert!(s.w.cwnd > 10_000.0);
     }
@@ -637,9 +637,9 @@ mod tests {
         }
         assert!(!s.can_send(100_000));
         let t = SimTime::from_us(10);
-        s.on_ack(1000, false, SimTime::ZERO, t, 100_000, &[]);
+        s.on_ack(1000, false, SimTime::ZERO, t, 100_000, PathEcho::default());
         for i in 0..3 {
-            let o = s.on_ack(1000, false, SimTime::ZERO, t, 100_000, &[]);
+            let o = s.on_ack(1000, false, SimTime::ZERO, t, 100_000, PathEcho::default());
             assert_eq!(o.retransmit, i == 2);
         }
         let seg = s.next_segment(100_000).unwrap();

@@ -138,7 +138,7 @@ mod tests {
     }
 
     fn ack(ack: u64, rtt_us: f64) -> AckEvent<'static> {
-        AckEvent { acked: 1000, ece: false, ack, snd_nxt: ack + 1, now: SimTime::ZERO, rtt: SimTime((rtt_us * 1e6) as u64), int: &[] }
+        AckEvent { acked: 1000, ece: false, ack, snd_nxt: ack + 1, now: SimTime::ZERO, rtt: SimTime((rtt_us * 1e6) as u64), int: &[], hops: 0 }
     }
 
     /// Algorithm 1's four regions, from a rate of 5 Gb/s: below T_low +delta; above T_high

@@ -4,12 +4,12 @@
 //! (`engine/host_path.rs`) owns the packets, queues and events and acts on what these
 //! return; it names no transport and no congestion control.
 
-use super::cc::{CongestionControl, RateControl};
+use super::cc::{CongestionControl, PathEcho, RateControl};
 use super::roce::{RoceReply, RoceSender};
 use super::tcp::{Segment, TcpParams, TcpSender};
 use super::udp::UdpSource;
 use super::{Cc, Flow, Transport};
-use crate::net::{Ecn, HopTelemetry, Packet, PktKind};
+use crate::net::{Ecn, Packet, PktKind};
 use crate::sim::{ser_time, SimTime};
 
 /// Sender side of a flow.
@@ -199,12 +199,12 @@ impl Sender {
     /// NACK's: the next byte expected), `ts` the echoed send time, `int` the echoed
     /// telemetry. Some(true) when everything is acknowledged; None: the transport takes no
     /// acknowledgements.
-    pub fn on_ack(&mut self, p: &Packet, now: SimTime, size: u64, int: &[HopTelemetry]) -> Option<bool> {
+    pub fn on_ack(&mut self, p: &Packet, now: SimTime, size: u64, echo: PathEcho) -> Option<bool> {
         let (kind, ack, ece, ts) = (p.kind, p.seq, p.ece, p.ts);
         Some(match self {
-            Sender::Tcp(tcp) => tcp.on_ack(ack, ece, ts, now, size, int).finished,
-            Sender::Roce(r) if kind == PktKind::Nack => r.on_nack(ack, ts, now, size, int),
-            Sender::Roce(r) => r.on_ack(ack, ts, now, size, int),
+            Sender::Tcp(tcp) => tcp.on_ack(ack, ece, ts, now, size, echo).finished,
+            Sender::Roce(r) if kind == PktKind::Nack => r.on_nack(ack, ts, now, size, echo),
+            Sender::Roce(r) => r.on_ack(ack, ts, now, size, echo),
             Sender::Udp(_) | Sender::Done => return None,
         })
     }

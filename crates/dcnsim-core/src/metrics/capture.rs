@@ -8,6 +8,7 @@
 use super::wire::{self, FlowWire, WireCtx};
 use crate::net::{Packet, PktKind, PortId, Topology};
 use crate::sim::SimTime;
+use crate::switch::MechanismParams;
 use pcap_file::pcapng::blocks::enhanced_packet::{EnhancedPacketBlock, EnhancedPacketOption};
 use pcap_file::pcapng::blocks::interface_description::{InterfaceDescriptionBlock, InterfaceDescriptionOption};
 use pcap_file::pcapng::blocks::section_header::{SectionHeaderBlock, SectionHeaderOption};
@@ -46,7 +47,6 @@ pub struct Capture {
     /// Frames past `max_frames`, not written.
     missed: u64,
     mss: u32,
-    drc_classes: u8,
     /// Class of each priority, to write the priority a frame's class stands for.
     class_of: [u8; 8],
     writer: PcapNgWriter<Vec<u8>>,
@@ -59,9 +59,9 @@ pub fn is_control(kind: PktKind) -> bool {
 }
 
 impl Capture {
-    /// A capture of `p.ports` on `topo`; `mss` is a full segment's payload, `drc_classes`
-    /// DRC's priority mask and `class_of` the class of each priority (for the frames' fields).
-    pub fn new(p: &CaptureParams, topo: &Topology, mss: u32, drc_classes: u8, class_of: [u8; 8]) -> Capture {
+    /// A capture of `p.ports` on `topo`; `mss` is a full segment's payload and `class_of`
+    /// the class of each priority (for the frames' fields).
+    pub fn new(p: &CaptureParams, topo: &Topology, mss: u32, class_of: [u8; 8]) -> Capture {
         let shb = SectionHeaderBlock { options: vec![SectionHeaderOption::UserApplication(Cow::Owned(format!("dcnsim {}", env!("CARGO_PKG_VERSION"))))], ..Default::default() };
         let mut writer = PcapNgWriter::with_section_header(Vec::new(), shb).expect("writing to memory");
         let mut iface = vec![NOT_CAPTURED; topo.ports.len()];
@@ -93,7 +93,6 @@ impl Capture {
             frames: 0,
             missed: 0,
             mss,
-            drc_classes,
             class_of,
             writer,
             buf: Vec::with_capacity(256),
@@ -102,7 +101,9 @@ impl Capture {
 
     /// Record `pkt` starting on `port` at `now`, if the capture keeps it. `flow` gives the
     /// packet's flow (or the flow a mechanism frame names).
-    pub fn record(&mut self, now: SimTime, port: PortId, pkt: &Packet, topo: &Topology, flow: impl Fn(u32) -> Option<FlowWire>) {
+    /// Write `pkt` as `port` sends it, if the capture takes it; `mechs`: the mechanisms'
+    /// parameters, which their frames' encodings may read.
+    pub fn record(&mut self, now: SimTime, port: PortId, pkt: &Packet, topo: &Topology, mechs: &MechanismParams, flow: impl Fn(u32) -> Option<FlowWire>) {
         let iface = self.iface[port as usize];
         if iface == NOT_CAPTURED || now < self.from || now >= self.to || !(self.all || is_control(pkt.kind)) {
             return;
@@ -111,7 +112,7 @@ impl Capture {
             self.missed += 1;
             return;
         }
-        let Some(len) = self.encode(port, pkt, topo, flow) else { return };
+        let Some(len) = self.encode(port, pkt, topo, mechs, flow) else { return };
         let epb = EnhancedPacketBlock {
             interface_id: iface,
             timestamp: std::time::Duration::from_nanos(now.0 / 1000),
@@ -125,9 +126,9 @@ impl Capture {
 
     /// Write `pkt`'s frame, as it leaves `port`, into `self.buf` up to the snaplen: its
     /// length on the wire (FCS left out), or None for a packet of no known flow.
-    fn encode(&mut self, port: PortId, pkt: &Packet, topo: &Topology, flow: impl Fn(u32) -> Option<FlowWire>) -> Option<usize> {
+    fn encode(&mut self, port: PortId, pkt: &Packet, topo: &Topology, mechs: &MechanismParams, flow: impl Fn(u32) -> Option<FlowWire>) -> Option<usize> {
         let info = &topo.ports[port as usize];
-        let w = WireCtx { topo, tx: info.node, rx: topo.peer_node(port), flow: flow(pkt.flow), mss: self.mss, drc_classes: self.drc_classes };
+        let w = WireCtx { topo, tx: info.node, rx: topo.peer_node(port), flow: flow(pkt.flow), mss: self.mss, mechs };
         self.buf.clear();
         let len = match pkt.kind {
             PktKind::Ctrl(f) => {
@@ -206,7 +207,16 @@ mod tests {
     #[test]
     fn encoded_lengths_are_the_models_wire_sizes() {
         let t = fabric();
-        let w = WireCtx { topo: &t, tx: 2, rx: 0, flow: Some(flow(Transport::Tcp(WindowCc::Dctcp))), mss: 1460, drc_classes: 0xFF };
+        let mechs = MechanismParams {
+            drc: Some(crate::switch::drc::DrcParams {
+                thresholds: crate::switch::drc::DEFAULT_THRESHOLDS,
+                rates: crate::switch::drc::DEFAULT_RATES,
+                hysteresis: crate::switch::drc::DEFAULT_HYSTERESIS,
+                classes: 0xFF,
+            }),
+            ..Default::default()
+        };
+        let w = WireCtx { topo: &t, tx: 2, rx: 0, flow: Some(flow(Transport::Tcp(WindowCc::Dctcp))), mss: 1460, mechs: &mechs };
         for f in [
             Frame::Pfc(PauseFrame::Pause { quanta: 7 }),
             Frame::Pfc(PauseFrame::Pfc { class: 3, quanta: 65535 }),
@@ -259,11 +269,12 @@ mod tests {
     fn data_frames_carry_ecn_priority_and_bth() {
         let t = fabric();
         let p = CaptureParams { ports: vec![0], from: SimTime::ZERO, to: SimTime::from_ms(1), all: true, max_frames: 10, snaplen: u32::MAX };
-        let mut c = Capture::new(&p, &t, 1460, 0, [0, 1, 2, 3, 4, 5, 6, 7]);
+        let mut c = Capture::new(&p, &t, 1460, [0, 1, 2, 3, 4, 5, 6, 7]);
+        let mechs = MechanismParams::default();
         let roce = flow(Transport::Roce(RateCcKind::Dcqcn));
         let data = |seq: u64, payload: u32, ecn: Ecn| Packet { kind: PktKind::Data, flow: 7, src: 0, dst: 1, seq, payload, prio: 3, qc: 3, ecn, ..Packet::blank() };
 
-        let len = c.encode(0, &data(0, 1460, Ecn::Ect0), &t, |_| Some(roce)).unwrap();
+        let len = c.encode(0, &data(0, 1460, Ecn::Ect0), &t, &mechs, |_| Some(roce)).unwrap();
         let b = &c.buf;
         assert_eq!(len, 18 + 20 + 8 + 12 + 16 + 1460 + 4);
         assert_eq!(b.len(), len, "snaplen 0 keeps it whole");
@@ -276,7 +287,7 @@ mod tests {
         assert_eq!(&b[70..74], &100_000u32.to_be_bytes(), "RETH DMA length: the message");
 
         let last = data(98_552, 1448, Ecn::Ce);
-        let len = c.encode(0, &last, &t, |_| Some(roce)).unwrap();
+        let len = c.encode(0, &last, &t, &mechs, |_| Some(roce)).unwrap();
         let b = &c.buf;
         assert_eq!(len, 18 + 20 + 8 + 12 + 1448 + 4);
         assert_eq!(b[19] & 3, 3, "CE");
@@ -285,9 +296,9 @@ mod tests {
 
         // CI isolation: sent in class 0, so tagged with the first priority of class 0
         let isolated = Packet { qc: 0, ..data(1460, 1460, Ecn::Ect0) };
-        c.encode(0, &isolated, &t, |_| Some(roce)).unwrap();
+        c.encode(0, &isolated, &t, &mechs, |_| Some(roce)).unwrap();
         assert_eq!(c.buf[14] >> 5, 0);
         // no flow: nothing to write
-        assert_eq!(c.encode(0, &data(0, 1, Ecn::NotEct), &t, |_| None), None);
+        assert_eq!(c.encode(0, &data(0, 1, Ecn::NotEct), &t, &mechs, |_| None), None);
     }
 }

@@ -17,6 +17,7 @@
 use crate::host::Transport;
 use crate::net::{Ecn, HostId, NodeId, Packet, PktKind};
 use crate::net::{NodeKind, Topology};
+use crate::switch::MechanismParams;
 
 pub const ETHERTYPE_VLAN: u16 = 0x8100;
 pub const ETHERTYPE_IPV4: u16 = 0x0800;
@@ -310,8 +311,8 @@ pub struct WireCtx<'a> {
     pub flow: Option<FlowWire>,
     /// Payload bytes of a full-size segment.
     pub mss: u32,
-    /// DRC's priority mask (`switch.drc.classes`, a bit per class).
-    pub drc_classes: u8,
+    /// The mechanisms' parameters (DRC's frames carry its priority mask).
+    pub mechs: &'a MechanismParams,
 }
 
 /// Header bytes of a transport's full-size data packet (IPv4 on), for CNMs' MSDU length.

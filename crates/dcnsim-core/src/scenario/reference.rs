@@ -830,7 +830,7 @@ mod tests {
         // and the tables no shipped scenario leaves at their defaults
         let extra = "[scenario]\nname = \"defaults\"\nmax_time = \"1ms\"\n\
                      [topology]\nkind = \"dumbbell\"\nsenders = 2\nhost_link = { rate = \"10Gbps\", delay = \"1us\" }\nbottleneck = { rate = \"10Gbps\", delay = \"1us\" }\n\
-                     [switch]\nbuffer = { model = \"shared\" }\nfq_codel = {}\nqcn = {}\nint = {}\n[transport]\nqcn = {}\nhpcc = {}\ntimely = {}\n\
+                     [switch]\nbuffer = { model = \"shared\" }\nfq_codel = {}\nqcn = {}\nint = {}\n[transport]\nqcn = {}\nhpcc = {}\ntimely = {}\nswift = {}\n\
                      [metrics]\nqueue_sample = \"10us\"\ncapture = { ports = [\"left\"] }\n\
                      [[workload]]\nkind = \"flows\"\nflows = [{ src = 0, dst = 2, size = \"10KB\" }]\n\
                      [[variant]]\nname = \"static\"\nremove = [\"switch.buffer\", \"switch.fq_codel\"]\n";
@@ -872,7 +872,7 @@ mod tests {
         // every documented default was checked somewhere
         let mut documented = std::collections::BTreeSet::new();
         let full = "[scenario]\nname = \"x\"\n[topology]\nkind = \"dumbbell\"\n[switch]\nbuffer = {}\npfc = {}\nci = {}\nsfc = {}\nqcn = {}\ndrc = {}\nfq_codel = {}\nint = {}\n\
-                    [transport]\nudp = {}\ndcqcn = {}\nqcn = {}\nhpcc = {}\ntimely = {}\n[[workload]]\nkind = \"flows\"\nflows = [{ src = 0, dst = 1, size = \"1B\" }]\n\
+                    [transport]\nudp = {}\ndcqcn = {}\nqcn = {}\nhpcc = {}\ntimely = {}\nswift = {}\n[[workload]]\nkind = \"flows\"\nflows = [{ src = 0, dst = 1, size = \"1B\" }]\n\
                     [metrics]\ncapture = {}\n";
         let mut every = Vec::new();
         documented_defaults(&root, &full.parse::<toml::Table>().unwrap(), &root.schema, Vec::new(), &mut every);

@@ -10,6 +10,7 @@ use crate::host::dcqcn::{DcqcnParams, DcqcnSettings, PAPER_CNP_INTERVAL, SEED004
 use crate::host::dctcp::{self, DctcpParams};
 use crate::host::hpcc::{self, HpccParams};
 use crate::host::roce::RoceParams;
+use crate::host::swift::{self, SwiftParams};
 use crate::host::tcp::TcpParams;
 use crate::host::timely::{self, TimelyParams};
 use crate::host::{RateCcParams, Transport, WindowCcParams, DEFAULT_WINDOW_CC};
@@ -85,6 +86,7 @@ fn validate_values(s: &Scenario) -> Result<(), ScenarioError> {
     }
     tr.hpcc.validate()?;
     tr.timely.validate()?;
+    tr.swift.validate()?;
     let dc = &tr.dcqcn;
     if let Some(g) = dc.g {
         if !(g > 0.0 && g <= 1.0) {
@@ -140,7 +142,7 @@ pub(super) fn tcp_params(tr: &TransportConfig, min_rto: SimTime) -> TcpParams {
             EctConfig::Ect0 => Ecn::Ect0,
             EctConfig::Ect1 => Ecn::Ect1,
         }),
-        cc: WindowCcParams { dctcp: DctcpParams { g: tr.g.unwrap_or(dctcp::DEFAULT_G) }, ..Default::default() },
+        cc: WindowCcParams { dctcp: DctcpParams { g: tr.g.unwrap_or(dctcp::DEFAULT_G) }, swift: tr.swift.params(), ..Default::default() },
     }
 }
 
@@ -504,6 +506,70 @@ impl TimelyConfig {
             min_rtt: self.min_rtt.map_or(d.min_rtt, |t| t.0),
             delta_of_line: self.delta_fraction.unwrap_or(d.delta_of_line),
             min_rate_bps: self.min_rate.map_or(d.min_rate_bps, |r| r.0),
+        }
+    }
+}
+
+/// `transport.swift`: Swift's constants (Kumar et al., SIGCOMM 2020; see host/swift.rs),
+/// for flows with `cc = "swift"` over tcp. The paper leaves most values out; the defaults
+/// are htsim's (csg-htsim sim/swift.cpp).
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+#[schemars(default = "SwiftConfig::defaults")]
+pub struct SwiftConfig {
+    /// The target delay with no hop or flow scaling. Default {default}; > 0.
+    pub base_target: Option<Duration>,
+    /// Target added per switch hop of the path. Default: base_target / 6.55.
+    pub hop_scale: Option<Duration>,
+    /// The flow-scaling term's range (largest at a window of 0.1 packets, 0 at 100).
+    /// Default: 5 x base_target.
+    pub fs_range: Option<Duration>,
+    /// Additive increase, packets per window of ACKs. Default {default}; > 0.
+    pub ai: Option<f64>,
+    /// Multiplicative decrease factor on the delay above target. Default {default}; in (0, 1].
+    pub beta: Option<f64>,
+    /// The largest cut at once. Default {default}; in (0, 1).
+    pub max_mdf: Option<f64>,
+}
+
+impl SwiftConfig {
+    /// Every key's default, for the reference (the doc comments' `{default}`).
+    fn defaults() -> Self {
+        SwiftConfig {
+            base_target: Some(Duration(swift::DEFAULT_BASE_TARGET)),
+            ai: Some(swift::DEFAULT_AI),
+            beta: Some(swift::DEFAULT_BETA),
+            max_mdf: Some(swift::DEFAULT_MAX_MDF),
+            ..Default::default()
+        }
+    }
+
+    fn validate(&self) -> Result<(), ScenarioError> {
+        // (hop_scale and fs_range may be 0: no hop or flow scaling)
+        if self.base_target.map(|d| d.0 .0) == Some(0) {
+            return Err(err("transport.swift.base_target", "invalid value 0, expected a duration > 0"));
+        }
+        if let Some(a) = self.ai.filter(|a| !(*a > 0.0 && a.is_finite())) {
+            return Err(err("transport.swift.ai", format!("invalid value {a}, expected a number of packets > 0")));
+        }
+        if let Some(b) = self.beta.filter(|b| !(*b > 0.0 && *b <= 1.0)) {
+            return Err(err("transport.swift.beta", format!("invalid value {b}, expected a factor in (0, 1]")));
+        }
+        if let Some(m) = self.max_mdf.filter(|m| !(*m > 0.0 && *m < 1.0)) {
+            return Err(err("transport.swift.max_mdf", format!("invalid value {m}, expected a fraction in (0, 1)")));
+        }
+        Ok(())
+    }
+
+    fn params(&self) -> SwiftParams {
+        let d = SwiftParams::default();
+        SwiftParams {
+            ai: self.ai.unwrap_or(d.ai),
+            beta: self.beta.unwrap_or(d.beta),
+            max_mdf: self.max_mdf.unwrap_or(d.max_mdf),
+            base_target: self.base_target.map_or(d.base_target, |t| t.0),
+            hop_scale: self.hop_scale.map(|t| t.0),
+            fs_range: self.fs_range.map(|t| t.0),
         }
     }
 }

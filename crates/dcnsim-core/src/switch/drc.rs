@@ -333,7 +333,8 @@ impl SwitchMechanism for Drc {
     }
 
     fn encode_frame(f: DrcFrame, w: &crate::metrics::wire::WireCtx, out: &mut Vec<u8>) {
-        encode(f.dir, f.level, w.drc_classes, crate::metrics::wire::mac_of(w.topo, w.tx), out)
+        let classes = w.mechs.drc.as_ref().map_or(0, |d| d.classes);
+        encode(f.dir, f.level, classes, crate::metrics::wire::mac_of(w.topo, w.tx), out)
     }
 }
 
