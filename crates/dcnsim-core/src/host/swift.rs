@@ -69,9 +69,20 @@ impl Default for SwiftParams {
     }
 }
 
-/// One flow's Swift state.
+/// One flow's Swift state: the constants are shared (every TCP sender holds the largest
+/// algorithm's state, so Swift's stays small).
 #[derive(Clone, Debug)]
 pub struct Swift {
+    k: std::sync::Arc<Consts>,
+    /// Smoothed RTT, seconds (0: no sample yet).
+    srtt: f64,
+    last_decrease: SimTime,
+    retx: u32,
+}
+
+/// Swift's constants in seconds, resolved once.
+#[derive(Debug)]
+struct Consts {
     ai: f64,
     beta: f64,
     max_mdf: f64,
@@ -81,10 +92,6 @@ pub struct Swift {
     fs_range: f64,
     fs_alpha: f64,
     fs_beta: f64,
-    /// Smoothed RTT, seconds (0: no sample yet).
-    srtt: f64,
-    last_decrease: SimTime,
-    retx: u32,
 }
 
 impl NewCc<TcpParams> for Swift {
@@ -101,7 +108,7 @@ impl Swift {
         let base = secs(p.base_target);
         let fs_range = p.fs_range.map_or(FS_RANGE_OF_BASE * base, secs);
         let fs_alpha = fs_range / (1.0 / FS_MIN_CWND.sqrt() - 1.0 / FS_MAX_CWND.sqrt());
-        Swift {
+        let k = Consts {
             ai: p.ai,
             beta: p.beta,
             max_mdf: p.max_mdf,
@@ -110,16 +117,14 @@ impl Swift {
             fs_range,
             fs_alpha,
             fs_beta: -fs_alpha / FS_MAX_CWND.sqrt(),
-            srtt: 0.0,
-            last_decrease: SimTime::ZERO,
-            retx: 0,
-        }
+        };
+        Swift { k: std::sync::Arc::new(k), srtt: 0.0, last_decrease: SimTime::ZERO, retx: 0 }
     }
 
     /// The target delay, seconds, for a window of `cwnd_pkts` packets on a path of `hops`.
     pub fn target(&self, cwnd_pkts: f64, hops: u8) -> f64 {
-        let fs = if cwnd_pkts > 0.0 { (self.fs_alpha / cwnd_pkts.sqrt() + self.fs_beta).clamp(0.0, self.fs_range) } else { 0.0 };
-        self.base + hops as f64 * self.hop + fs
+        let fs = if cwnd_pkts > 0.0 { (self.k.fs_alpha / cwnd_pkts.sqrt() + self.k.fs_beta).clamp(0.0, self.k.fs_range) } else { 0.0 };
+        self.k.base + hops as f64 * self.k.hop + fs
     }
 
     /// Whether a decrease is allowed at `now`: none in the last smoothed RTT.
@@ -134,7 +139,7 @@ impl Swift {
     /// A loss: cut by max_mdf, at most once per RTT.
     fn cut(&mut self, w: &mut Window, now: SimTime) {
         if self.can_decrease(now) {
-            w.cwnd *= 1.0 - self.max_mdf;
+            w.cwnd *= 1.0 - self.k.max_mdf;
             self.last_decrease = now;
         }
         Self::clamp(w);
@@ -157,13 +162,13 @@ impl CongestionControl for Swift {
         if delay < self.target(w.cwnd / w.mss, a.hops) {
             let acked = a.acked as f64;
             if w.cwnd >= w.mss {
-                w.cwnd += self.ai * w.mss * acked / w.cwnd;
+                w.cwnd += self.k.ai * w.mss * acked / w.cwnd;
             } else {
-                w.cwnd += self.ai * acked;
+                w.cwnd += self.k.ai * acked;
             }
         } else if can_decrease {
             let target = self.target(w.cwnd / w.mss, a.hops);
-            w.cwnd *= (1.0 - self.beta * (delay - target) / delay).max(1.0 - self.max_mdf);
+            w.cwnd *= (1.0 - self.k.beta * (delay - target) / delay).max(1.0 - self.k.max_mdf);
             self.last_decrease = a.now;
         }
         Self::clamp(w);
