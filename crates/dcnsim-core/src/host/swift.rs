@@ -94,16 +94,18 @@ struct Consts {
     fs_beta: f64,
 }
 
-impl NewCc<TcpParams> for Swift {
-    type Params = SwiftParams;
-    fn build(p: &SwiftParams, _: &TcpParams) -> Swift {
-        Swift::new(p)
+/// Swift's constants resolved once for a run, shared by its flows.
+#[derive(Clone, Debug)]
+pub struct SwiftConstants(std::sync::Arc<Consts>);
+
+impl Default for SwiftConstants {
+    fn default() -> Self {
+        SwiftConstants::from(&SwiftParams::default())
     }
 }
 
-impl Swift {
-    /// A flow's state with constants `p`.
-    pub fn new(p: &SwiftParams) -> Swift {
+impl From<&SwiftParams> for SwiftConstants {
+    fn from(p: &SwiftParams) -> Self {
         let secs = |t: SimTime| t.0 as f64 * 1e-12;
         let base = secs(p.base_target);
         let fs_range = p.fs_range.map_or(FS_RANGE_OF_BASE * base, secs);
@@ -118,9 +120,18 @@ impl Swift {
             fs_alpha,
             fs_beta: -fs_alpha / FS_MAX_CWND.sqrt(),
         };
-        Swift { k: std::sync::Arc::new(k), srtt: 0.0, last_decrease: SimTime::ZERO, retx: 0 }
+        SwiftConstants(std::sync::Arc::new(k))
     }
+}
 
+impl NewCc<TcpParams> for Swift {
+    type Params = SwiftConstants;
+    fn build(k: &SwiftConstants, _: &TcpParams) -> Swift {
+        Swift { k: k.0.clone(), srtt: 0.0, last_decrease: SimTime::ZERO, retx: 0 }
+    }
+}
+
+impl Swift {
     /// The target delay, seconds, for a window of `cwnd_pkts` packets on a path of `hops`.
     pub fn target(&self, cwnd_pkts: f64, hops: u8) -> f64 {
         let fs = if cwnd_pkts > 0.0 { (self.k.fs_alpha / cwnd_pkts.sqrt() + self.k.fs_beta).clamp(0.0, self.k.fs_range) } else { 0.0 };
@@ -211,7 +222,17 @@ mod tests {
     use super::*;
 
     fn swift() -> Swift {
-        Swift::new(&SwiftParams::default())
+        let tcp = TcpParams {
+            init_cwnd: 10,
+            min_rto: SimTime::from_ms(1),
+            init_rto: SimTime::from_ms(1),
+            classic_ecn: false,
+            ect: None,
+            window: None,
+            handshake: false,
+            cc: Default::default(),
+        };
+        Swift::build(&SwiftConstants::default(), &tcp)
     }
 
     fn ev(acked: u64, rtt_us: f64, now_us: f64, hops: u8) -> AckEvent<'static> {

@@ -142,7 +142,7 @@ pub(super) fn tcp_params(tr: &TransportConfig, min_rto: SimTime) -> TcpParams {
             EctConfig::Ect0 => Ecn::Ect0,
             EctConfig::Ect1 => Ecn::Ect1,
         }),
-        cc: WindowCcParams { dctcp: DctcpParams { g: tr.g.unwrap_or(dctcp::DEFAULT_G) }, swift: tr.swift.params(), ..Default::default() },
+        cc: WindowCcParams { dctcp: DctcpParams { g: tr.g.unwrap_or(dctcp::DEFAULT_G) }, swift: (&tr.swift.params()).into(), ..Default::default() },
     }
 }
 
