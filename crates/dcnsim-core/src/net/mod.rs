@@ -7,6 +7,6 @@ pub mod port;
 pub mod routing;
 pub mod topology;
 
-pub use packet::{Ecn, FlowId, Frame, HopTelemetry, HostId, Msg, NodeId, Packet, PacketArena, PktId, PktKind, PortId, MAX_TELEMETRY_HOPS};
+pub use packet::{Ecn, FlowId, Frame, HopTelemetry, HostId, Msg, NodeId, Packet, PacketArena, PktId, PktKind, PortId, MAX_TELEMETRY_HOPS, TELEMETRY_BYTES_PER_PACKET};
 pub use routing::Routes;
 pub use topology::{NodeKind, Topology};

@@ -148,6 +148,9 @@ pub struct HopTelemetry {
 /// fabrics have at most that.
 pub const MAX_TELEMETRY_HOPS: usize = 8;
 
+/// Bytes of telemetry kept for each packet slot once any switch writes telemetry.
+pub const TELEMETRY_BYTES_PER_PACKET: usize = std::mem::size_of::<Telemetry>();
+
 /// A packet's telemetry stack, first hop first.
 #[derive(Copy, Clone, Debug, Default)]
 struct Telemetry {

@@ -16,7 +16,7 @@ use super::{clos2_spines, err, resolve_cdf, ScenarioError};
 use crate::host::tcp::TcpSender;
 use crate::host::Flow;
 use crate::net::port::{Egress, PortCtl};
-use crate::net::Packet;
+use crate::net::{Packet, TELEMETRY_BYTES_PER_PACKET};
 use crate::switch::queue::{PktQueue, QueueStats};
 use crate::workload::FlowSpec;
 
@@ -98,6 +98,8 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, ScenarioError> {
     let per_port =
         (std::mem::size_of::<Egress>() + std::mem::size_of::<PortCtl>() + 224) as u128 + q * (std::mem::size_of::<PktQueue>() + std::mem::size_of::<QueueStats>()) as u128;
     let per_port = per_port + q * s.switch.fq_codel.as_ref().map_or(0, |f| f.memory_per_queue()) as u128;
+    // INT counts each port's transmitted bytes
+    let per_port = per_port + s.switch.int.as_ref().map_or(0, |_| 8);
     let fabric = (hosts + switches) * 128 + ports * per_port + switches * edges * 8 + hosts * (64 + 24 * q);
     // vectors that grow by doubling may briefly hold twice their contents
     let fabric = fabric + fabric / 4;
@@ -116,7 +118,9 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, ScenarioError> {
     // packets in flight (each with its event), for at most a few flows per host at a time
     let window = s.transport.init_cwnd.unwrap_or(DEFAULT_INIT_CWND) as u128;
     let per_flow = (std::mem::size_of::<FlowSpec>() + std::mem::size_of::<Flow>()) as u128;
-    let per_window = window * (std::mem::size_of::<Packet>() + 32) as u128;
+    // with INT every packet slot also holds its telemetry records
+    let telemetry = s.switch.int.as_ref().map_or(0, |_| TELEMETRY_BYTES_PER_PACKET);
+    let per_window = window * (std::mem::size_of::<Packet>() + 32 + telemetry) as u128;
     let per_running = std::mem::size_of::<TcpSender>() as u128 + per_window;
     let mut flows_total: u128 = 0;
     let mut biggest: (u128, String) = (0, String::new());
