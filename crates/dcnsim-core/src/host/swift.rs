@@ -170,7 +170,8 @@ impl CongestionControl for Swift {
         let can_decrease = self.can_decrease(a.now);
         self.srtt = if self.srtt == 0.0 { delay } else { 0.875 * self.srtt + 0.125 * delay };
         self.retx = 0;
-        if delay < self.target(w.cwnd / w.mss, a.hops) {
+        let target = self.target(w.cwnd / w.mss, a.hops);
+        if delay < target {
             let acked = a.acked as f64;
             if w.cwnd >= w.mss {
                 w.cwnd += self.k.ai * w.mss * acked / w.cwnd;
@@ -178,7 +179,6 @@ impl CongestionControl for Swift {
                 w.cwnd += self.k.ai * acked;
             }
         } else if can_decrease {
-            let target = self.target(w.cwnd / w.mss, a.hops);
             w.cwnd *= (1.0 - self.k.beta * (delay - target) / delay).max(1.0 - self.k.max_mdf);
             self.last_decrease = a.now;
         }

@@ -100,8 +100,7 @@ impl Capture {
     }
 
     /// Record `pkt` starting on `port` at `now`, if the capture keeps it. `flow` gives the
-    /// packet's flow (or the flow a mechanism frame names).
-    /// Write `pkt` as `port` sends it, if the capture takes it; `mechs`: the mechanisms'
+    /// packet's flow (or the flow a mechanism frame names); `mechs`: the mechanisms'
     /// parameters, which their frames' encodings may read.
     pub fn record(&mut self, now: SimTime, port: PortId, pkt: &Packet, topo: &Topology, mechs: &MechanismParams, flow: impl Fn(u32) -> Option<FlowWire>) {
         let iface = self.iface[port as usize];
@@ -207,15 +206,7 @@ mod tests {
     #[test]
     fn encoded_lengths_are_the_models_wire_sizes() {
         let t = fabric();
-        let mechs = MechanismParams {
-            drc: Some(crate::switch::drc::DrcParams {
-                thresholds: crate::switch::drc::DEFAULT_THRESHOLDS,
-                rates: crate::switch::drc::DEFAULT_RATES,
-                hysteresis: crate::switch::drc::DEFAULT_HYSTERESIS,
-                classes: 0xFF,
-            }),
-            ..Default::default()
-        };
+        let mechs = MechanismParams { drc: Some(crate::switch::drc::DrcParams::default()), ..Default::default() };
         let w = WireCtx { topo: &t, tx: 2, rx: 0, flow: Some(flow(Transport::Tcp(WindowCc::Dctcp))), mss: 1460, mechs: &mechs };
         for f in [
             Frame::Pfc(PauseFrame::Pause { quanta: 7 }),

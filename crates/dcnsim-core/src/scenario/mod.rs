@@ -1305,7 +1305,7 @@ fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Routes, SimCo
         mechanisms: MechanismParams { ecn, pfc, ci, sfc, aqm, qcn, drc, fq_codel: sw.fq_codel.as_ref().map(|f| f.params(mtu)), int: int_params(s, &topo)? },
         tcp: transport::tcp_params(tr, min_rto),
         udp: transport::udp_params(tr, mtu),
-        roce: transport::roce_params(&tr.dcqcn, tr, min_rto),
+        roce: transport::roce_params(tr, min_rto),
         tags,
         fct_bins: s.metrics.fct_bins.as_ref().map(|v| v.iter().map(|b| b.0).collect()).unwrap_or_else(|| DEFAULT_FCT_BINS.to_vec()),
         check_invariants: opts.check_invariants,
@@ -1431,7 +1431,7 @@ fn flow_specs(s: &Scenario, topo: &Topology, seed: u64) -> Result<Flows, Scenari
             }
         }
     }
-    Ok(Flows { specs, loops, tags: tags.clone() })
+    Ok(Flows { specs, loops, tags: std::mem::take(tags) })
 }
 
 /// Valid but almost certainly not what was meant: said in the summary's `warnings` and by

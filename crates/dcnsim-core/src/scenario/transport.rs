@@ -46,6 +46,14 @@ pub(super) fn validate(s: &Scenario) -> Result<(), ScenarioError> {
     validate_values(s)
 }
 
+/// Refuse a value of `key` outside (0, 1], saying what it is (`what`: "a gain", ...).
+fn in_unit(key: &str, v: Option<f64>, what: &str) -> Result<(), ScenarioError> {
+    match v {
+        Some(v) if !(v > 0.0 && v <= 1.0) => Err(err(key, format!("invalid value {v}, expected {what} in (0, 1]"))),
+        _ => Ok(()),
+    }
+}
+
 /// The transport's sizes, timers and each algorithm's constants.
 fn validate_values(s: &Scenario) -> Result<(), ScenarioError> {
     let mtu = s.topology.mtu();
@@ -79,20 +87,12 @@ fn validate_values(s: &Scenario) -> Result<(), ScenarioError> {
             return Err(err(format!("transport.{k}"), "invalid value 0 (durations are whole picoseconds), expected a duration > 0"));
         }
     }
-    if let Some(g) = tr.g {
-        if !(g > 0.0 && g <= 1.0) {
-            return Err(err("transport.g", format!("invalid value {g}, expected a gain in (0, 1]")));
-        }
-    }
+    in_unit("transport.g", tr.g, "a gain")?;
     tr.hpcc.validate()?;
     tr.timely.validate()?;
     tr.swift.validate()?;
     let dc = &tr.dcqcn;
-    if let Some(g) = dc.g {
-        if !(g > 0.0 && g <= 1.0) {
-            return Err(err("transport.dcqcn.g", format!("invalid value {g}, expected a gain in (0, 1]")));
-        }
-    }
+    in_unit("transport.dcqcn.g", dc.g, "a gain")?;
     for (k, f, rate) in [("rate_ai", dc.rate_ai_fraction, dc.rate_ai.is_some()), ("rate_hai", dc.rate_hai_fraction, dc.rate_hai.is_some())] {
         let Some(f) = f else { continue };
         if !(f > 0.0 && f <= 1.0) {
@@ -157,10 +157,10 @@ pub(super) fn udp_params(tr: &TransportConfig, mtu: u32) -> UdpParams {
     }
 }
 
-/// DCQCN constants: the preset with the scenario's overrides (line rate set per flow).
-/// The RoCE parameters: DCQCN's from its table (`c`) and preset, the other rate-based
-/// algorithms' from their tables in `tr`.
-pub(super) fn roce_params(c: &DcqcnConfig, tr: &TransportConfig, rto: SimTime) -> RoceParams {
+/// The RoCE parameters: DCQCN's from its preset with the scenario's overrides (line rate
+/// set per flow), the other rate-based algorithms' from their tables.
+pub(super) fn roce_params(tr: &TransportConfig, rto: SimTime) -> RoceParams {
+    let c = &tr.dcqcn;
     // the line rate is each flow's, so a preset's increase steps that are fractions of it
     // are resolved per flow (RoceSender::new)
     let (mut p, cnp, window, of_line) = match c.preset {
@@ -297,16 +297,16 @@ flows = [{{ src = 0, dst = 3, size = "100KB" }}, {{ src = 1, dst = 3, size = "10
     #[test]
     fn dcqcn_increase_steps_from_preset_rate_or_fraction() {
         let rto = SimTime::from_ms(1);
-        let cfg = |text: &str| -> DcqcnConfig { toml::from_str(text).unwrap() };
-        let r = roce_params(&cfg(""), &TransportConfig::default(), rto);
+        let cfg = |text: &str| -> TransportConfig { TransportConfig { dcqcn: toml::from_str(text).unwrap(), ..Default::default() } };
+        let r = roce_params(&cfg(""), rto);
         assert_eq!(r.cc.dcqcn.rp, DcqcnParams::paper(0));
         assert_eq!((r.cnp_interval, r.window, r.cc.dcqcn.increase_of_line), (PAPER_CNP_INTERVAL, None, (None, None)));
-        let r = roce_params(&cfg("preset = \"seed004\""), &TransportConfig::default(), rto);
+        let r = roce_params(&cfg("preset = \"seed004\""), rto);
         assert_eq!(r.cc.dcqcn.increase_of_line, (Some(0.0125), Some(0.025)));
         assert_eq!((r.cnp_interval, r.window), (SimTime::from_us(4), Some(SimTime::from_us(15))));
-        let r = roce_params(&cfg("preset = \"seed004\"\nrate_ai = \"12.5Mbps\""), &TransportConfig::default(), rto);
+        let r = roce_params(&cfg("preset = \"seed004\"\nrate_ai = \"12.5Mbps\""), rto);
         assert_eq!((r.cc.dcqcn.rp.rate_ai_bps, r.cc.dcqcn.increase_of_line), (12_500_000, (None, Some(0.025))));
-        let r = roce_params(&cfg("rate_ai_fraction = 0.0125\nrate_hai = \"25Mbps\""), &TransportConfig::default(), rto);
+        let r = roce_params(&cfg("rate_ai_fraction = 0.0125\nrate_hai = \"25Mbps\""), rto);
         assert_eq!((r.cc.dcqcn.rp.rate_hai_bps, r.cc.dcqcn.increase_of_line), (25_000_000, (Some(0.0125), None)));
     }
 }
@@ -407,13 +407,8 @@ impl HpccConfig {
     }
 
     fn validate(&self) -> Result<(), ScenarioError> {
-        for (k, v) in [("eta", self.eta), ("rate_ai_fraction", self.rate_ai_fraction)] {
-            if let Some(v) = v {
-                if !(v > 0.0 && v <= 1.0) {
-                    return Err(err(format!("transport.hpcc.{k}"), format!("invalid value {v}, expected a fraction in (0, 1]")));
-                }
-            }
-        }
+        in_unit("transport.hpcc.eta", self.eta, "a fraction")?;
+        in_unit("transport.hpcc.rate_ai_fraction", self.rate_ai_fraction, "a fraction")?;
         if self.min_rate.map(|r| r.0) == Some(0) {
             return Err(err("transport.hpcc.min_rate", "invalid value \"0bps\", expected a rate > 0"));
         }
@@ -475,11 +470,7 @@ impl TimelyConfig {
 
     fn validate(&self) -> Result<(), ScenarioError> {
         for (k, v) in [("alpha", self.alpha), ("beta", self.beta), ("delta_fraction", self.delta_fraction)] {
-            if let Some(v) = v {
-                if !(v > 0.0 && v <= 1.0) {
-                    return Err(err(format!("transport.timely.{k}"), format!("invalid value {v}, expected a fraction in (0, 1]")));
-                }
-            }
+            in_unit(&format!("transport.timely.{k}"), v, "a fraction")?;
         }
         for (k, v) in [("t_low", self.t_low), ("t_high", self.t_high), ("min_rtt", self.min_rtt)] {
             if v.map(|d| d.0 .0) == Some(0) {
@@ -552,9 +543,7 @@ impl SwiftConfig {
         if let Some(a) = self.ai.filter(|a| !(*a > 0.0 && a.is_finite())) {
             return Err(err("transport.swift.ai", format!("invalid value {a}, expected a number of packets > 0")));
         }
-        if let Some(b) = self.beta.filter(|b| !(*b > 0.0 && *b <= 1.0)) {
-            return Err(err("transport.swift.beta", format!("invalid value {b}, expected a factor in (0, 1]")));
-        }
+        in_unit("transport.swift.beta", self.beta, "a factor")?;
         if let Some(m) = self.max_mdf.filter(|m| !(*m > 0.0 && *m < 1.0)) {
             return Err(err("transport.swift.max_mdf", format!("invalid value {m}, expected a fraction in (0, 1)")));
         }

@@ -84,6 +84,13 @@ pub struct DrcParams {
     pub classes: u8,
 }
 
+/// The defaults: every class rate-controlled.
+impl Default for DrcParams {
+    fn default() -> Self {
+        DrcParams { thresholds: DEFAULT_THRESHOLDS, rates: DEFAULT_RATES, hysteresis: DEFAULT_HYSTERESIS, classes: 0xff }
+    }
+}
+
 impl DrcParams {
     /// The level for `fill` when the direction is at `cur`: up at once, down only past the
     /// hysteresis.
@@ -343,7 +350,7 @@ mod tests {
     use super::*;
 
     fn params() -> DrcParams {
-        DrcParams { thresholds: DEFAULT_THRESHOLDS, rates: DEFAULT_RATES, hysteresis: DEFAULT_HYSTERESIS, classes: 0xff }
+        DrcParams::default()
     }
 
     /// The transmitter's side on a dumbbell (h0, h1 on "left", h2 on "right"): the left

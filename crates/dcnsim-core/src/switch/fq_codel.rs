@@ -80,9 +80,7 @@ impl FqCodelConfig {
             ..Default::default()
         }
     }
-}
 
-impl FqCodelConfig {
     /// Refuse values out of range and the mechanisms FQ-CoDel cannot run beside.
     pub fn check(&self, sw: &SwitchConfig) -> Result<(), ScenarioError> {
         for (key, d) in [("target", self.target), ("interval", self.interval)] {

@@ -99,7 +99,7 @@ pub struct IntParams {
 /// INT at every (or the chosen) switch's egress ports.
 pub struct Int {
     p: IntParams,
-    /// By port: bytes the port has transmitted.
+    /// By port: bytes the port has transmitted (switch ports only; host ports stay 0).
     tx_bytes: Vec<u64>,
     records: u64,
     full: u64,
@@ -116,14 +116,17 @@ impl SwitchMechanism for Int {
         Int { p, tx_bytes: vec![0; f.topo.ports.len()], records: 0, full: 0 }
     }
 
-    /// A frame starts on `port`: count its bytes, and a data packet leaving a switch port
-    /// takes the port's record (and grows by its bytes).
+    /// A frame starts on a switch's `port`: count its bytes, and a data packet takes the
+    /// port's record (and grows by its bytes). Host ports write no records.
     fn on_transmit(&mut self, port: PortId, pkt: PktId, _class: usize, cx: &mut Ctx) {
         let eg = &cx.egress[port as usize];
-        let (is_switch, owner, qlen) = (eg.wire.is_switch, eg.wire.owner, eg.bytes);
+        if !eg.wire.is_switch {
+            return;
+        }
+        let (owner, qlen) = (eg.wire.owner, eg.bytes);
         let p = cx.pkts.get(pkt);
         let (kind, size) = (p.kind, p.size);
-        if !is_switch || kind != PktKind::Data || self.p.switches.as_ref().is_some_and(|on| !on[owner as usize]) {
+        if kind != PktKind::Data || self.p.switches.as_ref().is_some_and(|on| !on[owner as usize]) {
             self.tx_bytes[port as usize] += size as u64;
             return;
         }

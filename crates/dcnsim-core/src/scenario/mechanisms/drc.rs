@@ -53,12 +53,13 @@ pub(in crate::scenario) fn validate(s: &Scenario) -> Result<(), ScenarioError> {
 }
 
 pub(in crate::scenario) fn params(c: &DrcConfig) -> DrcParams {
+    let d = DrcParams::default();
     let three = |v: &Option<Vec<f64>>, d: [f64; 3]| v.as_ref().map_or(d, |v| [v[0], v[1], v[2]]);
     DrcParams {
-        thresholds: three(&c.thresholds, drc::DEFAULT_THRESHOLDS),
-        rates: three(&c.rates, drc::DEFAULT_RATES),
-        hysteresis: c.hysteresis.unwrap_or(drc::DEFAULT_HYSTERESIS),
-        classes: c.classes.as_ref().map_or(0xff, |v| v.iter().fold(0u8, |m, &q| m | (1 << q))),
+        thresholds: three(&c.thresholds, d.thresholds),
+        rates: three(&c.rates, d.rates),
+        hysteresis: c.hysteresis.unwrap_or(d.hysteresis),
+        classes: c.classes.as_ref().map_or(d.classes, |v| v.iter().fold(0u8, |m, &q| m | (1 << q))),
     }
 }
 
