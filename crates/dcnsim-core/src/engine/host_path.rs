@@ -455,6 +455,8 @@ impl Sim {
         if let Some((_, class, prev)) = conn {
             nic_class = class;
             sender.continue_from(prev);
+        } else {
+            sender.open(mix64(self.cfg.seed ^ mix64(id as u64 ^ 0xBB5)), || self.path_rtt(spec.src, spec.dst, hash));
         }
         if handshake {
             sender.await_syn_ack(self.now);

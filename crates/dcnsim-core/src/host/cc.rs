@@ -10,6 +10,7 @@
 //! it overrides. Adding one is that file and one entry in a list (docs/architecture.md,
 //! "How to add a congestion control"); the scenario names it in `transport.cc`.
 
+use super::delivery_rate::{DeliveryRate, RateSample};
 use crate::net::{Ecn, HopTelemetry};
 use crate::sim::SimTime;
 use std::fmt::Debug;
@@ -69,6 +70,32 @@ impl Window {
     }
 }
 
+/// The sender's loss-recovery state, as Linux orders its `tcp_ca_state` (Disorder and CWR
+/// fold into Open: an algorithm that owns the window reads no ECN and no duplicate-ACK count).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CaState {
+    Open,
+    /// Fast recovery after three duplicate ACKs (RFC 6582).
+    Recovery,
+    /// After a retransmission timeout, until everything sent before it is acknowledged.
+    Loss,
+}
+
+/// What an algorithm that owns the window (`CongestionControl::CONG_CONTROL`) is told on
+/// every ACK, duplicate ACKs included (Linux's `cong_control` arguments).
+#[derive(Copy, Clone, Debug)]
+pub struct Control {
+    /// The ACK's delivery-rate sample (host/delivery_rate.rs).
+    pub rs: RateSample,
+    /// The recovery state after the sender acted on the ACK.
+    pub state: CaState,
+    /// Bytes in the network after the ACK (Linux's `tcp_packets_in_flight`).
+    pub pipe: u64,
+    /// Bytes delivered since the connection began.
+    pub delivered: u64,
+    pub now: SimTime,
+}
+
 /// How an algorithm of a list is made for a new flow: its parameters (one field of the
 /// list's params struct, from the scenario) and what the transport knows (`S`: the TCP
 /// parameters for a window algorithm, [`RateSetup`] for a rate algorithm).
@@ -118,6 +145,28 @@ pub trait CongestionControl {
     /// The connection carries a new message with sequence numbers starting again (the
     /// algorithm keeps what it learned; per-window bookkeeping restarts).
     fn restart(&mut self) {}
+    /// Whether it owns the window in every state (Linux's `cong_control` op, which BBR
+    /// provides): the sender then keeps delivery-rate samples, does none of its own window
+    /// arithmetic (no CWR, no NewReno inflation or deflation: only the retransmissions) and
+    /// calls `cong_control` on every ACK; `on_fast_retransmit` and `on_timeout` still mark
+    /// those events.
+    const CONG_CONTROL: bool = false;
+    /// Whether this flow's algorithm owns the window (a list's dispatch is `CONG_CONTROL`
+    /// when any of its algorithms is; this says which flow's is).
+    fn owns_window(&self) -> bool {
+        Self::CONG_CONTROL
+    }
+    /// An ACK, for an algorithm that owns the window: set `w.cwnd` (and the pacing rate it
+    /// reports); `rate` is the connection's sampler (an algorithm may mark it
+    /// application-limited, as BBR's ProbeRTT does).
+    fn cong_control(&mut self, _w: &mut Window, _c: &Control, _rate: &mut DeliveryRate) {}
+    /// A new connection opens: `seed` is the flow's own random stream (an algorithm that
+    /// randomizes draws from it), `rtt` the handshake's RTT sample (the idle path's RTT, as
+    /// every TCP connection measures one on its SYN before data; Linux's `init` reads it).
+    fn open(&mut self, _w: &mut Window, _seed: u64, _rtt: SimTime) {}
+    /// The sender starts transmitting with nothing in the network (Linux's
+    /// `CA_EVENT_TX_START`); `app_limited`: it had run out of data before.
+    fn on_tx_start(&mut self, _app_limited: bool) {}
 }
 
 /// What a rate algorithm is made with for one flow.
@@ -247,6 +296,19 @@ macro_rules! window_ccs {
             }
             fn restart(&mut self) {
                 match self { $(Cc::$Arm(c) => c.restart()),* }
+            }
+            const CONG_CONTROL: bool = false $(|| <$T as $crate::host::cc::CongestionControl>::CONG_CONTROL)*;
+            fn owns_window(&self) -> bool {
+                match self { $(Cc::$Arm(c) => c.owns_window()),* }
+            }
+            fn cong_control(&mut self, w: &mut $crate::host::cc::Window, ctl: &$crate::host::cc::Control, rate: &mut $crate::host::delivery_rate::DeliveryRate) {
+                match self { $(Cc::$Arm(c) => c.cong_control(w, ctl, rate)),* }
+            }
+            fn open(&mut self, w: &mut $crate::host::cc::Window, seed: u64, rtt: $crate::sim::SimTime) {
+                match self { $(Cc::$Arm(c) => c.open(w, seed, rtt)),* }
+            }
+            fn on_tx_start(&mut self, app_limited: bool) {
+                match self { $(Cc::$Arm(c) => c.on_tx_start(app_limited)),* }
             }
         }
     };

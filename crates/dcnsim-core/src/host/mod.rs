@@ -10,9 +10,11 @@
 //! one (`cc::RateControl`), each from the lists below.
 #[macro_use]
 pub mod cc;
+pub mod bbr;
 pub mod cubic;
 pub mod dcqcn;
 pub mod dctcp;
+pub mod delivery_rate;
 pub mod hpcc;
 pub mod pacer;
 pub mod reno;
@@ -40,6 +42,9 @@ window_ccs! {
     cubic: Cubic => cubic::Cubic,
     /// Swift (Kumar et al., SIGCOMM 2020): delay-target AIMD, paced below one packet.
     swift: Swift => swift::Swift,
+    /// BBR v1 (Cardwell et al., ACM Queue 2016; Linux net/ipv4/tcp_bbr.c): paced at the
+    /// modelled bottleneck bandwidth, the window two bandwidth-delay products.
+    bbr: Bbr => bbr::Bbr,
 }
 
 // The rate-based congestion controls RoCE runs, by their scenario name (`transport.cc`).

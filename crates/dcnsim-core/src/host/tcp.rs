@@ -16,7 +16,8 @@
 //! A loss inferred in CWR enters fast recovery without a second reduction (Linux's
 //! `tcp_enter_recovery` keeps the CWR ssthresh; RFC 3168: at most once per window).
 
-use super::cc::{AckEvent, CongestionControl, PathEcho, Window};
+use super::cc::{AckEvent, CaState, Control, CongestionControl, PathEcho, Window};
+use super::delivery_rate::DeliveryRate;
 use super::pacer::Pacer;
 use super::{Cc, WindowCcParams};
 use crate::net::Ecn;
@@ -102,6 +103,12 @@ pub struct TcpSender<C = Cc> {
     /// Spaces segments at the algorithm's pacing rate: only for an algorithm that `PACES`
     /// (boxed: the record of every other flow stays as small as before pacing existed).
     pub pacer: Option<Box<Pacer>>,
+    /// Delivery-rate sampling: only for an algorithm that owns the window (boxed, as the
+    /// pacer, so every other flow's record stays as it was).
+    pub rate: Option<Box<DeliveryRate>>,
+    /// In Linux's Loss state: after a timeout, until `recover` is acknowledged (tracked for
+    /// an algorithm that owns the window).
+    in_loss: bool,
 }
 
 /// What an ACK did.
@@ -135,6 +142,40 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
         self.rttvar = prev.rttvar;
         self.has_rtt = prev.has_rtt;
         self.rto = prev.rto;
+        if let (Some(r), Some(p)) = (&mut self.rate, &prev.rate) {
+            **r = (**p).clone();
+            r.restart();
+        }
+    }
+
+    /// The connection opens (a new flow, not a continued one): the algorithm learns the
+    /// handshake's RTT (`rtt`, asked only of an algorithm that owns the window) and its
+    /// random seed.
+    pub fn open(&mut self, seed: u64, rtt: impl FnOnce() -> SimTime) {
+        if self.rate.is_some() {
+            self.cc.open(&mut self.w, seed, rtt());
+        }
+    }
+
+    /// Bytes in the network: those unacknowledged, less those duplicate ACKs reported
+    /// delivered (for an algorithm that owns the window; the NewReno window inflation
+    /// counts them for the others).
+    #[inline]
+    fn pipe(&self) -> u64 {
+        match &self.rate {
+            Some(r) if C::CONG_CONTROL => r.pipe(self.inflight()),
+            _ => self.inflight(),
+        }
+    }
+
+    fn ca_state(&self) -> CaState {
+        if self.in_loss {
+            CaState::Loss
+        } else if self.in_recovery {
+            CaState::Recovery
+        } else {
+            CaState::Open
+        }
     }
 
     pub fn new(cc: C, mss: u32, init_cwnd_pkts: u32, min_rto: SimTime, init_rto: SimTime) -> TcpSender<C> {
@@ -143,6 +184,7 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
         // and no valid scenario has less
         let min_rto = min_rto.max(SimTime(1));
         let mss = mss as f64;
+        let owns = C::CONG_CONTROL && cc.owns_window();
         TcpSender {
             w: Window { cwnd: init_cwnd_pkts as f64 * mss, ssthresh: f64::INFINITY, mss },
             cc,
@@ -166,6 +208,8 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
             rwnd: f64::INFINITY,
             syn_pending: false,
             pacer: C::PACES.then(Box::default),
+            rate: owns.then(Box::default),
+            in_loss: false,
         }
     }
 
@@ -201,11 +245,33 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
         self.pacer.as_ref().map(|p| p.next_allowed(r))
     }
 
-    /// A segment of `wire` bytes starts at `now` (the pacer's clock).
+    /// Segment `seg` of a flow of `size` bytes starts at `now`, `wire` bytes on the wire
+    /// (the pacer's clock; the delivery-rate record of an algorithm that owns the window).
     #[inline]
-    pub fn on_wire(&mut self, wire: u32, now: SimTime) {
+    pub fn on_wire(&mut self, seg: &Segment, wire: u32, now: SimTime, size: u64) {
+        if C::CONG_CONTROL && self.rate.is_some() {
+            self.rate_on_send(seg, now, size);
+        }
         if let (Some(_), Some(p)) = (self.pacing_rate(), &mut self.pacer) {
             p.on_send(now, wire);
+        }
+    }
+
+    fn rate_on_send(&mut self, seg: &Segment, now: SimTime, size: u64) {
+        let end = seg.seq + seg.len as u64;
+        // this segment is already counted in snd_nxt unless it refills a hole
+        let before = if end == self.snd_nxt { self.inflight() - seg.len as u64 } else { self.inflight() };
+        let pipe_before = self.rate.as_ref().map_or(before, |r| r.pipe(before));
+        if pipe_before == 0 {
+            let app_limited = self.rate.as_ref().is_some_and(|r| r.is_app_limited());
+            self.cc.on_tx_start(app_limited);
+        }
+        let pipe = self.pipe();
+        let Some(r) = &mut self.rate else { return };
+        r.on_send(end, now, before);
+        if self.snd_nxt >= size && pipe < self.w.cwnd as u64 {
+            // nothing more to send with room in the window (tcp_rate_check_app_limited)
+            r.app_limited_now(pipe);
         }
     }
 
@@ -222,7 +288,7 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
             return false;
         }
         let next = (size - self.snd_nxt).min(self.w.mss as u64);
-        (self.inflight() + next) as f64 <= self.w.cwnd.max(self.w.mss).min(self.rwnd)
+        (self.pipe() + next) as f64 <= self.w.cwnd.max(self.w.mss) && (self.inflight() + next) as f64 <= self.rwnd
     }
 
     /// The next segment to send; advances snd_nxt.
@@ -319,6 +385,82 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
 
     /// Process a cumulative ACK.
     pub fn on_ack(&mut self, ack: u64, ece: bool, ts_echo: SimTime, now: SimTime, size: u64, echo: PathEcho) -> AckOutcome {
+        if C::CONG_CONTROL && self.rate.is_some() {
+            return self.on_ack_owned(ack, ts_echo, now, size, echo);
+        }
+        self.on_ack_newreno(ack, ece, ts_echo, now, size, echo)
+    }
+
+    /// An ACK for an algorithm that owns the window: NewReno's retransmission decisions,
+    /// none of its window arithmetic; the delivery-rate sample and the recovery state go to
+    /// the algorithm's `cong_control` (Linux's `tcp_ack` -> `tcp_fastretrans_alert`, then
+    /// `tcp_cong_control`).
+    fn on_ack_owned(&mut self, ack: u64, ts_echo: SimTime, now: SimTime, size: u64, echo: PathEcho) -> AckOutcome {
+        let mut out = AckOutcome::default();
+        let mss = self.w.mss as u64;
+        let outstanding = self.inflight();
+        let rs = if ack > self.snd_una {
+            let acked = ack - self.snd_una;
+            self.snd_una = ack;
+            if self.snd_nxt < self.snd_una {
+                self.snd_nxt = self.snd_una;
+            }
+            let rtt = now - ts_echo;
+            self.rtt_sample(rtt);
+            self.dupacks = 0;
+            let ev = AckEvent { acked, ece: false, ack, snd_nxt: self.snd_nxt, now, rtt, int: echo.int, hops: echo.hops };
+            self.cc.on_ack_event(&self.w, &ev);
+            let r = self.rate.as_mut().unwrap();
+            let rs = r.on_ack(ack, acked, mss, outstanding, now, rtt);
+            if self.in_recovery {
+                if ack >= self.recover {
+                    self.in_recovery = false;
+                } else {
+                    // a partial ACK: the next hole is lost too
+                    self.pending_retx = Some(self.snd_una);
+                    out.retransmit = true;
+                    r.mark_lost(mss.min(size - self.snd_una));
+                }
+            }
+            if self.in_loss && ack >= self.recover {
+                self.in_loss = false;
+            }
+            if self.snd_una >= size {
+                out.finished = true;
+                self.rto_deadline = None;
+            } else if self.inflight() > 0 || self.pending_retx.is_some() {
+                self.rto_deadline = Some(now + self.rto);
+            } else {
+                self.rto_deadline = None;
+            }
+            rs
+        } else if ack == self.snd_una && self.snd_max > self.snd_una {
+            self.dupacks += 1;
+            let r = self.rate.as_mut().unwrap();
+            let rs = r.on_dupack(mss, outstanding, now);
+            if self.dupacks == 3 && !self.in_recovery && !self.in_loss && ack >= self.recover {
+                self.cc.on_fast_retransmit(&mut self.w, self.snd_max - self.snd_una, now);
+                self.in_recovery = true;
+                self.recover = self.snd_max;
+                self.pending_retx = Some(self.snd_una);
+                out.retransmit = true;
+                r.mark_lost(mss.min(size - self.snd_una));
+            }
+            rs
+        } else {
+            return out;
+        };
+        let state = self.ca_state();
+        let r = self.rate.as_mut().unwrap();
+        let mut rs = rs;
+        rs.losses = r.take_losses();
+        let ctl = Control { rs, state, pipe: r.pipe(self.snd_nxt - self.snd_una), delivered: r.delivered, now };
+        self.cc.cong_control(&mut self.w, &ctl, r);
+        out
+    }
+
+    /// An ACK under NewReno's window arithmetic (every algorithm but one that owns the window).
+    fn on_ack_newreno(&mut self, ack: u64, ece: bool, ts_echo: SimTime, now: SimTime, size: u64, echo: PathEcho) -> AckOutcome {
         let mut out = AckOutcome::default();
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
@@ -398,6 +540,10 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
         }
         let inflight = self.snd_max - self.snd_una;
         self.cwr = None;
+        if let Some(r) = &mut self.rate {
+            r.on_timeout(self.snd_nxt - self.snd_una);
+            self.in_loss = true;
+        }
         self.cc.on_timeout(&mut self.w, inflight, now);
         self.recover = self.snd_max;
         self.in_recovery = false;
@@ -499,15 +645,15 @@ mod tests {
         let mut s = TcpSender::new(Paced(8_000_000_000), 1000, 10, SimTime::from_ms(1), SimTime::from_ms(1));
         let t0 = SimTime::from_us(3);
         assert_eq!(s.paced_until(), Some(SimTime::ZERO));
-        s.next_segment(100_000).unwrap();
-        s.on_wire(1000, t0);
+        let seg = s.next_segment(100_000).unwrap();
+        s.on_wire(&seg, 1000, t0, 100_000);
         // 1000 B at 8 Gb/s = 1 us, though nine more segments fit the window
         assert!(s.can_send(100_000));
         assert_eq!(s.paced_until(), Some(t0 + SimTime::from_us(1)));
         assert!(s.paced_until().unwrap() > t0 + SimTime::from_ns(999));
         let mut r = TcpSender::new(Cc::Reno(Reno { ect: Ecn::NotEct }), 1000, 10, SimTime::from_ms(1), SimTime::from_ms(1));
-        r.next_segment(100_000).unwrap();
-        r.on_wire(1000, t0);
+        let seg = r.next_segment(100_000).unwrap();
+        r.on_wire(&seg, 1000, t0, 100_000);
         assert_eq!(r.paced_until(), None);
     }
 
@@ -661,5 +807,92 @@ mod tests {
         assert_eq!(s.w.cwnd, 1000.0);
         let seg = s.next_segment(10_000).unwrap();
         assert!(seg.retx && seg.seq == 0);
+    }
+
+    /// An algorithm that owns the window and records what the sender tells it.
+    #[derive(Clone, Debug, Default)]
+    struct Owner {
+        seen: Vec<(CaState, u64, u64, u64, bool)>,
+        retransmits: u32,
+    }
+    impl CongestionControl for Owner {
+        fn ssthresh(&mut self, w: &Window) -> f64 {
+            w.ssthresh
+        }
+        fn cong_avoid(&mut self, _w: &mut Window, _a: &AckEvent) {}
+        fn on_fast_retransmit(&mut self, _w: &mut Window, _inflight: u64, _now: SimTime) {
+            self.retransmits += 1;
+        }
+        fn on_timeout(&mut self, w: &mut Window, _inflight: u64, _now: SimTime) {
+            w.cwnd = w.mss;
+        }
+        fn ect(&self) -> Ecn {
+            Ecn::NotEct
+        }
+        const CONG_CONTROL: bool = true;
+        fn cong_control(&mut self, _w: &mut Window, c: &Control, _rate: &mut DeliveryRate) {
+            self.seen.push((c.state, c.rs.acked, c.rs.losses, c.pipe, c.rs.interval.is_some()));
+        }
+    }
+
+    /// For an algorithm that owns the window the sender keeps NewReno's retransmissions and
+    /// none of its window arithmetic: each duplicate ACK reports a segment delivered and out
+    /// of the network (the window is not inflated), the third enters Recovery with the hole
+    /// lost, the partial ACK marks the next hole, a timeout is Loss until everything sent
+    /// before it is acknowledged.
+    #[test]
+    fn an_owned_window_hears_every_ack_and_keeps_its_cwnd() {
+        let mut s = TcpSender::new(Owner::default(), 1000, 10, SimTime::from_ms(1), SimTime::from_ms(1));
+        assert!(s.rate.is_some());
+        let size = 100_000;
+        let mut t = SimTime::from_us(1);
+        for _ in 0..10 {
+            let seg = s.next_segment(size).unwrap();
+            s.on_wire(&seg, 1040, t, size);
+            t = t + SimTime::from_us(1);
+        }
+        let cwnd = s.w.cwnd;
+        let t = SimTime::from_us(20);
+        // segment 0 delivered (sent at 1 us: a 19 us RTT, over which the sample is timed),
+        // segment 1 lost: duplicate ACKs for 1000
+        s.on_ack(1000, false, SimTime::from_us(1), t, size, PathEcho::default());
+        for i in 0..4 {
+            let o = s.on_ack(1000, false, SimTime::ZERO, t, size, PathEcho::default());
+            assert_eq!(o.retransmit, i == 2);
+        }
+        assert_eq!(s.w.cwnd, cwnd, "no NewReno inflation");
+        assert_eq!(s.cc.retransmits, 1);
+        let seen = &s.cc.seen;
+        assert_eq!(seen.len(), 5);
+        assert_eq!(seen[0], (CaState::Open, 1000, 0, 9000, true));
+        // each duplicate ACK: a segment delivered, one fewer in the network
+        assert_eq!(seen[1], (CaState::Open, 1000, 0, 8000, false));
+        assert_eq!(seen[3], (CaState::Recovery, 1000, 1000, 6000, false));
+        assert_eq!(seen[4].0, CaState::Recovery);
+        assert_eq!(seen[4].3, 5000);
+        // the retransmission fills the hole; a partial ACK (the 4 segments after the hole
+        // arrived) counts only the hole's segment and marks the next hole lost
+        let seg = s.next_segment(size).unwrap();
+        assert!(seg.retx && seg.seq == 1000);
+        s.on_wire(&seg, 1040, t, size);
+        let o = s.on_ack(6000, false, SimTime::from_us(20), SimTime::from_us(40), size, PathEcho::default());
+        assert!(o.retransmit);
+        let last = *s.cc.seen.last().unwrap();
+        assert_eq!(last.0, CaState::Recovery);
+        assert_eq!(last.1, 1000, "the duplicate ACKs counted the other four");
+        assert_eq!(last.2, 1000, "the next hole is lost");
+        // a timeout: Loss, everything in flight lost, until the ACK passes what was sent
+        s.arm_if_idle(SimTime::from_us(40));
+        let deadline = s.rto_deadline.unwrap();
+        assert!(s.on_timeout(deadline));
+        assert_eq!(s.w.cwnd, 1000.0);
+        let seg = s.next_segment(size).unwrap();
+        s.on_wire(&seg, 1040, deadline, size);
+        s.on_ack(7000, false, deadline, deadline + SimTime::from_us(20), size, PathEcho::default());
+        let last = *s.cc.seen.last().unwrap();
+        assert_eq!(last.0, CaState::Loss);
+        assert_eq!(last.2, 4000, "the four segments in flight at the timeout");
+        s.on_ack(10_000, false, deadline, deadline + SimTime::from_us(21), size, PathEcho::default());
+        assert_eq!(s.cc.seen.last().unwrap().0, CaState::Open);
     }
 }

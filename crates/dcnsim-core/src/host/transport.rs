@@ -110,6 +110,14 @@ impl Sender {
         }
     }
 
+    /// A new connection opens (not a continued one): its congestion control learns the
+    /// handshake's RTT (`rtt`: asked only where the algorithm reads it) and its seed.
+    pub fn open(&mut self, seed: u64, rtt: impl FnOnce() -> SimTime) {
+        if let Sender::Tcp(t) = self {
+            t.open(seed, rtt);
+        }
+    }
+
     /// Open a TCP connection with a SYN first (`transport.handshake`): no data until the
     /// SYN-ACK; the SYN is retransmitted on the RTO.
     pub fn await_syn_ack(&mut self, now: SimTime) {
@@ -169,7 +177,7 @@ impl Sender {
                     return Next::Skip;
                 };
                 t.arm_if_idle(now);
-                t.on_wire(seg.len + nic.header, now);
+                t.on_wire(&seg, seg.len + nic.header, now, size);
                 let can = t.can_send(size);
                 // a paced sender stays ready only if its next turn comes by the time this
                 // segment is serialized; else it is looked at again (and woken at its turn)

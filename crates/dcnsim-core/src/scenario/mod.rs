@@ -1550,6 +1550,7 @@ bottleneck = { rate = "10Gbps", delay = "1us" }
             ("[transport]\ntimely = { min_rtt = \"0s\" }", "transport.timely.min_rtt", "expected a duration > 0"),
             ("[transport]\nswift = { beta = 0.0 }", "transport.swift.beta", "invalid value 0, expected a factor in (0, 1]"),
             ("[transport]\nswift = { max_mdf = 1.0 }", "transport.swift.max_mdf", "expected a fraction in (0, 1)"),
+            ("[transport]\nbbr = { quantum = \"gso\" }", "transport.bbr.quantum", "expected one of \"tso\", \"segment\""),
             ("[transport]\nswift = { ai = -1.0 }", "transport.swift.ai", "expected a number of packets > 0"),
             ("[transport]\nswift = { base_target = \"0s\" }", "transport.swift.base_target", "expected a duration > 0"),
             ("[switch]\nint = { switches = [] }", "switch.int.switches", "expected switch names"),
@@ -1889,8 +1890,8 @@ hosts = [42, 63]
         let e = error_of("[transport]\nkind = \"dcqnc\"");
         assert!(e.message.starts_with("invalid value \"dcqnc\" (did you mean \"dcqcn\"?), expected one of \"tcp\", \"roce\", \"udp\", \"dctcp\""), "{e}");
         // nothing near: no guess
-        let e = error_of("[transport]\nkind = \"bbr\"");
-        assert!(e.message.starts_with("invalid value \"bbr\", expected one of"), "{e}");
+        let e = error_of("[transport]\nkind = \"vegas\"");
+        assert!(e.message.starts_with("invalid value \"vegas\", expected one of"), "{e}");
         let doc = Document::from_toml(&format!("{BASE}\n[[variant]]\nname = \"DRC_RED_ECN\"\n[[variant]]\nname = \"802.3x\"\n")).unwrap();
         for (typo, fix) in [("802.3", "802.3x"), ("drc_red", "DRC_RED_ECN"), ("DRC_RED_ECM", "DRC_RED_ECN")] {
             let e = doc.scenario(Some(typo)).unwrap_err();

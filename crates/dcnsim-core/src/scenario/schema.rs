@@ -11,7 +11,7 @@ pub use super::mechanisms::drc::DrcConfig;
 pub use super::mechanisms::pfc::{PfcAccounting, PfcConfig, PfcMode};
 pub use super::mechanisms::qcn::{QcnCpConfig, QcnRpConfig};
 pub use super::mechanisms::sfc::{SfcCacheConfig, SfcConfig, SfcModeConfig};
-pub use super::transport::{DcqcnConfig, DcqcnPreset, HpccConfig, SwiftConfig, TimelyConfig};
+pub use super::transport::{BbrConfig, BbrQuantumConfig, DcqcnConfig, DcqcnPreset, HpccConfig, SwiftConfig, TimelyConfig};
 use super::units::{Bytes, Duration, Rate};
 pub use crate::host::udp::{Arrivals, SizeDist};
 pub use crate::host::{CcName, TransportKind};
@@ -507,6 +507,9 @@ pub struct TransportConfig {
     /// Swift's constants.
     #[serde(default)]
     pub swift: SwiftConfig,
+    /// BBR's send quantum.
+    #[serde(default)]
+    pub bbr: BbrConfig,
     /// QCN reaction point constants (IEEE 802.1Qau); only with `switch.qcn`.
     pub qcn: Option<QcnRpConfig>,
 }

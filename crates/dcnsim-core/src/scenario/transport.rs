@@ -7,6 +7,7 @@ use super::units::{Bytes, Duration, Rate};
 use super::{err, ScenarioError};
 use crate::engine::UdpParams;
 use crate::host::dcqcn::{DcqcnParams, DcqcnSettings, PAPER_CNP_INTERVAL, SEED004_CNP_INTERVAL, SEED004_RATE_AI_OF_LINE, SEED004_RATE_HAI_OF_LINE};
+use crate::host::bbr::{self, BbrParams, Quantum};
 use crate::host::dctcp::{self, DctcpParams};
 use crate::host::hpcc::{self, HpccParams};
 use crate::host::roce::RoceParams;
@@ -142,7 +143,7 @@ pub(super) fn tcp_params(tr: &TransportConfig, min_rto: SimTime) -> TcpParams {
             EctConfig::Ect0 => Ecn::Ect0,
             EctConfig::Ect1 => Ecn::Ect1,
         }),
-        cc: WindowCcParams { dctcp: DctcpParams { g: tr.g.unwrap_or(dctcp::DEFAULT_G) }, swift: (&tr.swift.params()).into(), ..Default::default() },
+        cc: WindowCcParams { dctcp: DctcpParams { g: tr.g.unwrap_or(dctcp::DEFAULT_G) }, swift: (&tr.swift.params()).into(), bbr: tr.bbr.params(), ..Default::default() },
     }
 }
 
@@ -497,6 +498,48 @@ impl TimelyConfig {
             min_rtt: self.min_rtt.map_or(d.min_rtt, |t| t.0),
             delta_of_line: self.delta_fraction.unwrap_or(d.delta_of_line),
             min_rate_bps: self.min_rate.map_or(d.min_rate_bps, |r| r.0),
+        }
+    }
+}
+
+/// `transport.bbr`: BBR v1's one reading to choose (host/bbr.rs); its constants are Linux's.
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+#[schemars(default = "BbrConfig::defaults")]
+pub struct BbrConfig {
+    /// The send quantum of the window's quantization budget (3 quanta above the BDP target):
+    /// "tso", Linux's TSO autosizing (min(pacing rate x 1 ms, 64 KB), as tcp_bbr.c's
+    /// bbr_tso_segs_goal), or "segment", one segment (ns-3's TcpBbr; a host without TSO).
+    /// Default {default}.
+    pub quantum: Option<BbrQuantumConfig>,
+}
+
+/// BBR's send quantum (`transport.bbr.quantum`).
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum BbrQuantumConfig {
+    /// Linux's TSO autosizing.
+    Tso,
+    /// One segment.
+    Segment,
+}
+
+impl BbrConfig {
+    /// Every key's default, for the reference (the doc comments' `{default}`).
+    fn defaults() -> Self {
+        BbrConfig { quantum: Some(match bbr::DEFAULT_QUANTUM {
+            Quantum::Tso => BbrQuantumConfig::Tso,
+            Quantum::Segment => BbrQuantumConfig::Segment,
+        }) }
+    }
+
+    fn params(&self) -> BbrParams {
+        BbrParams {
+            quantum: match self.quantum {
+                None => bbr::DEFAULT_QUANTUM,
+                Some(BbrQuantumConfig::Tso) => Quantum::Tso,
+                Some(BbrQuantumConfig::Segment) => Quantum::Segment,
+            },
         }
     }
 }

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""dcnsim's side of bench/peers/ns3/bbr_dumbbell.py: the same dumbbell and cases with BBR v1
+(`transport.cc = "bbr"`) under both readings of its send quantum ("tso", Linux's default
+here, and "segment", ns-3's), printed beside ns-3's numbers from bbr_dumbbell_ns3.csv and
+written to bbr_dumbbell_dcnsim.csv, and drawn side by side in bbr_dumbbell.png (the first
+flow's share of the goodput and the mean bottleneck queue, per case).
+
+    python bench/peers/ns3/compare_bbr.py
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+import tempfile
+from pathlib import Path
+
+import dcnsim
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from bbr_dumbbell import CASES  # noqa: E402
+
+WARMUP_MS, END_MS = 100, 200
+
+
+def scenario(ccs: list[str], buf_pkts: int, quantum: str) -> str:
+    n = len(ccs)
+    flows = ", ".join(f'{{ src = {i}, dst = {n}, size = "10GB", transport = "{c}" }}' for i, c in enumerate(ccs))
+    return f"""
+[scenario]
+name = "bbr_dumbbell"
+seed = 1
+max_time = "{END_MS}ms"
+[topology]
+kind = "dumbbell"
+senders = {n}
+receivers = 1
+host_link = {{ rate = "10Gbps", delay = "20us" }}
+bottleneck = {{ rate = "10Gbps", delay = "10us" }}
+[switch]
+buffer = {{ model = "static", queue = "{buf_pkts * 1500}B" }}
+[transport]
+kind = "tcp"
+cc = "bbr"
+bbr = {{ quantum = "{quantum}" }}
+[metrics]
+throughput_bin = "1ms"
+queue_sample = "2us"
+[[workload]]
+kind = "flows"
+flows = [ {flows} ]
+"""
+
+
+def run(ccs: list[str], buf_pkts: int, quantum: str) -> dict:
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "bbr.toml"
+        p.write_text(scenario(ccs, buf_pkts, quantum))
+        r = dcnsim.run(str(p))
+    ts = r.timeseries
+    piv = ts.pivot_table(index="bin_start_ps", columns="flow", values="bytes", aggfunc="sum").fillna(0.0)
+    piv = piv.reindex(columns=sorted(r.flows["flow_id"]), fill_value=0.0)
+    t_ms = piv.index.to_numpy() / 1e9
+    sel = (t_ms >= WARMUP_MS) & (t_ms < END_MS)
+    gbps = piv.to_numpy()[sel].sum(axis=0) * 8 / ((END_MS - WARMUP_MS) * 1e-3) / 1e9
+    q = r.queue_series.groupby("time_ps")["total_depth_bytes"].sum()
+    q = q[q.index >= WARMUP_MS * 1e9] / 1500
+    return {"goodput_gbps": " ".join(f"{x:.3f}" for x in gbps), "q_mean": float(q.mean()),
+            "q_p99": float(q.quantile(0.99)), "drops": int(r.flows["drops"].sum()), "retx": int(r.flows["retx"].sum())}
+
+
+def main() -> None:
+    ns3 = {}
+    f = HERE / "bbr_dumbbell_ns3.csv"
+    if f.exists():
+        for row in csv.DictReader(f.open()):
+            ns3[(row["case"], row["sack"])] = row
+    rows = []
+    for name, (ccs, buf) in CASES.items():
+        for quantum in ("tso", "segment"):
+            r = {"case": name, "ccs": ccs, "buffer_pkts": buf, "quantum": quantum, **run(ccs.split(","), buf, quantum)}
+            rows.append(r)
+            print(f"{name:18s} dcnsim {quantum:7s}: goodput {r['goodput_gbps']:>13s} Gb/s, queue mean {r['q_mean']:6.1f} p99 {r['q_p99']:5.0f} pkts, drops {r['drops']}, retx {r['retx']}")
+        for sack in ("0", "1"):
+            n = ns3.get((name, sack))
+            if n:
+                print(f"{name:18s} ns-3 sack={sack}   : goodput {n['goodput_gbps']:>13s} Gb/s, queue mean {float(n['q_mean']):6.1f} p99 {float(n['q_p99']):5.0f} pkts, drops {n['drops']}, retx {n['retx']}")
+    out = HERE / "bbr_dumbbell_dcnsim.csv"
+    with out.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
+    print(f"wrote {out}")
+    plot(rows, ns3)
+
+
+def plot(rows: list[dict], ns3: dict) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    names = list(CASES)
+    setups = [("dcnsim tso", lambda c: next(r for r in rows if r["case"] == c and r["quantum"] == "tso")),
+              ("dcnsim segment", lambda c: next(r for r in rows if r["case"] == c and r["quantum"] == "segment")),
+              ("ns-3 no SACK", lambda c: ns3.get((c, "0"))),
+              ("ns-3 SACK", lambda c: ns3.get((c, "1")))]
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4))
+    x = np.arange(len(names))
+    for k, (label, get) in enumerate(setups):
+        share, queue = [], []
+        for c in names:
+            r = get(c)
+            g = [float(v) for v in r["goodput_gbps"].split()] if r else [np.nan]
+            share.append(g[0] / sum(g) if r else np.nan)
+            queue.append(float(r["q_mean"]) if r else np.nan)
+        a1.bar(x + (k - 1.5) * 0.2, share, 0.2, label=label)
+        a2.bar(x + (k - 1.5) * 0.2, queue, 0.2, label=label)
+    for a, t in ((a1, "first flow's share of goodput (BBR's)"), (a2, "mean bottleneck queue, packets")):
+        a.set_xticks(x, names, rotation=20, fontsize=8)
+        a.set_title(t, fontsize=10)
+    a2.set_yscale("symlog", linthresh=10)
+    a1.legend(fontsize=8)
+    fig.suptitle("BBR v1 on a 10 Gbit/s, 104 us dumbbell, 100-200 ms: dcnsim vs ns-3 3.44", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(HERE / "bbr_dumbbell.png", dpi=110)
+    print(f"wrote {HERE / 'bbr_dumbbell.png'}")
+
+
+if __name__ == "__main__":
+    main()
