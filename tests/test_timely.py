@@ -65,3 +65,52 @@ def test_timely_holds_the_rtt_near_t_low(tmp_path):
     assert 0.8 * T_LOW_US < rtt_us.max() < 1.6 * T_LOW_US, rtt_us.max()
     assert rtt_us.max() < T_HIGH_US
     assert not r.summary.get("warnings")
+
+
+def _pair(tmp_path: Path, segment: str | None) -> dcnsim.Result:
+    seg = f'timely = {{ segment = "{segment}" }}' if segment else ""
+    text = f"""
+[scenario]
+name = "timely_pair"
+seed = 1
+max_time = "60ms"
+[topology]
+kind = "dumbbell"
+senders = 2
+receivers = 1
+host_link = {{ rate = "10Gbps", delay = "2us" }}
+bottleneck = {{ rate = "10Gbps", delay = "2us" }}
+[switch]
+buffer = {{ model = "static", queue = "4MB" }}
+[transport]
+kind = "roce"
+cc = "timely"
+{seg}
+[metrics]
+throughput_bin = "1ms"
+[[workload]]
+kind = "flows"
+flows = [ {{ src = 0, dst = 2, size = "10GB" }}, {{ src = 1, dst = 2, size = "10GB", start = "{JOIN_MS}ms" }} ]
+"""
+    path = tmp_path / "pair.toml"
+    path.write_text(text)
+    return dcnsim.run(str(path))
+
+
+def _rates(r: dcnsim.Result, lo_ms: float, hi_ms: float):
+    ts = r.timeseries
+    ts = ts[(ts["bin_start_ps"] >= lo_ms * 1e9) & (ts["bin_start_ps"] < hi_ms * 1e9)]
+    return ts.groupby("flow")["bytes"].sum().to_numpy() * 8 / ((hi_ms - lo_ms) * 1e-3) / 1e9
+
+
+def test_per_completion_updates_settle_unfairly(tmp_path):
+    """Zhu et al. (CoNEXT 2016, sec. 4): TIMELY has no unique fixed point; with the paper's
+    updates per completion event (here 16 KB) a faster flow updates, and so increases, more
+    often, and two flows that start the gradient regime level drift apart and stay apart.
+    With one update per round trip (the HPCC fork's reading, the default) the same pair
+    stays level."""
+    per_rtt = _rates(_pair(tmp_path, None), 20, 60)
+    assert max(per_rtt) / min(per_rtt) < 1.3, per_rtt
+    per_segment = _rates(_pair(tmp_path, "16KB"), 40, 60)
+    assert max(per_segment) / min(per_segment) > 3, per_segment
+    assert per_segment.sum() > 0.8 * LINK_BPS / 1e9 * 1460 / 1500, per_segment

@@ -15,7 +15,9 @@
 //! Control`, `rdma-hw.cc` `UpdateRateTimely`, `run.py` for `timely`) runs TIMELY:
 //! - One update per round trip rather than per completion event of 16-64 KB (the
 //!   paper's segments); the first ACK only records its RTT; prev_rtt is the RTT of the
-//!   last update.
+//!   last update. The paper's reading is `transport.timely.segment`: an update per that
+//!   many acknowledged bytes, so the update frequency grows with the rate, which is what
+//!   lets TIMELY settle at unfair rates (Zhu et al., "ECN or Delay", CoNEXT 2016, sec. 4).
 //! - The increase step is delta until five increases in a row, then 5 delta (the paper's
 //!   HAI with N = 5); a decrease resets the count. The T_low increase counts too.
 //! - Constants: alpha = 0.875, beta = 0.8, T_low = 50 us, T_high = 500 us, minRTT = 20 us
@@ -48,6 +50,9 @@ pub struct TimelyParams {
     pub min_rtt: SimTime,
     pub delta_of_line: f64,
     pub min_rate_bps: u64,
+    /// Update once per this many acknowledged bytes (the paper's completion events); None:
+    /// once per round trip.
+    pub segment: Option<u64>,
 }
 
 impl Default for TimelyParams {
@@ -60,6 +65,7 @@ impl Default for TimelyParams {
             min_rtt: DEFAULT_MIN_RTT,
             delta_of_line: DEFAULT_DELTA_OF_LINE,
             min_rate_bps: DEFAULT_MIN_RATE,
+            segment: None,
         }
     }
 }
@@ -78,13 +84,15 @@ pub struct Timely {
     increases: u32,
     /// An ACK beyond this sequence updates the rate (None: no ACK yet).
     last_update_seq: Option<u64>,
+    /// Bytes acknowledged since the last completion event (per-segment updates).
+    acked_since: u64,
 }
 
 impl NewCc<RateSetup> for Timely {
     type Params = TimelyParams;
     fn build(p: &TimelyParams, s: &RateSetup) -> Timely {
         let line = s.line_rate_bps as f64;
-        Timely { p: p.clone(), line_rate: line, delta: p.delta_of_line * line, rate: line, rtt_diff: 0.0, prev_rtt: SimTime::ZERO, increases: 0, last_update_seq: None }
+        Timely { p: p.clone(), line_rate: line, delta: p.delta_of_line * line, rate: line, rtt_diff: 0.0, prev_rtt: SimTime::ZERO, increases: 0, last_update_seq: None, acked_since: 0 }
     }
 }
 
@@ -118,6 +126,20 @@ impl RateControl for Timely {
     }
 
     fn on_ack(&mut self, a: &AckEvent) {
+        if let Some(seg) = self.p.segment {
+            // a completion event per `seg` bytes: a faster flow updates more often
+            if self.last_update_seq.is_none() {
+                self.prev_rtt = a.rtt;
+                self.last_update_seq = Some(a.snd_nxt);
+                return;
+            }
+            self.acked_since += a.acked;
+            if self.acked_since >= seg {
+                self.acked_since %= seg;
+                self.update(a.rtt);
+            }
+            return;
+        }
         match self.last_update_seq {
             None => self.prev_rtt = a.rtt,
             Some(last) if a.ack > last => self.update(a.rtt),
@@ -183,5 +205,26 @@ mod tests {
         let r = t.rate;
         t.on_ack(&ack(seq - 10, 1000.0));
         assert_eq!(t.rate, r);
+    }
+
+    /// With `segment`, the rate updates once per that many acknowledged bytes, whatever the
+    /// round trip: 16 KB in 1 KB ACKs is an update every 16 ACKs.
+    #[test]
+    fn per_segment_updates_count_acknowledged_bytes() {
+        let p = TimelyParams { segment: Some(16_000), ..TimelyParams::default() };
+        let mut t = Timely::build(&p, &RateSetup { line_rate_bps: LINE, now: SimTime::ZERO, base_rtt: SimTime::from_us(10) });
+        t.rate = 5e9;
+        t.on_ack(&ack(0, 30.0));
+        let mut updates = 0;
+        for i in 1..=48 {
+            let r = t.rate;
+            // the same sequence each time: per-segment updates do not wait for a round trip
+            t.on_ack(&ack(1, 30.0));
+            if t.rate != r {
+                updates += 1;
+                assert_eq!(i % 16, 0, "update at ACK {i}");
+            }
+        }
+        assert_eq!(updates, 3);
     }
 }

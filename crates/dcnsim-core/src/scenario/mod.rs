@@ -1550,6 +1550,7 @@ bottleneck = { rate = "10Gbps", delay = "1us" }
             ("[transport]\ntimely = { min_rtt = \"0s\" }", "transport.timely.min_rtt", "expected a duration > 0"),
             ("[transport]\nswift = { beta = 0.0 }", "transport.swift.beta", "invalid value 0, expected a factor in (0, 1]"),
             ("[transport]\nswift = { max_mdf = 1.0 }", "transport.swift.max_mdf", "expected a fraction in (0, 1)"),
+            ("[transport]\ntimely = { segment = \"0B\" }", "transport.timely.segment", "expected a size > 0"),
             ("[transport]\nbbr = { quantum = \"gso\" }", "transport.bbr.quantum", "expected one of \"tso\", \"segment\""),
             ("[transport]\nswift = { ai = -1.0 }", "transport.swift.ai", "expected a number of packets > 0"),
             ("[transport]\nswift = { base_target = \"0s\" }", "transport.swift.base_target", "expected a duration > 0"),

@@ -453,6 +453,11 @@ pub struct TimelyConfig {
     pub delta_fraction: Option<f64>,
     /// The rate a flow is never cut below. Default {default}; > 0.
     pub min_rate: Option<Rate>,
+    /// When the rate updates: unset, once per round trip (the HPCC authors' ns-3 fork);
+    /// a size, once per completion of that many acknowledged bytes, with the completing
+    /// ACK's RTT (the paper's completion events of 16-64 KB, so a faster flow updates more
+    /// often; Zhu et al., CoNEXT 2016, trace TIMELY's unfairness to this). > 0.
+    pub segment: Option<Bytes>,
 }
 
 impl TimelyConfig {
@@ -466,6 +471,7 @@ impl TimelyConfig {
             min_rtt: Some(Duration(timely::DEFAULT_MIN_RTT)),
             delta_fraction: Some(timely::DEFAULT_DELTA_OF_LINE),
             min_rate: Some(Rate(timely::DEFAULT_MIN_RATE)),
+            segment: None,
         }
     }
 
@@ -485,6 +491,9 @@ impl TimelyConfig {
         if self.min_rate.map(|r| r.0) == Some(0) {
             return Err(err("transport.timely.min_rate", "invalid value \"0bps\", expected a rate > 0"));
         }
+        if self.segment.map(|b| b.0) == Some(0) {
+            return Err(err("transport.timely.segment", "invalid value \"0B\", expected a size > 0"));
+        }
         Ok(())
     }
 
@@ -498,6 +507,7 @@ impl TimelyConfig {
             min_rtt: self.min_rtt.map_or(d.min_rtt, |t| t.0),
             delta_of_line: self.delta_fraction.unwrap_or(d.delta_of_line),
             min_rate_bps: self.min_rate.map_or(d.min_rate_bps, |r| r.0),
+            segment: self.segment.map(|b| b.0),
         }
     }
 }
