@@ -1,7 +1,8 @@
 """Swift (`transport.cc = "swift"`, Kumar et al., SIGCOMM 2020) over TCP end to end on a
 100 Gbps dumbbell: the round trip settles at Swift's target delay (base target + hops x
 hop_scale + the flow-scaling term at the flows' windows), the link stays full, and the
-flows share it evenly, a joining flow included. The law (target, AIMD, the cut limit,
+flows share it evenly, a joining flow included; over TCP and over RoCE (where the window
+caps the RoCE sender's flight). The law (target, AIMD, the cut limit,
 pacing below one packet) is tested beside the code (host/swift.rs)."""
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+
+import pytest
 
 import dcnsim
 from dcnsim.goodput import jain
@@ -30,7 +33,7 @@ def target_us(cwnd_pkts: float) -> float:
     return BASE_US + HOPS * HOP_US + fs
 
 
-def _run(tmp_path: Path) -> dcnsim.Result:
+def _run(tmp_path: Path, kind: str = "tcp") -> dcnsim.Result:
     text = f"""
 [scenario]
 name = "swift_dumbbell"
@@ -45,7 +48,7 @@ bottleneck = {{ rate = "100Gbps", delay = "1us" }}
 [switch]
 buffer = {{ model = "static", queue = "4MB" }}
 [transport]
-kind = "tcp"
+kind = "{kind}"
 cc = "swift"
 [metrics]
 throughput_bin = "{BIN_US:g}us"
@@ -62,8 +65,9 @@ flows = [
     return dcnsim.run(str(path))
 
 
-def test_swift_holds_the_delay_at_its_target_and_shares_the_link(tmp_path):
-    r = _run(tmp_path)
+@pytest.mark.parametrize("kind", ["tcp", "roce"])
+def test_swift_holds_the_delay_at_its_target_and_shares_the_link(tmp_path, kind):
+    r = _run(tmp_path, kind)
     ts = r.timeseries
     piv = ts.pivot_table(index="bin_start_ps", columns="flow", values="bytes", aggfunc="sum").fillna(0.0)
     piv = piv.reindex(columns=sorted(r.flows["flow_id"]), fill_value=0.0)

@@ -178,6 +178,9 @@ pub struct RateSetup {
     /// The fabric's largest base RTT: a full-size packet and its ACK over an idle path
     /// (the T of window-from-rate algorithms, HPCC sec. 3.1).
     pub base_rtt: SimTime,
+    /// The flow's largest payload per packet, bytes (an algorithm that counts its window in
+    /// packets divides by it).
+    pub mss: u32,
 }
 
 /// Hooks every rate-based algorithm provides. The RoCE sender (`host/roce.rs`) paces each

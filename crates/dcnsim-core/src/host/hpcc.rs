@@ -193,7 +193,7 @@ mod tests {
     const LINE: u64 = 100_000_000_000;
 
     fn hpcc() -> Hpcc {
-        Hpcc::build(&HpccParams::default(), &RateSetup { line_rate_bps: LINE, now: SimTime::ZERO, base_rtt: SimTime::from_us(10) })
+        Hpcc::build(&HpccParams::default(), &RateSetup { line_rate_bps: LINE, now: SimTime::ZERO, base_rtt: SimTime::from_us(10), mss: 1000 })
     }
 
     fn ack<'a>(ack: u64, snd_nxt: u64, int: &'a [HopTelemetry]) -> AckEvent<'a> {

@@ -55,6 +55,8 @@ rate_ccs! {
     hpcc: Hpcc => hpcc::Hpcc,
     /// TIMELY (Mittal et al., SIGCOMM 2015): RTT-gradient rate control.
     timely: Timely => timely::Timely,
+    /// Swift (Kumar et al., SIGCOMM 2020) over RoCE: the delay-target window caps the flight.
+    swift: Swift => swift::SwiftRate,
 }
 
 /// A flow's transport and the congestion control it runs.

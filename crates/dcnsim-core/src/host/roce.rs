@@ -48,9 +48,9 @@ pub struct RoceSender<R = RateCc> {
 
 impl RoceSender<RateCc> {
     /// A new flow's sender running algorithm `cc` at a NIC of `line_rate_bps` on a fabric
-    /// whose largest base RTT is `base_rtt`.
-    pub fn new(params: &RoceParams, cc: RateCcKind, line_rate_bps: u64, now: SimTime, base_rtt: SimTime) -> RoceSender {
-        RoceSender::with_cc(params, RateCc::build(cc, &params.cc, &RateSetup { line_rate_bps, now, base_rtt }), line_rate_bps)
+    /// whose largest base RTT is `base_rtt`, `mss` payload bytes per packet.
+    pub fn new(params: &RoceParams, cc: RateCcKind, line_rate_bps: u64, now: SimTime, base_rtt: SimTime, mss: u32) -> RoceSender {
+        RoceSender::with_cc(params, RateCc::build(cc, &params.cc, &RateSetup { line_rate_bps, now, base_rtt, mss }), line_rate_bps)
     }
 }
 
@@ -220,18 +220,18 @@ mod tests {
     fn increase_steps_as_fractions_scale_with_each_flows_line_rate() {
         let p = settings(DcqcnParams::seed004(100_000_000_000), (Some(0.0125), Some(0.025)));
         for line in [100_000_000_000u64, 25_000_000_000] {
-            let s = RoceSender::new(&p, RateCcKind::Dcqcn, line, SimTime::ZERO, SimTime::from_us(10));
+            let s = RoceSender::new(&p, RateCcKind::Dcqcn, line, SimTime::ZERO, SimTime::from_us(10), 1000);
             assert_eq!((dcqcn(&s).rate_ai_bps, dcqcn(&s).rate_hai_bps), (line / 80, line / 40), "{line}");
         }
         // without fractions the rates stand as given, whatever the flow's line rate
         let p = settings(DcqcnParams { rate_ai_bps: 12_500_000, rate_hai_bps: 25_000_000, ..DcqcnParams::seed004(100_000_000_000) }, (None, None));
-        let s = RoceSender::new(&p, RateCcKind::Dcqcn, 25_000_000_000, SimTime::ZERO, SimTime::from_us(10));
+        let s = RoceSender::new(&p, RateCcKind::Dcqcn, 25_000_000_000, SimTime::ZERO, SimTime::from_us(10), 1000);
         assert_eq!((dcqcn(&s).rate_ai_bps, dcqcn(&s).rate_hai_bps), (12_500_000, 25_000_000));
     }
 
     #[test]
     fn paced_at_the_dcqcn_rate() {
-        let mut s = RoceSender::new(&params(), RateCcKind::Dcqcn, 100_000_000_000, SimTime::ZERO, SimTime::from_us(10));
+        let mut s = RoceSender::new(&params(), RateCcKind::Dcqcn, 100_000_000_000, SimTime::ZERO, SimTime::from_us(10), 1000);
         let t0 = SimTime::ZERO;
         assert!(s.next_segment(1_000_000, 1000, 48, t0).is_some());
         // at line rate the next packet may go when this one is serialized
@@ -246,7 +246,7 @@ mod tests {
     fn window_caps_bytes_in_flight() {
         let mut p = params();
         p.window = Some(SimTime::from_ns(200)); // 2500 B at 100G
-        let mut s = RoceSender::new(&p, RateCcKind::Dcqcn, 100_000_000_000, SimTime::ZERO, SimTime::from_us(10));
+        let mut s = RoceSender::new(&p, RateCcKind::Dcqcn, 100_000_000_000, SimTime::ZERO, SimTime::from_us(10), 1000);
         assert_eq!(s.window, Some(2500));
         let mut t = SimTime::ZERO;
         let mut sent = 0;
@@ -265,7 +265,7 @@ mod tests {
     fn a_zero_rto_never_rearms_at_the_same_instant() {
         let mut p = params();
         p.rto = SimTime::ZERO;
-        let mut s = RoceSender::new(&p, RateCcKind::Dcqcn, 100_000_000_000, SimTime::ZERO, SimTime::from_us(10));
+        let mut s = RoceSender::new(&p, RateCcKind::Dcqcn, 100_000_000_000, SimTime::ZERO, SimTime::from_us(10), 1000);
         s.next_segment(10_000, 1000, 48, SimTime::ZERO).unwrap();
         let now = SimTime::from_us(1);
         s.rto_deadline = Some(now);
@@ -280,7 +280,7 @@ mod tests {
         assert_eq!(r.on_data(2000, 1000), RoceReply::Nack(1000));
         assert_eq!(r.on_data(3000, 1000), RoceReply::Nothing);
         assert_eq!(r.on_data(1000, 1000), RoceReply::Ack(2000));
-        let mut s = RoceSender::new(&params(), RateCcKind::Dcqcn, 100_000_000_000, SimTime::ZERO, SimTime::from_us(10));
+        let mut s = RoceSender::new(&params(), RateCcKind::Dcqcn, 100_000_000_000, SimTime::ZERO, SimTime::from_us(10), 1000);
         let mut t = SimTime::ZERO;
         for _ in 0..4 {
             s.next_segment(10_000, 1000, 48, t).unwrap();

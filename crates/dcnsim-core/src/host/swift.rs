@@ -29,7 +29,7 @@
 //! - Loss recovery is the TCP sender's NewReno (htsim's Swift inflates its window in fast
 //!   recovery the same way).
 
-use super::cc::{AckEvent, CongestionControl, NewCc, Window};
+use super::cc::{AckEvent, CongestionControl, NewCc, RateControl, RateSetup, Window};
 use super::tcp::TcpParams;
 use crate::net::Ecn;
 use crate::sim::SimTime;
@@ -69,14 +69,20 @@ impl Default for SwiftParams {
     }
 }
 
-/// One flow's Swift state: the constants are shared (every TCP sender holds the largest
-/// algorithm's state, so Swift's stays small).
+/// Algorithm 1's per-ACK law and the state it keeps, shared by Swift over TCP and over RoCE.
 #[derive(Clone, Debug)]
-pub struct Swift {
+struct Law {
     k: std::sync::Arc<Consts>,
     /// Smoothed RTT, seconds (0: no sample yet).
     srtt: f64,
     last_decrease: SimTime,
+}
+
+/// One flow's Swift state over TCP: the constants are shared (every TCP sender holds the
+/// largest algorithm's state, so Swift's stays small).
+#[derive(Clone, Debug)]
+pub struct Swift {
+    law: Law,
     retx: u32,
 }
 
@@ -127,13 +133,12 @@ impl From<&SwiftParams> for SwiftConstants {
 impl NewCc<TcpParams> for Swift {
     type Params = SwiftConstants;
     fn build(k: &SwiftConstants, _: &TcpParams) -> Swift {
-        Swift { k: k.0.clone(), srtt: 0.0, last_decrease: SimTime::ZERO, retx: 0 }
+        Swift { law: Law { k: k.0.clone(), srtt: 0.0, last_decrease: SimTime::ZERO }, retx: 0 }
     }
 }
 
-impl Swift {
-    /// The target delay, seconds, for a window of `cwnd_pkts` packets on a path of `hops`.
-    pub fn target(&self, cwnd_pkts: f64, hops: u8) -> f64 {
+impl Law {
+    fn target(&self, cwnd_pkts: f64, hops: u8) -> f64 {
         let fs = if cwnd_pkts > 0.0 { (self.k.fs_alpha / cwnd_pkts.sqrt() + self.k.fs_beta).clamp(0.0, self.k.fs_range) } else { 0.0 };
         self.k.base + hops as f64 * self.k.hop + fs
     }
@@ -143,17 +148,45 @@ impl Swift {
         (now - self.last_decrease).0 as f64 * 1e-12 >= self.srtt
     }
 
-    fn clamp(w: &mut Window) {
-        w.cwnd = w.cwnd.clamp(MIN_CWND_BYTES, MAX_CWND_PKTS * w.mss);
+    fn clamp(cwnd: &mut f64, mss: f64) {
+        *cwnd = cwnd.clamp(MIN_CWND_BYTES, MAX_CWND_PKTS * mss);
+    }
+
+    /// Algorithm 1 on an ACK of `acked` bytes with RTT `rtt` over `hops` switches: the
+    /// window `cwnd` (bytes, segments of `mss`) grows below target and is cut above it.
+    fn on_ack(&mut self, cwnd: &mut f64, mss: f64, acked: u64, rtt: SimTime, hops: u8, now: SimTime) {
+        let delay = rtt.0 as f64 * 1e-12;
+        let can_decrease = self.can_decrease(now);
+        self.srtt = if self.srtt == 0.0 { delay } else { 0.875 * self.srtt + 0.125 * delay };
+        let target = self.target(*cwnd / mss, hops);
+        if delay < target {
+            let acked = acked as f64;
+            if *cwnd >= mss {
+                *cwnd += self.k.ai * mss * acked / *cwnd;
+            } else {
+                *cwnd += self.k.ai * acked;
+            }
+        } else if can_decrease {
+            *cwnd *= (1.0 - self.k.beta * (delay - target) / delay).max(1.0 - self.k.max_mdf);
+            self.last_decrease = now;
+        }
+        Self::clamp(cwnd, mss);
+    }
+}
+
+impl Swift {
+    /// The target delay, seconds, for a window of `cwnd_pkts` packets on a path of `hops`.
+    pub fn target(&self, cwnd_pkts: f64, hops: u8) -> f64 {
+        self.law.target(cwnd_pkts, hops)
     }
 
     /// A loss: cut by max_mdf, at most once per RTT.
     fn cut(&mut self, w: &mut Window, now: SimTime) {
-        if self.can_decrease(now) {
-            w.cwnd *= 1.0 - self.k.max_mdf;
-            self.last_decrease = now;
+        if self.law.can_decrease(now) {
+            w.cwnd *= 1.0 - self.law.k.max_mdf;
+            self.law.last_decrease = now;
         }
-        Self::clamp(w);
+        Law::clamp(&mut w.cwnd, w.mss);
         w.ssthresh = w.cwnd;
     }
 }
@@ -166,23 +199,8 @@ impl CongestionControl for Swift {
 
     /// Algorithm 1's per-ACK update.
     fn cong_avoid(&mut self, w: &mut Window, a: &AckEvent) {
-        let delay = a.rtt.0 as f64 * 1e-12;
-        let can_decrease = self.can_decrease(a.now);
-        self.srtt = if self.srtt == 0.0 { delay } else { 0.875 * self.srtt + 0.125 * delay };
         self.retx = 0;
-        let target = self.target(w.cwnd / w.mss, a.hops);
-        if delay < target {
-            let acked = a.acked as f64;
-            if w.cwnd >= w.mss {
-                w.cwnd += self.k.ai * w.mss * acked / w.cwnd;
-            } else {
-                w.cwnd += self.k.ai * acked;
-            }
-        } else if can_decrease {
-            w.cwnd *= (1.0 - self.k.beta * (delay - target) / delay).max(1.0 - self.k.max_mdf);
-            self.last_decrease = a.now;
-        }
-        Self::clamp(w);
+        self.law.on_ack(&mut w.cwnd, w.mss, a.acked, a.rtt, a.hops, a.now);
         // no slow start: the window is Swift's alone
         w.ssthresh = w.cwnd;
     }
@@ -212,8 +230,55 @@ impl CongestionControl for Swift {
         if w.cwnd >= w.mss {
             return None;
         }
-        let rtt = srtt.map_or(self.srtt, |t| t.0 as f64 * 1e-12);
+        let rtt = srtt.map_or(self.law.srtt, |t| t.0 as f64 * 1e-12);
         (rtt > 0.0).then(|| (w.cwnd * 8.0 / rtt) as u64)
+    }
+}
+
+/// Swift over RoCE: the same law on a window the RoCE sender caps the bytes in flight at,
+/// as the paper's NIC transport (Pony Express, sec. 4) runs it; at one packet or more the
+/// flow sends at line rate within the window (ACK-clocked), below one packet at cwnd / RTT
+/// (sec. 3.4). The window starts at one BDP of the fabric's largest base RTT at line rate
+/// (HPCC's initial window), the flow at line rate. RoCE's go-back-N tells the algorithm of
+/// no loss, so the loss cuts of the TCP version have no counterpart: run it lossless.
+#[derive(Clone, Debug)]
+pub struct SwiftRate {
+    law: Law,
+    /// The window, bytes.
+    pub cwnd: f64,
+    mss: f64,
+    line_rate: f64,
+}
+
+impl NewCc<RateSetup> for SwiftRate {
+    type Params = SwiftConstants;
+    fn build(k: &SwiftConstants, s: &RateSetup) -> SwiftRate {
+        let line_rate = s.line_rate_bps as f64;
+        let mss = s.mss.max(1) as f64;
+        let bdp = line_rate / 8.0 * s.base_rtt.0 as f64 * 1e-12;
+        let mut cwnd = bdp.max(mss);
+        Law::clamp(&mut cwnd, mss);
+        SwiftRate { law: Law { k: k.0.clone(), srtt: 0.0, last_decrease: SimTime::ZERO }, cwnd, mss, line_rate }
+    }
+}
+
+impl RateControl for SwiftRate {
+    #[inline]
+    fn rate_bps(&self) -> u64 {
+        if self.cwnd >= self.mss || self.law.srtt == 0.0 {
+            self.line_rate as u64
+        } else {
+            ((self.cwnd * 8.0 / self.law.srtt) as u64).max(1)
+        }
+    }
+
+    fn on_ack(&mut self, a: &AckEvent) {
+        self.law.on_ack(&mut self.cwnd, self.mss, a.acked, a.rtt, a.hops, a.now);
+    }
+
+    /// The window, at least one packet (below it the rate spaces the packets).
+    fn window(&self) -> Option<u64> {
+        Some(self.cwnd.max(self.mss) as u64)
     }
 }
 
@@ -296,5 +361,29 @@ mod tests {
             s.on_timeout(&mut w, 0, SimTime::from_ms(i));
         }
         assert_eq!(w.cwnd, MIN_CWND_BYTES);
+    }
+
+    /// Over RoCE: the window starts at a BDP, follows the same law per ACK and caps the
+    /// flight; below one packet the rate is cwnd per RTT.
+    #[test]
+    fn over_roce_the_window_caps_the_flight() {
+        let setup = RateSetup { line_rate_bps: 100_000_000_000, now: SimTime::ZERO, base_rtt: SimTime::from_us(8), mss: 1000 };
+        let mut s = SwiftRate::build(&SwiftConstants::default(), &setup);
+        assert!((s.cwnd - 100_000.0).abs() < 1e-6, "one BDP: {}", s.cwnd);
+        assert_eq!(s.window(), Some(100_000));
+        assert_eq!(s.rate_bps(), 100_000_000_000);
+        // below target: +ai x mss x acked / cwnd
+        s.on_ack(&ev(1000, 10.0, 10.0, 0));
+        assert!((s.cwnd - (100_000.0 + 1000.0 * 1000.0 / 100_000.0)).abs() < 1e-6);
+        // far above target: cut by max_mdf, repeatedly once per RTT, down below a packet
+        let mut t = 100.0;
+        for _ in 0..20 {
+            s.on_ack(&ev(1000, 10_000.0, t, 0));
+            t += 20_000.0;
+        }
+        assert!(s.cwnd < 1000.0, "{}", s.cwnd);
+        assert_eq!(s.window(), Some(1000));
+        let want = s.cwnd * 8.0 / s.law.srtt;
+        assert!((s.rate_bps() as f64 - want).abs() <= 1.0);
     }
 }

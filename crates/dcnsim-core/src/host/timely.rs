@@ -156,7 +156,7 @@ mod tests {
     const LINE: u64 = 10_000_000_000;
 
     fn timely() -> Timely {
-        Timely::build(&TimelyParams::default(), &RateSetup { line_rate_bps: LINE, now: SimTime::ZERO, base_rtt: SimTime::from_us(10) })
+        Timely::build(&TimelyParams::default(), &RateSetup { line_rate_bps: LINE, now: SimTime::ZERO, base_rtt: SimTime::from_us(10), mss: 1000 })
     }
 
     fn ack(ack: u64, rtt_us: f64) -> AckEvent<'static> {
@@ -212,7 +212,7 @@ mod tests {
     #[test]
     fn per_segment_updates_count_acknowledged_bytes() {
         let p = TimelyParams { segment: Some(16_000), ..TimelyParams::default() };
-        let mut t = Timely::build(&p, &RateSetup { line_rate_bps: LINE, now: SimTime::ZERO, base_rtt: SimTime::from_us(10) });
+        let mut t = Timely::build(&p, &RateSetup { line_rate_bps: LINE, now: SimTime::ZERO, base_rtt: SimTime::from_us(10), mss: 1000 });
         t.rate = 5e9;
         t.on_ack(&ack(0, 30.0));
         let mut updates = 0;

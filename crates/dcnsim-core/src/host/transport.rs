@@ -95,7 +95,7 @@ impl Sender {
     ) -> Sender {
         match transport {
             Transport::Tcp(cc) => Sender::Tcp(Box::new(TcpSender::from_params(Cc::build(cc, &tcp.cc, tcp), mss, tcp))),
-            Transport::Roce(cc) => Sender::Roce(Box::new(RoceSender::new(roce, cc, line_rate_bps, now, base_rtt()))),
+            Transport::Roce(cc) => Sender::Roce(Box::new(RoceSender::new(roce, cc, line_rate_bps, now, base_rtt(), mss))),
             Transport::Udp => Sender::Udp(Box::new(udp())),
         }
     }

@@ -201,7 +201,7 @@ pub(super) fn roce_params(tr: &TransportConfig, rto: SimTime) -> RoceParams {
         None => window,
     };
     let dcqcn = DcqcnSettings { rp: p, increase_of_line: (ai_of_line, hai_of_line) };
-    RoceParams { cc: RateCcParams { dcqcn, hpcc: tr.hpcc.params(), timely: tr.timely.params() }, cnp_interval: c.cnp_interval.map(|d| d.0).unwrap_or(cnp), window, rto }
+    RoceParams { cc: RateCcParams { dcqcn, hpcc: tr.hpcc.params(), timely: tr.timely.params(), swift: (&tr.swift.params()).into() }, cnp_interval: c.cnp_interval.map(|d| d.0).unwrap_or(cnp), window, rto }
 }
 
 #[cfg(test)]
@@ -555,7 +555,7 @@ impl BbrConfig {
 }
 
 /// `transport.swift`: Swift's constants (Kumar et al., SIGCOMM 2020; see host/swift.rs),
-/// for flows with `cc = "swift"` over tcp. The paper leaves most values out; the defaults
+/// for flows with `cc = "swift"` over tcp or roce. The paper leaves most values out; the defaults
 /// are htsim's (csg-htsim sim/swift.cpp).
 #[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
