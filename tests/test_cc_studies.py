@@ -6,8 +6,9 @@ docs/reproductions.md, "Other congestion controls").
 What the small runs show and these tests hold:
 - CI (seed000_ci_with_cc_small): with DCQCN and TIMELY the incast's PFC congestion trees
   block the mice and CI frees them (their mean FCT falls by more than half); HPCC and Swift
-  keep the queues short enough that PFC never pauses, so CI has nothing to isolate and the
-  mice's FCT is the same with and without it.
+  keep the queues short enough that PFC never pauses, so at this scale CI has nothing to
+  isolate and the mice's FCT is the same with and without it (at full size Swift's queues
+  are deep enough that CI's separation halves its mice's FCT without any PAUSE).
 - SFC (seed004_sfc_with_cc_small): with DCQCN and HPCC the 48:1 incast triggers PFC and native
   SFC cuts the small flows' mean FCT by more than half; Swift's initial windows (48 x 10
   packets) stay under XOFF, so PFC never pauses and native SFC changes little.
