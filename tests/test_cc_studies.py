@@ -19,6 +19,7 @@ What the small runs show and these tests hold:
 from __future__ import annotations
 
 import dcnsim
+from test_sfc import jain, phase_shares
 
 CCS = ("DCQCN", "HPCC", "Swift", "TIMELY")
 
@@ -89,12 +90,6 @@ def test_sfc_keeps_each_congestion_controls_fairness():
     the wire, the goodput does not), and its slow convergence (a joining flow's gap closes with
     time constant T S / (N R_AI), ~4 ms here: host/hpcc.rs) keeps it below 0.95 under either;
     Swift's and DCQCN's stay above 0.95."""
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).parent))
-    from test_sfc import jain, phase_shares
-
     mean_jain = {}
     for cc in ("DCQCN", "HPCC", "Swift"):
         for fc in ("PFC", "SFC native"):

@@ -18,12 +18,17 @@ BASE_RTT_US = 12 + 3 * 1.2 + 3 * 0.0512
 JOIN_MS = 4.0
 
 
-def _run(tmp_path: Path) -> dcnsim.Result:
+def _run(tmp_path: Path, *, segment: str | None = None, max_time: str = "12ms", throughput_bin: str = "100us",
+         queue_sample: str | None = "1us", flow_size: str = "1GB") -> dcnsim.Result:
+    """Two flows on the dumbbell, the second joining at JOIN_MS; `segment`: TIMELY's
+    per-completion update (`transport.timely.segment`)."""
+    seg = f'timely = {{ segment = "{segment}" }}' if segment else ""
+    sample = f'queue_sample = "{queue_sample}"' if queue_sample else ""
     text = f"""
 [scenario]
 name = "timely_dumbbell"
 seed = 1
-max_time = "12ms"
+max_time = "{max_time}"
 [topology]
 kind = "dumbbell"
 senders = 2
@@ -35,12 +40,13 @@ buffer = {{ model = "static", queue = "4MB" }}
 [transport]
 kind = "roce"
 cc = "timely"
+{seg}
 [metrics]
-throughput_bin = "100us"
-queue_sample = "1us"
+throughput_bin = "{throughput_bin}"
+{sample}
 [[workload]]
 kind = "flows"
-flows = [ {{ src = 0, dst = 2, size = "1GB" }}, {{ src = 1, dst = 2, size = "1GB", start = "{JOIN_MS}ms" }} ]
+flows = [ {{ src = 0, dst = 2, size = "{flow_size}" }}, {{ src = 1, dst = 2, size = "{flow_size}", start = "{JOIN_MS}ms" }} ]
 """
     path = tmp_path / "timely.toml"
     path.write_text(text)
@@ -68,33 +74,7 @@ def test_timely_holds_the_rtt_near_t_low(tmp_path):
 
 
 def _pair(tmp_path: Path, segment: str | None) -> dcnsim.Result:
-    seg = f'timely = {{ segment = "{segment}" }}' if segment else ""
-    text = f"""
-[scenario]
-name = "timely_pair"
-seed = 1
-max_time = "60ms"
-[topology]
-kind = "dumbbell"
-senders = 2
-receivers = 1
-host_link = {{ rate = "10Gbps", delay = "2us" }}
-bottleneck = {{ rate = "10Gbps", delay = "2us" }}
-[switch]
-buffer = {{ model = "static", queue = "4MB" }}
-[transport]
-kind = "roce"
-cc = "timely"
-{seg}
-[metrics]
-throughput_bin = "1ms"
-[[workload]]
-kind = "flows"
-flows = [ {{ src = 0, dst = 2, size = "10GB" }}, {{ src = 1, dst = 2, size = "10GB", start = "{JOIN_MS}ms" }} ]
-"""
-    path = tmp_path / "pair.toml"
-    path.write_text(text)
-    return dcnsim.run(str(path))
+    return _run(tmp_path, segment=segment, max_time="60ms", throughput_bin="1ms", queue_sample=None, flow_size="10GB")
 
 
 def _rates(r: dcnsim.Result, lo_ms: float, hi_ms: float):

@@ -219,7 +219,7 @@ impl NewCc<TcpParams> for Bbr {
             cycle_stamp: SimTime::ZERO,
             pacing_gain: HIGH_GAIN,
             cwnd_gain: HIGH_GAIN,
-            pacing_rate: Self::rate(init_cwnd as f64 * 1500.0 / secs(NOMINAL_RTT), HIGH_GAIN),
+            pacing_rate: Self::rate(init_cwnd as f64 * 1500.0 / NOMINAL_RTT.as_secs_f64(), HIGH_GAIN),
             has_seen_rtt: false,
             extra_acked: [0; 2],
             extra_acked_rounds: 0,
@@ -232,10 +232,6 @@ impl NewCc<TcpParams> for Bbr {
             draws: 0,
         }
     }
-}
-
-fn secs(t: SimTime) -> f64 {
-    t.0 as f64 * 1e-12
 }
 
 /// Whole packets in `bytes` (a partial one counts).
@@ -260,7 +256,7 @@ impl Bbr {
 
     fn init_pacing_rate(&mut self, rtt: SimTime, cwnd_pkts: u64, mss: f64) {
         self.has_seen_rtt = true;
-        let rtt = secs(rtt).max(1e-6);
+        let rtt = rtt.as_secs_f64().max(1e-6);
         self.pacing_rate = Self::rate(cwnd_pkts as f64 * mss / rtt, HIGH_GAIN);
     }
 
@@ -290,7 +286,7 @@ impl Bbr {
     fn bdp(&self, bw: f64, gain: f64, mss: f64) -> u64 {
         match self.min_rtt {
             None => self.init_cwnd,
-            Some(r) => (bw * secs(r) * gain / mss).ceil() as u64,
+            Some(r) => (bw * r.as_secs_f64() * gain / mss).ceil() as u64,
         }
     }
 
@@ -359,7 +355,7 @@ impl Bbr {
             self.round_start = true;
             self.packet_conservation = false;
         }
-        let bw = rs.delivered as f64 / secs(interval);
+        let bw = rs.delivered as f64 / interval.as_secs_f64();
         if !rs.app_limited || bw >= self.bw() {
             self.bw.update(BW_ROUNDS, self.rounds, bw);
         }
@@ -377,7 +373,7 @@ impl Bbr {
                 self.extra_acked[self.extra_acked_idx] = 0;
             }
         }
-        let epoch = secs(c.now - self.ack_epoch_stamp);
+        let epoch = (c.now - self.ack_epoch_stamp).as_secs_f64();
         let mut expected = (self.bw() * epoch / mss) as u64;
         let acked = pkts(c.rs.acked, mss);
         if self.ack_epoch_acked <= expected || self.ack_epoch_acked + acked >= 1 << 20 {

@@ -121,7 +121,7 @@ impl Hpcc {
             }
             let tau = h.ts - prev.ts;
             let b = h.rate_bps as f64;
-            let tx_rate = h.tx_bytes.saturating_sub(prev.tx_bytes) as f64 * 8.0 / (tau.0 as f64 * 1e-12);
+            let tx_rate = h.tx_bytes.saturating_sub(prev.tx_bytes) as f64 * 8.0 / tau.as_secs_f64();
             let u = h.qlen.min(prev.qlen) as f64 * 8.0 / (b * self.t) + tx_rate / b;
             if best.is_none_or(|(bu, _)| u > bu) {
                 best = Some((u, tau));
@@ -161,7 +161,7 @@ impl RateControl for Hpcc {
         }
         let full = a.ack > last;
         if let Some((u, tau)) = self.measure(a.int) {
-            let tau = (tau.0 as f64 * 1e-12).min(self.t);
+            let tau = tau.as_secs_f64().min(self.t);
             self.u = (1.0 - tau / self.t) * self.u + tau / self.t * u;
             let (new, stage) = if self.u >= self.eta || self.inc_stage >= self.max_stage {
                 (self.rate_c / (self.u / self.eta) + self.rate_ai, 0)

@@ -112,7 +112,7 @@ impl Default for SwiftConstants {
 
 impl From<&SwiftParams> for SwiftConstants {
     fn from(p: &SwiftParams) -> Self {
-        let secs = |t: SimTime| t.0 as f64 * 1e-12;
+        let secs = SimTime::as_secs_f64;
         let base = secs(p.base_target);
         let fs_range = p.fs_range.map_or(FS_RANGE_OF_BASE * base, secs);
         let fs_alpha = fs_range / (1.0 / FS_MIN_CWND.sqrt() - 1.0 / FS_MAX_CWND.sqrt());
@@ -145,7 +145,7 @@ impl Law {
 
     /// Whether a decrease is allowed at `now`: none in the last smoothed RTT.
     fn can_decrease(&self, now: SimTime) -> bool {
-        (now - self.last_decrease).0 as f64 * 1e-12 >= self.srtt
+        (now - self.last_decrease).as_secs_f64() >= self.srtt
     }
 
     fn clamp(cwnd: &mut f64, mss: f64) {
@@ -155,7 +155,7 @@ impl Law {
     /// Algorithm 1 on an ACK of `acked` bytes with RTT `rtt` over `hops` switches: the
     /// window `cwnd` (bytes, segments of `mss`) grows below target and is cut above it.
     fn on_ack(&mut self, cwnd: &mut f64, mss: f64, acked: u64, rtt: SimTime, hops: u8, now: SimTime) {
-        let delay = rtt.0 as f64 * 1e-12;
+        let delay = rtt.as_secs_f64();
         let can_decrease = self.can_decrease(now);
         self.srtt = if self.srtt == 0.0 { delay } else { 0.875 * self.srtt + 0.125 * delay };
         let target = self.target(*cwnd / mss, hops);
@@ -230,7 +230,7 @@ impl CongestionControl for Swift {
         if w.cwnd >= w.mss {
             return None;
         }
-        let rtt = srtt.map_or(self.law.srtt, |t| t.0 as f64 * 1e-12);
+        let rtt = srtt.map_or(self.law.srtt, SimTime::as_secs_f64);
         (rtt > 0.0).then(|| (w.cwnd * 8.0 / rtt) as u64)
     }
 }

@@ -383,6 +383,39 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
         self.has_rtt.then(|| SimTime(self.srtt as u64))
     }
 
+    /// A cumulative ACK to `ack` above snd_una: the window slides, the RTT is sampled and the
+    /// algorithm hears of it (`on_ack_event`); the event it was told.
+    fn advance<'a>(&mut self, ack: u64, ece: bool, ts_echo: SimTime, now: SimTime, echo: PathEcho<'a>) -> AckEvent<'a> {
+        let acked = ack - self.snd_una;
+        self.snd_una = ack;
+        if self.snd_nxt < self.snd_una {
+            self.snd_nxt = self.snd_una;
+        }
+        let rtt = now - ts_echo;
+        self.rtt_sample(rtt);
+        self.dupacks = 0;
+        let ev = AckEvent { acked, ece, ack, snd_nxt: self.snd_nxt, now, rtt, int: echo.int, hops: echo.hops };
+        self.cc.on_ack_event(&self.w, &ev);
+        ev
+    }
+
+    /// After an ACK of new data: the timer re-armed while anything is outstanding or due for
+    /// retransmission; whether everything of a flow of `size` bytes is acknowledged.
+    fn rearm(&mut self, size: u64, now: SimTime) -> bool {
+        let finished = self.snd_una >= size;
+        self.rto_deadline = (!finished && (self.inflight() > 0 || self.pending_retx.is_some())).then(|| now + self.rto);
+        finished
+    }
+
+    /// Three duplicate ACKs: fast recovery until `recover` (everything sent so far) is
+    /// acknowledged, the hole retransmitted first; true (a retransmission is due).
+    fn enter_recovery(&mut self) -> bool {
+        self.in_recovery = true;
+        self.recover = self.snd_max;
+        self.pending_retx = Some(self.snd_una);
+        true
+    }
+
     /// Process a cumulative ACK.
     pub fn on_ack(&mut self, ack: u64, ece: bool, ts_echo: SimTime, now: SimTime, size: u64, echo: PathEcho) -> AckOutcome {
         if C::CONG_CONTROL && self.rate.is_some() {
@@ -400,18 +433,9 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
         let mss = self.w.mss as u64;
         let outstanding = self.inflight();
         let rs = if ack > self.snd_una {
-            let acked = ack - self.snd_una;
-            self.snd_una = ack;
-            if self.snd_nxt < self.snd_una {
-                self.snd_nxt = self.snd_una;
-            }
-            let rtt = now - ts_echo;
-            self.rtt_sample(rtt);
-            self.dupacks = 0;
-            let ev = AckEvent { acked, ece: false, ack, snd_nxt: self.snd_nxt, now, rtt, int: echo.int, hops: echo.hops };
-            self.cc.on_ack_event(&self.w, &ev);
+            let ev = self.advance(ack, false, ts_echo, now, echo);
             let r = self.rate.as_mut().unwrap();
-            let rs = r.on_ack(ack, acked, mss, outstanding, now, rtt);
+            let rs = r.on_ack(ack, ev.acked, mss, outstanding, now, ev.rtt);
             if self.in_recovery {
                 if ack >= self.recover {
                     self.in_recovery = false;
@@ -425,26 +449,16 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
             if self.in_loss && ack >= self.recover {
                 self.in_loss = false;
             }
-            if self.snd_una >= size {
-                out.finished = true;
-                self.rto_deadline = None;
-            } else if self.inflight() > 0 || self.pending_retx.is_some() {
-                self.rto_deadline = Some(now + self.rto);
-            } else {
-                self.rto_deadline = None;
-            }
+            out.finished = self.rearm(size, now);
             rs
         } else if ack == self.snd_una && self.snd_max > self.snd_una {
             self.dupacks += 1;
-            let r = self.rate.as_mut().unwrap();
-            let rs = r.on_dupack(mss, outstanding, now);
+            let rs = self.rate.as_mut().unwrap().on_dupack(mss, outstanding, now);
             if self.dupacks == 3 && !self.in_recovery && !self.in_loss && ack >= self.recover {
                 self.cc.on_fast_retransmit(&mut self.w, self.snd_max - self.snd_una, now);
-                self.in_recovery = true;
-                self.recover = self.snd_max;
-                self.pending_retx = Some(self.snd_una);
-                out.retransmit = true;
-                r.mark_lost(mss.min(size - self.snd_una));
+                out.retransmit = self.enter_recovery();
+                let lost = mss.min(size - self.snd_una);
+                self.rate.as_mut().unwrap().mark_lost(lost);
             }
             rs
         } else {
@@ -463,16 +477,8 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
     fn on_ack_newreno(&mut self, ack: u64, ece: bool, ts_echo: SimTime, now: SimTime, size: u64, echo: PathEcho) -> AckOutcome {
         let mut out = AckOutcome::default();
         if ack > self.snd_una {
-            let acked = ack - self.snd_una;
-            self.snd_una = ack;
-            if self.snd_nxt < self.snd_una {
-                self.snd_nxt = self.snd_una;
-            }
-            let rtt = now - ts_echo;
-            self.rtt_sample(rtt);
-            self.dupacks = 0;
-            let ev = AckEvent { acked, ece, ack, snd_nxt: self.snd_nxt, now, rtt, int: echo.int, hops: echo.hops };
-            self.cc.on_ack_event(&self.w, &ev);
+            let ev = self.advance(ack, ece, ts_echo, now, echo);
+            let acked = ev.acked;
             if self.in_recovery {
                 if ack >= self.recover {
                     self.in_recovery = false;
@@ -495,14 +501,7 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
                     self.cc.cong_avoid(&mut self.w, &ev);
                 }
             }
-            if self.snd_una >= size {
-                out.finished = true;
-                self.rto_deadline = None;
-            } else if self.inflight() > 0 || self.pending_retx.is_some() {
-                self.rto_deadline = Some(now + self.rto);
-            } else {
-                self.rto_deadline = None;
-            }
+            out.finished = self.rearm(size, now);
         } else if ack == self.snd_una && self.snd_max > self.snd_una {
             self.dupacks += 1;
             self.on_ecn_echo(ece);
@@ -514,10 +513,7 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
                 } else {
                     self.cc.on_fast_retransmit(&mut self.w, inflight, now);
                 }
-                self.in_recovery = true;
-                self.recover = self.snd_max;
-                self.pending_retx = Some(self.snd_una);
-                out.retransmit = true;
+                out.retransmit = self.enter_recovery();
             } else if self.in_recovery {
                 self.w.cwnd += self.w.mss;
             }

@@ -99,7 +99,7 @@ impl NewCc<RateSetup> for Timely {
 impl Timely {
     /// Algorithm 1 for one RTT sample.
     fn update(&mut self, rtt: SimTime) {
-        let secs = |t: SimTime| t.0 as f64 * 1e-12;
+        let secs = SimTime::as_secs_f64;
         let new_diff = secs(rtt) - secs(self.prev_rtt);
         let diff = (1.0 - self.p.alpha) * self.rtt_diff + self.p.alpha * new_diff;
         let gradient = diff / secs(self.p.min_rtt);
