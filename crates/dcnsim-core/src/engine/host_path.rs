@@ -456,7 +456,7 @@ impl Sim {
             nic_class = class;
             sender.continue_from(prev);
         } else {
-            sender.open(mix64(self.cfg.seed ^ mix64(id as u64 ^ 0xBB5)), || self.path_rtt(spec.src, spec.dst, hash));
+            sender.open(mix64(self.cfg.seed ^ mix64(id as u64 ^ 0xBB5)), || self.path_rtt(spec.src, spec.dst, hash), self.now);
         }
         if handshake {
             sender.await_syn_ack(self.now);

@@ -594,10 +594,12 @@ impl CongestionControl for Bbr {
     }
 
     /// `bbr_init` with the handshake's RTT: min_rtt and the first pacing rate from it.
-    fn open(&mut self, w: &mut Window, seed: u64, rtt: SimTime) {
+    fn open(&mut self, w: &mut Window, seed: u64, rtt: SimTime, now: SimTime) {
         self.seed = seed;
         self.min_rtt = Some(rtt);
-        self.min_rtt_stamp = SimTime::ZERO;
+        // the filter's 10 s run from the connection's start, not the simulation's
+        self.min_rtt_stamp = now;
+        self.ack_epoch_stamp = now;
         self.init_pacing_rate(rtt, pkts(w.cwnd as u64, w.mss), w.mss);
     }
 
@@ -637,5 +639,39 @@ mod tests {
         assert!((HIGH_GAIN - 2.0 / std::f64::consts::LN_2).abs() < 0.003);
         assert!((DRAIN_GAIN * HIGH_GAIN - 1.0).abs() < 0.02);
         assert_eq!(PACING_GAINS.iter().sum::<f64>(), 8.0, "the cycle averages 1");
+    }
+
+    /// ProbeRTT comes when min_rtt has not been refreshed for 10 s of the connection's life
+    /// (Linux's `bbr_init` stamps the filter at the connection's start): a flow opened at 5 s
+    /// that never sees its handshake RTT again enters it just after 15 s, not at 10 s.
+    #[test]
+    fn probe_rtt_after_ten_seconds_of_the_connection() {
+        let tcp = TcpParams {
+            init_cwnd: 10,
+            min_rto: SimTime::from_ms(1),
+            init_rto: SimTime::from_ms(1),
+            classic_ecn: false,
+            ect: None,
+            window: None,
+            handshake: false,
+            cc: Default::default(),
+        };
+        let mut b = Bbr::build(&BbrParams::default(), &tcp);
+        let mut w = Window { cwnd: 10_000.0, ssthresh: f64::INFINITY, mss: 1000.0 };
+        let start = SimTime::from_ms(5_000);
+        b.open(&mut w, 1, SimTime::from_us(10), start);
+        let mut rate = DeliveryRate::default();
+        let ctl = |now: SimTime| Control {
+            rs: super::super::delivery_rate::RateSample { acked: 1000, rtt: Some(SimTime::from_us(20)), ..Default::default() },
+            state: CaState::Open,
+            pipe: 10_000,
+            delivered: 1000,
+            now,
+        };
+        b.cong_control(&mut w, &ctl(SimTime::from_ms(14_000)), &mut rate);
+        assert_ne!(b.mode, Mode::ProbeRtt, "9 s into the connection");
+        b.cong_control(&mut w, &ctl(SimTime::from_ms(15_001)), &mut rate);
+        assert_eq!(b.mode, Mode::ProbeRtt);
+        assert_eq!(w.cwnd, MIN_CWND_PKTS as f64 * 1000.0);
     }
 }

@@ -160,10 +160,10 @@ pub trait CongestionControl {
     /// reports); `rate` is the connection's sampler (an algorithm may mark it
     /// application-limited, as BBR's ProbeRTT does).
     fn cong_control(&mut self, _w: &mut Window, _c: &Control, _rate: &mut DeliveryRate) {}
-    /// A new connection opens: `seed` is the flow's own random stream (an algorithm that
-    /// randomizes draws from it), `rtt` the handshake's RTT sample (the idle path's RTT, as
-    /// every TCP connection measures one on its SYN before data; Linux's `init` reads it).
-    fn open(&mut self, _w: &mut Window, _seed: u64, _rtt: SimTime) {}
+    /// A new connection opens at `now`: `seed` is the flow's own random stream (an algorithm
+    /// that randomizes draws from it), `rtt` the handshake's RTT sample (the idle path's RTT,
+    /// as every TCP connection measures one on its SYN before data; Linux's `init` reads it).
+    fn open(&mut self, _w: &mut Window, _seed: u64, _rtt: SimTime, _now: SimTime) {}
     /// The sender starts transmitting with nothing in the network (Linux's
     /// `CA_EVENT_TX_START`); `app_limited`: it had run out of data before.
     fn on_tx_start(&mut self, _app_limited: bool) {}
@@ -307,8 +307,8 @@ macro_rules! window_ccs {
             fn cong_control(&mut self, w: &mut $crate::host::cc::Window, ctl: &$crate::host::cc::Control, rate: &mut $crate::host::delivery_rate::DeliveryRate) {
                 match self { $(Cc::$Arm(c) => c.cong_control(w, ctl, rate)),* }
             }
-            fn open(&mut self, w: &mut $crate::host::cc::Window, seed: u64, rtt: $crate::sim::SimTime) {
-                match self { $(Cc::$Arm(c) => c.open(w, seed, rtt)),* }
+            fn open(&mut self, w: &mut $crate::host::cc::Window, seed: u64, rtt: $crate::sim::SimTime, now: $crate::sim::SimTime) {
+                match self { $(Cc::$Arm(c) => c.open(w, seed, rtt, now)),* }
             }
             fn on_tx_start(&mut self, app_limited: bool) {
                 match self { $(Cc::$Arm(c) => c.on_tx_start(app_limited)),* }

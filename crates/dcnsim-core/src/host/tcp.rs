@@ -151,9 +151,9 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
     /// The connection opens (a new flow, not a continued one): the algorithm learns the
     /// handshake's RTT (`rtt`, asked only of an algorithm that owns the window) and its
     /// random seed.
-    pub fn open(&mut self, seed: u64, rtt: impl FnOnce() -> SimTime) {
+    pub fn open(&mut self, seed: u64, rtt: impl FnOnce() -> SimTime, now: SimTime) {
         if self.rate.is_some() {
-            self.cc.open(&mut self.w, seed, rtt());
+            self.cc.open(&mut self.w, seed, rtt(), now);
         }
     }
 

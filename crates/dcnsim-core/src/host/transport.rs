@@ -112,9 +112,9 @@ impl Sender {
 
     /// A new connection opens (not a continued one): its congestion control learns the
     /// handshake's RTT (`rtt`: asked only where the algorithm reads it) and its seed.
-    pub fn open(&mut self, seed: u64, rtt: impl FnOnce() -> SimTime) {
+    pub fn open(&mut self, seed: u64, rtt: impl FnOnce() -> SimTime, now: SimTime) {
         if let Sender::Tcp(t) = self {
-            t.open(seed, rtt);
+            t.open(seed, rtt, now);
         }
     }
 
