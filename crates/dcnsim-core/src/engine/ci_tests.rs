@@ -258,6 +258,7 @@ receiver = 5
     for (conn, same) in [("", true), ("connection = \"reuse\"", true), ("connection = \"new\"", false)] {
         let mut sim = super::tests::build(&text(conn));
         sim.enable_trace();
+        sim.keep_flow_records();
         sim.run();
         let mut first_two: std::collections::BTreeMap<u32, Vec<crate::sim::SimTime>> = Default::default();
         for r in sim.trace().iter().filter(|r| r.kind == crate::net::PktKind::Data && sim.topology().ports[r.port as usize].node < 5) {
@@ -267,7 +268,7 @@ receiver = 5
             }
         }
         let mut first_of_sender = std::collections::BTreeMap::<u32, u32>::new();
-        for f in sim.flows() {
+        for f in sim.flow_records() {
             first_of_sender.entry(f.src).or_insert(f.id);
         }
         let firsts: Vec<u32> = first_of_sender.into_values().collect();
@@ -278,7 +279,7 @@ receiver = 5
         assert_eq!(paced > 0, same, "{conn:?}: {paced} later messages started below line rate");
         let mut by_src: std::collections::BTreeMap<u32, std::collections::BTreeSet<u32>> = Default::default();
         let mut n = std::collections::BTreeMap::<u32, u32>::new();
-        for f in sim.flows() {
+        for f in sim.flow_records() {
             by_src.entry(f.src).or_default().insert(f.hash);
             *n.entry(f.src).or_default() += 1;
         }
@@ -299,6 +300,7 @@ fn release_comes_exactly_release_after_the_last_packet_left_the_congested_queue(
     let release = crate::sim::SimTime::from_us(20);
     let mut traced = super::tests::build(&text);
     traced.enable_trace();
+    traced.keep_flow_records();
     traced.run();
     let t = traced.topology();
     let port = (0..t.ports.len() as u32).find(|&p| t.nodes[t.ports[p as usize].node as usize].name == "s2" && t.nodes[t.peer_node(p) as usize].name == "r5").unwrap();
@@ -308,7 +310,7 @@ fn release_comes_exactly_release_after_the_last_packet_left_the_congested_queue(
     }
     let mut checked = 0;
     for (&flow, &t_last) in &last {
-        let key = traced.flow(flow).unwrap().hash;
+        let key = traced.flow_records()[flow as usize].hash;
         let mut sim = super::tests::build(&text);
         sim.run_until(t_last + release - crate::sim::SimTime(1));
         let Some(e) = sim.mechanisms().ci.as_ref().unwrap().table(port).unwrap().entries.get(&key) else {
@@ -354,12 +356,15 @@ receiver = 5
 priority = 1
 "#
     );
-    let mut sim = run(&text);
+    let mut sim = super::tests::build(&text);
+    sim.keep_flow_records();
+    sim.run();
+    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
     let r = sim.results();
     let host_cims: u64 = (0..r.ports.rows()).filter(|&i| matches!(r.ports.get("is_host"), Some(ColumnData::U8(h)) if h[i] == 1)).map(|i| r.ports.u64("cips_received")[i]).sum();
     assert!(host_cims > 0, "the senders' NICs received CIMs");
     let mut last = std::collections::BTreeMap::<u32, &crate::host::Flow>::new();
-    for f in sim.flows() {
+    for f in sim.flow_records() {
         last.insert(f.src, f);
     }
     assert_eq!(last.len(), 3);

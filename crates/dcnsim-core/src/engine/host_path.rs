@@ -2,7 +2,6 @@
 //! handling (TCP, RoCE, UDP), retransmission and pacing timers, and flow start and finish.
 
 use super::{ctx, Ev, Sim};
-use crate::host::tcp::Receiver;
 use crate::host::transport::{Next, Nic, Ready};
 use crate::host::udp::{Arrivals, SizeDist, UdpSource};
 use crate::host::{Flow, Sender, Transport};
@@ -23,7 +22,7 @@ impl Sim {
             (p.size, p.prio, p.flow, p.kind == PktKind::Data, p.dst, p.hash)
         };
         // datagrams of a flow a CIP isolated at this NIC go to the congested class
-        let isolated = if data { self.flows.get(flow as usize).and_then(|f| f.nic_class) } else { None };
+        let isolated = if data { self.flows.get(flow).and_then(|f| f.nic_class) } else { None };
         let qi = isolated.map_or(self.cfg.class(prio), |c| c as usize);
         self.pkts.get_mut(pkt).qc = qi as u8;
         // the NIC serves its own queues before its flows: from an idle, empty NIC the packet
@@ -68,29 +67,27 @@ impl Sim {
         // paced flows found not ready: re-examined (and woken later) once we are done
         let mut pace: Vec<FlowId> = Vec::new();
         // flows whose direction DRC holds back: kept ready for when the mechanism wakes the port
-        let mut skipped: Vec<(FlowId, usize)> = Vec::new();
+        let mut skipped: Vec<(u32, usize)> = Vec::new();
         for class in (0..self.cfg.queues).rev() {
             if blocked(class) {
                 continue;
             }
-            while let Some(f) = self.ready.pop_front(&mut self.flows, h, class) {
-                let fl = &mut self.flows[f as usize];
-                if fl.finished {
-                    continue;
-                }
-                if self.holds.held(f, now) {
+            while let Some(s) = self.ready.pop_front(self.flows.slab_mut(), h, class) {
+                let fl = self.flows.at_mut(s);
+                let f = fl.id;
+                if self.holds.held(s, now) {
                     // held by a mechanism since it was queued: make_ready arms its return
                     pace.push(f);
                     continue;
                 }
                 if reorders && !self.mechs.nic_may_send(port, fl.dst, fl.hash, class, now) {
-                    skipped.push((f, class));
+                    skipped.push((s, class));
                     continue;
                 }
                 if let Some(c) = fl.nic_class {
                     if c as usize != class {
                         // isolated at the NIC by a CIP since it was queued: move it
-                        self.ready.push_back(&mut self.flows, h, c as usize, f);
+                        self.ready.push_back(self.flows.slab_mut(), h, c as usize, s);
                         continue;
                     }
                 }
@@ -125,11 +122,11 @@ impl Sim {
                 };
                 if !fl.sender.rate_controlled() && self.mechs.acts_at(Caps::LIMIT_RATES) {
                     if let Some(until) = self.mechs.on_host_send(f, p.size, now) {
-                        self.holds.hold(f, until);
+                        self.holds.hold(s, until);
                     }
                 }
                 if still {
-                    self.ready.push_back(&mut self.flows, h, class, f);
+                    self.ready.push_back(self.flows.slab_mut(), h, class, s);
                 }
                 self.ensure_timer(f);
                 if recheck {
@@ -160,9 +157,9 @@ impl Sim {
     /// Put flows a mechanism held back by direction back on their ready lists.
     #[cold]
     #[inline(never)]
-    fn unskip(&mut self, h: u32, skipped: Vec<(FlowId, usize)>) {
-        for (f, class) in skipped {
-            self.ready.push_back(&mut self.flows, h, class, f);
+    fn unskip(&mut self, h: u32, skipped: Vec<(u32, usize)>) {
+        for (s, class) in skipped {
+            self.ready.push_back(self.flows.slab_mut(), h, class, s);
         }
     }
 
@@ -175,7 +172,8 @@ impl Sim {
             let class = self.cfg.class(prio);
             return self.drop_pkt(pkt, Some((port, class)), DropReason::WrongHost);
         }
-        if self.flows[f as usize].finished {
+        if self.flows.slot(f).is_none() {
+            // a late packet of a finished flow
             self.consume(pkt);
             return;
         }
@@ -185,14 +183,14 @@ impl Sim {
             PktKind::Syn => self.reply_in_place(pkt, PktKind::SynAck, 0, false),
             PktKind::SynAck => {
                 self.consume(pkt);
-                if self.flows[f as usize].sender.on_syn_ack() {
+                if self.flows.get_mut(f).unwrap().sender.on_syn_ack() {
                     self.make_ready(f);
                 }
             }
             PktKind::Cnp => {
                 self.consume(pkt);
                 let now = self.now;
-                self.flows[f as usize].sender.on_cnp(now);
+                self.flows.get_mut(f).unwrap().sender.on_cnp(now);
             }
             PktKind::Msg(msg) => {
                 self.mechs.on_host_msg(msg, port, pkt, &mut ctx!(self));
@@ -204,7 +202,7 @@ impl Sim {
     }
 
     pub(super) fn on_data(&mut self, f: FlowId, pkt: PktId) {
-        let fl = &mut self.flows[f as usize];
+        let fl = self.flows.get_mut(f).unwrap();
         let p = self.pkts.get(pkt);
         let ce = p.ecn.is_ce();
         if ce {
@@ -277,7 +275,7 @@ impl Sim {
     pub(super) fn on_ack(&mut self, f: FlowId, pkt: PktId) {
         let p = self.pkts.get(pkt);
         let now = self.now;
-        let fl = &mut self.flows[f as usize];
+        let fl = self.flows.get_mut(f).unwrap();
         let echo = crate::host::cc::PathEcho { int: self.pkts.telemetry(pkt), hops: fl.path_hops };
         let finished = fl.sender.on_ack(p, now, fl.size, echo);
         self.consume(pkt);
@@ -297,12 +295,15 @@ impl Sim {
     /// a wake-up at the earlier of its pacing time and its next rate increase.
     pub(super) fn make_ready(&mut self, f: FlowId) {
         let now = self.now;
-        let fl = &mut self.flows[f as usize];
-        if fl.in_ready || fl.finished {
+        let Some(s) = self.flows.slot(f) else {
+            return;
+        };
+        let fl = self.flows.at_mut(s);
+        if fl.in_ready {
             return;
         }
-        if self.holds.held(f, now) {
-            if let Some(at) = self.holds.arm(f) {
+        if self.holds.held(s, now) {
+            if let Some(at) = self.holds.arm(s) {
                 self.q.push(at, Ev::Unhold { flow: f });
             }
             return;
@@ -317,14 +318,14 @@ impl Sim {
         }
         let class = fl.nic_class.map_or(self.cfg.class(fl.prio), |c| c as usize);
         let h = fl.src;
-        self.ready.push_back(&mut self.flows, h, class, f);
+        self.ready.push_back(self.flows.slab_mut(), h, class, s);
         let port = self.hosts[h as usize].port;
         self.try_tx(port);
     }
 
     /// Keep one timer event in the queue no later than the RTO deadline.
     pub(super) fn ensure_timer(&mut self, f: FlowId) {
-        let Some((deadline, timer_at, timer_gen)) = self.flows[f as usize].sender.timer() else {
+        let Some((deadline, timer_at, timer_gen)) = self.flows.get_mut(f).and_then(|fl| fl.sender.timer()) else {
             return;
         };
         if let Some(d) = *deadline {
@@ -339,10 +340,9 @@ impl Sim {
 
     pub(super) fn on_rto(&mut self, f: FlowId, gen: u32) {
         let now = self.now;
-        let fl = &mut self.flows[f as usize];
-        if fl.finished {
+        let Some(fl) = self.flows.get_mut(f) else {
             return;
-        }
+        };
         let Some((deadline, timer_at, timer_gen)) = fl.sender.timer() else {
             return;
         };
@@ -364,16 +364,19 @@ impl Sim {
     }
 
     pub(super) fn udp_send(&mut self, f: FlowId) {
-        let fl = &mut self.flows[f as usize];
+        let Some(slot) = self.flows.slot(f) else {
+            return;
+        };
+        let fl = self.flows.at_mut(slot);
         let Sender::Udp(u) = &mut fl.sender else {
             return;
         };
         if u.sent >= fl.size {
             return;
         }
-        if self.holds.held(f, self.now) {
+        if self.holds.held(slot, self.now) {
             // a held source generates nothing until the hold ends, then resumes its pattern
-            let at = self.holds.until(f);
+            let at = self.holds.until(slot);
             self.q.push(at, Ev::UdpSend { flow: f });
             return;
         }
@@ -410,7 +413,7 @@ impl Sim {
         let src = fl.src;
         if self.mechs.acts_at(Caps::LIMIT_RATES) {
             if let Some(until) = self.mechs.on_host_send(f, p.size, self.now) {
-                self.holds.hold(f, until);
+                self.holds.hold(slot, until);
             }
         }
         self.pkts_created += 1;
@@ -422,7 +425,8 @@ impl Sim {
         if next_message {
             // an L2 generator sends as fast as it can: its next message follows the last
             // frame of this one into the NIC, delivered or not
-            self.next_message(f, Sender::Done);
+            let fl = self.flows.at(slot).clone();
+            self.next_message(&fl, Sender::Done);
         }
     }
 
@@ -465,7 +469,7 @@ impl Sim {
         if !self.loops.is_empty() {
             self.loop_of.push(spec.closed_loop.unwrap_or(u32::MAX));
         }
-        self.flows.push(Flow {
+        let slot = self.flows.start(Flow {
             id,
             src: spec.src,
             dst: spec.dst,
@@ -479,19 +483,10 @@ impl Sim {
             repeat_until: spec.repeat_until,
             reuse_connection: spec.reuse_connection,
             sender,
-            rx: Receiver::default(),
-            rrx: Default::default(),
-            drops: 0,
-            ecn_marks: 0,
-            retx: 0,
-            finished: false,
-            end: SimTime::ZERO,
-            in_ready: false,
-            ready_next: crate::host::NO_FLOW,
             nic_class,
-            continued_by: None,
-            path_hops: 0,
+            ..Flow::vacant(id)
         });
+        self.holds.clear(slot);
         self.active += 1;
         if is_udp {
             self.udp_send(id);
@@ -505,7 +500,7 @@ impl Sim {
 
     /// A SYN of `f`, header only (ACK-sized), from its source NIC in the flow's class.
     fn send_syn(&mut self, f: FlowId) {
-        let fl = &self.flows[f as usize];
+        let fl = self.flows.get(f).unwrap();
         let p = Packet { kind: PktKind::Syn, flow: f, src: fl.src, dst: fl.dst, size: self.cfg.ack_size, prio: fl.prio, hash: fl.hash, ts: self.now, ..Packet::blank() };
         let src = fl.src;
         self.pkts_created += 1;
@@ -516,14 +511,13 @@ impl Sim {
     pub(super) fn finish_flow(&mut self, f: FlowId) {
         let now = self.now;
         let delivered = self.flow_acked(f);
-        let fl = &mut self.flows[f as usize];
-        fl.finished = true;
-        fl.end = now;
-        fl.rx.clear();
-        fl.rx = Receiver::default();
-        fl.rx.bytes = delivered;
-        fl.rrx = Default::default();
-        let prev = std::mem::replace(&mut fl.sender, Sender::Done);
+        let slot = self.flows.slot(f).unwrap();
+        let fl = self.flows.at(slot);
+        if fl.in_ready {
+            let h = fl.src;
+            self.ready.remove(self.flows.slab_mut(), h, slot);
+        }
+        let mut fl = self.flows.finish(f, now, delivered);
         self.active -= 1;
         self.finished += 1;
         // a UDP loop sends its next message once this one has left (udp_send)
@@ -531,15 +525,16 @@ impl Sim {
         if udp_loop {
             return;
         }
-        self.next_message(f, prev);
+        let prev = std::mem::replace(&mut fl.sender, Sender::Done);
+        self.next_message(&fl, prev);
     }
 
-    /// Start the flow that follows `f` in its closed loop or persistent stream (if any, and
+    /// Start the flow that follows `fl` in its closed loop or persistent stream (if any, and
     /// before its end): the loop's next destination and size, or the same again; `prev` is
-    /// `f`'s sender, whose connection a reused one continues.
-    fn next_message(&mut self, f: FlowId, prev: Sender) {
+    /// `fl`'s sender, whose connection a reused one continues.
+    fn next_message(&mut self, fl: &Flow, prev: Sender) {
         let now = self.now;
-        let fl = &self.flows[f as usize];
+        let f = fl.id;
         if let Some(until) = fl.repeat_until {
             if now < until {
                 let lp = self.loop_of.get(f as usize).copied().filter(|&l| l != u32::MAX);
@@ -563,7 +558,7 @@ impl Sim {
                 let conn = reuse.then_some((fl.hash, fl.nic_class, prev));
                 self.start_flow(spec, conn);
                 if reuse {
-                    self.flows[f as usize].continued_by = Some((self.flows.len() - 1) as FlowId);
+                    self.flows.set_continued(f, (self.flows.len() - 1) as FlowId);
                 }
             }
         }
@@ -682,19 +677,22 @@ impl Sim {
     /// kept per held flow, armed when the NIC finds it held; a hold extended since re-arms
     /// when that event fires.
     pub(super) fn hold_flow(&mut self, flow: FlowId, until: SimTime) {
-        if (flow as usize) < self.flows.len() {
-            self.holds.hold(flow, until);
+        // (a finished flow sends nothing more: its hold would be moot)
+        if let Some(s) = self.flows.slot(flow) {
+            self.holds.hold(s, until);
         }
     }
 
     pub(super) fn on_unhold(&mut self, f: FlowId) {
-        self.holds.woke(f);
-        self.make_ready(f);
+        if let Some(s) = self.flows.slot(f) {
+            self.holds.woke(s);
+            self.make_ready(f);
+        }
     }
 
     /// A paced flow's wake-up: if it is still the live one, the flow may send again.
     pub(super) fn on_pace(&mut self, flow: FlowId, gen: u32) {
-        if self.flows[flow as usize].sender.pace_fired(gen) {
+        if self.flows.get_mut(flow).is_some_and(|fl| fl.sender.pace_fired(gen)) {
             self.make_ready(flow);
         }
     }

@@ -17,7 +17,7 @@ mod switch_path;
 use crate::host::roce::RoceParams;
 use crate::host::tcp::TcpParams;
 use crate::host::udp::{Arrivals, SizeDist};
-use crate::host::{Flow, Holds, Host, ReadyLists};
+use crate::host::{Flow, FlowTable, Holds, Host, ReadyLists};
 use crate::net::port::{Egress, PortWire, Ports};
 use crate::net::{FlowId, Frame, HostId, Msg, NodeKind, Packet, PacketArena, PktId, PktKind, PortId, Routes, Topology};
 use crate::sim::{prefetch, ser_time, stream, EventQueue, SimTime, Stream};
@@ -25,6 +25,7 @@ use crate::switch::mechanism::{Caps, Fabric, MsgAt};
 use crate::switch::pipeline::{Ctx, Effect};
 use crate::switch::{BufferParams, DropReason, PortQueues, Scheduler, SwitchBuffer, SwitchState};
 use crate::switch::{MechTimer, MechanismParams, Mechanisms};
+use crate::workload::arrivals::FlowArrivals;
 use crate::workload::FlowSpec;
 
 /// UDP parameters shared by all UDP flows.
@@ -219,9 +220,9 @@ pub struct Sim {
     hosts: Vec<Host>,
     /// Each NIC's flows with a segment ready to send.
     ready: ReadyLists,
-    flows: Vec<Flow>,
-    specs: Vec<FlowSpec>,
-    next_spec: usize,
+    flows: FlowTable,
+    /// The flows still to start, made as the run reaches them.
+    arrivals: FlowArrivals,
     active: usize,
     finished: usize,
     pkts: PacketArena,
@@ -329,10 +330,15 @@ macro_rules! ctx {
 pub(crate) use ctx;
 
 impl Sim {
-    /// Build a simulation. `specs` need not be sorted.
-    pub fn new(topo: Topology, routes: Routes, mut cfg: SimConfig, mut specs: Vec<FlowSpec>) -> Sim {
+    /// Build a simulation of the flows `specs` (in any order; of equal starts the earlier
+    /// starts first).
+    pub fn new(topo: Topology, routes: Routes, cfg: SimConfig, specs: Vec<FlowSpec>) -> Sim {
+        Sim::with_arrivals(topo, routes, cfg, FlowArrivals::from_specs(specs))
+    }
+
+    /// Build a simulation of the flows `arrivals` makes.
+    pub fn with_arrivals(topo: Topology, routes: Routes, mut cfg: SimConfig, arrivals: FlowArrivals) -> Sim {
         let loops = std::mem::take(&mut cfg.loops);
-        specs.sort_by_key(|s| s.start); // stable: ties keep workload order
         let nq = cfg.queues;
         let queues = PortQueues::new(topo.ports.len(), nq);
         let port_state = topo.ports.len() * (std::mem::size_of::<Egress>() + nq * std::mem::size_of::<crate::switch::PktQueue>());
@@ -385,8 +391,8 @@ impl Sim {
         let fastest = topo.ports.iter().map(|p| p.rate_bps).max().unwrap_or(1);
         let frame = ser_time(cfg.mtu as u64, fastest).0.max(32);
         let mut q = EventQueue::with_slot_bits(63 - (frame / 32).leading_zeros());
-        if let Some(first) = specs.first() {
-            q.push(first.start, Ev::NextArrival);
+        if let Some(first) = arrivals.peek_start() {
+            q.push(first, Ev::NextArrival);
         }
         if let Some(s) = &cfg.queue_sample {
             q.push(s.from, Ev::Sample);
@@ -396,6 +402,10 @@ impl Sim {
         let jitter_salt = crate::sim::rng::mix64(cfg.seed ^ 0x7A3D_5C1E_9B24_F60D);
         let capture = cfg.capture.as_ref().map(|c| Box::new(crate::metrics::capture::Capture::new(c, &topo, cfg.mtu - cfg.header, cfg.class_of)));
         let mechs_watch_tx = mechs.acts_at(Caps::WATCH_TX) || capture.is_some();
+        let mut flows = FlowTable::default();
+        if capture.is_some() {
+            flows.keep_wires();
+        }
         let cut_through = matches!(cfg.scheduler, Scheduler::Strict) && !cfg.check_invariants && !mechs.acts_at(Caps::ENQUEUE.or(Caps::DEQUEUE).or(Caps::HOLD).or(Caps::REORDER));
         Sim {
             cfg,
@@ -413,9 +423,8 @@ impl Sim {
             fx_spare: Vec::new(),
             hosts,
             ready,
-            flows: Vec::new(),
-            specs,
-            next_spec: 0,
+            flows,
+            arrivals,
             active: 0,
             finished: 0,
             pkts: PacketArena::new(),
@@ -458,7 +467,7 @@ impl Sim {
         self.flows.len()
     }
     pub fn flows_planned(&self) -> usize {
-        self.specs.len()
+        self.arrivals.planned()
     }
     pub fn flows_finished(&self) -> usize {
         self.finished
@@ -479,17 +488,30 @@ impl Sim {
     pub fn mechanisms(&self) -> &Mechanisms {
         &self.mechs
     }
-    /// A flow's record (tests and diagnostics).
+    /// A flow's record while it is in flight (tests and diagnostics).
     pub fn flow(&self, f: FlowId) -> Option<&Flow> {
-        self.flows.get(f as usize)
+        self.flows.get(f)
     }
-    /// Every flow started so far, in id order.
-    pub fn flows(&self) -> &[Flow] {
-        &self.flows
+    /// Keep finished flows' whole records for `flow_records` (tests and diagnostics; a run
+    /// otherwise keeps only their rows).
+    pub fn keep_flow_records(&mut self) {
+        self.flows.keep_retired();
+    }
+    /// Every flow's whole record in id order: those in flight and, after
+    /// `keep_flow_records`, the finished ones.
+    pub fn flow_records(&self) -> Vec<&Flow> {
+        self.flows.records()
+    }
+    /// A flow's line of the flows table as it stands.
+    pub fn flow_row(&self, f: FlowId) -> crate::host::FlowRow {
+        self.flows.row(f, Self::acked)
     }
     /// Bytes acknowledged so far by a flow (datagrams: received), for tests and diagnostics.
     pub fn flow_acked(&self, f: FlowId) -> u64 {
-        let fl = &self.flows[f as usize];
+        self.flow_row(f).delivered
+    }
+    /// Bytes a flow in flight has had acknowledged (datagrams: received).
+    fn acked(fl: &Flow) -> u64 {
         fl.sender.acked().unwrap_or(fl.rx.bytes)
     }
     /// Current depth in bytes of queue `queue` of port `port`.
@@ -532,7 +554,7 @@ impl Sim {
 
     /// Process events up to and including time `limit` (or until the run ends).
     pub fn run_until(&mut self, limit: SimTime) {
-        if self.end.is_none() && self.specs.is_empty() && self.flows.is_empty() {
+        if self.end.is_none() && self.arrivals.planned() == 0 && self.flows.is_empty() {
             self.end = Some(EndReason::Completed);
         }
         let due = limit.min(self.cfg.max_time);
@@ -555,7 +577,7 @@ impl Sim {
             self.now = t;
             self.events += 1;
             self.dispatch(ev);
-            if self.active == 0 && self.next_spec >= self.specs.len() {
+            if self.active == 0 && self.arrivals.is_done() {
                 self.end = Some(EndReason::Completed);
             }
         }
@@ -597,7 +619,7 @@ impl Sim {
                 if route != PortId::MAX {
                     self.prefetch_route_beyond(route, pkt);
                 } else if !self.egress.at(port).wire.is_switch {
-                    crate::host::prefetch_flow(&self.flows, self.pkts.get(pkt).flow);
+                    self.flows.prefetch(self.pkts.get(pkt).flow);
                 }
             }
             Some(&Ev::TxDone { port }) if self.cfg.queues <= QUEUES_AHEAD => self.queues.prefetch_heads(port),
@@ -609,7 +631,7 @@ impl Sim {
                 if !h.is_switch {
                     let p = self.pkts.get(pkt);
                     if p.kind == PktKind::Ack {
-                        if let Some(f) = self.flows.get(p.flow as usize) {
+                        if let Some(f) = self.flows.get(p.flow) {
                             f.prefetch_sender();
                         }
                     }
@@ -694,10 +716,9 @@ impl Sim {
                 }
             }
             Ev::NextArrival => {
-                let spec = self.specs[self.next_spec].clone();
-                self.next_spec += 1;
-                if let Some(n) = self.specs.get(self.next_spec) {
-                    self.q.push(n.start, Ev::NextArrival);
+                let spec = self.arrivals.pop().expect("an arrival event has its flow");
+                if let Some(n) = self.arrivals.peek_start() {
+                    self.q.push(n, Ev::NextArrival);
                 }
                 self.start_flow(spec, None);
             }
@@ -735,10 +756,10 @@ impl Sim {
                 Effect::Wake { port } => self.try_tx(port),
                 Effect::SteerFlow { mut flow, class } => {
                     // a NIC classifies a connection's frames: the message now on it
-                    while let Some(next) = self.flows.get(flow as usize).and_then(|f| f.continued_by) {
+                    while let Some(next) = self.flows.continued_by(flow) {
                         flow = next;
                     }
-                    if let Some(f) = self.flows.get_mut(flow as usize) {
+                    if let Some(f) = self.flows.get_mut(flow) {
                         f.nic_class = class;
                     }
                 }
@@ -830,7 +851,7 @@ impl Sim {
             }
         }
         self.samples += 1;
-        let busy = self.active > 0 || self.next_spec < self.specs.len();
+        let busy = self.active > 0 || !self.arrivals.is_done();
         if busy {
             self.q.push(self.now + every, Ev::Sample);
         }
@@ -851,9 +872,7 @@ impl Sim {
             let p = self.pkts.get(pkt);
             (p.flow, p.kind)
         };
-        if let Some(fl) = self.flows.get_mut(f as usize) {
-            fl.drops += 1;
-        }
+        self.flows.count_drop(f);
         if kind == PktKind::Data {
             self.data_dropped += 1;
         }
@@ -917,7 +936,7 @@ impl Sim {
         }
         if let Some(c) = &mut self.capture {
             let flows = &self.flows;
-            c.record(self.now, port, p, &self.topo, &self.cfg.mechanisms, |f| flows.get(f as usize).map(Flow::wire));
+            c.record(self.now, port, p, &self.topo, &self.cfg.mechanisms, |f| flows.wire(f));
         }
     }
 

@@ -17,15 +17,18 @@ impl Sim {
         let mut slowdown = Vec::with_capacity(n);
         let (mut prio, mut tag, mut fin) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
         let (mut drops, mut marks, mut retx) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
-        for f in &self.flows {
+        let mut with_loss = 0;
+        for id in 0..n as u32 {
+            let f = self.flow_row(id);
+            with_loss += (f.drops > 0) as usize;
             let fct = if f.finished { (f.end - f.start).0 } else { 0 };
-            cols[0].push(f.id as u64);
+            cols[0].push(id as u64);
             cols[1].push(f.size);
             cols[2].push(f.start.0);
             cols[3].push(if f.finished { f.end.0 } else { 0 });
             cols[4].push(fct);
             cols[5].push(f.ideal.0);
-            cols[6].push(self.flow_acked(f.id));
+            cols[6].push(f.delivered);
             src.push(f.src);
             dst.push(f.dst);
             slowdown.push(if f.finished && f.ideal.0 > 0 { fct as f64 / f.ideal.0 as f64 } else { f64::NAN });
@@ -121,12 +124,12 @@ impl Sim {
         pt.push("max_depth_bytes", C::U64(mx));
         pt.push("mean_depth_bytes", C::F64(mean));
 
-        let unfinished = self.flows.len() - self.finished + (self.specs.len() - self.next_spec);
+        let unfinished = self.flows.len() - self.finished + self.arrivals.remaining();
         let mut summary = serde_json::json!({
             "seed": self.cfg.seed,
             "sim_time_ps": now.0,
             "events": self.events,
-            "flows_total": self.flows.len() + (self.specs.len() - self.next_spec),
+            "flows_total": self.flows.len() + self.arrivals.remaining(),
             "flows_started": self.flows.len(),
             "flows_finished": self.finished,
             "flows_unfinished": unfinished,
@@ -142,7 +145,7 @@ impl Sim {
             "data_packets_sent": self.data_sent,
             "data_packets_dropped": self.data_dropped,
             "loss_rate": if self.data_sent > 0 { self.data_dropped as f64 / self.data_sent as f64 } else { 0.0 },
-            "flows_with_loss": self.flows.iter().filter(|f| f.drops > 0).count(),
+            "flows_with_loss": with_loss,
             "packets_in_flight": self.pkts.live(),
             "invariant_violations": self.violations,
             "queue_samples": self.samples,

@@ -15,6 +15,7 @@ pub mod cubic;
 pub mod dcqcn;
 pub mod dctcp;
 pub mod delivery_rate;
+pub mod flow_table;
 pub mod hpcc;
 pub mod pacer;
 pub mod reno;
@@ -29,6 +30,7 @@ use crate::net::{FlowId, HostId, NodeId, PortId};
 use crate::sim::SimTime;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+pub use flow_table::{FlowRow, FlowTable};
 use tcp::Receiver;
 pub use transport::Sender;
 
@@ -317,15 +319,15 @@ pub(crate) const NO_FLOW: FlowId = FlowId::MAX;
 
 /// The flows at each NIC with a segment ready to send, per traffic class, in the order they
 /// became ready: the NIC serves them round robin (`Sim::host_next_packet`). FIFO lists
-/// threaded through the flows' own records (`Flow::ready_next`), their ends in one flat
-/// array by host and class. Finding a NIC's next flow reads that small array and the
-/// flow's record, which sending reads anyway; a double-ended queue per host and class put
-/// two more dependent cache misses before it on large fabrics (the host's list of queues,
-/// then the queue's buffer).
+/// threaded through the flows' own records (`Flow::ready_next`, by slot of the
+/// `FlowTable`'s slab), their ends in one flat array by host and class. Finding a NIC's next
+/// flow reads that small array and the flow's record, which sending reads anyway; a
+/// double-ended queue per host and class put two more dependent cache misses before it on
+/// large fabrics (the host's list of queues, then the queue's buffer).
 #[derive(Clone, Debug)]
 pub struct ReadyLists {
-    /// (first, last) ready flow of host * classes + class.
-    ends: Vec<(FlowId, FlowId)>,
+    /// (first, last) ready slot of host * classes + class.
+    ends: Vec<(u32, u32)>,
     classes: usize,
 }
 
@@ -334,37 +336,65 @@ impl ReadyLists {
         ReadyLists { ends: vec![(NO_FLOW, NO_FLOW); hosts * classes], classes }
     }
 
-    /// Append flow `f`, in no list now, to host `h`'s list of `class`.
+    /// Append the flow in slot `s`, in no list now, to host `h`'s list of `class`.
     #[inline]
-    pub fn push_back(&mut self, flows: &mut [Flow], h: HostId, class: usize, f: FlowId) {
-        debug_assert!(!flows[f as usize].in_ready, "flow {f} is on a ready list already");
-        let fl = &mut flows[f as usize];
+    pub fn push_back(&mut self, flows: &mut [Flow], h: HostId, class: usize, s: u32) {
+        debug_assert!(!flows[s as usize].in_ready, "slot {s} is on a ready list already");
+        let fl = &mut flows[s as usize];
         fl.in_ready = true;
         fl.ready_next = NO_FLOW;
         let e = &mut self.ends[h as usize * self.classes + class];
         if e.1 == NO_FLOW {
-            e.0 = f;
+            e.0 = s;
         } else {
-            flows[e.1 as usize].ready_next = f;
+            flows[e.1 as usize].ready_next = s;
         }
-        e.1 = f;
+        e.1 = s;
     }
 
-    /// Take the first flow of host `h`'s list of `class`.
+    /// Take the first slot of host `h`'s list of `class`.
     #[inline]
-    pub fn pop_front(&mut self, flows: &mut [Flow], h: HostId, class: usize) -> Option<FlowId> {
+    pub fn pop_front(&mut self, flows: &mut [Flow], h: HostId, class: usize) -> Option<u32> {
         let e = &mut self.ends[h as usize * self.classes + class];
-        let f = e.0;
-        if f == NO_FLOW {
+        let s = e.0;
+        if s == NO_FLOW {
             return None;
         }
-        let fl = &mut flows[f as usize];
+        let fl = &mut flows[s as usize];
         fl.in_ready = false;
         e.0 = fl.ready_next;
         if e.0 == NO_FLOW {
             e.1 = NO_FLOW;
         }
-        Some(f)
+        Some(s)
+    }
+
+    /// Take slot `s`, on one of host `h`'s lists, out of it (a flow that finished while
+    /// ready: its slot is about to be reused). The others keep their order.
+    pub fn remove(&mut self, flows: &mut [Flow], h: HostId, s: u32) {
+        for class in 0..self.classes {
+            let e = &mut self.ends[h as usize * self.classes + class];
+            let (mut prev, mut at) = (NO_FLOW, e.0);
+            while at != NO_FLOW && at != s {
+                prev = at;
+                at = flows[at as usize].ready_next;
+            }
+            if at == NO_FLOW {
+                continue;
+            }
+            let next = flows[s as usize].ready_next;
+            if prev == NO_FLOW {
+                e.0 = next;
+            } else {
+                flows[prev as usize].ready_next = next;
+            }
+            if e.1 == s {
+                e.1 = prev;
+            }
+            flows[s as usize].in_ready = false;
+            return;
+        }
+        debug_assert!(false, "slot {s} is on none of host {h}'s ready lists");
     }
 
     /// Whether host `h` has a ready flow in any class.
@@ -399,15 +429,11 @@ pub struct Flow {
     pub drops: u32,
     pub ecn_marks: u32,
     pub retx: u32,
-    pub finished: bool,
-    pub end: SimTime,
-    /// On its NIC's ready list (`ReadyLists`), and the flow after it there.
+    /// On its NIC's ready list (`ReadyLists`), and the slot of the flow after it there.
     pub in_ready: bool,
-    pub ready_next: FlowId,
+    pub ready_next: u32,
     /// NIC traffic class after a CIP isolated the flow at its source (P802.1Qcz).
     pub nic_class: Option<u8>,
-    /// The flow that continued this one's connection (`reuse_connection`), once started.
-    pub continued_by: Option<FlowId>,
     /// Switch hops of the data's path, as the receiver last saw them (echoed to the sender).
     pub path_hops: u8,
 }
@@ -424,17 +450,46 @@ fn prefetch_lines(at: *const u8, bytes: usize) {
     crate::sim::prefetch_at(at.wrapping_add(bytes - 1));
 }
 
-/// Hint the CPU to load flow `f`'s record: a packet reaching its host reads it (is the flow
+/// Hint the CPU to load a flow's record: a packet reaching its host reads it (is the flow
 /// finished, the receiver), and on large fabrics the records of the flows in flight
 /// outgrow the cache.
 #[inline(always)]
-pub(crate) fn prefetch_flow(flows: &[Flow], f: FlowId) {
-    if let Some(x) = flows.get(f as usize) {
-        prefetch_lines(x as *const Flow as *const u8, std::mem::size_of::<Flow>());
-    }
+pub(crate) fn prefetch_record(x: &Flow) {
+    prefetch_lines(x as *const Flow as *const u8, std::mem::size_of::<Flow>());
 }
 
 impl Flow {
+    /// A record holding nothing: a free slot of the `FlowTable`, or a start for tests.
+    pub fn vacant(id: FlowId) -> Flow {
+        Flow {
+            id,
+            src: 0,
+            dst: 0,
+            size: 0,
+            start: SimTime::ZERO,
+            tag: 0,
+            prio: 0,
+            hash: 0,
+            transport: Transport::Udp,
+            ideal: SimTime::ZERO,
+            repeat_until: None,
+            reuse_connection: false,
+            sender: Sender::Done,
+            rx: Receiver::default(),
+            rrx: Default::default(),
+            drops: 0,
+            ecn_marks: 0,
+            retx: 0,
+            in_ready: false,
+            ready_next: NO_FLOW,
+            nic_class: None,
+            path_hops: 0,
+        }
+    }
+    /// What is left in a finished flow's slot until it is reused.
+    pub fn husk(&self) -> Flow {
+        Flow::vacant(self.id)
+    }
     /// What a capture needs to write the flow's headers.
     pub fn wire(&self) -> crate::metrics::wire::FlowWire {
         crate::metrics::wire::FlowWire { id: self.id, src: self.src, dst: self.dst, size: self.size, hash: self.hash, prio: self.prio, transport: self.transport }
@@ -453,9 +508,10 @@ impl Flow {
     }
 }
 
-/// Flows a mechanism holds at their NIC (SFC's pause): until when, and the time of the
-/// live wake-up event. Kept beside the flow records, and empty in runs without holds, so
-/// that the flows' hot record does not grow for a mechanism most runs do not configure.
+/// Flows a mechanism holds at their NIC (SFC's pause), by slot of the `FlowTable`: until
+/// when, and the time of the live wake-up event. Kept beside the flow records, and empty in
+/// runs without holds, so that the flows' hot record does not grow for a mechanism most runs
+/// do not configure.
 #[derive(Clone, Debug, Default)]
 pub struct Holds {
     until: Vec<SimTime>,
@@ -463,27 +519,27 @@ pub struct Holds {
 }
 
 impl Holds {
-    /// Whether flow `f` may not send at `now`.
+    /// Whether the flow in slot `s` may not send at `now`.
     #[inline]
-    pub fn held(&self, f: FlowId, now: SimTime) -> bool {
-        self.until.get(f as usize).is_some_and(|&t| t > now)
+    pub fn held(&self, s: u32, now: SimTime) -> bool {
+        self.until.get(s as usize).is_some_and(|&t| t > now)
     }
-    /// When flow `f`'s hold ends (ZERO if none).
-    pub fn until(&self, f: FlowId) -> SimTime {
-        self.until.get(f as usize).copied().unwrap_or(SimTime::ZERO)
+    /// When slot `s`'s hold ends (ZERO if none).
+    pub fn until(&self, s: u32) -> SimTime {
+        self.until.get(s as usize).copied().unwrap_or(SimTime::ZERO)
     }
-    /// Hold `f` until `until` (extend only).
-    pub fn hold(&mut self, f: FlowId, until: SimTime) {
-        let i = f as usize;
+    /// Hold slot `s` until `until` (extend only).
+    pub fn hold(&mut self, s: u32, until: SimTime) {
+        let i = s as usize;
         if self.until.len() <= i {
             self.until.resize(i + 1, SimTime::ZERO);
             self.wake.resize(i + 1, None);
         }
         self.until[i] = self.until[i].max(until);
     }
-    /// The wake-up to schedule for a held flow, if none is live (its time is recorded).
-    pub fn arm(&mut self, f: FlowId) -> Option<SimTime> {
-        let i = f as usize;
+    /// The wake-up to schedule for a held slot, if none is live (its time is recorded).
+    pub fn arm(&mut self, s: u32) -> Option<SimTime> {
+        let i = s as usize;
         match self.wake[i] {
             Some(_) => None,
             None => {
@@ -492,10 +548,17 @@ impl Holds {
             }
         }
     }
-    /// The wake-up of `f` fired.
-    pub fn woke(&mut self, f: FlowId) {
-        if let Some(w) = self.wake.get_mut(f as usize) {
+    /// The wake-up of slot `s` fired.
+    pub fn woke(&mut self, s: u32) {
+        if let Some(w) = self.wake.get_mut(s as usize) {
             *w = None;
+        }
+    }
+    /// Slot `s` now holds a new flow: nothing of the last one's hold stays.
+    pub fn clear(&mut self, s: u32) {
+        if let Some(u) = self.until.get_mut(s as usize) {
+            *u = SimTime::ZERO;
+            self.wake[s as usize] = None;
         }
     }
 }
@@ -507,52 +570,35 @@ mod tests {
     use std::collections::VecDeque;
 
     fn flow(id: FlowId) -> Flow {
-        Flow {
-            id,
-            src: 0,
-            dst: 0,
-            size: 0,
-            start: SimTime::ZERO,
-            tag: 0,
-            prio: 0,
-            hash: 0,
-            transport: Transport::Tcp(WindowCc::Dctcp),
-            ideal: SimTime::ZERO,
-            repeat_until: None,
-            reuse_connection: false,
-            sender: Sender::Done,
-            rx: Receiver::default(),
-            rrx: Default::default(),
-            drops: 0,
-            ecn_marks: 0,
-            retx: 0,
-            finished: false,
-            end: SimTime::ZERO,
-            in_ready: false,
-            ready_next: NO_FLOW,
-            nic_class: None,
-            continued_by: None,
-            path_hops: 0,
-        }
+        Flow::vacant(id)
     }
 
     proptest! {
-        // any sequence of appends and takes over several hosts and classes leaves each list
-        // what a double-ended queue per (host, class) holds, and flags exactly its flows
+        // any sequence of appends, takes and removals (a flow finishing while ready) over
+        // several hosts and classes leaves each list what a double-ended queue per (host,
+        // class) holds, and flags exactly its flows
         #[test]
-        fn ready_lists_behave_as_a_queue_per_host_and_class(ops in proptest::collection::vec((any::<bool>(), 0u32..3, 0usize..2, 0u32..10), 0..300)) {
+        fn ready_lists_behave_as_a_queue_per_host_and_class(ops in proptest::collection::vec((0u8..3, 0u32..3, 0usize..2, 0u32..10), 0..300)) {
             let mut flows: Vec<Flow> = (0..10).map(flow).collect();
             let mut lists = ReadyLists::new(3, 2);
             let mut model = vec![VecDeque::new(); 6];
-            for (push, h, c, f) in ops {
-                let m = &mut model[h as usize * 2 + c];
-                if push {
-                    if !flows[f as usize].in_ready {
-                        lists.push_back(&mut flows, h, c, f);
-                        m.push_back(f);
+            for (op, h, c, f) in ops {
+                match op {
+                    0 => {
+                        if !flows[f as usize].in_ready {
+                            lists.push_back(&mut flows, h, c, f);
+                            model[h as usize * 2 + c].push_back(f);
+                        }
                     }
-                } else {
-                    prop_assert_eq!(lists.pop_front(&mut flows, h, c), m.pop_front());
+                    1 => prop_assert_eq!(lists.pop_front(&mut flows, h, c), model[h as usize * 2 + c].pop_front()),
+                    _ => {
+                        // remove f from whichever list of host h holds it
+                        let on = (0..2).find(|&c| model[h as usize * 2 + c].contains(&f));
+                        if let Some(c) = on {
+                            lists.remove(&mut flows, h, f);
+                            model[h as usize * 2 + c].retain(|&x| x != f);
+                        }
+                    }
                 }
                 for h in 0..3u32 {
                     prop_assert_eq!(lists.any(h), !model[h as usize * 2].is_empty() || !model[h as usize * 2 + 1].is_empty());

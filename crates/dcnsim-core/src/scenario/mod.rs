@@ -33,7 +33,8 @@ use crate::switch::{BufferParams, EcnMarker, Red, Scheduler};
 use crate::workload::cdf::FlowSizeCdf;
 use crate::workload::closed_loop::{ExpSizes, MIN_WINDOW_PROBABILITY};
 use crate::workload::incast::Rounds;
-use crate::workload::{self, FlowSpec, GenCtx};
+use crate::workload::arrivals::{made, FlowArrivals, Process};
+use crate::workload::{self, GenCtx};
 use schema::*;
 use std::fmt;
 
@@ -1250,12 +1251,12 @@ pub struct RunOptions {
 
 /// Turn a validated scenario into a ready-to-run simulation.
 pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
-    let (topo, routes, cfg, specs) = configure(s, opts)?;
-    Ok(Sim::new(topo, routes, cfg, specs))
+    let (topo, routes, cfg, arrivals) = configure(s, opts)?;
+    Ok(Sim::with_arrivals(topo, routes, cfg, arrivals))
 }
 
 /// What a simulation is made of: the fabric, its routes, the configuration and the flows.
-fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Routes, SimConfig, Vec<FlowSpec>), ScenarioError> {
+fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Routes, SimConfig, FlowArrivals), ScenarioError> {
     estimate::check(s)?;
     let seed = opts.seed.unwrap_or(s.scenario.seed);
     let topo = build_topology(&s.topology)?;
@@ -1276,7 +1277,11 @@ fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Routes, SimCo
     let (ecn, aqm) = sw.aqm.as_ref().map_or((None, None), |a| a.params(mtu as u64));
     let tr = &s.transport;
     let min_rto = tr.min_rto.map_or(DEFAULT_MIN_RTO, |d| d.0);
-    let Flows { specs, loops, tags } = flow_specs(s, &topo, seed)?;
+    // the flows are made as the run reaches them; a first set of the same processes,
+    // made and dropped flow by flow, counts them (for the progress and the summary) and
+    // finds what the warnings look for
+    let (planned, hpcc) = flow_specs(s, &topo, seed)?.procs.into_iter().flatten().fold((0, false), |(n, h), f| (n + 1, h || f.transport == HPCC));
+    let Flows { procs, loops, tags } = flow_specs(s, &topo, seed)?;
     let switch_latency = sw.latency.map(|d| d.0).unwrap_or(SimTime::ZERO);
     let ci = sw.ci.as_ref().map(mechanisms::ci::params);
     let sfc = sw.sfc.as_ref().map(mechanisms::sfc::params);
@@ -1319,14 +1324,17 @@ fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Routes, SimCo
         loops,
         warnings: Vec::new(),
     };
-    cfg.warnings = warnings(s, &cfg, &specs);
-    Ok((topo, routes, cfg, specs))
+    cfg.warnings = warnings(s, &cfg, planned, hpcc);
+    Ok((topo, routes, cfg, FlowArrivals::new(procs, planned)))
 }
 
-/// The flows a scenario's workloads start, in workload order, with the closed loops that
-/// start more and the tag names (`FlowSpec::tag` indexes them).
+const HPCC: crate::host::Transport = crate::host::Transport::Roce(crate::host::RateCcKind::Hpcc);
+
+/// The processes that make the flows a scenario's workloads start, in workload order
+/// (`workload::arrivals`), with the closed loops that start more and the tag names
+/// (`FlowSpec::tag` indexes them).
 struct Flows {
-    specs: Vec<FlowSpec>,
+    procs: Vec<Process>,
     loops: Vec<workload::closed_loop::ClosedLoop>,
     tags: Vec<String>,
 }
@@ -1346,10 +1354,10 @@ fn flow_specs(s: &Scenario, topo: &Topology, seed: u64) -> Result<Flows, Scenari
     let arrivals_end = s.scenario.arrivals_for.map(|d| d.0).unwrap_or(max_time);
     let hosts = topo.num_hosts() as u32;
     let host_rate = topo.ports[topo.host_port(0) as usize].rate_bps;
-    let mut specs: Vec<FlowSpec> = Vec::new();
+    let mut procs: Vec<Process> = Vec::new();
     let mut loops = Vec::new();
     for (i, w) in s.workload.iter().enumerate() {
-        let first_spec = specs.len();
+        let first_proc = procs.len();
         let default_tag = match w.kind {
             WorkloadKind::Poisson => "background",
             WorkloadKind::Incast => "incast",
@@ -1376,7 +1384,7 @@ fn flow_specs(s: &Scenario, topo: &Topology, seed: u64) -> Result<Flows, Scenari
         match w.kind {
             WorkloadKind::Poisson => {
                 let cdf = resolve_cdf(w.sizes.as_deref().unwrap()).map_err(|m| err(format!("workload[{i}].sizes"), m))?;
-                specs.extend(workload::poisson::generate(&ctx, &cdf, w.load.unwrap(), w.cluster_size));
+                procs.extend(workload::poisson::processes(&ctx, &std::sync::Arc::new(cdf), w.load.unwrap(), w.cluster_size));
             }
             WorkloadKind::Incast => {
                 let rounds = match (w.period, w.load) {
@@ -1386,7 +1394,7 @@ fn flow_specs(s: &Scenario, topo: &Topology, seed: u64) -> Result<Flows, Scenari
                     (Some(IncastPeriod::Every(d)), None) => Rounds::Every(d.0),
                 };
                 let reuse = w.connection.unwrap_or_default() == Connection::Reuse;
-                specs.extend(workload::incast::generate(
+                procs.extend(workload::incast::processes(
                     &ctx,
                     w.fan_in.unwrap(),
                     w.size.unwrap().0,
@@ -1398,7 +1406,7 @@ fn flow_specs(s: &Scenario, topo: &Topology, seed: u64) -> Result<Flows, Scenari
                     w.stagger.map_or(SimTime::ZERO, |d| d.0),
                 ));
             }
-            WorkloadKind::Permutation => specs.extend(workload::permutation::generate(&ctx, w.size.unwrap().0)),
+            WorkloadKind::Permutation => procs.push(made(workload::permutation::generate(&ctx, w.size.unwrap().0))),
             WorkloadKind::ClosedLoop => {
                 let mean = w.mean_size.unwrap().0;
                 let sizes = ExpSizes { mean: mean as f64, min: w.min_size.map_or(DEFAULT_MIN_SIZE, |b| b.0), max: w.max_size.map_or(mean.saturating_mul(16), |b| b.0) };
@@ -1406,10 +1414,11 @@ fn flow_specs(s: &Scenario, topo: &Topology, seed: u64) -> Result<Flows, Scenari
                 let reuse = w.connection.unwrap_or_default() == Connection::Reuse;
                 let in_flight = w.in_flight.unwrap_or(DEFAULT_IN_FLIGHT);
                 let (s, l) = workload::closed_loop::generate(&ctx, pairs.as_deref(), in_flight, sizes, reuse, loops.len() as u32);
-                specs.extend(s);
+                procs.push(made(s));
                 loops.extend(l);
             }
             WorkloadKind::Flows => {
+                let mut specs = Vec::new();
                 for f in w.flows.as_ref().unwrap() {
                     let mut spec = ctx.spec(f.src, f.dst, f.size.0, f.start.map(|d| d.0).unwrap_or(SimTime::ZERO));
                     if let Some(p) = f.priority {
@@ -1421,24 +1430,29 @@ fn flow_specs(s: &Scenario, topo: &Topology, seed: u64) -> Result<Flows, Scenari
                     spec.transport = transport::flow_transport(f, ctx.transport);
                     specs.push(spec);
                 }
+                procs.push(made(specs));
             }
         }
         if let (Some(below), Some(p)) = (w.mice_below, w.mice_priority) {
-            for f in &mut specs[first_spec..] {
-                if f.size < below.0 {
-                    f.prio = p;
-                }
+            for proc in &mut procs[first_proc..] {
+                let inner = std::mem::replace(proc, Box::new(std::iter::empty()));
+                *proc = Box::new(inner.map(move |mut f| {
+                    if f.size < below.0 {
+                        f.prio = p;
+                    }
+                    f
+                }));
             }
         }
     }
-    Ok(Flows { specs, loops, tags: std::mem::take(tags) })
+    Ok(Flows { procs, loops, tags: std::mem::take(tags) })
 }
 
 /// Valid but almost certainly not what was meant: said in the summary's `warnings` and by
 /// the command line.
-fn warnings(s: &Scenario, cfg: &SimConfig, specs: &[FlowSpec]) -> Vec<String> {
+fn warnings(s: &Scenario, cfg: &SimConfig, flows: usize, hpcc: bool) -> Vec<String> {
     let mut w = Vec::new();
-    if specs.is_empty() {
+    if flows == 0 {
         w.push(format!("workload: no flows (the {} workload table(s) generate none); nothing is simulated", s.workload.len()));
     }
     let (key, bytes) = match cfg.buffer {
@@ -1456,8 +1470,7 @@ fn warnings(s: &Scenario, cfg: &SimConfig, specs: &[FlowSpec]) -> Vec<String> {
                 .to_string(),
         );
     }
-    let hpcc = crate::host::Transport::Roce(crate::host::RateCcKind::Hpcc);
-    if m.int.is_none() && specs.iter().any(|f| f.transport == hpcc) {
+    if m.int.is_none() && hpcc {
         w.push("transport.cc = \"hpcc\" without switch.int: no switch writes the telemetry HPCC reads, so its flows stay at line rate".to_string());
     }
     w

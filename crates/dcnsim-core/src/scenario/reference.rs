@@ -824,7 +824,8 @@ mod tests {
         files.sort();
         let built = |t: &toml::Table| -> Result<String, super::super::ScenarioError> {
             let s = Document::from_table(t.clone())?.scenario(None)?;
-            let (topo, routes, cfg, specs) = configure(&s, &RunOptions::default())?;
+            let (topo, routes, cfg, mut arrivals) = configure(&s, &RunOptions::default())?;
+            let specs: Vec<_> = std::iter::from_fn(|| arrivals.pop()).collect();
             Ok(format!("{topo:?}{routes:?}{cfg:?}{specs:?}"))
         };
         // and the tables no shipped scenario leaves at their defaults

@@ -1,8 +1,9 @@
-//! Workloads: generators that turn a `[[workload]]` table into flow specs,
-//! all generated before the run and sorted by start time (the engine starts
-//! them lazily, one pending arrival event at a time). Every generator draws
+//! Workloads: generators that turn a `[[workload]]` table into flow specs, made as the
+//! run reaches them (`arrivals.rs`: one pending flow per process, merged in start order;
+//! the engine keeps one pending arrival event). Every generator draws
 //! from its own RNG stream, per host where it has per-host processes, so one
 //! workload's flows do not move when another workload is added.
+pub mod arrivals;
 pub mod cdf;
 pub mod closed_loop;
 pub mod incast;
