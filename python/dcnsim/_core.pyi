@@ -76,6 +76,16 @@ class Simulation:
     def events(self) -> int:
         """Events processed so far."""
     @property
+    def tags(self) -> List[str]:
+        """The flows table's tag names (its ``tag`` column's codes index them)."""
+    def stream_flows(self) -> None:
+        """Hand out finished flows' rows as they become final (:meth:`take_flows`) instead
+        of keeping them to the end; call before running."""
+    def take_flows(self) -> Optional[Dict[str, _Column]]:
+        """The flows table's rows that became final since the last call (a flow finished
+        with no packet of it left in the network, and every flow before it too), in id
+        order, or None; :meth:`results` then holds only the rows after them."""
+    @property
     def flows_total(self) -> int:
         """Flows created so far (persistent workloads keep creating flows)."""
     @property

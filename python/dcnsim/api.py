@@ -31,7 +31,7 @@ from .sources import (  # noqa: F401 - re-exported: the API's scenario helpers l
     shipped_scenarios,
     validate,
 )
-from .driver import simulate
+from .driver import simulate, simulate_sim
 from .tables import fct_table as _fct_table
 
 
@@ -228,8 +228,12 @@ class Result:
         sampled queues, the scenario in the other format) are removed from ``outdir``, so
         that what is there is this run's; no other file is touched.
         """
+        return write_files_atomic(outdir, self._writers(parquet_writer(self.flows)), stale=OPTIONAL_OUTPUT_FILES + SCENARIO_FILES)
+
+    def _writers(self, flows: Any) -> Dict[str, Any]:
+        """The writers of the output files, ``flows`` that of flows.parquet."""
         writers = {
-            "flows.parquet": parquet_writer(self.flows),
+            "flows.parquet": flows,
             "ports.parquet": parquet_writer(self.ports),
             "summary.json": json_writer(self.summary),
         }
@@ -250,7 +254,7 @@ class Result:
 
             writers[f"scenario.{self.source.format}"] = scenario
         # dcnsim report would show an earlier run's scenario.toml beside this one's .json
-        return write_files_atomic(outdir, writers, stale=OPTIONAL_OUTPUT_FILES + SCENARIO_FILES)
+        return writers
 
     def __repr__(self) -> str:
         s = self.summary
@@ -319,18 +323,140 @@ def result_of(sim: Any, src: ScenarioSource, t0: float) -> Result:
     """The :class:`Result` of a finished core simulation started at ``t0``
     (``time.perf_counter()``)."""
     raw = sim.results()
-    wall = time.perf_counter() - t0
-
     flows = flows_frame(raw.pop("flows"), raw.get("tags", []))  # its bytes freed as soon as it is built
+    result = _result(sim, raw, flows, src, t0, lambda: flows)
+    summary = result.summary
+    summary["fct"] = json_safe(result.fct_table().to_dict(orient="records"))
+    return result
+
+
+def _result(sim: Any, raw: Dict[str, Any], flows: pd.DataFrame, src: ScenarioSource, t0: float, tags_of: Any) -> Result:
+    """A :class:`Result` of the core's tables ``raw`` beside ``flows``; ``tags_of()``: a
+    table of every flow's ``flow_id`` and ``tag`` (read only for the goodput series)."""
+    wall = time.perf_counter() - t0
     ports = ports_frame(raw["ports"], raw.get("nodes", []))
     queues = queues_frame(raw.get("queues") or {}, raw.get("nodes", []))
     summary: Dict[str, Any] = dict(raw.get("summary", {}))
-    timeseries = timeseries_frame(raw.get("timeseries") or {}, flows, summary.get("throughput_bin_ps"))
+    ts = raw.get("timeseries") or {}
+    timeseries = timeseries_frame(ts, tags_of() if ts else flows, summary.get("throughput_bin_ps"))
     events = int(summary.get("events", sim.events))
     summary["wall_time_s"] = wall
     summary["events_per_s"] = events / wall if wall > 0 else None
     summary["scenario_sha256"] = src.sha256
     queue_series = pd.DataFrame(_decode_columns(raw.get("queue_series") or {}))
-    result = Result(flows=flows, ports=ports, summary=summary, queues=queues, timeseries=timeseries, queue_series=queue_series, capture=raw.get("capture"), source=src)
-    summary["fct"] = json_safe(result.fct_table().to_dict(orient="records"))
-    return result
+    return Result(flows=flows, ports=ports, summary=summary, queues=queues, timeseries=timeseries, queue_series=queue_series, capture=raw.get("capture"), source=src)
+
+
+# --------------------------------------------------------------------------- streamed
+
+
+@dataclass
+class SavedRun:
+    """A run written to a folder as it went (:func:`run_saved`): what ``dcnsim run -o`` and
+    sweeps hold of it in memory. The flows table is only in ``paths["flows.parquet"]``."""
+
+    summary: Dict[str, Any]
+    ports: pd.DataFrame
+    fct: pd.DataFrame
+    paths: Dict[str, Path]
+
+    def fct_table(self) -> pd.DataFrame:
+        """FCT per size bin (bins ``summary["fct_bins"]``), as :meth:`Result.fct_table`."""
+        return self.fct
+
+    @property
+    def unfinished(self) -> int:
+        """Number of flows that had not completed when the run ended."""
+        return int(self.summary.get("flows_unfinished", 0))
+
+
+class _FlowsWriter:
+    """flows.parquet written as the run's rows become final (``Simulation.take_flows``),
+    in row groups of at least ``ROWS`` rows, so that memory does not grow with the flows
+    that have finished."""
+
+    ROWS = 1 << 16
+
+    def __init__(self, sim: Any, path: str) -> None:
+        sim.stream_flows()
+        self.sim, self.path, self.tags = sim, path, list(sim.tags)
+        self.pending: list = []
+        self.rows = 0
+        self.writer: Any = None
+
+    def drain(self) -> None:
+        raw = self.sim.take_flows()
+        if raw is not None:
+            self.add(flows_frame(raw, self.tags))
+
+    def add(self, df: pd.DataFrame, last: bool = False) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        self.pending.append(df)
+        self.rows += len(df)
+        if self.rows < self.ROWS and not last:
+            return
+        part = pd.concat(self.pending, ignore_index=True) if len(self.pending) > 1 else self.pending[0]
+        self.pending, self.rows = [], 0
+        if self.writer is None:
+            table = pa.Table.from_pandas(part, preserve_index=False)
+            self.writer = pq.ParquetWriter(self.path, table.schema, compression="zstd")
+        else:
+            table = pa.Table.from_pandas(part, schema=self.writer.schema, preserve_index=False)
+        if table.num_rows or last:
+            self.writer.write_table(table)
+        if last:
+            self.writer.close()
+
+    def batches(self, columns: Sequence[str]) -> Any:
+        import pyarrow.parquet as pq
+
+        f = pq.ParquetFile(self.path)
+        for b in f.iter_batches(columns=list(columns), batch_size=self.ROWS * 4):
+            yield b.to_pandas()
+
+
+def run_saved(
+    src: ScenarioSource,
+    outdir: Union[str, "os.PathLike[str]"],
+    *,
+    seed: Optional[int] = None,
+    variant: Optional[str] = None,
+    progress: Union[bool, str] = False,
+    check_invariants: bool = False,
+) -> SavedRun:
+    """Run an already resolved scenario and write its outputs into ``outdir`` as
+    :meth:`Result.save` does, with flows.parquet written while the run goes (its rows as
+    they become final): what the process holds does not grow with the flows that have
+    finished. Files appear only once all are complete."""
+    from .io import temp_path
+    from .tables import FctAccumulator
+
+    directory = Path(outdir)
+    directory.mkdir(parents=True, exist_ok=True)
+    tmp = temp_path(directory, "flows.parquet")
+    try:
+        t0 = time.perf_counter()
+        sim = _core.Simulation(src.text, src.format, seed=None if seed is None else int(seed), variant=variant, check_invariants=check_invariants)
+        stream = _FlowsWriter(sim, tmp)
+        simulate_sim(sim, progress, on_step=stream.drain)
+        raw = sim.results()
+        stream.add(flows_frame(raw.pop("flows"), raw.get("tags", [])), last=True)
+        result = _result(sim, raw, pd.DataFrame(), src, t0, lambda: pd.concat(stream.batches(["flow_id", "tag"]), ignore_index=True))
+        summary = result.summary
+        acc = FctAccumulator(summary.get("fct_bins"))
+        columns = ("size_bytes", "finished", "fct_ps", "slowdown")
+        for part in stream.batches(columns):
+            acc.add(part)
+        fct = acc.table(lambda: stream.batches(columns))
+        summary["fct"] = json_safe(fct.to_dict(orient="records"))
+
+        def flows(path: str) -> None:
+            os.replace(tmp, path)
+
+        paths = write_files_atomic(outdir, result._writers(flows), stale=OPTIONAL_OUTPUT_FILES + SCENARIO_FILES)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return SavedRun(summary=summary, ports=result.ports, fct=fct, paths=paths)

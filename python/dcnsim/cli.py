@@ -276,18 +276,25 @@ def run_cmd(
     src = resolve_scenario(scenario)
     # pandas and the table code load on the other core while the core simulates
     loaded = import_in_background("dcnsim.api", "rich.console", "rich.table")
-    sim, t0 = simulate(src, seed=seed, variant=variant, progress=mode, check_invariants=check_invariants)
-    loaded()
+    result: Any
+    if outdir is None:
+        sim, t0 = simulate(src, seed=seed, variant=variant, progress=mode, check_invariants=check_invariants)
+        loaded()
+        from . import api
+
+        result = api.result_of(sim, src, t0)
+    else:
+        # flows.parquet is written as the run goes (its memory stays that of the flows in flight)
+        loaded()
+        from . import api
+
+        result = api.run_saved(src, outdir, seed=seed, variant=variant, progress=mode, check_invariants=check_invariants)
     from rich.markup import escape
 
-    from . import api
-
-    result = api.result_of(sim, src, t0)
     s = result.summary
     console = _console()
     if outdir is not None:
-        paths = result.save(outdir)
-        console.print(f"wrote {escape(', '.join(str(p) for p in paths.values()))}", highlight=False)
+        console.print(f"wrote {escape(', '.join(str(p) for p in result.paths.values()))}", highlight=False)
     name = str(s.get("scenario", scenario))
     others = [] if s.get("variant") else _core.validate(src.text, src.format)["variants"]
     if s.get("variant"):
@@ -312,7 +319,7 @@ def run_cmd(
     if unfinished:
         where = " (in flows.parquet: finished=false, end_ps/fct_ps null)" if outdir is not None else ""
         click.echo(
-            f"warning: {unfinished} of {s.get('flows_total', len(result.flows))} flows unfinished "
+            f"warning: {unfinished} of {s.get('flows_total', '?')} flows unfinished "
             f"when the run ended (end: {s.get('end_reason', '?')}){where}",
             err=True,
         )

@@ -28,10 +28,12 @@ class _Driver:
     MIN_CHUNK_PS = 1_000  # 1 ns
     FIRST_CHUNK_PS = 1_000_000  # 1 us
 
-    def __init__(self, sim: Any, target_s: float) -> None:
+    def __init__(self, sim: Any, target_s: float, on_step: Optional[Callable[[], None]] = None) -> None:
         self.sim = sim
         self.target_s = target_s
         self.chunk_ps = self.FIRST_CHUNK_PS
+        # called after each chunk (a streamed run writes its final rows)
+        self.on_step = on_step
 
     def step(self) -> None:
         sim = self.sim
@@ -40,6 +42,8 @@ class _Driver:
         t0 = time.perf_counter()
         sim.run_until(target)
         elapsed = time.perf_counter() - t0
+        if self.on_step is not None:
+            self.on_step()
         # Adapt: aim the next call at target_s of wall time, changing by at most 4x.
         factor = 4.0 if elapsed <= 0 else min(4.0, max(0.25, self.target_s / elapsed))
         self.chunk_ps = max(self.MIN_CHUNK_PS, int(self.chunk_ps * factor))
@@ -55,9 +59,9 @@ class _StuckAtEnd(Exception):
     pass
 
 
-def _drive(sim: Any, progress: Union[bool, str]) -> None:
+def _drive(sim: Any, progress: Union[bool, str], on_step: Optional[Callable[[], None]] = None) -> None:
     show, force = progress_mode(progress)
-    driver = _Driver(sim, target_s=0.1 if show else 0.25)
+    driver = _Driver(sim, target_s=0.1 if show else 0.25, on_step=on_step)
     try:
         if show:
             _drive_with_progress(driver, force)
@@ -139,6 +143,11 @@ def simulate(
     )
     _drive(sim, progress)
     return sim, t0
+
+
+def simulate_sim(sim: Any, progress: Union[bool, str] = False, on_step: Optional[Callable[[], None]] = None) -> None:
+    """Run the core simulation ``sim`` to its end, calling ``on_step()`` between chunks."""
+    _drive(sim, progress, on_step)
 
 
 def import_in_background(*names: str) -> Callable[[], None]:

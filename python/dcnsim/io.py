@@ -50,7 +50,7 @@ def _fsync_dir(path: str) -> None:
         os.close(fd)
 
 
-def _temp_path(directory: Path, name: str) -> str:
+def temp_path(directory: Path, name: str) -> str:
     # Like tempfile.mkstemp, but with the usual permissions (0666 & ~umask) rather than 0600,
     # so the renamed file looks like any other file the user writes.
     for _ in range(100):
@@ -78,7 +78,7 @@ def write_files_atomic(outdir: PathLike, writers: Mapping[str, Writer], stale: S
     temps: Dict[str, str] = {}
     try:
         for name, write in writers.items():
-            tmp = _temp_path(directory, name)
+            tmp = temp_path(directory, name)
             temps[name] = tmp
             write(tmp)
             _fsync_path(tmp)

@@ -248,19 +248,19 @@ def _run_point(point: Point) -> Tuple[str, str, Any, Dict[str, bytes]]:
     shared file system."""
     import tempfile
 
-    from .api import run_source
+    from .api import run_saved
     from .io import json_writer, write_files_atomic
     from .sources import ScenarioSource
 
-    try:
-        res = run_source(ScenarioSource(point.scenario, "json", "<sweep>"), seed=point.seed, variant=point.variant)
-    except _core.DcnsimError as e:
-        return point.run_id, "error", str(e), {}
-    data = _row_data(res)
-    # the wall time stays beside the run; the table holds only what the seed determines
-    meta = {"values": dict(point.values), "variant": point.variant, "seed": point.seed, "wall_time_s": res.summary.get("wall_time_s"), **data}
     with tempfile.TemporaryDirectory(prefix="dcnsim-sweep-") as tmp:
-        res.save(tmp)
+        # flows.parquet is written as the run goes (memory: the flows in flight)
+        try:
+            res = run_saved(ScenarioSource(point.scenario, "json", "<sweep>"), tmp, seed=point.seed, variant=point.variant)
+        except _core.DcnsimError as e:
+            return point.run_id, "error", str(e), {}
+        data = _row_data(res)
+        # the wall time stays beside the run; the table holds only what the seed determines
+        meta = {"values": dict(point.values), "variant": point.variant, "seed": point.seed, "wall_time_s": res.summary.get("wall_time_s"), **data}
         write_files_atomic(tmp, {"point.json": json_writer(meta)})
         files = {f.name: f.read_bytes() for f in sorted(Path(tmp).iterdir()) if f.is_file()}
     return point.run_id, "ok", data, files

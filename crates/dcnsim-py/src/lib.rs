@@ -156,6 +156,26 @@ impl Simulation {
         self.sim.done()
     }
 
+    #[getter]
+    fn tags(&self) -> Vec<String> {
+        self.sim.tags().to_vec()
+    }
+
+    /// Hand out finished flows' rows as they become final (`take_flows`) instead of
+    /// keeping them to the end; before the run.
+    fn stream_flows(&mut self) {
+        self.sim.stream_flows();
+    }
+
+    /// The flows table's rows that became final since the last call (None: none), in id
+    /// order; `results` then holds only the rows after them.
+    fn take_flows(&mut self, py: Python<'_>) -> PyResult<Option<PyObject>> {
+        match guard(|| self.sim.take_final_flows())? {
+            Some(t) => Ok(Some(table_to_py(py, &t)?)),
+            None => Ok(None),
+        }
+    }
+
     /// Advance to `t_ps` (or the end of the run). Releases the GIL.
     fn run_until(&mut self, py: Python<'_>, t_ps: u64) -> PyResult<()> {
         let sim = &mut self.sim;

@@ -132,10 +132,9 @@ impl Sim {
                 if recheck {
                     pace.push(f);
                 }
-                self.pkts_created += 1;
                 self.queues.get_mut(port, class).count_tx(p.size);
                 let (size, route) = (p.size, self.route_beyond(port, p.dst, p.hash));
-                let id = self.pkts.alloc(p);
+                let id = self.new_packet(p);
                 if !skipped.is_empty() {
                     self.unskip(h, skipped);
                 }
@@ -213,11 +212,7 @@ impl Sim {
         let r = fl.receive(p.seq, p.payload, p.size, ce, self.now, self.cfg.roce.cnp_interval);
         if r.datagram && !self.loops.is_empty() {
             // a frame's latency: made at the source to its last byte in at the host
-            let i = f as usize;
-            if self.frame_latency.len() <= i {
-                self.frame_latency.resize(i + 1, (0, 0));
-            }
-            let e = &mut self.frame_latency[i];
+            let e = self.frame_latency.entry(f);
             e.0 += (self.now - p.ts).0;
             e.1 += 1;
         }
@@ -231,8 +226,7 @@ impl Sim {
         }
         if r.cnp {
             let c = Packet { kind: PktKind::Cnp, flow: f, src: dst, dst: src, size: self.cfg.ack_size, prio, hash, ts: self.now, ..Packet::blank() };
-            self.pkts_created += 1;
-            let id = self.pkts.alloc(c);
+            let id = self.new_packet(c);
             self.nic_enqueue(dst, id);
         }
         if r.done {
@@ -416,8 +410,7 @@ impl Sim {
                 self.holds.hold(slot, until);
             }
         }
-        self.pkts_created += 1;
-        let id = self.pkts.alloc(p);
+        let id = self.new_packet(p);
         self.nic_enqueue(src, id);
         if more {
             self.q.push(self.now + gap, Ev::UdpSend { flow: f });
@@ -503,8 +496,7 @@ impl Sim {
         let fl = self.flows.get(f).unwrap();
         let p = Packet { kind: PktKind::Syn, flow: f, src: fl.src, dst: fl.dst, size: self.cfg.ack_size, prio: fl.prio, hash: fl.hash, ts: self.now, ..Packet::blank() };
         let src = fl.src;
-        self.pkts_created += 1;
-        let id = self.pkts.alloc(p);
+        let id = self.new_packet(p);
         self.nic_enqueue(src, id);
     }
 

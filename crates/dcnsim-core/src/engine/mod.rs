@@ -12,6 +12,7 @@
 
 mod host_path;
 mod results;
+pub use results::FLOWS_TABLE_ROW_BYTES;
 mod switch_path;
 
 use crate::host::roce::RoceParams;
@@ -85,6 +86,9 @@ pub struct SimConfig {
     pub loops: Vec<crate::workload::closed_loop::ClosedLoop>,
     /// What the builder found suspicious but valid (reported in the summary's `warnings`).
     pub warnings: Vec<String>,
+    /// The run has closed-loop UDP flows (seed 001's L2 generators): the flows table
+    /// reports their mean frame latency.
+    pub frame_latency: bool,
     /// Each frame a host puts on its link arrives at the far end later by a seeded draw from
     /// [0, `host_jitter`) ps, one per back-to-back run of frames (`Sim::host_jitter`); zero:
     /// exactly on time.
@@ -262,7 +266,7 @@ pub struct Sim {
     loops: Vec<crate::workload::closed_loop::ClosedLoop>,
     loop_of: Vec<u32>,
     /// Closed-loop UDP flows: (sum of frame latencies in ps, frames) per flow.
-    frame_latency: Vec<(u64, u64)>,
+    frame_latency: crate::host::PerFlow<(u64, u64)>,
     /// How many picoseconds a host jitter draw spans (`cfg.host_jitter`, at most 2^32); 0: none.
     jitter_range: u64,
     /// The fabric's largest base RTT, worked out for the first flow that asks for it.
@@ -450,7 +454,7 @@ impl Sim {
             holds: Holds::default(),
             loops,
             loop_of: Vec::new(),
-            frame_latency: Vec::new(),
+            frame_latency: Default::default(),
             jitter_range,
             base_rtt: Default::default(),
             jitter_salt,
@@ -487,6 +491,10 @@ impl Sim {
     /// The switch mechanisms (tests and diagnostics).
     pub fn mechanisms(&self) -> &Mechanisms {
         &self.mechs
+    }
+    /// The flows table's tag names (`FlowSpec::tag` indexes them).
+    pub fn tags(&self) -> &[String] {
+        &self.cfg.tags
     }
     /// A flow's record while it is in flight (tests and diagnostics).
     pub fn flow(&self, f: FlowId) -> Option<&Flow> {
@@ -794,8 +802,16 @@ impl Sim {
 
     /// Allocate a mechanism's control frame or routed message, counted as control traffic.
     fn new_control(&mut self, p: Packet) -> PktId {
-        self.pkts_created += 1;
         self.ctrl_frames += 1;
+        self.new_packet(p)
+    }
+
+    /// Allocate a packet entering the network, counted on its flow (a streamed run keeps
+    /// a finished flow's row until its last packet is gone).
+    #[inline]
+    fn new_packet(&mut self, p: Packet) -> PktId {
+        self.pkts_created += 1;
+        self.flows.packet_made(p.flow);
         self.pkts.alloc(p)
     }
 
@@ -861,6 +877,7 @@ impl Sim {
     #[inline]
     fn consume(&mut self, pkt: PktId) {
         self.pkts_consumed += 1;
+        self.flows.packet_gone(self.pkts.get(pkt).flow);
         self.pkts.free(pkt);
     }
 
@@ -873,6 +890,7 @@ impl Sim {
             (p.flow, p.kind)
         };
         self.flows.count_drop(f);
+        self.flows.packet_gone(f);
         if kind == PktKind::Data {
             self.data_dropped += 1;
         }

@@ -6,21 +6,43 @@ use super::{QueueSampling, Sim};
 use crate::metrics::{ColumnData as C, Results, Table};
 use crate::switch::pipeline::Report;
 
+/// Bytes of one row of the flows table `results` builds (its 16 engine columns).
+pub const FLOWS_TABLE_ROW_BYTES: usize = 8 * 8 + 2 * 4 + 1 + 2 + 1 + 3 * 4;
+
 impl Sim {
-    /// Finalize at the current time and build the result tables.
-    pub fn results(&mut self) -> Results {
-        let now = self.now;
+    /// Count every flow's packets in the network so that `take_final_flows` can hand out
+    /// finished flows' rows during the run (`dcnsim run -o` writes them as they come, so
+    /// that its memory does not grow with the flows that have finished). Before the run.
+    pub fn stream_flows(&mut self) {
+        self.flows.stream();
+    }
+
+    /// The rows of the flows table that are final (each flow finished with no packet of it
+    /// left, and every flow before it too) and not handed out yet, in id order; the run
+    /// forgets them, so `results` holds the rows after them. None: no new final row.
+    pub fn take_final_flows(&mut self) -> Option<Table> {
+        let ids = self.flows.take_final();
+        if ids.is_empty() {
+            return None;
+        }
+        let t = self.flows_table(ids.clone());
+        self.flows.forget(ids.end);
+        self.frame_latency.forget(ids.end);
+        self.mechs.forget_flows(ids.end);
+        Some(t)
+    }
+
+    /// The flows table's rows of flows `ids` (none of them handed out).
+    fn flows_table(&self, ids: std::ops::Range<usize>) -> Table {
         let mut ft = Table::default();
-        let n = self.flows.len();
+        let n = ids.len();
         let mut cols: [Vec<u64>; 7] = Default::default();
         let (mut src, mut dst) = (Vec::with_capacity(n), Vec::with_capacity(n));
         let mut slowdown = Vec::with_capacity(n);
         let (mut prio, mut tag, mut fin) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
         let (mut drops, mut marks, mut retx) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
-        let mut with_loss = 0;
-        for id in 0..n as u32 {
-            let f = self.flow_row(id);
-            with_loss += (f.drops > 0) as usize;
+        for id in ids.clone() {
+            let f = self.flow_row(id as u32);
             let fct = if f.finished { (f.end - f.start).0 } else { 0 };
             cols[0].push(id as u64);
             cols[1].push(f.size);
@@ -56,13 +78,23 @@ impl Sim {
         ft.push("drops", C::U32(drops));
         ft.push("ecn_marks", C::U32(marks));
         ft.push("retx", C::U32(retx));
-        if !self.frame_latency.is_empty() {
+        if self.cfg.frame_latency {
             // closed-loop UDP flows (seed 001's L2 generators): mean latency of the frames
             // delivered, from their making at the source to their arrival (NaN: none)
-            let n = self.flows.len();
-            let lat: Vec<f64> = (0..n).map(|i| self.frame_latency.get(i).map_or(f64::NAN, |&(s, c)| if c == 0 { f64::NAN } else { s as f64 / c as f64 })).collect();
+            let lat = self.frame_latency.column(ids.clone(), |&(s, c)| if c == 0 { f64::NAN } else { s as f64 / c as f64 });
             ft.push("mean_frame_latency_ps", C::F64(lat));
         }
+        self.mechs.flow_columns(ids, &mut ft);
+        ft
+    }
+
+    /// Finalize at the current time and build the result tables (in a streamed run, the
+    /// flows table holds the rows not handed out yet).
+    pub fn results(&mut self) -> Results {
+        let now = self.now;
+        let n = self.flows.len();
+        let ft = self.flows_table(self.flows.first_held()..n);
+        let with_loss = self.flows.with_loss_handed_out() + ft.u32("drops").iter().filter(|&&d| d > 0).count();
 
         let mut pt = Table::default();
         let mut node = vec![];
@@ -155,9 +187,7 @@ impl Sim {
             now,
             topo: &self.topo,
             queues: self.cfg.queues,
-            flows: n,
             ports_table: &mut pt,
-            flows_table: &mut ft,
             summary: summary.as_object_mut().unwrap(),
             metrics: Vec::new(),
             queue_notes: Vec::new(),

@@ -30,7 +30,7 @@ use crate::net::{FlowId, HostId, NodeId, PortId};
 use crate::sim::SimTime;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-pub use flow_table::{FlowRow, FlowTable};
+pub use flow_table::{FlowRow, FlowTable, PerFlow};
 use tcp::Receiver;
 pub use transport::Sender;
 

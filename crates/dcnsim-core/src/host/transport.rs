@@ -80,6 +80,12 @@ pub struct Receipt {
 }
 
 impl Sender {
+    /// Whether the flow can do nothing more by itself: a datagram source that has made all
+    /// of its `size` bytes (a lost datagram is never sent again, so the flow may never
+    /// finish).
+    pub fn spent(&self, size: u64) -> bool {
+        matches!(self, Sender::Udp(u) if u.sent >= size)
+    }
     /// A new flow's sender of `transport` at a NIC of `line_rate_bps`; `base_rtt`: the
     /// fabric's largest base RTT, asked only for a rate-controlled transport.
     #[allow(clippy::too_many_arguments)]

@@ -72,6 +72,12 @@ impl Table {
             _ => panic!("no u64 column {name}"),
         }
     }
+    pub fn u32(&self, name: &str) -> &[u32] {
+        match self.get(name) {
+            Some(ColumnData::U32(v)) => v,
+            _ => panic!("no u32 column {name}"),
+        }
+    }
     pub fn f64(&self, name: &str) -> &[f64] {
         match self.get(name) {
             Some(ColumnData::F64(v)) => v,

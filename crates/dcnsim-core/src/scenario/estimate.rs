@@ -6,15 +6,16 @@
 //!
 //! The estimate counts what the builder allocates up front and what grows with the
 //! scenario's size: nodes and ports (with their queues), the routing table (switches x
-//! edge switches), hosts, and the flows the workloads will generate (their specs and
-//! per-flow state), each from `size_of` of the engine's own records. Packets in flight are
+//! edge switches), hosts, and the flows the workloads will generate (a row each, the whole
+//! state of those in flight), each from `size_of` of the engine's own records. Packets in flight are
 //! bounded by the buffers and not counted. It is an estimate (within a small factor), and
 //! only meant to tell "fits" from "cannot possibly fit".
 
 use super::schema::*;
 use super::{clos2_spines, err, resolve_cdf, ScenarioError};
 use crate::host::tcp::TcpSender;
-use crate::host::Flow;
+use crate::engine::FLOWS_TABLE_ROW_BYTES;
+use crate::host::{Flow, FlowTable};
 use crate::net::port::{Egress, PortCtl};
 use crate::net::{Packet, TELEMETRY_BYTES_PER_PACKET};
 use crate::switch::queue::{PktQueue, QueueStats};
@@ -114,14 +115,16 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, ScenarioError> {
         _ => t.host_link.map_or((0, 0), |l| (l.rate.0, l.delay.0 .0)),
     };
     let (host_rate, round_trip) = (host_rate as f64, 4.0 * link_delay as f64 * 1e-12);
-    // every flow keeps its spec and record; a running flow also has a sender and a window of
-    // packets in flight (each with its event), for at most a few flows per host at a time
+    // every flow keeps its row of the flow table and, at the end, its row of the results
+    // table; a running flow also has its record, a sender and a window of packets in flight
+    // (each with its event), for at most a few flows per host at a time (flows are made as
+    // the run reaches them: one pending spec per host's process)
     let window = s.transport.init_cwnd.unwrap_or(DEFAULT_INIT_CWND) as u128;
-    let per_flow = (std::mem::size_of::<FlowSpec>() + std::mem::size_of::<Flow>()) as u128;
+    let per_flow = (FlowTable::BYTES_PER_FLOW + FLOWS_TABLE_ROW_BYTES) as u128;
     // with INT every packet slot also holds its telemetry records
     let telemetry = s.switch.int.as_ref().map_or(0, |_| TELEMETRY_BYTES_PER_PACKET);
     let per_window = window * (std::mem::size_of::<Packet>() + 32 + telemetry) as u128;
-    let per_running = std::mem::size_of::<TcpSender>() as u128 + per_window;
+    let per_running = (std::mem::size_of::<Flow>() + std::mem::size_of::<TcpSender>()) as u128 + per_window;
     let mut flows_total: u128 = 0;
     let mut biggest: (u128, String) = (0, String::new());
     for i in 0..s.workload.len() {
@@ -132,7 +135,8 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, ScenarioError> {
         }
     }
     let running = flows_total.min(8 * hosts);
-    let flow_bytes = flows_total.saturating_mul(per_flow).saturating_add(running.saturating_mul(per_running));
+    let pending = hosts * std::mem::size_of::<FlowSpec>() as u128;
+    let flow_bytes = flows_total.saturating_mul(per_flow).saturating_add(running.saturating_mul(per_running)).saturating_add(pending);
     // the initial windows' packets, when they are most of the flows' memory, are the
     // transport's doing, not the workload's
     let windows = running.saturating_mul(per_window);

@@ -1280,7 +1280,9 @@ fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Routes, SimCo
     // the flows are made as the run reaches them; a first set of the same processes,
     // made and dropped flow by flow, counts them (for the progress and the summary) and
     // finds what the warnings look for
-    let (planned, hpcc) = flow_specs(s, &topo, seed)?.procs.into_iter().flatten().fold((0, false), |(n, h), f| (n + 1, h || f.transport == HPCC));
+    let (planned, hpcc, udp_loops) = flow_specs(s, &topo, seed)?.procs.into_iter().flatten().fold((0, false, false), |(n, h, u), f| {
+        (n + 1, h || f.transport == HPCC, u || (f.closed_loop.is_some() && f.transport == crate::host::Transport::Udp))
+    });
     let Flows { procs, loops, tags } = flow_specs(s, &topo, seed)?;
     let switch_latency = sw.latency.map(|d| d.0).unwrap_or(SimTime::ZERO);
     let ci = sw.ci.as_ref().map(mechanisms::ci::params);
@@ -1323,6 +1325,7 @@ fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Routes, SimCo
         capture: capture_params(s, &topo)?,
         loops,
         warnings: Vec::new(),
+        frame_latency: udp_loops,
     };
     cfg.warnings = warnings(s, &cfg, planned, hpcc);
     Ok((topo, routes, cfg, FlowArrivals::new(procs, planned)))

@@ -239,8 +239,15 @@ pub trait SwitchMechanism: Sized {
     fn on_host_msg(&mut self, _m: Self::Msg, _port: PortId, _pkt: PktId, _cx: &mut Ctx) {}
     /// One of its timers is due.
     fn on_timer(&mut self, _t: Self::Timer, _cx: &mut Ctx) {}
-    /// Add its columns to the ports and flows tables and its keys to the summary.
+    /// Add its columns to the ports table and its keys to the summary (totals over every
+    /// flow, those `forget_flows` forgot included).
     fn report(&self, _r: &mut Report) {}
+    /// Its columns of the flows table for flows `ids`, in id order (the rows `report`'s
+    /// table has, or those a streamed run hands out).
+    fn flow_columns(&self, _ids: std::ops::Range<usize>, _t: &mut crate::metrics::Table) {}
+    /// The rows of the flows below `upto` were handed out (a streamed run): forget what it
+    /// keeps per flow for them, keeping what its summary totals.
+    fn forget_flows(&mut self, _upto: usize) {}
     /// Memory a switch with these ports keeps beside its shared pool for this mechanism.
     fn reserved_beside(&self, _ports: &[PortId]) -> u64 {
         0
@@ -503,10 +510,22 @@ macro_rules! switch_mechanisms {
             }
 
             /// Add the mechanisms' columns to the ports table (one row per port and queue, in
-            /// port order) and to the flows table, and their keys to the summary.
+            /// port order), and their keys to the summary.
             pub fn report(&mut self, r: &mut Report) {
                 use $crate::switch::mechanism::SwitchMechanism;
                 $(if let Some(m) = &self.$field { m.report(r); })*
+            }
+
+            /// The mechanisms' columns of the flows table for flows `ids`.
+            pub fn flow_columns(&self, ids: std::ops::Range<usize>, t: &mut $crate::metrics::Table) {
+                use $crate::switch::mechanism::SwitchMechanism;
+                $(if let Some(m) = &self.$field { m.flow_columns(ids.clone(), t); })*
+            }
+
+            /// The flows below `upto` were handed out: the mechanisms forget them.
+            pub fn forget_flows(&mut self, upto: usize) {
+                use $crate::switch::mechanism::SwitchMechanism;
+                $(if let Some(m) = &mut self.$field { m.forget_flows(upto); })*
             }
 
             /// Memory a switch with these ports keeps beside its shared pool for the

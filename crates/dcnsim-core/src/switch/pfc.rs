@@ -32,6 +32,7 @@ use super::pipeline::{Admission, Arrival, Better, Ctx, Departure, Effect, Report
 use super::{DropReason, Frame, MechTimer, PktQueue};
 use crate::engine::EndReason;
 use crate::metrics::ColumnData as C;
+use crate::host::PerFlow;
 use crate::net::{FlowId, PacketArena, PktId, PortId};
 use crate::sim::{bytes_in, ser_time, SimTime};
 
@@ -296,7 +297,9 @@ pub struct Pfc {
     frames_tx: Vec<u64>,
     frames_rx: Vec<u64>,
     /// Flows with a packet that waited in a queue while that queue was paused.
-    victims: Vec<bool>,
+    victims: PerFlow<bool>,
+    /// Flows marked victims, those forgotten included.
+    victims_total: usize,
     deadlock_check_pending: bool,
     /// The paused queues ("node:port:class") of a detected deadlock cycle.
     deadlock: Vec<String>,
@@ -315,7 +318,8 @@ impl Pfc {
             paused: vec![Paused::default(); ports],
             frames_tx: vec![0; ports * queues],
             frames_rx: vec![0; ports * queues],
-            victims: Vec::new(),
+            victims: PerFlow::default(),
+            victims_total: 0,
             deadlock_check_pending: false,
             deadlock: Vec::new(),
             ingress_used: vec![0; switches],
@@ -596,11 +600,9 @@ impl SwitchMechanism for Pfc {
     fn on_dequeue(&mut self, d: &Departure, cx: &mut Ctx) -> Verdict {
         let c = if self.p.link_mode { 0 } else { d.queue };
         if self.paused[d.port as usize].paused_during(c, d.enq) {
-            let f = d.flow as usize;
-            if self.victims.len() <= f {
-                self.victims.resize(f + 1, false);
-            }
-            self.victims[f] = true;
+            let v = self.victims.entry(d.flow);
+            self.victims_total += !*v as usize;
+            *v = true;
         }
         if self.p.egress_queue {
             if self.p.is_lossless(d.queue) {
@@ -700,14 +702,20 @@ impl SwitchMechanism for Pfc {
         }
     }
 
+    /// Flows column paused: a victim (some packet of it waited in a paused queue).
+    fn flow_columns(&self, ids: std::ops::Range<usize>, t: &mut crate::metrics::Table) {
+        t.push("paused", C::U8(self.victims.column(ids, |&v| v as u8)));
+    }
+    fn forget_flows(&mut self, upto: usize) {
+        self.victims.forget(upto);
+    }
     /// When configured: ports columns pfc_tx_frames, pfc_rx_frames, xoff_time_ps,
     /// pause_periods; flows column paused (a victim: some packet waited in a paused queue);
     /// summary pfc_frames, xoff_time_ps, ports_paused, flows_paused, deadlock.
     fn report(&self, r: &mut Report) {
         let rows = r.topo.ports.len() * r.queues;
         let mut c: [Vec<u64>; 4] = std::array::from_fn(|_| Vec::with_capacity(rows));
-        let mut paused = vec![0u8; r.flows];
-        let (mut frames, mut xoff_total, mut ports_paused, mut victims) = (0u64, 0u64, 0u64, 0usize);
+        let (mut frames, mut xoff_total, mut ports_paused) = (0u64, 0u64, 0u64);
         let link = self.p.link_mode;
         for port in 0..r.topo.ports.len() {
             let ps = &self.paused[port];
@@ -725,20 +733,15 @@ impl SwitchMechanism for Pfc {
             }
             ports_paused += was_paused as u64;
         }
-        for (f, &v) in self.victims.iter().enumerate() {
-            paused[f] = v as u8;
-            victims += v as usize;
-        }
         let [tx, rx, xoff, periods] = c;
         r.ports_table.push("pfc_tx_frames", C::U64(tx));
         r.ports_table.push("pfc_rx_frames", C::U64(rx));
         r.ports_table.push("xoff_time_ps", C::U64(xoff));
         r.ports_table.push("pause_periods", C::U64(periods));
-        r.flows_table.push("paused", C::U8(paused));
         r.summary.insert("pfc_frames".into(), frames.into());
         r.summary.insert("xoff_time_ps".into(), xoff_total.into());
         r.summary.insert("ports_paused".into(), ports_paused.into());
-        r.summary.insert("flows_paused".into(), victims.into());
+        r.summary.insert("flows_paused".into(), self.victims_total.into());
         r.summary.insert("deadlock".into(), self.deadlock.clone().into());
         // The names say what each counts: a transmitter's pause state counts every PAUSE it
         // obeys, also one another mechanism sent in PFC's format (SFC's proxy, which counts

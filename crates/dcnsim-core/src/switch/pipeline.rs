@@ -230,9 +230,7 @@ pub struct Report<'a> {
     pub now: SimTime,
     pub topo: &'a Topology,
     pub queues: usize,
-    pub flows: usize,
     pub ports_table: &'a mut Table,
-    pub flows_table: &'a mut Table,
     pub summary: &'a mut serde_json::Map<String, serde_json::Value>,
     /// The summary keys a comparison table shows, in order (summary "metrics").
     pub metrics: Vec<serde_json::Value>,

@@ -51,6 +51,7 @@ use super::mechanism::{Caps, Fabric, Never, SwitchMechanism};
 use super::pipeline::{Arrival, Better, Ctx, Effect, Report};
 use super::Msg;
 use crate::metrics::ColumnData as C;
+use crate::host::PerFlow;
 use crate::net::{FlowId, PktId, PktKind, PortId};
 use crate::sim::{ser_time, SimTime};
 use rand::Rng as _;
@@ -353,13 +354,15 @@ pub struct Qcn {
     cp: Vec<Cp>,
     cnms_sent: Vec<u64>,
     /// Per flow, from its first CNM.
-    rp: Vec<Option<Rp>>,
+    rp: PerFlow<Option<Rp>>,
+    /// Flows `forget_flows` forgot that received a CNM.
+    limited_forgotten: usize,
 }
 
 impl Qcn {
     pub fn new(p: QcnParams, ports: usize, queues: usize) -> Qcn {
         let cp = vec![Cp { q_old: 0, to_sample: p.cp.sample_base }; ports * queues];
-        Qcn { p, queues, cp, cnms_sent: vec![0; ports * queues], rp: Vec::new() }
+        Qcn { p, queues, cp, cnms_sent: vec![0; ports * queues], rp: PerFlow::default(), limited_forgotten: 0 }
     }
 }
 
@@ -403,19 +406,16 @@ impl SwitchMechanism for Qcn {
     /// A CNM reached the source NIC behind `port`: the flow's reaction point cuts its rate.
     fn on_host_msg(&mut self, _m: Cnm, port: PortId, pkt: PktId, cx: &mut Ctx) {
         let p = cx.pkts.get(pkt);
-        let (flow, qntz) = (p.flow as usize, CnmFields::unpack(p.seq).qntz.min(QNTZ_MAX));
-        if self.rp.len() <= flow {
-            self.rp.resize(flow + 1, None);
-        }
+        let (flow, qntz) = (p.flow, CnmFields::unpack(p.seq).qntz.min(QNTZ_MAX));
         let line = cx.topo.ports[port as usize].rate_bps;
-        self.rp[flow].get_or_insert_with(|| Rp::new(line)).on_cnm(&self.p.rp, qntz, cx.now);
+        self.rp.entry(flow).get_or_insert_with(|| Rp::new(line)).on_cnm(&self.p.rp, qntz, cx.now);
     }
 
     /// A frame of `wire` bytes of `flow` left its NIC at `now`: until when the limiter holds
     /// the flow, if it limits it.
     #[inline]
     fn on_host_send(&mut self, flow: FlowId, wire: u32, now: SimTime) -> Option<SimTime> {
-        let rp = self.rp.get_mut(flow as usize)?.as_mut()?;
+        let rp = self.rp.get_mut(flow)?.as_mut()?;
         if !rp.active {
             return None;
         }
@@ -423,17 +423,20 @@ impl SwitchMechanism for Qcn {
         rp.active.then(|| now + ser_time(wire as u64, rp.rate_bps().max(1)))
     }
 
+    /// Flows column qcn_cnms_received: CNMs the flow's reaction point received.
+    fn flow_columns(&self, ids: std::ops::Range<usize>, t: &mut crate::metrics::Table) {
+        t.push("qcn_cnms_received", C::U64(self.rp.column(ids, |rp| rp.as_ref().map_or(0, |rp| rp.cnms))));
+    }
+    fn forget_flows(&mut self, upto: usize) {
+        self.limited_forgotten += self.rp.forget(upto).filter(|rp| rp.as_ref().is_some_and(|rp| rp.cnms > 0)).count();
+    }
     /// Ports column qcn_cnms (CNMs sent by each congestion point), flows column
     /// qcn_cnms_received, summary keys qcn_cnms and qcn_limited_flows.
     fn report(&self, r: &mut Report) {
         r.summary.insert("qcn_cnms".into(), self.cnms_sent.iter().sum::<u64>().into());
         r.ports_table.push("qcn_cnms", C::U64(self.cnms_sent.clone()));
-        let mut rx = vec![0u64; r.flows];
-        for (f, rp) in self.rp.iter().enumerate().take(r.flows) {
-            rx[f] = rp.as_ref().map_or(0, |rp| rp.cnms);
-        }
-        r.summary.insert("qcn_limited_flows".into(), rx.iter().filter(|&&n| n > 0).count().into());
-        r.flows_table.push("qcn_cnms_received", C::U64(rx));
+        let limited = self.limited_forgotten + self.rp.values().filter(|rp| rp.as_ref().is_some_and(|rp| rp.cnms > 0)).count();
+        r.summary.insert("qcn_limited_flows".into(), limited.into());
         r.metric("qcn_cnms", "QCN CNMs sent", 1.0, "int", Better::Neither);
         r.queue_threshold(None, "QCN Q_eq", self.p.cp.q_eq);
     }
@@ -632,7 +635,7 @@ mod tests {
         let pkt = b.pkts.alloc(crate::net::Packet { kind: PktKind::Msg(Msg::Qcn(Cnm)), flow: 3, seq: 64, ..crate::net::Packet::blank() });
         let h0 = b.port("h0", "left");
         q.on_host_msg(Cnm, h0, pkt, &mut b.cx(SimTime::ZERO));
-        let rate = q.rp[3].as_ref().unwrap().rate_bps();
+        let rate = q.rp.get(3).unwrap().as_ref().unwrap().rate_bps();
         assert_eq!(rate, 50_781_250_000, "100G NIC cut by 63/128 (the feedback saturates at 63)");
         assert_eq!(q.on_host_send(3, 1500, SimTime::from_us(1)), Some(SimTime::from_us(1) + ser_time(1500, rate)));
     }

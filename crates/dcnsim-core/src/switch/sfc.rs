@@ -37,6 +37,7 @@ use super::mechanism::{Caps, Fabric, MsgAt, Never, SwitchMechanism};
 use super::pipeline::{Arrival, Better, Ctx, Effect, Report};
 use super::{Frame, Mechanisms, Msg};
 use crate::metrics::ColumnData as C;
+use crate::host::PerFlow;
 use crate::net::{FlowId, HostId, NodeKind, PktId, PktKind, PortId};
 use crate::sim::{ser_time, SimTime};
 use crate::switch::pfc::{PauseFrame, PfcParams};
@@ -136,7 +137,9 @@ pub struct Sfc {
     received: Vec<u64>,
     cache_hits: Vec<u64>,
     proxy_pauses: Vec<u64>,
-    flows: Vec<FlowPause>,
+    flows: PerFlow<FlowPause>,
+    /// Paused time of the flows `forget_flows` forgot.
+    paused_forgotten: u64,
 }
 
 /// An SFC message (P802.1Qdw): pause the packet's `flow` (sent to destination `src`) in
@@ -164,7 +167,8 @@ impl Sfc {
             received: vec![0; rows],
             cache_hits: vec![0; rows],
             proxy_pauses: vec![0; rows],
-            flows: Vec::new(),
+            flows: PerFlow::default(),
+            paused_forgotten: 0,
         }
     }
 
@@ -196,11 +200,7 @@ impl Sfc {
 
     /// Add [from, until) to the flow's paused time (the union of its pauses).
     fn flow_paused(&mut self, flow: FlowId, from: SimTime, until: SimTime) {
-        let f = flow as usize;
-        if self.flows.len() <= f {
-            self.flows.resize(f + 1, FlowPause::default());
-        }
-        let e = &mut self.flows[f];
+        let e = self.flows.entry(flow);
         if until > e.until {
             e.total += (until - from.max(e.until)).0;
             e.until = until;
@@ -295,6 +295,13 @@ impl SwitchMechanism for Sfc {
         cx.push(Effect::HoldFlow { flow, until });
     }
 
+    /// Flows column sfc_paused_ps: the union of the flow's pauses.
+    fn flow_columns(&self, ids: std::ops::Range<usize>, t: &mut crate::metrics::Table) {
+        t.push("sfc_paused_ps", C::U64(self.flows.column(ids, |e| e.total)));
+    }
+    fn forget_flows(&mut self, upto: usize) {
+        self.paused_forgotten += self.flows.forget(upto).map(|e| e.total).sum::<u64>();
+    }
     /// Ports columns sfc_sent, sfc_suppressed, sfc_received, sfc_cache_hits,
     /// sfc_proxy_pauses (per port and class); flows column sfc_paused_ps; summary keys of the
     /// same names (totals).
@@ -310,12 +317,8 @@ impl SwitchMechanism for Sfc {
             r.summary.insert(name.into(), v.iter().sum::<u64>().into());
             r.ports_table.push(name, C::U64(v.clone()));
         }
-        let mut paused = vec![0u64; r.flows];
-        for (f, e) in self.flows.iter().enumerate().take(r.flows) {
-            paused[f] = e.total;
-        }
-        r.summary.insert("sfc_paused_ps".into(), paused.iter().sum::<u64>().into());
-        r.flows_table.push("sfc_paused_ps", C::U64(paused));
+        let paused = self.paused_forgotten + self.flows.values().map(|e| e.total).sum::<u64>();
+        r.summary.insert("sfc_paused_ps".into(), paused.into());
         r.metric("sfc_sent", "SFC messages sent", 1.0, "int", Better::Neither);
         r.metric("sfc_suppressed", "SFC messages suppressed", 1.0, "int", Better::Neither);
         r.metric("sfc_cache_hits", "SFC cache hits", 1.0, "int", Better::Neither);
@@ -450,7 +453,7 @@ mod tests {
         assert_eq!(msg(&mut b, SimTime::from_us(102), SimTime::from_us(10)), (true, vec![1954]));
         assert_eq!(sfc.proxy_pauses[to_h0 as usize], 2);
         // the flow was paused over [100, 112) us
-        assert_eq!(sfc.flows[9].total, SimTime::from_us(12).0);
+        assert_eq!(sfc.flows.get(9).unwrap().total, SimTime::from_us(12).0);
         // the ToR's own XOFF toward the NIC is running: a proxy PAUSE would shorten it
         let pkt = b.pkts.alloc(Packet { kind: PktKind::Msg(Msg::Sfc(SfcMsg { class: 0 })), flow: 9, src: 2, dst: 0, seq: SimTime::from_us(20).0, size: 64, ..Packet::blank() });
         assert!(sfc.on_msg(SfcMsg { class: 0 }, MsgAt { sw: 0, out: to_h0, pkt }, &others(&b, Some(to_h0)), &mut b.cx(SimTime::from_us(103))));
