@@ -157,7 +157,8 @@ def _run_plot(outdir: Path) -> Optional[bytes]:
 
     from .plots import figure
 
-    flows = pd.read_parquet(outdir / "flows.parquet")
+    # (dcnsim run -o writes rows in the order they became final)
+    flows = pd.read_parquet(outdir / "flows.parquet").sort_values("flow_id", ignore_index=True)
     s = flows["slowdown"].dropna().to_numpy() if "slowdown" in flows else np.array([])
     if not len(flows):
         return None

@@ -137,7 +137,7 @@ def fct_table(flows: Any, bins: Optional[Sequence[int]] = None) -> pd.DataFrame:
 
 #: Order statistics are picked from at most this many values held at once; a narrower
 #: value range is searched first where more fall in one (``FctAccumulator``).
-_SELECT_AT_MOST = 1 << 20
+_SELECT_AT_MOST = 1 << 16
 #: Sub-ranges of one narrowing pass.
 _NARROW = 4096
 #: Keys of the first pass's log-scale histogram: 16 per octave of the FCT in ps.

@@ -1,12 +1,16 @@
 //! Run a scenario file with the core alone (no Python) and print engine
 //! statistics: used for profiling and by bench/run.py as a cross-check.
-//! Usage: cargo run --release --example run_scenario -- FILE [VARIANT]
+//! Usage: cargo run --release --example run_scenario -- FILE [VARIANT] [--stream]
+//! With --stream the finished flows' rows are handed out (and dropped) as they become
+//! final, as `dcnsim run -o` does.
 
 use dcnsim_core::scenario::{load, RunOptions};
 use std::time::Instant;
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
+    let mut args: Vec<String> = std::env::args().collect();
+    let stream = args.iter().any(|a| a == "--stream");
+    args.retain(|a| a != "--stream");
     let path = args.get(1).expect("usage: run_scenario FILE [VARIANT]");
     let text = std::fs::read_to_string(path).expect("readable scenario file");
     let t0 = Instant::now();
@@ -18,7 +22,19 @@ fn main() {
         }
     };
     let build = t0.elapsed();
-    sim.run();
+    if stream {
+        sim.stream_flows();
+        let mut rows = 0;
+        while !sim.done() {
+            let t = sim.now() + dcnsim_core::sim::SimTime::from_us(100);
+            sim.run_until(t);
+            rows += sim.take_final_flows().map_or(0, |t| t.rows());
+        }
+        rows += sim.take_final_flows().map_or(0, |t| t.rows());
+        println!("rows handed out during the run: {rows}");
+    } else {
+        sim.run();
+    }
     let wall = t0.elapsed();
     let r = sim.results();
     let s = &r.summary;
@@ -33,4 +49,8 @@ fn main() {
         wall.as_secs_f64(),
         sim.events() as f64 / wall.as_secs_f64() / 1e6
     );
+    // the peak resident memory of the whole run (results included), where the kernel says
+    if let Some(kb) = std::fs::read_to_string("/proc/self/status").ok().and_then(|s| s.lines().find_map(|l| l.strip_prefix("VmHWM:").and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok()))) {
+        println!("peak_rss_mb={}", kb / 1024);
+    }
 }

@@ -225,6 +225,10 @@ pub struct Sim {
     /// Each NIC's flows with a segment ready to send.
     ready: ReadyLists,
     flows: FlowTable,
+    /// A streamed run (`stream_flows`) moves the rows that became final into `outbox` when
+    /// the first event at or after this time comes (MAX: not streamed).
+    next_final: SimTime,
+    outbox: Option<crate::metrics::Table>,
     /// The flows still to start, made as the run reaches them.
     arrivals: FlowArrivals,
     active: usize,
@@ -428,6 +432,8 @@ impl Sim {
             hosts,
             ready,
             flows,
+            next_final: SimTime::MAX,
+            outbox: None,
             arrivals,
             active: 0,
             finished: 0,
@@ -583,6 +589,9 @@ impl Sim {
             };
             self.look_ahead();
             self.now = t;
+            if t >= self.next_final {
+                self.collect_final();
+            }
             self.events += 1;
             self.dispatch(ev);
             if self.active == 0 && self.arrivals.is_done() {

@@ -4,36 +4,61 @@
 
 use super::{QueueSampling, Sim};
 use crate::metrics::{ColumnData as C, Results, Table};
+use crate::sim::SimTime;
 use crate::switch::pipeline::Report;
+
+/// How often a streamed run looks for rows that became final (`Sim::take_final_flows`):
+/// often enough that what waits stays small beside the flows in flight, rarely enough that
+/// the look (over the flows held) costs nothing.
+const FINAL_EVERY: SimTime = SimTime::from_us(100);
 
 /// Bytes of one row of the flows table `results` builds (its 16 engine columns).
 pub const FLOWS_TABLE_ROW_BYTES: usize = 8 * 8 + 2 * 4 + 1 + 2 + 1 + 3 * 4;
 
 impl Sim {
-    /// Count every flow's packets in the network so that `take_final_flows` can hand out
-    /// finished flows' rows during the run (`dcnsim run -o` writes them as they come, so
-    /// that its memory does not grow with the flows that have finished). Before the run.
+    /// Hand out the flows' rows as they become final (`take_final_flows`) instead of keeping
+    /// them to the end (`dcnsim run -o` writes them as they come, so that its memory does not
+    /// grow with the flows that have finished). Before the run.
     pub fn stream_flows(&mut self) {
         self.flows.stream();
+        self.next_final = self.now + FINAL_EVERY;
     }
 
-    /// The rows of the flows table that are final (each flow finished with no packet of it
-    /// left, and every flow before it too) and not handed out yet, in id order; the run
-    /// forgets them, so `results` holds the rows after them. None: no new final row.
+    /// The rows of the flows table that became final and were not handed out yet; the run
+    /// forgets them, so `results` holds only the others. None: none yet.
+    ///
+    /// A row is final once its flow has finished (or, a datagram flow, is spent) with no
+    /// packet of it left in the network. The run looks for final rows every `FINAL_EVERY`
+    /// of simulated time (before the first event at or after each multiple), and each look
+    /// adds its rows in id order: the order of the rows handed out is the run's own, however
+    /// often the caller takes them.
     pub fn take_final_flows(&mut self) -> Option<Table> {
+        self.outbox.take()
+    }
+
+    /// Move the rows that became final into the outbox.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn collect_final(&mut self) {
+        let t = self.now.0;
+        self.next_final = SimTime(t - t % FINAL_EVERY.0 + FINAL_EVERY.0);
         let ids = self.flows.take_final();
         if ids.is_empty() {
-            return None;
+            return;
         }
-        let t = self.flows_table(ids.clone());
-        self.flows.forget(ids.end);
-        self.frame_latency.forget(ids.end);
-        self.mechs.forget_flows(ids.end);
-        Some(t)
+        let rows = self.flows_table(&ids);
+        self.flows.forget(&ids);
+        let below = self.flows.first_held();
+        self.frame_latency.forget(&ids, below);
+        self.mechs.forget_flows(&ids, below);
+        match &mut self.outbox {
+            Some(o) => o.append(rows),
+            None => self.outbox = Some(rows),
+        }
     }
 
-    /// The flows table's rows of flows `ids` (none of them handed out).
-    fn flows_table(&self, ids: std::ops::Range<usize>) -> Table {
+    /// The flows table's rows of flows `ids` (in id order, none of them handed out).
+    fn flows_table(&self, ids: &[usize]) -> Table {
         let mut ft = Table::default();
         let n = ids.len();
         let mut cols: [Vec<u64>; 7] = Default::default();
@@ -41,7 +66,7 @@ impl Sim {
         let mut slowdown = Vec::with_capacity(n);
         let (mut prio, mut tag, mut fin) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
         let (mut drops, mut marks, mut retx) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
-        for id in ids.clone() {
+        for &id in ids {
             let f = self.flow_row(id as u32);
             let fct = if f.finished { (f.end - f.start).0 } else { 0 };
             cols[0].push(id as u64);
@@ -81,7 +106,7 @@ impl Sim {
         if self.cfg.frame_latency {
             // closed-loop UDP flows (seed 001's L2 generators): mean latency of the frames
             // delivered, from their making at the source to their arrival (NaN: none)
-            let lat = self.frame_latency.column(ids.clone(), |&(s, c)| if c == 0 { f64::NAN } else { s as f64 / c as f64 });
+            let lat = self.frame_latency.column(ids, |&(s, c)| if c == 0 { f64::NAN } else { s as f64 / c as f64 });
             ft.push("mean_frame_latency_ps", C::F64(lat));
         }
         self.mechs.flow_columns(ids, &mut ft);
@@ -92,8 +117,7 @@ impl Sim {
     /// flows table holds the rows not handed out yet).
     pub fn results(&mut self) -> Results {
         let now = self.now;
-        let n = self.flows.len();
-        let ft = self.flows_table(self.flows.first_held()..n);
+        let ft = self.flows_table(&self.flows.held());
         let with_loss = self.flows.with_loss_handed_out() + ft.u32("drops").iter().filter(|&&d| d > 0).count();
 
         let mut pt = Table::default();

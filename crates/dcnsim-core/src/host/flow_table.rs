@@ -15,8 +15,11 @@ use crate::metrics::wire::FlowWire;
 use crate::net::{FlowId, HostId};
 use crate::sim::SimTime;
 
-/// No slot: the flow has finished.
+/// No slot: the flow has finished (and, in a streamed table, its row was handed out).
 const GONE: u32 = u32::MAX;
+/// In a streamed table, a finished flow whose row waits in its slot to be handed out:
+/// `DONE | slot`. `slot()` treats it as gone (any value at or above `DONE`).
+const DONE: u32 = 1 << 31;
 
 /// One flow's line of the flows table (`engine/results.rs`): fixed at its start (sizes,
 /// ends, times) and, once it has finished, its outcome. 64 bytes.
@@ -41,26 +44,32 @@ pub struct FlowRow {
 
 const _: () = assert!(std::mem::size_of::<FlowRow>() == 64);
 
-/// The flows of a run by id: the live ones' records in a slab, every one's row but those
-/// a streamed run has handed out (`take_final`).
+/// The flows of a run by id: the live ones' records in a slab, and every flow's row.
+///
+/// Two ways to keep the rows. By default every row stays, by flow id, to the end of the run
+/// (`results` reads them all). A streamed table (`stream`) keeps a row only until it is
+/// final and handed out (`take_final`): in the flow's slot, which the flow keeps after it
+/// finishes until then, so what stays per flow ever started is its entry in the id-to-slot
+/// map (4 bytes, and only from the oldest flow not yet handed out).
 #[derive(Debug, Default)]
 pub struct FlowTable {
-    /// Flows below this id have been handed out and forgotten (`forget`); `rows`,
-    /// `slot_of` and `outstanding` start at it.
+    /// Flows started.
+    started: usize,
+    /// Flows below this id are all handed out; `slot_of` (and by default `rows`) start at it.
     base: usize,
+    /// The rows: by id from `base` by default, by slot in a streamed table.
     rows: Vec<FlowRow>,
-    /// Slot in `live` of each flow id from `base`; `GONE` once finished.
+    /// Slot in `live` of each flow id from `base`; `GONE` once finished (streamed: once
+    /// handed out; `DONE | slot` while a finished flow's row waits).
     slot_of: Vec<u32>,
-    /// Packets of each flow from `base` still in the network, counted only in a streamed
-    /// run (`stream`): a finished flow's row is final once none is left, since a late
-    /// packet can still count a drop on it or make a mechanism mark it.
-    outstanding: Option<Vec<u32>>,
-    /// Every flow below this id is final (finished, no packet left), up to `len()`.
-    final_upto: usize,
-    /// Flows handed out that had a drop.
-    with_loss_out: usize,
     live: Vec<Flow>,
     free: Vec<u32>,
+    /// A streamed table: packets of the flow in each slot still in the network (a finished
+    /// flow's row is final once none is left, since a late packet can still count a drop on
+    /// it or make a mechanism mark it).
+    outstanding: Option<Vec<u32>>,
+    /// Flows handed out that had a drop.
+    with_loss_out: usize,
     /// The flow that continued each finished flow's connection (`Flow::reuse_connection`),
     /// by id, as far as the last one that was continued (empty in runs without).
     continued: Vec<FlowId>,
@@ -75,80 +84,94 @@ impl FlowTable {
     /// Flows started so far.
     #[inline]
     pub fn len(&self) -> usize {
-        self.base + self.rows.len()
+        self.started
     }
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.started == 0
     }
-    /// The first flow whose row is still held (those below were handed out).
-    pub fn first_held(&self) -> usize {
-        self.base
+    fn streamed(&self) -> bool {
+        self.outstanding.is_some()
     }
-    /// Count every flow's packets in the network so that final rows can be handed out
-    /// (`take_final`); before any flow starts.
+    /// Hand rows out as they become final (`take_final`) instead of keeping them all; before
+    /// any flow starts.
     pub fn stream(&mut self) {
         debug_assert!(self.is_empty());
         self.outstanding.get_or_insert_with(Vec::new);
     }
+    /// The slot holding flow `f`'s record or waiting row (streamed), if any.
+    #[inline(always)]
+    fn held_slot(&self, f: FlowId) -> Option<u32> {
+        match self.slot_of.get((f as usize).wrapping_sub(self.base)) {
+            Some(&s) if s != GONE => Some(s & !DONE),
+            _ => None,
+        }
+    }
     /// A packet of flow `f` (or about it: a mechanism's message) entered the network.
     #[inline(always)]
     pub fn packet_made(&mut self, f: FlowId) {
-        if let Some(o) = &mut self.outstanding {
-            if let Some(n) = o.get_mut((f as usize).wrapping_sub(self.base)) {
-                *n += 1;
+        if self.outstanding.is_some() {
+            if let Some(s) = self.held_slot(f) {
+                self.outstanding.as_mut().unwrap()[s as usize] += 1;
             }
         }
     }
     /// A packet of flow `f` left the network (delivered, consumed or dropped).
     #[inline(always)]
     pub fn packet_gone(&mut self, f: FlowId) {
-        if let Some(o) = &mut self.outstanding {
-            if let Some(n) = o.get_mut((f as usize).wrapping_sub(self.base)) {
-                *n -= 1;
+        if self.outstanding.is_some() {
+            if let Some(s) = self.held_slot(f) {
+                self.outstanding.as_mut().unwrap()[s as usize] -= 1;
             }
         }
     }
-    /// The flows whose rows are final and not yet handed out: finished, or spent (a
-    /// datagram flow that lost a datagram and will never finish), with no packet of theirs
-    /// left, and every flow before them too (rows go out in id order).
-    pub fn take_final(&mut self) -> std::ops::Range<usize> {
-        let out = self.outstanding.as_deref().unwrap_or(&[]);
-        while self.final_upto < self.len() {
-            let i = self.final_upto - self.base;
-            let s = self.slot_of[i];
-            let done = s == GONE || {
-                let fl = &self.live[s as usize];
-                !fl.in_ready && fl.sender.spent(fl.size)
-            };
-            if !done || out.get(i).is_some_and(|&n| n > 0) {
-                break;
+    /// A streamed table's flows whose rows are final and not handed out yet, in id order:
+    /// finished, or spent (a datagram flow that lost a datagram and will never finish), with
+    /// no packet of theirs left in the network. Rows go out as they become final, so the
+    /// order of the flows table is that of `take_final`'s calls, each in id order.
+    pub fn take_final(&self) -> Vec<usize> {
+        let Some(out) = &self.outstanding else {
+            return Vec::new();
+        };
+        let mut ids: Vec<usize> = Vec::new();
+        for (s, fl) in self.live.iter().enumerate() {
+            if fl.id == GONE || out[s] > 0 {
+                continue;
             }
-            self.final_upto += 1;
+            let f = fl.id as usize;
+            let done = self.slot_of[f - self.base] & DONE != 0;
+            if done || (!fl.in_ready && fl.sender.spent(fl.size)) {
+                ids.push(f);
+            }
         }
-        self.base..self.final_upto
+        ids.sort_unstable();
+        ids
     }
-    /// Forget the rows below `upto` (handed out; at most `take_final`'s end), and free the
-    /// slots of the spent flows among them.
-    pub fn forget(&mut self, upto: usize) {
-        debug_assert!(upto <= self.final_upto);
-        let n = upto - self.base;
-        for i in 0..n {
-            let s = self.slot_of[i];
-            if s != GONE {
-                let fl = std::mem::replace(&mut self.live[s as usize], Flow::vacant(GONE));
-                if let Some(r) = &mut self.retired {
-                    r.push(fl);
-                }
-                self.free.push(s);
-            }
+    /// Forget the rows of `ids` (handed out: from `take_final`) and free their slots.
+    pub fn forget(&mut self, ids: &[usize]) {
+        for &f in ids {
+            // (a spent flow's counters are still on its record)
+            self.with_loss_out += (self.row(f as FlowId, |_| 0).drops > 0) as usize;
+            let i = f - self.base;
+            let s = self.slot_of[i] & !DONE;
+            self.slot_of[i] = GONE;
+            self.live[s as usize] = Flow::vacant(GONE);
+            self.free.push(s);
         }
-        self.with_loss_out += self.rows[..n].iter().filter(|r| r.drops > 0).count();
-        self.rows.drain(..n);
-        self.slot_of.drain(..n);
-        if let Some(o) = &mut self.outstanding {
-            o.drain(..n);
+        // the map drops its prefix of handed-out flows once that is most of it
+        let k = self.slot_of.iter().position(|&s| s != GONE).unwrap_or(self.slot_of.len());
+        if k > 0 && 2 * k >= self.slot_of.len() {
+            self.slot_of.drain(..k);
+            self.base += k;
         }
-        self.base = upto;
+    }
+    /// The flows whose rows are still held (all but those handed out), in id order.
+    pub fn held(&self) -> Vec<usize> {
+        let streamed = self.streamed();
+        (self.base..self.started).filter(|&f| !streamed || self.slot_of[f - self.base] != GONE).collect()
+    }
+    /// The oldest flow not handed out (every one below it was).
+    pub fn first_held(&self) -> usize {
+        self.base
     }
     /// Flows handed out that had a drop.
     pub fn with_loss_handed_out(&self) -> usize {
@@ -165,20 +188,9 @@ impl FlowTable {
 
     /// Add a started flow (its id is the next one, `len()`); returns its slot.
     pub fn start(&mut self, flow: Flow) -> u32 {
-        debug_assert_eq!(flow.id as usize, self.len());
-        if let Some(o) = &mut self.outstanding {
-            o.push(0);
-        }
-        self.rows.push(FlowRow {
-            size: flow.size,
-            start: flow.start,
-            ideal: flow.ideal,
-            src: flow.src,
-            dst: flow.dst,
-            tag: flow.tag,
-            prio: flow.prio,
-            ..FlowRow::default()
-        });
+        debug_assert_eq!(flow.id as usize, self.started);
+        self.started += 1;
+        let row = FlowRow { size: flow.size, start: flow.start, ideal: flow.ideal, src: flow.src, dst: flow.dst, tag: flow.tag, prio: flow.prio, ..FlowRow::default() };
         if let Some(w) = &mut self.wires {
             w.push(flow.wire());
         }
@@ -192,6 +204,15 @@ impl FlowTable {
                 (self.live.len() - 1) as u32
             }
         };
+        if let Some(out) = &mut self.outstanding {
+            if out.len() < self.live.len() {
+                out.resize(self.live.len(), 0);
+                self.rows.resize(self.live.len(), FlowRow::default());
+            }
+            self.rows[slot as usize] = row;
+        } else {
+            self.rows.push(row);
+        }
         self.slot_of.push(slot);
         slot
     }
@@ -200,7 +221,7 @@ impl FlowTable {
     #[inline(always)]
     pub fn slot(&self, f: FlowId) -> Option<u32> {
         match self.slot_of.get((f as usize).wrapping_sub(self.base)) {
-            Some(&s) if s != GONE => Some(s),
+            Some(&s) if s < DONE => Some(s),
             _ => None,
         }
     }
@@ -235,28 +256,43 @@ impl FlowTable {
             super::prefetch_record(&self.live[s as usize]);
         }
     }
+    /// Where flow `f`'s row is (not handed out).
+    fn row_index(&self, f: FlowId) -> usize {
+        match self.streamed() {
+            true => self.held_slot(f).expect("a row not handed out") as usize,
+            false => f as usize - self.base,
+        }
+    }
 
     /// Flow `f` finished at `end` with `delivered` bytes: its row takes its outcome and its
-    /// slot is freed; returns its record.
+    /// record is released (by default its slot is freed; a streamed table's keeps the row
+    /// until it is handed out); returns its record.
     pub fn finish(&mut self, f: FlowId, end: SimTime, delivered: u64) -> Flow {
         let i = f as usize - self.base;
         let s = self.slot_of[i];
-        debug_assert_ne!(s, GONE, "flow {f} finished twice");
-        self.slot_of[i] = GONE;
-        self.free.push(s);
+        debug_assert!(s < DONE, "flow {f} finished twice");
+        let r = self.row_index(f);
         let fl = &self.live[s as usize];
-        let r = &mut self.rows[i];
+        let r = &mut self.rows[r];
         r.end = end;
         r.delivered = delivered;
         r.drops = fl.drops;
         r.ecn_marks = fl.ecn_marks;
         r.retx = fl.retx;
         r.finished = true;
-        // the slot keeps a husk until reused: the sender, receiver and buffers go now
+        if self.streamed() {
+            self.slot_of[i] = DONE | s;
+        } else {
+            self.slot_of[i] = GONE;
+            self.free.push(s);
+        }
+        // the slot keeps a husk (its id) until reused: the sender, receiver and buffers go now
         let husk = fl.husk();
         let fl = std::mem::replace(&mut self.live[s as usize], husk);
-        if let Some(r) = &mut self.retired {
-            r.push(fl.clone());
+        if !self.streamed() {
+            if let Some(r) = &mut self.retired {
+                r.push(fl.clone());
+            }
         }
         fl
     }
@@ -267,7 +303,11 @@ impl FlowTable {
         match self.slot(f) {
             Some(s) => self.live[s as usize].drops += 1,
             None => {
-                if let Some(r) = self.rows.get_mut((f as usize).wrapping_sub(self.base)) {
+                let held = match self.streamed() {
+                    true => self.held_slot(f).map(|s| s as usize),
+                    false => Some((f as usize).wrapping_sub(self.base)),
+                };
+                if let Some(r) = held.and_then(|i| self.rows.get_mut(i)) {
                     r.drops += 1;
                 }
             }
@@ -295,7 +335,7 @@ impl FlowTable {
     /// Flow `f`'s row as it stands (not handed out yet): a flow in flight reports its
     /// counters so far, and `delivered` bytes (which the caller reads from its transport).
     pub fn row(&self, f: FlowId, delivered: impl FnOnce(&Flow) -> u64) -> FlowRow {
-        let mut r = self.rows[f as usize - self.base];
+        let mut r = self.rows[self.row_index(f)];
         if let Some(fl) = self.get(f) {
             r.drops = fl.drops;
             r.ecn_marks = fl.ecn_marks;
@@ -307,7 +347,7 @@ impl FlowTable {
 
     /// The records of the flows in flight, in no particular order.
     pub fn live(&self) -> impl Iterator<Item = &Flow> {
-        self.slot_of.iter().filter(|&&s| s != GONE).map(|&s| &self.live[s as usize])
+        self.slot_of.iter().filter(|&&s| s < DONE).map(|&s| &self.live[s as usize])
     }
     /// Every flow's whole record, in id order: the retired ones (with `keep_retired`; else
     /// none) and those in flight.
@@ -316,8 +356,8 @@ impl FlowTable {
         all.sort_by_key(|f| f.id);
         all
     }
-    /// Bytes the table holds per flow ever started (rows, the slot map, and what is kept
-    /// for continued connections and captures), for the docs and the memory estimate.
+    /// Bytes the table holds per flow ever started by default (its row and map entry), for
+    /// the docs and the memory estimate; a streamed table holds only the map entry.
     pub const BYTES_PER_FLOW: usize = std::mem::size_of::<FlowRow>() + std::mem::size_of::<u32>();
 }
 
@@ -352,19 +392,22 @@ impl<T: Clone + Default> PerFlow<T> {
         &mut self.v[i]
     }
     /// The values of flows `ids` (default where none), mapped by `f`: a flows-table column.
-    pub fn column<U>(&self, ids: std::ops::Range<usize>, f: impl Fn(&T) -> U) -> Vec<U> {
+    pub fn column<U>(&self, ids: &[usize], f: impl Fn(&T) -> U) -> Vec<U> {
         let none = T::default();
-        ids.map(|i| f(self.v.get(i.wrapping_sub(self.base)).unwrap_or(&none))).collect()
+        ids.iter().map(|&i| f(self.v.get(i.wrapping_sub(self.base)).unwrap_or(&none))).collect()
     }
     /// Every value held, in id order.
     pub fn values(&self) -> impl Iterator<Item = &T> {
         self.v.iter()
     }
-    /// Forget the values of flows below `upto`; returns them, for totals.
-    pub fn forget(&mut self, upto: usize) -> std::vec::Drain<'_, T> {
-        let n = upto.saturating_sub(self.base).min(self.v.len());
-        self.base = self.base.max(upto);
-        self.v.drain(..n)
+    /// Forget the values of flows `ids` (returned, for totals), and the room of every flow
+    /// below `below` (all forgotten).
+    pub fn forget(&mut self, ids: &[usize], below: usize) -> Vec<T> {
+        let taken = ids.iter().filter_map(|&i| self.v.get_mut(i.wrapping_sub(self.base)).map(std::mem::take)).collect();
+        let n = below.saturating_sub(self.base).min(self.v.len());
+        self.v.drain(..n);
+        self.base = self.base.max(below);
+        taken
     }
 }
 
@@ -407,10 +450,11 @@ mod tests {
         assert_eq!((t.continued_by(0), t.continued_by(1), t.continued_by(7)), (Some(2), None, None));
     }
 
-    /// A streamed table hands rows out in id order once a flow has finished and its last
-    /// packet has left, and forgets them; the others keep their ids and counters.
+    /// A streamed table hands a row out once its flow has finished and its last packet has
+    /// left, whatever the flows before it do, and forgets it; the others keep their ids,
+    /// counters and rows.
     #[test]
-    fn final_rows_wait_for_earlier_flows_and_late_packets() {
+    fn final_rows_wait_for_late_packets_not_for_earlier_flows() {
         let mut t = FlowTable::default();
         t.stream();
         for id in 0..3 {
@@ -420,23 +464,23 @@ mod tests {
         t.packet_made(1);
         t.packet_made(FlowId::MAX); // a frame about no flow
         t.finish(1, SimTime(5), 100);
+        assert_eq!(t.take_final(), Vec::<usize>::new(), "a packet of flow 1 is still out");
+        t.count_drop(1);
         t.packet_gone(1);
-        assert_eq!(t.take_final(), 0..0, "flow 0 still runs");
+        assert_eq!(t.take_final(), vec![1], "flow 0 still runs: flow 1 goes first");
+        assert_eq!(t.row(1, |_| 0).drops, 1, "the late drop counts on the row");
+        assert!(t.slot(1).is_none() && t.get(1).is_none(), "finished: no record");
+        t.forget(&[1]);
+        assert_eq!((t.len(), t.first_held(), t.with_loss_handed_out()), (3, 0, 1));
+        assert_eq!(t.held(), vec![0, 2]);
+        // flow 3 reuses flow 1's slot
+        assert_eq!(t.start(started(3, 100)), 1);
         t.finish(0, SimTime(7), 100);
-        assert_eq!(t.take_final(), 0..0, "a packet of flow 0 is still out");
-        t.count_drop(0);
         t.packet_gone(0);
-        assert_eq!(t.take_final(), 0..2);
-        assert_eq!(t.row(0, |_| 0).drops, 1, "the late drop counts on the row");
-        t.forget(2);
-        assert_eq!((t.len(), t.first_held(), t.with_loss_handed_out()), (3, 2, 1));
-        assert!(t.get(0).is_none() && t.get(2).is_some());
-        t.get_mut(2).unwrap().retx = 4;
-        assert_eq!(t.row(2, |_| 9).retx, 4);
-        t.start(started(3, 100));
         t.finish(3, SimTime(9), 100);
-        assert_eq!(t.take_final(), 2..2, "flow 2 holds back flow 3");
-        t.finish(2, SimTime(9), 100);
-        assert_eq!(t.take_final(), 2..4);
+        assert_eq!(t.take_final(), vec![0, 3]);
+        t.forget(&[0, 3]);
+        assert_eq!((t.first_held(), t.held()), (2, vec![2]), "the map drops its handed-out prefix");
+        assert_eq!(t.row(2, |_| 9).delivered, 9);
     }
 }

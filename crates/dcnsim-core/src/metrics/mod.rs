@@ -28,6 +28,17 @@ impl ColumnData {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// Append `other`'s values (a column of the same type).
+    pub fn append(&mut self, other: ColumnData) {
+        match (self, other) {
+            (ColumnData::U64(a), ColumnData::U64(b)) => a.extend(b),
+            (ColumnData::U32(a), ColumnData::U32(b)) => a.extend(b),
+            (ColumnData::U16(a), ColumnData::U16(b)) => a.extend(b),
+            (ColumnData::U8(a), ColumnData::U8(b)) => a.extend(b),
+            (ColumnData::F64(a), ColumnData::F64(b)) => a.extend(b),
+            (a, b) => panic!("appending a {} column to a {} one", b.dtype(), a.dtype()),
+        }
+    }
     /// numpy dtype string of the column.
     pub fn dtype(&self) -> &'static str {
         match self {
@@ -59,6 +70,13 @@ pub struct Table {
 impl Table {
     pub fn push(&mut self, name: &str, c: ColumnData) {
         self.columns.push((name.to_string(), c));
+    }
+    /// Append `other`'s rows (a table of the same columns).
+    pub fn append(&mut self, other: Table) {
+        for ((name, a), (other_name, b)) in self.columns.iter_mut().zip(other.columns) {
+            debug_assert_eq!(*name, other_name);
+            a.append(b);
+        }
     }
     pub fn get(&self, name: &str) -> Option<&ColumnData> {
         self.columns.iter().find(|(n, _)| n == name).map(|(_, c)| c)

@@ -244,10 +244,10 @@ pub trait SwitchMechanism: Sized {
     fn report(&self, _r: &mut Report) {}
     /// Its columns of the flows table for flows `ids`, in id order (the rows `report`'s
     /// table has, or those a streamed run hands out).
-    fn flow_columns(&self, _ids: std::ops::Range<usize>, _t: &mut crate::metrics::Table) {}
-    /// The rows of the flows below `upto` were handed out (a streamed run): forget what it
-    /// keeps per flow for them, keeping what its summary totals.
-    fn forget_flows(&mut self, _upto: usize) {}
+    fn flow_columns(&self, _ids: &[usize], _t: &mut crate::metrics::Table) {}
+    /// The rows of flows `ids` were handed out (a streamed run), as were those of every flow
+    /// below `below`: forget what it keeps per flow for them, keeping what its summary totals.
+    fn forget_flows(&mut self, _ids: &[usize], _below: usize) {}
     /// Memory a switch with these ports keeps beside its shared pool for this mechanism.
     fn reserved_beside(&self, _ports: &[PortId]) -> u64 {
         0
@@ -517,15 +517,16 @@ macro_rules! switch_mechanisms {
             }
 
             /// The mechanisms' columns of the flows table for flows `ids`.
-            pub fn flow_columns(&self, ids: std::ops::Range<usize>, t: &mut $crate::metrics::Table) {
+            pub fn flow_columns(&self, ids: &[usize], t: &mut $crate::metrics::Table) {
                 use $crate::switch::mechanism::SwitchMechanism;
-                $(if let Some(m) = &self.$field { m.flow_columns(ids.clone(), t); })*
+                $(if let Some(m) = &self.$field { m.flow_columns(ids, t); })*
             }
 
-            /// The flows below `upto` were handed out: the mechanisms forget them.
-            pub fn forget_flows(&mut self, upto: usize) {
+            /// Flows `ids` (and every one below `below`) were handed out: the mechanisms
+            /// forget them.
+            pub fn forget_flows(&mut self, ids: &[usize], below: usize) {
                 use $crate::switch::mechanism::SwitchMechanism;
-                $(if let Some(m) = &mut self.$field { m.forget_flows(upto); })*
+                $(if let Some(m) = &mut self.$field { m.forget_flows(ids, below); })*
             }
 
             /// Memory a switch with these ports keeps beside its shared pool for the

@@ -703,11 +703,11 @@ impl SwitchMechanism for Pfc {
     }
 
     /// Flows column paused: a victim (some packet of it waited in a paused queue).
-    fn flow_columns(&self, ids: std::ops::Range<usize>, t: &mut crate::metrics::Table) {
+    fn flow_columns(&self, ids: &[usize], t: &mut crate::metrics::Table) {
         t.push("paused", C::U8(self.victims.column(ids, |&v| v as u8)));
     }
-    fn forget_flows(&mut self, upto: usize) {
-        self.victims.forget(upto);
+    fn forget_flows(&mut self, ids: &[usize], below: usize) {
+        self.victims.forget(ids, below);
     }
     /// When configured: ports columns pfc_tx_frames, pfc_rx_frames, xoff_time_ps,
     /// pause_periods; flows column paused (a victim: some packet waited in a paused queue);

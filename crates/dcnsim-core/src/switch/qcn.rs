@@ -424,11 +424,11 @@ impl SwitchMechanism for Qcn {
     }
 
     /// Flows column qcn_cnms_received: CNMs the flow's reaction point received.
-    fn flow_columns(&self, ids: std::ops::Range<usize>, t: &mut crate::metrics::Table) {
+    fn flow_columns(&self, ids: &[usize], t: &mut crate::metrics::Table) {
         t.push("qcn_cnms_received", C::U64(self.rp.column(ids, |rp| rp.as_ref().map_or(0, |rp| rp.cnms))));
     }
-    fn forget_flows(&mut self, upto: usize) {
-        self.limited_forgotten += self.rp.forget(upto).filter(|rp| rp.as_ref().is_some_and(|rp| rp.cnms > 0)).count();
+    fn forget_flows(&mut self, ids: &[usize], below: usize) {
+        self.limited_forgotten += self.rp.forget(ids, below).iter().filter(|rp| rp.as_ref().is_some_and(|rp| rp.cnms > 0)).count();
     }
     /// Ports column qcn_cnms (CNMs sent by each congestion point), flows column
     /// qcn_cnms_received, summary keys qcn_cnms and qcn_limited_flows.

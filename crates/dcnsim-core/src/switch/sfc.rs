@@ -296,11 +296,11 @@ impl SwitchMechanism for Sfc {
     }
 
     /// Flows column sfc_paused_ps: the union of the flow's pauses.
-    fn flow_columns(&self, ids: std::ops::Range<usize>, t: &mut crate::metrics::Table) {
+    fn flow_columns(&self, ids: &[usize], t: &mut crate::metrics::Table) {
         t.push("sfc_paused_ps", C::U64(self.flows.column(ids, |e| e.total)));
     }
-    fn forget_flows(&mut self, upto: usize) {
-        self.paused_forgotten += self.flows.forget(upto).map(|e| e.total).sum::<u64>();
+    fn forget_flows(&mut self, ids: &[usize], below: usize) {
+        self.paused_forgotten += self.flows.forget(ids, below).iter().map(|e| e.total).sum::<u64>();
     }
     /// Ports columns sfc_sent, sfc_suppressed, sfc_received, sfc_cache_hits,
     /// sfc_proxy_pauses (per port and class); flows column sfc_paused_ps; summary keys of the
