@@ -62,7 +62,8 @@ def incast(tmp_path_factory) -> Dict[str, Dict[str, Any]]:
         out[label] = {
             "stdout": proc.stdout,
             "stderr": proc.stderr,
-            "flows": pd.read_parquet(d / "flows.parquet"),
+            # dcnsim run -o writes rows as they become final: by id, the run's table
+            "flows": pd.read_parquet(d / "flows.parquet").sort_values("flow_id", ignore_index=True),
             "ports": pd.read_parquet(d / "ports.parquet"),
             "summary": json.loads((d / "summary.json").read_text()),
         }

@@ -444,6 +444,9 @@ def run_saved(
 
     import pyarrow as pa
 
+    t0 = time.perf_counter()
+    # a scenario the core refuses leaves nothing behind, not even the folder
+    sim = _core.Simulation(src.text, src.format, seed=None if seed is None else int(seed), variant=variant, check_invariants=check_invariants)
     directory = Path(outdir)
     directory.mkdir(parents=True, exist_ok=True)
     tmp = temp_path(directory, "flows.parquet")
@@ -453,8 +456,6 @@ def run_saved(
     pool = pa.default_memory_pool()
     pa.set_memory_pool(pa.system_memory_pool())
     try:
-        t0 = time.perf_counter()
-        sim = _core.Simulation(src.text, src.format, seed=None if seed is None else int(seed), variant=variant, check_invariants=check_invariants)
         stream = _FlowsWriter(sim, tmp)
         simulate_sim(sim, progress, on_step=stream.drain)
         stream.drain()
