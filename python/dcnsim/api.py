@@ -412,7 +412,7 @@ class _FlowsWriter:
             self.writer = pq.ParquetWriter(self.path, table.schema, compression="zstd")
         else:
             table = pa.Table.from_pandas(part, schema=self.writer.schema, preserve_index=False)
-        if table.num_rows or last:
+        if table.num_rows:
             self.writer.write_table(table, row_group_size=self.ROWS)
         if last:
             self.writer.close()

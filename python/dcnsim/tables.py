@@ -207,7 +207,7 @@ class FctAccumulator:
         idx = np.searchsorted(np.asarray(self.edges, dtype=np.float64), sizes, side="right")
         return idx, finished, fct
 
-    def _groups(self, idx: np.ndarray, finished: np.ndarray) -> List[np.ndarray]:
+    def _groups(self, idx: np.ndarray) -> List[np.ndarray]:
         if not self.edges:
             return [np.ones(len(idx), dtype=bool)]
         return [idx == b for b in range(len(self.labels))] + [np.ones(len(idx), dtype=bool)]
@@ -217,7 +217,7 @@ class FctAccumulator:
         idx, finished, fct = self._parts(flows)
         sd = np.asarray(flows["slowdown"], dtype=np.float64)
         keys = _log_keys(fct)
-        for g, in_g in enumerate(self._groups(idx, finished)):
+        for g, in_g in enumerate(self._groups(idx)):
             done = in_g & finished
             self.count[g] += int(done.sum())
             self.unfinished[g] += int((in_g & ~finished).sum())
@@ -245,7 +245,7 @@ class FctAccumulator:
             counts = {key: np.zeros(_NARROW, dtype=np.int64) for key in items if key not in picks}
             for part in batches():
                 idx, finished, fct = self._parts(part)
-                groups = self._groups(idx, finished)
+                groups = self._groups(idx)
                 for key, (g, _, lo, hi, _) in items.items():
                     x = fct[groups[g] & finished & (fct >= lo) & (fct <= hi)]
                     if key in picks:

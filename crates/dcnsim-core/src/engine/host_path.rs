@@ -418,8 +418,8 @@ impl Sim {
         if next_message {
             // an L2 generator sends as fast as it can: its next message follows the last
             // frame of this one into the NIC, delivered or not
-            let fl = self.flows.at(slot).clone();
-            self.next_message(&fl, Sender::Done);
+            let next = Continuation::of(self.flows.at(slot));
+            self.next_message(next, Sender::Done);
         }
     }
 
@@ -518,13 +518,13 @@ impl Sim {
             return;
         }
         let prev = std::mem::replace(&mut fl.sender, Sender::Done);
-        self.next_message(&fl, prev);
+        self.next_message(Continuation::of(&fl), prev);
     }
 
     /// Start the flow that follows `fl` in its closed loop or persistent stream (if any, and
     /// before its end): the loop's next destination and size, or the same again; `prev` is
     /// `fl`'s sender, whose connection a reused one continues.
-    fn next_message(&mut self, fl: &Flow, prev: Sender) {
+    fn next_message(&mut self, fl: Continuation, prev: Sender) {
         let now = self.now;
         let f = fl.id;
         if let Some(until) = fl.repeat_until {
@@ -687,5 +687,30 @@ impl Sim {
         if self.flows.get_mut(flow).is_some_and(|fl| fl.sender.pace_fired(gen)) {
             self.make_ready(flow);
         }
+    }
+}
+
+/// What starting the next message of a flow's closed loop or persistent stream reads of it
+/// (`Sim::next_message`): a flow still sending (an L2 generator's) passes these, not a
+/// copy of its whole record with its sender and receiver.
+#[derive(Clone, Copy)]
+struct Continuation {
+    id: FlowId,
+    src: u32,
+    dst: u32,
+    size: u64,
+    prio: u8,
+    tag: u16,
+    transport: Transport,
+    repeat_until: Option<SimTime>,
+    reuse_connection: bool,
+    hash: u32,
+    nic_class: Option<u8>,
+}
+
+impl Continuation {
+    fn of(fl: &Flow) -> Continuation {
+        let Flow { id, src, dst, size, prio, tag, transport, repeat_until, reuse_connection, hash, nic_class, .. } = *fl;
+        Continuation { id, src, dst, size, prio, tag, transport, repeat_until, reuse_connection, hash, nic_class }
     }
 }

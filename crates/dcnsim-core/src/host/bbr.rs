@@ -646,16 +646,7 @@ mod tests {
     /// that never sees its handshake RTT again enters it just after 15 s, not at 10 s.
     #[test]
     fn probe_rtt_after_ten_seconds_of_the_connection() {
-        let tcp = TcpParams {
-            init_cwnd: 10,
-            min_rto: SimTime::from_ms(1),
-            init_rto: SimTime::from_ms(1),
-            classic_ecn: false,
-            ect: None,
-            window: None,
-            handshake: false,
-            cc: Default::default(),
-        };
+        let tcp = TcpParams::for_tests();
         let mut b = Bbr::build(&BbrParams::default(), &tcp);
         let mut w = Window { cwnd: 10_000.0, ssthresh: f64::INFINITY, mss: 1000.0 };
         let start = SimTime::from_ms(5_000);

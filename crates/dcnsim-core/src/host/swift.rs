@@ -287,16 +287,7 @@ mod tests {
     use super::*;
 
     fn swift() -> Swift {
-        let tcp = TcpParams {
-            init_cwnd: 10,
-            min_rto: SimTime::from_ms(1),
-            init_rto: SimTime::from_ms(1),
-            classic_ecn: false,
-            ect: None,
-            window: None,
-            handshake: false,
-            cc: Default::default(),
-        };
+        let tcp = TcpParams::for_tests();
         Swift::build(&SwiftConstants::default(), &tcp)
     }
 

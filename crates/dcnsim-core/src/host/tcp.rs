@@ -44,6 +44,21 @@ pub struct TcpParams {
 }
 
 impl TcpParams {
+    /// A window algorithm's unit tests' parameters: 10-segment initial window, 1 ms RTOs,
+    /// no ECN, no handshake, the algorithms' defaults.
+    #[cfg(test)]
+    pub(crate) fn for_tests() -> TcpParams {
+        TcpParams {
+            init_cwnd: 10,
+            min_rto: SimTime::from_ms(1),
+            init_rto: SimTime::from_ms(1),
+            classic_ecn: false,
+            ect: None,
+            window: None,
+            handshake: false,
+            cc: Default::default(),
+        }
+    }
     /// The codepoint of a classic-ECN sender's data (RFC 3168): ECT(0) unless configured,
     /// not ECT without `transport.ecn`.
     pub fn classic_ect(&self) -> Ecn {
