@@ -148,6 +148,27 @@ enum Ev {
     Mech(MechTimer),
 }
 
+/// Equal-time events run by kind (this order), then by where they happen: the port, flow
+/// or mechanism place they name (`Tie`). Queue samples come first, so that a sample at t
+/// sees every queue as the events before t left it; flow starts next.
+impl crate::sim::event::Tie for Ev {
+    #[inline(always)]
+    fn tie(&self) -> u64 {
+        const K: u32 = 60;
+        match *self {
+            Ev::Sample => 0,
+            Ev::NextArrival => 1 << K,
+            Ev::Mech(t) => 2 << K | t.tie(),
+            Ev::Arrive { port, .. } => 3 << K | port as u64,
+            Ev::TxDone { port } => 4 << K | port as u64,
+            Ev::Rto { flow, .. } => 5 << K | flow as u64,
+            Ev::Pace { flow, .. } => 6 << K | flow as u64,
+            Ev::UdpSend { flow } => 7 << K | flow as u64,
+            Ev::Unhold { flow } => 8 << K | flow as u64,
+        }
+    }
+}
+
 /// How far ahead the look-ahead of large fabrics fetches an arrival's packet record and
 /// egress state, or a TxDone's queues (`peek_ahead` index: 5 is the sixth event after the
 /// one being handled), then (`THEN_AHEAD`, through the lines those fetched) the host's flow
@@ -231,6 +252,18 @@ pub struct Sim {
     outbox: Option<crate::metrics::Table>,
     /// The flows still to start, made as the run reaches them.
     arrivals: FlowArrivals,
+    /// The run's synchronisation grid: the shortest time a frame takes from one node to
+    /// the next (link delay plus a switch's latency; 0 where a link takes no time). Whether
+    /// every flow has finished is asked at its points only (before the first event at or
+    /// after each multiple, `next_sync`), not after every event: a run split over threads
+    /// (docs/parallel.md) learns it there, where all its partitions meet, and must end at
+    /// the very event the sequential run ends at.
+    sync: SimTime,
+    next_sync: SimTime,
+    /// The last event's time and the event count when `run_until` last moved the clock on
+    /// to its limit: a run found complete at the next synchronisation point ends at that
+    /// event's time, however it was cut into calls.
+    paused_at: (SimTime, u64),
     active: usize,
     finished: usize,
     pkts: PacketArena,
@@ -359,6 +392,7 @@ impl Sim {
                 p.delay + lat
             })
             .collect();
+        let sync = arrive_delay.iter().copied().min().unwrap_or(SimTime::ZERO);
         let mechs = Mechanisms::new(cfg.mechanisms.clone(), &Fabric { topo: &topo, routes: &routes, arrive_delay: &arrive_delay, mtu: cfg.mtu, queues: nq });
         let egress: Vec<Egress> = topo
             .ports
@@ -435,6 +469,9 @@ impl Sim {
             next_final: SimTime::MAX,
             outbox: None,
             arrivals,
+            sync,
+            next_sync: SimTime::ZERO,
+            paused_at: (SimTime::ZERO, u64::MAX),
             active: 0,
             finished: 0,
             pkts: PacketArena::new(),
@@ -572,12 +609,29 @@ impl Sim {
             self.end = Some(EndReason::Completed);
         }
         let due = limit.min(self.cfg.max_time);
+        // events before the next synchronisation point (with no grid: every event, and the
+        // check after each)
+        let before_sync = |s: &Sim| if s.sync == SimTime::ZERO { due } else { due.min(SimTime(s.next_sync.0.saturating_sub(1))) };
+        let mut until = before_sync(self);
         while self.end.is_none() {
-            let (t, ev) = match self.q.pop_by(due) {
+            let (t, ev) = match self.q.pop_by(until) {
                 Ok(next) => next,
                 Err(None) => {
                     self.end = Some(if self.active == 0 { EndReason::Completed } else { EndReason::Idle });
                     break;
+                }
+                Err(Some(t)) if t <= due => {
+                    // at or past a synchronisation point
+                    if self.active == 0 && self.arrivals.is_done() {
+                        if self.paused_at.1 == self.events {
+                            self.now = self.paused_at.0;
+                        }
+                        self.end = Some(EndReason::Completed);
+                        break;
+                    }
+                    self.next_sync = SimTime((t.0 / self.sync.0 + 1) * self.sync.0);
+                    until = before_sync(self);
+                    continue;
                 }
                 Err(Some(t)) => {
                     if t > self.cfg.max_time && limit >= self.cfg.max_time {
@@ -594,11 +648,14 @@ impl Sim {
             }
             self.events += 1;
             self.dispatch(ev);
-            if self.active == 0 && self.arrivals.is_done() {
+            if self.sync == SimTime::ZERO && self.active == 0 && self.arrivals.is_done() {
                 self.end = Some(EndReason::Completed);
             }
         }
         if self.end.is_none() && limit > self.now {
+            if self.paused_at.1 != self.events {
+                self.paused_at = (self.now, self.events);
+            }
             self.now = limit.min(self.cfg.max_time);
         }
     }

@@ -1,11 +1,25 @@
-//! The event queue, ordered by (time, insertion sequence), so that
-//! events at equal time run in the order they were scheduled (DESIGN.md
-//! "Determinism"). Events are small `Copy` values; the payload enum lives in
-//! `engine.rs`.
+//! The event queue, ordered by (time, tie key, insertion sequence): events at equal
+//! times run in the order of a key that is a function of the event alone (what it is and
+//! where it happens, `Tie`), and only events of equal key in the order they were scheduled
+//! (DESIGN.md "Determinism"). Events are small `Copy` values; the payload enum lives in
+//! `engine/mod.rs`.
 
 use super::time::SimTime;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
+
+/// The tie-break of events at equal times: a key that depends on the event alone, never on
+/// when or by whom it was scheduled.
+///
+/// Why: a run split over partitions (docs/parallel.md) schedules a partition's events in
+/// an order no other partitioning reproduces, and insertion order would make results
+/// depend on the partitioning. Ordered by (time, key), each node sees its own events in one
+/// canonical order whatever the split. Events of equal key and time keep insertion order,
+/// which stays canonical as long as such events are scheduled by one node (a port's
+/// arrivals by its peer, its timers by its owner, a flow's timers by its source).
+pub trait Tie {
+    fn tie(&self) -> u64;
+}
 
 /// Deterministic discrete-event queue: a calendar queue (Brown, CACM 1988)
 /// in timing-wheel form.
@@ -13,13 +27,12 @@ use std::collections::BinaryHeap;
 /// Time is cut into slots of 2^`slot_bits` ps. Events within the next
 /// `WHEEL` slots go unsorted into their slot, in O(1); later ones (timers,
 /// future flow arrivals) wait in a binary heap and move onto the wheel as it
-/// turns. When a slot becomes current its events are sorted by (time,
-/// insertion sequence), so equal-time events run in the order they were
-/// scheduled. Packet events cluster a few microseconds ahead of now, where a
+/// turns. When a slot becomes current its events are sorted by (time, tie
+/// key, insertion sequence) (`Tie`). Packet events cluster a few microseconds ahead of now, where a
 /// binary heap pays log(n) cache misses per push and pop.
 pub struct EventQueue<E> {
     slot_bits: u32,
-    /// Events of the current slot, ascending by (time, seq); `pos` is the next to pop.
+    /// Events of the current slot, ascending by (time, tie, seq); `pos` is the next to pop.
     current: Vec<Near<E>>,
     pos: usize,
     cur_slot: u64,
@@ -45,8 +58,8 @@ pub struct EventQueue<E> {
 /// An event on the wheel: its time as the offset into its slot, and no sequence number.
 /// A slot's vector receives its events in sequence order (the far events of the slot move
 /// onto the wheel, in (time, seq) order, before the wheel's horizon lets any other event
-/// in; later events have later sequence numbers), so a stable sort by offset alone gives
-/// the (time, seq) order. Half the size of (time, seq, event): the wheel holds every
+/// in; later events have later sequence numbers), so a stable sort by offset and then by
+/// tie key within runs of equal offsets gives the (time, tie, seq) order. Half the size of (time, seq, event): the wheel holds every
 /// packet in flight, and on large fabrics it outgrows the cache.
 #[derive(Clone, Copy)]
 struct Near<E>(u32, E);
@@ -116,6 +129,30 @@ fn rank_sort<const W: usize, E: Copy>(v: &mut Vec<Near<E>>, spare: &mut Vec<Near
     std::mem::swap(v, spare);
 }
 
+/// Stable sort of each run of equal offsets in `v` (sorted by offset) by tie key: runs
+/// are short (events at the very same picosecond), so an insertion sort.
+#[inline(always)]
+fn order_ties<E: Copy + Tie>(v: &mut [Near<E>]) {
+    for i in 1..v.len() {
+        if v[i].0 == v[i - 1].0 {
+            tie_at(v, i);
+        }
+    }
+}
+
+/// Move `v[i]` back past the earlier events of its offset whose key is larger.
+#[inline(never)]
+fn tie_at<E: Copy + Tie>(v: &mut [Near<E>], i: usize) {
+    let mut j = i;
+    let e = v[i];
+    let k = e.1.tie();
+    while j > 0 && v[j - 1].0 == e.0 && v[j - 1].1.tie() > k {
+        v[j] = v[j - 1];
+        j -= 1;
+    }
+    v[j] = e;
+}
+
 struct Far<E>(u64, u64, E);
 impl<E> PartialEq for Far<E> {
     fn eq(&self, o: &Self) -> bool {
@@ -134,13 +171,13 @@ impl<E> Ord for Far<E> {
     }
 }
 
-impl<E: Copy> Default for EventQueue<E> {
+impl<E: Copy + Tie> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E: Copy> EventQueue<E> {
+impl<E: Copy + Tie> EventQueue<E> {
     /// Slots of 2.048 ns, the engine's choice at 100 Gbps (1/32 of a 1500 B frame, rounded
     /// down to a power of two).
     pub fn new() -> Self {
@@ -172,8 +209,10 @@ impl<E: Copy> EventQueue<E> {
         let s = t >> self.slot_bits;
         let off = self.offset(t);
         if s == self.cur_slot {
-            // seq is the largest yet: the new event goes after every event at or before t
-            let at = self.pos + self.current[self.pos..].partition_point(|e| e.0 <= off);
+            // seq is the largest yet: the new event goes after every event at or before
+            // (t, tie); only events at t itself need their keys
+            let tie = ev.tie();
+            let at = self.pos + self.current[self.pos..].partition_point(|e| e.0 < off || (e.0 == off && e.1.tie() <= tie));
             self.current.insert(at, Near(off, ev));
         } else if s < self.cur_slot + WHEEL as u64 {
             let i = (s as usize) & (WHEEL - 1);
@@ -285,6 +324,7 @@ impl<E: Copy> EventQueue<E> {
                 _ => rank_sort::<RADIX_FROM, E>(&mut self.current, &mut self.spare),
             }
         }
+        order_ties(&mut self.current);
         true
     }
     #[inline]
@@ -330,6 +370,40 @@ impl<E: Copy> EventQueue<E> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    // plain values tie by insertion order alone
+    impl Tie for char {
+        fn tie(&self) -> u64 {
+            0
+        }
+    }
+    impl Tie for usize {
+        fn tie(&self) -> u64 {
+            0
+        }
+    }
+    /// An event with a tie key (its first field) and its insertion index.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    struct Keyed(u8, usize);
+    impl Tie for Keyed {
+        fn tie(&self) -> u64 {
+            self.0 as u64
+        }
+    }
+
+    #[test]
+    fn equal_times_pop_by_tie_key_then_insertion_order() {
+        let mut q = EventQueue::new();
+        for (i, (t, k)) in [(5, 2), (5, 1), (1, 9), (5, 2), (1, 3), (5, 0)].into_iter().enumerate() {
+            q.push(SimTime(t), Keyed(k, i));
+        }
+        // scheduled at the time being run: after what is due before it in key order
+        let (t, first) = q.pop().unwrap();
+        assert_eq!((t, first), (SimTime(1), Keyed(3, 4)));
+        q.push(SimTime(1), Keyed(1, 6));
+        q.push(SimTime(5), Keyed(1, 7));
+        let order: Vec<usize> = std::iter::from_fn(|| q.pop().map(|x| x.1 .1)).collect();
+        assert_eq!(order, vec![6, 2, 5, 1, 7, 0, 3]);
+    }
     /// `pop_by` takes what is due and leaves the rest, across a wheel turn and from the far
     /// heap, telling when the next is due.
     #[test]
@@ -405,24 +479,26 @@ mod tests {
             }
         }
 
-        /// Against a sorted reference, with pushes interleaved with pops as the engine does.
+        /// Against a sorted reference by (time, tie key, insertion), with pushes interleaved
+        /// with pops as the engine does. (An event scheduled at the time being run with a key
+        /// below the one just run cannot go back: the reference holds only what is queued.)
         #[test]
-        fn matches_sorted_order(ops in proptest::collection::vec((proptest::prop_oneof![0u64..100, 0u64..100_000], proptest::bool::ANY), 1..400), bits in proptest::prop_oneof![proptest::strategy::Just(3u32), 8u32..=17, 28u32..=32]) {
+        fn matches_sorted_order(ops in proptest::collection::vec((proptest::prop_oneof![0u64..100, 0u64..100_000, 0u64..2], 0u8..4, proptest::bool::ANY), 1..400), bits in proptest::prop_oneof![proptest::strategy::Just(3u32), 8u32..=17, 28u32..=32]) {
             // 3: a few events per slot (rank sort); 8..17: dozens (radix sort, in 2 or 3
             // passes); 28..32: offsets too wide for the rank sort's keys
-            let mut q = EventQueue::with_slot_bits(bits);
-            let mut reference: Vec<(u64, usize)> = Vec::new();
+            let mut q: EventQueue<Keyed> = EventQueue::with_slot_bits(bits);
+            let mut reference: Vec<(u64, u8, usize)> = Vec::new();
             let mut now = 0u64;
-            for (i, (dt, pop)) in ops.into_iter().enumerate() {
+            for (i, (dt, key, pop)) in ops.into_iter().enumerate() {
                 if pop {
                     let got = q.pop();
                     reference.sort();
                     let want = if reference.is_empty() { None } else { Some(reference.remove(0)) };
-                    proptest::prop_assert_eq!(got.map(|(t, e)| (t.0, e)), want);
-                    if let Some((t, _)) = want { now = t; }
+                    proptest::prop_assert_eq!(got.map(|(t, e)| (t.0, e.0, e.1)), want);
+                    if let Some((t, _, _)) = want { now = t; }
                 } else {
-                    q.push(SimTime(now + dt), i);
-                    reference.push((now + dt, i));
+                    q.push(SimTime(now + dt), Keyed(key, i));
+                    reference.push((now + dt, key, i));
                 }
             }
         }

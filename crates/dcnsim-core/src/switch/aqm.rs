@@ -212,6 +212,10 @@ impl SwitchMechanism for Aqm {
         Verdict::Send
     }
 
+    fn timer_place(t: pi2::Update) -> u32 {
+        t.sw
+    }
+
     /// An AQM timer (the PI2 controllers' periodic update).
     fn on_timer(&mut self, t: pi2::Update, cx: &mut Ctx) {
         match &mut self.algo {

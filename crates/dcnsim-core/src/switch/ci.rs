@@ -512,6 +512,12 @@ impl SwitchMechanism for Ci {
         }
     }
 
+    fn timer_place(t: Timer) -> u32 {
+        match t {
+            Timer::Release { port, .. } | Timer::HostRelease { port, .. } => port,
+        }
+    }
+
     /// Released once the congested queue has held none of the flow's packets for
     /// release_after; while it holds some, the next drain re-arms the timer.
     fn on_timer(&mut self, t: Timer, cx: &mut Ctx) {

@@ -312,6 +312,10 @@ impl SwitchMechanism for Drc {
         }
     }
 
+    fn timer_place(port: PortId) -> u32 {
+        port
+    }
+
     /// A port's wake-up: try to transmit.
     fn on_timer(&mut self, port: PortId, cx: &mut Ctx) {
         if self.wake_at[port as usize] == cx.now {

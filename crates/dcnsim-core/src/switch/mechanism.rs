@@ -269,6 +269,11 @@ pub trait SwitchMechanism: Sized {
     fn replacing(_f: Self::Frame, _pending: Self::Frame) -> Option<Self::Frame> {
         None
     }
+    /// Where one of its timers runs, the port or switch it belongs to (part of the event's
+    /// tie key, `sim::event::Tie`): a timer is scheduled by the node of that place.
+    fn timer_place(_t: Self::Timer) -> u32 {
+        unreachable!("a mechanism with timers says where they run")
+    }
     /// Bytes on the wire of one of its messages.
     fn msg_bytes(_m: Self::Msg) -> u32 {
         unreachable!("a mechanism that sends messages sizes them")
@@ -312,6 +317,22 @@ macro_rules! switch_mechanisms {
             $($(#[$doc])* pub $field: Option<$T>,)*
             /// The union of the configured mechanisms' capabilities.
             caps: $crate::switch::mechanism::Caps,
+        }
+
+        impl MechTimer {
+            /// The tie key of the timer's event: its mechanism's place in the list, then
+            /// where it runs (`SwitchMechanism::timer_place`).
+            pub fn tie(self) -> u64 {
+                use $crate::switch::mechanism::SwitchMechanism;
+                let mut _arm = 0u64;
+                $(
+                    if let MechTimer::$Arm(t) = self {
+                        return _arm << 32 | <$T>::timer_place(t) as u64;
+                    }
+                    _arm += 1;
+                )*
+                unreachable!()
+            }
         }
 
         impl Frame {

@@ -678,6 +678,14 @@ impl SwitchMechanism for Pfc {
         }
     }
 
+    fn timer_place(t: Timer) -> u32 {
+        match t {
+            Timer::Refresh { port, .. } | Timer::QueueRefresh { port, .. } | Timer::PauseEnd { port } => port,
+            // the whole fabric's wait-for graph: one timer, scheduled at the start
+            Timer::DeadlockCheck => u32::MAX,
+        }
+    }
+
     fn on_timer(&mut self, t: Timer, cx: &mut Ctx) {
         match t {
             Timer::Refresh { port, class, gen } => {
