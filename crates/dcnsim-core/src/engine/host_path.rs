@@ -172,8 +172,18 @@ impl Sim {
             return self.drop_pkt(pkt, Some((port, class)), DropReason::WrongHost);
         }
         if self.flows.slot(f).is_none() {
-            // a late packet of a finished flow
-            self.consume(pkt);
+            // a late packet of a finished flow: a reliable flow's receiver, which held every
+            // byte before its sender could finish, answers data with the cumulative ACK (as
+            // it does while the sender runs: `Flow::receive`), from what it alone knows.
+            // (Before, it answered nothing once the sender had finished: the receiver read
+            // the sender's state at the same instant, which no partitioned run can do.)
+            match self.flows.answers_late(f) {
+                Some(size) if kind == PktKind::Data => {
+                    let ce = self.pkts.get(pkt).ecn.is_ce();
+                    self.reply_in_place(pkt, PktKind::Ack, size, ce);
+                }
+                _ => self.consume(pkt),
+            }
             return;
         }
         match kind {
@@ -204,11 +214,10 @@ impl Sim {
         let fl = self.flows.get_mut(f).unwrap();
         let p = self.pkts.get(pkt);
         let ce = p.ecn.is_ce();
-        if ce {
+        // a receiver that holds every byte answers as a finished flow's does (host_rx)
+        if ce && !fl.receiver_complete() {
             fl.ecn_marks += 1;
         }
-        // the receiver echoes the path length (the IP TTL's decrease) in its ACKs
-        fl.path_hops = p.hops;
         let r = fl.receive(p.seq, p.payload, p.size, ce, self.now, self.cfg.roce.cnp_interval);
         if r.datagram && !self.loops.is_empty() {
             // a frame's latency: made at the source to its last byte in at the host
@@ -261,6 +270,8 @@ impl Sim {
         p.payload = 0;
         p.ece = ece;
         p.ecn = Ecn::NotEct;
+        // the receiver echoes the path length (the IP TTL's decrease) in its reply
+        p.echo_hops = p.hops;
         p.hops = 0;
         let host = p.src;
         self.nic_enqueue(host, pkt);
@@ -270,7 +281,7 @@ impl Sim {
         let p = self.pkts.get(pkt);
         let now = self.now;
         let fl = self.flows.get_mut(f).unwrap();
-        let echo = crate::host::cc::PathEcho { int: self.pkts.telemetry(pkt), hops: fl.path_hops };
+        let echo = crate::host::cc::PathEcho { int: self.pkts.telemetry(pkt), hops: p.echo_hops };
         let finished = fl.sender.on_ack(p, now, fl.size, echo);
         self.consume(pkt);
         let Some(finished) = finished else {
@@ -509,7 +520,11 @@ impl Sim {
             let h = fl.src;
             self.ready.remove(self.flows.slab_mut(), h, slot);
         }
+        let reliable = matches!(self.flows.at(slot).sender, Sender::Tcp(_) | Sender::Roce(_));
         let mut fl = self.flows.finish(f, now, delivered);
+        if reliable {
+            self.flows.answer_late(f);
+        }
         self.active -= 1;
         self.finished += 1;
         // a UDP loop sends its next message once this one has left (udp_send)

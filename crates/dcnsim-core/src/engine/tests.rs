@@ -600,3 +600,35 @@ fn symmetric_dctcp_flows_share_evenly_and_no_flow_is_always_ahead() {
     assert!(jittered.iter().all(|&r| (r - 0.5).abs() < 0.05), "{jittered:?}");
     assert!((mean - 0.5).abs() < 0.015, "mean share {mean}");
 }
+
+/// A data packet that reaches a reliable flow's receiver after its sender has finished (a
+/// spurious retransmission still in flight) is answered with the cumulative ACK and its CE
+/// echoed, as it is while the sender runs: the receiver decides from its own state (every
+/// byte in), not from the sender's at the same instant, which a run split over threads
+/// could not read (docs/parallel.md, "Zero-delay couplings"). The ACK is consumed at the
+/// finished sender.
+#[test]
+fn a_receiver_answers_late_data_after_its_sender_finished() {
+    for (transport, answered) in [("dctcp", true), ("udp", false)] {
+        // flow 0 (3 KB) ends within 10 us; flow 1 (1 MB) keeps the run going
+        let flows = r#"{ src = 0, dst = 2, size = "3000B" }, { src = 1, dst = 2, size = "1MB" }"#;
+        let mut sim = build(&dumbbell(transport, flows, ""));
+        sim.enable_trace();
+        // a copy of flow 0's first segment, CE-marked, reaches the receiver at 50 us
+        let nic = sim.topology().nodes[sim.topology().hosts[2] as usize].ports[0];
+        let late = crate::net::Packet { flow: 0, src: 0, dst: 2, seq: 0, size: 1500, payload: 1460, ecn: crate::net::Ecn::Ce, hops: 3, ..crate::net::Packet::blank() };
+        let id = sim.new_packet(late);
+        sim.q.push(SimTime::from_us(50), super::Ev::Arrive { port: nic, pkt: id, route: crate::net::PortId::MAX });
+        sim.run();
+        let r = sim.results();
+        assert!(r.flows.u64("fct_ps")[0] < 40_000_000, "{transport}: flow 0 ends before its late copy comes");
+        let acks: Vec<_> = sim.trace().iter().filter(|t| t.port == nic && t.flow == 0 && t.time >= SimTime::from_us(50)).cloned().collect();
+        assert_eq!(acks.len(), answered as usize, "{transport}: {acks:?}");
+        if answered {
+            assert_eq!((acks[0].kind, acks[0].seq), (crate::net::PktKind::Ack, 3000), "the cumulative ACK of every byte");
+        }
+        let (made, consumed, dropped, live) = sim.packet_counts();
+        assert_eq!((made, live), (consumed + dropped, 0), "{transport}: the ACK is consumed at the finished sender");
+        assert_eq!(r.flows.u32("ecn_marks")[0], 0, "{transport}: a mark on data after every byte is in is not counted");
+    }
+}

@@ -78,6 +78,9 @@ pub struct FlowTable {
     wires: Option<Vec<FlowWire>>,
     /// Finished flows' whole records, kept only when asked (tests and diagnostics).
     retired: Option<Vec<Flow>>,
+    /// Finished reliable flows, one bit per flow id: their receivers still answer late
+    /// data with an ACK (`answers_late`).
+    late_acks: Vec<u64>,
 }
 
 impl FlowTable {
@@ -312,6 +315,30 @@ impl FlowTable {
                 }
             }
         }
+    }
+
+    /// Finished flow `f` was reliable: its receiver, which held every byte before the
+    /// sender could finish, answers late data from now on.
+    pub fn answer_late(&mut self, f: FlowId) {
+        let i = f as usize;
+        if self.late_acks.len() <= i / 64 {
+            self.late_acks.resize(i / 64 + 1, 0);
+        }
+        self.late_acks[i / 64] |= 1 << (i % 64);
+    }
+
+    /// The size of finished flow `f` if its receiver answers late data (its cumulative
+    /// ACK); None for a datagram flow or one whose row is gone.
+    pub fn answers_late(&self, f: FlowId) -> Option<u64> {
+        let i = f as usize;
+        if self.late_acks.get(i / 64).is_none_or(|w| w >> (i % 64) & 1 == 0) {
+            return None;
+        }
+        let row = match self.streamed() {
+            true => self.held_slot(f).map(|s| s as usize),
+            false => Some(i.wrapping_sub(self.base)),
+        };
+        row.and_then(|r| self.rows.get(r)).map(|r| r.size)
     }
 
     /// Record that `next` continues finished flow `f`'s connection.

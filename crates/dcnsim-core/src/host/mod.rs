@@ -434,8 +434,6 @@ pub struct Flow {
     pub ready_next: u32,
     /// NIC traffic class after a CIP isolated the flow at its source (P802.1Qcz).
     pub nic_class: Option<u8>,
-    /// Switch hops of the data's path, as the receiver last saw them (echoed to the sender).
-    pub path_hops: u8,
 }
 
 /// Hint the CPU to load every line of `bytes` bytes from `at` (a record at no particular
@@ -483,7 +481,6 @@ impl Flow {
             in_ready: false,
             ready_next: NO_FLOW,
             nic_class: None,
-            path_hops: 0,
         }
     }
     /// What is left in a finished flow's slot until it is reused.

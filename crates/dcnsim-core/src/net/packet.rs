@@ -94,6 +94,10 @@ pub struct Packet {
     pub ingress: PortId,
     /// Switch hops so far (dropped past the hop limit: routing loops).
     pub hops: u8,
+    /// ACK / NACK: the switch hops of the data packet it answers, as the receiver saw them
+    /// (the path length a TTL echo gives the sender). Carried by the reply, so that the
+    /// sender reads what the receiver saw when it replied, not its later state.
+    pub echo_hops: u8,
     /// Traffic class it was transmitted in on its last link: the class PFC at the receiving
     /// switch accounts it to and pauses (it differs from the local queue under CI). The
     /// receiving switch copies it from `qc` on arrival.
@@ -124,6 +128,7 @@ impl Packet {
             ts: SimTime::ZERO,
             ingress: u32::MAX,
             hops: 0,
+            echo_hops: 0,
             tc: 0,
             qc: 0,
             enq: SimTime::ZERO,
