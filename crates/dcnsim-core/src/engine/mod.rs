@@ -93,6 +93,10 @@ pub struct SimConfig {
     /// [0, `host_jitter`) ps, one per back-to-back run of frames (`Sim::host_jitter`); zero:
     /// exactly on time.
     pub host_jitter: SimTime,
+    /// Bytes each host is planned to send and receive (the sizes of the flows the workloads
+    /// make, repeats of closed loops not counted), by host index: the weights by which a
+    /// run split over threads balances its partitions (`Sim::partition`). Empty: even.
+    pub host_load: Vec<f64>,
 }
 
 /// The default `SimConfig::host_jitter`: a quarter of a nanosecond, less than the 64 B frame
@@ -601,6 +605,20 @@ impl Sim {
     /// (created, consumed: delivered or acted on, dropped, live) packet counts.
     pub fn packet_counts(&self) -> (u64, u64, u64, u64) {
         (self.pkts_created, self.pkts_consumed, self.pkts_dropped, self.pkts.live() as u64)
+    }
+
+    /// The fabric split into at most `parts` partitions for a run over threads, balanced by
+    /// the hosts' planned load (`net::partition`).
+    pub fn partition(&self, parts: usize) -> crate::net::partition::Partitioning {
+        let delay: Vec<SimTime> = (0..self.egress.len()).map(|p| self.egress[p].wire.arrive_delay).collect();
+        let even;
+        let load = if self.cfg.host_load.is_empty() {
+            even = vec![1.0; self.hosts.len()];
+            &even
+        } else {
+            &self.cfg.host_load
+        };
+        crate::net::partition::partition(&self.topo, &delay, load, parts)
     }
 
     /// Process events up to and including time `limit` (or until the run ends).

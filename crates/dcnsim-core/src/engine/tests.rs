@@ -632,3 +632,43 @@ fn a_receiver_answers_late_data_after_its_sender_finished() {
         assert_eq!(r.flows.u32("ecn_marks")[0], 0, "{transport}: a mark on data after every byte is in is not counted");
     }
 }
+
+/// The partitioner weighs hosts by the bytes the workloads plan for them: twelve hosts of
+/// three pods sending 1 MB each into host 0 load pod 0 as much as the other three pods
+/// together, so a split in two gives pod 0 a partition of its own (a split by node count
+/// would put two pods in each), and every ToR stays with its hosts.
+#[test]
+fn an_incast_pod_gets_its_own_partition_by_planned_load() {
+    let mut flows: Vec<String> = (4..16).map(|h| format!(r#"{{ src = {h}, dst = 0, size = "1MB" }}"#)).collect();
+    flows.extend((4..16).map(|h| format!(r#"{{ src = {h}, dst = {}, size = "10KB" }}"#, 4 + (h - 3) % 12)));
+    let text = format!(
+        r#"
+[scenario]
+name = "t"
+max_time = "1s"
+[topology]
+kind = "fat_tree3"
+k = 4
+host_link = {{ rate = "100Gbps", delay = "1us" }}
+fabric_link = {{ rate = "100Gbps", delay = "1us" }}
+[transport]
+kind = "dctcp"
+[[workload]]
+kind = "flows"
+flows = [ {} ]
+"#,
+        flows.join(", ")
+    );
+    let sim = build(&text);
+    let topo = sim.topology();
+    let pt = sim.partition(2);
+    let p0 = pt.part[topo.hosts[0] as usize];
+    let mates: Vec<usize> = (1..16).filter(|&h| pt.part[topo.hosts[h] as usize] == p0).collect();
+    assert_eq!(mates, vec![1, 2, 3], "host 0's partition holds its pod only");
+    for &h in &topo.hosts {
+        assert_eq!(pt.part[h as usize], pt.part[topo.peer_node(topo.nodes[h as usize].ports[0]) as usize]);
+    }
+    assert!(pt.imbalance() < 1.1, "{:?}", pt.load);
+    // the cut links are aggregation-core links: 1 us
+    assert_eq!(pt.lookahead, SimTime::from_us(1));
+}

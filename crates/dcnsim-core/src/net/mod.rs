@@ -3,6 +3,7 @@ pub mod clos;
 pub mod dumbbell;
 pub mod fat_tree;
 pub mod packet;
+pub mod partition;
 pub mod port;
 pub mod routing;
 pub mod topology;

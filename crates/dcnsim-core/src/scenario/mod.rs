@@ -1278,9 +1278,12 @@ fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Routes, SimCo
     let tr = &s.transport;
     let min_rto = tr.min_rto.map_or(DEFAULT_MIN_RTO, |d| d.0);
     // the flows are made as the run reaches them; a first set of the same processes,
-    // made and dropped flow by flow, counts them (for the progress and the summary) and
-    // finds what the warnings look for
+    // made and dropped flow by flow, counts them (for the progress and the summary), sums
+    // each host's bytes (the partitioner's weights) and finds what the warnings look for
+    let mut host_load = vec![0.0f64; topo.hosts.len()];
     let (planned, hpcc, udp_loops) = flow_specs(s, &topo, seed)?.procs.into_iter().flatten().fold((0, false, false), |(n, h, u), f| {
+        host_load[f.src as usize] += f.size as f64;
+        host_load[f.dst as usize] += f.size as f64;
         (n + 1, h || f.transport == HPCC, u || (f.closed_loop.is_some() && f.transport == crate::host::Transport::Udp))
     });
     let Flows { procs, loops, tags } = flow_specs(s, &topo, seed)?;
@@ -1326,6 +1329,7 @@ fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Routes, SimCo
         loops,
         warnings: Vec::new(),
         frame_latency: udp_loops,
+        host_load,
     };
     cfg.warnings = warnings(s, &cfg, planned, hpcc);
     Ok((topo, routes, cfg, FlowArrivals::new(procs, planned)))
