@@ -43,7 +43,9 @@ impl Partitioning {
 /// Units that are never split: each edge switch (one with hosts) with its hosts; and each
 /// switch without hosts that links to at most half of the edge switches joins them (a
 /// fat-tree's aggregation switches make pods with their ToRs), while one linked to more
-/// (a spine, a core switch) is a unit of its own. A unit weighs its hosts' load, twice (at
+/// (a spine, a core switch) is a unit of its own. Where that leaves fewer than two units
+/// with hosts per partition, the edge switches with their hosts are the units and every
+/// other switch is one of its own (finer units balance better; pods cut fewer links). A unit weighs its hosts' load, twice (at
 /// the NIC and at the edge switch); a switch of its own weighs the total load in proportion
 /// to its ports among such switches (the traffic crossing the upper tiers). Units go to
 /// the least loaded partition, heaviest first (longest processing time first: within 4/3
@@ -77,16 +79,26 @@ pub fn partition(topo: &Topology, arrive_delay: &[SimTime], host_load: &[f64], p
         }
     }
     let upper: Vec<usize> = topo.switches.iter().map(|&s| s as usize).filter(|&s| !edge[s]).collect();
+    // pods: upper switches that link to few edge switches join them, unless that leaves
+    // fewer than two units with hosts per partition (k = 8's 8 pods on 16 threads): then
+    // edge switches with their hosts are the units, and every upper switch is alone
+    let mut pods = up.clone();
     let mut alone = Vec::new();
     for &s in &upper {
         let below: Vec<usize> = neighbours(s).filter(|&v| edge[v]).collect();
         if !below.is_empty() && 2 * below.len() <= edges {
             for v in below {
-                union(&mut up, s, v);
+                union(&mut pods, s, v);
             }
         } else {
             alone.push(s);
         }
+    }
+    let with_hosts: std::collections::BTreeSet<usize> = topo.hosts.iter().map(|&h| find(&mut pods, h as usize)).collect();
+    if with_hosts.len() >= 2 * parts {
+        up = pods;
+    } else {
+        alone = upper.clone();
     }
     // weights
     let mut weight = vec![0.0f64; n];
@@ -147,19 +159,27 @@ mod tests {
     }
 
     #[test]
-    fn a_uniform_load_puts_one_pod_in_each_of_four_partitions() {
+    fn a_uniform_load_splits_by_pod_or_by_tor_as_the_partitions_need() {
         let (t, d) = k4();
+        // two partitions: two whole pods (4 hosts, 2 ToRs, 2 aggregation switches) each
+        let pt = partition(&t, &d, &vec![1.0; 16], 2);
+        pods_whole(&t, &pt);
+        for h in 0..16 {
+            assert_eq!(pt.part[t.hosts[h] as usize], pt.part[t.hosts[h / 4 * 4] as usize], "pod of host {h} split");
+        }
+        // the cut links are aggregation-core links: 1 us and the core switch's 0.5 us
+        // latency, or the way back into an aggregation switch
+        assert_eq!(pt.lookahead, SimTime(1_500_000));
+        // four partitions, 4 pods: too few to balance, so ToRs with their hosts are the
+        // units (2 ToRs of 2 hosts in each) and the upper switches spread, 3 in each
         let pt = partition(&t, &d, &vec![1.0; 16], 4);
         pods_whole(&t, &pt);
-        // 4 pods of 4 hosts, 2 ToRs and 2 aggregation switches; the 4 core switches spread
         for p in 0..4 {
             let m = members(&pt, p);
             let hosts = m.iter().filter(|&&v| t.nodes[v as usize].kind == NodeKind::Host).count();
-            assert_eq!(hosts, 4, "partition {p}: {m:?}");
+            assert_eq!((hosts, m.len()), (4, 4 + 2 + 3), "partition {p}: {m:?}");
         }
         assert!(pt.imbalance() < 1.05, "{:?}", pt.load);
-        // cut links are aggregation-core links: 1 us and the core switch's 0.5 us latency,
-        // or the way back into an aggregation switch
         assert_eq!(pt.lookahead, SimTime(1_500_000));
     }
 
@@ -186,8 +206,9 @@ mod tests {
         let one = partition(&t, &d, &load, 1);
         assert!(one.part.iter().all(|&p| p == 0));
         assert_eq!(one.lookahead, SimTime::MAX);
-        // more partitions than units: one per unit (4 pods and 4 core switches)
-        assert_eq!(partition(&t, &d, &load, 64).load.len(), 8);
+        // more partitions than units: one per unit (8 ToRs with their hosts, 8 aggregation
+        // and 4 core switches)
+        assert_eq!(partition(&t, &d, &load, 64).load.len(), 20);
     }
 
     #[test]
