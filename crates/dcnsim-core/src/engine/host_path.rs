@@ -520,11 +520,7 @@ impl Sim {
             let h = fl.src;
             self.ready.remove(self.flows.slab_mut(), h, slot);
         }
-        let reliable = matches!(self.flows.at(slot).sender, Sender::Tcp(_) | Sender::Roce(_));
         let mut fl = self.flows.finish(f, now, delivered);
-        if reliable {
-            self.flows.answer_late(f);
-        }
         self.active -= 1;
         self.finished += 1;
         // a UDP loop sends its next message once this one has left (udp_send)

@@ -259,12 +259,18 @@ impl FlowTable {
             super::prefetch_record(&self.live[s as usize]);
         }
     }
+    /// Where flow `f`'s row is in `rows`, if it is still held (by default rows stay by id;
+    /// a streamed table's wait in their slots until handed out).
+    #[inline]
+    fn held_row(&self, f: FlowId) -> Option<usize> {
+        match self.streamed() {
+            true => self.held_slot(f).map(|s| s as usize),
+            false => Some((f as usize).wrapping_sub(self.base)).filter(|&i| i < self.rows.len()),
+        }
+    }
     /// Where flow `f`'s row is (not handed out).
     fn row_index(&self, f: FlowId) -> usize {
-        match self.streamed() {
-            true => self.held_slot(f).expect("a row not handed out") as usize,
-            false => f as usize - self.base,
-        }
+        self.held_row(f).expect("a row not handed out")
     }
 
     /// Flow `f` finished at `end` with `delivered` bytes: its row takes its outcome and its
@@ -276,6 +282,8 @@ impl FlowTable {
         debug_assert!(s < DONE, "flow {f} finished twice");
         let r = self.row_index(f);
         let fl = &self.live[s as usize];
+        // a reliable sender (one that takes ACKs) finishes after its receiver held every byte
+        let reliable = fl.sender.acked().is_some();
         let r = &mut self.rows[r];
         r.end = end;
         r.delivered = delivered;
@@ -289,8 +297,11 @@ impl FlowTable {
             self.slot_of[i] = GONE;
             self.free.push(s);
         }
+        if reliable {
+            self.answer_late(f);
+        }
         // the slot keeps a husk (its id) until reused: the sender, receiver and buffers go now
-        let husk = fl.husk();
+        let husk = self.live[s as usize].husk();
         let fl = std::mem::replace(&mut self.live[s as usize], husk);
         if !self.streamed() {
             if let Some(r) = &mut self.retired {
@@ -306,12 +317,8 @@ impl FlowTable {
         match self.slot(f) {
             Some(s) => self.live[s as usize].drops += 1,
             None => {
-                let held = match self.streamed() {
-                    true => self.held_slot(f).map(|s| s as usize),
-                    false => Some((f as usize).wrapping_sub(self.base)),
-                };
-                if let Some(r) = held.and_then(|i| self.rows.get_mut(i)) {
-                    r.drops += 1;
+                if let Some(i) = self.held_row(f) {
+                    self.rows[i].drops += 1;
                 }
             }
         }
@@ -319,7 +326,7 @@ impl FlowTable {
 
     /// Finished flow `f` was reliable: its receiver, which held every byte before the
     /// sender could finish, answers late data from now on.
-    pub fn answer_late(&mut self, f: FlowId) {
+    fn answer_late(&mut self, f: FlowId) {
         let i = f as usize;
         if self.late_acks.len() <= i / 64 {
             self.late_acks.resize(i / 64 + 1, 0);
@@ -334,11 +341,7 @@ impl FlowTable {
         if self.late_acks.get(i / 64).is_none_or(|w| w >> (i % 64) & 1 == 0) {
             return None;
         }
-        let row = match self.streamed() {
-            true => self.held_slot(f).map(|s| s as usize),
-            false => Some(i.wrapping_sub(self.base)),
-        };
-        row.and_then(|r| self.rows.get(r)).map(|r| r.size)
+        self.held_row(f).map(|r| self.rows[r].size)
     }
 
     /// Record that `next` continues finished flow `f`'s connection.
