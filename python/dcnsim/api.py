@@ -31,7 +31,7 @@ from .sources import (  # noqa: F401 - re-exported: the API's scenario helpers l
     shipped_scenarios,
     validate,
 )
-from .driver import simulate, simulate_sim
+from .driver import check_threads, simulate, simulate_sim
 from .tables import fct_table as _fct_table
 
 
@@ -274,6 +274,7 @@ def run(
     variant: Optional[str] = None,
     progress: Union[bool, str] = False,
     check_invariants: bool = False,
+    threads: int = 1,
 ) -> Result:
     """Run a scenario to completion and return its :class:`Result`.
 
@@ -287,6 +288,9 @@ def run(
             shows it regardless, ``False`` (default) never.
         check_invariants: check buffer bounds (queue limits, PFC headroom) at every
             enqueue; violations are listed in ``summary["invariant_violations"]`` (slower).
+        threads: split the run over this many threads (docs/parallel.md); the results are
+            the same at any count. A run that cannot be split yet stays on one thread and
+            says why in ``summary["warnings"]``.
 
     What the builder found suspicious but valid (``summary["warnings"]``) is also raised as
     a :class:`dcnsim.DcnsimWarning`.
@@ -301,7 +305,7 @@ def run(
     from .sources import DcnsimWarning
 
     check_seed(seed)
-    result = run_source(resolve_scenario(scenario), seed=seed, variant=variant, progress=progress, check_invariants=check_invariants)
+    result = run_source(resolve_scenario(scenario), seed=seed, variant=variant, progress=progress, check_invariants=check_invariants, threads=threads)
     for w in result.summary.get("warnings") or []:
         warnings.warn(str(w), DcnsimWarning, stacklevel=2)
     return result
@@ -314,9 +318,10 @@ def run_source(
     variant: Optional[str] = None,
     progress: Union[bool, str] = False,
     check_invariants: bool = False,
+    threads: int = 1,
 ) -> Result:
     """Run an already resolved scenario (see :func:`run`)."""
-    sim, t0 = simulate(src, seed=seed, variant=variant, progress=progress, check_invariants=check_invariants)
+    sim, t0 = simulate(src, seed=seed, variant=variant, progress=progress, check_invariants=check_invariants, threads=threads)
     return result_of(sim, src, t0)
 
 
@@ -433,6 +438,7 @@ def run_saved(
     variant: Optional[str] = None,
     progress: Union[bool, str] = False,
     check_invariants: bool = False,
+    threads: int = 1,
 ) -> SavedRun:
     """Run an already resolved scenario and write its outputs into ``outdir`` as
     :meth:`Result.save` does, with flows.parquet written while the run goes (its rows as
@@ -446,7 +452,7 @@ def run_saved(
 
     t0 = time.perf_counter()
     # a scenario the core refuses leaves nothing behind, not even the folder
-    sim = _core.Simulation(src.text, src.format, seed=None if seed is None else int(seed), variant=variant, check_invariants=check_invariants)
+    sim = _core.Simulation(src.text, src.format, seed=None if seed is None else int(seed), variant=variant, check_invariants=check_invariants, threads=check_threads(threads))
     directory = Path(outdir)
     directory.mkdir(parents=True, exist_ok=True)
     tmp = temp_path(directory, "flows.parquet")

@@ -264,8 +264,9 @@ def cli() -> None:
     default=False,
     help="Check buffer bounds at every enqueue (slower); violations make the run fail.",
 )
+@click.option("--threads", type=click.IntRange(1, 1024), default=1, show_default=True, help="Split the run over N threads; the results are the same at any N.")
 def run_cmd(
-    scenario: str, outdir: Optional[Path], seed: Optional[int], variant: Optional[str], progress: Optional[bool], check_invariants: bool
+    scenario: str, outdir: Optional[Path], seed: Optional[int], variant: Optional[str], progress: Optional[bool], check_invariants: bool, threads: int
 ) -> None:
     """Run SCENARIO (a file or a shipped scenario name) and print its FCT table."""
     from .driver import import_in_background, simulate
@@ -278,7 +279,7 @@ def run_cmd(
     loaded = import_in_background("dcnsim.api", "rich.console", "rich.table")
     result: Any
     if outdir is None:
-        sim, t0 = simulate(src, seed=seed, variant=variant, progress=mode, check_invariants=check_invariants)
+        sim, t0 = simulate(src, seed=seed, variant=variant, progress=mode, check_invariants=check_invariants, threads=threads)
         loaded()
         from . import api
 
@@ -288,7 +289,7 @@ def run_cmd(
         loaded()
         from . import api
 
-        result = api.run_saved(src, outdir, seed=seed, variant=variant, progress=mode, check_invariants=check_invariants)
+        result = api.run_saved(src, outdir, seed=seed, variant=variant, progress=mode, check_invariants=check_invariants, threads=threads)
     from rich.markup import escape
 
     s = result.summary

@@ -134,15 +134,23 @@ def simulate(
     variant: Optional[str] = None,
     progress: Union[bool, str] = False,
     check_invariants: bool = False,
+    threads: int = 1,
 ) -> Tuple[Any, float]:
     """Build and run the core simulation of ``src`` to its end: (the finished
     ``_core.Simulation``, the ``time.perf_counter()`` at its start, for the wall time)."""
     t0 = time.perf_counter()
     sim = _core.Simulation(
-        src.text, src.format, seed=None if seed is None else int(seed), variant=variant, check_invariants=check_invariants
+        src.text, src.format, seed=None if seed is None else int(seed), variant=variant, check_invariants=check_invariants, threads=check_threads(threads)
     )
     _drive(sim, progress)
     return sim, t0
+
+
+def check_threads(threads: Any) -> int:
+    """``threads`` as the core takes it, or a ScenarioError naming it."""
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1 or threads > 1024:
+        raise _core.ScenarioError(f"threads: invalid value {threads!r}, expected an integer from 1 to 1024")
+    return threads
 
 
 def simulate_sim(sim: Any, progress: Union[bool, str] = False, on_step: Optional[Callable[[], None]] = None) -> None:

@@ -1,8 +1,8 @@
 //! Run a scenario file with the core alone (no Python) and print engine
 //! statistics: used for profiling and by bench/run.py as a cross-check.
-//! Usage: cargo run --release --example run_scenario -- FILE [VARIANT] [--stream]
+//! Usage: cargo run --release --example run_scenario -- FILE [VARIANT] [--stream] [--threads N]
 //! With --stream the finished flows' rows are handed out (and dropped) as they become
-//! final, as `dcnsim run -o` does.
+//! final, as `dcnsim run -o` does; --threads splits the run over N threads.
 
 use dcnsim_core::scenario::{load, RunOptions};
 use std::time::Instant;
@@ -11,10 +11,15 @@ fn main() {
     let mut args: Vec<String> = std::env::args().collect();
     let stream = args.iter().any(|a| a == "--stream");
     args.retain(|a| a != "--stream");
+    let mut threads = 1;
+    if let Some(i) = args.iter().position(|a| a == "--threads") {
+        threads = args.get(i + 1).and_then(|n| n.parse().ok()).expect("--threads N");
+        args.drain(i..i + 2);
+    }
     let path = args.get(1).expect("usage: run_scenario FILE [VARIANT]");
     let text = std::fs::read_to_string(path).expect("readable scenario file");
     let t0 = Instant::now();
-    let (_, mut sim) = match load(&text, false, args.get(2).map(|s| s.as_str()), &RunOptions::default()) {
+    let (_, mut sim) = match load(&text, false, args.get(2).map(|s| s.as_str()), &RunOptions { threads, ..Default::default() }) {
         Ok(x) => x,
         Err(e) => {
             eprintln!("error: {e}");
@@ -39,7 +44,7 @@ fn main() {
     let r = sim.results();
     let s = &r.summary;
     println!(
-        "flows {}/{} end={} sim_time={:.3}ms events={} build={:.3}s wall={:.3}s events/s={:.2}M",
+        "flows {}/{} end={} sim_time={:.3}ms events={} build={:.3}s wall={:.3}s events/s={:.2}M threads={}",
         s["flows_finished"],
         s["flows_total"],
         s["end_reason"],
@@ -47,8 +52,12 @@ fn main() {
         sim.events(),
         build.as_secs_f64(),
         wall.as_secs_f64(),
-        sim.events() as f64 / wall.as_secs_f64() / 1e6
+        sim.events() as f64 / wall.as_secs_f64() / 1e6,
+        sim.partitions()
     );
+    if let Some(w) = s.get("warnings") {
+        println!("warnings: {w}");
+    }
     // the peak resident memory of the whole run (results included), where the kernel says
     if let Some(kb) = std::fs::read_to_string("/proc/self/status").ok().and_then(|s| s.lines().find_map(|l| l.strip_prefix("VmHWM:").and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok()))) {
         println!("peak_rss_mb={}", kb / 1024);

@@ -15,7 +15,7 @@ fn main() {
     let text = std::fs::read_to_string(&args[1]).unwrap();
     let seed = args.get(2).map(|s| s.parse().unwrap());
     let warm_ms: u64 = args.get(3).map_or(10, |s| s.parse().unwrap());
-    let (_, mut sim) = load(&text, false, None, &RunOptions { seed, check_invariants: false }).unwrap();
+    let (_, mut sim) = load(&text, false, None, &RunOptions { seed, check_invariants: false, ..Default::default() }).unwrap();
     let warm = SimTime::from_ms(warm_ms);
     sim.run_until(warm);
     // TRACE=path: every transmission start over the next 2 ms, as "time port kind flow seq size"

@@ -117,11 +117,11 @@ struct Simulation {
 #[pymethods]
 impl Simulation {
     #[new]
-    #[pyo3(signature = (text, format = "toml", seed = None, variant = None, check_invariants = false))]
-    fn new(text: &str, format: &str, seed: Option<u64>, variant: Option<&str>, check_invariants: bool) -> PyResult<Self> {
+    #[pyo3(signature = (text, format = "toml", seed = None, variant = None, check_invariants = false, threads = 1))]
+    fn new(text: &str, format: &str, seed: Option<u64>, variant: Option<&str>, check_invariants: bool, threads: usize) -> PyResult<Self> {
         let doc = parse(text, format)?;
         let s = doc.resolve(variant).map_err(|e| ScenarioError::new_err(e.to_string()))?;
-        let opts = RunOptions { seed, check_invariants };
+        let opts = RunOptions { seed, check_invariants, threads };
         let sim = guard(|| scenario::build(&s, &opts))?.map_err(|e| ScenarioError::new_err(e.to_string()))?;
         let arrivals_end = s.scenario.arrivals_for.map(|d| d.0).unwrap_or(s.scenario.max_time.0);
         Ok(Simulation { sim, name: s.scenario.name.clone(), variant: variant.map(String::from), arrivals_end })
@@ -150,6 +150,11 @@ impl Simulation {
     #[getter]
     fn flows_finished(&self) -> usize {
         self.sim.flows_finished()
+    }
+    /// Partitions the run is split into (1: one thread).
+    #[getter]
+    fn partitions(&self) -> usize {
+        self.sim.partitions()
     }
     #[getter]
     fn done(&self) -> bool {

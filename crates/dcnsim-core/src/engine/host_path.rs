@@ -177,11 +177,13 @@ impl Sim {
             // it does while the sender runs: `Flow::receive`), from what it alone knows.
             // (Before, it answered nothing once the sender had finished: the receiver read
             // the sender's state at the same instant, which no partitioned run can do.)
-            match self.flows.answers_late(f) {
-                Some(size) if kind == PktKind::Data => {
+            // A late SYN (a retransmission that crossed the SYN-ACK) is answered too.
+            match (self.flows.answers_late(f), kind) {
+                (Some(size), PktKind::Data) => {
                     let ce = self.pkts.get(pkt).ecn.is_ce();
                     self.reply_in_place(pkt, PktKind::Ack, size, ce);
                 }
+                (Some(_), PktKind::Syn) => self.reply_in_place(pkt, PktKind::SynAck, 0, false),
                 _ => self.consume(pkt),
             }
             return;
@@ -219,6 +221,8 @@ impl Sim {
             fl.ecn_marks += 1;
         }
         let r = fl.receive(p.seq, p.payload, p.size, ce, self.now, self.cfg.roce.cnp_interval);
+        // a split run's receiver half, its sender elsewhere, is done once it holds every byte
+        let retire = self.part.as_ref().is_some_and(|part| !part.owns_host(fl.src)) && fl.receiver_complete();
         if r.datagram && !self.loops.is_empty() {
             // a frame's latency: made at the source to its last byte in at the host
             let e = self.frame_latency.entry(f);
@@ -240,6 +244,8 @@ impl Sim {
         }
         if r.done {
             self.finish_flow(f);
+        } else if retire {
+            self.flows.retire(f);
         }
     }
 
@@ -432,6 +438,10 @@ impl Sim {
             let next = Continuation::of(self.flows.at(slot));
             self.next_message(next, Sender::Done);
         }
+        if !more && self.part.as_ref().is_some_and(|part| !part.owns_host(self.flows.at(slot).dst)) {
+            // a split run's source half, its receiver elsewhere, has sent every byte
+            self.flows.retire(f);
+        }
     }
 
     // ------------------------------------------------------------------ flows
@@ -440,6 +450,13 @@ impl Sim {
     /// NIC class and sender (whose congestion-control state the new flow keeps).
     pub(super) fn start_flow(&mut self, spec: FlowSpec, conn: Option<(u32, Option<u8>, Sender)>) {
         let id = self.flows.len() as FlowId;
+        // a partition of a split run keeps the halves of its hosts' flows (engine/parallel.rs)
+        let (own_src, own_dst) = self.part.as_ref().map_or((true, true), |p| (p.owns_host(spec.src), p.owns_host(spec.dst)));
+        if !own_src && !own_dst {
+            let FlowSpec { size, src, dst, tag, prio, .. } = spec;
+            self.flows.pass(crate::host::FlowRow { size, start: self.now, src, dst, tag, prio, ..Default::default() });
+            return;
+        }
         let hash = match &conn {
             Some((h, _, _)) => *h,
             None => mix64(self.cfg.seed ^ mix64(id as u64 ^ 0xF10F)) as u32,
@@ -491,7 +508,13 @@ impl Sim {
             ..Flow::vacant(id)
         });
         self.holds.clear(slot);
-        self.active += 1;
+        // a flow counts where it finishes: a datagram flow at its destination, else its source
+        if if is_udp { own_dst } else { own_src } {
+            self.active += 1;
+        }
+        if !own_src {
+            return;
+        }
         if is_udp {
             self.udp_send(id);
         } else if handshake {

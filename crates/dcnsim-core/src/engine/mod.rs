@@ -11,6 +11,7 @@
 //! Link-local control frames are served ahead of every queue and never held.
 
 mod host_path;
+mod parallel;
 mod results;
 pub use results::FLOWS_TABLE_ROW_BYTES;
 mod switch_path;
@@ -97,6 +98,9 @@ pub struct SimConfig {
     /// make, repeats of closed loops not counted), by host index: the weights by which a
     /// run split over threads balances its partitions (`Sim::partition`). Empty: even.
     pub host_load: Vec<f64>,
+    /// Some flow continues another when it ends (a closed loop's next message, a persistent
+    /// flow's next transfer): the run cannot be split over threads yet (`Sim::split`).
+    pub repeats: bool,
 }
 
 /// The default `SimConfig::host_jitter`: a quarter of a nanosecond, less than the 64 B frame
@@ -314,6 +318,10 @@ pub struct Sim {
     base_rtt: std::cell::OnceCell<SimTime>,
     /// The seed's salt of the host jitter draws.
     jitter_salt: u64,
+    /// This run is one partition of a run split over threads (engine/parallel.rs).
+    part: Option<Box<parallel::Part>>,
+    /// This run is split over threads: its partitions, which run its events.
+    par: Option<Box<parallel::Parallel>>,
 }
 
 /// Per-flow goodput per time bin (`metrics.throughput_bin`): each flow's open bin, and the
@@ -505,6 +513,8 @@ impl Sim {
             jitter_range,
             base_rtt: Default::default(),
             jitter_salt,
+            part: None,
+            par: None,
         }
     }
 
@@ -515,7 +525,7 @@ impl Sim {
         self.events
     }
     pub fn flows_total(&self) -> usize {
-        self.flows.len()
+        self.par.as_ref().map_or(self.flows.len(), |p| p.parts[0].flows.len())
     }
     pub fn flows_planned(&self) -> usize {
         self.arrivals.planned()
@@ -626,6 +636,12 @@ impl Sim {
         if self.end.is_none() && self.arrivals.planned() == 0 && self.flows.is_empty() {
             self.end = Some(EndReason::Completed);
         }
+        if self.par.is_some() {
+            if self.end.is_none() {
+                self.run_split(limit);
+            }
+            return;
+        }
         let due = limit.min(self.cfg.max_time);
         // events before the next synchronisation point (with no grid: every event, and the
         // check after each)
@@ -641,10 +657,7 @@ impl Sim {
                 Err(Some(t)) if t <= due => {
                     // at or past a synchronisation point
                     if self.active == 0 && self.arrivals.is_done() {
-                        if self.paused_at.1 == self.events {
-                            self.now = self.paused_at.0;
-                        }
-                        self.end = Some(EndReason::Completed);
+                        self.complete_at_sync();
                         break;
                     }
                     self.next_sync = SimTime((t.0 / self.sync.0 + 1) * self.sync.0);
@@ -653,6 +666,11 @@ impl Sim {
                 }
                 Err(Some(t)) => {
                     if t > self.cfg.max_time && limit >= self.cfg.max_time {
+                        // a synchronisation point before max_time comes first
+                        if self.sync != SimTime::ZERO && self.next_sync <= due && self.active == 0 && self.arrivals.is_done() {
+                            self.complete_at_sync();
+                            break;
+                        }
                         self.now = self.cfg.max_time;
                         self.end = Some(EndReason::MaxTime);
                     }
@@ -676,6 +694,14 @@ impl Sim {
             }
             self.now = limit.min(self.cfg.max_time);
         }
+    }
+
+    /// Every flow had finished at a synchronisation point: the run ends at its last event.
+    fn complete_at_sync(&mut self) {
+        if self.paused_at.1 == self.events {
+            self.now = self.paused_at.0;
+        }
+        self.end = Some(EndReason::Completed);
     }
 
     /// Prefetch what the next events will touch: an arrival's packet record, its port and
@@ -808,6 +834,10 @@ impl Sim {
                 }
             }
             Ev::NextArrival => {
+                if self.part.as_ref().is_some_and(|p| !p.counts_arrivals()) {
+                    // every partition starts every flow: the first counts the event
+                    self.events -= 1;
+                }
                 let spec = self.arrivals.pop().expect("an arrival event has its flow");
                 if let Some(n) = self.arrivals.peek_start() {
                     self.q.push(n, Ev::NextArrival);
@@ -816,7 +846,13 @@ impl Sim {
             }
             Ev::Rto { flow, gen } => self.on_rto(flow, gen),
             Ev::UdpSend { flow } => self.udp_send(flow),
-            Ev::Sample => self.sample_queues(),
+            Ev::Sample => {
+                if self.part.as_ref().is_some_and(|p| !p.counts_arrivals()) {
+                    // every partition samples its own queues: the first counts the event
+                    self.events -= 1;
+                }
+                self.sample_queues()
+            }
             Ev::Mech(t) => {
                 self.mechs.on_timer(t, &mut ctx!(self));
                 self.apply_effects();
@@ -846,12 +882,15 @@ impl Sim {
                 Effect::Frame { port, frame, flow, hash } => self.send_frame(port, frame, flow, hash),
                 Effect::Timer { at, timer } => self.q.push(at, Ev::Mech(timer)),
                 Effect::Wake { port } => self.try_tx(port),
-                Effect::SteerFlow { mut flow, class } => {
+                Effect::SteerFlow { port, mut flow, class } => {
                     // a NIC classifies a connection's frames: the message now on it
                     while let Some(next) = self.flows.continued_by(flow) {
                         flow = next;
                     }
-                    if let Some(f) = self.flows.get_mut(flow) {
+                    let host = self.egress.at(port).wire.owner;
+                    // (until issue 38 a CIP at a flow's receiver steered its sender's data, a
+                    // host away: the record was one for both ends)
+                    if let Some(f) = self.flows.get_mut(flow).filter(|f| f.src == host) {
                         f.nic_class = class;
                     }
                 }
@@ -934,7 +973,7 @@ impl Sim {
         let first = self.depth_series.len();
         self.depth_series.extend((0..nq).map(|qi| (self.now, qi as u8, 0, 0, 0)));
         for (pid, queues) in self.queues.ports().enumerate() {
-            if !self.egress[pid].wire.is_switch {
+            if !self.egress[pid].wire.is_switch || self.part.as_ref().is_some_and(|p| p.remote(pid as PortId)) {
                 continue;
             }
             for (qi, q) in queues.iter().enumerate() {
@@ -951,10 +990,11 @@ impl Sim {
             }
         }
         self.samples += 1;
-        let busy = self.active > 0 || !self.arrivals.is_done();
-        if busy {
-            self.q.push(self.now + every, Ev::Sample);
-        }
+        // sample again for as long as the run goes on (it ends at a synchronisation point
+        // once every flow has finished, or at max_time). (Sampling stopped at the first
+        // sample that found every flow finished until issue 38: a rule that reads every
+        // partition's flows at one instant.)
+        self.q.push(self.now + every, Ev::Sample);
     }
 
     /// A packet reached its end (delivered, or a control frame acted on): count it and free it.
@@ -1080,7 +1120,12 @@ impl Sim {
         };
         let done = self.now + h.ser(size as u64);
         let jitter = if h.is_switch { SimTime::ZERO } else { self.host_jitter(port) };
-        self.q.push(done + h.arrive_delay + jitter, Ev::Arrive { port: h.peer, pkt, route });
+        let at = done + h.arrive_delay + jitter;
+        if self.part.as_ref().is_some_and(|p| p.remote(h.peer)) {
+            self.cross(at, h.peer, pkt, route);
+        } else {
+            self.q.push(at, Ev::Arrive { port: h.peer, pkt, route });
+        }
         self.egress.at_mut(port).busy_until = done;
         if self.has_backlog(port) {
             self.egress.at_mut(port).txdone_at = done;

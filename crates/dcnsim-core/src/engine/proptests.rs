@@ -24,7 +24,8 @@
 //! - with 802.1Qbb ingress accounting and derived headroom, no lossless packet is dropped;
 //! - determinism: a second run (driven to the end in one call instead of two, and
 //!   without the invariant checks, so with the idle-port cut-through where it applies)
-//!   gives identical flow and port tables and summary;
+//!   gives identical flow and port tables and summary, and so does the run split over 2
+//!   and 3 threads (engine/parallel.rs) where it can be;
 //! - end reason "completed" means every flow finished; "idle" (nothing left to
 //!   happen) leaves only UDP flows unfinished, since an unfinished TCP flow
 //!   always has a retransmission timer pending.
@@ -587,6 +588,7 @@ fn check_case(c: &Case) -> Result<(), TestCaseError> {
     b.run();
     check_conservation(&b, "at the end (second run)")?;
     let rb = b.results();
+    let (rb_flows, rb_ports) = (rb.flows.clone(), rb.ports.clone());
     prop_assert_eq!(a.events(), b.events(), "event counts differ");
     prop_assert_eq!(table_bytes(&ra.flows), table_bytes(&rb.flows), "flows tables differ");
     prop_assert_eq!(table_bytes(&ra.ports), table_bytes(&rb.ports), "ports tables differ");
@@ -632,6 +634,23 @@ fn check_case(c: &Case) -> Result<(), TestCaseError> {
     prop_assert_eq!(rows, table_bytes(&rb.flows), "streamed flows rows differ");
     prop_assert_eq!(table_bytes(&rs.ports), table_bytes(&rb.ports), "ports tables differ (streamed)");
     prop_assert_eq!(&rs.summary, &rb.summary, "summaries differ (streamed)");
+
+    // Run 4: split over 2 and 3 threads (where the run can be: else it stays on one and
+    // says so), driven in two calls: the same tables, summary and event count.
+    for threads in [2, 3] {
+        let (_, mut t) = crate::scenario::load(&text, false, None, &crate::scenario::RunOptions { threads, ..Default::default() }).unwrap();
+        t.run_until(split);
+        t.run();
+        let mut rt = t.results();
+        rt.summary.as_object_mut().unwrap().remove("warnings");
+        let mut rb = rb.summary.clone();
+        rb.as_object_mut().unwrap().remove("warnings");
+        let at = format!("{threads} threads, {} partitions", t.partitions());
+        prop_assert_eq!(t.events(), b.events(), "event counts differ ({})", at);
+        prop_assert_eq!(table_bytes(&rt.flows), table_bytes(&rb_flows), "flows tables differ ({})", at);
+        prop_assert_eq!(table_bytes(&rt.ports), table_bytes(&rb_ports), "ports tables differ ({})", at);
+        prop_assert_eq!(&rt.summary, &rb, "summaries differ ({})", at);
+    }
     Ok(())
 }
 

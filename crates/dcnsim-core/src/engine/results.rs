@@ -20,6 +20,10 @@ impl Sim {
     /// them to the end (`dcnsim run -o` writes them as they come, so that its memory does not
     /// grow with the flows that have finished). Before the run.
     pub fn stream_flows(&mut self) {
+        if self.par.is_some() {
+            // a split run's rows are combined from its partitions at the end
+            return;
+        }
         self.flows.stream();
         self.next_final = self.now + FINAL_EVERY;
     }
@@ -116,6 +120,9 @@ impl Sim {
     /// Finalize at the current time and build the result tables (in a streamed run, the
     /// flows table holds the rows not handed out yet).
     pub fn results(&mut self) -> Results {
+        if self.par.is_some() {
+            return self.split_results();
+        }
         let now = self.now;
         let ft = self.flows_table(&self.flows.held());
         let with_loss = self.flows.with_loss_handed_out() + ft.u32("drops").iter().filter(|&&d| d > 0).count();

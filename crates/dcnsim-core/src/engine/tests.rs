@@ -20,7 +20,7 @@ pub(super) fn build(text: &str) -> crate::Sim {
 
 /// Build a scenario, with invariant checks on or off.
 pub(super) fn build_with(text: &str, check_invariants: bool) -> crate::Sim {
-    match load(text, false, None, &RunOptions { seed: None, check_invariants }) {
+    match load(text, false, None, &RunOptions { seed: None, check_invariants, ..Default::default() }) {
         Ok((_, sim)) => sim,
         Err(e) => panic!("scenario rejected: {e}\n{text}"),
     }
@@ -365,7 +365,7 @@ fn a_packet_at_the_wrong_host_is_dropped_not_delivered() {
         let text = wrong_route_fabric(transport);
         let mut s = Document::from_toml(&text).unwrap().scenario(None).unwrap();
         s.topology.routes = Some(vec![StaticRoute { switch: "s1".into(), dst: "b".into(), via: "c".into() }]);
-        let mut sim = build(&s, &RunOptions { seed: None, check_invariants: true }).unwrap();
+        let mut sim = build(&s, &RunOptions { seed: None, check_invariants: true, ..Default::default() }).unwrap();
         sim.run();
         let r = sim.results();
         let t = sim.topology();
@@ -566,7 +566,7 @@ kind = "dctcp"
 kind = "flows"
 flows = [ { src = 0, dst = 2, size = "1GB" }, { src = 1, dst = 2, size = "1GB" } ]
 "#;
-    let (_, mut sim) = load(text, false, None, &RunOptions { seed: Some(seed), check_invariants: false }).unwrap();
+    let (_, mut sim) = load(text, false, None, &RunOptions { seed: Some(seed), check_invariants: false, ..Default::default() }).unwrap();
     if !jitter {
         sim.jitter_range = 0;
     }

@@ -277,6 +277,30 @@ impl FlowTable {
     /// record is released (by default its slot is freed; a streamed table's keeps the row
     /// until it is handed out); returns its record.
     pub fn finish(&mut self, f: FlowId, end: SimTime, delivered: u64) -> Flow {
+        self.release(f, Some((end, delivered)))
+    }
+
+    /// A partition of a run split over threads (engine/parallel.rs) is done with its half
+    /// of flow `f` before the flow finishes elsewhere: a receiver that holds every byte,
+    /// or a datagram source that has sent every byte. Its row keeps the counters this half
+    /// made (drops, marks, retransmissions; the run sums the partitions' rows) and, for a
+    /// reliable flow, its receiver answers late data as a finished flow's does.
+    pub fn retire(&mut self, f: FlowId) {
+        debug_assert!(!self.streamed(), "a partitioned run keeps every row");
+        self.release(f, None);
+    }
+
+    /// A started flow that neither end of is in this partition (engine/parallel.rs): it
+    /// takes its id and a row (which drops in this partition's switches count on), and no
+    /// record.
+    pub fn pass(&mut self, row: FlowRow) {
+        debug_assert!(!self.streamed(), "a partitioned run keeps every row");
+        self.started += 1;
+        self.rows.push(row);
+        self.slot_of.push(GONE);
+    }
+
+    fn release(&mut self, f: FlowId, outcome: Option<(SimTime, u64)>) -> Flow {
         let i = f as usize - self.base;
         let s = self.slot_of[i];
         debug_assert!(s < DONE, "flow {f} finished twice");
@@ -285,12 +309,14 @@ impl FlowTable {
         // a reliable sender (one that takes ACKs) finishes after its receiver held every byte
         let reliable = fl.sender.acked().is_some();
         let r = &mut self.rows[r];
-        r.end = end;
-        r.delivered = delivered;
         r.drops = fl.drops;
         r.ecn_marks = fl.ecn_marks;
         r.retx = fl.retx;
-        r.finished = true;
+        if let Some((end, delivered)) = outcome {
+            r.end = end;
+            r.delivered = delivered;
+            r.finished = true;
+        }
         if self.streamed() {
             self.slot_of[i] = DONE | s;
         } else {

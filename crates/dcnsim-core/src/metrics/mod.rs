@@ -39,6 +39,24 @@ impl ColumnData {
             (a, b) => panic!("appending a {} column to a {} one", b.dtype(), a.dtype()),
         }
     }
+    /// Take `other`'s value (a column of the same type and length) at each row `pick` names.
+    pub fn take_rows_where(&mut self, other: &ColumnData, pick: impl Fn(usize) -> bool) {
+        fn each<T: Copy>(a: &mut [T], b: &[T], pick: impl Fn(usize) -> bool) {
+            for (i, (x, &y)) in a.iter_mut().zip(b).enumerate() {
+                if pick(i) {
+                    *x = y;
+                }
+            }
+        }
+        match (self, other) {
+            (ColumnData::U64(a), ColumnData::U64(b)) => each(a, b, pick),
+            (ColumnData::U32(a), ColumnData::U32(b)) => each(a, b, pick),
+            (ColumnData::U16(a), ColumnData::U16(b)) => each(a, b, pick),
+            (ColumnData::U8(a), ColumnData::U8(b)) => each(a, b, pick),
+            (ColumnData::F64(a), ColumnData::F64(b)) => each(a, b, pick),
+            (a, b) => panic!("taking rows of a {} column into a {} one", b.dtype(), a.dtype()),
+        }
+    }
     /// numpy dtype string of the column.
     pub fn dtype(&self) -> &'static str {
         match self {
@@ -80,6 +98,13 @@ impl Table {
     }
     pub fn get(&self, name: &str) -> Option<&ColumnData> {
         self.columns.iter().find(|(n, _)| n == name).map(|(_, c)| c)
+    }
+    /// Replace column `name`'s values (or add it).
+    pub fn set(&mut self, name: &str, c: ColumnData) {
+        match self.columns.iter_mut().find(|(n, _)| n == name) {
+            Some((_, old)) => *old = c,
+            None => self.push(name, c),
+        }
     }
     pub fn rows(&self) -> usize {
         self.columns.first().map(|(_, c)| c.len()).unwrap_or(0)

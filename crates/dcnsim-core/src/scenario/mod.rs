@@ -1247,12 +1247,23 @@ fn check_flow_sizes(s: &Scenario, topo: &Topology) -> Result<(), ScenarioError> 
 pub struct RunOptions {
     pub seed: Option<u64>,
     pub check_invariants: bool,
+    /// Threads to split the run over (engine/parallel.rs); 0 or 1: one. Results are the
+    /// same at any count.
+    pub threads: usize,
 }
 
 /// Turn a validated scenario into a ready-to-run simulation.
 pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
     let (topo, routes, cfg, arrivals) = configure(s, opts)?;
-    Ok(Sim::with_arrivals(topo, routes, cfg, arrivals))
+    let sim = Sim::with_arrivals(topo, routes, cfg, arrivals);
+    if opts.threads <= 1 {
+        return Ok(sim);
+    }
+    let seed = opts.seed.unwrap_or(s.scenario.seed);
+    let (topo, planned) = (build_topology(&s.topology)?, sim.flows_planned());
+    // each partition runs the same arrival processes (made from the scenario, as configure
+    // made them: it has already checked they can be)
+    Ok(sim.split(opts.threads, || FlowArrivals::new(flow_specs(s, &topo, seed).expect("made once already").procs, planned)))
 }
 
 /// What a simulation is made of: the fabric, its routes, the configuration and the flows.
@@ -1281,10 +1292,11 @@ fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Routes, SimCo
     // made and dropped flow by flow, counts them (for the progress and the summary), sums
     // each host's bytes (the partitioner's weights) and finds what the warnings look for
     let mut host_load = vec![0.0f64; topo.hosts.len()];
-    let (planned, hpcc, udp_loops) = flow_specs(s, &topo, seed)?.procs.into_iter().flatten().fold((0, false, false), |(n, h, u), f| {
+    let (planned, hpcc, udp_loops, repeats) = flow_specs(s, &topo, seed)?.procs.into_iter().flatten().fold((0, false, false, false), |(n, h, u, r), f| {
         host_load[f.src as usize] += f.size as f64;
         host_load[f.dst as usize] += f.size as f64;
-        (n + 1, h || f.transport == HPCC, u || (f.closed_loop.is_some() && f.transport == crate::host::Transport::Udp))
+        let udp_loop = f.closed_loop.is_some() && f.transport == crate::host::Transport::Udp;
+        (n + 1, h || f.transport == HPCC, u || udp_loop, r || f.closed_loop.is_some() || f.repeat_until.is_some())
     });
     let Flows { procs, loops, tags } = flow_specs(s, &topo, seed)?;
     let switch_latency = sw.latency.map(|d| d.0).unwrap_or(SimTime::ZERO);
@@ -1330,6 +1342,7 @@ fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Routes, SimCo
         warnings: Vec::new(),
         frame_latency: udp_loops,
         host_load,
+        repeats,
     };
     cfg.warnings = warnings(s, &cfg, planned, hpcc);
     Ok((topo, routes, cfg, FlowArrivals::new(procs, planned)))

@@ -276,7 +276,7 @@ flows = [{{ src = 0, dst = 3, size = "100KB" }}, {{ src = 1, dst = 3, size = "10
             )
         };
         let run = |t: String| {
-            let (_, mut sim) = crate::scenario::load(&t, false, None, &crate::scenario::RunOptions { seed: None, check_invariants: true }).unwrap();
+            let (_, mut sim) = crate::scenario::load(&t, false, None, &crate::scenario::RunOptions { seed: None, check_invariants: true, ..Default::default() }).unwrap();
             sim.keep_flow_records();
             sim.run();
             let kinds: Vec<&str> = sim.flow_records().iter().map(|f| f.transport.name()).collect::<Vec<_>>();

@@ -353,6 +353,28 @@ impl<E: Copy + Tie> EventQueue<E> {
         self.popped += 1;
         Ok((t, e))
     }
+    /// As `pop_by`, but the wheel never turns to a slot that starts after `limit`, so that
+    /// events may still be pushed at any time after `limit`: a partitioned run's frames from
+    /// other threads, which arrive once this partition has run up to the window's end
+    /// (engine/parallel.rs). Err(Some(t)): no event is due by `limit`, and none is due
+    /// before `t` (the next event's time, or the start of its slot).
+    #[inline]
+    pub fn pop_within(&mut self, limit: SimTime) -> Result<(SimTime, E), Option<SimTime>> {
+        if self.pos >= self.current.len() {
+            let far = self.far.peek().map(|f| f.0 >> self.slot_bits);
+            let next = match (self.next_wheel_slot(), far) {
+                (Some(a), Some(b)) => a.min(b),
+                (a, b) => match a.or(b) {
+                    Some(n) => n,
+                    None => return Err(None),
+                },
+            };
+            if next << self.slot_bits > limit.0 {
+                return Err(Some(SimTime(next << self.slot_bits)));
+            }
+        }
+        self.pop_by(limit)
+    }
     /// The event `n` after the one `pop` returns next (0: that one), if it is already in
     /// the current slot (no wheel turn): lets the caller prefetch what it will touch.
     #[inline(always)]

@@ -502,7 +502,7 @@ impl SwitchMechanism for Ci {
             }
             NodeKind::Host => {
                 if self.p.hosts {
-                    cx.push(Effect::SteerFlow { flow, class: Some(self.p.congested_queue as u8) });
+                    cx.push(Effect::SteerFlow { port, flow, class: Some(self.p.congested_queue as u8) });
                     self.tables[port as usize].cips_received += 1;
                     if self.p.cim_release == CimRelease::Standard && self.host_cims.insert((port, key), (cx.now, flow)).is_none() {
                         cx.timer(cx.now + self.p.max_flow_life, MechTimer::Ci(Timer::HostRelease { port, key }));
@@ -527,7 +527,7 @@ impl SwitchMechanism for Ci {
                 let (last, flow) = self.host_cims[&(port, key)];
                 if cx.now >= last + self.p.max_flow_life {
                     self.host_cims.remove(&(port, key));
-                    cx.push(Effect::SteerFlow { flow, class: None });
+                    cx.push(Effect::SteerFlow { port, flow, class: None });
                 } else {
                     cx.timer(last + self.p.max_flow_life, MechTimer::Ci(Timer::HostRelease { port, key }));
                 }

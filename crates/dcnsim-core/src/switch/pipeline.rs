@@ -105,9 +105,11 @@ pub enum Effect {
     Timer { at: SimTime, timer: MechTimer },
     /// Something that held `port`'s transmitter may have cleared: try to transmit.
     Wake { port: PortId },
-    /// The NIC sends `flow`'s packets in traffic class `class` from now on (None: in its own
-    /// priority again); on a reused connection, the message now on it (`Flow::continued_by`).
-    SteerFlow { flow: FlowId, class: Option<u8> },
+    /// The NIC of host port `port` sends `flow`'s packets in traffic class `class` from now
+    /// on (None: in its own priority again); on a reused connection, the message now on it
+    /// (`Flow::continued_by`). Only the flow's source steers its data: a CIP that reaches its
+    /// receiver (about the ACKs it sends) changes nothing there.
+    SteerFlow { port: PortId, flow: FlowId, class: Option<u8> },
     /// Send a routed message from switch `sw` to host `to` about `flow` (whose data went to
     /// `about`), routed by `hash`; `value` is the message's number (`Packet::seq`).
     Msg { sw: u32, msg: Msg, flow: FlowId, to: HostId, about: HostId, hash: u32, value: u64 },

@@ -1,0 +1,568 @@
+//! One run split over threads (issue 38; docs/parallel.md): conservative synchronisation
+//! with the fabric's smallest link delay as lookahead (Chandy-Misra-Bryant; the barrier
+//! windows of YAWNS, Nicol 1993; Fujimoto, "Parallel and Distributed Simulation Systems",
+//! 2000, ch. 3).
+//!
+//! The fabric is split by `net::partition` (each ToR with its hosts, pods where they fit).
+//! Each partition is a whole `Sim` that runs only its own nodes' events: a frame one of its
+//! ports starts toward another partition's port leaves its packet arena and travels, with
+//! its arrival time, in a mailbox that the receiving partition empties into its event queue
+//! at the start of the next window. Windows are the run's synchronisation grid (`Sim::sync`,
+//! the shortest delay of any link plus a switch's latency): a frame started in one window
+//! arrives in a later one, so no partition's window depends on another's. Every partition
+//! runs the same flow-arrival processes, so flow ids are the sequential run's; a flow's
+//! record is kept where its source or its destination is (the sender's half and the
+//! receiver's), and every other partition keeps only its row, on which drops in its
+//! switches count. The run ends where the sequential one does: the completion test runs at
+//! the grid points, where all partitions meet, and equal-time events run in an order that
+//! depends on no partitioning (`sim::event::Tie`). Results are byte-identical to one thread
+//! (tests/parallel.rs and `parallel_tests` check it at 1, 2 and 3 threads).
+//!
+//! What cannot be partitioned yet makes the run stay on one thread, with a warning in the
+//! summary (`Sim::parallel_blocker`).
+
+use super::{EndReason, Ev, Sim};
+use crate::metrics::{ColumnData as C, Results};
+use crate::net::{HopTelemetry, Packet, PortId};
+use crate::sim::SimTime;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// A frame on its way to another partition's port.
+pub(super) struct Crossing {
+    at: SimTime,
+    port: PortId,
+    route: PortId,
+    pkt: Packet,
+    /// Its INT records (`PacketArena::telemetry`), which live beside the packet record.
+    tel: Vec<HopTelemetry>,
+}
+
+/// What makes a `Sim` one partition of a split run.
+pub(super) struct Part {
+    me: u16,
+    /// The partition of each port's node, by port id.
+    port_part: Arc<Vec<u16>>,
+    /// The partition of each host, by host index.
+    host_part: Arc<Vec<u16>>,
+    /// Frames sent during this window to other partitions, by partition.
+    out: Vec<Vec<Crossing>>,
+}
+
+impl Part {
+    #[inline(always)]
+    pub(super) fn owns_host(&self, h: u32) -> bool {
+        self.host_part[h as usize] == self.me
+    }
+    #[inline(always)]
+    pub(super) fn remote(&self, port: PortId) -> bool {
+        self.port_part[port as usize] != self.me
+    }
+    /// Flow starts are run by every partition: the first counts their events.
+    pub(super) fn counts_arrivals(&self) -> bool {
+        self.me == 0
+    }
+}
+
+/// A split run's partitions and where they stand, held by the `Sim` the caller sees.
+pub(super) struct Parallel {
+    pub(super) parts: Vec<Sim>,
+    port_part: Arc<Vec<u16>>,
+    /// The window length: the synchronisation grid's step.
+    window: SimTime,
+    /// Every partition has run every event before this time.
+    at: SimTime,
+    /// The latest event any partition ran.
+    last: SimTime,
+}
+
+/// Where one partition stands after a window, for the decision every thread makes alike.
+#[derive(Clone, Copy, Default)]
+struct Stand {
+    active: usize,
+    /// Its next event (or a lower bound of it), frames it sent included; MAX: none.
+    next: SimTime,
+    last: SimTime,
+}
+
+/// A barrier that spins briefly before yielding: windows are a few microseconds of work on
+/// small fabrics, where a futex sleep and wake per window would cost as much again.
+struct SpinBarrier {
+    n: usize,
+    count: AtomicUsize,
+    round: AtomicUsize,
+}
+
+impl SpinBarrier {
+    fn wait(&self) {
+        let round = self.round.load(Ordering::Acquire);
+        if self.count.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
+            self.count.store(0, Ordering::Relaxed);
+            self.round.fetch_add(1, Ordering::Release);
+            return;
+        }
+        let mut spins = 0u32;
+        while self.round.load(Ordering::Acquire) == round {
+            if spins < 2000 {
+                std::hint::spin_loop();
+                spins += 1;
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+}
+
+/// What the threads share: mailboxes and stands, double-buffered by window parity (a window's
+/// are read after its barrier while the next window's are written).
+struct Shared {
+    n: usize,
+    barrier: SpinBarrier,
+    /// [parity][from * n + to]
+    mail: [Vec<Mutex<Vec<Crossing>>>; 2],
+    /// [parity][partition]
+    stand: [Vec<Mutex<Stand>>; 2],
+}
+
+/// How a window ended, decided alike by every thread from the partitions' stands.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Step {
+    /// Run the window that starts here.
+    Next(SimTime),
+    End(EndReason),
+    /// Stopped at the caller's limit before the run's end.
+    Pause,
+}
+
+impl Sim {
+    /// Why this run cannot be split over threads yet, if it cannot (it then runs on one).
+    pub fn parallel_blocker(&self) -> Option<String> {
+        let c = &self.cfg;
+        let why = if self.sync == SimTime::ZERO {
+            "a link takes no time (the windows of a split run are the shortest link delay)"
+        } else if c.mechanisms.pfc.is_some() {
+            "PFC's deadlock detection reads every switch's pause state at once"
+        } else if c.capture.is_some() {
+            "metrics.capture reads every flow's record at every port"
+        } else if c.repeats {
+            "a flow continues another (a closed loop or a persistent flow) and takes its id where it runs"
+        } else if self.trace.is_some() {
+            "a transmission trace is recorded"
+        } else {
+            return None;
+        };
+        Some(why.to_string())
+    }
+
+    /// Split this run (not started) over `threads` threads: `arrivals` makes each partition
+    /// its own copy of the flow-arrival processes. Returns the run, and a warning where it
+    /// stays on one thread (`parallel_blocker`), also added to its summary's warnings.
+    pub fn split(mut self, threads: usize, mut arrivals: impl FnMut() -> crate::workload::arrivals::FlowArrivals) -> Sim {
+        if threads <= 1 {
+            return self;
+        }
+        if let Some(why) = self.parallel_blocker() {
+            self.cfg.warnings.push(format!("threads = {threads}: the run stays on one thread: {why}"));
+            return self;
+        }
+        let pt = self.partition(threads);
+        let n = pt.part.iter().copied().max().map_or(1, |m| m as usize + 1);
+        if n <= 1 {
+            return self;
+        }
+        let port_part: Arc<Vec<u16>> = Arc::new(self.topo.ports.iter().map(|p| pt.part[p.node as usize]).collect());
+        let host_part: Arc<Vec<u16>> = Arc::new(self.topo.hosts.iter().map(|&h| pt.part[h as usize]).collect());
+        let parts = (0..n)
+            .map(|i| {
+                let mut cfg = self.cfg.clone();
+                cfg.loops = Vec::new();
+                let mut s = Sim::with_arrivals(self.topo.clone(), self.routes.clone(), cfg, arrivals());
+                s.part = Some(Box::new(Part { me: i as u16, port_part: port_part.clone(), host_part: host_part.clone(), out: (0..n).map(|_| Vec::new()).collect() }));
+                s
+            })
+            .collect();
+        self.par = Some(Box::new(Parallel { parts, port_part, window: self.sync, at: SimTime::ZERO, last: SimTime::ZERO }));
+        self
+    }
+
+    /// How many partitions the run is split into (1: not split).
+    pub fn partitions(&self) -> usize {
+        self.par.as_ref().map_or(1, |p| p.parts.len())
+    }
+
+    /// A frame leaves for another partition's `port`: its record moves into the mailbox.
+    #[inline(never)]
+    pub(super) fn cross(&mut self, at: SimTime, port: PortId, pkt: crate::net::PktId, route: PortId) {
+        let p = self.pkts.get(pkt).clone();
+        let tel = self.pkts.telemetry(pkt).to_vec();
+        self.pkts.free(pkt);
+        let part = self.part.as_mut().unwrap();
+        let to = part.port_part[port as usize] as usize;
+        part.out[to].push(Crossing { at, port, route, pkt: p, tel });
+    }
+
+    /// Take in the frames other partitions sent: their arrivals join the event queue.
+    fn take_in(&mut self, frames: &mut Vec<Crossing>) {
+        for c in frames.drain(..) {
+            let id = self.pkts.alloc(c.pkt);
+            for h in c.tel {
+                self.pkts.push_telemetry(id, h);
+            }
+            self.q.push(c.at, Ev::Arrive { port: c.port, pkt: id, route: c.route });
+        }
+    }
+
+    /// Run this partition's events up to and including `to`; returns when its next one is
+    /// due (or a lower bound of it; MAX: none).
+    fn run_window(&mut self, to: SimTime) -> SimTime {
+        loop {
+            match self.q.pop_within(to) {
+                Ok((t, ev)) => {
+                    self.look_ahead();
+                    self.now = t;
+                    self.events += 1;
+                    self.dispatch(ev);
+                }
+                Err(next) => return next.unwrap_or(SimTime::MAX),
+            }
+        }
+    }
+
+    /// `run_until` of a split run.
+    pub(super) fn run_split(&mut self, limit: SimTime) {
+        let max_time = self.cfg.max_time;
+        let par = self.par.as_mut().unwrap();
+        let n = par.parts.len();
+        let due = limit.min(max_time);
+        let shared = Shared {
+            n,
+            barrier: SpinBarrier { n, count: AtomicUsize::new(0), round: AtomicUsize::new(0) },
+            mail: std::array::from_fn(|_| (0..n * n).map(|_| Mutex::new(Vec::new())).collect()),
+            stand: std::array::from_fn(|_| (0..n).map(|_| Mutex::new(Stand::default())).collect()),
+        };
+        let (w, start) = (par.window, par.at);
+        let outcome: Vec<(Step, SimTime, SimTime)> = std::thread::scope(|s| {
+            let handles: Vec<_> = par.parts.iter_mut().enumerate().map(|(i, sim)| {
+                let shared = &shared;
+                s.spawn(move || worker(i, sim, shared, w, start, due, limit, max_time))
+            }).collect();
+            handles.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+        });
+        let (step, at, last) = outcome[0];
+        debug_assert!(outcome.iter().all(|o| *o == outcome[0]), "the partitions decided alike");
+        par.at = at;
+        par.last = par.last.max(last);
+        self.events = par.parts.iter().map(|p| p.events).sum();
+        self.finished = par.parts.iter().map(|p| p.finished).sum();
+        self.active = par.parts.iter().map(|p| p.active).sum();
+        match step {
+            Step::End(EndReason::MaxTime) => {
+                self.now = max_time;
+                self.end = Some(EndReason::MaxTime);
+            }
+            Step::End(r) => {
+                self.now = par.last;
+                self.end = Some(r);
+            }
+            Step::Pause | Step::Next(_) => self.now = limit.min(max_time).max(par.last),
+        }
+    }
+
+    /// The result tables of a split run: each port's rows from the partition that owns it,
+    /// each flow's row combined from the partitions' rows, counters summed.
+    pub(super) fn split_results(&mut self) -> Results {
+        let now = self.now;
+        let end = self.end;
+        let par = self.par.as_mut().unwrap();
+        // queue samples: every partition sampled its own ports at the same times; the first
+        // gathers them and builds the queues tables
+        let (first, rest) = par.parts.split_first_mut().unwrap();
+        for (k, p) in rest.iter_mut().enumerate() {
+            let me = (k + 1) as u16;
+            let nq = p.cfg.queues;
+            for (row, h) in p.depth_hist.iter_mut().enumerate() {
+                if par.port_part[row / nq] == me {
+                    first.depth_hist[row] = std::mem::take(h);
+                }
+            }
+            for (a, b) in first.depth_series.iter_mut().zip(&p.depth_series) {
+                debug_assert_eq!((a.0, a.1), (b.0, b.1), "partitions sample at the same times");
+                (a.2, a.3, a.4) = (a.2.max(b.2), a.3 + b.3, a.4 + b.4);
+            }
+        }
+        let mut rs: Vec<Results> = par
+            .parts
+            .iter_mut()
+            .map(|p| {
+                p.now = now;
+                p.end = end;
+                p.results()
+            })
+            .collect();
+        let first = rs.remove(0);
+        merge(first, rs, &par.port_part, self.events, self.finished, &self.cfg.warnings)
+    }
+}
+
+/// One partition's thread: windows until the run ends or reaches `due`. Returns the
+/// decision, the time the next call starts at, and the latest event it ran.
+#[allow(clippy::too_many_arguments)]
+fn worker(me: usize, sim: &mut Sim, sh: &Shared, w: SimTime, start: SimTime, due: SimTime, limit: SimTime, max_time: SimTime) -> (Step, SimTime, SimTime) {
+    let n = sh.n;
+    let mut at = start;
+    let mut parity = 0usize;
+    loop {
+        // frames the others sent in the window before
+        for from in 0..n {
+            let mut m = sh.mail[parity ^ 1][from * n + me].lock().unwrap();
+            if !m.is_empty() {
+                sim.take_in(&mut m);
+            }
+        }
+        let grid = SimTime((at.0 / w.0 + 1) * w.0);
+        let to = SimTime(grid.0 - 1).min(due);
+        let mut next = sim.run_window(to);
+        let part = sim.part.as_mut().unwrap();
+        for (to_part, frames) in part.out.iter_mut().enumerate() {
+            if let Some(c) = frames.first() {
+                next = next.min(frames.iter().fold(c.at, |m, c| m.min(c.at)));
+                std::mem::swap(&mut *sh.mail[parity][me * n + to_part].lock().unwrap(), frames);
+            }
+        }
+        *sh.stand[parity][me].lock().unwrap() = Stand { active: sim.active, next, last: sim.now };
+        sh.barrier.wait();
+        // every thread decides alike from the stands
+        let (mut active, mut next_all, mut last_all) = (0, SimTime::MAX, SimTime::ZERO);
+        for p in 0..n {
+            let s = *sh.stand[parity][p].lock().unwrap();
+            active += s.active;
+            next_all = next_all.min(s.next);
+            last_all = last_all.max(s.last);
+        }
+        let arrivals_done = sim.arrivals.is_done();
+        let step = if next_all == SimTime::MAX {
+            Step::End(if active == 0 { EndReason::Completed } else { EndReason::Idle })
+        } else if grid <= due && active == 0 && arrivals_done {
+            Step::End(EndReason::Completed)
+        } else if next_all > due {
+            if limit >= max_time && next_all > max_time {
+                Step::End(EndReason::MaxTime)
+            } else {
+                Step::Pause
+            }
+        } else {
+            Step::Next(grid.max(SimTime(next_all.0 / w.0 * w.0)))
+        };
+        // (one barrier a window: the next window writes the other parity's mail and stands,
+        // and this parity's again only after everyone has passed the next barrier)
+        parity ^= 1;
+        match step {
+            Step::Next(t) => at = t,
+            _ => {
+                // frames still in the mailboxes are in flight: the receivers hold them
+                for from in 0..n {
+                    let mut m = sh.mail[parity ^ 1][from * n + me].lock().unwrap();
+                    if !m.is_empty() {
+                        sim.take_in(&mut m);
+                    }
+                }
+                let resume = if step == Step::Pause { SimTime(due.0 + 1) } else { at };
+                return (step, resume, last_all);
+            }
+        }
+    }
+}
+
+/// How a flows-table column combines over the partitions' rows.
+enum Merge {
+    /// The same in every partition.
+    Same,
+    /// Set where the flow's source or destination is, zero elsewhere (or a flag).
+    Max,
+    /// Counted where it happens.
+    Sum,
+    /// Worked out from the merged columns.
+    Derived,
+}
+
+fn flow_merge(name: &str) -> Merge {
+    match name {
+        "flow_id" | "src" | "dst" | "size_bytes" | "start_ps" | "priority" | "tag" => Merge::Same,
+        "end_ps" | "fct_ps" | "ideal_fct_ps" | "finished" | "delivered_bytes" | "paused" | "mean_frame_latency_ps" => Merge::Max,
+        "drops" | "ecn_marks" | "retx" | "qcn_cnms_received" | "sfc_paused_ps" => Merge::Sum,
+        "slowdown" => Merge::Derived,
+        other => panic!("flows column {other} has no rule for a split run (engine/parallel.rs)"),
+    }
+}
+
+fn combine(a: &mut C, b: &C, m: &Merge) {
+    fn each<T: Copy>(a: &mut [T], b: &[T], f: impl Fn(T, T) -> T) {
+        for (x, &y) in a.iter_mut().zip(b) {
+            *x = f(*x, y);
+        }
+    }
+    match (m, a, b) {
+        (Merge::Same | Merge::Derived, _, _) => {}
+        (Merge::Max, C::U8(a), C::U8(b)) => each(a, b, u8::max),
+        (Merge::Max, C::U16(a), C::U16(b)) => each(a, b, u16::max),
+        (Merge::Max, C::U32(a), C::U32(b)) => each(a, b, u32::max),
+        (Merge::Max, C::U64(a), C::U64(b)) => each(a, b, u64::max),
+        (Merge::Max, C::F64(a), C::F64(b)) => each(a, b, |x, y| if x.is_nan() { y } else { x }),
+        (Merge::Sum, C::U32(a), C::U32(b)) => each(a, b, |x, y| x + y),
+        (Merge::Sum, C::U64(a), C::U64(b)) => each(a, b, |x, y| x + y),
+        (_, a, _) => panic!("a split run cannot combine a column of type {}", a.dtype()),
+    }
+}
+
+/// Combine the partitions' results (`first` and `rest`) into the sequential run's.
+fn merge(mut r: Results, rest: Vec<Results>, port_part: &[u16], events: u64, finished: usize, warnings: &[String]) -> Results {
+    // ports: each row from the partition owning its port (rows are by port, then queue)
+    let rows = r.ports.rows();
+    let per_port = rows / port_part.len().max(1);
+    for (name, col) in r.ports.columns.iter_mut() {
+        for (k, o) in rest.iter().enumerate() {
+            let other = o.ports.get(name).unwrap_or_else(|| panic!("ports column {name} in every partition"));
+            let p = (k + 1) as u16;
+            col.take_rows_where(other, |row| port_part[row / per_port] == p);
+        }
+    }
+    // flows: every partition holds every row
+    for (name, col) in r.flows.columns.iter_mut() {
+        let m = flow_merge(name);
+        for o in &rest {
+            combine(col, o.flows.get(name).expect("flows column in every partition"), &m);
+        }
+    }
+    let (fct, ideal, fin) = (r.flows.u64("fct_ps").to_vec(), r.flows.u64("ideal_fct_ps").to_vec(), r.flows.get("finished").cloned());
+    if let Some(C::U8(fin)) = fin {
+        let sd: Vec<f64> = (0..fct.len()).map(|i| if fin[i] == 1 && ideal[i] > 0 { fct[i] as f64 / ideal[i] as f64 } else { f64::NAN }).collect();
+        r.flows.set("slowdown", C::F64(sd));
+    }
+    // goodput rows: each flow's are in its destination's partition
+    if r.timeseries.rows() > 0 || rest.iter().any(|o| o.timeseries.rows() > 0) {
+        let mut all: Vec<(u32, u64, u64)> = Vec::new();
+        for t in std::iter::once(&r.timeseries).chain(rest.iter().map(|o| &o.timeseries)) {
+            if t.rows() > 0 {
+                let (f, b, y) = (t.u32("flow"), t.u64("bin_start_ps"), t.u64("bytes"));
+                all.extend((0..f.len()).map(|i| (f[i], b[i], y[i])));
+            }
+        }
+        all.sort_unstable();
+        r.timeseries.set("flow", C::U32(all.iter().map(|x| x.0).collect()));
+        r.timeseries.set("bin_start_ps", C::U64(all.iter().map(|x| x.1).collect()));
+        r.timeseries.set("bytes", C::U64(all.iter().map(|x| x.2).collect()));
+    }
+    // summary: the engine's counts summed or worked out again; a mechanism's integer totals
+    // summed, its lists joined, anything else as the first partition has it
+    let s = r.summary.as_object_mut().unwrap();
+    for o in &rest {
+        for (k, v) in o.summary.as_object().unwrap() {
+            match (s.get_mut(k), v) {
+                (Some(a), serde_json::Value::Number(b)) if a.is_u64() && b.is_u64() && !matches!(k.as_str(), "seed" | "sim_time_ps" | "hosts" | "switches" | "flows_total" | "flows_started" | "throughput_bin_ps" | "queue_samples") => {
+                    *a = (a.as_u64().unwrap() + b.as_u64().unwrap()).into();
+                }
+                (Some(serde_json::Value::Array(a)), serde_json::Value::Array(b)) if !matches!(k.as_str(), "fct_bins" | "metrics" | "queue_notes" | "warnings") => a.extend(b.iter().cloned()),
+                _ => {}
+            }
+        }
+    }
+    let total = s["flows_total"].as_u64().unwrap();
+    s.insert("events".into(), events.into());
+    s.insert("flows_finished".into(), finished.into());
+    s.insert("flows_unfinished".into(), (total - finished as u64).into());
+    let (sent, dropped) = (s["data_packets_sent"].as_u64().unwrap(), s["data_packets_dropped"].as_u64().unwrap());
+    s.insert("loss_rate".into(), (if sent > 0 { dropped as f64 / sent as f64 } else { 0.0 }).into());
+    let drops = r.flows.u32("drops");
+    s.insert("flows_with_loss".into(), drops.iter().filter(|&&d| d > 0).count().into());
+    if let Some(C::U8(paused)) = r.flows.get("paused") {
+        s.insert("flows_paused".into(), paused.iter().filter(|&&p| p > 0).count().into());
+    }
+    if !warnings.is_empty() {
+        s.insert("warnings".into(), warnings.to_vec().into());
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_spin_barrier_holds_every_thread_until_the_last_arrives() {
+        let b = SpinBarrier { n: 3, count: AtomicUsize::new(0), round: AtomicUsize::new(0) };
+        let hits = AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..3 {
+                s.spawn(|| {
+                    for round in 0..100 {
+                        hits.fetch_add(1, Ordering::SeqCst);
+                        b.wait();
+                        // all three counted this round before anyone goes on
+                        assert!(hits.load(Ordering::SeqCst) >= 3 * (round + 1));
+                        b.wait();
+                    }
+                });
+            }
+        });
+        assert_eq!(hits.load(Ordering::SeqCst), 300);
+    }
+}
+
+#[cfg(test)]
+mod split_tests {
+    use crate::metrics::{Results, Table};
+    use crate::scenario::{load, RunOptions};
+
+    /// Flattened (name, dtype, bytes) of a table, for exact comparison.
+    fn bytes(t: &Table) -> Vec<(String, &'static str, Vec<u8>)> {
+        t.columns.iter().map(|(n, c)| (n.clone(), c.dtype(), c.to_le_bytes())).collect()
+    }
+
+    /// A run of `text` on `threads` threads: its results, events and partitions.
+    pub(crate) fn run(text: &str, threads: usize) -> (Results, u64, usize) {
+        let (_, mut sim) = load(text, false, None, &RunOptions { threads, ..Default::default() }).unwrap_or_else(|e| panic!("{e}"));
+        sim.run();
+        let mut r = sim.results();
+        // the one-thread fallback's note is the only thing a thread count may add
+        r.summary.as_object_mut().unwrap().remove("warnings");
+        (r, sim.events(), sim.partitions())
+    }
+
+    /// Results at 2 and 3 threads are byte-identical to one thread's (every table, the
+    /// summary, the event count); returns the partition counts.
+    pub(crate) fn assert_identical(name: &str, text: &str) -> Vec<usize> {
+        let (one, events, _) = run(text, 1);
+        let mut parts = Vec::new();
+        for threads in [2, 3] {
+            let (r, e, p) = run(text, threads);
+            let at = format!("{name} at {threads} threads ({p} partitions)");
+            assert_eq!(e, events, "{at}: events");
+            for (a, b, what) in [(&one.flows, &r.flows, "flows"), (&one.ports, &r.ports, "ports"), (&one.timeseries, &r.timeseries, "timeseries"), (&one.queues, &r.queues, "queues")] {
+                let (a, b) = (bytes(a), bytes(b));
+                for (ca, cb) in a.iter().zip(&b) {
+                    assert_eq!(ca, cb, "{at}: {what} column {}", ca.0);
+                }
+                assert_eq!(a.len(), b.len(), "{at}: {what} columns");
+            }
+            assert_eq!(one.summary, r.summary, "{at}: summary");
+            parts.push(p);
+        }
+        parts
+    }
+
+    #[test]
+    fn shipped_small_scenarios_give_the_same_results_on_two_and_three_threads() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios");
+        let mut names: Vec<String> = std::fs::read_dir(dir).unwrap().filter_map(|e| e.ok()?.file_name().into_string().ok()).filter(|n| n.ends_with("_small.toml")).collect();
+        names.sort();
+        let mut split = 0;
+        for n in &names {
+            let text = std::fs::read_to_string(format!("{dir}/{n}")).unwrap();
+            let t = std::time::Instant::now();
+            let parts = assert_identical(n, &text);
+            eprintln!("{n}: partitions {parts:?} in {:.1}s", t.elapsed().as_secs_f64());
+            split += (parts[0] > 1) as usize;
+        }
+        assert!(split > 0, "some shipped scenario runs split");
+    }
+}
