@@ -482,7 +482,7 @@ impl Sim {
             outbox: None,
             arrivals,
             sync,
-            next_sync: SimTime::ZERO,
+            next_sync: sync,
             paused_at: (SimTime::ZERO, u64::MAX),
             active: 0,
             finished: 0,
@@ -660,6 +660,10 @@ impl Sim {
                         self.complete_at_sync();
                         break;
                     }
+                    if let Some(r) = self.grid_checks(self.next_sync) {
+                        self.end = Some(r);
+                        break;
+                    }
                     self.next_sync = SimTime((t.0 / self.sync.0 + 1) * self.sync.0);
                     until = before_sync(self);
                     continue;
@@ -684,8 +688,13 @@ impl Sim {
             }
             self.events += 1;
             self.dispatch(ev);
-            if self.sync == SimTime::ZERO && self.active == 0 && self.arrivals.is_done() {
-                self.end = Some(EndReason::Completed);
+            if self.sync == SimTime::ZERO {
+                // no grid: the checks after every event
+                if self.active == 0 && self.arrivals.is_done() {
+                    self.end = Some(EndReason::Completed);
+                } else if let Some(r) = self.grid_checks(t) {
+                    self.end = Some(r);
+                }
             }
         }
         if self.end.is_none() && limit > self.now {
@@ -694,6 +703,17 @@ impl Sim {
             }
             self.now = limit.min(self.cfg.max_time);
         }
+    }
+
+    /// The mechanisms' fabric-wide checks at grid point `at` (`SwitchMechanism::grid_judge`)
+    /// over the whole fabric: the run's end, if one ends it.
+    fn grid_checks(&mut self, at: SimTime) -> Option<EndReason> {
+        let seen = self.mechs.grid_seen();
+        let views = self.mechs.grid_views(at, &|_| true, &ctx!(self));
+        if seen.iter().all(Option::is_none) && views.iter().all(Option::is_none) {
+            return None;
+        }
+        self.mechs.grid_judge(at, &[seen], &[views], &self.topo)
     }
 
     /// Every flow had finished at a synchronisation point: the run ends at its last event.

@@ -25,6 +25,8 @@ use super::{EndReason, Ev, Sim};
 use crate::metrics::{ColumnData as C, Results};
 use crate::net::{HopTelemetry, Packet, PortId};
 use crate::sim::SimTime;
+use crate::switch::mechanism::WaitFor;
+use crate::switch::pipeline::Ctx;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -45,6 +47,8 @@ pub(super) struct Part {
     port_part: Arc<Vec<u16>>,
     /// The partition of each host, by host index.
     host_part: Arc<Vec<u16>>,
+    /// The partition of each node, by node id.
+    node_part: Arc<Vec<u16>>,
     /// Frames sent during this window to other partitions, by partition.
     out: Vec<Vec<Crossing>>,
 }
@@ -53,6 +57,10 @@ impl Part {
     #[inline(always)]
     pub(super) fn owns_host(&self, h: u32) -> bool {
         self.host_part[h as usize] == self.me
+    }
+    #[inline(always)]
+    pub(super) fn owns_node(&self, node: u32) -> bool {
+        self.node_part[node as usize] == self.me
     }
     #[inline(always)]
     pub(super) fn remote(&self, port: PortId) -> bool {
@@ -77,12 +85,16 @@ pub(super) struct Parallel {
 }
 
 /// Where one partition stands after a window, for the decision every thread makes alike.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Default)]
 struct Stand {
     active: usize,
     /// Its next event (or a lower bound of it), frames it sent included; MAX: none.
     next: SimTime,
     last: SimTime,
+    /// What its mechanisms' fabric-wide checks saw and see of its nodes at the window's
+    /// end, when that is a grid point (`Mechanisms::grid_seen`, `grid_views`).
+    seen: Vec<Option<SimTime>>,
+    views: Vec<Option<WaitFor>>,
 }
 
 /// A barrier that spins briefly before yielding: windows are a few microseconds of work on
@@ -140,8 +152,6 @@ impl Sim {
         let c = &self.cfg;
         let why = if self.sync == SimTime::ZERO {
             "a link takes no time (the windows of a split run are the shortest link delay)"
-        } else if c.mechanisms.pfc.is_some() {
-            "PFC's deadlock detection reads every switch's pause state at once"
         } else if c.capture.is_some() {
             "metrics.capture reads every flow's record at every port"
         } else if c.repeats {
@@ -172,12 +182,13 @@ impl Sim {
         }
         let port_part: Arc<Vec<u16>> = Arc::new(self.topo.ports.iter().map(|p| pt.part[p.node as usize]).collect());
         let host_part: Arc<Vec<u16>> = Arc::new(self.topo.hosts.iter().map(|&h| pt.part[h as usize]).collect());
+        let node_part: Arc<Vec<u16>> = Arc::new(pt.part.clone());
         let parts = (0..n)
             .map(|i| {
                 let mut cfg = self.cfg.clone();
                 cfg.loops = Vec::new();
                 let mut s = Sim::with_arrivals(self.topo.clone(), self.routes.clone(), cfg, arrivals());
-                s.part = Some(Box::new(Part { me: i as u16, port_part: port_part.clone(), host_part: host_part.clone(), out: (0..n).map(|_| Vec::new()).collect() }));
+                s.part = Some(Box::new(Part { me: i as u16, port_part: port_part.clone(), host_part: host_part.clone(), node_part: node_part.clone(), out: (0..n).map(|_| Vec::new()).collect() }));
                 s
             })
             .collect();
@@ -329,21 +340,40 @@ fn worker(me: usize, sim: &mut Sim, sh: &Shared, w: SimTime, start: SimTime, due
                 std::mem::swap(&mut *sh.mail[parity][me * n + to_part].lock().unwrap(), frames);
             }
         }
-        *sh.stand[parity][me].lock().unwrap() = Stand { active: sim.active, next, last: sim.now };
+        // the window ran to the grid point (it was not cut short by `due`): the sequential
+        // run's checks at that point (completion, the mechanisms' fabric-wide checks) run
+        // here, before any later event, as they run there before the first event at or after it
+        let full = grid.0 - 1 <= due.0;
+        let (seen, views) = if full {
+            let own = |node: u32| sim.part.as_ref().unwrap().owns_node(node);
+            let views = sim.mechs.grid_views(grid, &own, &super::ctx!(sim));
+            (sim.mechs.grid_seen(), views)
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        *sh.stand[parity][me].lock().unwrap() = Stand { active: sim.active, next, last: sim.now, seen, views };
         sh.barrier.wait();
         // every thread decides alike from the stands
         let (mut active, mut next_all, mut last_all) = (0, SimTime::MAX, SimTime::ZERO);
+        let (mut seen, mut views) = (Vec::new(), Vec::new());
         for p in 0..n {
-            let s = *sh.stand[parity][p].lock().unwrap();
+            let s = sh.stand[parity][p].lock().unwrap();
             active += s.active;
             next_all = next_all.min(s.next);
             last_all = last_all.max(s.last);
+            if full {
+                seen.push(s.seen.clone());
+                views.push(s.views.clone());
+            }
         }
         let arrivals_done = sim.arrivals.is_done();
+        let at_max_time = next_all > max_time && limit >= max_time;
         let step = if next_all == SimTime::MAX {
             Step::End(if active == 0 { EndReason::Completed } else { EndReason::Idle })
-        } else if grid <= due && active == 0 && arrivals_done {
+        } else if full && active == 0 && arrivals_done {
             Step::End(EndReason::Completed)
+        } else if let Some(r) = (full && !at_max_time).then(|| sim.mechs.grid_judge(grid, &seen, &views, &sim.topo)).flatten() {
+            Step::End(r)
         } else if next_all > due {
             if limit >= max_time && next_all > max_time {
                 Step::End(EndReason::MaxTime)
@@ -461,7 +491,7 @@ fn merge(mut r: Results, rest: Vec<Results>, port_part: &[u16], events: u64, fin
                 (Some(a), serde_json::Value::Number(b)) if a.is_u64() && b.is_u64() && !matches!(k.as_str(), "seed" | "sim_time_ps" | "hosts" | "switches" | "flows_total" | "flows_started" | "throughput_bin_ps" | "queue_samples") => {
                     *a = (a.as_u64().unwrap() + b.as_u64().unwrap()).into();
                 }
-                (Some(serde_json::Value::Array(a)), serde_json::Value::Array(b)) if !matches!(k.as_str(), "fct_bins" | "metrics" | "queue_notes" | "warnings") => a.extend(b.iter().cloned()),
+                (Some(serde_json::Value::Array(a)), serde_json::Value::Array(b)) if !matches!(k.as_str(), "fct_bins" | "metrics" | "queue_notes" | "warnings" | "deadlock") => a.extend(b.iter().cloned()),
                 _ => {}
             }
         }
@@ -509,7 +539,7 @@ mod tests {
 }
 
 #[cfg(test)]
-mod split_tests {
+pub(crate) mod split_tests {
     use crate::metrics::{Results, Table};
     use crate::scenario::{load, RunOptions};
 

@@ -283,6 +283,10 @@ flows = [ { src = 1, dst = 0, size = "50MB" }, { src = 2, dst = 0, size = "50MB"
         let r = sim.results();
         assert_eq!(r.summary["end_reason"], "deadlock");
         assert!(r.summary["flows_unfinished"].as_u64().unwrap() > 0);
+        // split over threads, each switch apart from the others at 3: the cycle crosses
+        // every partition, found at the same grid point and reported alike
+        let parts = super::parallel::split_tests::assert_identical("loop", &text);
+        assert_eq!(parts, [2, 3], "the ring is split");
     }
 }
 

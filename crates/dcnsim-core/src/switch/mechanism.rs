@@ -162,6 +162,19 @@ impl Verdict {
     }
 }
 
+/// One partition's part of a wait-for graph over (port, class) vertices (`port * classes +
+/// class`), for a fabric-wide check at the synchronisation grid (`SwitchMechanism::grid_view`):
+/// the vertices it holds that are waiting (`waiting`, ascending), the out-edges of the
+/// vertices whose successors its nodes hold (`edges`, each list in the order the check
+/// walks it), and whether any of its vertices is held at all (`any`). A vertex's
+/// out-edges are all in one partition, so the union of the views is the whole graph.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WaitFor {
+    pub waiting: Vec<u32>,
+    pub edges: Vec<(u32, Vec<u32>)>,
+    pub any: bool,
+}
+
 /// A switch mechanism (PFC, CI, ECN marking, SFC, the AQMs, QCN, DRC, ...): the hooks the
 /// engine calls at each stage of a packet's life in a switch (`switch::pipeline`), each a
 /// no-op by default. A hook reads the engine through `Ctx` and changes it only by pushing
@@ -255,6 +268,28 @@ pub trait SwitchMechanism: Sized {
     /// What stopped the run, when this mechanism ended it (e.g. a PFC deadlock's cycle).
     fn deadlock(&self) -> &[String] {
         &[]
+    }
+    /// A fabric-wide check (PFC deadlock detection) runs between events, at the run's
+    /// synchronisation grid, where a run split over threads has every partition stopped
+    /// (docs/parallel.md): what it watches for since the last grid point (the earliest
+    /// such instant), taken and forgotten. The partitions' answers are combined (the
+    /// earliest) and given to `grid_judge`.
+    fn grid_seen(&mut self) -> Option<SimTime> {
+        None
+    }
+    /// Whether the check is due at grid point `at` (its views are then asked for).
+    fn grid_due(&self, _at: SimTime) -> bool {
+        false
+    }
+    /// The check's view at grid point `at` of the nodes `own` says this partition holds.
+    fn grid_view(&self, _at: SimTime, _own: &dyn Fn(u32) -> bool, _cx: &Ctx) -> WaitFor {
+        WaitFor::default()
+    }
+    /// Judge the views of every partition (in partition order; none when not due) and what
+    /// was seen since the last grid point: the run's end, if the check ends it. Every
+    /// partition judges alike, so its state stays the same in all of them.
+    fn grid_judge(&mut self, _at: SimTime, _seen: Option<SimTime>, _views: &[WaitFor], _topo: &Topology) -> Option<crate::engine::EndReason> {
+        None
     }
 
     /// Bytes on the wire of one of its frames.
@@ -562,6 +597,39 @@ macro_rules! switch_mechanisms {
                 use $crate::switch::mechanism::SwitchMechanism;
                 $(if let Some(d) = self.$field.as_ref().map(|m| m.deadlock()).filter(|d| !d.is_empty()) { return d; })*
                 &[]
+            }
+
+            /// What the mechanisms' fabric-wide checks saw since the last grid point (the
+            /// earliest instant of each, by mechanism in list order; `SwitchMechanism::grid_seen`).
+            pub fn grid_seen(&mut self) -> Vec<Option<SimTime>> {
+                use $crate::switch::mechanism::SwitchMechanism;
+                vec![$(self.$field.as_mut().and_then(|m| m.grid_seen())),*]
+            }
+
+            /// The views of this partition for the checks due at grid point `at` (by
+            /// mechanism in list order; empty for one not due).
+            pub fn grid_views(&self, at: SimTime, own: &dyn Fn(u32) -> bool, cx: &Ctx) -> Vec<Option<$crate::switch::mechanism::WaitFor>> {
+                use $crate::switch::mechanism::SwitchMechanism;
+                vec![$(self.$field.as_ref().filter(|m| m.grid_due(at)).map(|m| m.grid_view(at, own, cx))),*]
+            }
+
+            /// Judge every partition's seen instants and views (`seen[p]` and `views[p]`,
+            /// as `grid_seen` and `grid_views` gave them): the run's end, if a check ends it.
+            pub fn grid_judge(&mut self, at: SimTime, seen: &[Vec<Option<SimTime>>], views: &[Vec<Option<$crate::switch::mechanism::WaitFor>>], topo: &$crate::net::Topology) -> Option<$crate::engine::EndReason> {
+                use $crate::switch::mechanism::SwitchMechanism;
+                let mut _k = 0usize;
+                let mut end = None;
+                $(
+                    if let Some(m) = self.$field.as_mut() {
+                        let first = seen.iter().filter_map(|s| s[_k]).min();
+                        let v: Vec<$crate::switch::mechanism::WaitFor> = views.iter().filter_map(|v| v[_k].clone()).collect();
+                        if end.is_none() && (first.is_some() || !v.is_empty()) {
+                            end = m.grid_judge(at, first, &v, topo);
+                        }
+                    }
+                    _k += 1;
+                )*
+                end
             }
 
             /// The mechanisms' names and capabilities in list order (docs/architecture.md's

@@ -27,13 +27,13 @@
 //! admitted by this ingress accounting alone (the seeds' "no egress drops");
 //! they still count in egress queue depth (for ECN) and in the shared pool.
 
-use super::mechanism::{Caps, Fabric, Never, SwitchMechanism, Verdict};
+use super::mechanism::{Caps, Fabric, Never, SwitchMechanism, Verdict, WaitFor};
 use super::pipeline::{Admission, Arrival, Better, Ctx, Departure, Effect, Report};
 use super::{DropReason, Frame, MechTimer, PktQueue};
 use crate::engine::EndReason;
 use crate::metrics::ColumnData as C;
 use crate::host::PerFlow;
-use crate::net::{FlowId, PacketArena, PktId, PortId};
+use crate::net::{FlowId, PacketArena, PktId, PortId, Topology};
 use crate::sim::{bytes_in, ser_time, SimTime};
 
 /// PFC's link-local frames.
@@ -277,8 +277,6 @@ pub enum Timer {
     QueueRefresh { port: PortId, queue: u8, gen: u32 },
     /// A pause of `port` may have expired: try to transmit.
     PauseEnd { port: PortId },
-    /// Look for a cycle of egress queues paused on each other.
-    DeadlockCheck,
 }
 
 /// PFC / 802.3x on every switch (and the pause state of every transmitter, hosts
@@ -300,7 +298,12 @@ pub struct Pfc {
     victims: PerFlow<bool>,
     /// Flows marked victims, those forgotten included.
     victims_total: usize,
-    deadlock_check_pending: bool,
+    /// When the next deadlock check is due (None: none is: no pause was received since the
+    /// last check found every port free). The same in every partition of a split run: it
+    /// changes only in `grid_judge`.
+    deadlock_check_at: Option<SimTime>,
+    /// The earliest pause received since the last grid point (`grid_seen`).
+    pause_seen: Option<SimTime>,
     /// The paused queues ("node:port:class") of a detected deadlock cycle.
     deadlock: Vec<String>,
     /// Per switch: bytes of its ingress pool in use (`Xoff::DynamicIngress`).
@@ -320,7 +323,8 @@ impl Pfc {
             frames_rx: vec![0; ports * queues],
             victims: PerFlow::default(),
             victims_total: 0,
-            deadlock_check_pending: false,
+            deadlock_check_at: None,
+            pause_seen: None,
             deadlock: Vec::new(),
             ingress_used: vec![0; switches],
         }
@@ -416,71 +420,106 @@ impl Pfc {
         cx.timer(cx.now + SimTime((pause.0 / 2).max(1)), MechTimer::Pfc(Timer::QueueRefresh { port, queue: qi as u8, gen }));
     }
 
-    /// End the run if egress queues have been paused on each other in a cycle for
-    /// longer than `deadlock_after`. The wait-for graph: paused queue (port p, class c)
-    /// waits on the egress queues of the node at the far end of p that hold packets which
-    /// entered through p's peer in class c (what p's pause protects: the pause ends when
-    /// they drain); an edge exists only to a queue that has itself been paused throughout.
-    /// Paused queues whose protected packets wait for a slow but moving port are not
-    /// deadlocked, however long the pause.
-    fn deadlock_check(&mut self, cx: &mut Ctx) {
-        self.deadlock_check_pending = false;
-        let now = cx.now;
+    /// The wait-for graph of the deadlock check at `now`, of the nodes `own` holds. A
+    /// vertex is a paused egress queue (port p, class c), the port's transmitter paused
+    /// throughout the last `deadlock_after`; it waits on the egress queues of the node at
+    /// the far end of p that hold packets which entered through p's peer in class c (what
+    /// p's pause protects: the pause ends when they drain), an edge only to a queue that is
+    /// itself a vertex. Paused queues whose protected packets wait for a slow but moving
+    /// port are not deadlocked, however long the pause. A vertex's out-edges are computed
+    /// where its far-end node is held; only nodes with a waiting port can have any.
+    fn wait_for(&self, now: SimTime, own: &dyn Fn(u32) -> bool, cx: &Ctx) -> WaitFor {
         let since = SimTime(now.0.saturating_sub(self.p.deadlock_after.0));
         let classes = if self.p.link_mode { 1 } else { cx.queues };
-        let n = cx.egress.len();
+        let link_mode = self.p.link_mode;
         let long_paused = |p: usize, c: usize| self.paused[p].paused_since(c, since, now);
-        let mut any_paused = false;
-        // iterative DFS over (port, class) nodes; colour 0 new, 1 on stack, 2 done
-        let mut colour = vec![0u8; n * classes];
-        for start in 0..n * classes {
-            let (sp, sc) = (start / classes, start % classes);
-            any_paused |= self.paused[sp].is_paused(sc, now);
-            if colour[start] != 0 || !long_paused(sp, sc) {
+        let mut view = WaitFor::default();
+        for (n, node) in cx.topo.nodes.iter().enumerate() {
+            if !own(n as u32) {
                 continue;
             }
-            let mut stack: Vec<(usize, Vec<usize>)> = Vec::new();
-            let link_mode = self.p.link_mode;
-            let succ = |v: usize| -> Vec<usize> {
-                let (p, c) = (v / classes, v % classes);
-                let entered = cx.topo.ports[p].peer;
-                let down = cx.topo.peer_node(p as PortId);
-                let mut out = Vec::new();
-                for &q in &cx.topo.nodes[down as usize].ports {
-                    for (k, queue) in cx.port_queues.of(q).iter().enumerate() {
-                        let w = q as usize * classes + if link_mode { 0 } else { k };
-                        if out.contains(&w) || !long_paused(q as usize, w % classes) {
-                            continue;
-                        }
-                        let protected = |id: PktId| {
-                            let pk = cx.pkts.get(id);
-                            pk.ingress == entered && (link_mode || pk.tc as usize == c)
-                        };
-                        if queue.ids().any(protected) {
-                            out.push(w);
-                        }
+            let mut waits = false;
+            for &q in &node.ports {
+                for c in 0..classes {
+                    view.any |= self.paused[q as usize].is_paused(c, now);
+                    if long_paused(q as usize, c) {
+                        view.waiting.push(q * classes as u32 + c as u32);
+                        waits = true;
                     }
                 }
-                out
-            };
+            }
+            if !waits {
+                continue;
+            }
+            // out-edges of the vertices (p, c) whose far end is this node: p is the peer of
+            // one of its ports, `entered`
+            for &entered in &node.ports {
+                let p = cx.topo.ports[entered as usize].peer;
+                for c in 0..classes {
+                    let mut out = Vec::new();
+                    for &q in &node.ports {
+                        for (k, queue) in cx.port_queues.of(q).iter().enumerate() {
+                            let w = q as usize * classes + if link_mode { 0 } else { k };
+                            if out.contains(&(w as u32)) || !long_paused(q as usize, w % classes) {
+                                continue;
+                            }
+                            let protected = |id: PktId| {
+                                let pk = cx.pkts.get(id);
+                                pk.ingress == entered && (link_mode || pk.tc as usize == c)
+                            };
+                            if queue.ids().any(protected) {
+                                out.push(w as u32);
+                            }
+                        }
+                    }
+                    if !out.is_empty() {
+                        view.edges.push((p * classes as u32 + c as u32, out));
+                    }
+                }
+            }
+        }
+        view
+    }
+
+    /// The first cycle of the wait-for graph that `views` make up, walked depth first from
+    /// the vertices in ascending order: its paused queues as "node:port:class".
+    fn find_cycle(&self, views: &[WaitFor], topo: &Topology) -> Option<Vec<String>> {
+        let classes = if self.p.link_mode { 1 } else { self.queues };
+        let n = topo.ports.len() * classes;
+        let mut waiting = vec![false; n];
+        let mut edges: Vec<&[u32]> = vec![&[]; n];
+        for v in views {
+            for &w in &v.waiting {
+                waiting[w as usize] = true;
+            }
+            for (x, out) in &v.edges {
+                edges[*x as usize] = out;
+            }
+        }
+        let succ = |v: usize| -> Vec<usize> { if waiting[v] { edges[v].iter().map(|&w| w as usize).collect() } else { Vec::new() } };
+        // iterative DFS; colour 0 new, 1 on stack, 2 done
+        let mut colour = vec![0u8; n];
+        for start in 0..n {
+            if colour[start] != 0 || !waiting[start] {
+                continue;
+            }
+            let mut stack: Vec<(usize, Vec<usize>)> = vec![(start, succ(start))];
             colour[start] = 1;
-            stack.push((start, succ(start)));
             while let Some((v, next)) = stack.last_mut() {
                 match next.pop() {
                     Some(w) if colour[w] == 1 => {
                         // cycle: the stack from w to the top
                         let pos = stack.iter().position(|(x, _)| *x == w).unwrap();
-                        let cycle: Vec<String> = stack[pos..]
-                            .iter()
-                            .map(|(x, _)| {
-                                let (p, c) = (x / classes, x % classes);
-                                let info = &cx.topo.ports[p];
-                                format!("{}:{}:{}", cx.topo.nodes[info.node as usize].name, info.local, c)
-                            })
-                            .collect();
-                        self.deadlock = cycle;
-                        cx.push(Effect::End(EndReason::Deadlock));
-                        return;
+                        return Some(
+                            stack[pos..]
+                                .iter()
+                                .map(|(x, _)| {
+                                    let (p, c) = (x / classes, x % classes);
+                                    let info = &topo.ports[p];
+                                    format!("{}:{}:{}", topo.nodes[info.node as usize].name, info.local, c)
+                                })
+                                .collect(),
+                        );
                     }
                     Some(w) if colour[w] == 0 => {
                         colour[w] = 1;
@@ -495,11 +534,7 @@ impl Pfc {
                 }
             }
         }
-        if any_paused {
-            self.deadlock_check_pending = true;
-            let next = SimTime((self.p.deadlock_after.0 / 2).max(1));
-            cx.timer(now + next, MechTimer::Pfc(Timer::DeadlockCheck));
-        }
+        None
     }
 }
 
@@ -669,10 +704,7 @@ impl SwitchMechanism for Pfc {
         self.paused[port as usize].set(c, until, now);
         if until > now {
             cx.timer(until, MechTimer::Pfc(Timer::PauseEnd { port }));
-            if !self.deadlock_check_pending {
-                self.deadlock_check_pending = true;
-                cx.timer(now + self.p.deadlock_after, MechTimer::Pfc(Timer::DeadlockCheck));
-            }
+            self.pause_seen = Some(self.pause_seen.map_or(now, |t| t.min(now)));
         } else {
             cx.push(Effect::Wake { port });
         }
@@ -681,8 +713,6 @@ impl SwitchMechanism for Pfc {
     fn timer_place(t: Timer) -> u32 {
         match t {
             Timer::Refresh { port, .. } | Timer::QueueRefresh { port, .. } | Timer::PauseEnd { port } => port,
-            // the whole fabric's wait-for graph: one timer, scheduled at the start
-            Timer::DeadlockCheck => u32::MAX,
         }
     }
 
@@ -706,8 +736,34 @@ impl SwitchMechanism for Pfc {
                 }
             }
             Timer::PauseEnd { port } => cx.push(Effect::Wake { port }),
-            Timer::DeadlockCheck => self.deadlock_check(cx),
         }
+    }
+
+    fn grid_seen(&mut self) -> Option<SimTime> {
+        self.pause_seen.take()
+    }
+    fn grid_due(&self, at: SimTime) -> bool {
+        self.deadlock_check_at.is_some_and(|t| t <= at)
+    }
+    fn grid_view(&self, at: SimTime, own: &dyn Fn(u32) -> bool, cx: &Ctx) -> WaitFor {
+        self.wait_for(at, own, cx)
+    }
+    /// A check due finds a cycle (the run ends) or schedules the next one half
+    /// `deadlock_after` later while any port is paused; a pause received with no check
+    /// pending schedules one `deadlock_after` after it.
+    fn grid_judge(&mut self, at: SimTime, seen: Option<SimTime>, views: &[WaitFor], topo: &Topology) -> Option<EndReason> {
+        if !views.is_empty() {
+            if let Some(cycle) = self.find_cycle(views, topo) {
+                self.deadlock = cycle;
+                return Some(EndReason::Deadlock);
+            }
+            let any = views.iter().any(|v| v.any);
+            self.deadlock_check_at = any.then(|| at + SimTime((self.p.deadlock_after.0 / 2).max(1)));
+        }
+        if let (None, Some(t)) = (self.deadlock_check_at, seen) {
+            self.deadlock_check_at = Some(t + self.p.deadlock_after);
+        }
+        None
     }
 
     /// Flows column paused: a victim (some packet of it waited in a paused queue).
