@@ -13,6 +13,8 @@ Usage::
     python bench/ab.py --bin old=/tmp/old/run_scenario --bin new=target/release/examples/run_scenario \\
         --pairs 5 bench/scenarios/fat_tree_k8_websearch.toml
     python bench/ab.py ... --parallel k8.toml k16.toml k20.toml   # one core per scenario
+    python bench/ab.py --bin "t1=target/release/examples/run_scenario" \
+        --bin "t2=target/release/examples/run_scenario --threads 2" k16.toml   # threads
 
 ``--parallel`` runs each scenario's sequence of pairs at the same time as the others,
 each pinned to its own core (on a machine with cores to spare: a quiet 16-core box).
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import statistics
 import sys
 import threading
@@ -36,7 +39,8 @@ from run import run_core  # after the path insert: one measurement for every ben
 
 
 def one_run(binary: str, scenario: str, cpu: Optional[int], timeout: Optional[float]) -> Dict[str, Any]:
-    row = run_core(Path(binary), Path(scenario), timeout, cpu)
+    exe, *args = shlex.split(binary)
+    row = run_core(Path(exe), Path(scenario), timeout, cpu, args)
     if "error" in row:
         raise SystemExit(f"{binary} {scenario}: exit {row['rc']}: {row['error']}")
     return row
@@ -90,8 +94,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     bins: Dict[str, str] = {}
     for spec in a.bin:
         name, sep, path = spec.partition("=")
-        if not sep or not name or not os.access(path, os.X_OK):
-            ap.error(f"--bin {spec!r}: expected NAME=PATH of an executable run_scenario build")
+        if not sep or not name or not path.strip() or not os.access(shlex.split(path)[0], os.X_OK):
+            ap.error(f"--bin {spec!r}: expected NAME=PATH of an executable run_scenario build (PATH may be followed by its options)")
         if name in bins:
             ap.error(f"--bin {spec!r}: the name {name!r} is given twice")
         bins[name] = path

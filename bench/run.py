@@ -169,8 +169,10 @@ def find_core_runner(explicit: Optional[str]) -> Optional[Path]:
     return next((c for c in cands if c.is_file() and os.access(c, os.X_OK)), None)
 
 
-def run_core(binary: Path, path: Path, timeout: Optional[float], cpu: Optional[int] = None) -> Dict[str, Any]:
-    rc, out, err, wall, peak = run_measured([str(binary), str(path)], timeout, cpu=cpu)
+def run_core(binary: Path, path: Path, timeout: Optional[float], cpu: Optional[int] = None, args: Sequence[str] = ()) -> Dict[str, Any]:
+    """One run of the core runner ``binary`` on scenario ``path`` (``args`` after it, e.g.
+    ``--threads 2``)."""
+    rc, out, err, wall, peak = run_measured([str(binary), str(path), *args], timeout, cpu=cpu)
     row: Dict[str, Any] = {"scenario": path.stem, "runner": "core", "rc": rc, "process_wall_s": wall, "peak_rss_mb": peak}
     m = CORE_LINE.search(out)
     if rc != 0 or not m:

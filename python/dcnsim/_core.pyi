@@ -56,13 +56,19 @@ class Simulation:
         seed: Optional[int] = None,
         variant: Optional[str] = None,
         check_invariants: bool = False,
+        threads: int = 1,
     ) -> None:
         """Build a simulation from scenario text (TOML, or JSON with the same schema).
 
         ``seed`` overrides ``scenario.seed``; ``variant`` selects one ``[[variant]]``;
         ``check_invariants`` checks buffer bounds at every enqueue (listed in the summary's
-        ``invariant_violations``).
+        ``invariant_violations``); ``threads`` splits the run over that many threads
+        (docs/parallel.md: the results are the same at any count; a run that cannot be
+        split stays on one and says why in the summary's ``warnings``).
         """
+    @property
+    def partitions(self) -> int:
+        """Partitions the run is split into (1: one thread)."""
     @property
     def now_ps(self) -> int:
         """Current simulated time in picoseconds."""

@@ -1,8 +1,8 @@
 """The ``dcnsim`` command.
 
-    dcnsim run SCENARIO [-o OUTDIR] [--seed N] [--variant NAME] [--progress/--no-progress]
-    dcnsim compare SCENARIO [-o OUTDIR] [--jobs N] [--seed N] [--variant NAME ...] [--progress/--no-progress]
-    dcnsim sweep SCENARIO -o OUTDIR [--set KEY=V1,V2 ...] [--seeds N] [--jobs N] [--variant NAME ...] [--cluster ray://HOST:PORT]
+    dcnsim run SCENARIO [-o OUTDIR] [--seed N] [--variant NAME] [--threads N] [--progress/--no-progress]
+    dcnsim compare SCENARIO [-o OUTDIR] [--jobs N] [--threads N] [--seed N] [--variant NAME ...] [--progress/--no-progress]
+    dcnsim sweep SCENARIO -o OUTDIR [--set KEY=V1,V2 ...] [--seeds N] [--jobs N] [--threads N] [--variant NAME ...] [--cluster ray://HOST:PORT]
     dcnsim report OUTDIR
     dcnsim validate SCENARIO [--variant NAME]
     dcnsim scenarios
@@ -235,6 +235,15 @@ def _memory_limit_option(f: Any) -> Any:
     )(f)
 
 
+_threads_option = click.option(
+    "--threads",
+    type=click.IntRange(1, 1024),
+    default=1,
+    show_default=True,
+    help="Split each run over N threads (docs/parallel.md); the results are the same at any N.",
+)
+
+
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(_core.__version__, "-V", "--version", prog_name="dcnsim", message="%(prog)s %(version)s")
 def cli() -> None:
@@ -264,7 +273,7 @@ def cli() -> None:
     default=False,
     help="Check buffer bounds at every enqueue (slower); violations make the run fail.",
 )
-@click.option("--threads", type=click.IntRange(1, 1024), default=1, show_default=True, help="Split the run over N threads; the results are the same at any N.")
+@_threads_option
 def run_cmd(
     scenario: str, outdir: Optional[Path], seed: Optional[int], variant: Optional[str], progress: Optional[bool], check_invariants: bool, threads: int
 ) -> None:
@@ -356,6 +365,7 @@ def run_cmd(
     default=None,
     help="Show a progress bar over the variants [default: when stdout is a terminal].",
 )
+@_threads_option
 def compare_cmd(
     scenario: str,
     outdir: Optional[Path],
@@ -364,6 +374,7 @@ def compare_cmd(
     seeds: Optional[int],
     variants: Sequence[str],
     progress: Optional[bool],
+    threads: int,
 ) -> None:
     """Run the [[variant]]s of SCENARIO side by side and print a comparison table."""
     from rich.markup import escape
@@ -372,7 +383,7 @@ def compare_cmd(
 
     mode: Any = "always" if progress is True else (False if progress is False else True)
     with _quiet_warnings():  # printed below, once, with the table
-        cmp = compare(scenario, variants=list(variants) or None, seed=seed, jobs=jobs, progress=mode, seeds=seeds if seeds and seeds > 1 else None)
+        cmp = compare(scenario, variants=list(variants) or None, seed=seed, jobs=jobs, progress=mode, seeds=seeds if seeds and seeds > 1 else None, threads=threads)
     console = _console()
     if outdir is not None:
         paths = cmp.save(outdir)
@@ -430,7 +441,8 @@ def _quiet_warnings() -> Iterator[None]:
 @click.option("--variant", "variants", multiple=True, help="Sweep only these variants (repeat the option). [default: all]")
 @click.option("--progress/--no-progress", default=None, help="Show a progress bar over the runs [default: when stdout is a terminal].")
 @click.option("--cluster", default=None, metavar="ray://HOST:PORT|auto", help="Run the jobs on a Ray cluster instead of local processes (pip install 'dcnsim[ray]'); the results are the same.")
-def sweep_cmd(scenario: str, outdir: Path, sets: Sequence[str], seeds: Optional[int], jobs: Optional[int], variants: Sequence[str], progress: Optional[bool], cluster: Optional[str]) -> None:
+@_threads_option
+def sweep_cmd(scenario: str, outdir: Path, sets: Sequence[str], seeds: Optional[int], jobs: Optional[int], variants: Sequence[str], progress: Optional[bool], cluster: Optional[str], threads: int) -> None:
     """Run a grid of SCENARIO's keys x variants x seeds and collect one table."""
     from rich.markup import escape
 
@@ -439,7 +451,7 @@ def sweep_cmd(scenario: str, outdir: Path, sets: Sequence[str], seeds: Optional[
     points = sweep.grid(scenario, [sweep.parse_set(x) for x in sets], seeds, list(variants) or None)
     mode: Any = "always" if progress is True else (False if progress is False else True)
     with _quiet_warnings():  # printed below, once, with the table
-        out = sweep.run_sweep(points, outdir, jobs=jobs, progress=mode, cluster=cluster)
+        out = sweep.run_sweep(points, outdir, jobs=jobs, progress=mode, cluster=cluster, threads=threads)
     from .report import write_report
 
     write_report(outdir)

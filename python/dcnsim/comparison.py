@@ -35,6 +35,7 @@ from .driver import progress_mode
 from .sources import MAX_RUNS, DcnsimWarning, identical_warnings
 from .sources import seed_list as _seed_list
 from .io import PathLike, Writer, png_writer, text_writer, write_files_atomic
+from .driver import check_threads
 from .jobs import Bar, run_all
 from .plots import figure, margins, time_unit
 from .stats import ci95, excludes_zero, format_change, format_value, number, relative_change
@@ -980,14 +981,14 @@ def plot_throughput(cmp: Comparison) -> Any:
 # --------------------------------------------------------------------------- running
 
 
-def _run_job(text: str, fmt: str, origin: str, seed: Optional[int], variant: str) -> Tuple[str, Any, str]:
+def _run_job(text: str, fmt: str, origin: str, seed: Optional[int], variant: str, threads: int = 1) -> Tuple[str, Any, str]:
     """Run one variant (in a worker process or in this one).
 
     Errors raised by the core are returned as ``("error", kind, message)``: the core's
     exception classes cannot be pickled back from a worker.
     """
     try:
-        res = run_source(ScenarioSource(text, fmt, origin), seed=seed, variant=variant, progress=False)
+        res = run_source(ScenarioSource(text, fmt, origin), seed=seed, variant=variant, progress=False, threads=threads)
     except _core.ScenarioError as e:
         return ("error", "scenario", str(e))
     except _core.SimulationError as e:
@@ -1038,6 +1039,7 @@ def compare(
     jobs: Optional[int] = None,
     progress: Union[bool, str] = False,
     seeds: Union[None, int, Sequence[int]] = None,
+    threads: int = 1,
 ) -> Comparison:
     """Run several ``[[variant]]`` tables of one scenario and compare them.
 
@@ -1056,6 +1058,9 @@ def compare(
             process. The results do not depend on it.
         progress: ``True`` shows a progress bar over the variants when stdout is a
             terminal, ``"always"`` regardless, ``False`` (default) never.
+        threads: split each run over this many threads (as :func:`dcnsim.run`); with
+            ``jobs`` workers that is up to ``jobs * threads`` threads. The results do not
+            depend on it.
 
     Worker processes are started with the ``spawn`` method: a script that calls
     ``compare`` with ``jobs > 1`` must do so under ``if __name__ == "__main__":``.
@@ -1066,6 +1071,7 @@ def compare(
         SimulationError: a variant's simulation failed (the message names the variant).
     """
     check_seed(seed)
+    threads = check_threads(threads)
     if seeds is not None and seed is not None:
         raise _core.ScenarioError("give seed or seeds, not both")
     seed_list: List[Optional[int]] = [None if seed is None else int(seed)] if seeds is None else list(_seed_list(seeds, "seeds"))
@@ -1103,7 +1109,7 @@ def compare(
         return _core.SimulationError(f"variant {key[0]!r}: the worker process died ({e}); out of memory? try fewer --jobs")
 
     with Bar(len(jobs_list), "variants", show, force) as bar:
-        run_all(_run_job, [((v, s), (src.text, src.format, src.origin, s, v)) for v, s in jobs_list], workers, finished, died)
+        run_all(_run_job, [((v, s), (src.text, src.format, src.origin, s, v, threads)) for v, s in jobs_list], workers, finished, died)
     replicas = {v: [_unwrap(v, outcomes[(v, s)]) for s in seed_list] for v in chosen}
     return Comparison(
         results={v: r[0] for v, r in replicas.items()},

@@ -242,7 +242,7 @@ def _row_data(result: Any) -> Dict[str, Any]:
     }
 
 
-def _run_point(point: Point) -> Tuple[str, str, Any, Dict[str, bytes]]:
+def _run_point(point: Point, threads: int = 1) -> Tuple[str, str, Any, Dict[str, bytes]]:
     """Run one point (in a worker process or on a cluster node): (run id, status, row data,
     the run's output files as bytes). The driver writes the files, so workers need no
     shared file system."""
@@ -255,7 +255,7 @@ def _run_point(point: Point) -> Tuple[str, str, Any, Dict[str, bytes]]:
     with tempfile.TemporaryDirectory(prefix="dcnsim-sweep-") as tmp:
         # flows.parquet is written as the run goes (memory: the flows in flight)
         try:
-            res = run_saved(ScenarioSource(point.scenario, "json", "<sweep>"), tmp, seed=point.seed, variant=point.variant)
+            res = run_saved(ScenarioSource(point.scenario, "json", "<sweep>"), tmp, seed=point.seed, variant=point.variant, threads=threads)
         except _core.DcnsimError as e:
             return point.run_id, "error", str(e), {}
         data = _row_data(res)
@@ -293,19 +293,23 @@ def run_sweep(
     jobs: Optional[int] = None,
     progress: Union[bool, str] = False,
     cluster: Optional[str] = None,
+    threads: int = 1,
 ) -> Dict[str, Any]:
     """Run the points not yet done under ``outdir`` and write sweep.parquet,
     sweep_summary.csv and sweep.png. Locally: a process pool of ``jobs`` workers (default
     one per core). ``cluster``: a Ray address (``"ray://HOST:PORT"`` or ``"auto"``) to run
     the same jobs on a Ray cluster instead (``pip install 'dcnsim[ray]'``), the dcnsim
     package, compiled core included, shipped to the workers; the tables are the same.
+    ``threads``: split each run over this many threads (as :func:`dcnsim.run`); the
+    tables do not depend on it.
     Runs that simulate the same thing (a variant a swept key does not apply to, two
     identical variants) share a run id and run once. Returns {"ran": n, "skipped": n,
     "distinct": n, "table": DataFrame, "summary": DataFrame, "warnings": [str]}; the
     warnings (also raised as :class:`dcnsim.DcnsimWarning`) and the run counts go to
     sweep.json."""
-    from .driver import progress_mode
+    from .driver import check_threads, progress_mode
 
+    threads = check_threads(threads)
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
     data: Dict[str, Dict[str, Any]] = {}
@@ -338,9 +342,9 @@ def run_sweep(
     bar = Bar(len(todo), "runs", show, force)
     with bar:
         if cluster is not None:
-            _run_on_ray(todo, cluster, finished)
+            _run_on_ray(todo, cluster, finished, threads)
         else:
-            _run_local(todo, jobs, finished)
+            _run_local(todo, jobs, finished, threads)
     table = tidy(points, data)
     summary = summarize(table, [k for k, _ in points[0].values] if points else [])
     from .io import json_writer, parquet_writer, write_files_atomic
@@ -355,17 +359,17 @@ def run_sweep(
     return {"ran": len(todo), "skipped": skipped, "distinct": len(unique), "table": table, "summary": summary, "warnings": warns}
 
 
-def _run_local(todo: Sequence[Point], jobs: Optional[int], finished: Any) -> None:
+def _run_local(todo: Sequence[Point], jobs: Optional[int], finished: Any, threads: int = 1) -> None:
     workers = max(1, min(int(jobs or os.cpu_count() or 1), len(todo) or 1))
 
     def died(p: Any, e: BaseException) -> BaseException:
         # as compare says it: a worker killed (the kernel's OOM killer, a signal) breaks the pool
         return _core.SimulationError(f"sweep run {p.run_id} ({_describe(p)}): the worker process died ({e}); out of memory? try fewer --jobs")
 
-    run_all(_run_point, [(p, (p,)) for p in todo], workers, lambda _, outcome: finished(outcome), died)
+    run_all(_run_point, [(p, (p, threads)) for p in todo], workers, lambda _, outcome: finished(outcome), died)
 
 
-def _run_on_ray(todo: Sequence[Point], address: str, finished: Any) -> None:
+def _run_on_ray(todo: Sequence[Point], address: str, finished: Any, threads: int = 1) -> None:
     try:
         import ray
     except ImportError:
@@ -387,8 +391,9 @@ def _run_on_ray(todo: Sequence[Point], address: str, finished: Any) -> None:
         except (ConnectionError, ValueError, RuntimeError) as e:
             raise _core.ScenarioError(f"--cluster {address!r}: cannot reach the Ray cluster ({_first_line(e)})") from None
     try:
-        remote = ray.remote(_run_point)
-        pending = [remote.remote(p) for p in todo]
+        # a run split over threads asks the cluster for that many CPUs
+        remote = ray.remote(num_cpus=threads)(_run_point)
+        pending = [remote.remote(p, threads) for p in todo]
         while pending:
             ready, pending = ray.wait(pending, num_returns=1)
             finished(ray.get(ready[0]))
@@ -533,6 +538,7 @@ def sweep(
     jobs: Optional[int] = None,
     cluster: Optional[str] = None,
     progress: Union[bool, str] = False,
+    threads: int = 1,
 ) -> Any:
     """Run a sweep and return its tidy table (what ``dcnsim sweep`` writes as
     sweep.parquet: one row per run and FCT size bin, a column per swept key, then
@@ -542,7 +548,8 @@ def sweep(
     ``set``: ``{"switch.pfc.xoff": ["500KB", "750KB"]}`` or ``["switch.pfc.xoff=500KB,750KB"]``,
     added to (or replacing keys of) the scenario's ``[sweep]`` table. ``outdir``: keep each
     run's outputs there (a rerun skips the runs already there); by default they go to a
-    temporary folder removed afterwards. Warnings (a swept key that does not apply to a
+    temporary folder removed afterwards. ``threads``: split each run over this many
+    threads (the table does not depend on it). Warnings (a swept key that does not apply to a
     variant, identical variants) are raised as :class:`dcnsim.DcnsimWarning`."""
     import tempfile
 
@@ -554,6 +561,6 @@ def sweep(
         sets = [parse_set(x) for x in set]
     points = grid(scenario, sets, seeds, list(variants) if variants else None)
     if outdir is not None:
-        return run_sweep(points, outdir, jobs=jobs, progress=progress, cluster=cluster)["table"]
+        return run_sweep(points, outdir, jobs=jobs, progress=progress, cluster=cluster, threads=threads)["table"]
     with tempfile.TemporaryDirectory(prefix="dcnsim-sweep-") as tmp:
-        return run_sweep(points, tmp, jobs=jobs, progress=progress, cluster=cluster)["table"]
+        return run_sweep(points, tmp, jobs=jobs, progress=progress, cluster=cluster, threads=threads)["table"]
