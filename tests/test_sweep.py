@@ -121,7 +121,7 @@ def test_absurd_run_counts_are_refused_before_anything_is_made(tiny, tmp_path):
     assert len(sweep.grid(str(tiny), seeds=3)) == 2 * 2 * 3
 
 
-def _die(point: "sweep.Point") -> None:
+def _die(point: "sweep.Point", threads: int = 1) -> None:
     """A worker that dies as one killed by the kernel's OOM killer does."""
     import os
 

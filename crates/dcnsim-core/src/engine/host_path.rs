@@ -438,9 +438,15 @@ impl Sim {
             let next = Continuation::of(self.flows.at(slot));
             self.next_message(next, Sender::Done);
         }
-        if !more && self.part.as_ref().is_some_and(|part| !part.owns_host(self.flows.at(slot).dst)) {
-            // a split run's source half, its receiver elsewhere, has sent every byte
-            self.flows.retire(f);
+        if !more {
+            let dst = self.flows.at(slot).dst;
+            if let Some(part) = &mut self.part {
+                part.spent(f, self.now);
+                if !part.owns_host(dst) {
+                    // a split run's source half, its receiver elsewhere, has sent every byte
+                    self.flows.retire(f);
+                }
+            }
         }
     }
 

@@ -955,6 +955,9 @@ impl Sim {
     fn new_packet(&mut self, p: Packet) -> PktId {
         self.pkts_created += 1;
         self.flows.packet_made(p.flow);
+        if let Some(part) = &mut self.part {
+            part.packet(p.flow, self.now, 1);
+        }
         self.pkts.alloc(p)
     }
 
@@ -1021,7 +1024,11 @@ impl Sim {
     #[inline]
     fn consume(&mut self, pkt: PktId) {
         self.pkts_consumed += 1;
-        self.flows.packet_gone(self.pkts.get(pkt).flow);
+        let f = self.pkts.get(pkt).flow;
+        self.flows.packet_gone(f);
+        if let Some(part) = &mut self.part {
+            part.packet(f, self.now, -1);
+        }
         self.pkts.free(pkt);
     }
 
@@ -1035,6 +1042,9 @@ impl Sim {
         };
         self.flows.count_drop(f);
         self.flows.packet_gone(f);
+        if let Some(part) = &mut self.part {
+            part.packet(f, self.now, -1);
+        }
         if kind == PktKind::Data {
             self.data_dropped += 1;
         }

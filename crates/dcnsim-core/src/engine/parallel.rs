@@ -21,6 +21,7 @@
 //! What cannot be partitioned yet makes the run stay on one thread, with a warning in the
 //! summary (`Sim::parallel_blocker`).
 
+use super::results::FINAL_EVERY;
 use super::{EndReason, Ev, Sim};
 use crate::metrics::{ColumnData as C, Results};
 use crate::net::{HopTelemetry, Packet, PortId};
@@ -51,6 +52,59 @@ pub(super) struct Part {
     node_part: Arc<Vec<u16>>,
     /// Frames sent during this window to other partitions, by partition.
     out: Vec<Vec<Crossing>>,
+    /// What the order of a streamed flows table needs (`Sim::stream_flows`).
+    track: Option<FinalTrack>,
+}
+
+/// What a partition of a streamed split run notes so that its flows table can be put in the
+/// order one thread hands rows out in (`Sim::take_final_flows`: at each multiple of
+/// `FINAL_EVERY` whose interval holds an event, the rows that became final before it, in
+/// id order): per flow, its packets made here less those gone here (a packet may end in
+/// another partition than the one that made it), the latest instant one was made or went
+/// here, and whether its datagram source had sent every byte (spent); the intervals in
+/// which this partition ran an event.
+#[derive(Default)]
+struct FinalTrack {
+    delta: Vec<i32>,
+    last: Vec<SimTime>,
+    spent: Vec<bool>,
+    /// Bit k: an event ran in [k FINAL_EVERY, (k + 1) FINAL_EVERY).
+    intervals: Vec<u64>,
+    /// The end of the last interval marked.
+    marked_to: SimTime,
+}
+
+impl FinalTrack {
+    fn at(&mut self, f: crate::net::FlowId) -> Option<usize> {
+        let i = f as usize;
+        if f == crate::net::FlowId::MAX {
+            return None;
+        }
+        if i >= self.delta.len() {
+            let n = (i + 1).max(2 * self.delta.len());
+            self.delta.resize(n, 0);
+            self.last.resize(n, SimTime::ZERO);
+            self.spent.resize(n, false);
+        }
+        Some(i)
+    }
+    fn seen(&mut self, f: crate::net::FlowId, now: SimTime, d: i32) {
+        if let Some(i) = self.at(f) {
+            self.delta[i] += d;
+            self.last[i] = self.last[i].max(now);
+        }
+    }
+    #[inline(always)]
+    fn event(&mut self, t: SimTime) {
+        if t >= self.marked_to {
+            let k = (t.0 / FINAL_EVERY.0) as usize;
+            if self.intervals.len() <= k / 64 {
+                self.intervals.resize(k / 64 + 1, 0);
+            }
+            self.intervals[k / 64] |= 1 << (k % 64);
+            self.marked_to = SimTime((k as u64 + 1) * FINAL_EVERY.0);
+        }
+    }
 }
 
 impl Part {
@@ -69,6 +123,22 @@ impl Part {
     /// Flow starts are run by every partition: the first counts their events.
     pub(super) fn counts_arrivals(&self) -> bool {
         self.me == 0
+    }
+    /// A packet of (or about) flow `f` entered the network here (+1) or left it (-1).
+    #[inline(always)]
+    pub(super) fn packet(&mut self, f: crate::net::FlowId, now: SimTime, d: i32) {
+        if let Some(t) = &mut self.track {
+            t.seen(f, now, d);
+        }
+    }
+    /// Datagram flow `f`'s source sent its last byte.
+    pub(super) fn spent(&mut self, f: crate::net::FlowId, now: SimTime) {
+        if let Some(t) = &mut self.track {
+            if let Some(i) = t.at(f) {
+                t.spent[i] = true;
+                t.last[i] = t.last[i].max(now);
+            }
+        }
     }
 }
 
@@ -188,12 +258,20 @@ impl Sim {
                 let mut cfg = self.cfg.clone();
                 cfg.loops = Vec::new();
                 let mut s = Sim::with_arrivals(self.topo.clone(), self.routes.clone(), cfg, arrivals());
-                s.part = Some(Box::new(Part { me: i as u16, port_part: port_part.clone(), host_part: host_part.clone(), node_part: node_part.clone(), out: (0..n).map(|_| Vec::new()).collect() }));
+                s.part = Some(Box::new(Part { me: i as u16, port_part: port_part.clone(), host_part: host_part.clone(), node_part: node_part.clone(), out: (0..n).map(|_| Vec::new()).collect(), track: None }));
                 s
             })
             .collect();
         self.par = Some(Box::new(Parallel { parts, port_part, window: self.sync, at: SimTime::ZERO, last: SimTime::ZERO }));
         self
+    }
+
+    /// `stream_flows` of a split run: its rows are combined from its partitions at the end,
+    /// in the order one thread would have handed them out (`streamed_order`).
+    pub(super) fn stream_split(&mut self) {
+        for p in &mut self.par.as_mut().unwrap().parts {
+            p.part.as_mut().unwrap().track = Some(FinalTrack::default());
+        }
     }
 
     /// How many partitions the run is split into (1: not split).
@@ -232,6 +310,9 @@ impl Sim {
                     self.look_ahead();
                     self.now = t;
                     self.events += 1;
+                    if let Some(tr) = &mut self.part.as_mut().unwrap().track {
+                        tr.event(t);
+                    }
                     self.dispatch(ev);
                 }
                 Err(next) => return next.unwrap_or(SimTime::MAX),
@@ -311,7 +392,12 @@ impl Sim {
             })
             .collect();
         let first = rs.remove(0);
-        merge(first, rs, &par.port_part, self.events, self.finished, &self.cfg.warnings)
+        let mut r = merge(first, rs, &par.port_part, self.events, self.finished, &self.cfg.warnings);
+        if par.parts[0].part.as_ref().unwrap().track.is_some() {
+            let order = streamed_order(&r, &par.parts);
+            r.flows.reorder(&order);
+        }
+        r
     }
 }
 
@@ -401,6 +487,57 @@ fn worker(me: usize, sim: &mut Sim, sh: &Shared, w: SimTime, start: SimTime, due
             }
         }
     }
+}
+
+/// The order in which one thread, streaming, hands out the rows of the merged flows table
+/// `r` (by id) of a run whose partitions are `parts`: at each multiple k of `FINAL_EVERY`
+/// (k >= 1) whose interval [k, k + 1) holds an event of some partition, the rows that were
+/// final before it, each batch in id order; then the rest (not final when the run ended),
+/// in id order. A row is final once its flow has finished, or is a spent datagram flow,
+/// and every packet made of (or about) it is gone: the partitions' counts sum to none
+/// left, the last of them at the latest instant any partition noted.
+fn streamed_order(r: &Results, parts: &[Sim]) -> Vec<usize> {
+    let tracks: Vec<&FinalTrack> = parts.iter().map(|p| p.part.as_ref().unwrap().track.as_ref().unwrap()).collect();
+    let words = tracks.iter().map(|t| t.intervals.len()).max().unwrap_or(0);
+    let intervals: Vec<u64> = (0..words).map(|w| tracks.iter().fold(0, |a, t| a | t.intervals.get(w).copied().unwrap_or(0))).collect();
+    // the first interval at or after k that holds an event (usize::MAX: none)
+    let collection_at_or_after = |k: usize| -> usize {
+        let mut w = k / 64;
+        let mut bits = intervals.get(w).map_or(0, |&x| x & (!0u64 << (k % 64)));
+        loop {
+            if bits != 0 {
+                return w * 64 + bits.trailing_zeros() as usize;
+            }
+            w += 1;
+            match intervals.get(w) {
+                Some(&x) => bits = x,
+                None => return usize::MAX,
+            }
+        }
+    };
+    let (ids, end, fin) = (r.flows.u64("flow_id"), r.flows.u64("end_ps"), r.flows.u8("finished"));
+    let mut keyed: Vec<(usize, usize)> = (0..ids.len())
+        .map(|row| {
+            let f = ids[row] as usize;
+            let get = |t: &FinalTrack| (t.delta.get(f).copied().unwrap_or(0), t.last.get(f).copied().unwrap_or(SimTime::ZERO), t.spent.get(f).copied().unwrap_or(false));
+            let (mut left, mut last, mut spent) = (0i64, SimTime(end[row]), false);
+            for t in &tracks {
+                let (d, l, s) = get(t);
+                left += d as i64;
+                last = last.max(l);
+                spent |= s;
+            }
+            let batch = if (fin[row] == 1 || spent) && left == 0 {
+                // handed out at the first collection after `last`
+                collection_at_or_after((last.0 / FINAL_EVERY.0 + 1) as usize)
+            } else {
+                usize::MAX
+            };
+            (batch, row)
+        })
+        .collect();
+    keyed.sort_unstable();
+    keyed.into_iter().map(|(_, row)| row).collect()
 }
 
 /// How a flows-table column combines over the partitions' rows.
@@ -577,6 +714,25 @@ pub(crate) mod split_tests {
             assert_eq!(one.summary, r.summary, "{at}: summary");
             parts.push(p);
         }
+        // streamed (`dcnsim run -o`): the rows in the order one thread hands them out
+        let streamed = |threads| {
+            let (_, mut sim) = load(text, false, None, &RunOptions { threads, ..Default::default() }).unwrap();
+            sim.stream_flows();
+            let mut rows: Vec<Table> = Vec::new();
+            while !sim.done() {
+                sim.run_until(sim.now() + crate::sim::SimTime::from_us(250));
+                rows.extend(sim.take_final_flows());
+            }
+            rows.push(sim.results().flows);
+            let mut all = bytes(&rows[0]);
+            for t in &rows[1..] {
+                for (a, b) in all.iter_mut().zip(bytes(t)) {
+                    a.2.extend(b.2);
+                }
+            }
+            all
+        };
+        assert_eq!(streamed(1), streamed(2), "{name}: streamed rows at 2 threads");
         parts
     }
 

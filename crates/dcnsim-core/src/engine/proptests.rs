@@ -622,6 +622,8 @@ fn check_case(c: &Case) -> Result<(), TestCaseError> {
     }
     let rs = s.results();
     take(rs.flows);
+    // the order one thread streams rows in, which a split run's streamed table reproduces
+    let streamed_rows = rows.clone();
     // put the rows in id order (each column's bytes per row, by the flow_id column)
     let ids: Vec<u64> = rows.iter().find(|c| c.0 == "flow_id").map(|c| c.2.chunks(8).map(|b| u64::from_le_bytes(b.try_into().unwrap())).collect()).unwrap_or_default();
     let mut order: Vec<usize> = (0..ids.len()).collect();
@@ -650,6 +652,23 @@ fn check_case(c: &Case) -> Result<(), TestCaseError> {
         prop_assert_eq!(table_bytes(&rt.flows), table_bytes(&rb_flows), "flows tables differ ({})", at);
         prop_assert_eq!(table_bytes(&rt.ports), table_bytes(&rb_ports), "ports tables differ ({})", at);
         prop_assert_eq!(&rt.summary, &rb, "summaries differ ({})", at);
+        // streamed: the rows come at the end, in the order one thread hands them out
+        let (_, mut t) = crate::scenario::load(&text, false, None, &crate::scenario::RunOptions { threads, ..Default::default() }).unwrap();
+        t.stream_flows();
+        t.run_until(split);
+        t.run();
+        let early = t.take_final_flows();
+        prop_assert!(early.is_none() || t.partitions() == 1, "a split run hands rows out only at its end");
+        let mut all = early.map(|f| table_bytes(&f)).unwrap_or_default();
+        let rest = table_bytes(&t.results().flows);
+        if all.is_empty() {
+            all = rest;
+        } else {
+            for (r, c) in all.iter_mut().zip(rest) {
+                r.2.extend(c.2);
+            }
+        }
+        prop_assert_eq!(&all, &streamed_rows, "streamed flows rows differ in order ({})", at);
     }
     Ok(())
 }

@@ -10,7 +10,7 @@ use crate::switch::pipeline::Report;
 /// How often a streamed run looks for rows that became final (`Sim::take_final_flows`):
 /// often enough that what waits stays small beside the flows in flight, rarely enough that
 /// the look (over the flows held) costs nothing.
-const FINAL_EVERY: SimTime = SimTime::from_us(100);
+pub(super) const FINAL_EVERY: SimTime = SimTime::from_us(100);
 
 /// Bytes of one row of the flows table `results` builds (its 16 engine columns).
 pub const FLOWS_TABLE_ROW_BYTES: usize = 8 * 8 + 2 * 4 + 1 + 2 + 1 + 3 * 4;
@@ -22,6 +22,7 @@ impl Sim {
     pub fn stream_flows(&mut self) {
         if self.par.is_some() {
             // a split run's rows are combined from its partitions at the end
+            self.stream_split();
             return;
         }
         self.flows.stream();
