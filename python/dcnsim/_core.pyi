@@ -89,8 +89,9 @@ class Simulation:
         of keeping them to the end; call before running."""
     def take_flows(self) -> Optional[Dict[str, _Column]]:
         """The flows table's rows that became final since the last call (a flow finished
-        with no packet of it left in the network, and every flow before it too), in id
-        order, or None; :meth:`results` then holds only the rows after them."""
+        with no packet of it left in the network), each look's rows in id order, or None;
+        :meth:`results` then holds only the others. A run split over threads hands them
+        out, in the same order, once it has ended."""
     @property
     def flows_total(self) -> int:
         """Flows created so far (persistent workloads keep creating flows)."""

@@ -152,6 +152,11 @@ pub(super) struct Parallel {
     at: SimTime,
     /// The latest event any partition ran.
     last: SimTime,
+    /// A streamed run's results once `split_take_final` has handed out the rows of its
+    /// collections (the rest of the flows table), for `results`.
+    pub(super) stash: Option<Results>,
+    /// Rows of the merged streamed flows table that one thread hands out during the run.
+    early: usize,
 }
 
 /// Where one partition stands after a window, for the decision every thread makes alike.
@@ -262,7 +267,7 @@ impl Sim {
                 s
             })
             .collect();
-        self.par = Some(Box::new(Parallel { parts, port_part, window: self.sync, at: SimTime::ZERO, last: SimTime::ZERO }));
+        self.par = Some(Box::new(Parallel { parts, port_part, window: self.sync, at: SimTime::ZERO, last: SimTime::ZERO, stash: None, early: 0 }));
         self
     }
 
@@ -394,10 +399,28 @@ impl Sim {
         let first = rs.remove(0);
         let mut r = merge(first, rs, &par.port_part, self.events, self.finished, &self.cfg.warnings);
         if par.parts[0].part.as_ref().unwrap().track.is_some() {
-            let order = streamed_order(&r, &par.parts);
+            let (order, early) = streamed_order(&r, &par.parts);
             r.flows.reorder(&order);
+            par.early = early;
         }
         r
+    }
+
+    /// `take_final_flows` of a split run: once it has ended, the rows one thread would have
+    /// handed out during the run, in that order (`results` then holds the rest, by id).
+    pub(super) fn split_take_final(&mut self) -> Option<crate::metrics::Table> {
+        let par = self.par.as_ref().unwrap();
+        if self.end.is_none() || par.stash.is_some() || par.parts[0].part.as_ref().unwrap().track.is_none() {
+            return None;
+        }
+        let mut r = self.split_results();
+        let par = self.par.as_mut().unwrap();
+        let (k, n) = (par.early, r.flows.rows());
+        let mut early = r.flows.clone();
+        early.reorder(&(0..k).collect::<Vec<_>>());
+        r.flows.reorder(&(k..n).collect::<Vec<_>>());
+        par.stash = Some(r);
+        (k > 0).then_some(early)
     }
 }
 
@@ -489,14 +512,15 @@ fn worker(me: usize, sim: &mut Sim, sh: &Shared, w: SimTime, start: SimTime, due
     }
 }
 
-/// The order in which one thread, streaming, hands out the rows of the merged flows table
+/// The order (row indices, and how many are handed out during the run) in which one
+/// thread, streaming, hands out the rows of the merged flows table
 /// `r` (by id) of a run whose partitions are `parts`: at each multiple k of `FINAL_EVERY`
 /// (k >= 1) whose interval [k, k + 1) holds an event of some partition, the rows that were
 /// final before it, each batch in id order; then the rest (not final when the run ended),
 /// in id order. A row is final once its flow has finished, or is a spent datagram flow,
 /// and every packet made of (or about) it is gone: the partitions' counts sum to none
 /// left, the last of them at the latest instant any partition noted.
-fn streamed_order(r: &Results, parts: &[Sim]) -> Vec<usize> {
+fn streamed_order(r: &Results, parts: &[Sim]) -> (Vec<usize>, usize) {
     let tracks: Vec<&FinalTrack> = parts.iter().map(|p| p.part.as_ref().unwrap().track.as_ref().unwrap()).collect();
     let words = tracks.iter().map(|t| t.intervals.len()).max().unwrap_or(0);
     let intervals: Vec<u64> = (0..words).map(|w| tracks.iter().fold(0, |a, t| a | t.intervals.get(w).copied().unwrap_or(0))).collect();
@@ -537,7 +561,8 @@ fn streamed_order(r: &Results, parts: &[Sim]) -> Vec<usize> {
         })
         .collect();
     keyed.sort_unstable();
-    keyed.into_iter().map(|(_, row)| row).collect()
+    let early = keyed.iter().take_while(|k| k.0 != usize::MAX).count();
+    (keyed.into_iter().map(|(_, row)| row).collect(), early)
 }
 
 /// How a flows-table column combines over the partitions' rows.

@@ -36,8 +36,12 @@ impl Sim {
     /// packet of it left in the network. The run looks for final rows every `FINAL_EVERY`
     /// of simulated time (before the first event at or after each multiple), and each look
     /// adds its rows in id order: the order of the rows handed out is the run's own, however
-    /// often the caller takes them.
+    /// often the caller takes them. A run split over threads hands them out, in the same
+    /// order, once it has ended (`Sim::split_take_final`).
     pub fn take_final_flows(&mut self) -> Option<Table> {
+        if self.par.is_some() {
+            return self.split_take_final();
+        }
         self.outbox.take()
     }
 
@@ -121,7 +125,10 @@ impl Sim {
     /// Finalize at the current time and build the result tables (in a streamed run, the
     /// flows table holds the rows not handed out yet).
     pub fn results(&mut self) -> Results {
-        if self.par.is_some() {
+        if let Some(par) = &mut self.par {
+            if let Some(r) = par.stash.take() {
+                return r;
+            }
             return self.split_results();
         }
         let now = self.now;
