@@ -441,7 +441,7 @@ impl Sim {
         if !more {
             let dst = self.flows.at(slot).dst;
             if let Some(part) = &mut self.part {
-                part.spent(f, self.now);
+                part.done(f);
                 if !part.owns_host(dst) {
                     // a split run's source half, its receiver elsewhere, has sent every byte
                     self.flows.retire(f);
@@ -550,6 +550,9 @@ impl Sim {
             self.ready.remove(self.flows.slab_mut(), h, slot);
         }
         let mut fl = self.flows.finish(f, now, delivered);
+        if let Some(part) = &mut self.part {
+            part.done(f);
+        }
         self.active -= 1;
         self.finished += 1;
         // a UDP loop sends its next message once this one has left (udp_send)

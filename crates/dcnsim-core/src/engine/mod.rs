@@ -322,6 +322,9 @@ pub struct Sim {
     part: Option<Box<parallel::Part>>,
     /// This run is split over threads: its partitions, which run its events.
     par: Option<Box<parallel::Parallel>>,
+    /// The flows whose rows `results` gives, when not those held (a partition of a split
+    /// run gives a row for every flow some partition holds).
+    row_ids: Option<Vec<usize>>,
 }
 
 /// Per-flow goodput per time bin (`metrics.throughput_bin`): each flow's open bin, and the
@@ -515,6 +518,7 @@ impl Sim {
             jitter_salt,
             part: None,
             par: None,
+            row_ids: None,
         }
     }
 
@@ -956,7 +960,7 @@ impl Sim {
         self.pkts_created += 1;
         self.flows.packet_made(p.flow);
         if let Some(part) = &mut self.part {
-            part.packet(p.flow, self.now, 1);
+            part.packet(p.flow, 1);
         }
         self.pkts.alloc(p)
     }
@@ -1027,7 +1031,7 @@ impl Sim {
         let f = self.pkts.get(pkt).flow;
         self.flows.packet_gone(f);
         if let Some(part) = &mut self.part {
-            part.packet(f, self.now, -1);
+            part.packet(f, -1);
         }
         self.pkts.free(pkt);
     }
@@ -1043,7 +1047,7 @@ impl Sim {
         self.flows.count_drop(f);
         self.flows.packet_gone(f);
         if let Some(part) = &mut self.part {
-            part.packet(f, self.now, -1);
+            part.packet(f, -1);
         }
         if kind == PktKind::Data {
             self.data_dropped += 1;

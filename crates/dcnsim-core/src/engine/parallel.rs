@@ -56,55 +56,14 @@ pub(super) struct Part {
     track: Option<FinalTrack>,
 }
 
-/// What a partition of a streamed split run notes so that its flows table can be put in the
-/// order one thread hands rows out in (`Sim::take_final_flows`: at each multiple of
-/// `FINAL_EVERY` whose interval holds an event, the rows that became final before it, in
-/// id order): per flow, its packets made here less those gone here (a packet may end in
-/// another partition than the one that made it), the latest instant one was made or went
-/// here, and whether its datagram source had sent every byte (spent); the intervals in
-/// which this partition ran an event.
+/// What a partition of a streamed split run notes per flow, for the flows whose rows are
+/// final (`Sim::split_collect`): its packets made here less those gone here (a packet may
+/// end in another partition than the one that made it), and whether the flow finished here
+/// or its datagram source, here, sent every byte (spent). A flow's notes go once its row is
+/// handed out.
 #[derive(Default)]
 struct FinalTrack {
-    delta: Vec<i32>,
-    last: Vec<SimTime>,
-    spent: Vec<bool>,
-    /// Bit k: an event ran in [k FINAL_EVERY, (k + 1) FINAL_EVERY).
-    intervals: Vec<u64>,
-    /// The end of the last interval marked.
-    marked_to: SimTime,
-}
-
-impl FinalTrack {
-    fn at(&mut self, f: crate::net::FlowId) -> Option<usize> {
-        let i = f as usize;
-        if f == crate::net::FlowId::MAX {
-            return None;
-        }
-        if i >= self.delta.len() {
-            let n = (i + 1).max(2 * self.delta.len());
-            self.delta.resize(n, 0);
-            self.last.resize(n, SimTime::ZERO);
-            self.spent.resize(n, false);
-        }
-        Some(i)
-    }
-    fn seen(&mut self, f: crate::net::FlowId, now: SimTime, d: i32) {
-        if let Some(i) = self.at(f) {
-            self.delta[i] += d;
-            self.last[i] = self.last[i].max(now);
-        }
-    }
-    #[inline(always)]
-    fn event(&mut self, t: SimTime) {
-        if t >= self.marked_to {
-            let k = (t.0 / FINAL_EVERY.0) as usize;
-            if self.intervals.len() <= k / 64 {
-                self.intervals.resize(k / 64 + 1, 0);
-            }
-            self.intervals[k / 64] |= 1 << (k % 64);
-            self.marked_to = SimTime((k as u64 + 1) * FINAL_EVERY.0);
-        }
-    }
+    notes: rustc_hash::FxHashMap<crate::net::FlowId, (i32, bool)>,
 }
 
 impl Part {
@@ -126,18 +85,17 @@ impl Part {
     }
     /// A packet of (or about) flow `f` entered the network here (+1) or left it (-1).
     #[inline(always)]
-    pub(super) fn packet(&mut self, f: crate::net::FlowId, now: SimTime, d: i32) {
+    pub(super) fn packet(&mut self, f: crate::net::FlowId, d: i32) {
         if let Some(t) = &mut self.track {
-            t.seen(f, now, d);
+            if f != crate::net::FlowId::MAX {
+                t.notes.entry(f).or_default().0 += d;
+            }
         }
     }
-    /// Datagram flow `f`'s source sent its last byte.
-    pub(super) fn spent(&mut self, f: crate::net::FlowId, now: SimTime) {
+    /// Flow `f` finished here, or (a datagram flow) its source here sent its last byte.
+    pub(super) fn done(&mut self, f: crate::net::FlowId) {
         if let Some(t) = &mut self.track {
-            if let Some(i) = t.at(f) {
-                t.spent[i] = true;
-                t.last[i] = t.last[i].max(now);
-            }
+            t.notes.entry(f).or_default().1 = true;
         }
     }
 }
@@ -152,11 +110,20 @@ pub(super) struct Parallel {
     at: SimTime,
     /// The latest event any partition ran.
     last: SimTime,
-    /// A streamed run's results once `split_take_final` has handed out the rows of its
-    /// collections (the rest of the flows table), for `results`.
-    pub(super) stash: Option<Results>,
-    /// Rows of the merged streamed flows table that one thread hands out during the run.
-    early: usize,
+    /// A streamed run (`Sim::stream_flows`): its next collection of final rows, the one
+    /// taken and waiting for an event at or after it (its flows, and the run's event count
+    /// when it was taken), the rows handed out and not yet taken, and how many of those
+    /// handed out had a drop or were PFC victims (for the summary).
+    stream: Option<SplitStream>,
+}
+
+/// Where a streamed split run's hand-out of final rows stands (`Parallel::stream`).
+struct SplitStream {
+    next: SimTime,
+    pending: Option<(Vec<usize>, u64)>,
+    outbox: Option<crate::metrics::Table>,
+    with_loss: usize,
+    paused: usize,
 }
 
 /// Where one partition stands after a window, for the decision every thread makes alike.
@@ -178,6 +145,8 @@ struct SpinBarrier {
     n: usize,
     count: AtomicUsize,
     round: AtomicUsize,
+    /// A thread panicked: the others stop waiting for it (and panic too) instead of hanging.
+    broken: std::sync::atomic::AtomicBool,
 }
 
 impl SpinBarrier {
@@ -190,6 +159,9 @@ impl SpinBarrier {
         }
         let mut spins = 0u32;
         while self.round.load(Ordering::Acquire) == round {
+            if self.broken.load(Ordering::Relaxed) {
+                panic!("another partition's thread of this split run panicked");
+            }
             if spins < 2000 {
                 std::hint::spin_loop();
                 spins += 1;
@@ -267,16 +239,19 @@ impl Sim {
                 s
             })
             .collect();
-        self.par = Some(Box::new(Parallel { parts, port_part, window: self.sync, at: SimTime::ZERO, last: SimTime::ZERO, stash: None, early: 0 }));
+        self.par = Some(Box::new(Parallel { parts, port_part, window: self.sync, at: SimTime::ZERO, last: SimTime::ZERO, stream: None }));
         self
     }
 
     /// `stream_flows` of a split run: its rows are combined from its partitions at the end,
     /// in the order one thread would have handed them out (`streamed_order`).
     pub(super) fn stream_split(&mut self) {
-        for p in &mut self.par.as_mut().unwrap().parts {
+        let par = self.par.as_mut().unwrap();
+        for p in &mut par.parts {
             p.part.as_mut().unwrap().track = Some(FinalTrack::default());
+            p.flows.stream();
         }
+        par.stream = Some(SplitStream { next: FINAL_EVERY, pending: None, outbox: None, with_loss: 0, paused: 0 });
     }
 
     /// How many partitions the run is split into (1: not split).
@@ -315,9 +290,6 @@ impl Sim {
                     self.look_ahead();
                     self.now = t;
                     self.events += 1;
-                    if let Some(tr) = &mut self.part.as_mut().unwrap().track {
-                        tr.event(t);
-                    }
                     self.dispatch(ev);
                 }
                 Err(next) => return next.unwrap_or(SimTime::MAX),
@@ -325,27 +297,98 @@ impl Sim {
         }
     }
 
-    /// `run_until` of a split run.
+    /// `run_until` of a split run. A streamed one stops its threads at each multiple of
+    /// `FINAL_EVERY`, where it collects the rows that became final (`split_collect`).
     pub(super) fn run_split(&mut self, limit: SimTime) {
+        loop {
+            let next = self.par.as_ref().unwrap().stream.as_ref().map(|s| s.next);
+            match next {
+                Some(at) if at.0 - 1 < limit.0 => {
+                    let next = self.run_split_to(SimTime(at.0 - 1));
+                    if self.end.is_some() {
+                        break;
+                    }
+                    self.split_collect();
+                    // the multiples before the next event's interval ends would see the same
+                    // rows: the next stop is the one after it
+                    let after = SimTime((next.0.min(u64::MAX - FINAL_EVERY.0) / FINAL_EVERY.0 + 1) * FINAL_EVERY.0);
+                    self.par.as_mut().unwrap().stream.as_mut().unwrap().next = after.max(SimTime(at.0 + FINAL_EVERY.0));
+                }
+                _ => {
+                    let _ = self.run_split_to(limit);
+                    break;
+                }
+            }
+        }
+        if self.end.is_some() {
+            self.split_collect();
+        }
+    }
+
+    /// The rows of a streamed split run that became final, at a multiple of `FINAL_EVERY`
+    /// (every partition stopped there) or at the run's end. One thread looks for final rows
+    /// before the first event at or after each multiple, so the rows taken here go out once
+    /// an event has run after them (the run's event count has grown), each collection's in
+    /// id order; at the end, a collection no event followed stays with the rest.
+    fn split_collect(&mut self) {
+        let events = self.events;
+        let ended = self.end.is_some();
+        let par = self.par.as_mut().unwrap();
+        let Some(st) = par.stream.as_mut() else {
+            return;
+        };
+        if st.pending.as_ref().is_some_and(|p| events > p.1) {
+            let (ids, _) = st.pending.take().unwrap();
+            par.hand_out(&ids);
+        }
+        let st = par.stream.as_mut().unwrap();
+        if ended || st.pending.is_some() {
+            return;
+        }
+        // final: finished (or spent) in some partition, every packet made gone somewhere
+        let mut sum: rustc_hash::FxHashMap<crate::net::FlowId, (i64, bool)> = Default::default();
+        for p in &par.parts {
+            for (&f, &(d, done)) in &p.part.as_ref().unwrap().track.as_ref().unwrap().notes {
+                let e = sum.entry(f).or_default();
+                e.0 += d as i64;
+                e.1 |= done;
+            }
+        }
+        let mut ids: Vec<usize> = sum.into_iter().filter(|(_, (d, done))| *done && *d == 0).map(|(f, _)| f as usize).collect();
+        ids.sort_unstable();
+        if !ids.is_empty() {
+            par.stream.as_mut().unwrap().pending = Some((ids, events));
+        }
+    }
+
+    /// `run_until` of a split run, to `limit` at most; returns when the next event is due
+    /// (or a lower bound of it).
+    fn run_split_to(&mut self, limit: SimTime) -> SimTime {
         let max_time = self.cfg.max_time;
         let par = self.par.as_mut().unwrap();
         let n = par.parts.len();
         let due = limit.min(max_time);
         let shared = Shared {
             n,
-            barrier: SpinBarrier { n, count: AtomicUsize::new(0), round: AtomicUsize::new(0) },
+            barrier: SpinBarrier { n, count: AtomicUsize::new(0), round: AtomicUsize::new(0), broken: Default::default() },
             mail: std::array::from_fn(|_| (0..n * n).map(|_| Mutex::new(Vec::new())).collect()),
             stand: std::array::from_fn(|_| (0..n).map(|_| Mutex::new(Stand::default())).collect()),
         };
         let (w, start) = (par.window, par.at);
-        let outcome: Vec<(Step, SimTime, SimTime)> = std::thread::scope(|s| {
+        let outcome: Vec<(Step, SimTime, SimTime, SimTime)> = std::thread::scope(|s| {
             let handles: Vec<_> = par.parts.iter_mut().enumerate().map(|(i, sim)| {
                 let shared = &shared;
-                s.spawn(move || worker(i, sim, shared, w, start, due, limit, max_time))
+                s.spawn(move || {
+                    let run = std::panic::AssertUnwindSafe(|| worker(i, sim, shared, w, start, due, limit, max_time));
+                    std::panic::catch_unwind(run).unwrap_or_else(|e| {
+                        shared.barrier.broken.store(true, Ordering::Relaxed);
+                        std::panic::resume_unwind(e)
+                    })
+                })
             }).collect();
             handles.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
         });
-        let (step, at, last) = outcome[0];
+        let (step, at, last, next) = outcome[0];
         debug_assert!(outcome.iter().all(|o| *o == outcome[0]), "the partitions decided alike");
         par.at = at;
         par.last = par.last.max(last);
@@ -363,6 +406,7 @@ impl Sim {
             }
             Step::Pause | Step::Next(_) => self.now = limit.min(max_time).max(par.last),
         }
+        next
     }
 
     /// The result tables of a split run: each port's rows from the partition that owns it,
@@ -387,47 +431,65 @@ impl Sim {
                 (a.2, a.3, a.4) = (a.2.max(b.2), a.3 + b.3, a.4 + b.4);
             }
         }
+        // the flows rows not handed out: those any partition holds, in id order
+        let mut ids: Vec<usize> = par.parts.iter().flat_map(|p| p.flows.held()).collect();
+        ids.sort_unstable();
+        ids.dedup();
         let mut rs: Vec<Results> = par
             .parts
             .iter_mut()
             .map(|p| {
                 p.now = now;
                 p.end = end;
+                p.row_ids = Some(ids.clone());
                 p.results()
             })
             .collect();
         let first = rs.remove(0);
-        let mut r = merge(first, rs, &par.port_part, self.events, self.finished, &self.cfg.warnings);
-        if par.parts[0].part.as_ref().unwrap().track.is_some() {
-            let (order, early) = streamed_order(&r, &par.parts);
-            r.flows.reorder(&order);
-            par.early = early;
-        }
-        r
+        let (with_loss, paused) = par.stream.as_ref().map_or((0, 0), |s| (s.with_loss, s.paused));
+        merge(first, rs, &par.port_part, self.events, self.finished, &self.cfg.warnings, (with_loss, paused))
     }
 
-    /// `take_final_flows` of a split run: once it has ended, the rows one thread would have
-    /// handed out during the run, in that order (`results` then holds the rest, by id).
+    /// `take_final_flows` of a split run.
     pub(super) fn split_take_final(&mut self) -> Option<crate::metrics::Table> {
-        let par = self.par.as_ref().unwrap();
-        if self.end.is_none() || par.stash.is_some() || par.parts[0].part.as_ref().unwrap().track.is_none() {
-            return None;
+        self.par.as_mut().unwrap().stream.as_mut()?.outbox.take()
+    }
+}
+
+impl Parallel {
+    /// Hand out the rows of flows `ids` (final, in id order): each partition's row of each
+    /// (a partition that holds none gives an empty one with the drops it counted), combined;
+    /// then every partition forgets them.
+    fn hand_out(&mut self, ids: &[usize]) {
+        let mut tables = self.parts.iter().map(|p| p.flows_table(ids));
+        let mut t = tables.next().unwrap();
+        let rest: Vec<crate::metrics::Table> = tables.collect();
+        combine_flows(&mut t, &rest);
+        let st = self.stream.as_mut().unwrap();
+        st.with_loss += t.u32("drops").iter().filter(|&&d| d > 0).count();
+        if let Some(C::U8(p)) = t.get("paused") {
+            st.paused += p.iter().filter(|&&v| v > 0).count();
         }
-        let mut r = self.split_results();
-        let par = self.par.as_mut().unwrap();
-        let (k, n) = (par.early, r.flows.rows());
-        let mut early = r.flows.clone();
-        early.reorder(&(0..k).collect::<Vec<_>>());
-        r.flows.reorder(&(k..n).collect::<Vec<_>>());
-        par.stash = Some(r);
-        (k > 0).then_some(early)
+        match &mut st.outbox {
+            Some(o) => o.append(t),
+            None => st.outbox = Some(t),
+        }
+        let below = self.parts.iter().map(|p| p.flows.oldest_held()).min().unwrap_or(0);
+        for p in &mut self.parts {
+            p.forget_rows(ids, below);
+            let notes = &mut p.part.as_mut().unwrap().track.as_mut().unwrap().notes;
+            for &f in ids {
+                notes.remove(&(f as crate::net::FlowId));
+            }
+        }
     }
 }
 
 /// One partition's thread: windows until the run ends or reaches `due`. Returns the
-/// decision, the time the next call starts at, and the latest event it ran.
+/// decision, the time the next call starts at, the latest event it ran and when the next
+/// event of any partition is due (or a lower bound of it).
 #[allow(clippy::too_many_arguments)]
-fn worker(me: usize, sim: &mut Sim, sh: &Shared, w: SimTime, start: SimTime, due: SimTime, limit: SimTime, max_time: SimTime) -> (Step, SimTime, SimTime) {
+fn worker(me: usize, sim: &mut Sim, sh: &Shared, w: SimTime, start: SimTime, due: SimTime, limit: SimTime, max_time: SimTime) -> (Step, SimTime, SimTime, SimTime) {
     let n = sh.n;
     let mut at = start;
     let mut parity = 0usize;
@@ -506,70 +568,16 @@ fn worker(me: usize, sim: &mut Sim, sh: &Shared, w: SimTime, start: SimTime, due
                     }
                 }
                 let resume = if step == Step::Pause { SimTime(due.0 + 1) } else { at };
-                return (step, resume, last_all);
+                return (step, resume, last_all, next_all);
             }
         }
     }
 }
 
-/// The order (row indices, and how many are handed out during the run) in which one
-/// thread, streaming, hands out the rows of the merged flows table
-/// `r` (by id) of a run whose partitions are `parts`: at each multiple k of `FINAL_EVERY`
-/// (k >= 1) whose interval [k, k + 1) holds an event of some partition, the rows that were
-/// final before it, each batch in id order; then the rest (not final when the run ended),
-/// in id order. A row is final once its flow has finished, or is a spent datagram flow,
-/// and every packet made of (or about) it is gone: the partitions' counts sum to none
-/// left, the last of them at the latest instant any partition noted.
-fn streamed_order(r: &Results, parts: &[Sim]) -> (Vec<usize>, usize) {
-    let tracks: Vec<&FinalTrack> = parts.iter().map(|p| p.part.as_ref().unwrap().track.as_ref().unwrap()).collect();
-    let words = tracks.iter().map(|t| t.intervals.len()).max().unwrap_or(0);
-    let intervals: Vec<u64> = (0..words).map(|w| tracks.iter().fold(0, |a, t| a | t.intervals.get(w).copied().unwrap_or(0))).collect();
-    // the first interval at or after k that holds an event (usize::MAX: none)
-    let collection_at_or_after = |k: usize| -> usize {
-        let mut w = k / 64;
-        let mut bits = intervals.get(w).map_or(0, |&x| x & (!0u64 << (k % 64)));
-        loop {
-            if bits != 0 {
-                return w * 64 + bits.trailing_zeros() as usize;
-            }
-            w += 1;
-            match intervals.get(w) {
-                Some(&x) => bits = x,
-                None => return usize::MAX,
-            }
-        }
-    };
-    let (ids, end, fin) = (r.flows.u64("flow_id"), r.flows.u64("end_ps"), r.flows.u8("finished"));
-    let mut keyed: Vec<(usize, usize)> = (0..ids.len())
-        .map(|row| {
-            let f = ids[row] as usize;
-            let get = |t: &FinalTrack| (t.delta.get(f).copied().unwrap_or(0), t.last.get(f).copied().unwrap_or(SimTime::ZERO), t.spent.get(f).copied().unwrap_or(false));
-            let (mut left, mut last, mut spent) = (0i64, SimTime(end[row]), false);
-            for t in &tracks {
-                let (d, l, s) = get(t);
-                left += d as i64;
-                last = last.max(l);
-                spent |= s;
-            }
-            let batch = if (fin[row] == 1 || spent) && left == 0 {
-                // handed out at the first collection after `last`
-                collection_at_or_after((last.0 / FINAL_EVERY.0 + 1) as usize)
-            } else {
-                usize::MAX
-            };
-            (batch, row)
-        })
-        .collect();
-    keyed.sort_unstable();
-    let early = keyed.iter().take_while(|k| k.0 != usize::MAX).count();
-    (keyed.into_iter().map(|(_, row)| row).collect(), early)
-}
-
 /// How a flows-table column combines over the partitions' rows.
 enum Merge {
-    /// The same in every partition.
-    Same,
-    /// Set where the flow's source or destination is, zero elsewhere (or a flag).
+    /// Set where the flow's source or destination is, zero elsewhere (or a flag); its
+    /// fields (the same wherever the row is held, zero where it is not).
     Max,
     /// Counted where it happens.
     Sum,
@@ -579,8 +587,7 @@ enum Merge {
 
 fn flow_merge(name: &str) -> Merge {
     match name {
-        "flow_id" | "src" | "dst" | "size_bytes" | "start_ps" | "priority" | "tag" => Merge::Same,
-        "end_ps" | "fct_ps" | "ideal_fct_ps" | "finished" | "delivered_bytes" | "paused" | "mean_frame_latency_ps" => Merge::Max,
+        "flow_id" | "src" | "dst" | "size_bytes" | "start_ps" | "priority" | "tag" | "end_ps" | "fct_ps" | "ideal_fct_ps" | "finished" | "delivered_bytes" | "paused" | "mean_frame_latency_ps" => Merge::Max,
         "drops" | "ecn_marks" | "retx" | "qcn_cnms_received" | "sfc_paused_ps" => Merge::Sum,
         "slowdown" => Merge::Derived,
         other => panic!("flows column {other} has no rule for a split run (engine/parallel.rs)"),
@@ -594,7 +601,7 @@ fn combine(a: &mut C, b: &C, m: &Merge) {
         }
     }
     match (m, a, b) {
-        (Merge::Same | Merge::Derived, _, _) => {}
+        (Merge::Derived, _, _) => {}
         (Merge::Max, C::U8(a), C::U8(b)) => each(a, b, u8::max),
         (Merge::Max, C::U16(a), C::U16(b)) => each(a, b, u16::max),
         (Merge::Max, C::U32(a), C::U32(b)) => each(a, b, u32::max),
@@ -606,8 +613,27 @@ fn combine(a: &mut C, b: &C, m: &Merge) {
     }
 }
 
-/// Combine the partitions' results (`first` and `rest`) into the sequential run's.
-fn merge(mut r: Results, rest: Vec<Results>, port_part: &[u16], events: u64, finished: usize, warnings: &[String]) -> Results {
+/// Combine the partitions' rows of the same flows (`t` and `rest`, row for row) into the
+/// sequential run's.
+fn combine_flows(t: &mut crate::metrics::Table, rest: &[crate::metrics::Table]) {
+    for (name, col) in t.columns.iter_mut() {
+        let m = flow_merge(name);
+        for o in rest {
+            combine(col, o.get(name).expect("flows column in every partition"), &m);
+        }
+    }
+    let (fct, ideal, fin) = (t.u64("fct_ps").to_vec(), t.u64("ideal_fct_ps").to_vec(), t.get("finished").cloned());
+    if let Some(C::U8(fin)) = fin {
+        let sd: Vec<f64> = (0..fct.len()).map(|i| if fin[i] == 1 && ideal[i] > 0 { fct[i] as f64 / ideal[i] as f64 } else { f64::NAN }).collect();
+        t.set("slowdown", C::F64(sd));
+    }
+}
+
+/// Combine the partitions' results (`first` and `rest`) into the sequential run's;
+/// `handed`: of the flows whose rows a streamed run handed out, those with a drop and the
+/// PFC victims (the summary counts them too).
+#[allow(clippy::too_many_arguments)]
+fn merge(mut r: Results, rest: Vec<Results>, port_part: &[u16], events: u64, finished: usize, warnings: &[String], handed: (usize, usize)) -> Results {
     // ports: each row from the partition owning its port (rows are by port, then queue)
     let rows = r.ports.rows();
     let per_port = rows / port_part.len().max(1);
@@ -618,18 +644,9 @@ fn merge(mut r: Results, rest: Vec<Results>, port_part: &[u16], events: u64, fin
             col.take_rows_where(other, |row| port_part[row / per_port] == p);
         }
     }
-    // flows: every partition holds every row
-    for (name, col) in r.flows.columns.iter_mut() {
-        let m = flow_merge(name);
-        for o in &rest {
-            combine(col, o.flows.get(name).expect("flows column in every partition"), &m);
-        }
-    }
-    let (fct, ideal, fin) = (r.flows.u64("fct_ps").to_vec(), r.flows.u64("ideal_fct_ps").to_vec(), r.flows.get("finished").cloned());
-    if let Some(C::U8(fin)) = fin {
-        let sd: Vec<f64> = (0..fct.len()).map(|i| if fin[i] == 1 && ideal[i] > 0 { fct[i] as f64 / ideal[i] as f64 } else { f64::NAN }).collect();
-        r.flows.set("slowdown", C::F64(sd));
-    }
+    // flows: every partition gives a row for each flow not handed out
+    let others: Vec<crate::metrics::Table> = rest.iter().map(|o| o.flows.clone()).collect();
+    combine_flows(&mut r.flows, &others);
     // goodput rows: each flow's are in its destination's partition
     if r.timeseries.rows() > 0 || rest.iter().any(|o| o.timeseries.rows() > 0) {
         let mut all: Vec<(u32, u64, u64)> = Vec::new();
@@ -665,9 +682,9 @@ fn merge(mut r: Results, rest: Vec<Results>, port_part: &[u16], events: u64, fin
     let (sent, dropped) = (s["data_packets_sent"].as_u64().unwrap(), s["data_packets_dropped"].as_u64().unwrap());
     s.insert("loss_rate".into(), (if sent > 0 { dropped as f64 / sent as f64 } else { 0.0 }).into());
     let drops = r.flows.u32("drops");
-    s.insert("flows_with_loss".into(), drops.iter().filter(|&&d| d > 0).count().into());
+    s.insert("flows_with_loss".into(), (handed.0 + drops.iter().filter(|&&d| d > 0).count()).into());
     if let Some(C::U8(paused)) = r.flows.get("paused") {
-        s.insert("flows_paused".into(), paused.iter().filter(|&&p| p > 0).count().into());
+        s.insert("flows_paused".into(), (handed.1 + paused.iter().filter(|&&p| p > 0).count()).into());
     }
     if !warnings.is_empty() {
         s.insert("warnings".into(), warnings.to_vec().into());
@@ -681,7 +698,7 @@ mod tests {
 
     #[test]
     fn the_spin_barrier_holds_every_thread_until_the_last_arrives() {
-        let b = SpinBarrier { n: 3, count: AtomicUsize::new(0), round: AtomicUsize::new(0) };
+        let b = SpinBarrier { n: 3, count: AtomicUsize::new(0), round: AtomicUsize::new(0), broken: Default::default() };
         let hits = AtomicUsize::new(0);
         std::thread::scope(|s| {
             for _ in 0..3 {
@@ -697,6 +714,18 @@ mod tests {
             }
         });
         assert_eq!(hits.load(Ordering::SeqCst), 300);
+    }
+
+    #[test]
+    fn a_thread_that_panicked_does_not_leave_the_others_waiting() {
+        let b = SpinBarrier { n: 2, count: AtomicUsize::new(0), round: AtomicUsize::new(0), broken: Default::default() };
+        let waited = std::thread::scope(|s| {
+            let w = s.spawn(|| b.wait());
+            // the other thread dies before the barrier, as a worker's panic marks it
+            b.broken.store(true, Ordering::Relaxed);
+            w.join()
+        });
+        assert!(waited.is_err(), "the waiting thread gave up");
     }
 }
 

@@ -652,31 +652,35 @@ fn check_case(c: &Case) -> Result<(), TestCaseError> {
         prop_assert_eq!(table_bytes(&rt.flows), table_bytes(&rb_flows), "flows tables differ ({})", at);
         prop_assert_eq!(table_bytes(&rt.ports), table_bytes(&rb_ports), "ports tables differ ({})", at);
         prop_assert_eq!(&rt.summary, &rb, "summaries differ ({})", at);
-        // streamed: the rows come at the end, in the order one thread hands them out
+        // streamed, driven in steps: the rows come in the order one thread hands them out
         let (_, mut t) = crate::scenario::load(&text, false, None, &crate::scenario::RunOptions { threads, ..Default::default() }).unwrap();
         t.stream_flows();
-        t.run_until(split);
-        let mut all = t.take_final_flows().map(|f| table_bytes(&f)).unwrap_or_default();
-        prop_assert!(all.is_empty() || t.partitions() == 1 || t.done(), "a split run hands rows out once it has ended");
-        t.run();
-        if let Some(f) = t.take_final_flows() {
-            let f = table_bytes(&f);
+        let mut all: Vec<(String, &'static str, Vec<u8>)> = Vec::new();
+        let mut take = |tb: Table| {
+            let tb = table_bytes(&tb);
             if all.is_empty() {
-                all = f;
+                all = tb;
             } else {
-                for (r, c) in all.iter_mut().zip(f) {
+                for (r, c) in all.iter_mut().zip(tb) {
                     r.2.extend(c.2);
                 }
             }
-        }
-        let rest = table_bytes(&t.results().flows);
-        if all.is_empty() {
-            all = rest;
-        } else {
-            for (r, c) in all.iter_mut().zip(rest) {
-                r.2.extend(c.2);
+        };
+        for k in 1..=10 {
+            t.run_until(SimTime::from_us(c.max_time_us * k / 10));
+            if let Some(tb) = t.take_final_flows() {
+                take(tb);
             }
         }
+        t.run();
+        if let Some(tb) = t.take_final_flows() {
+            take(tb);
+        }
+        let rt = t.results();
+        take(rt.flows);
+        prop_assert_eq!(t.events(), b.events(), "event counts differ (streamed, {})", at);
+        prop_assert_eq!(&rt.summary.get("flows_with_loss"), &rs.summary.get("flows_with_loss"), "flows with loss (streamed, {})", at);
+        prop_assert_eq!(&rt.summary.get("flows_paused"), &rs.summary.get("flows_paused"), "flows paused (streamed, {})", at);
         prop_assert_eq!(&all, &streamed_rows, "streamed flows rows differ in order ({})", at);
     }
     Ok(())

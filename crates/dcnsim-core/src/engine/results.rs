@@ -66,8 +66,20 @@ impl Sim {
         }
     }
 
+    /// A partition of a streamed split run hands out the rows of flows `ids`, and of every
+    /// flow below `below` (the oldest flow any partition holds): it forgets them (those it
+    /// holds; a passing flow's drops). (Its own oldest held flow is no bound: a flow passing
+    /// through it is held elsewhere.)
+    pub(super) fn forget_rows(&mut self, ids: &[usize], below: usize) {
+        let held: Vec<usize> = ids.iter().copied().filter(|&f| self.flows.holds(f as u32)).collect();
+        self.flows.forget(&held);
+        self.flows.forget_passing(ids);
+        self.frame_latency.forget(ids, below);
+        self.mechs.forget_flows(ids, below);
+    }
+
     /// The flows table's rows of flows `ids` (in id order, none of them handed out).
-    fn flows_table(&self, ids: &[usize]) -> Table {
+    pub(super) fn flows_table(&self, ids: &[usize]) -> Table {
         let mut ft = Table::default();
         let n = ids.len();
         let mut cols: [Vec<u64>; 7] = Default::default();
@@ -76,7 +88,8 @@ impl Sim {
         let (mut prio, mut tag, mut fin) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
         let (mut drops, mut marks, mut retx) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
         for &id in ids {
-            let f = self.flow_row(id as u32);
+            // (a partition of a split run has no row of a flow neither end of which it holds)
+            let f = if self.part.is_some() { self.flows.row_or_passing(id as u32, Self::acked) } else { self.flow_row(id as u32) };
             let fct = if f.finished { (f.end - f.start).0 } else { 0 };
             cols[0].push(id as u64);
             cols[1].push(f.size);
@@ -125,14 +138,12 @@ impl Sim {
     /// Finalize at the current time and build the result tables (in a streamed run, the
     /// flows table holds the rows not handed out yet).
     pub fn results(&mut self) -> Results {
-        if let Some(par) = &mut self.par {
-            if let Some(r) = par.stash.take() {
-                return r;
-            }
+        if self.par.is_some() {
             return self.split_results();
         }
         let now = self.now;
-        let ft = self.flows_table(&self.flows.held());
+        let ids = self.row_ids.take().unwrap_or_else(|| self.flows.held());
+        let ft = self.flows_table(&ids);
         let with_loss = self.flows.with_loss_handed_out() + ft.u32("drops").iter().filter(|&&d| d > 0).count();
 
         let mut pt = Table::default();

@@ -81,6 +81,9 @@ pub struct FlowTable {
     /// Finished reliable flows, one bit per flow id: their receivers still answer late
     /// data with an ACK (`answers_late`).
     late_acks: Vec<u64>,
+    /// A partition of a streamed split run: drops of the flows it holds no row of (neither
+    /// end is here), until their rows are handed out.
+    passing_drops: rustc_hash::FxHashMap<FlowId, u32>,
 }
 
 impl FlowTable {
@@ -175,6 +178,11 @@ impl FlowTable {
     /// The oldest flow not handed out (every one below it was).
     pub fn first_held(&self) -> usize {
         self.base
+    }
+    /// The oldest flow whose row this table holds (`len()` if none): in a partition of a
+    /// split run, where flows passing through are never held, it can be above `first_held`.
+    pub fn oldest_held(&self) -> usize {
+        self.slot_of.iter().position(|&s| s != GONE).map_or(self.started, |i| self.base + i)
     }
     /// Flows handed out that had a drop.
     pub fn with_loss_handed_out(&self) -> usize {
@@ -286,18 +294,42 @@ impl FlowTable {
     /// made (drops, marks, retransmissions; the run sums the partitions' rows) and, for a
     /// reliable flow, its receiver answers late data as a finished flow's does.
     pub fn retire(&mut self, f: FlowId) {
-        debug_assert!(!self.streamed(), "a partitioned run keeps every row");
         self.release(f, None);
     }
 
     /// A started flow that neither end of is in this partition (engine/parallel.rs): it
-    /// takes its id and a row (which drops in this partition's switches count on), and no
-    /// record.
+    /// takes its id and no record; by default a row (which drops in this partition's
+    /// switches count on), in a streamed table none (its drops are kept aside).
     pub fn pass(&mut self, row: FlowRow) {
-        debug_assert!(!self.streamed(), "a partitioned run keeps every row");
         self.started += 1;
-        self.rows.push(row);
+        if !self.streamed() {
+            self.rows.push(row);
+        }
         self.slot_of.push(GONE);
+    }
+
+    /// Whether flow `f`'s row is held here (not handed out; in a streamed partition, not
+    /// passing).
+    pub fn holds(&self, f: FlowId) -> bool {
+        self.held_row(f).is_some()
+    }
+
+    /// Flow `f`'s row as `row` gives it, or (a partition that holds none: a flow passing
+    /// through) an empty one with the drops counted here.
+    pub fn row_or_passing(&self, f: FlowId, delivered: impl FnOnce(&Flow) -> u64) -> FlowRow {
+        match self.held_row(f) {
+            Some(_) => self.row(f, delivered),
+            None => FlowRow { drops: self.passing_drops.get(&f).copied().unwrap_or(0), ..FlowRow::default() },
+        }
+    }
+
+    /// Forget the drops kept aside for passing flows `ids` (their rows were handed out).
+    pub fn forget_passing(&mut self, ids: &[usize]) {
+        if !self.passing_drops.is_empty() {
+            for &f in ids {
+                self.passing_drops.remove(&(f as FlowId));
+            }
+        }
     }
 
     fn release(&mut self, f: FlowId, outcome: Option<(SimTime, u64)>) -> Flow {
@@ -342,11 +374,13 @@ impl FlowTable {
     pub fn count_drop(&mut self, f: FlowId) {
         match self.slot(f) {
             Some(s) => self.live[s as usize].drops += 1,
-            None => {
-                if let Some(i) = self.held_row(f) {
-                    self.rows[i].drops += 1;
-                }
-            }
+            None => match self.held_row(f) {
+                Some(i) => self.rows[i].drops += 1,
+                // a streamed partition's passing flow (a drop of a handed-out flow cannot
+                // happen: its row went out once none of its packets was left)
+                None if self.streamed() && f != FlowId::MAX => *self.passing_drops.entry(f).or_default() += 1,
+                None => {}
+            },
         }
     }
 
