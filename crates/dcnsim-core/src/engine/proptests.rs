@@ -567,6 +567,36 @@ proptest! {
 }
 
 /// All the properties on one case (see the module doc).
+/// Run `s` streamed to its end, its final rows taken at ten points on the way: every row
+/// in the order handed out (those left at the end last), and the results.
+fn streamed(s: &mut crate::engine::Sim, max_time_us: u64) -> (Vec<(String, &'static str, Vec<u8>)>, crate::metrics::Results) {
+    s.stream_flows();
+    let mut rows: Vec<(String, &'static str, Vec<u8>)> = Vec::new();
+    let mut take = |t: Table| {
+        let t = table_bytes(&t);
+        if rows.is_empty() {
+            rows = t;
+        } else {
+            for (r, c) in rows.iter_mut().zip(t) {
+                r.2.extend(c.2);
+            }
+        }
+    };
+    for k in 1..=10 {
+        s.run_until(SimTime::from_us(max_time_us * k / 10));
+        if let Some(t) = s.take_final_flows() {
+            take(t);
+        }
+    }
+    s.run();
+    if let Some(t) = s.take_final_flows() {
+        take(t);
+    }
+    let mut r = s.results();
+    take(std::mem::take(&mut r.flows));
+    (rows, r)
+}
+
 fn check_case(c: &Case) -> Result<(), TestCaseError> {
     let text = c.toml();
     let transports = transports_by_id(c);
@@ -598,30 +628,7 @@ fn check_case(c: &Case) -> Result<(), TestCaseError> {
     // rest at the end, put in id order, are the whole run's flows table, and nothing else
     // changes.
     let mut s = build_with(&text, false);
-    s.stream_flows();
-    let mut rows: Vec<(String, &'static str, Vec<u8>)> = Vec::new();
-    let mut take = |t: Table| {
-        let t = table_bytes(&t);
-        if rows.is_empty() {
-            rows = t;
-        } else {
-            for (r, c) in rows.iter_mut().zip(t) {
-                r.2.extend(c.2);
-            }
-        }
-    };
-    for k in 1..=10 {
-        s.run_until(SimTime::from_us(c.max_time_us * k / 10));
-        if let Some(t) = s.take_final_flows() {
-            take(t);
-        }
-    }
-    s.run();
-    if let Some(t) = s.take_final_flows() {
-        take(t);
-    }
-    let rs = s.results();
-    take(rs.flows);
+    let (mut rows, rs) = streamed(&mut s, c.max_time_us);
     // the order one thread streams rows in, which a split run's streamed table reproduces
     let streamed_rows = rows.clone();
     // put the rows in id order (each column's bytes per row, by the flow_id column)
@@ -654,30 +661,7 @@ fn check_case(c: &Case) -> Result<(), TestCaseError> {
         prop_assert_eq!(&rt.summary, &rb, "summaries differ ({})", at);
         // streamed, driven in steps: the rows come in the order one thread hands them out
         let (_, mut t) = crate::scenario::load(&text, false, None, &crate::scenario::RunOptions { threads, ..Default::default() }).unwrap();
-        t.stream_flows();
-        let mut all: Vec<(String, &'static str, Vec<u8>)> = Vec::new();
-        let mut take = |tb: Table| {
-            let tb = table_bytes(&tb);
-            if all.is_empty() {
-                all = tb;
-            } else {
-                for (r, c) in all.iter_mut().zip(tb) {
-                    r.2.extend(c.2);
-                }
-            }
-        };
-        for k in 1..=10 {
-            t.run_until(SimTime::from_us(c.max_time_us * k / 10));
-            if let Some(tb) = t.take_final_flows() {
-                take(tb);
-            }
-        }
-        t.run();
-        if let Some(tb) = t.take_final_flows() {
-            take(tb);
-        }
-        let rt = t.results();
-        take(rt.flows);
+        let (all, rt) = streamed(&mut t, c.max_time_us);
         prop_assert_eq!(t.events(), b.events(), "event counts differ (streamed, {})", at);
         prop_assert_eq!(&rt.summary.get("flows_with_loss"), &rs.summary.get("flows_with_loss"), "flows with loss (streamed, {})", at);
         prop_assert_eq!(&rt.summary.get("flows_paused"), &rs.summary.get("flows_paused"), "flows paused (streamed, {})", at);
