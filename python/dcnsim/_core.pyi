@@ -90,8 +90,8 @@ class Simulation:
     def take_flows(self) -> Optional[Dict[str, _Column]]:
         """The flows table's rows that became final since the last call (a flow finished
         with no packet of it left in the network), each look's rows in id order, or None;
-        :meth:`results` then holds only the others. A run split over threads hands them
-        out, in the same order, once it has ended."""
+        :meth:`results` then holds only the others. A run split over threads hands out the
+        same rows in the same order."""
     @property
     def flows_total(self) -> int:
         """Flows created so far (persistent workloads keep creating flows)."""

@@ -858,10 +858,8 @@ impl Sim {
                 }
             }
             Ev::NextArrival => {
-                if self.part.as_ref().is_some_and(|p| !p.counts_arrivals()) {
-                    // every partition starts every flow: the first counts the event
-                    self.events -= 1;
-                }
+                // every partition starts every flow
+                self.count_once_per_run();
                 let spec = self.arrivals.pop().expect("an arrival event has its flow");
                 if let Some(n) = self.arrivals.peek_start() {
                     self.q.push(n, Ev::NextArrival);
@@ -871,10 +869,8 @@ impl Sim {
             Ev::Rto { flow, gen } => self.on_rto(flow, gen),
             Ev::UdpSend { flow } => self.udp_send(flow),
             Ev::Sample => {
-                if self.part.as_ref().is_some_and(|p| !p.counts_arrivals()) {
-                    // every partition samples its own queues: the first counts the event
-                    self.events -= 1;
-                }
+                // every partition samples its own queues at the same times
+                self.count_once_per_run();
                 self.sample_queues()
             }
             Ev::Mech(t) => {

@@ -12,11 +12,13 @@
 //! arrives in a later one, so no partition's window depends on another's. Every partition
 //! runs the same flow-arrival processes, so flow ids are the sequential run's; a flow's
 //! record is kept where its source or its destination is (the sender's half and the
-//! receiver's), and every other partition keeps only its row, on which drops in its
-//! switches count. The run ends where the sequential one does: the completion test runs at
-//! the grid points, where all partitions meet, and equal-time events run in an order that
-//! depends on no partitioning (`sim::event::Tie`). Results are byte-identical to one thread
-//! (tests/parallel.rs and `parallel_tests` check it at 1, 2 and 3 threads).
+//! receiver's), and every other partition keeps only its row (a streamed run: only the
+//! drops), on which drops in its switches count. The run ends where the sequential one
+//! does: the completion test and the mechanisms' fabric-wide checks run at the grid points,
+//! where all partitions meet, and equal-time events run in an order that depends on no
+//! partitioning (`sim::event::Tie`). Results are byte-identical to one thread (the property
+//! test in engine/proptests.rs and `split_tests` check it at 2 and 3 threads,
+//! tests/test_parallel.py the commands).
 //!
 //! What cannot be partitioned yet makes the run stay on one thread, with a warning in the
 //! summary (`Sim::parallel_blocker`).
@@ -52,7 +54,7 @@ pub(super) struct Part {
     node_part: Arc<Vec<u16>>,
     /// Frames sent during this window to other partitions, by partition.
     out: Vec<Vec<Crossing>>,
-    /// What the order of a streamed flows table needs (`Sim::stream_flows`).
+    /// A streamed run's notes of which flows' rows are final (`Sim::stream_flows`).
     track: Option<FinalTrack>,
 }
 
@@ -79,8 +81,8 @@ impl Part {
     pub(super) fn remote(&self, port: PortId) -> bool {
         self.port_part[port as usize] != self.me
     }
-    /// Flow starts are run by every partition: the first counts their events.
-    pub(super) fn counts_arrivals(&self) -> bool {
+    /// Events every partition runs (flow starts, queue samples): the first counts them.
+    fn counts_shared_events(&self) -> bool {
         self.me == 0
     }
     /// A packet of (or about) flow `f` entered the network here (+1) or left it (-1).
@@ -110,18 +112,21 @@ pub(super) struct Parallel {
     at: SimTime,
     /// The latest event any partition ran.
     last: SimTime,
-    /// A streamed run (`Sim::stream_flows`): its next collection of final rows, the one
-    /// taken and waiting for an event at or after it (its flows, and the run's event count
-    /// when it was taken), the rows handed out and not yet taken, and how many of those
-    /// handed out had a drop or were PFC victims (for the summary).
+    /// A streamed run (`Sim::stream_flows`): where its hand-out of final rows stands.
     stream: Option<SplitStream>,
 }
 
-/// Where a streamed split run's hand-out of final rows stands (`Parallel::stream`).
+/// Where a streamed split run's hand-out of final rows stands (`Sim::split_collect`).
 struct SplitStream {
+    /// The next multiple of `FINAL_EVERY` the threads stop at.
     next: SimTime,
+    /// The rows found final at the last stop, waiting for an event after it: their flows,
+    /// and the run's event count then.
     pending: Option<(Vec<usize>, u64)>,
+    /// Rows handed out and not yet taken (`take_final_flows`).
     outbox: Option<crate::metrics::Table>,
+    /// Of the flows handed out, those with a drop and the PFC victims (the summary counts
+    /// them too).
     with_loss: usize,
     paused: usize,
 }
@@ -243,8 +248,8 @@ impl Sim {
         self
     }
 
-    /// `stream_flows` of a split run: its rows are combined from its partitions at the end,
-    /// in the order one thread would have handed them out (`streamed_order`).
+    /// `stream_flows` of a split run: its threads stop at each multiple of `FINAL_EVERY`,
+    /// where the rows final in every partition's view are handed out (`split_collect`).
     pub(super) fn stream_split(&mut self) {
         let par = self.par.as_mut().unwrap();
         for p in &mut par.parts {
@@ -252,6 +257,15 @@ impl Sim {
             p.flows.stream();
         }
         par.stream = Some(SplitStream { next: FINAL_EVERY, pending: None, outbox: None, with_loss: 0, paused: 0 });
+    }
+
+    /// An event that every partition of a split run runs (a flow start, a queue sample) is
+    /// counted once, by the first.
+    #[inline(always)]
+    pub(super) fn count_once_per_run(&mut self) {
+        if self.part.as_ref().is_some_and(|p| !p.counts_shared_events()) {
+            self.events -= 1;
+        }
     }
 
     /// How many partitions the run is split into (1: not split).
@@ -461,10 +475,9 @@ impl Parallel {
     /// (a partition that holds none gives an empty one with the drops it counted), combined;
     /// then every partition forgets them.
     fn hand_out(&mut self, ids: &[usize]) {
-        let mut tables = self.parts.iter().map(|p| p.flows_table(ids));
-        let mut t = tables.next().unwrap();
-        let rest: Vec<crate::metrics::Table> = tables.collect();
-        combine_flows(&mut t, &rest);
+        let mut tables: Vec<crate::metrics::Table> = self.parts.iter().map(|p| p.flows_table(ids)).collect();
+        let mut t = tables.remove(0);
+        combine_flows(&mut t, &tables.iter().collect::<Vec<_>>());
         let st = self.stream.as_mut().unwrap();
         st.with_loss += t.u32("drops").iter().filter(|&&d| d > 0).count();
         if let Some(C::U8(p)) = t.get("paused") {
@@ -615,7 +628,7 @@ fn combine(a: &mut C, b: &C, m: &Merge) {
 
 /// Combine the partitions' rows of the same flows (`t` and `rest`, row for row) into the
 /// sequential run's.
-fn combine_flows(t: &mut crate::metrics::Table, rest: &[crate::metrics::Table]) {
+fn combine_flows(t: &mut crate::metrics::Table, rest: &[&crate::metrics::Table]) {
     for (name, col) in t.columns.iter_mut() {
         let m = flow_merge(name);
         for o in rest {
@@ -645,7 +658,7 @@ fn merge(mut r: Results, rest: Vec<Results>, port_part: &[u16], events: u64, fin
         }
     }
     // flows: every partition gives a row for each flow not handed out
-    let others: Vec<crate::metrics::Table> = rest.iter().map(|o| o.flows.clone()).collect();
+    let others: Vec<&crate::metrics::Table> = rest.iter().map(|o| &o.flows).collect();
     combine_flows(&mut r.flows, &others);
     // goodput rows: each flow's are in its destination's partition
     if r.timeseries.rows() > 0 || rest.iter().any(|o| o.timeseries.rows() > 0) {

@@ -21,7 +21,7 @@ impl Sim {
     /// grow with the flows that have finished). Before the run.
     pub fn stream_flows(&mut self) {
         if self.par.is_some() {
-            // a split run's rows are combined from its partitions at the end
+            // its partitions' rows, combined at each collection
             self.stream_split();
             return;
         }
@@ -36,8 +36,8 @@ impl Sim {
     /// packet of it left in the network. The run looks for final rows every `FINAL_EVERY`
     /// of simulated time (before the first event at or after each multiple), and each look
     /// adds its rows in id order: the order of the rows handed out is the run's own, however
-    /// often the caller takes them. A run split over threads hands them out, in the same
-    /// order, once it has ended (`Sim::split_take_final`).
+    /// often the caller takes them. A run split over threads hands out the same rows in the
+    /// same order (`Sim::split_collect`).
     pub fn take_final_flows(&mut self) -> Option<Table> {
         if self.par.is_some() {
             return self.split_take_final();

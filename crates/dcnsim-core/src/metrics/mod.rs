@@ -57,19 +57,6 @@ impl ColumnData {
             (a, b) => panic!("taking rows of a {} column into a {} one", b.dtype(), a.dtype()),
         }
     }
-    /// The column's values at rows `order`, in that order.
-    pub fn take(&self, order: &[usize]) -> ColumnData {
-        fn each<T: Copy>(a: &[T], order: &[usize]) -> Vec<T> {
-            order.iter().map(|&i| a[i]).collect()
-        }
-        match self {
-            ColumnData::U64(a) => ColumnData::U64(each(a, order)),
-            ColumnData::U32(a) => ColumnData::U32(each(a, order)),
-            ColumnData::U16(a) => ColumnData::U16(each(a, order)),
-            ColumnData::U8(a) => ColumnData::U8(each(a, order)),
-            ColumnData::F64(a) => ColumnData::F64(each(a, order)),
-        }
-    }
     /// numpy dtype string of the column.
     pub fn dtype(&self) -> &'static str {
         match self {
@@ -126,18 +113,6 @@ impl Table {
         match self.get(name) {
             Some(ColumnData::U64(v)) => v,
             _ => panic!("no u64 column {name}"),
-        }
-    }
-    pub fn u8(&self, name: &str) -> &[u8] {
-        match self.get(name) {
-            Some(ColumnData::U8(v)) => v,
-            _ => panic!("no u8 column {name}"),
-        }
-    }
-    /// Put the rows in the order `order` gives (row indices, each once).
-    pub fn reorder(&mut self, order: &[usize]) {
-        for (_, c) in self.columns.iter_mut() {
-            *c = c.take(order);
         }
     }
     pub fn u32(&self, name: &str) -> &[u32] {
