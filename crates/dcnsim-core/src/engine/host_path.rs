@@ -162,6 +162,7 @@ impl Sim {
         }
     }
 
+    #[inline(always)]
     pub(super) fn host_rx(&mut self, host: u32, port: PortId, pkt: PktId) {
         let (kind, f, dst, prio) = {
             let p = self.pkts.get(pkt);
@@ -221,8 +222,6 @@ impl Sim {
             fl.ecn_marks += 1;
         }
         let r = fl.receive(p.seq, p.payload, p.size, ce, self.now, self.cfg.roce.cnp_interval);
-        // a split run's receiver half, its sender elsewhere, is done once it holds every byte
-        let retire = self.part.as_ref().is_some_and(|part| !part.owns_host(fl.src)) && fl.receiver_complete();
         if r.datagram && !self.loops.is_empty() {
             // a frame's latency: made at the source to its last byte in at the host
             let e = self.frame_latency.entry(f);
@@ -244,7 +243,17 @@ impl Sim {
         }
         if r.done {
             self.finish_flow(f);
-        } else if retire {
+        } else if self.part.is_some() {
+            self.retire_receiver_half(f);
+        }
+    }
+
+    /// A split run's receiver half, its sender elsewhere, is done once it holds every byte.
+    #[cold]
+    #[inline(never)]
+    fn retire_receiver_half(&mut self, f: FlowId) {
+        let own_src = self.part.as_ref().is_some_and(|part| part.owns_host(self.flows.get(f).unwrap().src));
+        if !own_src && self.flows.get(f).unwrap().receiver_complete() {
             self.flows.retire(f);
         }
     }

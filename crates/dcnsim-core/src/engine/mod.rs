@@ -825,7 +825,7 @@ impl Sim {
         self.run_until(SimTime::MAX);
     }
 
-    #[inline]
+    #[inline(always)]
     fn dispatch(&mut self, ev: Ev) {
         match ev {
             // a packet that carries its route is data at a switch: the egress record it reads
