@@ -21,6 +21,11 @@ the time ratio, and both simulators' mean and 99th-percentile FCT::
     python bench/vs_htsim.py run --htsim BIN --core-bin run_scenario --dir /tmp/vs \\
         bench/scenarios/fat_tree_k8_websearch.toml ...
 
+With ``--threads 1,N`` (or ``all``: one thread and every core) dcnsim also runs split over
+N threads (issue 38); every run then goes by itself, unpinned, htsim and dcnsim at each
+count in turn, ``--rounds R`` times with the order reversed every other round, and the
+table gives each median with its range and the htsim / dcnsim ratio per round.
+
 htsim is not part of this project and is not built here. The driver this was written for is
 csg-htsim's ``sim/datacenter/main_dctcp.cpp`` with the DCTCP sender over drop-tail ECN
 queues (``-strat single -q QUEUE_PKTS``), patched to stop when every flow has finished and
@@ -119,42 +124,106 @@ def _fct_stats(fct_us: List[float]) -> str:
     return f"{statistics.fmean(s):.1f} / {s[min(len(s) - 1, int(0.99 * len(s)))]:.1f}"
 
 
+def htsim_once(htsim: str, d: Path, name: str, queue_pkts: int, cpu: Optional[int]) -> Dict[str, Any]:
+    """One htsim run on ``name``'s exported files: wall time of the whole process, events,
+    flows finished, peak RSS and FCT statistics (or ``error``)."""
+    # htsim writes its log and idmap.txt into the working directory
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [htsim, "-topo", str(d / f"{name}.topo"), "-tm", str(d / f"{name}.tm"), "-strat", "single", "-q", str(queue_pkts), "-o", "log.dat"]
+        rc, o, e, wall, peak = run_measured(cmd, None, cwd=tmp, cpu=cpu)
+    m = HTSIM_END.search(o)
+    if rc != 0 or not m:
+        return {"error": (e or o).strip()[-300:]}
+    fcts = [float(x[3]) for x in HTSIM_FCT.findall(o)]
+    return {"wall_s": wall, "events": int(m[1]), "flows": f"{m[2]}/{m[3]}", "rss_mb": peak, "fct": _fct_stats(fcts)}
+
+
+def core_once(core: str, scenario: str, d: Path, threads: int, cpu: Optional[int]) -> Dict[str, Any]:
+    """One dcnsim core-runner run on ``threads`` threads (or ``error``)."""
+    row = run_core(Path(core), Path(scenario), None, cpu, ["--threads", str(threads)] if threads > 1 else [])
+    if "error" in row:
+        return {"error": row["error"]}
+    # the process's wall time, as htsim's: parsing and building included
+    res = {"wall_s": row["process_wall_s"], "engine_s": row["wall_s"], "events": row["events"], "flows": f"{row['flows_finished']}/{row['flows_total']}", "rss_mb": row["peak_rss_mb"]}
+    fct_csv = d / f"{Path(scenario).stem}.fct.csv"
+    if fct_csv.exists():
+        rows = fct_csv.read_text().splitlines()[1:]
+        res["fct"] = _fct_stats([int(r.split(",")[4]) / 1e6 for r in rows if r.split(",")[4]])
+    return res
+
+
 def run_pair(scenario: str, d: Path, htsim: str, core: str, queue_pkts: int, cpus: Sequence[Optional[int]], out: Dict[str, Any]) -> None:
+    """htsim and dcnsim (one thread) started together, each on its own core."""
     name = Path(scenario).stem
-    res: Dict[str, Any] = {}
-
-    def core_side() -> None:
-        row = run_core(Path(core), Path(scenario), None, cpus[0])
-        if "error" in row:
-            res["core_error"] = row["error"]
-            return
-        # the process's wall time, as htsim's: parsing and building included
-        flows = f"{row['flows_finished']}/{row['flows_total']}"
-        res["core"] = {"wall_s": row["process_wall_s"], "engine_s": row["wall_s"], "events": row["events"], "flows": flows, "rss_mb": row["peak_rss_mb"]}
-
-    def htsim_side() -> None:
-        # htsim writes its log and idmap.txt into the working directory
-        with tempfile.TemporaryDirectory() as tmp:
-            cmd = [htsim, "-topo", str(d / f"{name}.topo"), "-tm", str(d / f"{name}.tm"), "-strat", "single", "-q", str(queue_pkts), "-o", "log.dat"]
-            rc, o, e, wall, peak = run_measured(cmd, None, cwd=tmp, cpu=cpus[1])
-        m = HTSIM_END.search(o)
-        if rc != 0 or not m:
-            res["htsim_error"] = (e or o).strip()[-300:]
-            return
-        fcts = [float(x[3]) for x in HTSIM_FCT.findall(o)]
-        res["htsim"] = {"wall_s": wall, "events": int(m[1]), "flows": f"{m[2]}/{m[3]}", "rss_mb": peak, "fct": _fct_stats(fcts)}
-
-    a, b = threading.Thread(target=core_side), threading.Thread(target=htsim_side)
+    res: Dict[str, Any] = {"htsim": [], "core": {1: []}}
+    a = threading.Thread(target=lambda: res["core"][1].append(core_once(core, scenario, d, 1, cpus[0])))
+    b = threading.Thread(target=lambda: res["htsim"].append(htsim_once(htsim, d, name, queue_pkts, cpus[1])))
     a.start()
     b.start()
     a.join()
     b.join()
-    fct_csv = d / f"{name}.fct.csv"
-    if fct_csv.exists() and "core" in res:
-        rows = fct_csv.read_text().splitlines()[1:]
-        res["core"]["fct"] = _fct_stats([int(r.split(",")[4]) / 1e6 for r in rows if r.split(",")[4]])
     out[name] = res
     print(f"# {name}: {json.dumps(res)}", flush=True)  # as each pair ends: a run cut short keeps what finished
+
+
+def run_alone(scenarios: Sequence[str], d: Path, htsim: str, core: str, queue_pkts: int, threads: Sequence[int], rounds: int, out: Dict[str, Any]) -> None:
+    """Every run by itself, unpinned (a split run takes as many cores as it has threads),
+    htsim then dcnsim at each thread count, the order alternating from round to round so
+    that a drift in the machine's speed falls on both."""
+    for name in (Path(s).stem for s in scenarios):
+        out[name] = {"htsim": [], "core": {t: [] for t in threads}}
+    for r in range(rounds):
+        for s in scenarios:
+            name = Path(s).stem
+            jobs = [("htsim", 0)] + [("core", t) for t in threads]
+            for kind, t in jobs if r % 2 == 0 else jobs[::-1]:
+                if kind == "htsim":
+                    row = htsim_once(htsim, d, name, queue_pkts, None)
+                    out[name]["htsim"].append(row)
+                else:
+                    row = core_once(core, s, d, t, None)
+                    out[name]["core"][t].append(row)
+                print(f"# round {r + 1} {name} {kind}{'' if kind == 'htsim' else f' threads={t}'}: {json.dumps(row)}", flush=True)
+
+
+def _median(rows: List[Dict[str, Any]], key: str) -> float:
+    return statistics.median(r[key] for r in rows)
+
+
+def _span(rows: List[Dict[str, Any]], key: str, fmt: str) -> str:
+    """The median, with the range over runs when there is more than one."""
+    vals = sorted(r[key] for r in rows)
+    med = format(statistics.median(vals), fmt)
+    return med if len(vals) == 1 else f"{med} ({format(vals[0], fmt)}-{format(vals[-1], fmt)})"
+
+
+def table(scenarios: Sequence[str], out: Dict[str, Any]) -> bool:
+    """Print the side-by-side table (one row per scenario and dcnsim thread count); False
+    if some run failed."""
+    print("| scenario | dcnsim threads | dcnsim wall (s) | events | events/s | peak RSS (MB) | flows | FCT mean / p99 (us) | htsim wall (s) | events | events/s | peak RSS (MB) | flows | FCT mean / p99 (us) | htsim / dcnsim time |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    ok = True
+    for s in scenarios:
+        name = Path(s).stem
+        r = out[name]
+        bad = [x["error"] for x in r["htsim"] + [y for ys in r["core"].values() for y in ys] if "error" in x]
+        if bad or not r["htsim"]:
+            ok = False
+            print(f"| {name} | error: {bad[0] if bad else 'htsim did not run'} |")
+            continue
+        h = r["htsim"]
+        hw = _median(h, "wall_s")
+        hcol = f"{_span(h, 'wall_s', '.2f')} | {h[0]['events'] / 1e6:.1f} M | {h[0]['events'] / hw / 1e6:.2f} M | {_span(h, 'rss_mb', '.1f')} | {h[0]['flows']} | {h[0]['fct']}"
+        for t, c in r["core"].items():
+            cw = _median(c, "wall_s")
+            # per-round ratios where both ran every round
+            ratios = sorted(a["wall_s"] / b["wall_s"] for a, b in zip(h, c))
+            ratio = f"{statistics.median(ratios):.2f}x" + (f" ({ratios[0]:.2f}-{ratios[-1]:.2f})" if len(ratios) > 1 else "")
+            print(
+                f"| {name} | {t} | {_span(c, 'wall_s', '.2f')} | {c[0]['events'] / 1e6:.1f} M | {c[0]['events'] / cw / 1e6:.2f} M | {_span(c, 'rss_mb', '.1f')} | {c[0]['flows']} | {c[0].get('fct', '-')} "
+                f"| {hcol} | {ratio} |"
+            )
+    return ok
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -169,6 +238,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     rn.add_argument("--core-bin", required=True, help="dcnsim's run_scenario binary")
     rn.add_argument("--dir", required=True, help="where export wrote the .tm/.topo files")
     rn.add_argument("--queue-pkts", type=int, default=100, help="htsim -q: switch queue in packets (default 100, as the bench scenarios)")
+    rn.add_argument("--threads", default="1", help="dcnsim thread counts, comma-separated (default 1; 'all': 1 and every core). With any count above 1 every run goes alone")
+    rn.add_argument("--alone", action="store_true", help="every run by itself, unpinned, instead of each pair started together on two cores")
+    rn.add_argument("--rounds", type=int, default=1, help="with --alone: rounds of every run (default 1)")
     a = ap.parse_args(argv)
     if a.cmd == "export":
         export(a.scenarios, Path(a.outdir))
@@ -176,6 +248,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     for b in (a.htsim, a.core_bin):
         if not os.access(b, os.X_OK):
             ap.error(f"{b!r}: not an executable")
+    cores = len(os.sched_getaffinity(0))
+    try:
+        threads = sorted({1, cores}) if a.threads == "all" else sorted({int(x) for x in a.threads.split(",")})
+    except ValueError:
+        ap.error(f"--threads {a.threads!r}: expected thread counts separated by commas (e.g. 1,2) or 'all'")
+    if threads[0] < 1:
+        ap.error(f"--threads {a.threads!r}: a thread count is at least 1")
+    if a.rounds < 1:
+        ap.error(f"--rounds {a.rounds}: expected 1 or more")
     # the runs start in other directories (htsim writes files into its own)
     htsim, core, d = os.path.abspath(a.htsim), os.path.abspath(a.core_bin), Path(a.dir).resolve()
     scenarios = [os.path.abspath(s) for s in a.scenarios]
@@ -183,31 +264,20 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         for ext in (".tm", ".topo"):
             if not (d / (Path(s).stem + ext)).is_file():
                 ap.error(f"{d / (Path(s).stem + ext)}: missing; run `export` first")
-    cpus: List[Optional[int]] = sorted(os.sched_getaffinity(0)) if shutil.which("taskset") else []
-    if cpus and len(cpus) > 2 * len(a.scenarios):
-        cpus = cpus[1:]  # leave one core to the system and this script
-    pairs = [(cpus[2 * i], cpus[2 * i + 1]) if len(cpus) >= 2 * len(a.scenarios) else (None, None) for i in range(len(a.scenarios))]
     out: Dict[str, Any] = {}
-    threads = [threading.Thread(target=run_pair, args=(s, d, htsim, core, a.queue_pkts, p, out)) for s, p in zip(scenarios, pairs)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    print("| scenario | dcnsim wall (s) | events | events/s | peak RSS (MB) | flows | FCT mean / p99 (us) | htsim wall (s) | events | events/s | peak RSS (MB) | flows | FCT mean / p99 (us) | htsim / dcnsim time |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    ok = True
-    for s in a.scenarios:
-        r = out[Path(s).stem]
-        c, h = r.get("core"), r.get("htsim")
-        if not c or not h:
-            ok = False
-            print(f"| {Path(s).stem} | error: {r.get('core_error') or r.get('htsim_error')} |")
-            continue
-        print(
-            f"| {Path(s).stem} | {c['wall_s']:.2f} | {c['events'] / 1e6:.1f} M | {c['events'] / c['wall_s'] / 1e6:.2f} M | {c['rss_mb']:.1f} | {c['flows']} | {c.get('fct', '-')} "
-            f"| {h['wall_s']:.2f} | {h['events'] / 1e6:.1f} M | {h['events'] / h['wall_s'] / 1e6:.2f} M | {h['rss_mb']:.1f} | {h['flows']} | {h['fct']} | {h['wall_s'] / c['wall_s']:.2f}x |"
-        )
-    return 0 if ok else 1
+    if a.alone or threads != [1] or a.rounds > 1:
+        run_alone(scenarios, d, htsim, core, a.queue_pkts, threads, a.rounds, out)
+    else:
+        cpus: List[Optional[int]] = sorted(os.sched_getaffinity(0)) if shutil.which("taskset") else []
+        if cpus and len(cpus) > 2 * len(a.scenarios):
+            cpus = cpus[1:]  # leave one core to the system and this script
+        pairs = [(cpus[2 * i], cpus[2 * i + 1]) if len(cpus) >= 2 * len(a.scenarios) else (None, None) for i in range(len(a.scenarios))]
+        workers = [threading.Thread(target=run_pair, args=(s, d, htsim, core, a.queue_pkts, p, out)) for s, p in zip(scenarios, pairs)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+    return 0 if table(scenarios, out) else 1
 
 
 if __name__ == "__main__":

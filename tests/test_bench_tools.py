@@ -2,6 +2,7 @@
 the peak-RSS measurement of a child process (bench/README.md)."""
 
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -90,3 +91,74 @@ def test_peak_rss_is_the_childs_own():
     rc, _, _, _, peak = run.run_measured([shutil.which("true")], None)
     # wait4 alone would report at least this (pytest) process's own size, tens of MB
     assert rc == 0 and peak is not None and peak < 8
+
+
+def _fake_core(tmp_path, calls, wall="0.01"):
+    """A stand-in for run_scenario that logs its arguments to ``calls`` and prints the
+    summary line bench/run.py reads, with engine wall time ``wall`` over the thread count
+    (``--threads T`` after the scenario; 1 without)."""
+    core = tmp_path / "core"
+    core.write_text(
+        f'#!/bin/sh\necho "core $*" >> {calls}\nt=1; [ "$2" = --threads ] && t=$3\n'
+        f'w=$(python3 -c "print({wall} / $t)")\n'
+        'echo "flows 1/1 end=completed sim_time=0.010ms events=100 build=0.001s wall=${w}s"\n'
+    )
+    core.chmod(0o755)
+    return core
+
+
+def test_htsim_side_by_side_runs_dcnsim_at_each_thread_count(tmp_path, capsys):
+    vs = _load("vs_htsim")
+    d = tmp_path / "vs"
+    d.mkdir()
+    (d / "ft.tm").write_text("Nodes 16\nConnections 0\n")
+    (d / "ft.topo").write_text(vs.topology_file(4, 100, 1000))
+    (d / "ft.fct.csv").write_text("src,dst,size_bytes,start_ps,fct_ps\n0,1,1000,0,2000000\n")
+    scen = tmp_path / "ft.toml"
+    scen.write_text("")
+    calls = tmp_path / "calls"
+    # stand-ins that log how they were called: htsim's end lines, the core runner's summary
+    htsim = tmp_path / "htsim"
+    htsim.write_text(
+        f"#!/bin/sh\necho htsim >> {calls}\n"
+        "echo 'FCT 0 1 1000 start_us 0 end_us 3 fct_us 3.0'\necho 'Events 500 flows_done 1/1'\n"
+    )
+    core = _fake_core(tmp_path, calls)
+    htsim.chmod(0o755)
+    rc = vs.main(["run", str(scen), "--htsim", str(htsim), "--core-bin", str(core), "--dir", str(d), "--threads", "1,2", "--rounds", "2"])
+    assert rc == 0
+    log = calls.read_text().split("\n")[:-1]
+    # two rounds, the second in the reverse order
+    assert [x.split(" --threads")[0].split(" ")[0] + (" t2" if "--threads 2" in x else "") for x in log] == [
+        "htsim", "core", "core t2", "core t2", "core", "htsim"
+    ]
+    rows = [x for x in capsys.readouterr().out.splitlines() if x.startswith("| ft |")]
+    assert [r.split(" | ")[1] for r in rows] == ["1", "2"]
+    assert all("1/1" in r for r in rows)
+    # bad thread counts are refused with the value named
+    with pytest.raises(SystemExit):
+        vs.main(["run", str(scen), "--htsim", str(htsim), "--core-bin", str(core), "--dir", str(d), "--threads", "one"])
+    assert "--threads 'one'" in capsys.readouterr().err
+
+
+def test_thread_scaling_speedup_table_and_plot(tmp_path, capsys):
+    ts = _load("thread_scaling")
+    scen = tmp_path / "ft.toml"
+    scen.write_text('[topology]\nkind = "fat_tree3"\nk = 8\n')
+    calls = tmp_path / "calls"
+    core = _fake_core(tmp_path, calls, wall="0.4")
+    out = tmp_path / "s.json"
+    assert ts.main(["run", str(scen), "--core-bin", str(core), "--threads", "1,4", "--pairs", "2", "--json", str(out)]) == 0
+    # rounds alternate: 1 4, 4 1
+    assert [("4" if "--threads 4" in x else "1") for x in calls.read_text().split("\n")[:-1]] == ["1", "4", "4", "1"]
+    rows = json.loads(out.read_text())
+    assert [(r["threads"], r["hosts"], r["runs"]) for r in rows] == [(1, 128, 2), (4, 128, 2)]
+    assert rows[0]["speedup"] == 1.0
+    assert rows[1]["speedup"] == pytest.approx(4.0) and rows[1]["median_wall_s"] == pytest.approx(0.1)
+    png = tmp_path / "s.png"
+    assert ts.main(["plot", str(out), "-o", str(png)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "| ft | 128 | 4 | 2 |" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        ts.main(["run", str(scen), "--core-bin", str(core), "--threads", "2,4"])
+    assert "1 must be among the counts" in capsys.readouterr().err
