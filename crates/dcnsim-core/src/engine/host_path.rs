@@ -462,8 +462,13 @@ impl Sim {
     // ------------------------------------------------------------------ flows
 
     /// Start the flow `spec`; `conn` continues a finished flow's connection: its path hash,
-    /// NIC class and sender (whose congestion-control state the new flow keeps).
-    pub(super) fn start_flow(&mut self, spec: FlowSpec, conn: Option<(u32, Option<u8>, Sender)>) {
+    /// NIC class and sender (whose congestion-control state the new flow keeps). `key` seeds
+    /// what the flow draws at random (its path hash, its transport's start, its datagram
+    /// stream): an arrival's index among the arrivals, a continuation's `continuation_key`.
+    /// (Until issue 38 the flow id seeded them: the same number where no flow continues
+    /// another, but a continuation's id is its place among every flow started, which a run
+    /// split over threads does not know where the continuation starts.)
+    pub(super) fn start_flow(&mut self, spec: FlowSpec, conn: Option<(u32, Option<u8>, Sender)>, key: u64) {
         let id = self.flows.len() as FlowId;
         // a partition of a split run keeps the halves of its hosts' flows (engine/parallel.rs)
         let (own_src, own_dst) = self.part.as_ref().map_or((true, true), |p| (p.owns_host(spec.src), p.owns_host(spec.dst)));
@@ -474,7 +479,7 @@ impl Sim {
         }
         let hash = match &conn {
             Some((h, _, _)) => *h,
-            None => mix64(self.cfg.seed ^ mix64(id as u64 ^ 0xF10F)) as u32,
+            None => mix64(self.cfg.seed ^ mix64(key ^ 0xF10F)) as u32,
         };
         let handshake = self.cfg.tcp.handshake && conn.is_none() && spec.transport.is_tcp();
         let ideal = self.ideal_fct(&spec, hash, handshake);
@@ -487,7 +492,7 @@ impl Sim {
             mean_size: self.cfg.udp.packet_size,
             max_size: self.cfg.mtu,
             sent: 0,
-            rng: stream(self.cfg.seed, Stream::Flow, id as u64),
+            rng: stream(self.cfg.seed, Stream::Flow, key),
         };
         let base_rtt = || *self.base_rtt.get_or_init(|| self.fabric_base_rtt());
         let mut sender = Sender::new(spec.transport, &self.cfg.tcp, &self.cfg.roce, udp, mss, host_rate, self.now, base_rtt);
@@ -496,12 +501,15 @@ impl Sim {
             nic_class = class;
             sender.continue_from(prev);
         } else {
-            sender.open(mix64(self.cfg.seed ^ mix64(id as u64 ^ 0xBB5)), || self.path_rtt(spec.src, spec.dst, hash), self.now);
+            sender.open(mix64(self.cfg.seed ^ mix64(key ^ 0xBB5)), || self.path_rtt(spec.src, spec.dst, hash), self.now);
         }
         if handshake {
             sender.await_syn_ack(self.now);
         }
         let is_udp = matches!(sender, Sender::Udp(_));
+        if spec.repeat_until.is_some() {
+            self.repeat_keys.insert(id, key);
+        }
         if !self.loops.is_empty() {
             self.loop_of.push(spec.closed_loop.unwrap_or(u32::MAX));
         }
@@ -579,6 +587,7 @@ impl Sim {
     fn next_message(&mut self, fl: Continuation, prev: Sender) {
         let now = self.now;
         let f = fl.id;
+        let key = self.repeat_keys.remove(&f);
         if let Some(until) = fl.repeat_until {
             if now < until {
                 let lp = self.loop_of.get(f as usize).copied().filter(|&l| l != u32::MAX);
@@ -600,7 +609,7 @@ impl Sim {
                 };
                 let reuse = fl.reuse_connection;
                 let conn = reuse.then_some((fl.hash, fl.nic_class, prev));
-                self.start_flow(spec, conn);
+                self.start_flow(spec, conn, continuation_key(key.expect("a repeating flow's key")));
                 if reuse {
                     self.flows.set_continued(f, (self.flows.len() - 1) as FlowId);
                 }
@@ -740,6 +749,13 @@ impl Sim {
             self.make_ready(flow);
         }
     }
+}
+
+/// The random-draw key (`Sim::start_flow`) of the flow that continues the flow of key
+/// `key`: a function of that key alone, so that it is the same wherever the continuation
+/// starts; the top bit set keeps it apart from the arrivals' indices.
+fn continuation_key(key: u64) -> u64 {
+    mix64(key ^ 0xC0_17_1A_0E) | 1 << 63
 }
 
 /// What starting the next message of a flow's closed loop or persistent stream reads of it

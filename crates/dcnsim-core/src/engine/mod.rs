@@ -310,6 +310,10 @@ pub struct Sim {
     /// kept only when there are loops.
     loops: Vec<crate::workload::closed_loop::ClosedLoop>,
     loop_of: Vec<u32>,
+    /// The random-draw key (`start_flow`) of each running flow that another continues.
+    repeat_keys: rustc_hash::FxHashMap<crate::net::FlowId, u64>,
+    /// Flows the arrival processes have started: the next arrival's key.
+    arrivals_started: u64,
     /// Closed-loop UDP flows: (sum of frame latencies in ps, frames) per flow.
     frame_latency: crate::host::PerFlow<(u64, u64)>,
     /// How many picoseconds a host jitter draw spans (`cfg.host_jitter`, at most 2^32); 0: none.
@@ -512,6 +516,8 @@ impl Sim {
             holds: Holds::default(),
             loops,
             loop_of: Vec::new(),
+            repeat_keys: Default::default(),
+            arrivals_started: 0,
             frame_latency: Default::default(),
             jitter_range,
             base_rtt: Default::default(),
@@ -864,7 +870,9 @@ impl Sim {
                 if let Some(n) = self.arrivals.peek_start() {
                     self.q.push(n, Ev::NextArrival);
                 }
-                self.start_flow(spec, None);
+                let key = self.arrivals_started;
+                self.arrivals_started += 1;
+                self.start_flow(spec, None, key);
             }
             Ev::Rto { flow, gen } => self.on_rto(flow, gen),
             Ev::UdpSend { flow } => self.udp_send(flow),
