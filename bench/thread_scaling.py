@@ -112,8 +112,11 @@ def plot(rows: Sequence[Dict[str, Any]], path: Path) -> None:
     ax1.plot([1, top], [1, top], "k--", lw=0.8, label="ideal")
     ax1.set(xlabel="threads", ylabel="speed-up over one thread (median, range)", title="speed-up")
     ax2.set(xlabel="threads", ylabel="wall time (s, median)", yscale="log", title="wall time")
+    ticks = sorted({r["threads"] for r in rows})
     for ax in (ax1, ax2):
         ax.set_xscale("log", base=2)
+        ax.set_xticks(ticks, [str(t) for t in ticks])
+        ax.minorticks_off()
         ax.grid(alpha=0.3)
     ax1.legend(fontsize=7)
     fig.tight_layout()
