@@ -138,25 +138,30 @@ def htsim_once(htsim: str, d: Path, name: str, queue_pkts: int, cpu: Optional[in
     return {"wall_s": wall, "events": int(m[1]), "flows": f"{m[2]}/{m[3]}", "rss_mb": peak, "fct": _fct_stats(fcts)}
 
 
-def core_once(core: str, scenario: str, d: Path, threads: int, cpu: Optional[int]) -> Dict[str, Any]:
+def core_once(core: str, scenario: str, threads: int, cpu: Optional[int]) -> Dict[str, Any]:
     """One dcnsim core-runner run on ``threads`` threads (or ``error``)."""
     row = run_core(Path(core), Path(scenario), None, cpu, ["--threads", str(threads)] if threads > 1 else [])
     if "error" in row:
         return {"error": row["error"]}
     # the process's wall time, as htsim's: parsing and building included
-    res = {"wall_s": row["process_wall_s"], "engine_s": row["wall_s"], "events": row["events"], "flows": f"{row['flows_finished']}/{row['flows_total']}", "rss_mb": row["peak_rss_mb"]}
-    fct_csv = d / f"{Path(scenario).stem}.fct.csv"
-    if fct_csv.exists():
-        rows = fct_csv.read_text().splitlines()[1:]
-        res["fct"] = _fct_stats([int(r.split(",")[4]) / 1e6 for r in rows if r.split(",")[4]])
-    return res
+    return {"wall_s": row["process_wall_s"], "engine_s": row["wall_s"], "events": row["events"], "flows": f"{row['flows_finished']}/{row['flows_total']}", "rss_mb": row["peak_rss_mb"]}
+
+
+def dcnsim_fct(d: Path, name: str) -> str:
+    """dcnsim's FCT statistics, from the flows `export` wrote (the same at every thread
+    count: split runs are byte-identical)."""
+    fct_csv = d / f"{name}.fct.csv"
+    if not fct_csv.exists():
+        return "-"
+    rows = fct_csv.read_text().splitlines()[1:]
+    return _fct_stats([int(r.split(",")[4]) / 1e6 for r in rows if r.split(",")[4]])
 
 
 def run_pair(scenario: str, d: Path, htsim: str, core: str, queue_pkts: int, cpus: Sequence[Optional[int]], out: Dict[str, Any]) -> None:
     """htsim and dcnsim (one thread) started together, each on its own core."""
     name = Path(scenario).stem
     res: Dict[str, Any] = {"htsim": [], "core": {1: []}}
-    a = threading.Thread(target=lambda: res["core"][1].append(core_once(core, scenario, d, 1, cpus[0])))
+    a = threading.Thread(target=lambda: res["core"][1].append(core_once(core, scenario, 1, cpus[0])))
     b = threading.Thread(target=lambda: res["htsim"].append(htsim_once(htsim, d, name, queue_pkts, cpus[1])))
     a.start()
     b.start()
@@ -181,7 +186,7 @@ def run_alone(scenarios: Sequence[str], d: Path, htsim: str, core: str, queue_pk
                     row = htsim_once(htsim, d, name, queue_pkts, None)
                     out[name]["htsim"].append(row)
                 else:
-                    row = core_once(core, s, d, t, None)
+                    row = core_once(core, s, t, None)
                     out[name]["core"][t].append(row)
                 print(f"# round {r + 1} {name} {kind}{'' if kind == 'htsim' else f' threads={t}'}: {json.dumps(row)}", flush=True)
 
@@ -197,7 +202,7 @@ def _span(rows: List[Dict[str, Any]], key: str, fmt: str) -> str:
     return med if len(vals) == 1 else f"{med} ({format(vals[0], fmt)}-{format(vals[-1], fmt)})"
 
 
-def table(scenarios: Sequence[str], out: Dict[str, Any]) -> bool:
+def table(scenarios: Sequence[str], d: Path, out: Dict[str, Any]) -> bool:
     """Print the side-by-side table (one row per scenario and dcnsim thread count); False
     if some run failed."""
     print("| scenario | dcnsim threads | dcnsim wall (s) | events | events/s | peak RSS (MB) | flows | FCT mean / p99 (us) | htsim wall (s) | events | events/s | peak RSS (MB) | flows | FCT mean / p99 (us) | htsim / dcnsim time |")
@@ -213,6 +218,7 @@ def table(scenarios: Sequence[str], out: Dict[str, Any]) -> bool:
             continue
         h = r["htsim"]
         hw = _median(h, "wall_s")
+        fct = dcnsim_fct(d, name)
         hcol = f"{_span(h, 'wall_s', '.2f')} | {h[0]['events'] / 1e6:.1f} M | {h[0]['events'] / hw / 1e6:.2f} M | {_span(h, 'rss_mb', '.1f')} | {h[0]['flows']} | {h[0]['fct']}"
         for t, c in r["core"].items():
             cw = _median(c, "wall_s")
@@ -220,7 +226,7 @@ def table(scenarios: Sequence[str], out: Dict[str, Any]) -> bool:
             ratios = sorted(a["wall_s"] / b["wall_s"] for a, b in zip(h, c))
             ratio = f"{statistics.median(ratios):.2f}x" + (f" ({ratios[0]:.2f}-{ratios[-1]:.2f})" if len(ratios) > 1 else "")
             print(
-                f"| {name} | {t} | {_span(c, 'wall_s', '.2f')} | {c[0]['events'] / 1e6:.1f} M | {c[0]['events'] / cw / 1e6:.2f} M | {_span(c, 'rss_mb', '.1f')} | {c[0]['flows']} | {c[0].get('fct', '-')} "
+                f"| {name} | {t} | {_span(c, 'wall_s', '.2f')} | {c[0]['events'] / 1e6:.1f} M | {c[0]['events'] / cw / 1e6:.2f} M | {_span(c, 'rss_mb', '.1f')} | {c[0]['flows']} | {fct} "
                 f"| {hcol} | {ratio} |"
             )
     return ok
@@ -240,7 +246,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     rn.add_argument("--queue-pkts", type=int, default=100, help="htsim -q: switch queue in packets (default 100, as the bench scenarios)")
     rn.add_argument("--threads", default="1", help="dcnsim thread counts, comma-separated (default 1; 'all': 1 and every core). With any count above 1 every run goes alone")
     rn.add_argument("--alone", action="store_true", help="every run by itself, unpinned, instead of each pair started together on two cores")
-    rn.add_argument("--rounds", type=int, default=1, help="with --alone: rounds of every run (default 1)")
+    rn.add_argument("--rounds", type=int, default=1, help="rounds of every run (default 1; more than one: every run alone)")
     a = ap.parse_args(argv)
     if a.cmd == "export":
         export(a.scenarios, Path(a.outdir))
@@ -277,7 +283,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             w.start()
         for w in workers:
             w.join()
-    return 0 if table(scenarios, out) else 1
+    return 0 if table(scenarios, d, out) else 1
 
 
 if __name__ == "__main__":

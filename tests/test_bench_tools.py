@@ -135,6 +135,8 @@ def test_htsim_side_by_side_runs_dcnsim_at_each_thread_count(tmp_path, capsys):
     rows = [x for x in capsys.readouterr().out.splitlines() if x.startswith("| ft |")]
     assert [r.split(" | ")[1] for r in rows] == ["1", "2"]
     assert all("1/1" in r for r in rows)
+    # dcnsim's FCTs from the exported file (2 us), htsim's from its output (3 us)
+    assert all("| 2.0 / 2.0 |" in r and "| 3.0 / 3.0 |" in r for r in rows)
     # bad thread counts are refused with the value named
     with pytest.raises(SystemExit):
         vs.main(["run", str(scen), "--htsim", str(htsim), "--core-bin", str(core), "--dir", str(d), "--threads", "one"])

@@ -252,8 +252,8 @@ impl Sim {
     #[cold]
     #[inline(never)]
     fn retire_receiver_half(&mut self, f: FlowId) {
-        let own_src = self.part.as_ref().is_some_and(|part| part.owns_host(self.flows.get(f).unwrap().src));
-        if !own_src && self.flows.get(f).unwrap().receiver_complete() {
+        let fl = self.flows.get(f).unwrap();
+        if self.part.as_ref().is_some_and(|part| !part.owns_host(fl.src)) && fl.receiver_complete() {
             self.flows.retire(f);
         }
     }
