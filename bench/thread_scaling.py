@@ -47,9 +47,11 @@ def hosts(scenario: str) -> Optional[int]:
     return topo["k"] ** 3 // 4 if topo.get("kind") == "fat_tree3" and "k" in topo else None
 
 
-def measure(core: str, scenarios: Sequence[str], threads: Sequence[int], n: int, timeout: Optional[float]) -> List[Dict[str, Any]]:
-    """Every scenario's runs at every thread count; one row per scenario and count."""
-    rows = []
+def measure(core: str, scenarios: Sequence[str], threads: Sequence[int], n: int, timeout: Optional[float], save: Optional[Path] = None) -> List[Dict[str, Any]]:
+    """Every scenario's runs at every thread count; one row per scenario and count. With
+    ``save``, the rows so far are written there as JSON after each scenario (a run cut short
+    by a machine's time limit keeps the scenarios that finished)."""
+    rows: List[Dict[str, Any]] = []
     for s in scenarios:
         bins = {f"t{t}": f"{core} --threads {t}" if t > 1 else core for t in threads}
         runs = pairs(bins, s, n, None, timeout)
@@ -76,6 +78,8 @@ def measure(core: str, scenarios: Sequence[str], threads: Sequence[int], n: int,
                 }
             )
             print(f"# {rows[-1]['scenario']} threads={t}: median {rows[-1]['median_wall_s']:.2f} s, speed-up {rows[-1]['speedup']:.2f}", flush=True)
+        if save:
+            save.write_text(json.dumps(rows, indent=1))
     return rows
 
 
@@ -152,10 +156,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         ap.error(f"--threads {a.threads!r}: 1 must be among the counts (the speed-up is over one thread)")
     if a.pairs < 1:
         ap.error(f"--pairs {a.pairs}: expected 1 or more")
-    rows = measure(os.path.abspath(a.core_bin), a.scenarios, threads, a.pairs, a.timeout)
+    rows = measure(os.path.abspath(a.core_bin), a.scenarios, threads, a.pairs, a.timeout, Path(a.json) if a.json else None)
     print(table(rows))
-    if a.json:
-        Path(a.json).write_text(json.dumps(rows, indent=1))
     return 0 if all(r["same_events"] for r in rows) else 1
 
 
