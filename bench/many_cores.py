@@ -20,6 +20,9 @@ that do not need every core, and every run on all cores goes on a quiet machine:
 The speed-up on every core is phase 0's time against phase 1's one-thread median (phase 2's
 calibration says by how much that flatters it).
 
+``--collect FILE`` turns a run's folder into thread_scaling's rows (JSON for its plot) and
+prints the table.
+
 Everything goes under ``--out`` (runs.jsonl, one line per run as it ends; scaling.json from
 ``thread_scaling.measure``; machine.txt). ``--dir`` holds run_scenario, htsim_dctcp, GNU time
 and the exported .tm/.topo files (see bench/README.md, "The scaling table")::
@@ -36,6 +39,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import threading
@@ -44,7 +48,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from thread_scaling import measure  # after the path insert
+from thread_scaling import measure, table  # after the path insert
 from vs_htsim import core_once, htsim_once
 
 SCEN = Path(__file__).resolve().parent / "scenarios"
@@ -70,12 +74,63 @@ class Log:
             print(json.dumps(rec), flush=True)
 
 
+def collect(out: Path) -> List[Dict[str, Any]]:
+    """thread_scaling's rows (for its table and plot) from a run's scaling.json and the
+    runs of phase 0 and of ``--only`` (the speed-up there: against phase 1's one-thread median,
+    or else the one-thread runs of ``--only``; without either, none)."""
+    rows = json.loads((out / "scaling.json").read_text()) if (out / "scaling.json").exists() else []
+    runs = [json.loads(x) for x in (out / "runs.jsonl").read_text().splitlines()]
+    allcore: Dict[str, List[Dict[str, Any]]] = {}
+    for r in runs:
+        if r["phase"] in ("0-quiet", "alone") and "error" not in r:
+            allcore.setdefault(r["what"], []).append(r)
+
+    def ref(name: str, k: int) -> Optional[float]:
+        one = [x["median_wall_s"] for x in rows if x["scenario"] == name and x["threads"] == 1]
+        alone = [x["engine_s"] for x in allcore.get(f"k{k} threads=1", [])]
+        return one[0] if one else statistics.median(alone) if alone else None
+
+    for what, rs in list(allcore.items()):
+        k, t = int(what.split()[0][1:]), int(what.split("=")[1])
+        name = Path(fat(k)).stem
+        base = ref(name, k)
+        walls = [x["engine_s"] for x in rs]
+        speedups = sorted(base / w for w in walls) if base else [float("nan")]
+        rows.append(
+            {
+                "scenario": name,
+                "hosts": k**3 // 4,
+                "threads": t,
+                "runs": len(rs),
+                "wall_s": walls,
+                "median_wall_s": statistics.median(walls),
+                "speedup": statistics.median(speedups),
+                "speedup_range": [speedups[0], speedups[-1]],
+                "events": rs[0]["events"],
+                "same_events": all(x["events"] == rs[0]["events"] for x in rs + allcore.get(f"k{k} threads=1", [])),
+                "events_per_s": rs[0]["events"] / statistics.median(walls),
+                "flows": rs[0]["flows"],
+                "peak_rss_mb": max(x["rss_mb"] or 0.0 for x in rs),
+            }
+        )
+    return sorted(rows, key=lambda r: (r["hosts"] or 0, r["threads"]))
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--dir", required=True, help="run_scenario, htsim_dctcp, time and the exported .tm/.topo files")
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--dir", help="run_scenario, htsim_dctcp, time and the exported .tm/.topo files")
+    ap.add_argument("--out", required=True, help="where the runs go (with --collect: the run's folder to read)")
     ap.add_argument("--small", action="store_true", help="k = 8 only, at most 2 threads: a check of the script")
+    ap.add_argument("--only", metavar="K:T,...", help="instead of the phases: these runs alone, in order (fat tree k on t threads), e.g. 48:16,40:1")
+    ap.add_argument("--collect", metavar="JSON", help="write thread_scaling's rows (for `thread_scaling.py plot`) from the runs in --out to JSON and print the table")
     a = ap.parse_args(argv)
+    if a.collect:
+        rows = collect(Path(a.out))
+        Path(a.collect).write_text(json.dumps(rows, indent=1))
+        print(table(rows))
+        return 0
+    if not a.dir:
+        ap.error("--dir: required to run (the folder of run_scenario, htsim_dctcp, time and the .tm/.topo files)")
     d, out = Path(a.dir).resolve(), Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     core, htsim = str(d / "run_scenario"), str(d / "htsim_dctcp")
@@ -91,7 +146,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     else:
         big, scaling, side, mid = 40, [20, 24, 32], [8, 16, 20], [1, 4, 8]
         n_all = n
-    if n < 4 and not a.small:
+    if n < 4 and not (a.small or a.only):
         ap.error(f"{n} cores: phase 1 needs two pinned cores beside the scaling runs")
     try:
         cpu_info = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
@@ -99,6 +154,15 @@ def main(argv: Optional[List[str]] = None) -> int:
         cpu_info = "(no lscpu)"
     (out / "machine.txt").write_text(f"{platform.platform()}\ncores {n}\n{cpu_info}")
     log = Log(out)
+    if a.only:
+        try:
+            runs = [tuple(int(x) for x in kt.split(":")) for kt in a.only.split(",")]
+            assert all(len(r) == 2 and r[1] >= 1 and Path(fat(r[0])).is_file() for r in runs)
+        except (ValueError, AssertionError):
+            ap.error(f"--only {a.only!r}: expected K:T pairs separated by commas, with bench/scenarios/fat_tree_kK_websearch.toml existing and T at least 1")
+        for k, t in runs:
+            log.add("alone", f"k{k} threads={t}", core_once(core, fat(k), t, None))
+        return 0
 
     # 0: every core, quiet: the largest fabric, then the scaling fabrics (largest first)
     for k in [big] + list(reversed(scaling)):
