@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from thread_scaling import measure, table  # after the path insert
+from thread_scaling import measure, row, table  # after the path insert
 from vs_htsim import core_once, htsim_once
 
 SCEN = Path(__file__).resolve().parent / "scenarios"
@@ -96,23 +96,8 @@ def collect(out: Path) -> List[Dict[str, Any]]:
         base = ref(name, k)
         walls = [x["engine_s"] for x in rs]
         speedups = sorted(base / w for w in walls) if base else [float("nan")]
-        rows.append(
-            {
-                "scenario": name,
-                "hosts": k**3 // 4,
-                "threads": t,
-                "runs": len(rs),
-                "wall_s": walls,
-                "median_wall_s": statistics.median(walls),
-                "speedup": statistics.median(speedups),
-                "speedup_range": [speedups[0], speedups[-1]],
-                "events": rs[0]["events"],
-                "same_events": all(x["events"] == rs[0]["events"] for x in rs + allcore.get(f"k{k} threads=1", [])),
-                "events_per_s": rs[0]["events"] / statistics.median(walls),
-                "flows": rs[0]["flows"],
-                "peak_rss_mb": max(x["rss_mb"] or 0.0 for x in rs),
-            }
-        )
+        same = all(x["events"] == rs[0]["events"] for x in rs + allcore.get(f"k{k} threads=1", []))
+        rows.append(row(name, k**3 // 4, t, walls, speedups, rs[0]["events"], same, rs[0]["flows"], max(x["rss_mb"] or 0.0 for x in rs)))
     return sorted(rows, key=lambda r: (r["hosts"] or 0, r["threads"]))
 
 

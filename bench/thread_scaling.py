@@ -47,6 +47,25 @@ def hosts(scenario: str) -> Optional[int]:
     return topo["k"] ** 3 // 4 if topo.get("kind") == "fat_tree3" and "k" in topo else None
 
 
+def row(scenario: str, n_hosts: Optional[int], threads: int, walls: List[float], speedups: List[float], events: int, same_events: bool, flows: str, peak_rss_mb: float) -> Dict[str, Any]:
+    """One table row: a scenario at one thread count (``speedups`` sorted, one per run)."""
+    return {
+        "scenario": scenario,
+        "hosts": n_hosts,
+        "threads": threads,
+        "runs": len(walls),
+        "wall_s": walls,
+        "median_wall_s": statistics.median(walls),
+        "speedup": statistics.median(speedups),
+        "speedup_range": [speedups[0], speedups[-1]],
+        "events": events,
+        "same_events": same_events,
+        "events_per_s": events / statistics.median(walls),
+        "flows": flows,
+        "peak_rss_mb": peak_rss_mb,
+    }
+
+
 def measure(core: str, scenarios: Sequence[str], threads: Sequence[int], n: int, timeout: Optional[float], save: Optional[Path] = None) -> List[Dict[str, Any]]:
     """Every scenario's runs at every thread count; one row per scenario and count. With
     ``save``, the rows so far are written there as JSON after each scenario (a run cut short
@@ -60,23 +79,9 @@ def measure(core: str, scenarios: Sequence[str], threads: Sequence[int], n: int,
             r = runs[f"t{t}"]
             walls = [x["wall_s"] for x in r]
             speedups = sorted(a["wall_s"] / b["wall_s"] for a, b in zip(one, r))
-            rows.append(
-                {
-                    "scenario": Path(s).stem,
-                    "hosts": hosts(s),
-                    "threads": t,
-                    "runs": len(r),
-                    "wall_s": walls,
-                    "median_wall_s": statistics.median(walls),
-                    "speedup": statistics.median(speedups),
-                    "speedup_range": [speedups[0], speedups[-1]],
-                    "events": r[0]["events"],
-                    "same_events": all(x["events"] == one[0]["events"] for x in r),
-                    "events_per_s": r[0]["events"] / statistics.median(walls),
-                    "flows": f"{r[0]['flows_finished']}/{r[0]['flows_total']}",
-                    "peak_rss_mb": max(x["peak_rss_mb"] or 0.0 for x in r),
-                }
-            )
+            flows = f"{r[0]['flows_finished']}/{r[0]['flows_total']}"
+            same = all(x["events"] == one[0]["events"] for x in r)
+            rows.append(row(Path(s).stem, hosts(s), t, walls, speedups, r[0]["events"], same, flows, max(x["peak_rss_mb"] or 0.0 for x in r)))
             print(f"# {rows[-1]['scenario']} threads={t}: median {rows[-1]['median_wall_s']:.2f} s, speed-up {rows[-1]['speedup']:.2f}", flush=True)
         if save:
             save.write_text(json.dumps(rows, indent=1))
@@ -90,9 +95,11 @@ def table(rows: Sequence[Dict[str, Any]]) -> str:
     ]
     for r in rows:
         lo, hi = r["speedup_range"]
+        # a fabric run only on many threads (too slow on one for the machine's time) has none
+        sp = "-" if r["speedup"] != r["speedup"] else f"{r['speedup']:.2f}x ({lo:.2f}-{hi:.2f})"
         ev = f"{r['events'] / 1e6:.1f} M" + ("" if r["same_events"] else " (DIFFERENT from 1 thread)")
         out.append(
-            f"| {r['scenario']} | {r['hosts'] or '-'} | {r['threads']} | {r['runs']} | {r['median_wall_s']:.2f} | {r['speedup']:.2f}x ({lo:.2f}-{hi:.2f}) "
+            f"| {r['scenario']} | {r['hosts'] or '-'} | {r['threads']} | {r['runs']} | {r['median_wall_s']:.2f} | {sp} "
             f"| {ev} | {r['events_per_s'] / 1e6:.2f} M | {r['peak_rss_mb']:.1f} | {r['flows']} |"
         )
     return "\n".join(out)

@@ -164,3 +164,36 @@ def test_thread_scaling_speedup_table_and_plot(tmp_path, capsys):
     with pytest.raises(SystemExit):
         ts.main(["run", str(scen), "--core-bin", str(core), "--threads", "2,4"])
     assert "1 must be among the counts" in capsys.readouterr().err
+
+
+def test_many_cores_collects_speedups_against_one_thread(tmp_path, capsys):
+    """A device run's folder gives thread_scaling's rows: all-core runs get their speed-up
+    over phase 1's one-thread median, or else over the one-thread runs of ``--only``; a
+    fabric run on many threads only has none (a dash in the table)."""
+    mc = _load("many_cores")
+    k20 = "fat_tree_k20_websearch"
+    (tmp_path / "scaling.json").write_text(
+        json.dumps([{"scenario": k20, "hosts": 2000, "threads": 1, "runs": 2, "wall_s": [20.0, 22.0], "median_wall_s": 21.0, "speedup": 1.0, "speedup_range": [1.0, 1.0], "events": 100, "same_events": True, "events_per_s": 4.8, "flows": "9/9", "peak_rss_mb": 30.0}])
+    )
+
+    def run(phase, k, t, s, events=100):
+        return json.dumps({"phase": phase, "what": f"k{k} threads={t}", "at_s": 0, "wall_s": s + 0.5, "engine_s": s, "events": events, "flows": "9/9", "rss_mb": 10.0 * t})
+
+    lines = [run("0-quiet", 20, 16, 3.0), run("0-quiet", 20, 16, 3.5), run("1-pinned", 20, 1, 99.0), run("alone", 40, 1, 100.0), run("alone", 40, 16, 10.0), run("alone", 48, 16, 20.0), run("alone", 40, 8, 20.0, events=101)]
+    (tmp_path / "runs.jsonl").write_text("\n".join(lines) + "\n")
+    rows = {(r["scenario"], r["threads"]): r for r in mc.collect(tmp_path)}
+    assert set(rows) == {(k20, 1), (k20, 16), ("fat_tree_k40_websearch", 1), ("fat_tree_k40_websearch", 8), ("fat_tree_k40_websearch", 16), ("fat_tree_k48_websearch", 16)}
+    r = rows[(k20, 16)]
+    assert r["runs"] == 2 and r["median_wall_s"] == pytest.approx(3.25)
+    assert r["speedup"] == pytest.approx((21 / 3 + 21 / 3.5) / 2) and r["speedup_range"] == pytest.approx([6.0, 7.0])
+    assert rows[("fat_tree_k40_websearch", 16)]["speedup"] == pytest.approx(10.0)
+    assert rows[("fat_tree_k40_websearch", 16)]["hosts"] == 16000 and rows[("fat_tree_k40_websearch", 16)]["peak_rss_mb"] == 160.0
+    # a different event count from one thread's is flagged
+    assert rows[("fat_tree_k40_websearch", 16)]["same_events"] and not rows[("fat_tree_k40_websearch", 8)]["same_events"]
+    assert rows[("fat_tree_k48_websearch", 16)]["speedup"] != rows[("fat_tree_k48_websearch", 16)]["speedup"]  # NaN: no one-thread run
+    out = tmp_path / "rows.json"
+    assert mc.main(["--out", str(tmp_path), "--collect", str(out)]) == 0
+    table = capsys.readouterr().out
+    assert "| fat_tree_k48_websearch | 27648 | 16 | 1 | 20.00 | - |" in table
+    assert "6.50x (6.00-7.00)" in table and "DIFFERENT from 1 thread" in table
+    assert len(json.loads(out.read_text())) == 6
