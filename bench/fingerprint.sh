@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Proof that an engine change leaves outputs identical: run every shipped scenario that is
 # small (the *_small ones, the examples, the test scenarios) to its end and the bench
-# scenarios for 300 simulated microseconds, and compare the per-run fingerprint (events,
-# hashes of flows/ports/queues tables and summary) with bench/fingerprints.txt.
+# scenarios (but the largest fat trees) for 300 simulated microseconds, and compare the
+# per-run fingerprint (events, hashes of flows/ports/queues tables and summary) with
+# bench/fingerprints.txt.
 #   bench/fingerprint.sh           compare (exit 1 on any difference)
 #   bench/fingerprint.sh --update  rewrite bench/fingerprints.txt (a deliberate model change)
 set -euo pipefail
@@ -15,7 +16,9 @@ trap 'rm -f "$out"' EXIT
 {
     "$FP" $S/*_small.toml $S/dumbbell_dctcp.toml $S/incast_reno_vs_dctcp.toml $S/leaf_spine_dctcp.toml \
         $S/roce_incast_pfc.toml tests/scenarios/*.toml bench/fingerprint/*.toml
-    "$FP" --limit-us 300 bench/scenarios/*.toml
+    # k = 48-64 (issue 38's largest fabrics) are k = 40's fabric grown: they would add about
+    # a minute here and check nothing k = 40 does not
+    "$FP" --limit-us 300 $(ls bench/scenarios/*.toml | grep -v -E 'fat_tree_k(48|56|64)_')
 } >"$out"
 if [ "${1:-}" = "--update" ]; then
     cp "$out" bench/fingerprints.txt

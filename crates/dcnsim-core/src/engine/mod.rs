@@ -224,8 +224,9 @@ impl EndReason {
 /// A running simulation.
 pub struct Sim {
     cfg: SimConfig,
-    topo: Topology,
-    routes: Routes,
+    /// Read-only once built: the partitions of a split run share one copy.
+    topo: std::sync::Arc<Topology>,
+    routes: std::sync::Arc<Routes>,
     egress: Ports,
     /// Switch hops that had to route on arrival (no route from the hop before), and all
     /// switch hops.
@@ -397,7 +398,12 @@ impl Sim {
     }
 
     /// Build a simulation of the flows `arrivals` makes.
-    pub fn with_arrivals(topo: Topology, routes: Routes, mut cfg: SimConfig, arrivals: FlowArrivals) -> Sim {
+    pub fn with_arrivals(topo: Topology, routes: Routes, cfg: SimConfig, arrivals: FlowArrivals) -> Sim {
+        Sim::with_shared(std::sync::Arc::new(topo), std::sync::Arc::new(routes), cfg, arrivals)
+    }
+
+    /// `with_arrivals` on a fabric other simulations may share (a split run's partitions).
+    pub(super) fn with_shared(topo: std::sync::Arc<Topology>, routes: std::sync::Arc<Routes>, mut cfg: SimConfig, arrivals: FlowArrivals) -> Sim {
         let loops = std::mem::take(&mut cfg.loops);
         let nq = cfg.queues;
         let queues = PortQueues::new(topo.ports.len(), nq);

@@ -242,7 +242,7 @@ impl Sim {
             .map(|i| {
                 let mut cfg = self.cfg.clone();
                 cfg.loops = Vec::new();
-                let mut s = Sim::with_arrivals(self.topo.clone(), self.routes.clone(), cfg, arrivals());
+                let mut s = Sim::with_shared(self.topo.clone(), self.routes.clone(), cfg, arrivals());
                 s.part = Some(Box::new(Part { me: i as u16, port_part: port_part.clone(), host_part: host_part.clone(), node_part: node_part.clone(), out: (0..n).map(|_| Vec::new()).collect(), track: None }));
                 s
             })
