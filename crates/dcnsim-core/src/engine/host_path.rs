@@ -472,6 +472,10 @@ impl Sim {
         let id = self.flows.len() as FlowId;
         // a partition of a split run keeps the halves of its hosts' flows (engine/parallel.rs)
         let (own_src, own_dst) = self.part.as_ref().map_or((true, true), |p| (p.owns_host(spec.src), p.owns_host(spec.dst)));
+        // indexed by flow id: every flow has its entry, a passing one too
+        if !self.loops.is_empty() {
+            self.loop_of.push(spec.closed_loop.unwrap_or(u32::MAX));
+        }
         if !own_src && !own_dst {
             let FlowSpec { size, src, dst, tag, prio, .. } = spec;
             self.flows.pass(crate::host::FlowRow { size, start: self.now, src, dst, tag, prio, ..Default::default() });
@@ -509,9 +513,6 @@ impl Sim {
         let is_udp = matches!(sender, Sender::Udp(_));
         if spec.repeat_until.is_some() {
             self.repeat_keys.insert(id, key);
-        }
-        if !self.loops.is_empty() {
-            self.loop_of.push(spec.closed_loop.unwrap_or(u32::MAX));
         }
         let slot = self.flows.start(Flow {
             id,
