@@ -56,6 +56,12 @@ pub(super) struct Part {
     out: Vec<Vec<Crossing>>,
     /// A streamed run's notes of which flows' rows are final (`Sim::stream_flows`).
     track: Option<FinalTrack>,
+    /// The sum over windows of the busiest partition's events in each: the run's critical
+    /// path in events, against which no number of threads can do better
+    /// (`Sim::critical_path_events`).
+    critical: u64,
+    /// Each partition's events at the last window's end, for `critical`.
+    before: Vec<u64>,
 }
 
 /// What a partition of a streamed split run notes per flow, for the flows whose rows are
@@ -138,6 +144,8 @@ struct SplitStream {
 #[derive(Clone, Default)]
 struct Stand {
     active: usize,
+    /// Its events so far.
+    events: u64,
     /// Its next event (or a lower bound of it), frames it sent included; MAX: none.
     next: SimTime,
     last: SimTime,
@@ -243,7 +251,7 @@ impl Sim {
                 let mut cfg = self.cfg.clone();
                 cfg.loops = Vec::new();
                 let mut s = Sim::with_shared(self.topo.clone(), self.routes.clone(), cfg, arrivals());
-                s.part = Some(Box::new(Part { me: i as u16, port_part: port_part.clone(), host_part: host_part.clone(), node_part: node_part.clone(), out: (0..n).map(|_| Vec::new()).collect(), track: None }));
+                s.part = Some(Box::new(Part { me: i as u16, port_part: port_part.clone(), host_part: host_part.clone(), node_part: node_part.clone(), out: (0..n).map(|_| Vec::new()).collect(), track: None, critical: 0, before: vec![0; n] }));
                 s
             })
             .collect();
@@ -274,6 +282,20 @@ impl Sim {
     /// How many partitions the run is split into (1: not split).
     pub fn partitions(&self) -> usize {
         self.par.as_ref().map_or(1, |p| p.parts.len())
+    }
+
+    /// The sum over the windows so far of the busiest partition's events in each (None when
+    /// not split): the run's events over it bound the speed-up of any number of threads on
+    /// this partitioning, however fast the barrier.
+    pub fn critical_path_events(&self) -> Option<u64> {
+        self.par.as_ref().map(|p| p.parts[0].part.as_ref().unwrap().critical)
+    }
+
+    /// The events each partition has run so far (one entry when not split): the work the
+    /// partitioner's planned load stands in for (`examples/partition --run-us`). Events
+    /// every partition runs (flow starts, queue samples) count in the first only.
+    pub fn partition_events(&self) -> Vec<u64> {
+        self.par.as_ref().map_or_else(|| vec![self.events], |p| p.parts.iter().map(|s| s.events).collect())
     }
 
     /// A frame leaves for another partition's `port`: its record moves into the mailbox.
@@ -509,6 +531,7 @@ fn worker(me: usize, sim: &mut Sim, sh: &Shared, w: SimTime, start: SimTime, due
     let n = sh.n;
     let mut at = start;
     let mut parity = 0usize;
+    let mut before = std::mem::take(&mut sim.part.as_mut().unwrap().before);
     loop {
         // frames the others sent in the window before
         for from in 0..n {
@@ -538,13 +561,16 @@ fn worker(me: usize, sim: &mut Sim, sh: &Shared, w: SimTime, start: SimTime, due
         } else {
             (Vec::new(), Vec::new())
         };
-        *sh.stand[parity][me].lock().unwrap() = Stand { active: sim.active, next, last: sim.now, seen, views };
+        *sh.stand[parity][me].lock().unwrap() = Stand { active: sim.active, events: sim.events, next, last: sim.now, seen, views };
         sh.barrier.wait();
         // every thread decides alike from the stands
         let (mut active, mut next_all, mut last_all) = (0, SimTime::MAX, SimTime::ZERO);
         let (mut seen, mut views) = (Vec::new(), Vec::new());
+        let mut busiest = 0;
         for p in 0..n {
             let s = sh.stand[parity][p].lock().unwrap();
+            busiest = busiest.max(s.events - before[p]);
+            before[p] = s.events;
             active += s.active;
             next_all = next_all.min(s.next);
             last_all = last_all.max(s.last);
@@ -553,6 +579,7 @@ fn worker(me: usize, sim: &mut Sim, sh: &Shared, w: SimTime, start: SimTime, due
                 views.push(s.views.clone());
             }
         }
+        sim.part.as_mut().unwrap().critical += busiest;
         let arrivals_done = sim.arrivals.is_done();
         let at_max_time = next_all > max_time && limit >= max_time;
         let step = if next_all == SimTime::MAX {
@@ -583,6 +610,7 @@ fn worker(me: usize, sim: &mut Sim, sh: &Shared, w: SimTime, start: SimTime, due
                         sim.take_in(&mut m);
                     }
                 }
+                sim.part.as_mut().unwrap().before = before;
                 let resume = if step == Step::Pause { SimTime(due.0 + 1) } else { at };
                 return (step, resume, last_all, next_all);
             }
@@ -804,6 +832,32 @@ pub(crate) mod split_tests {
         };
         assert_eq!(streamed(1), streamed(2), "{name}: streamed rows at 2 threads");
         parts
+    }
+
+    #[test]
+    fn the_critical_path_lies_between_the_busiest_partition_and_all_the_work() {
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/cc_k8_websearch_small.toml")).unwrap();
+        let opts = RunOptions { threads: 3, ..Default::default() };
+        let (_, mut whole) = load(&text, false, None, &opts).unwrap();
+        assert!(whole.partitions() > 1, "the scenario splits");
+        whole.run();
+        let ev = whole.partition_events();
+        let critical = whole.critical_path_events().unwrap();
+        // a sum of per-window maxima: at least the busiest partition's sum, at most everyone's
+        assert!(critical >= *ev.iter().max().unwrap() && critical <= ev.iter().sum::<u64>(), "{critical} against {ev:?}");
+        assert!(critical < ev.iter().sum::<u64>(), "more than one partition worked at once");
+        assert_eq!(ev.iter().sum::<u64>(), whole.events());
+        // cut into calls (as a streamed run is): each call goes on from the counts where the
+        // last stopped (a window cut in two can only add to the sum of maxima)
+        let (_, mut cut) = load(&text, false, None, &opts).unwrap();
+        while !cut.done() {
+            cut.run_until(cut.now() + crate::sim::SimTime::from_us(37));
+        }
+        assert_eq!(cut.partition_events(), ev);
+        let c = cut.critical_path_events().unwrap();
+        assert!(c >= critical && c <= ev.iter().sum::<u64>(), "{c} cut into calls against {critical} in one");
+        let (_, one) = load(&text, false, None, &RunOptions::default()).unwrap();
+        assert_eq!(one.critical_path_events(), None);
     }
 
     #[test]
