@@ -45,17 +45,22 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from thread_scaling import measure, row, table  # after the path insert
+from thread_scaling import hosts, measure, row, table  # after the path insert
 from vs_htsim import core_once, htsim_once
 
 SCEN = Path(__file__).resolve().parent / "scenarios"
 
 
+def name(k: int) -> str:
+    """The bench fat tree of radix k (its scenario's stem, and its exported htsim files')."""
+    return f"fat_tree_k{k}_websearch"
+
+
 def fat(k: int) -> str:
-    return str(SCEN / f"fat_tree_k{k}_websearch.toml")
+    return str(SCEN / f"{name(k)}.toml")
 
 
 class Log:
@@ -85,19 +90,22 @@ def collect(out: Path) -> List[Dict[str, Any]]:
         if r["phase"] in ("0-quiet", "alone") and "error" not in r:
             allcore.setdefault(r["what"], []).append(r)
 
-    def ref(name: str, k: int) -> Optional[float]:
-        one = [x["median_wall_s"] for x in rows if x["scenario"] == name and x["threads"] == 1]
-        alone = [x["engine_s"] for x in allcore.get(f"k{k} threads=1", [])]
-        return one[0] if one else statistics.median(alone) if alone else None
+    def one_thread(k: int) -> Optional[Tuple[float, int]]:
+        """The one-thread reference: its median wall time and events (phase 1's, else those
+        of ``--only``'s runs)."""
+        one = [x for x in rows if x["scenario"] == name(k) and x["threads"] == 1]
+        if one:
+            return one[0]["median_wall_s"], one[0]["events"]
+        alone = allcore.get(f"k{k} threads=1", [])
+        return (statistics.median(x["engine_s"] for x in alone), alone[0]["events"]) if alone else None
 
     for what, rs in list(allcore.items()):
         k, t = int(what.split()[0][1:]), int(what.split("=")[1])
-        name = Path(fat(k)).stem
-        base = ref(name, k)
+        ref = one_thread(k)
         walls = [x["engine_s"] for x in rs]
-        speedups = sorted(base / w for w in walls) if base else [float("nan")]
-        same = all(x["events"] == rs[0]["events"] for x in rs + allcore.get(f"k{k} threads=1", []))
-        rows.append(row(name, k**3 // 4, t, walls, speedups, rs[0]["events"], same, rs[0]["flows"], max(x["rss_mb"] or 0.0 for x in rs)))
+        speedups = sorted(ref[0] / w for w in walls) if ref else [float("nan")]
+        same = all(x["events"] == (ref[1] if ref else rs[0]["events"]) for x in rs)
+        rows.append(row(name(k), hosts(fat(k)), t, walls, speedups, rs[0]["events"], same, rs[0]["flows"], max(x["rss_mb"] or 0.0 for x in rs)))
     return sorted(rows, key=lambda r: (r["hosts"] or 0, r["threads"]))
 
 
@@ -142,8 +150,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     if a.only:
         try:
             runs = [tuple(int(x) for x in kt.split(":")) for kt in a.only.split(",")]
-            assert all(len(r) == 2 and r[1] >= 1 and Path(fat(r[0])).is_file() for r in runs)
-        except (ValueError, AssertionError):
+        except ValueError:
+            runs = []
+        if not runs or not all(len(r) == 2 and r[1] >= 1 and Path(fat(r[0])).is_file() for r in runs):
             ap.error(f"--only {a.only!r}: expected K:T pairs separated by commas, with bench/scenarios/fat_tree_kK_websearch.toml existing and T at least 1")
         for k, t in runs:
             log.add("alone", f"k{k} threads={t}", core_once(core, fat(k), t, None))
@@ -159,11 +168,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     rest = cpus[:-2] if n >= 4 else cpus[:1]
 
     def htsim_big() -> None:
-        log.add("1-pinned", f"htsim k{side[-1]} cpu={last}", htsim_once(htsim, d, f"fat_tree_k{side[-1]}_websearch", 100, last))
+        log.add("1-pinned", f"htsim k{side[-1]} cpu={last}", htsim_once(htsim, d, name(side[-1]), 100, last))
 
     def side_rows() -> None:
         for k in reversed(side[:-1]):
-            log.add("1-pinned", f"htsim k{k} cpu={second}", htsim_once(htsim, d, f"fat_tree_k{k}_websearch", 100, second))
+            log.add("1-pinned", f"htsim k{k} cpu={second}", htsim_once(htsim, d, name(k), 100, second))
         for k in side:
             log.add("1-pinned", f"dcnsim k{k} threads=1 cpu={second}", core_once(core, fat(k), 1, second))
 
@@ -180,7 +189,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     log.add("2-quiet", f"k{scaling[0]} threads=1 (calibration)", core_once(core, fat(scaling[0]), 1, None))
     for k in side:
         log.add("2-quiet", f"dcnsim k{k} threads={n_all}", core_once(core, fat(k), n_all, None))
-    log.add("2-quiet", f"htsim k{side[0]} (calibration)", htsim_once(htsim, d, f"fat_tree_k{side[0]}_websearch", 100, None))
+    log.add("2-quiet", f"htsim k{side[0]} (calibration)", htsim_once(htsim, d, name(side[0]), 100, None))
     log.add("2-quiet", f"dcnsim k{side[0]} threads=1 (calibration)", core_once(core, fat(side[0]), 1, None))
     return 0 if all(r["same_events"] for r in rows) else 1
 

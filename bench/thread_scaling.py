@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import sys
@@ -96,7 +97,7 @@ def table(rows: Sequence[Dict[str, Any]]) -> str:
     for r in rows:
         lo, hi = r["speedup_range"]
         # a fabric run only on many threads (too slow on one for the machine's time) has none
-        sp = "-" if r["speedup"] != r["speedup"] else f"{r['speedup']:.2f}x ({lo:.2f}-{hi:.2f})"
+        sp = "-" if math.isnan(r["speedup"]) else f"{r['speedup']:.2f}x ({lo:.2f}-{hi:.2f})"
         ev = f"{r['events'] / 1e6:.1f} M" + ("" if r["same_events"] else " (DIFFERENT from 1 thread)")
         out.append(
             f"| {r['scenario']} | {r['hosts'] or '-'} | {r['threads']} | {r['runs']} | {r['median_wall_s']:.2f} | {sp} "

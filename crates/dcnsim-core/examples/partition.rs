@@ -41,8 +41,8 @@ fn main() {
                 let (_, mut split) = load(&text, false, None, &RunOptions { threads: n, ..Default::default() }).expect("loaded once already");
                 split.run_until(dcnsim_core::sim::SimTime::from_us(us));
                 let ev = split.partition_events();
-                let mean = ev.iter().sum::<u64>() as f64 / ev.len() as f64;
                 let total = ev.iter().sum::<u64>() as f64;
+                let mean = total / ev.len() as f64;
                 let bound = split.critical_path_events().map_or("-".to_string(), |c| format!("{:.2}", total / c as f64));
                 format!("{:.3} ({} partitions, {:.1} M events) | {bound}", *ev.iter().max().unwrap() as f64 / mean, ev.len(), total / 1e6)
             });
