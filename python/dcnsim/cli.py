@@ -485,6 +485,74 @@ def sweep_cmd(scenario: str, outdir: Path, sets: Sequence[str], seeds: Optional[
         click.echo(f"warning: {w}", err=True)
 
 
+@cli.command("reproduce")
+@click.argument("studies", nargs=-1)
+@click.option("--scale", type=click.Choice(["small", "full"]), default="small", show_default=True, help="The shipped scenario (full) or its *_small twin.")
+@click.option("--seeds", type=click.IntRange(1, None), default=None, help="Run seeds 1..N [default: the study's, 5].")
+@click.option("-j", "--jobs", type=click.IntRange(1, None), default=None, help="Worker processes [default: the number of CPUs]; results do not depend on it.")
+@_threads_option
+@click.option("--all", "all_", is_flag=True, help="Every study that has this scale.")
+@click.option("--list", "list_", is_flag=True, help="List the studies, their scales and costs, and their results files.")
+@click.option("--render", "render_", is_flag=True, help="Rewrite the docs' results blocks from the results files.")
+@click.option("--check", "check_", is_flag=True, help="Fail when a docs block differs from what its results render, or a study's recorded engine fingerprint is not today's.")
+@click.option("--mark-stale", "mark_stale_", is_flag=True, help="Mark the named studies' results stale since this commit (their tables then say so) instead of rerunning them.")
+@click.option("--root", type=click.Path(file_okay=False, path_type=Path), default=None, help="The repository checkout [default: the one holding the current folder].")
+@click.option("--progress/--no-progress", default=None, help="Show a progress bar over the runs [default: when stdout is a terminal].")
+def reproduce_cmd(studies: Sequence[str], scale: str, seeds: Optional[int], jobs: Optional[int], threads: int, all_: bool, list_: bool, render_: bool, check_: bool, mark_stale_: bool, root: Optional[Path], progress: Optional[bool]) -> None:
+    """Run a study of the source documents (or our own) on today's engine and write its
+    results file under docs/results/; render the docs from the results; check them."""
+    from . import reproduce as rp
+
+    known = rp.STUDIES
+    for n in studies:
+        if n not in known:
+            raise click.UsageError(f"unknown study {n!r}; expected one of: {', '.join(known)} (dcnsim reproduce --list)")
+    base = rp.repo_root(root)
+    if list_:
+        for n, st in known.items():
+            files = [f"{sc}: {'made by ' + rp.core.load_results(p)['commit'] if p.exists() else 'no results'}"
+                     for sc in st.scales for p in [rp.results_path(base, n, sc)]]
+            cost = ", ".join(f"{sc} ~{_fmt_cost(st.cost_s.get(sc))}" for sc in st.scales)
+            click.echo(f"{n}\n    {st.title}\n    cost (CPU time on one core): {cost}\n    results: {'; '.join(files)}")
+        return
+    if mark_stale_:
+        if not studies:
+            raise click.UsageError("--mark-stale needs the studies to mark")
+        for n in studies:
+            if not rp.mark_stale(base, n):
+                raise click.UsageError(f"study {n!r} has no results file to mark stale")
+        return
+    show = progress if progress is not None else sys.stdout.isatty()
+    workers = jobs or os.cpu_count() or 1
+    names = list(studies)
+    if all_:
+        names = [n for n, st in known.items() if scale in st.scales]
+    if names:
+        for n in names:
+            if scale not in known[n].scales:
+                raise click.UsageError(f"study {n!r} has no --scale {scale} (it has {', '.join(known[n].scales)})")
+        rp.reproduce(names, scale, base, seeds=seeds, jobs=workers, threads=threads, progress=show, log=click.echo)
+    if render_:
+        problems = rp.render(base, log=click.echo)
+        for p in problems:
+            click.echo(f"warning: {p}", err=True)
+    if check_:
+        problems = rp.check(base, jobs=workers, progress=show)
+        for p in problems:
+            click.echo(f"stale: {p}", err=True)
+        if problems:
+            raise SystemExit(1)
+        click.echo("reproductions current: every results block renders from its results, every study's fingerprint is today's engine's")
+    if not (names or render_ or check_):
+        raise click.UsageError("name a study (or --all), or give --list, --render or --check")
+
+
+def _fmt_cost(s: Optional[float]) -> str:
+    if s is None:
+        return "?"
+    return f"{s:.0f} s" if s < 120 else f"{s / 60:.0f} min"
+
+
 @cli.command("report")
 @click.argument("outdir", type=_OUTDIR)
 def report_cmd(outdir: Path) -> None:

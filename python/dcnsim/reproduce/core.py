@@ -1,0 +1,275 @@
+"""Studies that regenerate: what a study is, how its runs are made and reduced to the values
+the docs quote, the results file that records them with their provenance, and the engine
+fingerprint that tells when a model change has moved a study.
+
+A :class:`Study` names a shipped scenario (its ``_small`` twin for ``--scale small``), the
+cases it runs (the scenario as shipped, or edited: another placement, another congestion
+control), the variants, and a per-run ``metrics`` function that reduces one run to a flat
+dict of numbers. :func:`reproduce` runs every (case, variant, seed) job in a process pool
+and writes ``docs/results/STUDY.SCALE.json``: every run's values, the seeds, the scale, the
+commit, the date and the study's engine fingerprint. The docs' tables are rendered from
+those files (:mod:`dcnsim.reproduce.render`), never typed in.
+
+The fingerprint of a study is a hash of the outputs (flows, ports, summary) of every case
+and variant of its small scenario at seed 1: cheap enough for CI, and moved by any model
+change that moves the study (a change that moved only the full-size fabric would escape it;
+none of the model changes the audit of issue 53 listed would have).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import math
+import os
+import subprocess
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+
+#: Where results files live, relative to the repository root.
+RESULTS_DIR = Path("docs") / "results"
+#: Results file format; bump on an incompatible change of the layout below.
+FORMAT = 1
+SCALES = ("small", "full")
+
+Metrics = Callable[[Any, Dict[str, Any]], Dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One set-up of a study: the shipped scenario (``edit`` None) or the scenario dict
+    passed through ``edit`` (a module-level function, so that worker processes can pickle
+    it), e.g. another placement of the servers or another congestion control."""
+
+    label: str
+    edit: Optional[Callable[[Dict[str, Any]], Dict[str, Any]]] = None
+    #: the variants of this case (None: the study's)
+    variants: Optional[Tuple[str, ...]] = None
+
+
+@dataclass(frozen=True)
+class Study:
+    """One reproduction: a source's experiment, or a study of our own, run on today's
+    engine by ``dcnsim reproduce NAME``."""
+
+    name: str
+    #: what it reproduces, one line (``dcnsim reproduce --list``)
+    title: str
+    #: the shipped scenario of ``--scale full``; ``--scale small`` runs ``{scenario}_small``
+    scenario: str
+    metrics: Metrics
+    cases: Tuple[Case, ...] = (Case("shipped"),)
+    #: the variants to run (None: every variant of the scenario)
+    variants: Optional[Tuple[str, ...]] = None
+    scales: Tuple[str, ...] = SCALES
+    #: seeds 1..N by default
+    seeds: int = 5
+    #: CPU-seconds of the whole study per scale on one core of the 2-core VM (measured; for --list)
+    cost_s: Mapping[str, float] = field(default_factory=dict)
+    #: the scenario whose seed-1 outputs fingerprint the study (default: the small one)
+    fingerprint_scenario: Optional[str] = None
+
+    def scenario_for(self, scale: str) -> str:
+        if scale not in self.scales:
+            raise ValueError(f"study {self.name!r} has no scale {scale!r} (it has {', '.join(self.scales)})")
+        return self.scenario if scale == "full" else f"{self.scenario}_small"
+
+    def case(self, label: str) -> Case:
+        for c in self.cases:
+            if c.label == label:
+                return c
+        raise KeyError(label)
+
+
+# --------------------------------------------------------------------------- scenarios
+
+
+def scenario_dict(name: str) -> Dict[str, Any]:
+    """A shipped scenario as a dict."""
+    from ..sources import resolve_scenario
+
+    return tomllib.loads(resolve_scenario(name).text)
+
+
+def case_scenario(study: Study, case: Case, scale: str) -> Dict[str, Any]:
+    """The scenario dict a case runs at a scale."""
+    sc = scenario_dict(study.scenario_for(scale))
+    return case.edit(sc) if case.edit else sc
+
+
+def variants_of(study: Study, case: Case, scale: str) -> List[str]:
+    """The variants a case runs (every variant of its scenario unless the case or the study
+    names some)."""
+    from .. import _core
+
+    wanted = case.variants or study.variants
+    if wanted is not None:
+        return list(wanted)
+    sc = case_scenario(study, case, scale)
+    names = [v["name"] for v in sc.get("variant", [])]
+    if not names:
+        # a scenario without variants runs once, as itself
+        _core.validate(json.dumps(sc), "json")
+        return [""]
+    return names
+
+
+# --------------------------------------------------------------------------- one run
+
+
+def _run(scenario: Dict[str, Any], variant: str, seed: int, threads: int) -> Any:
+    from ..api import run_source
+    from ..sources import resolve_scenario
+
+    return run_source(resolve_scenario(scenario), seed=seed, variant=variant or None, threads=threads)
+
+
+def run_job(study_name: str, case_label: str, scale: str, variant: str, seed: int, threads: int) -> Dict[str, Any]:
+    """One (case, variant, seed) run of a study, reduced to its metrics (in a worker)."""
+    from .studies import STUDIES
+
+    study = STUDIES[study_name]
+    case = study.case(case_label)
+    sc = case_scenario(study, case, scale)
+    t0 = time.perf_counter()
+    r = _run(sc, variant, seed, threads)
+    values = study.metrics(r, sc)
+    values["_wall_s"] = round(time.perf_counter() - t0, 3)
+    values["_events"] = int(r.summary.get("events", 0))
+    values["_end_reason"] = str(r.summary.get("end_reason"))
+    return values
+
+
+def output_hash(r: Any) -> str:
+    """A machine-independent hash of what a run produced: the flows and ports tables
+    column by column (values, not file bytes) and the summary without its wall-clock keys."""
+    h = hashlib.sha256()
+    for table in (r.flows, r.ports):
+        for col in table.columns:
+            h.update(col.encode())
+            s = table[col]
+            if s.dtype.kind in "biuf":
+                h.update(np.ascontiguousarray(s.to_numpy()).tobytes())
+            else:
+                h.update("\x1f".join("" if v is None or v is pd_na() else str(v) for v in s.tolist()).encode())
+    summ = {k: v for k, v in r.summary.items() if k not in ("wall_time_s", "events_per_s")}
+    h.update(json.dumps(summ, sort_keys=True, default=str).encode())
+    return h.hexdigest()[:16]
+
+
+def pd_na() -> Any:
+    import pandas as pd
+
+    return pd.NA
+
+
+def fingerprint_job(study_name: str, case_label: str, variant: str) -> str:
+    """The output hash of one case and variant of a study's fingerprint scenario, seed 1."""
+    from .studies import STUDIES
+
+    study = STUDIES[study_name]
+    case = study.case(case_label)
+    sc = scenario_dict(study.fingerprint_scenario or f"{study.scenario}_small")
+    if case.edit:
+        sc = case.edit(sc)
+    return output_hash(_run(sc, variant, 1, 1))
+
+
+def fingerprint_jobs(study: Study) -> List[Tuple[str, str]]:
+    """The (case, variant) pairs whose seed-1 outputs fingerprint a study."""
+    out = []
+    scale = "small" if "small" in study.scales and study.fingerprint_scenario is None else "full"
+    for case in study.cases:
+        if study.fingerprint_scenario is not None:
+            sc = scenario_dict(study.fingerprint_scenario)
+            names = list(case.variants or study.variants or [v["name"] for v in sc.get("variant", [])] or [""])
+        else:
+            names = variants_of(study, case, scale)
+        out += [(case.label, v) for v in names]
+    return out
+
+
+# --------------------------------------------------------------------------- provenance
+
+
+def git_commit(root: Path) -> str:
+    """The commit the engine was built from: ``DCNSIM_COMMIT`` where set (a copy of the
+    tree without .git), else ``git describe --always --dirty`` at ``root``, else
+    "unknown"."""
+    env = os.environ.get("DCNSIM_COMMIT")
+    if env:
+        return env
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(root), "describe", "--always", "--dirty", "--abbrev=7"],
+            capture_output=True, text=True, timeout=10,
+        )
+        if out.returncode == 0 and out.stdout.strip():
+            return out.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return "unknown"
+
+
+def repo_root(start: Optional[Path] = None) -> Path:
+    """The repository root: the nearest folder above ``start`` (default: the current
+    folder) that holds ``docs/`` and ``scenarios/`` or ``python/dcnsim``."""
+    p = (start or Path.cwd()).resolve()
+    for d in (p, *p.parents):
+        if (d / "docs").is_dir() and ((d / "python" / "dcnsim").is_dir() or (d / ".git").exists()):
+            return d
+    raise FileNotFoundError(f"no dcnsim checkout (a folder with docs/ and python/dcnsim/) at or above {p}")
+
+
+def results_path(root: Path, study: str, scale: str) -> Path:
+    return root / RESULTS_DIR / f"{study}.{scale}.json"
+
+
+def load_results(path: Path) -> Dict[str, Any]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if data.get("format") != FORMAT:
+        raise ValueError(f"{path}: results format {data.get('format')!r}, expected {FORMAT}")
+    return data
+
+
+def write_results(path: Path, data: Dict[str, Any]) -> None:
+    """Write atomically: a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True, default=_json_default) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _json_default(x: Any) -> Any:
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (np.floating,)):
+        return float(x)
+    if isinstance(x, np.bool_):
+        return bool(x)
+    raise TypeError(f"not JSON: {type(x).__name__}")
+
+
+def clean(values: Dict[str, Any]) -> Dict[str, Any]:
+    """Values as JSON keeps them: floats rounded to 6 significant digits (a results file
+    that changes in the 12th digit on another libm would be noise), NaN as None."""
+    out: Dict[str, Any] = {}
+    for k, v in values.items():
+        if isinstance(v, (np.integer, int)) and not isinstance(v, bool):
+            out[k] = int(v)
+        elif isinstance(v, (np.floating, float)):
+            f = float(v)
+            out[k] = None if math.isnan(f) or math.isinf(f) else float(f"{f:.6g}")
+        else:
+            out[k] = v
+    return out
+
+
+def today() -> str:
+    return _dt.date.today().isoformat()

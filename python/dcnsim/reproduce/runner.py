@@ -1,0 +1,183 @@
+"""Running studies: every (study, case, variant, seed) job of one call in one process pool,
+the engine fingerprints, and the results files they make."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from ..jobs import Bar, run_all
+from .core import (
+    FORMAT,
+    Study,
+    clean,
+    fingerprint_job,
+    fingerprint_jobs,
+    git_commit,
+    load_results,
+    results_path,
+    run_job,
+    today,
+    variants_of,
+    write_results,
+)
+from .studies import STUDIES
+
+
+def _died(key: Any, e: BaseException) -> BaseException:
+    return RuntimeError(f"a worker died during {key} ({e}): out of memory? try fewer jobs (-j)")
+
+
+def fingerprints(names: Sequence[str], jobs: int = 1, progress: bool = False) -> Dict[str, Dict[str, str]]:
+    """Today's engine fingerprint of each study: ``{study: {"case|variant": hash}}``."""
+    todo: List[Tuple[Any, Tuple[Any, ...]]] = []
+    for n in names:
+        for case, variant in fingerprint_jobs(STUDIES[n]):
+            todo.append(((n, case, variant), (n, case, variant)))
+    out: Dict[str, Dict[str, str]] = {n: {} for n in names}
+    with Bar(len(todo), "fingerprint runs", progress, False) as bar:
+        def done(key: Any, h: str) -> None:
+            out[key[0]][f"{key[1]}|{key[2]}"] = h
+            bar.advance()
+
+        run_all(fingerprint_job, todo, jobs, done, _died)
+    return {n: dict(sorted(v.items())) for n, v in out.items()}
+
+
+def reproduce(
+    names: Sequence[str],
+    scale: str,
+    root: Path,
+    seeds: Optional[int] = None,
+    jobs: int = 1,
+    threads: int = 1,
+    progress: bool = False,
+    log: Callable[[str], None] = print,
+) -> List[Path]:
+    """Run the studies ``names`` at ``scale`` over seeds 1..``seeds`` (default: each
+    study's) and write one results file per study; return their paths."""
+    studies = [STUDIES[n] for n in names]
+    todo: List[Tuple[Any, Tuple[Any, ...]]] = []
+    plan: Dict[str, List[int]] = {}
+    for st in studies:
+        ss = list(range(1, (seeds or st.seeds) + 1))
+        plan[st.name] = ss
+        for case in st.cases:
+            for v in variants_of(st, case, scale):
+                for s in ss:
+                    key = (st.name, case.label, v, s)
+                    todo.append((key, (st.name, case.label, scale, v, s, threads)))
+        for case_label, variant in fingerprint_jobs(st):
+            todo.append((("#fp", st.name, case_label, variant), (st.name, case_label, variant)))
+    runs: Dict[str, Dict[str, Dict[str, Dict[str, Any]]]] = {n: {} for n in names}
+    fps: Dict[str, Dict[str, str]] = {n: {} for n in names}
+    left = {n: sum(1 for k, _ in todo if (k[1] if k[0] == "#fp" else k[0]) == n) for n in names}
+    commit = git_commit(root)
+    paths: List[Path] = []
+    t0 = time.perf_counter()
+
+    def write(st: Study) -> None:
+        data = {
+            "format": FORMAT,
+            "study": st.name,
+            "title": st.title,
+            "scale": scale,
+            "scenario": st.scenario_for(scale),
+            "seeds": plan[st.name],
+            "threads": threads,
+            "commit": commit,
+            "date": today(),
+            "command": command_line(st.name, scale, seeds or st.seeds),
+            "fingerprint": dict(sorted(fps[st.name].items())),
+            "stale_since": None,
+            "cpu_s": round(sum(r.get("_wall_s", 0.0) for c in runs[st.name].values() for v in c.values() for r in v.values()), 1),
+            "runs": {c: {v: dict(sorted(seeds_.items(), key=lambda kv: int(kv[0]))) for v, seeds_ in vs.items()} for c, vs in runs[st.name].items()},
+        }
+        p = results_path(root, st.name, scale)
+        write_results(p, data)
+        paths.append(p)
+        log(f"wrote {p.relative_to(root)} ({len(plan[st.name])} seeds, {data['cpu_s']:.0f} CPU-s of runs, {time.perf_counter() - t0:.0f} s in)")
+
+    # fingerprint jobs and study runs share the pool: the key says which is which; a
+    # study's file is written as soon as its last job ends (a long call that is stopped
+    # keeps the studies it finished)
+    tagged = [(k, (("fp" if k[0] == "#fp" else "run"), *a)) for k, a in todo]
+    with Bar(len(tagged), f"runs of {', '.join(names)} ({scale})", progress, False) as bar:
+        def done(key: Any, value: Any) -> None:
+            if key[0] == "#fp":
+                n = key[1]
+                fps[n][f"{key[2]}|{key[3]}"] = value
+            else:
+                n, case, v, s = key
+                runs[n].setdefault(case, {}).setdefault(v, {})[str(s)] = clean(value)
+            bar.advance(str(key))
+            left[n] -= 1
+            if left[n] == 0:
+                write(STUDIES[n])
+
+        run_all(_tagged_job, tagged, jobs, done, _died)
+    wall = time.perf_counter() - t0
+    log(f"{len(todo)} jobs in {wall:.0f} s")
+    return paths
+
+
+def _tagged_job(kind: str, *args: Any) -> Any:
+    return run_job(*args) if kind == "run" else fingerprint_job(*args)
+
+
+def command_line(name: str, scale: str, seeds: int) -> str:
+    return f"dcnsim reproduce {name} --scale {scale} --seeds {seeds}"
+
+
+def mark_stale(root: Path, name: str, commit: Optional[str] = None, log: Callable[[str], None] = print) -> List[Path]:
+    """Mark every results file of a study stale since ``commit`` (default: this checkout's),
+    keeping its numbers: the rendered tables then say "made by X, stale since Y"."""
+    commit = commit or git_commit(root)
+    paths = []
+    for scale in STUDIES[name].scales:
+        p = results_path(root, name, scale)
+        if not p.exists():
+            continue
+        data = load_results(p)
+        if not data.get("stale_since"):
+            data["stale_since"] = commit
+            write_results(p, data)
+            log(f"marked {p.relative_to(root)} stale since {commit}")
+        paths.append(p)
+    return paths
+
+
+def check(root: Path, jobs: int = 1, progress: bool = False) -> List[str]:
+    """What is stale: results files whose recorded engine fingerprint is not today's (and
+    that are not marked stale), results files of no known study, and docs blocks that differ
+    from what their results render. Empty when everything is current."""
+    from .core import RESULTS_DIR
+    from .render import check_docs
+
+    problems: List[str] = []
+    recorded: Dict[str, List[Tuple[Path, Dict[str, Any]]]] = {}
+    for p in sorted((root / RESULTS_DIR).glob("*.json")):
+        rel = p.relative_to(root)
+        try:
+            data = load_results(p)
+        except (ValueError, KeyError) as e:
+            problems.append(f"{rel}: unreadable results file ({e})")
+            continue
+        if data.get("study") not in STUDIES:
+            problems.append(f"{rel}: no study named {data.get('study')!r} (dcnsim reproduce --list)")
+            continue
+        recorded.setdefault(data["study"], []).append((p, data))
+    now = fingerprints(sorted(recorded), jobs, progress)
+    for name, files in recorded.items():
+        for p, data in files:
+            was = data.get("fingerprint", {})
+            if was == now[name] or data.get("stale_since"):
+                continue
+            moved = sorted(k for k in set(was) | set(now[name]) if was.get(k) != now[name].get(k))
+            problems.append(
+                f"{p.relative_to(root)}: made by {data['commit']}, but today's engine gives other outputs for "
+                f"{', '.join(moved)}: rerun `{data['command']}` or mark it stale (`dcnsim reproduce {name} --mark-stale`)"
+            )
+    problems += check_docs(root)
+    return problems
