@@ -192,12 +192,11 @@ def change(a: Sequence[float], b: Sequence[float]) -> Change:
 
 
 def judge(c: Change, source: Optional[float]) -> str:
-    """The verdict on a source's claimed relative change ``source`` (None: the source
-    states a direction but no number, given as ``math.copysign(0, sign)``... or use
-    :func:`judge_direction`). "reproduces": the change is significant, in the source's
-    direction, and within a factor of :data:`SIZE_FACTOR` of the source's size; "direction
-    only": significant and in the source's direction, another size; "not reproduced":
-    not significant, or the other way."""
+    """The verdict on a source's claimed relative change ``source`` (-0.63 for "63%
+    lower"). "reproduces": the change is significant, in the source's direction, and within
+    a factor of :data:`SIZE_FACTOR` of the source's size; "direction only": significant and
+    in the source's direction, another size; "not reproduced": not significant, or the other
+    way. A claim of direction alone is judged by :func:`judge_direction`."""
     if source is None:
         raise ValueError("judge needs the source's number; judge_direction for a direction alone")
     if not c.significant or math.isnan(c.rel) or c.rel * source <= 0:

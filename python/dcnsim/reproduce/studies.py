@@ -245,3 +245,18 @@ for _scale in ("full", "small"):
         BLOCKS[f"seed003_ci_2queue:detail_{_scale}_{_case}"] = _detail("seed003_ci_2queue", _scale, _case)
     BLOCKS[f"seed000_ci_3queue:detail_{_scale}"] = _detail("seed000_ci_3queue", _scale, "interleaved")
     BLOCKS[f"seed003_lossy:detail_{_scale}"] = _detail("seed003_lossy", _scale, "interleaved")
+
+
+def _load_study_modules() -> None:
+    """Import every ``studies_*.py`` of this package: each registers its studies and blocks
+    (one module per source document), so that adding one touches no shared file."""
+    import importlib
+    import pkgutil
+    from pathlib import Path
+
+    for m in pkgutil.iter_modules([str(Path(__file__).parent)]):
+        if m.name.startswith("studies_"):
+            importlib.import_module(f"{__package__}.{m.name}")
+
+
+_load_study_modules()
