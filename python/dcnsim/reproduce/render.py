@@ -99,7 +99,7 @@ def provenance(used: Sequence[Results]) -> str:
                 f"study have moved since these numbers were made; rerun `{d['command']}`.  \n" + line
             )
         lines.append(line)
-    return "\n".join(lines)
+    return "\n\n".join(lines)
 
 
 def render_block(root: Path, name: str) -> str:

@@ -3,6 +3,7 @@ the engine fingerprints, and the results files they make."""
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -86,6 +87,7 @@ def reproduce(
             "scenario": st.scenario_for(scale),
             "seeds": plan[st.name],
             "threads": threads,
+            "machine": machine(),
             "commit": commit,
             "date": today(),
             "command": command_line(st.name, scale, seeds or st.seeds),
@@ -120,6 +122,19 @@ def reproduce(
     wall = time.perf_counter() - t0
     log(f"{len(todo)} jobs in {wall:.0f} s")
     return paths
+
+
+def machine() -> str:
+    """The processor and CPU count that made a results file (its CPU times depend on it)."""
+    model = "unknown processor"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{model}, {os.cpu_count()} CPUs"
 
 
 def _tagged_job(kind: str, *args: Any) -> Any:

@@ -1,0 +1,194 @@
+"""`dcnsim reproduce`: studies run into results files, docs blocks rendered from them, and
+the check that catches a stale table or a study whose engine fingerprint moved (issue 53).
+
+The pipeline is exercised end to end on a throw-away checkout (a temporary folder with
+docs/ and python/dcnsim/) with a study registered by the test: the lossy seed 003 study
+cut to 3 ms, run in this process (jobs=1) so that the test's study is known to the runner.
+The real docs are checked by `dcnsim reproduce --check` in .ci/run.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dcnsim.reproduce import BLOCKS, STUDIES, Case, Study, check, mark_stale, render, render_block, reproduce
+from dcnsim.reproduce.core import load_results, results_path, write_results
+from dcnsim.reproduce.metrics import ci_metrics, fct_metrics, offered_load
+from dcnsim.reproduce.render import change, judge, judge_direction
+from dcnsim.reproduce.tables import Row, detail_table
+
+NAME = "test_lossy_short"
+
+
+def short(sc):
+    """The lossy study's small scenario cut to 3 ms (1 ms of arrivals)."""
+    sc = copy.deepcopy(sc)
+    sc["scenario"]["max_time"] = "3ms"
+    sc["scenario"]["arrivals_for"] = "1ms"
+    return sc
+
+
+def short_by_tor(sc):
+    sc = short(sc)
+    sc["topology"]["placement"] = "by_tor"
+    return sc
+
+
+@pytest.fixture()
+def study():
+    st = Study(name=NAME, title="test", scenario="seed003_lossy", metrics=ci_metrics,
+               cases=(Case("short", short), Case("by_tor", short_by_tor, ("CI",))), scales=("small",), seeds=2)
+    STUDIES[NAME] = st
+
+    def table(ctx):
+        res = ctx.results(NAME, "small")
+        return detail_table(res, "short", "without CI", ["CI"], [Row("mice mean FCT (us)", "bg.<100KB.mean_us", 2),
+                                                                 Row("data packet loss (%)", "loss_pct", 3)])
+
+    BLOCKS[f"{NAME}:table"] = table
+    yield st
+    del STUDIES[NAME]
+    del BLOCKS[f"{NAME}:table"]
+
+
+@pytest.fixture()
+def checkout(tmp_path: Path) -> Path:
+    (tmp_path / "python" / "dcnsim").mkdir(parents=True)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "page.md").write_text(
+        f"# Page\n\nBefore.\n\n<!-- results: {NAME}:table -->\n<!-- end results -->\n\nAfter.\n", encoding="utf-8")
+    return tmp_path
+
+
+def test_reproduce_writes_every_run_with_provenance_and_renders(study, checkout, monkeypatch):
+    monkeypatch.setenv("DCNSIM_COMMIT", "abc1234")
+    [path] = reproduce([NAME], "small", checkout, seeds=2, jobs=1, log=lambda _: None)
+    assert path == results_path(checkout, NAME, "small")
+    data = load_results(path)
+    assert data["seeds"] == [1, 2] and data["scale"] == "small" and data["commit"] == "abc1234"
+    assert data["command"] == f"dcnsim reproduce {NAME} --scale small --seeds 2"
+    assert set(data["runs"]) == {"short", "by_tor"}
+    assert set(data["runs"]["short"]) == {"without CI", "CI"} and set(data["runs"]["by_tor"]) == {"CI"}
+    # one fingerprint per (case, variant), and two seeds of every run
+    assert set(data["fingerprint"]) == {"short|without CI", "short|CI", "by_tor|CI"}
+    for case in data["runs"].values():
+        for runs in case.values():
+            assert set(runs) == {"1", "2"}
+    r = data["runs"]["short"]["CI"]["1"]
+    assert r["sim_time_ms"] == pytest.approx(3.0, abs=0.01) and r["_events"] > 0
+    # the seeds draw different workloads
+    assert data["runs"]["short"]["CI"]["1"]["flows_hash"] != data["runs"]["short"]["CI"]["2"]["flows_hash"]
+    # the fingerprint is the output of seed 1 of the case: recomputing it gives the same
+    assert check(checkout) == [f"docs/page.md: block {NAME}:table differs from what its results render (run `dcnsim reproduce --render`)"]
+    assert render(checkout, log=lambda _: None) == []
+    text = (checkout / "docs" / "page.md").read_text(encoding="utf-8")
+    assert "| mice mean FCT (us) |" in text and "at commit abc1234" in text and text.endswith("After.\n")
+    assert check(checkout) == []
+
+
+def test_check_catches_an_edited_table_and_a_moved_fingerprint(study, checkout):
+    reproduce([NAME], "small", checkout, seeds=2, jobs=1, log=lambda _: None)
+    render(checkout, log=lambda _: None)
+    page = checkout / "docs" / "page.md"
+    good = page.read_text(encoding="utf-8")
+    page.write_text(good.replace("| data packet loss (%) |", "| data packet loss (%) | 9 |"), encoding="utf-8")
+    [problem] = check(checkout)
+    assert "block test_lossy_short:table differs" in problem
+    page.write_text(good, encoding="utf-8")
+
+    # a model change: today's outputs no longer match what the results recorded
+    path = results_path(checkout, NAME, "small")
+    data = load_results(path)
+    data["fingerprint"]["short|CI"] = "0000000000000000"
+    write_results(path, data)
+    [problem] = check(checkout)
+    assert "today's engine gives other outputs for short|CI" in problem and "--mark-stale" in problem
+
+    # marked stale, the check passes once the table says so where a reader sees it
+    mark_stale(checkout, NAME, commit="def5678", log=lambda _: None)
+    problems = check(checkout)
+    assert problems == [f"docs/page.md: block {NAME}:table differs from what its results render (run `dcnsim reproduce --render`)"]
+    render(checkout, log=lambda _: None)
+    assert check(checkout) == []
+    assert "**Stale: made by" in page.read_text(encoding="utf-8") and "stale since def5678" in page.read_text(encoding="utf-8")
+
+
+def test_check_reports_missing_results_and_unknown_studies(study, checkout):
+    [problem] = check(checkout)
+    assert f"{NAME}.small.json" in problem and f"dcnsim reproduce {NAME} --scale small" in problem
+    stray = checkout / "docs" / "results" / "nobody.small.json"
+    stray.parent.mkdir(parents=True, exist_ok=True)
+    stray.write_text(json.dumps({"format": 1, "study": "nobody"}), encoding="utf-8")
+    assert any("no study named 'nobody'" in p for p in check(checkout))
+
+
+def test_verdict_rule():
+    sig_big = change([10, 11, 12, 10.5], [3, 3.2, 3.1, 3.3])  # about -71%, significant
+    assert sig_big.significant and sig_big.rel == pytest.approx(-0.71, abs=0.01)
+    assert judge(sig_big, -0.63) == "reproduces"
+    assert judge(sig_big, -0.30) == "direction only"  # more than twice the source's size
+    assert judge(sig_big, +0.30) == "not reproduced"  # the other way
+    noise = change([10, 20, 15, 12], [12, 14, 18, 11])
+    assert noise.significant is False and judge(noise, -0.2) == "not reproduced"
+    assert judge_direction(sig_big, -1).startswith("reproduces") and judge_direction(sig_big, +1) == "not reproduced"
+    # paired: a small change in every seed is significant although the seeds spread widely
+    paired = change([100, 200, 300], [99, 198.9, 299.1])
+    assert paired.significant is True and paired.rel == pytest.approx(-0.005)
+    assert change([100, 200, 300], [99, 198, 297]).significant is False  # differences -1, -2, -3: t's CI holds 0
+    one = change([1.0], [2.0])
+    assert one.significant is None and judge(one, 1.0) == "not reproduced"
+
+
+def test_censored_fct_counts_unfinished_flows_at_the_end_of_the_run():
+    flows = pd.DataFrame({
+        "size_bytes": [50_000, 50_000, 20_000_000, 20_000_000],
+        "finished": [True, True, True, False],
+        "fct_ps": pd.array([2_000_000, 4_000_000, 10_000_000_000, None], dtype="Int64"),
+        "start_ps": [0, 0, 0, 30_000_000_000],
+        "slowdown": [1.0, 2.0, 1.5, math.nan],
+    })
+    m = fct_metrics(flows, 50_000_000_000, "x.")
+    assert m["x.<100KB.mean_us"] == pytest.approx(3.0) and m["x.<100KB.unfinished"] == 0
+    assert m["x.>10MB.mean_us"] == pytest.approx(10_000.0)  # the finished one
+    assert m["x.>10MB.censored_us"] == pytest.approx((10_000 + 20_000) / 2)  # 50 ms - 30 ms for the other
+    assert m["x.>10MB.unfinished"] == 1 and m["x.all.flows"] == 4
+
+
+def test_offered_load_is_measured_over_the_arrival_window():
+    sc = {"scenario": {"arrivals_for": "1ms"}, "workload": [{"kind": "poisson", "hosts": [0, 4], "tag": "bg"}]}
+    ports = pd.DataFrame({"is_host": [True] * 4 + [False], "rate_bps": [10e9] * 5})
+    # 4 hosts x 10 Gb/s x 1 ms = 5 MB of capacity; 2.5 MB arrive in the window, 1 MB after it
+    flows = pd.DataFrame({"tag": ["bg", "bg", "bg"], "size_bytes": [2_000_000, 500_000, 1_000_000],
+                          "start_ps": [0, 900_000_000, 1_500_000_000]})
+    assert offered_load(flows, sc, ports)["offered_load.bg"] == pytest.approx(0.5)
+
+
+def test_cli_lists_and_refuses_bad_input():
+    run = lambda *a: subprocess.run([sys.executable, "-m", "dcnsim.cli", "reproduce", *a], capture_output=True, text=True)  # noqa: E731
+    out = run("--list")
+    assert out.returncode == 0 and "seed003_ci_2queue" in out.stdout and "cost" in out.stdout
+    bad = run("no_such_study")
+    assert bad.returncode == 2 and "unknown study 'no_such_study'" in bad.stderr and "seed003_ci_2queue" in bad.stderr
+    nothing = run()
+    assert nothing.returncode == 2 and "name a study" in nothing.stderr
+
+
+def test_every_block_in_the_docs_is_registered():
+    """The docs name only registered renderers (the rendering itself is `dcnsim reproduce
+    --check`'s, in .ci/run)."""
+    from dcnsim.reproduce.render import blocks_in, doc_files
+
+    root = Path(__file__).resolve().parents[1]
+    used = [name for path in doc_files(root) for name, _ in blocks_in(path.read_text(encoding="utf-8"))]
+    assert used, "no results block in the docs"
+    assert set(used) <= set(BLOCKS), sorted(set(used) - set(BLOCKS))
+    assert len(used) == len(set(used)), "a block appears twice"
