@@ -510,10 +510,16 @@ def reproduce_cmd(studies: Sequence[str], scale: str, seeds: Optional[int], jobs
     base = rp.repo_root(root)
     if list_:
         for n, st in known.items():
-            files = [f"{sc}: {'made by ' + rp.core.load_results(p)['commit'] if p.exists() else 'no results'}"
-                     for sc in st.scales for p in [rp.results_path(base, n, sc)]]
-            cost = ", ".join(f"{sc} ~{_fmt_cost(st.cost_s.get(sc))}" for sc in st.scales)
-            click.echo(f"{n}\n    {st.title}\n    cost (CPU time on one core): {cost}\n    results: {'; '.join(files)}")
+            lines = [n, f"    {st.title}"]
+            for sc in st.scales:
+                p = rp.results_path(base, n, sc)
+                if p.exists():
+                    d = rp.core.load_results(p)
+                    stale = f", stale since {d['stale_since']}" if d.get("stale_since") else ""
+                    lines.append(f"    {sc}: {_fmt_cost(d.get('cpu_s'))} of CPU for {len(d['seeds'])} seeds; made by {d['commit']} on {d['date']}{stale}")
+                else:
+                    lines.append(f"    {sc}: about {_fmt_cost(st.cost_s.get(sc))} of CPU (estimated); no results yet")
+            click.echo("\n".join(lines))
         return
     if mark_stale_:
         if not studies:

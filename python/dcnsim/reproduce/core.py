@@ -70,7 +70,8 @@ class Study:
     scales: Tuple[str, ...] = SCALES
     #: seeds 1..N by default
     seeds: int = 5
-    #: CPU-seconds of the whole study per scale on one core of the 2-core VM (measured; for --list)
+    #: CPU-seconds of the whole study per scale, estimated before its first run (``--list``
+    #: shows the measured time of the results file instead, once there is one)
     cost_s: Mapping[str, float] = field(default_factory=dict)
     #: the scenario whose seed-1 outputs fingerprint the study (default: the small one)
     fingerprint_scenario: Optional[str] = None
@@ -106,18 +107,11 @@ def case_scenario(study: Study, case: Case, scale: str) -> Dict[str, Any]:
 def variants_of(study: Study, case: Case, scale: str) -> List[str]:
     """The variants a case runs (every variant of its scenario unless the case or the study
     names some)."""
-    from .. import _core
-
     wanted = case.variants or study.variants
     if wanted is not None:
         return list(wanted)
-    sc = case_scenario(study, case, scale)
-    names = [v["name"] for v in sc.get("variant", [])]
-    if not names:
-        # a scenario without variants runs once, as itself
-        _core.validate(json.dumps(sc), "json")
-        return [""]
-    return names
+    names = [v["name"] for v in case_scenario(study, case, scale).get("variant", [])]
+    return names or [""]  # a scenario without variants runs once, as itself
 
 
 # --------------------------------------------------------------------------- one run
@@ -156,17 +150,11 @@ def output_hash(r: Any) -> str:
             s = table[col]
             if s.dtype.kind in "biuf":
                 h.update(np.ascontiguousarray(s.to_numpy()).tobytes())
-            else:
-                h.update("\x1f".join("" if v is None or v is pd_na() else str(v) for v in s.tolist()).encode())
+            else:  # strings, categories, nullable integers: their text, missing values empty
+                h.update("\x1f".join("" if v is None or v != v or str(v) == "<NA>" else str(v) for v in s.tolist()).encode())
     summ = {k: v for k, v in r.summary.items() if k not in ("wall_time_s", "events_per_s")}
     h.update(json.dumps(summ, sort_keys=True, default=str).encode())
     return h.hexdigest()[:16]
-
-
-def pd_na() -> Any:
-    import pandas as pd
-
-    return pd.NA
 
 
 def fingerprint_job(study_name: str, case_label: str, variant: str) -> str:
@@ -184,13 +172,11 @@ def fingerprint_job(study_name: str, case_label: str, variant: str) -> str:
 def fingerprint_jobs(study: Study) -> List[Tuple[str, str]]:
     """The (case, variant) pairs whose seed-1 outputs fingerprint a study."""
     out = []
-    scale = "small" if "small" in study.scales and study.fingerprint_scenario is None else "full"
     for case in study.cases:
-        if study.fingerprint_scenario is not None:
-            sc = scenario_dict(study.fingerprint_scenario)
-            names = list(case.variants or study.variants or [v["name"] for v in sc.get("variant", [])] or [""])
-        else:
-            names = variants_of(study, case, scale)
+        sc = scenario_dict(study.fingerprint_scenario or f"{study.scenario}_small")
+        if case.edit:
+            sc = case.edit(sc)
+        names = case.variants or study.variants or [v["name"] for v in sc.get("variant", [])] or [""]
         out += [(case.label, v) for v in names]
     return out
 

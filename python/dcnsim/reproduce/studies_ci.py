@@ -37,6 +37,14 @@ def no_latency(sc: Dict[str, Any]) -> Dict[str, Any]:
     return sc
 
 
+def ingress_pfc(sc: Dict[str, Any]) -> Dict[str, Any]:
+    """IEEE 802.1Qbb's per-(ingress port, class) PFC accounting (the engine's default, its
+    headroom from the cable) in place of the seeds' queue-based reading."""
+    sc = copy.deepcopy(sc)
+    sc["switch"]["pfc"].pop("accounting", None)
+    return sc
+
+
 def _set_xoff_high(sc: Dict[str, Any], xoff: str, high: str) -> Dict[str, Any]:
     sc = copy.deepcopy(sc)
     sc.pop("sweep", None)
@@ -70,6 +78,14 @@ register(Study(
     metrics=ci_metrics,
     cases=(Case("interleaved"), Case("by_tor", by_tor)),
     cost_s={"small": 30, "full": 1500},
+))
+register(Study(
+    name="seed003_ingress_pfc",
+    title="Seed 000's \"switch model dependent\" PAUSE count: the 2-queue study with 802.1Qbb ingress PFC accounting",
+    scenario="seed003_ci_2queue",
+    metrics=ci_metrics,
+    cases=(Case("ingress", ingress_pfc),),
+    cost_s={"small": 15, "full": 750},
 ))
 register(Study(
     name="seed000_ci_3queue",
@@ -496,3 +512,23 @@ def _runtime(ctx: Context) -> str:
                          f"{min(walls):.1f}-{max(walls):.1f} s", f"{min(events) / 1e6:.0f}-{max(events) / 1e6:.0f} M",
                          res.data.get("machine", "not recorded")])
     return md_table(["study", "scale", "runs", "CPU time of the runs", "one run", "events per run", "machine"], rows)
+
+
+@block("seed003_ingress_pfc:compare_full")
+def _ingress_full(ctx: Context) -> str:
+    return _ingress(ctx, "full")
+
+
+def _ingress(ctx: Context, scale: str) -> str:
+    ing = ctx.results("seed003_ingress_pfc", scale)
+    queue = ctx.results("seed003_ci_2queue", scale)
+    rows = [MICE, Row("100 KB-1 MB mean FCT (us)", "bg.100KB-1MB.mean_us", 1), ELEPHANTS, ALL, PAUSE, XOFF_T, Q1_PAUSE,
+            Row("largest queue 1 depth (KB)", "max_depth_kb.q1", 1), Row("data packets dropped", "s.data_packets_dropped", 1)]
+    out = []
+    for r in rows:
+        cells = [r.claim or r.label, f"{100 * r.source:+.0f}%" if r.source is not None else ""]
+        for res, case in ((ing, "ingress"), (queue, "interleaved")):
+            c = change(res.values(case, BASE, r.key), res.values(case, CI, r.key))
+            cells.append(f"{fmt_mean(c.base, r.digits)} -> {fmt_mean(c.other, r.digits)}, {fmt_change(c)}")
+        out.append(cells)
+    return md_table(["without CI -> CI", "seed", "ingress PFC (802.1Qbb)", "queue-based PFC (shipped)"], out)
