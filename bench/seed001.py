@@ -4,7 +4,9 @@ with mixed link speeds (throughput, on the simple topology also client 1's entri
 server 2, which 802.3x blocks; response time, drops per variant), and the L2
 generators on the backplane switch and the multi-stage L2 fabric (throughput and mean frame
 latency against the per-port buffer for 802.3x, RED and DRC), as the Markdown tables
-docs/reproductions.md quotes.
+docs/reproductions.md quoted up to commit d7f3986. The docs now render these numbers from
+`dcnsim reproduce seed001_simple seed001_mixed seed001_backplane seed001_multistage`
+(python/dcnsim/reproduce/studies_seed001.py, the same measures).
 
     python bench/seed001.py [--seeds 5] [--jobs 2] [--small] [--only NAME ...]
 """

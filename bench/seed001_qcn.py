@@ -1,7 +1,8 @@
 """QCN (IEEE 802.1Qau): ten long flows at 10 Gbit/s into one port (`seed001_qcn`), over
 several seeds: the bottleneck queue's time mean and spread against the set point Q_eq, the
 goodput, Jain's fairness index of the per-flow rates, CNMs and drops, as the Markdown table
-docs/reproductions.md quotes.
+docs/reproductions.md quoted up to commit c0e815a. The docs now render these numbers from
+`dcnsim reproduce seed001_qcn` (python/dcnsim/reproduce/studies_seed001.py, the same measures).
 
     python bench/seed001_qcn.py [--seeds 5] [--small]
 """

@@ -7,8 +7,10 @@ The band for the queue: at QCN's operating point the feedback averages zero,
 E[-(Q - Q_eq) - w dQ] = 0, and a stationary queue has E[dQ] = 0, so the time-mean queue is
 Q_eq (the fluid model of Alizadeh et al., Allerton 2008, whose fixed point is Q = Q_eq).
 The fluid model neglects that only the congested side (Fb < 0) signals, and the 6-bit
-quantisation; tolerance +-20% at the default set point (the runs give 25-26 KB against
-26 KB) and +-30% when the set point is moved (10 KB at 13 KB, 55 KB at 52 KB).
+quantisation; tolerance +-20% at the default set point and +-30% when the set point is
+moved (the full-size means over seeds 1-5 are rendered from docs/results/seed001_qcn.full.json
+in docs/reproductions.md, block seed001_qcn:claims_full; the bands here are the derivation's,
+checked on the small scenario at seed 1).
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ DCTCP beside drop-based Cubic over a 40 Mbit/s, 8 ms access bottleneck, under RE
 
 Studies:
 
-* ``seed002_dualq``: the shipped scenario (1 Cubic + 1 DCTCP; 250 s, ``_small`` 60 s).
+* ``seed002_dualq``: the shipped scenario (1 Cubic + 1 DCTCP; 250 s, ``_small`` 60 s), and
+  under the 2015 DualQ with Cubic sending classic ECN instead (one key away).
 * ``seed002_grid``: the seed's flow-mix grid (slides 13, 26-28): n Cubic x m DCTCP flows,
   1..10 each, one case per mix (``Mix``), the same four AQMs; 250 s at full scale (the
   seed's run length), 10 s at small scale (so that the study's fingerprint, every mix and
@@ -181,12 +182,45 @@ def dualq_metrics(r: Any, sc: Dict[str, Any]) -> Dict[str, Any]:
 
 # --------------------------------------------------------------------------- studies
 
+#: the phases of the 1 + 1 runs whose goodput is kept apart (s): the start, and after it
+PHASES = ((0, 30), (30, None))
+
+
+def one_metrics(r: Any, sc: Dict[str, Any]) -> Dict[str, Any]:
+    """:func:`dualq_metrics`, and per phase of :data:`PHASES` each kind's per-flow goodput
+    (Mbit/s), and the bottleneck's tail drops (buffer full)."""
+    out = dualq_metrics(r, sc)
+    end_s = out["sim_time_s"]
+    ts = r.timeseries
+    t = ts["bin_start_ps"].to_numpy(dtype=float) / 1e12
+    for lo, hi in PHASES:
+        hi_s = end_s if hi is None else min(hi, end_s)
+        if hi_s <= lo:
+            continue
+        w = ts[(t >= lo) & (t < hi_s)].groupby("tag")["bytes"].sum() * 8 / (hi_s - lo) / 1e6
+        for tag in ("cubic", "dctcp"):
+            out[f"{tag}_mbps_{lo}_{hi or 'end'}"] = float(w.get(tag, 0.0))
+    p = r.ports[~r.ports["is_host"].astype(bool)]
+    out["tail_drops"] = int(p["drops_buffer_full"].sum())
+    return out
+
+
+def classic_ecn(sc: Dict[str, Any]) -> Dict[str, Any]:
+    """Cubic with classic ECN (``transport.ecn = true``: ECT(0), which the DualQs keep in
+    the Classic queue and mark) instead of the seed's drop-based Cubic."""
+    s = copy.deepcopy(sc)
+    s["transport"]["ecn"] = True
+    return s
+
+
+CLASSIC_ECN = "1+1, Cubic with classic ECN"
+
 register(Study(
     name="seed002_dualq",
     title="Seed 002, 1 Cubic + 1 DCTCP (the shipped scenario): RED, DualPI2, the seed's 2015 DualQ, its coupled single queue",
     scenario="seed002_dualq",
-    metrics=dualq_metrics,
-    cases=(Case("1+1"),),
+    metrics=one_metrics,
+    cases=(Case("1+1"), Case(CLASSIC_ECN, classic_ecn, (DUALQ,))),
     cost_s={"small": 3, "full": 12},
 ))
 register(Study(
@@ -640,6 +674,7 @@ def _pdf_claims(ctx: Context) -> str:
     res = ctx.results("seed002_queue_pdf", "full")
     v = lambda variant, key: res.values("one flow", variant, key)
     m = lambda variant, key, d=1: fmt_mean(mean_ci(v(variant, key)), d)
+    mu = lambda variant, key: fmt_num(mean_ci(v(variant, key))[0], 1)
     narrow = change(v("Reno, RED", "band_pkts"), v("DCTCP, step", "band_pkts"))
     step_peak = mean_ci(v("DCTCP, step", "peak_pct"))
     reno_peak = mean_ci(v("Reno, RED", "peak_pct"))
@@ -647,13 +682,25 @@ def _pdf_claims(ctx: Context) -> str:
     rows = [
         ["One DCTCP flow with immediate marking at a shallow threshold keeps the queue in a narrow band (slide 10)",
          "narrower than Reno's through RED",
-         f"p5-p95 band {m('DCTCP, step', 'band_pkts')} packets ({m('DCTCP, step', 'p5_pkts')}-{m('DCTCP, step', 'p95_pkts')}) against Reno's {m('Reno, RED', 'band_pkts')}, {fmt_change(narrow)}",
+         f"p5-p95 band {m('DCTCP, step', 'band_pkts')} packets ({mu('DCTCP, step', 'p5_pkts')}-{mu('DCTCP, step', 'p95_pkts')}, means) against Reno's {m('Reno, RED', 'band_pkts')}, {fmt_change(narrow)}",
          _bold(judge_direction(narrow, -1))],
-        ["... whose pdf peaks near 40% (slide 10)", "40%", f"largest bin {fmt_mean(step_peak, 1)}%", _bold(judge_level(step_peak[0], 40.0))],
-        ["One Reno flow through RED on the average queue spreads over a wide band, its pdf peaking near 2-3% (slide 9)", "2.5%",
-         f"{m('Reno, RED', 'p5_pkts')}-{m('Reno, RED', 'p95_pkts')} packets (p5-p95), largest bin {fmt_mean(reno_peak, 1)}%", _bold(judge_level(reno_peak[0], 2.5))],
+        ["... whose pdf peaks near 40% (slide 10, read off the chart's axis)", "40%", f"largest bin {fmt_mean(step_peak, 1)}%", _bold(judge_level(step_peak[0], 40.0))],
+        ["One Reno flow through RED on the average queue spreads over a wide band, its pdf peaking near 2-3% (slide 9, read off the chart's axis)", "2.5%",
+         f"{mu('Reno, RED', 'p5_pkts')}-{mu('Reno, RED', 'p95_pkts')} packets (p5-p95, means), largest bin {fmt_mean(reno_peak, 1)}%", _bold(judge_level(reno_peak[0], 2.5))],
         ["(not a seed claim; why RED fails DCTCP) DCTCP through the same RED sits deep", "deeper than Reno's",
          f"mean {m('DCTCP, RED', 'mean_pkts')} packets, band {m('DCTCP, RED', 'band_pkts')}, against Reno's mean {m('Reno, RED', 'mean_pkts')}, {fmt_change(deep)}",
          _bold(judge_direction(deep, 1))],
     ]
     return md_table(["claim (seed 002, slides 8-10)", "seed", f"dcnsim ({_seeds_text(res)}, mean ± 95% CI)", "verdict"], rows)
+
+
+@block("seed002_dualq:classic_ecn_full")
+def _classic_ecn(ctx: Context) -> str:
+    res = ctx.results("seed002_dualq", "full")
+    rows = []
+    for case, title in (("1+1", "drop-based Cubic (shipped)"), (CLASSIC_ECN, "Cubic with classic ECN")):
+        m = lambda key, d=1: fmt_mean(mean_ci(res.values(case, DUALQ, key)), d)
+        rows.append([title, m("cubic_mbps_0_30"), m("dctcp_mbps_0_30"), m("cubic_mbps_30_end"), m("dctcp_mbps_30_end"),
+                     m("tail_drops", 0), m("cubic_drops", 0), m("classic_marks", 0), m("classic_sojourn_ms", 1)])
+    return md_table(["2015 DualQ, 1 + 1", "Cubic, 0-30 s (Mbit/s)", "DCTCP, 0-30 s", "Cubic, 30 s to the end", "DCTCP, 30 s to the end",
+                     "tail drops (buffer full)", "Cubic's drops", "Classic queue's marks", "Classic queue: mean sojourn (ms)"], rows)
