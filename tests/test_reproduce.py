@@ -175,7 +175,7 @@ def test_offered_load_is_measured_over_the_arrival_window():
 def test_cli_lists_and_refuses_bad_input():
     run = lambda *a: subprocess.run([sys.executable, "-m", "dcnsim.cli", "reproduce", *a], capture_output=True, text=True)  # noqa: E731
     out = run("--list")
-    assert out.returncode == 0 and "seed003_ci_2queue" in out.stdout and "cost" in out.stdout
+    assert out.returncode == 0 and "seed003_ci_2queue" in out.stdout and "of CPU" in out.stdout
     bad = run("no_such_study")
     assert bad.returncode == 2 and "unknown study 'no_such_study'" in bad.stderr and "seed003_ci_2queue" in bad.stderr
     nothing = run()

@@ -197,8 +197,12 @@ def _xoff_vs_pause(res: Any, case: str) -> str:
     p = change(res.values(case, BASE, "pfc_frames"), res.values(case, CI, "pfc_frames"))
     x = change(res.values(case, BASE, "xoff_ms"), res.values(case, CI, "xoff_ms"))
     holds = abs(x.rel) < abs(p.rel)
+    if not (p.significant and x.significant):
+        verdict = "not shown (a change within the noise)"
+    else:
+        verdict = "reproduces" if holds else "not reproduced"
     return (f"PAUSE frames {fmt_change(p)}, XOFF time {fmt_change(x)}: the XOFF-time reduction is "
-            f"{'smaller' if holds else 'larger'} than the PAUSE-frame reduction: **{'reproduces' if holds else 'not reproduced'}**")
+            f"{'smaller' if holds else 'larger'} than the PAUSE-frame reduction: **{verdict}**")
 
 
 def _headline(ctx: Context, scale: str) -> str:
