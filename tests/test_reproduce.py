@@ -16,11 +16,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 
-from dcnsim.reproduce import BLOCKS, STUDIES, Case, Study, check, mark_stale, render, render_block, reproduce
+from dcnsim.reproduce import BLOCKS, STUDIES, Case, Study, check, mark_stale, render, reproduce
 from dcnsim.reproduce.core import load_results, results_path, write_results
 from dcnsim.reproduce.metrics import ci_metrics, fct_metrics, offered_load
 from dcnsim.reproduce.render import change, judge, judge_direction

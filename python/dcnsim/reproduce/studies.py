@@ -9,7 +9,8 @@ the source's numbers that its claims are judged against and where the source sta
 
 from __future__ import annotations
 
-from typing import Callable, Dict
+import functools
+from typing import Callable, Dict, Tuple
 
 from .core import Study
 from .render import Context
@@ -35,6 +36,17 @@ def block(name: str) -> Callable[[Callable[[Context], str]], Callable[[Context],
     def deco(fn: Callable[[Context], str]) -> Callable[[Context], str]:
         assert name not in BLOCKS, name
         BLOCKS[name] = fn
+        return fn
+
+    return deco
+
+
+def scaled(prefix: str, scales: Tuple[str, ...] = ("full", "small")) -> Callable[[Callable[[Context, str], str]], Callable[[Context, str], str]]:
+    """Register ``fn(ctx, scale)`` as the blocks ``{prefix}_{scale}``, one per scale."""
+
+    def deco(fn: Callable[[Context, str], str]) -> Callable[[Context, str], str]:
+        for sc in scales:
+            block(f"{prefix}_{sc}")(functools.partial(fn, scale=sc))
         return fn
 
     return deco

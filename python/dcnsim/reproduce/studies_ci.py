@@ -6,13 +6,12 @@ and the blocks that render them."""
 from __future__ import annotations
 
 import copy
-import math
 from typing import Any, Callable, Dict, List, Sequence
 
 from .core import Case, Study
 from .metrics import ci_metrics
 from .render import Context, MissingResults, change, fmt_change, fmt_mean, md_table
-from .studies import block, register, BLOCKS
+from .studies import block, register, scaled
 from .tables import Row, cases_table, claims_table, detail_table, pairs_table
 
 BASE, CI = "without CI", "CI"
@@ -205,6 +204,7 @@ def _xoff_vs_pause(res: Any, case: str) -> str:
             f"{'smaller' if holds else 'larger'} than the PAUSE-frame reduction: **{verdict}**")
 
 
+@scaled("seed003_ci_2queue:claims")
 def _headline(ctx: Context, scale: str) -> str:
     res = ctx.results("seed003_ci_2queue", scale)
     cols = [("servers interleaved over the ToRs (shipped)", res, "interleaved"), ("servers by ToR", res, "by_tor")]
@@ -213,16 +213,6 @@ def _headline(ctx: Context, scale: str) -> str:
     for title, r, case in cols:
         lines.append(f"- XOFF duration \"less significant than Pause frame count\" (000), {title}: {_xoff_vs_pause(r, case)}.")
     return "\n".join(lines)
-
-
-@block("seed003_ci_2queue:claims_full")
-def _claims_full(ctx: Context) -> str:
-    return _headline(ctx, "full")
-
-
-@block("seed003_ci_2queue:claims_small")
-def _claims_small(ctx: Context) -> str:
-    return _headline(ctx, "small")
 
 
 def _detail(study: str, scale: str, case: str, base: str = BASE, others: Sequence[str] = (CI,)) -> Callable[[Context], str]:
@@ -234,27 +224,16 @@ def _detail(study: str, scale: str, case: str, base: str = BASE, others: Sequenc
 
 for _scale in ("full", "small"):
     for _case in ("interleaved", "by_tor"):
-        BLOCKS[f"seed003_ci_2queue:detail_{_scale}_{_case}"] = _detail("seed003_ci_2queue", _scale, _case)
-    BLOCKS[f"seed000_ci_3queue:detail_{_scale}"] = _detail("seed000_ci_3queue", _scale, "interleaved")
-    BLOCKS[f"seed003_lossy:detail_{_scale}"] = _detail("seed003_lossy", _scale, "interleaved")
-
-
+        block(f"seed003_ci_2queue:detail_{_scale}_{_case}")(_detail("seed003_ci_2queue", _scale, _case))
+    block(f"seed000_ci_3queue:detail_{_scale}")(_detail("seed000_ci_3queue", _scale, "interleaved"))
+    block(f"seed003_lossy:detail_{_scale}")(_detail("seed003_lossy", _scale, "interleaved"))
 
 
 def _seeds_text(xs: Sequence[float], digits: int) -> str:
     return ", ".join(f"{x:,.{digits}f}" for x in xs)
 
 
-@block("seed000_ci_3queue:claims_full")
-def _three_queue_full(ctx: Context) -> str:
-    return _three_queue(ctx, "full")
-
-
-@block("seed000_ci_3queue:claims_small")
-def _three_queue_small(ctx: Context) -> str:
-    return _three_queue(ctx, "small")
-
-
+@scaled("seed000_ci_3queue:claims")
 def _three_queue(ctx: Context, scale: str) -> str:
     three = ctx.results("seed000_ci_3queue", scale)
     two = ctx.results("seed003_ci_2queue", scale)
@@ -276,16 +255,7 @@ LOSS = Row("data packet loss (%)", "loss_pct", 3, SEED000_LOSS, claim="data pack
 LOSS_FLOWS = Row("flows with loss", "s.flows_with_loss", 1, sign=-1, claim="flows with loss (003: lower)")
 
 
-@block("seed003_lossy:claims_full")
-def _lossy_full(ctx: Context) -> str:
-    return _lossy(ctx, "full")
-
-
-@block("seed003_lossy:claims_small")
-def _lossy_small(ctx: Context) -> str:
-    return _lossy(ctx, "small")
-
-
+@scaled("seed003_lossy:claims")
 def _lossy(ctx: Context, scale: str) -> str:
     res = ctx.results("seed003_lossy", scale)
     table = claims_table([("no PFC (lossy)", res, "interleaved")], BASE, CI, [LOSS, LOSS_FLOWS, MICE, ELEPHANTS, ALL])
@@ -326,21 +296,12 @@ def _queues_full(ctx: Context) -> str:
     ], rows)
 
 
-@block("seed003_latency:claims_full")
-def _latency_full(ctx: Context) -> str:
-    return _latency(ctx, "full")
-
-
-@block("seed003_latency:claims_small")
-def _latency_small(ctx: Context) -> str:
-    return _latency(ctx, "small")
-
-
 #: seed 003, "Including Static Switch Latency": 400 ns per switch; a mouse's data crosses 3
 #: switches (ToR, spine, ToR) and its acknowledgement 3 back: 6 x 400 ns
 LATENCY_EXPECTED_US = 6 * 0.4
 
 
+@scaled("seed003_latency:claims")
 def _latency(ctx: Context, scale: str) -> str:
     res = ctx.results("seed003_latency", scale)
     rows = []
@@ -376,16 +337,7 @@ MEMORY_ROWS = [
 ]
 
 
-@block("seed003_memory:claims_full")
-def _memory_full(ctx: Context) -> str:
-    return _memory(ctx, "full")
-
-
-@block("seed003_memory:claims_small")
-def _memory_small(ctx: Context) -> str:
-    return _memory(ctx, "small")
-
-
+@scaled("seed003_memory:claims")
 def _memory(ctx: Context, scale: str) -> str:
     res = ctx.results("seed003_memory", scale)
     pairs = [
@@ -409,16 +361,7 @@ SENS_ROWS = [
 ]
 
 
-@block("seed003_sensitivity:grid_full")
-def _sensitivity_full(ctx: Context) -> str:
-    return _sensitivity(ctx, "full")
-
-
-@block("seed003_sensitivity:grid_small")
-def _sensitivity_small(ctx: Context) -> str:
-    return _sensitivity(ctx, "small")
-
-
+@scaled("seed003_sensitivity:grid")
 def _sensitivity(ctx: Context, scale: str) -> str:
     res = ctx.results("seed003_sensitivity", scale)
     ref = "XOFF 750KB, High 300KB"
@@ -435,16 +378,7 @@ def _sensitivity(ctx: Context, scale: str) -> str:
 SCALE_ROWS = [MICE, PAUSE, ALL, ELEPHANTS]
 
 
-@block("seed003_scale:claims_full")
-def _scale_full(ctx: Context) -> str:
-    return _scale(ctx, "full")
-
-
-@block("seed003_scale:claims_small")
-def _scale_small(ctx: Context) -> str:
-    return _scale(ctx, "small")
-
-
+@scaled("seed003_scale:claims")
 def _scale(ctx: Context, scale: str) -> str:
     res = ctx.results("seed003_scale", scale)
     sizes = [v.split(" ")[0] for v in res.variants("shipped") if v.endswith(" CI") and not v.endswith("without CI")]
@@ -465,16 +399,7 @@ CC_ROWS = [
 ]
 
 
-@block("seed000_ci_with_cc:claims_full")
-def _cc_full(ctx: Context) -> str:
-    return _cc(ctx, "full")
-
-
-@block("seed000_ci_with_cc:claims_small")
-def _cc_small(ctx: Context) -> str:
-    return _cc(ctx, "small")
-
-
+@scaled("seed000_ci_with_cc:claims")
 def _cc(ctx: Context, scale: str) -> str:
     res = ctx.results("seed000_ci_with_cc", scale)
     ccs = [v[: -len(" without CI")] for v in res.variants("shipped") if v.endswith(" without CI")]
@@ -518,11 +443,7 @@ def _runtime(ctx: Context) -> str:
     return md_table(["study", "scale", "runs", "CPU time of the runs", "one run", "events per run", "machine"], rows)
 
 
-@block("seed003_ingress_pfc:compare_full")
-def _ingress_full(ctx: Context) -> str:
-    return _ingress(ctx, "full")
-
-
+@scaled("seed003_ingress_pfc:compare", ("full",))
 def _ingress(ctx: Context, scale: str) -> str:
     ing = ctx.results("seed003_ingress_pfc", scale)
     queue = ctx.results("seed003_ci_2queue", scale)

@@ -38,7 +38,7 @@ from __future__ import annotations
 import copy
 import math
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy as np
 
@@ -739,9 +739,9 @@ def _slopes_choice(ctx: Context) -> str:
     ]
     if by_s != by_r:
         lines.append(
-            f"- So the seed's two aims part: no slope gives both a Classic queue near 32 ms by sojourn and equal rates "
+            "- So the seed's two aims part: no slope gives both a Classic queue near 32 ms by sojourn and equal rates "
             f"(with Linux's sqrt(2) / p equal rates need the Classic queue near 47 ms at the seed's factor 8). "
             f"The shipped S_r = {shipped} is kept for rate equality, not for the queue."
             if by_r == shipped else
-            f"- So the seed's two aims part: no slope gives both a Classic queue near 32 ms by sojourn and equal rates.")
+            "- So the seed's two aims part: no slope gives both a Classic queue near 32 ms by sojourn and equal rates.")
     return "\n".join(lines)
