@@ -191,3 +191,21 @@ def test_every_block_in_the_docs_is_registered():
     assert used, "no results block in the docs"
     assert set(used) <= set(BLOCKS), sorted(set(used) - set(BLOCKS))
     assert len(used) == len(set(used)), "a block appears twice"
+
+
+def test_check_catches_a_change_of_the_metrics_code(study, checkout, monkeypatch):
+    """A study's metrics function changed (the engine's outputs did not): the results no
+    longer say what today's code computes, and the check says so."""
+    reproduce([NAME], "small", checkout, seeds=1, jobs=1, log=lambda _: None)
+    render(checkout, log=lambda _: None)
+    assert check(checkout) == []
+    assert set(load_results(results_path(checkout, NAME, "small"))["metrics_fingerprint"]) == {"short|without CI", "short|CI", "by_tor|CI"}
+
+    def other_metrics(r, sc):
+        out = ci_metrics(r, sc)
+        out["a_new_metric"] = 1.0
+        return out
+
+    monkeypatch.setitem(STUDIES, NAME, Study(**{**study.__dict__, "metrics": other_metrics}))
+    problems = check(checkout)
+    assert len(problems) == 1 and "the study's metrics now give other values" in problems[0], problems

@@ -157,8 +157,10 @@ def output_hash(r: Any) -> str:
     return h.hexdigest()[:16]
 
 
-def fingerprint_job(study_name: str, case_label: str, variant: str) -> str:
-    """The output hash of one case and variant of a study's fingerprint scenario, seed 1."""
+def fingerprint_job(study_name: str, case_label: str, variant: str) -> Tuple[str, str]:
+    """The fingerprints of one case and variant of a study's fingerprint scenario at seed 1:
+    the hash of the engine's outputs, and the hash of what the study's metrics make of them
+    (so that a change of the metrics code, which leaves the engine alone, is caught too)."""
     from .studies import STUDIES
 
     study = STUDIES[study_name]
@@ -166,7 +168,9 @@ def fingerprint_job(study_name: str, case_label: str, variant: str) -> str:
     sc = scenario_dict(study.fingerprint_scenario or f"{study.scenario}_small")
     if case.edit:
         sc = case.edit(sc)
-    return output_hash(_run(sc, variant, 1, 1))
+    r = _run(sc, variant, 1, 1)
+    values = json.dumps(clean(study.metrics(r, sc)), sort_keys=True, default=str)
+    return output_hash(r), hashlib.sha256(values.encode()).hexdigest()[:16]
 
 
 def fingerprint_jobs(study: Study) -> List[Tuple[str, str]]:

@@ -30,16 +30,16 @@ def _died(key: Any, e: BaseException) -> BaseException:
     return RuntimeError(f"a worker died during {key} ({e}): out of memory? try fewer jobs (-j)")
 
 
-def fingerprints(names: Sequence[str], jobs: int = 1, progress: bool = False) -> Dict[str, Dict[str, str]]:
-    """Today's engine fingerprint of each study: ``{study: {"case|variant": hash}}``."""
+def fingerprints(names: Sequence[str], jobs: int = 1, progress: bool = False) -> Dict[str, Dict[str, Tuple[str, str]]]:
+    """Today's fingerprints of each study: ``{study: {"case|variant": (engine, metrics)}}``."""
     todo: List[Tuple[Any, Tuple[Any, ...]]] = []
     for n in names:
         for case, variant in fingerprint_jobs(STUDIES[n]):
             todo.append(((n, case, variant), (n, case, variant)))
-    out: Dict[str, Dict[str, str]] = {n: {} for n in names}
+    out: Dict[str, Dict[str, Tuple[str, str]]] = {n: {} for n in names}
     with Bar(len(todo), "fingerprint runs", progress, False) as bar:
-        def done(key: Any, h: str) -> None:
-            out[key[0]][f"{key[1]}|{key[2]}"] = h
+        def done(key: Any, h: Tuple[str, str]) -> None:
+            out[key[0]][f"{key[1]}|{key[2]}"] = tuple(h)
             bar.advance()
 
         run_all(fingerprint_job, todo, jobs, done, _died)
@@ -72,7 +72,7 @@ def reproduce(
         for case_label, variant in fingerprint_jobs(st):
             todo.append((("#fp", st.name, case_label, variant), (st.name, case_label, variant)))
     runs: Dict[str, Dict[str, Dict[str, Dict[str, Any]]]] = {n: {} for n in names}
-    fps: Dict[str, Dict[str, str]] = {n: {} for n in names}
+    fps: Dict[str, Dict[str, Tuple[str, str]]] = {n: {} for n in names}
     left = {n: sum(1 for k, _ in todo if (k[1] if k[0] == "#fp" else k[0]) == n) for n in names}
     commit = git_commit(root)
     paths: List[Path] = []
@@ -91,7 +91,8 @@ def reproduce(
             "commit": commit,
             "date": today(),
             "command": command_line(st.name, scale, seeds or st.seeds),
-            "fingerprint": dict(sorted(fps[st.name].items())),
+            "fingerprint": {k: v[0] for k, v in sorted(fps[st.name].items())},
+            "metrics_fingerprint": {k: v[1] for k, v in sorted(fps[st.name].items())},
             "stale_since": None,
             "cpu_s": round(sum(r.get("_wall_s", 0.0) for c in runs[st.name].values() for v in c.values() for r in v.values()), 1),
             "runs": {c: {v: dict(sorted(seeds_.items(), key=lambda kv: int(kv[0]))) for v, seeds_ in vs.items()} for c, vs in runs[st.name].items()},
@@ -109,7 +110,7 @@ def reproduce(
         def done(key: Any, value: Any) -> None:
             if key[0] == "#fp":
                 n = key[1]
-                fps[n][f"{key[2]}|{key[3]}"] = value
+                fps[n][f"{key[2]}|{key[3]}"] = tuple(value)
             else:
                 n, case, v, s = key
                 runs[n].setdefault(case, {}).setdefault(v, {})[str(s)] = clean(value)
@@ -185,14 +186,20 @@ def check(root: Path, jobs: int = 1, progress: bool = False) -> List[str]:
         recorded.setdefault(data["study"], []).append((p, data))
     now = fingerprints(sorted(recorded), jobs, progress)
     for name, files in recorded.items():
+        engine = {k: v[0] for k, v in now[name].items()}
+        metrics = {k: v[1] for k, v in now[name].items()}
         for p, data in files:
-            was = data.get("fingerprint", {})
-            if was == now[name] or data.get("stale_since"):
+            if data.get("stale_since"):
                 continue
-            moved = sorted(k for k in set(was) | set(now[name]) if was.get(k) != now[name].get(k))
-            problems.append(
-                f"{p.relative_to(root)}: made by {data['commit']}, but today's engine gives other outputs for "
-                f"{', '.join(moved)}: rerun `{data['command']}` or mark it stale (`dcnsim reproduce {name} --mark-stale`)"
-            )
+            was = data.get("fingerprint", {})
+            rerun = f"rerun `{data['command']}` or mark it stale (`dcnsim reproduce {name} --mark-stale`)"
+            if was != engine:
+                moved = sorted(k for k in set(was) | set(engine) if was.get(k) != engine.get(k))
+                problems.append(f"{p.relative_to(root)}: made by {data['commit']}, but today's engine gives other outputs for {', '.join(moved)}: {rerun}")
+            # files made before the metrics were fingerprinted carry only the engine's
+            elif "metrics_fingerprint" in data and data["metrics_fingerprint"] != metrics:
+                was_m = data["metrics_fingerprint"]
+                moved = sorted(k for k in set(was_m) | set(metrics) if was_m.get(k) != metrics.get(k))
+                problems.append(f"{p.relative_to(root)}: made by {data['commit']}, but the study's metrics now give other values for {', '.join(moved)} (same engine outputs): {rerun}")
     problems += check_docs(root)
     return problems
