@@ -189,22 +189,25 @@ def fingerprint_jobs(study: Study) -> List[Tuple[str, str]]:
 
 
 def git_commit(root: Path) -> str:
-    """The commit the engine was built from: ``DCNSIM_COMMIT`` where set (a copy of the
-    tree without .git), else ``git describe --always --dirty`` at ``root``, else
-    "unknown"."""
+    """The commit the engine and the studies were built from: ``DCNSIM_COMMIT`` where set
+    (a copy of the tree without .git), else the checkout's HEAD, with "-dirty" where the
+    code (crates/, python/) has changes or new files git does not ignore that HEAD lacks;
+    "unknown" outside a checkout."""
     env = os.environ.get("DCNSIM_COMMIT")
     if env:
         return env
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(root), "describe", "--always", "--dirty", "--abbrev=7"],
-            capture_output=True, text=True, timeout=10,
-        )
-        if out.returncode == 0 and out.stdout.strip():
-            return out.stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        pass
-    return "unknown"
+
+    def git(*args: str) -> Optional[str]:
+        try:
+            out = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return out.stdout.strip() if out.returncode == 0 else None
+
+    head = git("rev-parse", "--short=7", "HEAD")
+    if not head:
+        return "unknown"
+    return head + ("-dirty" if git("status", "--porcelain", "--", "crates", "python") else "")
 
 
 def repo_root(start: Optional[Path] = None) -> Path:
