@@ -229,7 +229,7 @@ register(Study(
     scenario="seed002_dualq",
     metrics=dualq_metrics,
     cases=tuple(Case(mix_label(c, d), Mix(c, d)) for c, d in MIXES),
-    seeds=3,
+    seeds=5,
     cost_s={"small": 80, "full": 720},
 ))
 register(Study(
