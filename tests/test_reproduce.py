@@ -209,3 +209,13 @@ def test_check_catches_a_change_of_the_metrics_code(study, checkout, monkeypatch
     monkeypatch.setitem(STUDIES, NAME, Study(**{**study.__dict__, "metrics": other_metrics}))
     problems = check(checkout)
     assert len(problems) == 1 and "the study's metrics now give other values" in problems[0], problems
+
+
+def test_slowdown_bins_follow_the_scenario():
+    """The CC slowdown study's bins are the scenario's `metrics.fct_bins`, in its order,
+    the last one open."""
+    from dcnsim.reproduce.studies_cc import bins_of
+
+    bins = bins_of({"metrics": {"fct_bins": ["10KB", "100KB", "1MB"]}})
+    assert [b[0] for b in bins] == ["<10KB", "10KB-100KB", "100KB-1MB", ">1MB"]
+    assert bins[0][1:] == (0.0, 10_000.0) and math.isinf(bins[-1][2])

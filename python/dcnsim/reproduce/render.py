@@ -75,15 +75,17 @@ class Context:
 
     root: Path
     used: List[Results] = field(default_factory=list)
+    _read: Dict[Tuple[str, str], Results] = field(default_factory=dict)
 
     def results(self, study: str, scale: str) -> Results:
-        p = results_path(self.root, study, scale)
-        if not p.exists():
-            raise MissingResults(f"{p.relative_to(self.root)} (run `dcnsim reproduce {study} --scale {scale}`)")
-        r = Results(load_results(p))
-        if all(u.data is not r.data and (u.study, u.data["scale"]) != (study, scale) for u in self.used):
-            self.used.append(r)
-        return r
+        key = (study, scale)
+        if key not in self._read:
+            p = results_path(self.root, study, scale)
+            if not p.exists():
+                raise MissingResults(f"{p.relative_to(self.root)} (run `dcnsim reproduce {study} --scale {scale}`)")
+            self._read[key] = Results(load_results(p))
+            self.used.append(self._read[key])
+        return self._read[key]
 
 
 def provenance(used: Sequence[Results]) -> str:
