@@ -219,3 +219,23 @@ def test_slowdown_bins_follow_the_scenario():
     bins = bins_of({"metrics": {"fct_bins": ["10KB", "100KB", "1MB"]}})
     assert [b[0] for b in bins] == ["<10KB", "10KB-100KB", "100KB-1MB", ">1MB"]
     assert bins[0][1:] == (0.0, 10_000.0) and math.isinf(bins[-1][2])
+
+
+def test_a_figure_is_drawn_by_render_and_checked_by_its_data(tmp_path):
+    """`--render` draws a block's figure to docs/img; the block itself carries a hash of the
+    plotted data, so a check (which draws nothing) sees the data move."""
+    from matplotlib.figure import Figure
+
+    from dcnsim.reproduce.render import Context
+
+    def draw(data):
+        fig = Figure(figsize=(2, 2))
+        fig.add_subplot(1, 1, 1).plot(data["y"])
+        return fig
+
+    text = Context(tmp_path, write_figures=False).figure("f", {"y": [1, 2]}, draw, "alt")
+    assert not (tmp_path / "docs" / "img" / "f.png").exists()
+    assert text.startswith("![alt](img/f.png)")
+    assert Context(tmp_path, write_figures=True).figure("f", {"y": [1, 2]}, draw, "alt") == text
+    assert (tmp_path / "docs" / "img" / "f.png").read_bytes()[:4] == b"\x89PNG"
+    assert Context(tmp_path).figure("f", {"y": [1, 3]}, draw, "alt") != text

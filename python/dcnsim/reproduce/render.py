@@ -16,11 +16,14 @@ two variants is the relative change of their means, and it is significant (``*``
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..stats import ci95
 from .core import load_results, results_path
@@ -74,8 +77,24 @@ class Context:
     """What a renderer reads results through; it remembers which files a block used."""
 
     root: Path
+    #: draw the figures blocks name (``--render``); a check only compares their data
+    write_figures: bool = False
     used: List[Results] = field(default_factory=list)
     _read: Dict[Tuple[str, str], Results] = field(default_factory=dict)
+
+    def figure(self, name: str, data: Any, draw: Callable[[Any], Any], alt: str) -> str:
+        """A figure made from results: the block holds its Markdown and a hash of the data
+        it plots (so that a check sees when the data moved; PNG bytes differ between
+        matplotlib versions), and ``--render`` draws it to docs/img/NAME.png."""
+        digest = hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
+        if self.write_figures:
+            fig = draw(data)
+            path = self.root / "docs" / "img" / f"{name}.png"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{path.name}.tmp.png")
+            fig.savefig(tmp, dpi=100)
+            os.replace(tmp, path)
+        return f"![{alt}](img/{name}.png)\n\n<!-- figure data {digest} -->"
 
     def results(self, study: str, scale: str) -> Results:
         key = (study, scale)
@@ -104,13 +123,14 @@ def provenance(used: Sequence[Results]) -> str:
     return "\n\n".join(lines)
 
 
-def render_block(root: Path, name: str) -> str:
-    """The text of one block (its renderer's output and the provenance of what it read)."""
+def render_block(root: Path, name: str, write_figures: bool = False) -> str:
+    """The text of one block (its renderer's output and the provenance of what it read);
+    with ``write_figures`` the figures it names are drawn too."""
     from .studies import BLOCKS
 
     if name not in BLOCKS:
         raise KeyError(f"unknown results block {name!r} (known: {', '.join(sorted(BLOCKS))})")
-    ctx = Context(root)
+    ctx = Context(root, write_figures)
     body = BLOCKS[name](ctx).rstrip("\n")
     return f"{body}\n\n{provenance(ctx.used)}\n"
 
@@ -137,7 +157,7 @@ def render(root: Path, log: Any = print) -> List[str]:
 
         def sub(m: re.Match) -> str:
             try:
-                return m.group(1) + render_block(root, m.group(2)) + m.group(4)
+                return m.group(1) + render_block(root, m.group(2), write_figures=True) + m.group(4)
             except MissingResults as e:
                 problems.append(f"{path.relative_to(root)}: block {m.group(2)}: missing {e}")
                 return m.group(0)

@@ -138,3 +138,45 @@ def _websearch(ctx: Context, scale: str) -> str:
 @scaled("cc_k8_rpc:slowdown")
 def _rpc(ctx: Context, scale: str) -> str:
     return _slowdown(ctx, "cc_k8_rpc", scale)
+
+
+def _draw_slowdown(data: Dict[str, Any]) -> Any:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(11, 4))
+    FigureCanvasAgg(fig)
+    axes = [fig.add_subplot(1, 2, i + 1) for i in range(2)]
+    x = np.arange(len(data["bins"]))
+    for cc in CCS:
+        for ax, q in zip(axes, ("p50", "p99")):
+            ax.plot(x, data[cc][q], marker="o", label=cc)
+    for ax, q in zip(axes, ("median", "99th percentile")):
+        ax.set_xticks(x, data["bins"])
+        ax.set_yscale("log")
+        ax.set_xlabel("flow size")
+        ax.set_ylabel(f"{q} FCT slowdown (mean over seeds)")
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=8)
+    fig.suptitle(f"{data['name']}: FCT slowdown by flow size, seeds {data['seeds']}", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def _slowdown_figure(ctx: Context, name: str, scale: str) -> str:
+    res = ctx.results(name, scale)
+    bins = _bins(res)
+    data: Dict[str, Any] = {"name": name, "bins": bins, "seeds": f"{res.seeds[0]}-{res.seeds[-1]}"}
+    for cc in CCS:
+        data[cc] = {q: [round(_mean(res.values("shipped", cc, f"{b}.{q}")), 4) for b in bins] for q in ("p50", "p99")}
+    return ctx.figure(f"{name}_slowdown", data, _draw_slowdown, f"{name}: median and p99 FCT slowdown per flow size")
+
+
+@scaled("cc_k8_websearch:figure", ("full",))
+def _websearch_figure(ctx: Context, scale: str) -> str:
+    return _slowdown_figure(ctx, "cc_k8_websearch", scale)
+
+
+@scaled("cc_k8_rpc:figure", ("full",))
+def _rpc_figure(ctx: Context, scale: str) -> str:
+    return _slowdown_figure(ctx, "cc_k8_rpc", scale)

@@ -44,7 +44,7 @@ import numpy as np
 
 from .core import Case, Study
 from .render import SIZE_FACTOR, Context, Results, change, fmt_change, fmt_mean, fmt_num, judge_direction, md_table, mean_ci
-from .studies import BLOCKS, block, register
+from .studies import BLOCKS, block, register, scaled
 
 AQMS = ("RED", "DualPI2", "DualQ 2015", "Coupled")
 DUALQ = "DualQ 2015"
@@ -745,3 +745,66 @@ def _slopes_choice(ctx: Context) -> str:
             if by_r == shipped else
             "- So the seed's two aims part: no slope gives both a Classic queue near 32 ms by sojourn and equal rates.")
     return "\n".join(lines)
+
+
+def _draw_heatmap(data: Dict[str, Any]) -> Any:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.colors import LogNorm
+    from matplotlib.figure import Figure
+
+    n = data["n"]
+    fig = Figure(figsize=(5.0 * len(AQMS), 4.4))
+    FigureCanvasAgg(fig)
+    for i, v in enumerate(AQMS):
+        ax = fig.add_subplot(1, len(AQMS), i + 1)
+        m = np.array(data[v])  # rows: DCTCP flows, columns: Cubic flows
+        im = ax.imshow(np.clip(m, 1e-2, 1e2), origin="lower", norm=LogNorm(1e-2, 1e2), cmap="coolwarm",
+                       extent=(0.5, n + 0.5, 0.5, n + 0.5))
+        ax.set_xlabel("Cubic flows")
+        ax.set_ylabel("DCTCP flows")
+        ax.set_title(v)
+        fig.colorbar(im, ax=ax, fraction=0.046, label="Cubic / DCTCP per-flow rate")
+    fig.suptitle(f"Seed 002 flow mixes, 40 Mbit/s, 8 ms: Cubic / DCTCP throughput ratio, mean over seeds {data['seeds']}")
+    fig.tight_layout()
+    return fig
+
+
+def _draw_chart(data: Dict[str, Any]) -> Any:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    n = data["n"]
+    fig = Figure(figsize=(7.0, 4.2))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    for i, v in enumerate(AQMS):
+        xs = [(d - 1) * n + (c - 1) for d in range(1, n + 1) for c in range(1, n + 1)]
+        ys = [data[v][d - 1][c - 1] for d in range(1, n + 1) for c in range(1, n + 1)]
+        ax.plot(xs, ys, ".", color=f"C{i}", label=v)
+    ax.set_yscale("log")
+    ax.axhline(1.0, color="0.4", linewidth=0.8)
+    ax.set_xlabel("mix (DCTCP flows major, Cubic flows minor: 1..10 each)")
+    ax.set_ylabel("Cubic / DCTCP per-flow rate")
+    ax.legend()
+    ax.set_title(f"Seed 002 slide 28: throughput ratio per mix (mean over seeds {data['seeds']})")
+    fig.tight_layout()
+    return fig
+
+
+def _grid_figure_data(ctx: Context, scale: str) -> Dict[str, Any]:
+    grid = ctx.results("seed002_grid", scale)
+    data: Dict[str, Any] = {"n": N_MAX, "seeds": f"{grid.seeds[0]}-{grid.seeds[-1]}"}
+    for v in AQMS:
+        g = grid_means(grid, v, "ratio")
+        data[v] = [[round(g[(c, d)], 4) for c in range(1, N_MAX + 1)] for d in range(1, N_MAX + 1)]
+    return data
+
+
+@scaled("seed002_grid:heatmap", ("full",))
+def _heatmap(ctx: Context, scale: str) -> str:
+    return ctx.figure("seed002_ratio_heatmap", _grid_figure_data(ctx, scale), _draw_heatmap, "Cubic / DCTCP ratio per mix")
+
+
+@scaled("seed002_grid:chart", ("full",))
+def _chart(ctx: Context, scale: str) -> str:
+    return ctx.figure("seed002_ratio_chart", _grid_figure_data(ctx, scale), _draw_chart, "The seed's slide 28 chart")
