@@ -644,6 +644,8 @@ def pdf_metrics(r: Any, sc: Dict[str, Any]) -> Dict[str, Any]:
     out = {"mean_pkts": float((x * pdf).sum()), "p5_pkts": pct(0.05), "p50_pkts": pct(0.5), "p95_pkts": pct(0.95),
            "peak_pct": float(100 * pdf.max()), "peak_pkts": float(np.argmax(pdf) + 0.5)}
     out["band_pkts"] = out["p95_pkts"] - out["p5_pkts"]
+    # the pdf itself (% per 1500 B bin, the bins that hold samples), for the chart
+    out.update({f"pdf.{k}": float(100 * x) for k, x in enumerate(pdf) if x > 0})
     end_s = int(r.summary["sim_time_ps"]) / 1e12
     out["goodput_mbps"] = float(r.flows["delivered_bytes"].sum() * 8 / end_s / 1e6)
     out["sim_time_s"] = end_s
@@ -808,3 +810,32 @@ def _heatmap(ctx: Context, scale: str) -> str:
 @scaled("seed002_grid:chart", ("full",))
 def _chart(ctx: Context, scale: str) -> str:
     return ctx.figure("seed002_ratio_chart", _grid_figure_data(ctx, scale), _draw_chart, "The seed's slide 28 chart")
+
+
+def _draw_pdf(data: Dict[str, Any]) -> Any:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7, 4))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    for v, ys in data["pdf"].items():
+        ax.plot(np.arange(len(ys)), ys, label=v, drawstyle="steps-post")
+    ax.set_xlim(0, 250)
+    ax.set_xlabel("queue size [packets of 1500 B]")
+    ax.set_ylabel("pdf [%] (mean over seeds)")
+    ax.set_title(f"Seed 002 slides 8-10: one flow alone, 40 Mbit/s, 8 ms; seeds {data['seeds']}")
+    ax.legend()
+    fig.tight_layout()
+    return fig
+
+
+@scaled("seed002_queue_pdf:figure", ("full",))
+def _pdf_figure(ctx: Context, scale: str) -> str:
+    res = ctx.results("seed002_queue_pdf", scale)
+    data: Dict[str, Any] = {"seeds": f"{res.seeds[0]}-{res.seeds[-1]}", "pdf": {}}
+    for v in res.variants("one flow"):
+        runs = [res.run("one flow", v, s) for s in res.seeds]
+        n = 1 + max(int(k[4:]) for r in runs for k in r if k.startswith("pdf."))
+        data["pdf"][v] = [round(sum(r.get(f"pdf.{k}", 0.0) for r in runs) / len(runs), 4) for k in range(n)]
+    return ctx.figure("seed002_queue_pdf", data, _draw_pdf, "Queue-size pdfs")
