@@ -323,7 +323,73 @@ def fairness_metrics(r: Any, sc: Dict[str, Any]) -> Dict[str, Any]:
     out["end_ms"] = float(r.summary["sim_time_ps"]) / 1e9
     out.update(_sfc_counters(r.summary))
     out.update(summary_metrics(r.summary))
+    out.update(goodput_series(r))
     return out
+
+
+#: the bins of the per-flow goodput series the fairness figures plot
+SERIES_BIN_PS = 100_000_000
+#: runs with more flows keep no series (the 12:1 and 120:1 cases: their figure would be
+#: unreadable, and the results file would grow by thousands of values per run)
+SERIES_MAX_FLOWS = 8
+
+
+def goodput_series(r: Any) -> Dict[str, Any]:
+    """Each flow's goodput (Gbit/s) in 100 us bins, as ``ts.FLOW.BIN``, for runs of at most
+    :data:`SERIES_MAX_FLOWS` flows (bins where a flow delivered nothing are left out)."""
+    fl, ts = r.flows, r.timeseries
+    if len(fl) > SERIES_MAX_FLOWS or ts is None or not len(ts):
+        return {}
+    b = (ts["bin_start_ps"].to_numpy(dtype=np.int64) // SERIES_BIN_PS)
+    got: Dict[Tuple[int, int], float] = {}
+    for f, k, by in zip(ts["flow"].to_numpy(), b, ts["bytes"].to_numpy(dtype=float)):
+        got[(int(f), int(k))] = got.get((int(f), int(k)), 0.0) + by
+    return {f"ts.{f}.{k}": v * 8 / (SERIES_BIN_PS / 1e12) / 1e9 for (f, k), v in got.items() if v > 0}
+
+
+def _draw_goodput(data: Dict[str, Any]) -> Any:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    variants = list(data["series"])
+    fig = Figure(figsize=(8, 3 * len(variants)))
+    FigureCanvasAgg(fig)
+    for i, v in enumerate(variants):
+        ax = fig.add_subplot(len(variants), 1, i + 1)
+        for f, ys in sorted(data["series"][v].items(), key=lambda kv: int(kv[0])):
+            ax.plot([k * data["bin_us"] for k in range(len(ys))], ys, label=f"flow {f}", drawstyle="steps-post")
+        ax.set_title(v, fontsize=10)
+        ax.set_ylabel("goodput (Gbit/s)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="upper right")
+    ax.set_xlabel(f"time (us), {data['bin_us']:g} us bins")
+    fig.suptitle(f"{data['study']}: per-flow goodput, shipped flows, seed {data['seed']}", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def _goodput_figure(ctx: Context, study: str, name: str, alt: str) -> str:
+    res = ctx.results(study, "full")
+    seed = res.seeds[0]
+    series: Dict[str, Dict[str, List[float]]] = {}
+    for v in res.variants("shipped"):
+        run = res.run("shipped", v, seed)
+        keys = [k.split(".") for k in run if k.startswith("ts.")]
+        n = 1 + max(int(k[2]) for k in keys)
+        flows = sorted({k[1] for k in keys}, key=int)
+        series[v] = {f: [round(run.get(f"ts.{f}.{k}", 0.0), 3) for k in range(n)] for f in flows}
+    data = {"study": study, "seed": seed, "bin_us": SERIES_BIN_PS / 1e6, "series": series}
+    return ctx.figure(name, data, _draw_goodput, alt)
+
+
+@block("seed004_sfc_fairness:figure_intra")
+def _figure_intra(ctx: Context) -> str:
+    return _goodput_figure(ctx, "seed004_sfc_fairness_intra", "seed004_fairness_intra", "Fairness, intra-switch")
+
+
+@block("seed004_sfc_fairness:figure_inter")
+def _figure_inter(ctx: Context) -> str:
+    return _goodput_figure(ctx, "seed004_sfc_fairness_inter", "seed004_fairness_inter", "Fairness, inter-switch")
 
 
 # --------------------------------------------------------------------------- studies
