@@ -371,9 +371,10 @@ def _draw_goodput(data: Dict[str, Any]) -> Any:
 def _goodput_figure(ctx: Context, study: str, name: str, alt: str) -> str:
     res = ctx.results(study, "full")
     seed = res.seeds[0]
+    case = next(c for c in res.cases() if c.startswith("shipped ("))
     series: Dict[str, Dict[str, List[float]]] = {}
-    for v in res.variants("shipped"):
-        run = res.run("shipped", v, seed)
+    for v in res.variants(case):
+        run = res.run(case, v, seed)
         keys = [k.split(".") for k in run if k.startswith("ts.")]
         n = 1 + max(int(k[2]) for k in keys)
         flows = sorted({k[1] for k in keys}, key=int)
