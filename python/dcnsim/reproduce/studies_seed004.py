@@ -801,7 +801,7 @@ def _runtime(ctx: Context) -> str:
 OLD_NUMBERS = [
     ("full size, PFC + DCQCN, background < 10 KB mean FCT (us)", "dbf2d0a, mean of seeds 1-5", 683.3,
      ("seed004_sfc_benefits", "full", "shipped", PFC, "bg.<10KB.mean_us"), 1,
-     "one seed now against five then, and issue 38's model changes (6d29583, 5e573d6) since"),
+     "five seeds in both; issue 38's model changes (6d29583, 5e573d6) since"),
     ("full size, SFC proxy, background < 10 KB mean FCT (us)", "dbf2d0a, mean of seeds 1-5", 71.4,
      ("seed004_sfc_benefits", "full", "shipped", PROXY, "bg.<10KB.mean_us"), 1, "as above"),
     ("full size, SFC native, background < 10 KB mean FCT (us)", "dbf2d0a, mean of seeds 1-5", 75.6,
