@@ -752,6 +752,7 @@ def _with_cc(ctx: Context, scale: str) -> str:
 
 
 block("seed004_sfc_with_cc:small")(lambda ctx: _with_cc(ctx, "small"))
+block("seed004_sfc_with_cc:full")(lambda ctx: _with_cc(ctx, "full"))
 
 
 @block("seed004_sfc_fairness_with_cc:jain")
