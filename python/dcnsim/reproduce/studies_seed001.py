@@ -17,7 +17,7 @@ Studies (one case each, the shipped scenario; every variant):
 
 The response time is the seed's "TCP Delay = DB Entry request to completion": the flows
 table's FCT of each entry (each entry is its own connection). Throughput is the bytes of
-the entries that finished within the run over the run's length, as bench/seed001.py has
+the entries that finished within the run over the run's length, as the former bench/seed001.py
 measured it (the docs' earlier tables).
 
 The verdicts: the seed states directions ("L2-CI with ECN improves TCP performance") and
@@ -179,7 +179,7 @@ QCN_WARMUP_PS = 10e9
 
 
 def qcn_metrics(r: Any, sc: Dict[str, Any]) -> Dict[str, Any]:
-    """QCN (bench/seed001_qcn.py): the bottleneck queue's time mean, p5 and p95 (KB, bin
+    """QCN (as the former bench/seed001_qcn.py): the bottleneck queue's time mean, p5 and p95 (KB, bin
     centres of the sampled depth histogram), goodput after the warm-up (Gbit/s), Jain's
     index of the per-flow rates, CNMs, drops."""
     q = r.queues

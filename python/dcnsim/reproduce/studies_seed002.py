@@ -73,7 +73,7 @@ def mix_label(n_cubic: int, n_dctcp: int) -> str:
 class Mix:
     """A case edit: the scenario with its flows replaced by ``n_cubic`` Cubic flows (hosts
     0..n_cubic-1) and ``n_dctcp`` DCTCP flows (the next hosts), all to one receiver, as
-    bench/seed002_grid.py builds them; 1 + 1 is the shipped scenario's own mix. On a
+    the former bench/seed002_grid.py built them; 1 + 1 is the shipped scenario's own mix. On a
     ``*_small`` base (small scale, fingerprints) the run is cut to ``small_s`` seconds."""
 
     n_cubic: int
@@ -128,7 +128,7 @@ def _quantity_s(text: Any) -> float:
 
 
 def warmup_s(run_s: float) -> float:
-    """The warm-up left out of the rates: 10 s (bench/seed002_grid.py's) for runs of 40 s
+    """The warm-up left out of the rates: 10 s (the former bench/seed002_grid.py's) for runs of 40 s
     and more, a quarter of a shorter run."""
     return min(10.0, run_s / 4)
 
@@ -626,7 +626,7 @@ def _mech_coupled(ctx: Context) -> str:
 
 def pdf_metrics(r: Any, sc: Dict[str, Any]) -> Dict[str, Any]:
     """Seed 002 slides 8-10: the bottleneck queue's sampled pdf (after
-    ``metrics.queue_sample_from``) in packets of 1500 B, as bench/seed002_queue_pdf.py reads
+    ``metrics.queue_sample_from``) in packets of 1500 B, as the former bench/seed002_queue_pdf.py read
     it: mean, p5, median, p95 (bin centres), the p5-p95 band, and the largest bin's share
     (%); and the flow's goodput."""
     q = r.queues

@@ -179,7 +179,7 @@ def benefits_metrics(r: Any, sc: Dict[str, Any]) -> Dict[str, Any]:
     """Seed 004 "SFC Benefits" (and with HPCC / Swift): background FCT per seed bin (mean,
     p99, us), the 256 KB incast's FCT, the switch queues (largest depth of any egress queue,
     time-averaged depth over them, share of 10 us samples at or above the 100 KB trigger,
-    p99.9 of the samples), PAUSE frames, SFC messages, drops (what bench/seed004_sfc.py
+    p99.9 of the samples), PAUSE frames, SFC messages, drops (what the former bench/seed004_sfc.py
     reported)."""
     fl = r.flows
     tag = fl["tag"].astype(str)
