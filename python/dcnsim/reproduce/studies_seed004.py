@@ -48,6 +48,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ..comparison import sampled_depth_histogram
 from ..stats import ci95
 from .core import Case, Study
 from .metrics import summary_metrics
@@ -198,6 +199,29 @@ def benefits_metrics(r: Any, sc: Dict[str, Any]) -> Dict[str, Any]:
         out["p999_depth_kb"] = float(depth[order][np.searchsorted(cum, 0.999)]) / 1e3
     out.update(_sfc_counters(r.summary))
     out.update(summary_metrics(r.summary))
+    return out
+
+
+#: the depth grid (KB) of the queue-depth CCDF the benefits study records for its figure
+CCDF_STEP_KB = 50
+
+
+def benefits_ccdf_metrics(r: Any, sc: Dict[str, Any]) -> Dict[str, Any]:
+    """``benefits_metrics`` and, for the figure, the CCDF of the sampled depth of the
+    switch egress queues of class 0 (``ccdf.KB``: the share of samples at or above KB, on
+    a 50 KB grid, the points above 0) and the depth thresholds the run's mechanisms
+    declare for that class (``thr.LABEL``: KB)."""
+    out = benefits_metrics(r, sc)
+    depth, count = sampled_depth_histogram(r.queues, 0)
+    if count.sum() > 0:
+        at_or_above = count[::-1].cumsum()[::-1] / count.sum()
+        for kb in range(0, int(depth.max() / 1e3) + CCDF_STEP_KB, CCDF_STEP_KB):
+            k = int(np.searchsorted(depth, kb * 1e3, side="left"))
+            if k < len(depth):
+                out[f"ccdf.{kb}"] = float(at_or_above[k])
+    for note in r.summary.get("queue_notes") or []:
+        if "threshold" in note and int(note.get("queue", 0) or 0) == 0:
+            out[f"thr.{note['threshold']}"] = float(note["bytes"]) / 1e3
     return out
 
 
@@ -393,13 +417,55 @@ def _figure_inter(ctx: Context) -> str:
     return _goodput_figure(ctx, "seed004_sfc_fairness_inter", "seed004_fairness_inter", "Fairness, inter-switch")
 
 
+def _draw_ccdf(data: Dict[str, Any]) -> Any:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(8, 4.4))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    for i, (v, ys) in enumerate(data["ccdf"].items()):
+        ax.step([k * data["step_kb"] for k in range(len(ys))], ys, where="post", color=f"C{i}", label=v)
+    for label, (kb, who) in sorted(data["thresholds"].items(), key=lambda kv: kv[1][0]):
+        ax.axvline(kb, color="0.35", linestyle="--", linewidth=1.0)
+        ax.annotate(f"{label} {kb:,.0f} KB ({', '.join(who)})", (kb, 0.98), xycoords=("data", "axes fraction"),
+                    rotation=90, va="top", ha="right", fontsize="x-small", color="0.25")
+    ax.set_yscale("log")
+    ax.set_xlabel(f"queue depth (KB), {data['step_kb']} KB grid")
+    ax.set_ylabel("P(depth >= x), samples\n(mean over seeds)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+    fig.suptitle(f"{data['study']} (full size): sampled depth of the switch egress queues of class 0, "
+                 f"seeds {data['seeds'][0]}-{data['seeds'][-1]}", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+@block("seed004_sfc_benefits:queue_ccdf_full")
+def _benefits_ccdf(ctx: Context) -> str:
+    res = ctx.results("seed004_sfc_benefits", "full")
+    case = res.cases()[0]
+    ccdf: Dict[str, List[float]] = {}
+    thresholds: Dict[str, Tuple[float, List[str]]] = {}
+    for v in res.variants(case):
+        runs = [res.run(case, v, s) for s in res.seeds]
+        n = 1 + max(int(k.split(".")[1]) // CCDF_STEP_KB for run in runs for k in run if k.startswith("ccdf."))
+        # a seed whose queues never reached a grid point holds no sample at or above it: 0
+        ccdf[v] = [float(f"{np.mean([run.get(f'ccdf.{k * CCDF_STEP_KB}', 0.0) for run in runs]):.4g}") for k in range(n)]
+        for k in runs[0]:
+            if k.startswith("thr."):
+                thresholds.setdefault(k[4:], (runs[0][k], []))[1].append(v)
+    data = {"study": "seed004_sfc_benefits", "seeds": res.seeds, "step_kb": CCDF_STEP_KB, "ccdf": ccdf, "thresholds": thresholds}
+    return ctx.figure("seed004_benefits_queue_ccdf", data, _draw_ccdf, "Sampled switch queue depth (CCDF), seeds pooled")
+
+
 # --------------------------------------------------------------------------- studies
 
 register(Study(
     name="seed004_sfc_benefits",
     title="Seed 004 SFC benefits: background and incast FCT, switch queues, PAUSE frames, SFC messages; PFC vs SFC proxy / native, DCQCN",
     scenario="seed004_sfc_benefits",
-    metrics=benefits_metrics,
+    metrics=benefits_ccdf_metrics,
     cost_s={"small": 30, "full": 3 * 5 * 260},
 ))
 register(Study(
