@@ -34,8 +34,9 @@ import numpy as np
 
 #: Where results files live, relative to the repository root.
 RESULTS_DIR = Path("docs") / "results"
-#: Results file format; bump on an incompatible change of the layout below.
-FORMAT = 1
+#: Results file format; bump on an incompatible change of the layout below or of the
+#: fingerprints' hash (2: the output hash leaves out :data:`DESCRIPTIVE_KEYS`).
+FORMAT = 2
 SCALES = ("small", "full")
 
 Metrics = Callable[[Any, Dict[str, Any]], Dict[str, Any]]
@@ -140,9 +141,18 @@ def run_job(study_name: str, case_label: str, scale: str, variant: str, seed: in
     return values
 
 
+#: summary keys that describe a run rather than measure it (the wall clock, the engine's
+#: version, the comparison rows and plot notes the mechanisms declare, how often they acted,
+#: which is in their counters already, and warnings made from the scenario): an output hash
+#: leaves them out, so that a change of what the outputs say about themselves does not read
+#: as a model change
+DESCRIPTIVE_KEYS = frozenset({"wall_time_s", "events_per_s", "version", "metrics", "queue_notes", "activity", "warnings"})
+
+
 def output_hash(r: Any) -> str:
     """A machine-independent hash of what a run produced: the flows and ports tables
-    column by column (values, not file bytes) and the summary without its wall-clock keys."""
+    column by column (values, not file bytes) and the summary without its
+    :data:`DESCRIPTIVE_KEYS`."""
     h = hashlib.sha256()
     for table in (r.flows, r.ports):
         for col in table.columns:
@@ -152,7 +162,7 @@ def output_hash(r: Any) -> str:
                 h.update(np.ascontiguousarray(s.to_numpy()).tobytes())
             else:  # strings, categories, nullable integers: their text, missing values empty
                 h.update("\x1f".join("" if v is None or v != v or str(v) == "<NA>" else str(v) for v in s.tolist()).encode())
-    summ = {k: v for k, v in r.summary.items() if k not in ("wall_time_s", "events_per_s")}
+    summ = {k: v for k, v in r.summary.items() if k not in DESCRIPTIVE_KEYS}
     h.update(json.dumps(summ, sort_keys=True, default=str).encode())
     return h.hexdigest()[:16]
 

@@ -158,7 +158,7 @@ def render(root: Path, log: Any = print) -> List[str]:
         def sub(m: re.Match) -> str:
             try:
                 return m.group(1) + render_block(root, m.group(2), write_figures=True) + m.group(4)
-            except MissingResults as e:
+            except (MissingResults, KeyError) as e:
                 problems.append(f"{path.relative_to(root)}: block {m.group(2)}: missing {e}")
                 return m.group(0)
 

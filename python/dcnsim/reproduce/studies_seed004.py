@@ -52,7 +52,7 @@ from ..comparison import sampled_depth_histogram
 from ..stats import ci95
 from .core import Case, Study
 from .metrics import summary_metrics
-from .render import Change, Context, Results, change, fmt_change, fmt_mean, fmt_num, md_table
+from .render import Change, Context, MissingResults, Results, change, fmt_change, fmt_mean, fmt_num, md_table
 from .studies import block, register
 
 PFC, PROXY, NATIVE = "PFC+DCQCN", "SFC proxy+DCQCN", "SFC native+DCQCN"
@@ -449,7 +449,10 @@ def _benefits_ccdf(ctx: Context) -> str:
     thresholds: Dict[str, Tuple[float, List[str]]] = {}
     for v in res.variants(case):
         runs = [res.run(case, v, s) for s in res.seeds]
-        n = 1 + max(int(k.split(".")[1]) // CCDF_STEP_KB for run in runs for k in run if k.startswith("ccdf."))
+        points = [int(k.split(".")[1]) for run in runs for k in run if k.startswith("ccdf.")]
+        if not points:
+            raise MissingResults(f"the queue-depth CCDF of {v} in docs/results/seed004_sfc_benefits.full.json (rerun `dcnsim reproduce seed004_sfc_benefits --scale full`)")
+        n = 1 + max(points) // CCDF_STEP_KB
         # a seed whose queues never reached a grid point holds no sample at or above it: 0
         ccdf[v] = [float(f"{np.mean([run.get(f'ccdf.{k * CCDF_STEP_KB}', 0.0) for run in runs]):.4g}") for k in range(n)]
         for k in runs[0]:
