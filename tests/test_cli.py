@@ -207,7 +207,7 @@ BAD_SCENARIOS = {
         '[[workload]]\nkind = "flows"\nflows = [ { src = 0, dst = 1, size = "100KB" } ]\n',
         ["topology.links[0]", 'host "h0" to host "h1"', "expected a host to connect to a switch"],
     ),
-    "zero_min_rto": (tiny().replace('kind = "dctcp"', 'kind = "dctcp"\nmin_rto = "0s"'), ["transport.min_rto", "invalid value 0", "> 0"]),
+    "zero_min_rto": (tiny().replace('kind = "reno"', 'kind = "reno"\nmin_rto = "0s"'), ["transport.min_rto", "invalid value 0", "> 0"]),
 }
 
 
@@ -561,7 +561,10 @@ def test_absurd_sizes_are_refused_at_once_by_validate_and_run(dcnsim_cli, tmp_pa
 def test_typos_get_a_suggestion(dcnsim_cli, tmp_path):
     """A scenario name, a variant name, a key or a value one slip away from a real one is
     named with its fix; run and compare word an unknown variant alike."""
-    assert_user_error(dcnsim_cli("run", "seed001_simpel_small"), "(did you mean 'seed001_simple_small'")
+    line = assert_user_error(dcnsim_cli("run", "seed001_simpel_small"), "did you mean 'seed001_simple_small'")
+    assert "dumbbell_dctcp" not in line, "the nearest names, not the whole list"
+    line = assert_user_error(dcnsim_cli("run", "nothing_like_any_name"), "neither a file nor a shipped scenario", "`dcnsim scenarios` lists them")
+    assert len(line) < 200, line
     for cmd in ("run", "compare"):
         assert_user_error(dcnsim_cli(cmd, "seed001_simple_small", "--variant", "802.3"), 'variant: no variant named "802.3" (did you mean "802.3x"?), expected one of "NoFC_RED"')
     p = tmp_path / "typo.toml"
@@ -607,7 +610,7 @@ BAD_CORPUS = {
     "src_out_of_range": ("src = 0, dst = 2", "src = 99, dst = 2"),
     "self_flow": ("src = 0, dst = 2", "src = 2, dst = 2"),
     "unknown_key": ("[transport]", "[transport]\nbogus = 1"),
-    "unknown_transport": ('kind = "dctcp"', 'kind = "quic"'),
+    "unknown_transport": ('kind = "reno"', 'kind = "quic"'),
     "zero_senders": ("senders = 2", "senders = 0"),
     "absurd_senders": ("senders = 2", "senders = 4000000000"),
     "nan_load": ("[transport]", "[switch]\naqm = { kind = \"ramp\", kmin = \"10KB\", kmax = \"20KB\", pmax = nan }\n[transport]"),
@@ -687,3 +690,27 @@ def test_help_is_whole_and_agrees_with_the_readme():
             assert words & set(p.opts + p.secondary_opts), (name, p.opts, lines[name])
         known = {o for p in options for o in p.opts + p.secondary_opts}
         assert words <= known, (name, sorted(words - known))
+
+
+def test_narrow_terminals_never_cut_a_bin_name_or_a_number(tmp_path, tiny_file):
+    """On 80 and 60 columns the tables drop their rules rather than end a bin name or a
+    number with "…", and compare's metric names wrap at words."""
+    import subprocess
+
+    code = "import sys; from dcnsim.cli import main; sys.exit(main())"
+    for cols in ("80", "60"):
+        env = dict(os.environ, COLUMNS=cols, PYTHONIOENCODING="utf-8")
+        run = subprocess.run([sys.executable, "-c", code, "run", str(tiny_file), "--no-progress"], env=env, capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0, run.stderr
+        assert "…" not in run.stdout, run.stdout
+        for label in ("<100KB", "100KB-1MB", "1MB-10MB", ">10MB"):
+            assert label in run.stdout, (cols, run.stdout)
+        res = dcnsim.run(tiny_file).fct_table().set_index("bin")
+        assert f"{res.loc['all', 'mean_fct_us']:,.1f}" in run.stdout
+    p = tmp_path / "v.toml"
+    p.write_text(tiny_file.read_text() + '\n[[variant]]\nname = "first variant"\n\n[[variant]]\nname = "second variant"\ntopology.bottleneck = { rate = "1Gbps", delay = "1us" }\n')
+    env = dict(os.environ, COLUMNS="80", PYTHONIOENCODING="utf-8")
+    cmp = subprocess.run([sys.executable, "-c", code, "compare", str(p), "--no-progress", "-j", "1"], env=env, capture_output=True, text=True, timeout=120)
+    assert cmp.returncode == 0, cmp.stderr
+    assert "…" not in cmp.stdout, cmp.stdout
+    assert "100KB-1MB" in cmp.stdout and "slowdown" in cmp.stdout

@@ -85,10 +85,11 @@ NETWORK_METRICS = [
     "loss rate (%)",
     "flows with loss",
     "ECN marks",
-    "mean queue depth, queue 0 (KB)",
-    "max queue depth, queue 0 (KB)",
-    "queue 0 busy (% of samples)",
-    "p99 queue depth when busy, queue 0 (KB)",
+    "mean queue depth, queue 0: busiest port (KB)",
+    "mean queue depth, queue 0: average over the 16 switch ports (KB)",
+    "max queue depth, queue 0: any port (KB)",
+    "queue 0 busy, busiest port (% of its samples)",
+    "p99 queue depth when busy, queue 0: busy samples of all ports (KB)",
     "unfinished flows",
     "end reason",
 ]
@@ -178,8 +179,9 @@ def test_values_and_relative_change_by_hand(cmp2):
     assert np.isnan(_cell(t, "network", "end reason", "DCTCP vs Reno"))
     assert _cell(ft, "network", "end reason", "DCTCP vs Reno") == ""
     sw = reno.ports[~reno.ports["node_name"].str.match(r"h\d+$")]  # clos2 hosts are h0..h7
-    assert _cell(t, "network", "max queue depth, queue 0 (KB)", "Reno") == pytest.approx(sw["max_depth_bytes"].max() / 1e3)
-    assert _cell(t, "network", "mean queue depth, queue 0 (KB)", "Reno") == pytest.approx(sw["mean_depth_bytes"].mean() / 1e3)
+    assert _cell(t, "network", "max queue depth, queue 0: any port (KB)", "Reno") == pytest.approx(sw["max_depth_bytes"].max() / 1e3)
+    assert _cell(t, "network", "mean queue depth, queue 0: busiest port (KB)", "Reno") == pytest.approx(sw["mean_depth_bytes"].max() / 1e3)
+    assert _cell(t, "network", f"mean queue depth, queue 0: average over the {len(sw)} switch ports (KB)", "Reno") == pytest.approx(sw["mean_depth_bytes"].mean() / 1e3)
     # drops: the change is computed from the raw counts
     d_b, d_v = reno.summary["data_packets_dropped"], dctcp.summary["data_packets_dropped"]
     assert _cell(t, "network", "data packets dropped", "DCTCP vs Reno") == pytest.approx((d_v - d_b) / d_b)
@@ -280,7 +282,7 @@ def test_without_queue_sampling(tmp_path):
     c = dcnsim.compare(text, variants=["Reno", "DCTCP"], jobs=1)
     assert all(len(r.queues) == 0 for r in c.results.values())
     metrics = list(c.table()["metric"])
-    assert "mean queue depth, queue 0 (KB)" in metrics
+    assert "mean queue depth, queue 0: busiest port (KB)" in metrics
     assert not any("busy" in m for m in metrics)
     c.save(tmp_path)
     assert "queues.parquet" not in os.listdir(tmp_path / "reno")
@@ -364,7 +366,9 @@ def test_cli_compare(dcnsim_cli, scenario_file, tmp_path):
         assert text in proc.stdout, text
     for name in VARIANTS:
         assert f"{name}: " in proc.stdout and "flows finished" in proc.stdout
-    assert "warning" not in proc.stderr and "Traceback" not in proc.stderr
+    # Reno sends no ECN-capable packet, so the step marker never marks it: said, and nothing else
+    assert proc.stderr.splitlines() == ["warning: Reno: switch.aqm is configured but never acted: 0 packets marked CE"], proc.stderr
+    assert "Reno: switch.aqm is configured but never acted" in (out / "comparison.md").read_text()
     # The CSV written by the CLI is the API's table.
     csv = pd.read_csv(out / "comparison.csv", keep_default_na=False)
     api = dcnsim.compare(scenario_file, jobs=1).table()
@@ -430,10 +434,15 @@ def test_busy_queue_depth_and_changes_of_invisible_values(cmp2):
         q = cmp2.results[name].queues
         q0 = q[q["queue"] == 0].groupby("depth_bytes")["samples"].sum()
         busy = q0[q0.index > 0]
-        assert _cell(t, "network", "queue 0 busy (% of samples)", name) == pytest.approx(busy.sum() / q0.sum() * 100)
+        # the busiest port's share, by hand: per port, busy samples over all its samples
+        qq = q[q["queue"] == 0]
+        per_port = qq.assign(b=qq["samples"].where(qq["depth_bytes"] > 0, 0)).groupby(["node", "port"])[["b", "samples"]].sum()
+        top = float((per_port["b"] / per_port["samples"]).max() * 100)
+        assert _cell(t, "network", "queue 0 busy, busiest port (% of its samples)", name) == pytest.approx(top)
+        assert top >= busy.sum() / q0.sum() * 100  # at least the pooled share idle ports dilute
         cum = busy.cumsum() / busy.sum()
         p99 = float(cum.index[np.searchsorted(cum.to_numpy(), 0.99)]) / 1e3
-        assert _cell(t, "network", "p99 queue depth when busy, queue 0 (KB)", name) == pytest.approx(p99)
+        assert _cell(t, "network", "p99 queue depth when busy, queue 0: busy samples of all ports (KB)", name) == pytest.approx(p99)
         assert p99 > 0
     row = Row("network", "x", {"a": 0.004, "b": 0.003}, "f1")
     assert row.change("a", "b") == 0.0 and row.change_text("a", "b") == "+0.0%"
@@ -462,7 +471,27 @@ def test_several_seeds_give_means_intervals_and_paired_verdicts(scenario_file, t
     assert "±" in c.formatted_table().loc[0, "Reno"] or c.formatted_table().loc[0, "Reno"] in ("", "-")
     c.save(tmp_path / "out")
     assert (tmp_path / "out" / "reno" / "seed-3" / "flows.parquet").is_file()
-    assert "95% confidence interval" in (tmp_path / "out" / "comparison.md").read_text()
+    md = (tmp_path / "out" / "comparison.md").read_text()
+    assert "95% confidence interval" in md
+    # the header counts every seed's runs, and says so
+    flows = sum(r.summary["flows_finished"] for r in c.replicas["Reno"])
+    assert f"**Reno** (`reno/`): 3 seeds: {flows:,}/" in md and "in all" in md, md
+    # fct_by_bin.png's counts are the mean per seed, as the table's flows row, and each
+    # label sits above its error bar
+    from dcnsim.comparison import plot_fct_by_bin
+
+    fig = plot_fct_by_bin(c)
+    labels = [t for ax in fig.axes for t in ax.texts if "n=" in t.get_text()]
+    assert labels and all(t.get_text().endswith("/seed") for t in labels)
+    flows_row = next(r for r in c.rows() if r.group == "background: all" and r.metric == "flows finished")
+    texts = " ".join(t.get_text() for t in labels)
+    assert f"n={flows_row.values['Reno']:,.1f}/seed" in texts, (texts, flows_row.values)
+    for ax in fig.axes:
+        caps = [ln for ln in ax.lines]  # error bar segments: their tops
+        for t in ax.texts:
+            x, y = t.xy
+            tops = [max(ln.get_ydata()) for ln in caps if len(ln.get_xdata()) and abs(float(np.mean(ln.get_xdata())) - x) < 0.01]
+            assert all(y >= top - 1e-9 for top in tops), (t.get_text(), y, tops)
     with pytest.raises(dcnsim.ScenarioError, match="seed or seeds"):
         dcnsim.compare(scenario_file, seed=1, seeds=2)
 
@@ -495,3 +524,47 @@ topology.host_link = { rate = "1Gbps", delay = "1us" }
     assert t.loc[("1MB-10MB", "flows unfinished"), "fast"] == 0
     assert t.loc[("1MB-10MB", "flows unfinished"), "slow"] == 1
     assert ("<100KB", "flows unfinished") not in t.index, "no row where every flow finished"
+
+
+def test_throughput_plot_cannot_be_read_as_a_rate_above_the_link():
+    """Goodput is in-order delivery: a retransmission that fills a hole releases the bytes
+    held behind it in one bin, far above the link rate. The plot's axis stops at 1.25 x the
+    host link rate, marks the bins beyond it, draws the link rate and says what it shows."""
+    from dcnsim.comparison import plot_throughput
+
+    text = """
+[scenario]
+name = "tp"
+max_time = "50ms"
+[topology]
+kind = "dumbbell"
+senders = 4
+host_link = { rate = "10Gbps", delay = "1us" }
+bottleneck = { rate = "10Gbps", delay = "1us" }
+[switch]
+buffer = { queue = "30KB" }
+[transport]
+kind = "reno"
+[metrics]
+throughput_bin = "10us"
+[[workload]]
+kind = "incast"
+fan_in = 4
+receiver = 4
+size = "1MB"
+[[variant]]
+name = "a"
+[[variant]]
+name = "b"
+switch.buffer = { queue = "60KB" }
+"""
+    c = dcnsim.compare(text, jobs=1)
+    peak = max(float(r.timeseries["gbps"].max()) for r in c.results.values())
+    assert peak > 12.5, "the losses of a 30 KB buffer leave holes whose filling bursts past the link"
+    fig = plot_throughput(c)
+    for ax in fig.axes:
+        assert ax.get_ylim()[1] == pytest.approx(12.5)
+        assert any(ln.get_linestyle() == "--" and list(ln.get_ydata()) == [10.0, 10.0] for ln in ax.lines)
+    assert sum(len(ln.get_xdata()) for ax in fig.axes for ln in ax.lines if ln.get_marker() == "^") > 0
+    title = fig._suptitle.get_text()
+    assert "bytes delivered in order per 10 us" in title and "filled hole" in title

@@ -64,6 +64,8 @@ def test_report_is_self_contained_and_complete(folders, kind):
 def test_report_refuses_a_folder_without_outputs(tmp_path):
     with pytest.raises(FileNotFoundError, match="no dcnsim outputs"):
         report.write_report(tmp_path)
+    with pytest.raises(FileNotFoundError, match="no such directory"):
+        report.write_report(tmp_path / "missing")
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium package is not installed (.ci/run installs it)")

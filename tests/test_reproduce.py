@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 from dcnsim.reproduce import BLOCKS, STUDIES, Case, Study, check, mark_stale, render, reproduce
-from dcnsim.reproduce.core import load_results, results_path, write_results
+from dcnsim.reproduce.core import FORMAT, load_results, results_path, write_results
 from dcnsim.reproduce.metrics import ci_metrics, fct_metrics, offered_load
 from dcnsim.reproduce.render import change, judge, judge_direction
 from dcnsim.reproduce.tables import Row, detail_table
@@ -126,8 +126,11 @@ def test_check_reports_missing_results_and_unknown_studies(study, checkout):
     assert f"{NAME}.small.json" in problem and f"dcnsim reproduce {NAME} --scale small" in problem
     stray = checkout / "docs" / "results" / "nobody.small.json"
     stray.parent.mkdir(parents=True, exist_ok=True)
-    stray.write_text(json.dumps({"format": 1, "study": "nobody"}), encoding="utf-8")
+    stray.write_text(json.dumps({"format": FORMAT, "study": "nobody"}), encoding="utf-8")
     assert any("no study named 'nobody'" in p for p in check(checkout))
+    # a file of an older format (an older fingerprint hash) is named, not compared
+    stray.write_text(json.dumps({"format": FORMAT - 1, "study": NAME}), encoding="utf-8")
+    assert any(f"results format {FORMAT - 1}, expected {FORMAT}" in p for p in check(checkout))
 
 
 def test_verdict_rule():

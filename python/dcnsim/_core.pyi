@@ -31,10 +31,20 @@ def validate(
     """Parse and validate a scenario without running it.
 
     Returns ``{"name": str, "description": str, "variants": [str], "hosts": int,
-    "switches": int, "identical_variants": [[str, str]]}`` (pairs of variants, earlier
-    first, that resolve to the same scenario). Raises :class:`ScenarioError` on invalid
-    input.
+    "switches": int, "identical_variants": [[str, str]], "document_warnings": [str],
+    "warnings": [str], "variant_warnings": [[str, [str]]]}``: pairs of variants, earlier
+    first, that resolve to the same scenario; what would make a run read as "no effect"
+    (a transport table no flow uses; a mechanism the flows cannot bring into play) for the
+    document, the validated scenario and each variant. Raises :class:`ScenarioError` on
+    invalid input.
     """
+
+def advice(
+    text: str, format: _Format = "toml", variant: Optional[str] = None
+) -> Dict[str, Any]:
+    """``validate``'s ``document_warnings`` and ``warnings`` for the base or ``variant``,
+    and the file's ``variants``, without building the fabric (what a run is warned of
+    before it starts)."""
 
 def merged(
     text: str, format: _Format = "toml", variant: Optional[str] = None

@@ -292,8 +292,9 @@ def run(
             the same at any count. A run that cannot be split yet stays on one thread and
             says why in ``summary["warnings"]``.
 
-    What the builder found suspicious but valid (``summary["warnings"]``) is also raised as
-    a :class:`dcnsim.DcnsimWarning`.
+    What the builder found suspicious but valid (``summary["warnings"]``: a mechanism the
+    flows cannot bring into play, ...) and every configured mechanism that never acted
+    (``summary["activity"]``) are also raised as :class:`dcnsim.DcnsimWarning`.
 
     Raises:
         ScenarioError: invalid scenario, unknown variant, bad seed.
@@ -302,11 +303,11 @@ def run(
     """
     import warnings
 
-    from .sources import DcnsimWarning
+    from .sources import DcnsimWarning, inactive_warnings
 
     check_seed(seed)
     result = run_source(resolve_scenario(scenario), seed=seed, variant=variant, progress=progress, check_invariants=check_invariants, threads=threads)
-    for w in result.summary.get("warnings") or []:
+    for w in list(result.summary.get("warnings") or []) + inactive_warnings(result.summary):
         warnings.warn(str(w), DcnsimWarning, stacklevel=2)
     return result
 

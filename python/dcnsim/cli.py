@@ -167,13 +167,42 @@ def _fmt(x: Any, digits: int = 1) -> str:
     return f"{x:,.{digits}f}"
 
 
+def _never_cut(t: Any, wrap: Sequence[int] = ()) -> Any:
+    """Never cut a cell on a narrow terminal (rich would end a bin name or a number with
+    "…"): every column is at least as wide as its widest cell (the columns in ``wrap``, of
+    words such as metric names, as their longest word) and its header's longest word, and
+    where the bordered table would not fit the console it is drawn without rules."""
+    from rich.text import Text
+
+    def longest_word(text: str) -> int:
+        return max((len(w) for w in text.split()), default=0)
+
+    for i, col in enumerate(t.columns):
+        cells = [Text.from_markup(c).plain if isinstance(c, str) else str(c) for c in col._cells]
+        widest = max((longest_word(c) if i in wrap else len(c) for c in cells), default=0)
+        col.min_width = max(widest, longest_word(str(col.header)))
+    # rich cuts cells, then drops whole columns, when the minimum widths do not fit: the
+    # rules and padding go first; a table wider still is printed uncropped
+    width, n, least = _console().width, len(t.columns), sum(c.min_width or 0 for c in t.columns)
+    if least + 3 * n + 1 > width:
+        gap = 2 if least + 2 * n <= width else 1
+        t.box, t.pad_edge, t.show_edge, t.padding = None, False, False, (0, 0, 0, gap)
+    return t
+
+
+def _print_table(console: Any, t: Any) -> None:
+    """Print a table built by :func:`_never_cut`: never cropped at the console's edge (a
+    terminal wraps a line too long rather than lose its last columns)."""
+    console.print(t, crop=False)
+
+
 def _fct_rich_table(table: Any, title: str) -> Any:
     from rich.table import Table
 
     t = Table(title=title, title_justify="left")
     t.add_column("size bin")
     t.add_column("flows", justify="right")
-    t.add_column("unfinished", justify="right")
+    t.add_column("not finished", justify="right")
     t.add_column("mean FCT (us)", justify="right")
     t.add_column("p50 (us)", justify="right")
     t.add_column("p99 (us)", justify="right")
@@ -193,6 +222,7 @@ def _fct_rich_table(table: Any, title: str) -> Any:
             end_section=(i == last - 1),
             style="bold" if i == last else None,
         )
+    _never_cut(t)
     return t
 
 
@@ -284,6 +314,10 @@ def run_cmd(
     mode: Any = "always" if progress is True else (False if progress is False else True)
     check_seed(seed)
     src = resolve_scenario(scenario)
+    # what can be known from the scenario is said before the run, not after it
+    told = sources.scenario_warnings(_core.advice(src.text, src.format, variant))
+    for w in told:
+        click.echo(f"warning: {w}", err=True)
     # pandas and the table code load on the other core while the core simulates
     loaded = import_in_background("dcnsim.api", "rich.console", "rich.table")
     result: Any
@@ -312,7 +346,7 @@ def run_cmd(
     elif others:
         name += " / base"
     title = f"FCT by flow size: {name} (seed {s.get('seed', '?')})"
-    console.print(_fct_rich_table(result.fct_table(), escape(title)))
+    _print_table(console, _fct_rich_table(result.fct_table(), escape(title)))
     console.print(summary_line(s), highlight=False)
     if others:
         console.print(
@@ -323,7 +357,7 @@ def run_cmd(
     if violations:
         click.echo(f"error: {len(violations)} invariant violation(s), first: {violations[0]}", err=True)
         sys.exit(1)
-    for w in s.get("warnings") or []:
+    for w in [w for w in s.get("warnings") or [] if w not in told] + sources.inactive_warnings(s):
         click.echo(f"warning: {w}", err=True)
     unfinished = int(s.get("flows_unfinished", result.unfinished))
     if unfinished:
@@ -382,6 +416,9 @@ def compare_cmd(
     from .comparison import compare
 
     mode: Any = "always" if progress is True else (False if progress is False else True)
+    told = _compare_advice(scenario, variants)
+    for w in told:
+        click.echo(f"warning: {w}", err=True)
     with _quiet_warnings():  # printed below, once, with the table
         cmp = compare(scenario, variants=list(variants) or None, seed=seed, jobs=jobs, progress=mode, seeds=seeds if seeds and seeds > 1 else None, threads=threads)
     console = _console()
@@ -399,16 +436,19 @@ def compare_cmd(
         )
     seed_values = sorted({str(x) for x in cmp.seeds.values()})
     for name, result in cmp.results.items():
-        console.print(f"[bold]{escape(name)}[/bold]: {escape(summary_line(result.summary))}", highlight=False)
+        line = summary_line(result.summary) if cmp.n_seeds == 1 else cmp.runs_text(name)
+        console.print(f"[bold]{escape(name)}[/bold]: {escape(line)}", highlight=False)
     seeds_text = f"{cmp.n_seeds} seeds, mean ± 95% CI; * = the change's CI excludes 0" if cmp.n_seeds > 1 else f"seed {', '.join(seed_values)}"
     title = f"{cmp.scenario}: {len(cmp.variants)} variants ({seeds_text}), vs {cmp.base}"
-    console.print(_compare_rich_table(cmp, escape(title)))
+    _print_table(console, _compare_rich_table(cmp, escape(title)))
     for w in cmp.warnings:
-        click.echo(f"warning: {w}", err=True)
+        if w not in told:
+            click.echo(f"warning: {w}", err=True)
     for name, result in cmp.results.items():
         s = result.summary
         for w in s.get("warnings") or []:
-            click.echo(f"warning: {name}: {w}", err=True)
+            if f"{name}: {w}" not in told:
+                click.echo(f"warning: {name}: {w}", err=True)
         unfinished = int(s.get("flows_unfinished", result.unfinished))
         if unfinished:
             click.echo(
@@ -416,6 +456,18 @@ def compare_cmd(
                 f"when the run ended (end: {s.get('end_reason', '?')})",
                 err=True,
             )
+
+
+def _compare_advice(scenario: str, variants: Sequence[str]) -> List[str]:
+    """What a comparison's runs are warned of before they start (the lines compare() raises
+    first). An invalid scenario or variant says nothing here: the comparison refuses it."""
+    from .comparison import advice_warnings
+
+    try:
+        src = sources.resolve_scenario(scenario)
+        return advice_warnings(src, list(variants) or list(_core.advice(src.text, src.format)["variants"]))
+    except (_core.ScenarioError, FileNotFoundError, ValueError):
+        return []
 
 
 @contextlib.contextmanager
@@ -595,7 +647,7 @@ def _compare_rich_table(cmp: Any, title: str) -> Any:
             cells.append(f"[{style}]{text}[/{style}]" if style and text else text)
         last_of_group = i + 1 == len(rows) or rows[i + 1].group != row.group
         t.add_row(*cells, end_section=last_of_group)
-    return t
+    return _never_cut(t, wrap=(1,))
 
 
 @cli.command("validate")
@@ -610,6 +662,13 @@ def validate_cmd(scenario: str, variant: Optional[str]) -> None:
         f"ok: {info.get('name', '?')} \u2014 {info.get('hosts', '?')} hosts, "
         f"{info.get('switches', '?')} switches, variants: {', '.join(variants) if variants else 'none'}"
     )
+    label = f"variant {variant!r}" if variant else ("base" if variants else None)
+    lines = sources.scenario_warnings(info, label)
+    for name, ws in info.get("variant_warnings") or []:
+        if name != variant:
+            lines += [f"variant {name!r}: {w}" for w in ws]
+    for w in lines:
+        click.echo(f"warning: {w}", err=True)
 
 
 @cli.command("scenarios")

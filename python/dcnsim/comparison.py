@@ -32,7 +32,7 @@ import pandas as pd
 from . import _core
 from .api import Result, ScenarioLike, ScenarioSource, check_seed, resolve_scenario, run_source
 from .driver import progress_mode
-from .sources import MAX_RUNS, DcnsimWarning, identical_warnings
+from .sources import MAX_RUNS, DcnsimWarning, identical_warnings, inactive_warnings
 from .sources import seed_list as _seed_list
 from .io import PathLike, Writer, png_writer, text_writer, write_files_atomic
 from .driver import check_threads
@@ -213,6 +213,27 @@ class Comparison:
     def wall_times(self) -> Dict[str, float]:
         """Wall-clock seconds of each variant's simulation."""
         return {n: float(r.summary.get("wall_time_s", float("nan"))) for n, r in self.results.items()}
+
+    def runs_text(self, variant: str) -> str:
+        """What a variant's runs did, over every seed it ran: ``"5 seeds: 1,180/1,200 flows
+        finished, end: completed x4, max_time x1, 61,234,567 events, wall time 6.2 s in all"``;
+        one run's flows, events, end and wall time without seeds."""
+        runs = self.replicas.get(variant) or [self.results[variant]]
+        s = [r.summary for r in runs]
+
+        def total(key: str) -> Any:
+            vals = [x.get(key) for x in s]
+            return sum(vals) if all(isinstance(v, (int, float)) for v in vals) else "?"
+
+        fin, tot, ev, wall = total("flows_finished"), total("flows_total"), total("events"), total("wall_time_s")
+        ends: Dict[str, int] = {}
+        for x in s:
+            ends[str(x.get("end_reason", "?"))] = ends.get(str(x.get("end_reason", "?")), 0) + 1
+        end = ", ".join(k if len(s) == 1 else f"{k} x{c}" for k, c in ends.items())
+        text = (
+            f"{fin:,}/{tot:,} flows finished" if isinstance(fin, int) and isinstance(tot, int) else f"{fin}/{tot} flows finished"
+        ) + f", end: {end}, " + (f"{ev:,} events" if isinstance(ev, int) else "? events") + f", wall time {_fmt_seconds(float(wall) if wall != '?' else float('nan'))}"
+        return f"{len(s)} seeds: {text} in all" if len(s) > 1 else text
 
     def fct_bins(self) -> List[int]:
         """Size-bin edges used for every variant: the base variant's ``fct_bins``."""
@@ -437,6 +458,8 @@ class Comparison:
         rows: List[Row] = []
         for q in self.queue_classes():
             mean: Dict[str, Any] = {}
+            mean_top: Dict[str, Any] = {}
+            ports: Dict[str, int] = {}
             peak: Dict[str, Any] = {}
             busy: Dict[str, Any] = {}
             p99: Dict[str, Any] = {}
@@ -445,9 +468,12 @@ class Comparison:
             for n in names:
                 sel = sw[n][sw[n]["queue"] == q] if "queue" in sw[n] else sw[n].iloc[0:0]
                 mean[n] = float(sel["mean_depth_bytes"].mean()) / 1e3 if len(sel) else None
+                mean_top[n] = float(sel["mean_depth_bytes"].max()) / 1e3 if len(sel) else None
+                ports[n] = len(sel)
                 peak[n] = float(sel["max_depth_bytes"].max()) / 1e3 if len(sel) else None
                 if sampled:
-                    busy[n], p99[n] = _busy_depth(self.results[n].queues, q, 0.99)
+                    _, p99[n] = _busy_depth(self.results[n].queues, q, 0.99)
+                    busy[n] = _busiest_port_busy(self.results[n].queues, q)
                 # the queue that delays its packets most (a bottleneck's): its mean and p99
                 # sojourn, per packet that crossed it
                 if len(sel) and "sojourn_mean_ps" in sel and (sel["tx_packets"] > 0).any():
@@ -455,16 +481,20 @@ class Comparison:
                     delay[n], delay99[n] = float(worst["sojourn_mean_ps"]) / 1e6, float(worst["sojourn_p99_ps"]) / 1e6
                 else:
                     delay[n] = delay99[n] = None
-            rows.append(Row(NETWORK, f"mean queue depth, queue {q} (KB)", mean, "f1", LOWER))
-            rows.append(Row(NETWORK, f"max queue depth, queue {q} (KB)", peak, "f1", LOWER))
+            # an average over every port is diluted by the idle ones (a dumbbell's bottleneck is
+            # one of its switch ports): the busiest port first, the average named for what it is over
+            over = f"the {ports[names[0]]:,} switch ports" if len(set(ports.values())) == 1 else "each variant's switch ports"
+            rows.append(Row(NETWORK, f"mean queue depth, queue {q}: busiest port (KB)", mean_top, "f1", LOWER))
+            rows.append(Row(NETWORK, f"mean queue depth, queue {q}: average over {over} (KB)", mean, "f1", LOWER))
+            rows.append(Row(NETWORK, f"max queue depth, queue {q}: any port (KB)", peak, "f1", LOWER))
             if any(x for x in delay.values()):  # sojourns are recorded with switch.aqm only
                 rows.append(Row(NETWORK, f"queue delay at the slowest port, queue {q}: mean (us)", delay, "f1", LOWER))
                 rows.append(Row(NETWORK, f"queue delay at the slowest port, queue {q}: p99 (us)", delay99, "f1", LOWER))
             if sampled:
                 # most samples of most queues are idle: a quantile over all of them says 0;
                 # the seeds' depth distributions are those of a queue holding something
-                rows.append(Row(NETWORK, f"queue {q} busy (% of samples)", busy, "f1", None))
-                rows.append(Row(NETWORK, f"p99 queue depth when busy, queue {q} (KB)", p99, "f1", LOWER))
+                rows.append(Row(NETWORK, f"queue {q} busy, busiest port (% of its samples)", busy, "f1", None))
+                rows.append(Row(NETWORK, f"p99 queue depth when busy, queue {q}: busy samples of all ports (KB)", p99, "f1", LOWER))
         return rows
 
     # ------------------------------------------------------------------ table
@@ -486,12 +516,12 @@ class Comparison:
         ratio to the first tag, and Jain's index per phase (:mod:`dcnsim.goodput`).
         Then the ``"network"`` rows: PAUSE frames, XOFF time (ms, summed over ports),
         ports and flows paused, data packets dropped, loss rate (%), flows with loss,
-        ECN marks, mean and max queue depth per queue class over the switch egress ports
-        (KB; mean = average over ports of the exact time-averaged depth, max = the
-        largest depth seen), the mean and p99 sojourn of the switch queue of the class
-        with the largest mean (us), when every variant sampled queue depths the share of samples
-        in which a queue was busy and the p99 depth of those busy samples, unfinished flows
-        and the end reason.
+        ECN marks, per queue class over the switch egress ports (KB) the busiest port's
+        exact time-averaged depth, the average of it over the ports (the label says over how
+        many) and the largest depth any port saw, the mean and p99 sojourn of the switch
+        queue of the class with the largest mean (us), when every variant sampled queue
+        depths the busiest port's share of samples in which it was busy and the p99 depth of
+        the busy samples of all ports, unfinished flows and the end reason.
 
         Columns: ``group``, ``metric``, one column of raw values per variant, then for
         every variant after the first ``"<variant> vs <base>"``: the relative change
@@ -572,15 +602,8 @@ class Comparison:
             f"- base (first variant): {self.base}; `X vs {self.base}` = (X - {self.base}) / {self.base}",
             "- variants:",
         ]
-        for n, r in self.results.items():
-            s = r.summary
-            events = s.get("events")
-            lines.append(
-                f"  - **{_md_escape(n)}** (`{slugs[n]}/`): wall time {_fmt_seconds(self.wall_times[n])}, "
-                f"{f'{events:,}' if isinstance(events, int) else '?'} events, "
-                f"{s.get('flows_finished', '?')}/{s.get('flows_total', '?')} flows finished, "
-                f"end: {s.get('end_reason', '?')}"
-            )
+        for n in self.results:
+            lines.append(f"  - **{_md_escape(n)}** (`{slugs[n]}/`): {self.runs_text(n)}")
         lines += [f"- **warning**: {_md_escape(w)}" for w in self.warnings]
         lines += [
             "",
@@ -695,6 +718,20 @@ def sampled_depth_histogram(queues: pd.DataFrame, queue: int) -> Tuple[np.ndarra
     return agg.index.to_numpy(dtype=np.float64), agg.to_numpy(dtype=np.float64)
 
 
+def _busiest_port_busy(queues: pd.DataFrame, queue: int) -> Optional[float]:
+    """The largest share (%) of its samples in which one switch queue of this class held at
+    least one histogram bin: the busiest port's (a bottleneck's), not an average that
+    idle ports dilute."""
+    if not len(queues.columns) or not len(queues):
+        return None
+    sel = queues[queues["queue"] == queue]
+    if not len(sel):
+        return None
+    busy = sel["samples"].where(sel["depth_bytes"] > 0, 0)
+    by_port = pd.DataFrame({"node": sel["node"], "port": sel["port"], "busy": busy, "all": sel["samples"]}).groupby(["node", "port"]).sum()
+    return float((by_port["busy"] / by_port["all"]).max() * 100)
+
+
 def _busy_depth(queues: pd.DataFrame, queue: int, q: float) -> Tuple[Optional[float], Optional[float]]:
     """Share of the samples (%) in which a queue of this class held at least one
     histogram bin, and the ``q`` quantile (KB, lower bin edge) of those busy samples."""
@@ -748,15 +785,17 @@ def plot_fct_by_bin(cmp: Comparison, tag: Optional[str] = "background") -> Any:
     tables = {n: fct_table(_plot_flows(r, use), edges or None) for n, r in cmp.results.items()}
     labels = list(next(iter(tables.values()))["bin"])
     errors: Dict[str, List[float]] = {}
-    if cmp.n_seeds > 1:  # bars at the mean over seeds, error bars at its 95% CI
+    if cmp.n_seeds > 1:  # bars at the mean over seeds, error bars at its 95% CI, counts per seed
 
         for n in cmp.variants:
             per_seed = [fct_table(_plot_flows(r, use), edges or None) for r in cmp.replicas[n]]
             stats = [ci95([number(t.iloc[i]["mean_fct_us"]) for t in per_seed if number(t.iloc[i]["mean_fct_us"]) is not None]) for i in range(len(labels))]
             tables[n] = tables[n].copy()
             tables[n]["mean_fct_us"] = [m for m, _ in stats]
+            for col in ("count", "unfinished"):
+                tables[n][col] = [float(np.mean([int(t.iloc[i][col]) for t in per_seed])) for i in range(len(labels))]
             errors[n] = [h for _, h in stats]
-    keep = [i for i, lab in enumerate(labels) if lab == "all" or any(int(t.iloc[i]["count"]) for t in tables.values())]
+    keep = [i for i, lab in enumerate(labels) if lab == "all" or any(float(t.iloc[i]["count"]) + float(t.iloc[i]["unfinished"]) for t in tables.values())]
     names = cmp.variants
     fig = figure(max(6.0, 2.4 * len(keep) + 0.6), 4.4)
     for k, i in enumerate(keep):
@@ -766,13 +805,20 @@ def plot_fct_by_bin(cmp: Comparison, tag: Optional[str] = "background") -> Any:
         for j, (n, v) in enumerate(zip(names, values)):
             ax.bar(j, np.nan if v is None else v, 0.8, color=f"C{j % 10}", label=n)
             if v is None or v != v:
+                # an empty slot says why, so that it is not read as a missing bar
+                why = "none\nfinished" if float(tables[n].iloc[i]["unfinished"]) > 0 else "no\nflows"
+                ax.annotate(why, (j, 0), ha="center", va="bottom", fontsize="x-small", color="0.3", xytext=(0, 2), textcoords="offset points")
                 continue
-            if errors and errors[n][i] == errors[n][i]:
-                ax.errorbar(j, v, yerr=errors[n][i], color="k", capsize=3)
+            err = errors[n][i] if errors and errors[n][i] == errors[n][i] else 0.0
+            if err:
+                ax.errorbar(j, v, yerr=err, color="k", capsize=3)
             change = "" if j == 0 else "\n" + format_change(relative_change(base, v), base, v)
-            count = int(tables[n].iloc[i]["count"])
-            ax.annotate(f"{v:,.1f}{change}\nn={count:,}", (j, v), ha="center", va="bottom", fontsize="x-small", xytext=(0, 2), textcoords="offset points")
-        top = max([v for v in values if v is not None] or [1.0])
+            count = float(tables[n].iloc[i]["count"])
+            # with seeds: the mean count per seed, as the table's "flows" row has it
+            n_text = f"n={count:,.0f}" if not errors else f"n={count:,.1f}/seed"
+            # above the error bar's cap, not through it
+            ax.annotate(f"{v:,.1f}{change}\n{n_text}", (j, v + err), ha="center", va="bottom", fontsize="x-small", xytext=(0, 2), textcoords="offset points")
+        top = max([v + (errors[n][i] if errors and errors[n][i] == errors[n][i] else 0.0) for n, v in zip(names, values) if v is not None] or [1.0])
         ax.set_ylim(0, top * 1.35)
         ax.set_xticks([])
         ax.set_title(labels[i], fontsize="medium")
@@ -954,6 +1000,13 @@ def plot_throughput(cmp: Comparison) -> Any:
         per_flow = r.timeseries["flow"].nunique() <= THROUGHPUT_FLOWS if len(r.timeseries) else True
         series_of[n] = (per_flow, goodput_series(r.timeseries, bin_ps, "flow" if per_flow else "tag") if bin_ps else {})
     top = max((float(y.max()) for _, ser in series_of.values() for _, y in ser.values() if len(y)), default=0.0)
+    # a host's link rate bounds what one receiver can take in a bin; in-order delivery can
+    # exceed it for one bin when a retransmission fills a hole and releases the bytes held
+    # behind it: the axis stops above the link rate and says where a bin went beyond
+    hosts = pd.concat([r.ports[r.ports["is_host"].astype(bool)] for r in cmp.results.values() if "is_host" in r.ports and "rate_bps" in r.ports])
+    link = float(hosts["rate_bps"].max()) / 1e9 if len(hosts) else 0.0
+    ceiling = 1.25 * link if link and top > 1.25 * link else 0.0
+    top = min(top, ceiling) if ceiling else top
     rate_unit, rate_scale = ("Gbit/s", 1.0) if top >= 1.0 else ("Mbit/s", 1e3)
     for k, n in enumerate(names):
         r = cmp.results[n]
@@ -966,6 +1019,14 @@ def plot_throughput(cmp: Comparison) -> Any:
             x, y = series[key]
             label = f"{tag_of.get(key) or 'flow'} (flow {key})" if per_flow else f"{key or 'untagged'} ({counts.get(key, 0):,} flows)"
             ax.step(x / per, y * rate_scale, where="post", color=f"C{i % 10}", linewidth=1.0, label=label)
+            if ceiling:
+                over = y > ceiling
+                if over.any():
+                    ax.plot(x[over] / per, np.full(int(over.sum()), ceiling * rate_scale * 0.97), linestyle="none", marker="^", markersize=4, color=f"C{i % 10}")
+        if link:
+            ax.axhline(link * rate_scale, color="0.4", linestyle="--", linewidth=0.8)
+        if ceiling:
+            ax.set_ylim(0, ceiling * rate_scale)
         ax.set_title(n if per_flow else f"{n}: goodput per tag", fontsize="medium")
         ax.set_ylabel(f"goodput ({rate_unit})")
         ax.ticklabel_format(axis="x", useOffset=False, style="plain")
@@ -973,8 +1034,16 @@ def plot_throughput(cmp: Comparison) -> Any:
         if 0 < len(series) <= 8:
             ax.legend(fontsize="x-small", loc="upper right")
     fig.axes[-1].set_xlabel(f"time ({unit})")
-    fig.suptitle(f"{cmp.scenario}: goodput per {'flow' if all(pf for pf, _ in series_of.values()) else 'tag'}", fontsize="medium")
-    margins(fig)
+    bin_text = ""
+    bins = {int(r.summary.get("throughput_bin_ps") or 0) for r in cmp.results.values()} - {0}
+    if len(bins) == 1:
+        b_unit, b_per = time_unit(float(next(iter(bins))))
+        bin_text = f" per {next(iter(bins)) / b_per:g} {b_unit}"
+    note = f"\nbytes delivered in order{bin_text}; dashed: the host link rate ({link:g} Gbit/s)" if link else f"\nbytes delivered in order{bin_text}"
+    if ceiling:
+        note += "\n^: a bin beyond the axis (a filled hole releases the bytes held behind it at once)"
+    fig.suptitle(f"{cmp.scenario}: goodput per {'flow' if all(pf for pf, _ in series_of.values()) else 'tag'}{note}", fontsize="small")
+    margins(fig, top=0.45 + 0.17 * (note.count("\n") + 1))
     return fig
 
 
@@ -1004,6 +1073,28 @@ def _unwrap(variant: str, outcome: Tuple[str, Any, str]) -> Result:
         return value
     cls = {"scenario": _core.ScenarioError, "simulation": _core.SimulationError}.get(value, _core.DcnsimError)
     raise cls(f"variant {variant!r}: {message}")
+
+
+def advice_warnings(src: ScenarioSource, chosen: Sequence[str]) -> List[str]:
+    """What the compared variants' runs are warned of before they start (``_core.advice``):
+    the document's lines, then each variant's, prefixed with its name."""
+    advice = [(v, _core.advice(src.text, src.format, v)) for v in chosen]
+    out = [str(w) for w in advice[0][1].get("document_warnings") or []] if advice else []
+    for v, a in advice:
+        out += [f"{v}: {w}" for w in a.get("warnings") or []]
+    return out
+
+
+def never_acted_warnings(replicas: Mapping[str, Sequence[Any]]) -> List[str]:
+    """Each variant's configured mechanisms that never acted in any of its runs, prefixed
+    with the variant's name (and the number of seeds where there are several)."""
+    out = []
+    for v, runs in replicas.items():
+        per_run = [inactive_warnings(r.summary) for r in runs]
+        for w in per_run[0]:
+            if all(w in p for p in per_run[1:]):
+                out.append(f"{v}: {w}" + (f" (in all {len(runs)} seeds)" if len(runs) > 1 else ""))
+    return out
 
 
 def _pick_variants(src: ScenarioSource, variants: Optional[Sequence[str]]) -> Tuple[str, List[str]]:
@@ -1085,7 +1176,7 @@ def compare(
         raise _core.ScenarioError(f"seeds: {len(chosen)} variants x {len(seed_list)} seeds = {len(chosen) * len(seed_list)} runs, expected at most {MAX_RUNS}")
     for v in chosen:  # fail fast, before starting any process, on an invalid variant
         info = _core.validate(src.text, src.format, v)
-    warns = identical_warnings(info["identical_variants"], chosen)
+    warns = identical_warnings(info["identical_variants"], chosen) + advice_warnings(src, chosen)
     for w in warns:
         warnings.warn(w, DcnsimWarning, stacklevel=2)
     seed_arg = None if seed is None else int(seed)
@@ -1111,6 +1202,10 @@ def compare(
     with Bar(len(jobs_list), "variants", show, force) as bar:
         run_all(_run_job, [((v, s), (src.text, src.format, src.origin, s, v, threads)) for v, s in jobs_list], workers, finished, died)
     replicas = {v: [_unwrap(v, outcomes[(v, s)]) for s in seed_list] for v in chosen}
+    idle = never_acted_warnings(replicas)
+    for w in idle:
+        warnings.warn(w, DcnsimWarning, stacklevel=2)
+    warns += idle
     return Comparison(
         results={v: r[0] for v, r in replicas.items()},
         scenario=name,

@@ -50,6 +50,8 @@ def _kind(outdir: Path) -> str:
         return "comparison"
     if (outdir / "summary.json").is_file():
         return "run"
+    if not outdir.exists():
+        raise FileNotFoundError(f"{outdir}: no such directory; expected the -o folder of dcnsim run, compare or sweep")
     raise FileNotFoundError(f"{outdir}: no dcnsim outputs (summary.json, comparison.csv or sweep.parquet); expected the -o folder of dcnsim run, compare or sweep")
 
 

@@ -95,11 +95,9 @@ def resolve_scenario(scenario: ScenarioLike) -> ScenarioSource:
     import difflib
 
     near = difflib.get_close_matches(stem, list(shipped), n=3, cutoff=0.75)
-    hint = f" (did you mean {' or '.join(repr(n) for n in near)}?)" if near else ""
-    names = ", ".join(shipped) or "none"
-    raise _core.ScenarioError(
-        f"scenario {scenario!r} is neither a file nor a shipped scenario{hint}; shipped: {names}"
-    )
+    # the nearest names where there are some; the whole list (dozens) only from `dcnsim scenarios`
+    hint = f"; did you mean {' or '.join(repr(n) for n in near)}?" if near else f"; {len(shipped)} are shipped: `dcnsim scenarios` lists them"
+    raise _core.ScenarioError(f"scenario {scenario!r} is neither a file nor a shipped scenario{hint}")
 
 
 # A scenario file is a few kilobytes; a custom topology of thousands of links some
@@ -181,6 +179,24 @@ class DcnsimWarning(UserWarning):
     """A result that is valid but may not mean what it seems: two compared variants that
     resolve to the same scenario, a swept key that does not apply to a variant. Raised
     through :mod:`warnings` and written into the outputs' warnings as well."""
+
+
+def inactive_warnings(summary: Mapping[str, Any]) -> List[str]:
+    """One line per configured mechanism that never acted in a run: each declares its
+    scenario key, what it counts and how often it acted (summary ``activity``), so that a
+    "no effect" result cannot hide that nothing happened."""
+    return [
+        f"{a.get('key')} is configured but never acted: 0 {a.get('what')}"
+        for a in summary.get("activity") or []
+        if isinstance(a, Mapping) and not a.get("count")
+    ]
+
+
+def scenario_warnings(info: Mapping[str, Any], label: Optional[str] = None) -> List[str]:
+    """What ``validate`` found would make a run read as "no effect", for the scenario it
+    validated: the document's lines, then the scenario's own (prefixed with ``label``)."""
+    own = [f"{label}: {w}" if label else str(w) for w in info.get("warnings") or []]
+    return [str(w) for w in info.get("document_warnings") or []] + own
 
 
 def identical_warnings(pairs: Sequence[Sequence[str]], chosen: Sequence[Optional[str]]) -> List[str]:

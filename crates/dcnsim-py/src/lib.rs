@@ -82,6 +82,20 @@ fn validate(py: Python<'_>, text: &str, format: &str, variant: Option<&str>) -> 
     json_to_py(py, &serde_json::to_value(&s).unwrap())
 }
 
+/// What a run of the base (`variant=None`) or a variant is warned of before it starts
+/// (`scenario::document_advice`): {"document_warnings": [...], "warnings": [...],
+/// "variants": [names]}, without building the fabric.
+#[pyfunction]
+#[pyo3(signature = (text, format = "toml", variant = None))]
+fn advice(py: Python<'_>, text: &str, format: &str, variant: Option<&str>) -> PyResult<PyObject> {
+    let doc = parse(text, format)?;
+    let (s, all) = doc.resolve_all(variant).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    // a scenario too large to run is refused here, before any warning about it is printed
+    guard(|| scenario::estimate::check(&s))?.map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    let (d, w) = guard(|| scenario::document_advice(&doc, &s, &all, variant))?.map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    json_to_py(py, &serde_json::json!({ "document_warnings": d, "warnings": w, "variants": doc.variant_names() }))
+}
+
 /// The base (`variant=None`) or a variant merged into it, unvalidated, as a dict.
 #[pyfunction]
 #[pyo3(signature = (text, format = "toml", variant = None))]
@@ -216,6 +230,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type_bound::<ScenarioError>())?;
     m.add("SimulationError", m.py().get_type_bound::<SimulationError>())?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(advice, m)?)?;
     m.add_function(wrap_pyfunction!(merged, m)?)?;
     m.add_function(wrap_pyfunction!(quantity, m)?)?;
     m.add_class::<Simulation>()?;

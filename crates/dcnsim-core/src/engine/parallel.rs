@@ -714,6 +714,13 @@ fn merge(mut r: Results, rest: Vec<Results>, port_part: &[u16], events: u64, fin
                 (Some(a), serde_json::Value::Number(b)) if a.is_u64() && b.is_u64() && !matches!(k.as_str(), "seed" | "sim_time_ps" | "hosts" | "switches" | "flows_total" | "flows_started" | "throughput_bin_ps" | "queue_samples") => {
                     *a = (a.as_u64().unwrap() + b.as_u64().unwrap()).into();
                 }
+                // every partition declares the same mechanisms in the same order: counts add
+                (Some(serde_json::Value::Array(a)), serde_json::Value::Array(b)) if k == "activity" => {
+                    for (x, y) in a.iter_mut().zip(b) {
+                        let n = x["count"].as_u64().unwrap_or(0) + y["count"].as_u64().unwrap_or(0);
+                        x["count"] = n.into();
+                    }
+                }
                 (Some(serde_json::Value::Array(a)), serde_json::Value::Array(b)) if !matches!(k.as_str(), "fct_bins" | "metrics" | "queue_notes" | "warnings" | "deadlock") => a.extend(b.iter().cloned()),
                 _ => {}
             }

@@ -241,11 +241,16 @@ impl Sim {
             summary: summary.as_object_mut().unwrap(),
             metrics: Vec::new(),
             queue_notes: Vec::new(),
+            activity: Vec::new(),
         };
         self.mechs.report(&mut r);
         let metrics = std::mem::take(&mut r.metrics);
         let notes = std::mem::take(&mut r.queue_notes);
+        let activity = std::mem::take(&mut r.activity);
         summary["metrics"] = metrics.into();
+        if !activity.is_empty() {
+            summary["activity"] = activity.into();
+        }
         if !notes.is_empty() {
             summary["queue_notes"] = notes.into();
         }

@@ -109,6 +109,14 @@ impl CcName {
             CcName::Rate(c) => c.name(),
         }
     }
+    /// Every algorithm once, by name (one that runs over both transports: its window entry).
+    pub fn distinct() -> impl Iterator<Item = CcName> {
+        Self::all().filter(|c| Self::from_name(c.name()) == Some(*c))
+    }
+    /// Whether an algorithm of this name runs over both transports (Swift).
+    pub fn on_both(self) -> bool {
+        Self::all().filter(|c| c.name() == self.name()).count() > 1
+    }
     /// The algorithm of this name (one that runs over both transports: its window entry).
     pub fn from_name(s: &str) -> Option<CcName> {
         Self::all().find(|c| c.name() == s)
@@ -144,15 +152,16 @@ impl TransportKind {
     /// Every name a scenario may write, with what it means.
     pub fn names() -> Vec<(&'static str, String)> {
         let plain = Self::PLAIN.iter().map(|&(_, n, d)| (n, d.to_string()));
-        let ccs = CcName::all().map(|c| {
+        let ccs = CcName::distinct().map(|c| {
             let over = match c.transport() {
                 Transport::Tcp(_) => "tcp",
                 _ => "roce",
             };
+            let both = if c.on_both() { format!(" (It also runs over roce: `kind = \"roce\"` with `cc = \"{}\"`.)", c.name()) } else { String::new() };
             (
                 c.name(),
                 format!(
-                    "{} Short for `kind = \"{over}\"` with `cc = \"{}\"`.",
+                    "{} Short for `kind = \"{over}\"` with `cc = \"{}\"`.{both}",
                     match c {
                         CcName::Window(w) => w.doc(),
                         CcName::Rate(r) => r.doc(),
@@ -241,7 +250,7 @@ fn static_names(transports: bool) -> &'static [&'static str] {
     if transports {
         T.get_or_init(|| TransportKind::names().into_iter().map(|(n, _)| n).collect())
     } else {
-        C.get_or_init(|| CcName::all().map(CcName::name).collect())
+        C.get_or_init(|| CcName::distinct().map(CcName::name).collect())
     }
 }
 
@@ -294,10 +303,11 @@ named_enum_serde!(
     CcName,
     false,
     "A congestion control: window-based ones run over tcp, rate-based ones over roce.",
-    CcName::all()
+    CcName::distinct()
         .map(|c| (
             c.name(),
             match c {
+                CcName::Window(w) if c.on_both() => format!("{} Window-based over tcp, rate-based over roce.", w.doc()),
                 CcName::Window(w) => format!("{} Window-based: over tcp.", w.doc()),
                 CcName::Rate(r) => format!("{} Rate-based: over roce.", r.doc()),
             }
@@ -568,6 +578,30 @@ mod tests {
 
     fn flow(id: FlowId) -> Flow {
         Flow::vacant(id)
+    }
+
+    /// The names a scenario may write are listed once each (Swift runs over both
+    /// transports: one entry saying so), and the reference's `kind` and `cc` keys name
+    /// every algorithm.
+    #[test]
+    fn every_algorithm_is_named_once_and_in_the_reference() {
+        let names: Vec<&str> = TransportKind::names().into_iter().map(|(n, _)| n).collect();
+        let mut sorted = names.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), names.len(), "{names:?}");
+        let swift = TransportKind::names().into_iter().find(|(n, _)| *n == "swift").unwrap().1;
+        assert!(swift.contains("also runs over roce"), "{swift}");
+        assert_eq!(static_names(false).len(), CcName::distinct().count());
+        let reference = crate::scenario::reference::markdown();
+        let row = |key: &str| reference.lines().find(|l| l.starts_with(&format!("| `{key}` | [one of](#")) && l.contains("over its transport") == (key == "kind")).unwrap().to_string();
+        for key in ["kind", "cc"] {
+            let r = row(key);
+            let description = r.trim_end().trim_end_matches('|').trim_end().rsplit(" | ").next().unwrap();
+            for c in CcName::distinct() {
+                assert!(description.contains(&format!("\"{}\"", c.name())), "transport.{key} does not name {}: {description}", c.name());
+            }
+        }
     }
 
     proptest! {

@@ -1100,6 +1100,12 @@ pub struct Summary {
     /// Pairs of variants (earlier, later) that resolve to the same scenario: a comparison
     /// of the two would measure nothing.
     pub identical_variants: Vec<(String, String)>,
+    /// What would make a run read as "no effect": the document's ([`unused_transport_tables`])...
+    pub document_warnings: Vec<String>,
+    /// ... the selected scenario's (base or variant, [`advice`]) ...
+    pub warnings: Vec<String>,
+    /// ... and every variant's, in file order.
+    pub variant_warnings: Vec<(String, Vec<String>)>,
 }
 
 /// Validate the base and every variant; build the topology to check it routes.
@@ -1114,6 +1120,8 @@ pub fn check(doc: &Document, variant: Option<&str>) -> Result<Summary, ScenarioE
     mechanisms::pfc::params(&s, &topo, &buffer)?;
     capture_params(&s, &topo)?;
     let identical_variants = identical_pairs(&all)?;
+    let (document_warnings, warnings) = document_advice(doc, &s, &all, variant)?;
+    let variant_warnings = all.iter().map(|(name, v)| Ok((name.to_string(), advice(v)?))).collect::<Result<Vec<_>, ScenarioError>>()?;
     Ok(Summary {
         name: s.scenario.name.clone(),
         description: s.scenario.description.clone(),
@@ -1121,6 +1129,9 @@ pub fn check(doc: &Document, variant: Option<&str>) -> Result<Summary, ScenarioE
         hosts: topo.num_hosts(),
         switches: topo.num_switches(),
         identical_variants,
+        document_warnings,
+        warnings,
+        variant_warnings,
     })
 }
 
@@ -1493,7 +1504,111 @@ fn warnings(s: &Scenario, cfg: &SimConfig, flows: usize, hpcc: bool) -> Vec<Stri
     if m.int.is_none() && hpcc {
         w.push("transport.cc = \"hpcc\" without switch.int: no switch writes the telemetry HPCC reads, so its flows stay at line rate".to_string());
     }
+    w.extend(advice(s).unwrap_or_default());
     w
+}
+
+/// What a scenario's flows use, read from the scenario (no flow is made): the transports'
+/// names ("dctcp", "dcqcn", "udp", ...) and a mask of the switch queues their priorities map to.
+fn flows_use(s: &Scenario) -> Result<(Vec<&'static str>, u8), ScenarioError> {
+    let nq = s.switch.queues() as usize;
+    let class = |p: u8| -> usize {
+        match &s.switch.classes {
+            Some(c) => c[p as usize] as usize,
+            None => (p as usize).min(nq - 1),
+        }
+    };
+    let (mut names, mut queues) = (Vec::new(), 0u8);
+    let mut add = |t: crate::host::Transport, prio: u8, names: &mut Vec<&'static str>| {
+        if !names.contains(&t.name()) {
+            names.push(t.name());
+        }
+        queues |= 1 << class(prio);
+    };
+    for (i, w) in s.workload.iter().enumerate() {
+        let wt = transport::workload_transport(s, i)?;
+        let prio = w.priority.unwrap_or(0);
+        match (&w.kind, &w.flows) {
+            (WorkloadKind::Flows, Some(flows)) => {
+                for f in flows {
+                    add(transport::flow_transport(f, wt), f.priority.unwrap_or(prio), &mut names);
+                }
+            }
+            _ => add(wt, prio, &mut names),
+        }
+        if let Some(p) = w.mice_priority {
+            add(wt, p, &mut names);
+        }
+    }
+    Ok((names, queues))
+}
+
+/// Mechanisms a scenario configures that its flows cannot bring into play: valid, but a
+/// run would read as "no effect" (said before the run and in the summary's warnings).
+pub fn advice(s: &Scenario) -> Result<Vec<String>, ScenarioError> {
+    let (names, queues) = flows_use(s)?;
+    let sw = &s.switch;
+    let mut w = Vec::new();
+    if s.workload.is_empty() {
+        return Ok(w);
+    }
+    if let Some(c) = &sw.ci {
+        let p = mechanisms::ci::params(c);
+        if p.mode == crate::switch::ci::CiMode::Isolate && queues & (1 << p.queue) == 0 {
+            let used: Vec<String> = (0..8).filter(|q| queues & (1 << q) != 0).map(|q: usize| q.to_string()).collect();
+            w.push(format!(
+                "switch.ci watches queue {} but every flow is in queue {} (by its priority and switch.classes): CI cannot isolate a flow",
+                p.queue,
+                used.join(", ")
+            ));
+        }
+    }
+    let marks = sw.aqm.is_some() || sw.fq_codel.as_ref().is_some_and(|f| f.ecn.unwrap_or(crate::switch::fq_codel::DEFAULT_ECN));
+    let lossless = sw.pfc.as_ref().is_some_and(|p| p.mode == PfcMode::Link || p.priorities.as_ref().map_or(true, |v| !v.is_empty()));
+    if names.contains(&"dctcp") && !marks {
+        w.push("transport.cc = \"dctcp\" but no switch marks ECN (switch.aqm, or switch.fq_codel with ecn): DCTCP reacts only to loss".to_string());
+    }
+    if names.contains(&"dcqcn") && !marks && !lossless {
+        w.push("transport.cc = \"dcqcn\" with neither ECN marking (switch.aqm) nor PFC (switch.pfc): no CNP is ever sent and the fabric drops".to_string());
+    }
+    Ok(w)
+}
+
+/// [`unused_transport_tables`] of a document and the [`advice`] for its `selected` scenario
+/// (`variant`, else the base), from [`Document::resolve_all`]: what a run of it is warned
+/// of before it starts, without building the fabric.
+pub fn document_advice(doc: &Document, selected: &Scenario, all: &[(&str, Scenario)], variant: Option<&str>) -> Result<(Vec<String>, Vec<String>), ScenarioError> {
+    let base = if variant.is_none() { selected.clone() } else { doc.resolve(None)? };
+    Ok((unused_transport_tables(&base, all)?, advice(selected)?))
+}
+
+/// The transport tables (`transport.dcqcn`, `transport.hpcc`, ...) a document sets for an
+/// algorithm that no flow of the base or of any variant uses.
+pub fn unused_transport_tables(base: &Scenario, all: &[(&str, Scenario)]) -> Result<Vec<String>, ScenarioError> {
+    fn tables(t: &TransportConfig) -> [(&'static str, serde_json::Value); 6] {
+        let v = |x: serde_json::Result<serde_json::Value>| x.unwrap_or_default();
+        [
+            ("dcqcn", v(serde_json::to_value(&t.dcqcn))),
+            ("hpcc", v(serde_json::to_value(&t.hpcc))),
+            ("timely", v(serde_json::to_value(&t.timely))),
+            ("swift", v(serde_json::to_value(&t.swift))),
+            ("bbr", v(serde_json::to_value(&t.bbr))),
+            ("udp", v(serde_json::to_value(&t.udp))),
+        ]
+    }
+    let defaults = tables(&TransportConfig::default());
+    let mut used = Vec::new();
+    let mut set = Vec::new();
+    for s in std::iter::once(base).chain(all.iter().map(|(_, s)| s)) {
+        used.extend(flows_use(s)?.0);
+        for (name, v) in tables(&s.transport) {
+            if defaults.iter().any(|(n, d)| *n == name && *d != v) && !set.contains(&name) {
+                set.push(name);
+            }
+        }
+    }
+    let what = if all.is_empty() { "no flow" } else { "no flow of the base or of any variant" };
+    Ok(set.into_iter().filter(|n| !used.contains(n)).map(|n| format!("transport.{n} is set but {what} uses {n}: its values act on nothing")).collect())
 }
 
 /// Parse, validate and build in one step.
@@ -1534,6 +1649,68 @@ pub(crate) mod tests {
         let r = sim.results();
         assert_eq!(r.summary["flows_finished"], 0);
         assert!(r.flows.u64("ideal_fct_ps")[0] > 800_000 * 1_000_000_000_000, "ideal FCT held exactly, not wrapped");
+    }
+
+    /// A mechanism the flows cannot bring into play is said before the run (advice, in the
+    /// summary's warnings) and its zero activity after it; a set-up where each acts says
+    /// neither.
+    #[test]
+    fn configured_mechanisms_that_cannot_act_are_said() {
+        let two = "[[workload]]\nkind = \"flows\"\nflows = [ { src = 0, dst = 2, size = \"2MB\" }, { src = 1, dst = 2, size = \"2MB\" } ]\n";
+        let run = |extra: &str| {
+            let (s, mut sim) = load(&format!("{BASE}{extra}{two}"), false, None, &RunOptions::default()).unwrap();
+            sim.run();
+            (advice(&s).unwrap(), sim.results().summary)
+        };
+        let acted = |summary: &serde_json::Value, key: &str| -> Option<u64> {
+            summary["activity"].as_array()?.iter().find(|a| a["key"] == key).map(|a| a["count"].as_u64().unwrap())
+        };
+        // CI watching queue 1 while every flow is in queue 0
+        let (w, sum) = run("[switch]\nqueues = 2\naqm = { kind = \"step\", threshold = \"30KB\" }\nci = { queue = 1, congested_queue = 0 }\n");
+        assert!(w.iter().any(|x| x.starts_with("switch.ci watches queue 1 but every flow is in queue 0")), "{w:?}");
+        assert_eq!(acted(&sum, "switch.ci"), Some(0));
+        assert!(acted(&sum, "switch.aqm").unwrap() > 0, "two 2 MB flows into one 10G port pass 30 KB: {sum}");
+        assert!(sum["warnings"].as_array().unwrap().iter().any(|x| x.as_str().unwrap().starts_with("switch.ci watches")));
+        // the same with the flows in CI's queue: no advice, and it isolates
+        let (w, sum) = run("[switch]\nqueues = 2\naqm = { kind = \"step\", threshold = \"30KB\" }\nci = { queue = 1, congested_queue = 0 }\nclasses = [1, 1, 1, 1, 1, 1, 1, 1]\n");
+        assert!(w.is_empty(), "{w:?}");
+        assert!(acted(&sum, "switch.ci").unwrap() > 0, "{sum}");
+        // DCTCP with nothing marking; DCQCN with neither ECN nor PFC
+        let (w, sum) = run("[transport]\ncc = \"dctcp\"\n");
+        assert!(w.iter().any(|x| x.contains("\"dctcp\" but no switch marks ECN")), "{w:?}");
+        assert!(sum.get("activity").is_none(), "no mechanism configured, none reported: {sum}");
+        let (w, _) = run("[transport]\ncc = \"dcqcn\"\n");
+        assert!(w.iter().any(|x| x.contains("\"dcqcn\" with neither ECN marking")), "{w:?}");
+        let (w, sum) = run("[transport]\ncc = \"dcqcn\"\n[switch]\npfc = { xoff = \"100KB\", xon = \"50KB\" }\n");
+        assert!(w.is_empty(), "PFC alone keeps DCQCN's fabric lossless: {w:?}");
+        assert!(acted(&sum, "switch.pfc").is_some(), "{sum}");
+    }
+
+    /// PFC's XOFF is drawn on the egress queues only where it bounds them.
+    #[test]
+    fn xoff_is_a_queue_threshold_only_with_egress_queue_accounting() {
+        let notes = |acc: &str| {
+            let text = format!("{BASE}[switch]\npfc = {{ xoff = \"100KB\", xon = \"50KB\"{acc} }}\n[[workload]]\nkind = \"flows\"\nflows = [ {{ src = 0, dst = 2, size = \"10KB\" }} ]\n");
+            let (_, mut sim) = load(&text, false, None, &RunOptions::default()).unwrap();
+            sim.run();
+            sim.results().summary.get("queue_notes").cloned().unwrap_or_default().to_string()
+        };
+        assert!(!notes("").contains("XOFF"), "ingress counters: {}", notes(""));
+        assert!(notes(", accounting = \"egress_queue\"").contains("XOFF"));
+    }
+
+    /// A transport table is said unused only where no flow of the base or of any variant
+    /// uses its algorithm.
+    #[test]
+    fn unused_transport_tables_are_said_per_document() {
+        let text = |variant: &str| format!("{BASE}[transport]\ncc = \"dctcp\"\nhpcc = {{ eta = 0.9 }}\n[[workload]]\nkind = \"flows\"\nflows = [ {{ src = 0, dst = 2, size = \"10KB\" }} ]\n{variant}");
+        let said = |t: &str| {
+            let doc = Document::from_toml(t).unwrap();
+            let (s, all) = doc.resolve_all(None).unwrap();
+            document_advice(&doc, &s, &all, None).unwrap().0
+        };
+        assert_eq!(said(&text("")), vec!["transport.hpcc is set but no flow uses hpcc: its values act on nothing".to_string()]);
+        assert!(said(&text("[[variant]]\nname = \"h\"\ntransport.cc = \"hpcc\"\n")).is_empty());
     }
 
     const BASE: &str = r#"

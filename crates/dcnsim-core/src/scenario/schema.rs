@@ -454,13 +454,15 @@ pub struct UdpConfig {
 #[schemars(default = "TransportConfig::defaults")]
 pub struct TransportConfig {
     /// The transport: "tcp", "roce" or "udp"; or a congestion control's name standing for
-    /// itself over its transport ("dctcp", "reno", "cubic": tcp; "dcqcn": roce). Default:
-    /// the transport `cc` runs over, else "dctcp".
+    /// itself over its transport ("dctcp", "reno", "cubic", "swift", "bbr": tcp; "dcqcn",
+    /// "hpcc", "timely": roce; "swift" over roce is `kind = "roce"` with `cc = "swift"`).
+    /// Default: the transport `cc` runs over, else "dctcp".
     pub kind: Option<TransportKind>,
-    /// The congestion control of tcp (window-based: "dctcp", "reno", "cubic") or roce
-    /// (rate-based: "dcqcn"). Default: the one `kind` names, else "dctcp" over tcp and
-    /// "dcqcn" over roce. Each algorithm's constants are keys of this table (`g`, `ecn`,
-    /// `dcqcn`).
+    /// The congestion control of tcp (window-based: "dctcp", "reno", "cubic", "swift",
+    /// "bbr") or roce (rate-based: "dcqcn", "hpcc", "timely", "swift"). Default: the one
+    /// `kind` names, else "dctcp" over tcp and "dcqcn" over roce. Each algorithm's
+    /// constants are keys of this table (`g` and `ecn` for DCTCP, `dcqcn`, `hpcc`, `timely`,
+    /// `swift`, `bbr`).
     pub cc: Option<CcName>,
     /// Header bytes in every data packet (payload = MTU - header). Default {default}; below the MTU.
     pub header: Option<Bytes>,

@@ -252,6 +252,9 @@ impl SwitchMechanism for Aqm {
             r.queue_role(l_queue, "L");
             r.queue_role(c_queue, "Classic");
         }
+        let marks = r.summary.get("ecn_marks").and_then(|v| v.as_u64()).unwrap_or(0);
+        let drops: u64 = r.ports_table.u64("drops_aqm").iter().sum();
+        r.acted("switch.aqm", "packets marked CE or dropped", marks + drops);
     }
 }
 

@@ -592,6 +592,7 @@ impl SwitchMechanism for Ci {
         r.metric("ci_isolations", "CI isolations", 1.0, "int", Better::Neither);
         r.metric("cips_sent", "CIPs sent", 1.0, "int", Better::Neither);
         if self.p.mode == CiMode::Isolate {
+            r.acted("switch.ci", "flows isolated", iso);
             r.queue_role(self.p.congested_queue, "congested");
             r.queue_role(self.p.queue, "non-congested");
             r.queue_threshold(Some(self.p.queue), "CI High", self.p.isolate.high);

@@ -337,6 +337,7 @@ impl SwitchMechanism for Drc {
             r.ports_table.push(name, C::U64(col));
         }
         r.metric("drc_frames", "DRC frames", 1.0, "int", Better::Neither);
+        r.acted("switch.drc", "DRC frames sent", self.frames.iter().sum::<u64>());
     }
 
     fn frame_bytes(_: DrcFrame) -> u32 {

@@ -4,7 +4,7 @@
 //! DCTCP's step marking at K as the low == high case (Alizadeh et al., 2010).
 
 use super::mechanism::{Caps, Fabric, Never, SwitchMechanism};
-use super::pipeline::{AqmAction, Arrival, Ctx};
+use super::pipeline::{AqmAction, Arrival, Ctx, Report};
 use super::DropReason;
 use rand::Rng as _;
 
@@ -33,6 +33,11 @@ impl SwitchMechanism for EcnMarker {
 
     fn build(p: EcnMarker, _: &Fabric) -> EcnMarker {
         p
+    }
+    /// Its marks are the engine's (summary ecn_marks): said as its activity.
+    fn report(&self, r: &mut Report) {
+        let marks = r.summary.get("ecn_marks").and_then(|v| v.as_u64()).unwrap_or(0);
+        r.acted("switch.aqm", "packets marked CE", marks);
     }
     #[inline]
     fn on_arrival(&mut self, a: &Arrival, ect: bool, cx: &mut Ctx) -> AqmAction {

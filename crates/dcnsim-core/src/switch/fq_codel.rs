@@ -407,6 +407,7 @@ impl SwitchMechanism for FqCodel {
         r.summary.insert("fq_codel_marks".into(), self.marks.into());
         r.metric("fq_codel_drops", "FQ-CoDel drops", 1.0, "int", Better::Lower);
         r.metric("fq_codel_marks", "FQ-CoDel marks", 1.0, "int", Better::Neither);
+        r.acted("switch.fq_codel", "packets CoDel dropped or marked", self.drops + self.marks);
     }
 }
 

@@ -147,5 +147,6 @@ impl SwitchMechanism for Int {
     fn report(&self, r: &mut Report) {
         r.summary.insert("int_records".into(), self.records.into());
         r.summary.insert("int_full".into(), self.full.into());
+        r.acted("switch.int", "INT records written", self.records);
     }
 }

@@ -814,7 +814,13 @@ impl SwitchMechanism for Pfc {
         r.metric("xoff_time_ps", "XOFF time, any PAUSE (ms)", 1e-9, "f3", Better::Lower);
         r.metric("ports_paused", "ports paused, any PAUSE", 1.0, "int", Better::Lower);
         r.metric("flows_paused", "flows paused in a switch queue", 1.0, "int", Better::Lower);
-        if let Xoff::Static(x) = self.p.xoff {
+        // the NICs' receive side alone (SFC's proxy) sends nothing of its own
+        if self.p.lossless != 0 || self.p.link_mode {
+            r.acted("switch.pfc", "PAUSE frames sent", frames);
+        }
+        // XOFF bounds an egress queue only where PFC counts per egress queue; the 802.1Qbb
+        // ingress counters it bounds otherwise are not the depth a queue plot shows
+        if let (&Xoff::Static(x), true) = (&self.p.xoff, self.p.egress_queue) {
             for c in (0..r.queues).filter(|&c| self.p.is_lossless(c) || self.p.link_mode) {
                 r.queue_threshold(Some(c), "XOFF", x);
             }

@@ -239,6 +239,9 @@ pub struct Report<'a> {
     /// What the mechanisms say about the switch queues, for plots (summary "queues"):
     /// a role per queue index and depth thresholds.
     pub queue_notes: Vec<serde_json::Value>,
+    /// How often each configured mechanism acted (summary "activity"), so that one that
+    /// never did is reported instead of reading as "no effect".
+    pub activity: Vec<serde_json::Value>,
 }
 
 /// Which direction of a metric is an improvement (comparison tables colour by it).
@@ -271,6 +274,12 @@ impl Report<'_> {
     /// a depth plot, e.g. CI's High or PFC's XOFF.
     pub fn queue_threshold(&mut self, queue: Option<usize>, label: &str, bytes: u64) {
         self.queue_notes.push(serde_json::json!({ "queue": queue, "threshold": label, "bytes": bytes }));
+    }
+
+    /// The mechanism configured by scenario key `key` acted `count` times, counted as `what`
+    /// ("PAUSE frames sent"): a count of 0 after the run is said as a warning.
+    pub fn acted(&mut self, key: &str, what: &str, count: u64) {
+        self.activity.push(serde_json::json!({ "key": key, "what": what, "count": count }));
     }
 }
 

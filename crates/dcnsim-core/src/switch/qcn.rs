@@ -439,6 +439,7 @@ impl SwitchMechanism for Qcn {
         r.summary.insert("qcn_limited_flows".into(), limited.into());
         r.metric("qcn_cnms", "QCN CNMs sent", 1.0, "int", Better::Neither);
         r.queue_threshold(None, "QCN Q_eq", self.p.cp.q_eq);
+        r.acted("switch.qcn", "CNMs sent", self.cnms_sent.iter().sum::<u64>());
     }
 
     fn msg_bytes(_: Cnm) -> u32 {

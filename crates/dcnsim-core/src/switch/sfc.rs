@@ -326,6 +326,7 @@ impl SwitchMechanism for Sfc {
             r.metric("sfc_proxy_pauses", "SFC proxy PAUSEs to NICs", 1.0, "int", Better::Neither);
         }
         r.queue_threshold(None, "SFC trigger", self.p.trigger);
+        r.acted("switch.sfc", "SFC messages sent", self.sent.iter().sum::<u64>());
     }
 
     fn msg_bytes(_: SfcMsg) -> u32 {
