@@ -568,3 +568,28 @@ switch.buffer = { queue = "60KB" }
     assert sum(len(ln.get_xdata()) for ax in fig.axes for ln in ax.lines if ln.get_marker() == "^") > 0
     title = fig._suptitle.get_text()
     assert "bytes delivered in order per 10 us" in title and "filled hole" in title
+
+
+def test_slowdown_by_size_groups_equal_shares_of_flows(scenario_file):
+    """slowdown_by_size.png: the p50 and p99 slowdown per size group, the groups holding
+    equal shares of the base's flows, each point the mean over seeds of that group's
+    quantile (checked by hand against one group)."""
+    from dcnsim.comparison import SIZE_GROUPS, _size_edges, plot_slowdown_by_size
+
+    c = dcnsim.compare(scenario_file, variants=["Reno", "DCTCP"], seeds=2, jobs=2)
+    edges = _size_edges(c)
+    sizes = np.concatenate([r.flows["size_bytes"].to_numpy() for r in c.replicas["Reno"]])
+    counts = np.histogram(sizes, bins=edges)[0]
+    assert counts.sum() == len(sizes) and len(counts) <= SIZE_GROUPS
+    assert counts.max() <= 3 * len(sizes) / len(counts), counts  # near-equal shares (sizes repeat)
+    fig = plot_slowdown_by_size(c)
+    p99 = fig.axes[1]
+    line = next(c.lines[0] for c in p99.containers if c.get_label() == "DCTCP")
+    lo, hi = edges[-2], edges[-1]
+    by_seed = []
+    for r in c.replicas["DCTCP"]:
+        f = r.flows
+        s = f["slowdown"][(f["size_bytes"] >= lo) & (f["size_bytes"] < hi) & f["finished"]].to_numpy(dtype=float)
+        by_seed.append(np.quantile(s, 0.99))
+    assert line.get_ydata()[-1] == pytest.approx(np.mean(by_seed))
+    assert "mean over 2 seeds" in fig._suptitle.get_text()

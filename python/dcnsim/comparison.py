@@ -39,10 +39,10 @@ from .driver import check_threads
 from .jobs import Bar, run_all
 from .plots import figure, margins, time_unit
 from .stats import ci95, excludes_zero, format_change, format_value, number, relative_change
-from .tables import fct_table
+from .tables import fct_table, format_size
 
 #: Top-level files written by :meth:`Comparison.save` (besides one folder per variant).
-COMPARISON_FILES = ("comparison.csv", "comparison.md", "fct_by_bin.png", "slowdown_cdf.png", "queue_depth.png")
+COMPARISON_FILES = ("comparison.csv", "comparison.md", "fct_by_bin.png", "slowdown_cdf.png", "slowdown_by_size.png", "queue_depth.png")
 
 #: Top-level files :meth:`Comparison.save` writes only when the runs recorded what they show.
 COMPARISON_OPTIONAL_FILES = ("throughput.png", "queue_depth_time.png")
@@ -617,6 +617,8 @@ class Comparison:
             "",
             "![Slowdown CDF](slowdown_cdf.png)",
             "",
+            "![Slowdown against flow size](slowdown_by_size.png)",
+            "",
             "![Queue depth](queue_depth.png)",
             "",
             *(["![Queue depth over time](queue_depth_time.png)", ""] if all(len(r.queue_series) for r in self.results.values()) else []),
@@ -633,6 +635,7 @@ class Comparison:
         figs = {
             "fct_by_bin.png": plot_fct_by_bin(self),
             "slowdown_cdf.png": plot_slowdown_cdf(self),
+            "slowdown_by_size.png": plot_slowdown_by_size(self),
             "queue_depth.png": plot_queue_depth(self),
         }
         if any(len(r.timeseries.columns) for r in self.results.values()):
@@ -859,6 +862,66 @@ def plot_slowdown_cdf(cmp: Comparison) -> Any:
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small", loc="lower right")
     margins(fig, top=0.35)
+    return fig
+
+
+#: Flow-size groups of slowdown_by_size.png: equal shares of the base variant's flows.
+SIZE_GROUPS = 10
+
+
+def _size_edges(cmp: Comparison) -> np.ndarray:
+    """Edges (bytes) of :data:`SIZE_GROUPS` flow-size groups holding equal shares of the base
+    variant's flows over its seeds (fewer where sizes repeat), as the HPCC and Swift papers
+    group flows along the x axis of their slowdown figures."""
+    sizes = np.concatenate([np.asarray(r.flows["size_bytes"], dtype=np.float64) for r in (cmp.replicas.get(cmp.base) or [cmp.results[cmp.base]])])
+    if not len(sizes):
+        return np.zeros(0)
+    edges = np.unique(np.quantile(sizes, np.linspace(0, 1, SIZE_GROUPS + 1), method="lower"))
+    edges[-1] = sizes.max() + 1  # the largest flow in the last group
+    return edges
+
+
+def _slowdown_quantiles(r: Result, edges: np.ndarray, q: float) -> List[float]:
+    """The ``q`` quantile of the finished flows' slowdown per size group (NaN where none)."""
+    fl = r.flows
+    size = np.asarray(fl["size_bytes"], dtype=np.float64)
+    sd = np.asarray(fl["slowdown"], dtype=np.float64) if "slowdown" in fl else np.full(len(fl), np.nan)
+    out = []
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        s = sd[(size >= lo) & (size < hi) & np.isfinite(sd)]
+        out.append(float(np.quantile(s, q)) if len(s) else math.nan)
+    return out
+
+
+def plot_slowdown_by_size(cmp: Comparison) -> Any:
+    """Median and 99th-percentile slowdown (FCT / ideal FCT, finished flows) against flow
+    size, in groups of equal shares of the flows (the figure of the HPCC, Swift and Homa
+    papers), one line per variant; with seeds, the mean over seeds and its 95% CI."""
+    edges = _size_edges(cmp)
+    fig = figure(9.0, 4.2)
+    if len(edges) < 2:
+        return fig
+    x = np.arange(len(edges) - 1)
+    for k, (q, name) in enumerate(((0.5, "median"), (0.99, "99th percentile"))):
+        ax = fig.add_subplot(1, 2, k + 1)
+        for i, n in enumerate(cmp.variants):
+            runs = cmp.replicas.get(n) or [cmp.results[n]]
+            per_run = [_slowdown_quantiles(r, edges, q) for r in runs]
+            stats = [ci95([v[j] for v in per_run]) for j in range(len(x))]
+            y = np.array([m for m, _ in stats])
+            err = np.array([h if h == h else 0.0 for _, h in stats])
+            ax.errorbar(x, y, yerr=err if len(runs) > 1 else None, marker="o", markersize=3, capsize=2, color=f"C{i % 10}", label=n)
+        ax.set_yscale("log")
+        ax.set_xticks(x)
+        ax.set_xticklabels([format_size(float(f"{e:.3g}")) for e in edges[1:]], rotation=60, fontsize="x-small")
+        ax.set_xlabel("flow size, up to (groups of equal flow counts)")
+        ax.set_ylabel(f"{name} slowdown, log scale")
+        ax.set_title(name, fontsize="medium")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize="x-small")
+    seeds = f"mean over {cmp.n_seeds} seeds, 95% CI" if cmp.n_seeds > 1 else "one seed"
+    fig.suptitle(f"{cmp.scenario}: slowdown against flow size, finished flows ({seeds})", fontsize="medium")
+    margins(fig, top=0.45, bottom=1.2, wspace=0.9)
     return fig
 
 
