@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -133,7 +134,7 @@ def test_results_in_file_order(cmp2):
 
 def test_table_layout(cmp2):
     t = cmp2.table()
-    assert list(t.columns) == ["group", "metric", *VARIANTS, "DCTCP vs Reno", "DCTCP K=10KB vs Reno"]
+    assert list(t.columns) == ["group", "metric", *VARIANTS, "DCTCP vs Reno", "DCTCP K=10KB vs Reno", "DCTCP vs Reno: verdict", "DCTCP K=10KB vs Reno: verdict"]
     # FCT rows: size bins with flows (this workload has none above 1 MB), then "all", over
     # every flow; then the same per workload tag (background and incast here), then network
     groups = list(dict.fromkeys(t["group"]))
@@ -214,7 +215,7 @@ def test_same_as_running_the_variant_alone(cmp2, scenario_file):
 def test_variant_selection_order_and_seed(scenario_file):
     c = dcnsim.compare(scenario_file, variants=["DCTCP", "Reno"], seed=11, jobs=1)
     assert list(c.results) == ["DCTCP", "Reno"] and c.base == "DCTCP"
-    assert list(c.table().columns)[-1] == "Reno vs DCTCP"
+    assert list(c.table().columns)[-2:] == ["Reno vs DCTCP", "Reno vs DCTCP: verdict"]
     assert c.seeds == {"DCTCP": 11, "Reno": 11}
 
 
@@ -593,3 +594,20 @@ def test_slowdown_by_size_groups_equal_shares_of_flows(scenario_file):
         by_seed.append(np.quantile(s, 0.99))
     assert line.get_ydata()[-1] == pytest.approx(np.mean(by_seed))
     assert "mean over 2 seeds" in fig._suptitle.get_text()
+
+
+def test_a_comparison_saved_over_another_with_other_seeds_leaves_only_its_runs(scenario_file, tmp_path):
+    """Saving a one-seed comparison where a three-seed one was saved (and back) leaves only
+    the runs of the comparison saved last, so that the report counts those."""
+    out = tmp_path / "o"
+    dcnsim.compare(scenario_file, variants=["Reno", "DCTCP"], seeds=3, jobs=2).save(out)
+    assert sorted(p.name for p in (out / "reno").iterdir()) == ["seed-1", "seed-2", "seed-3"]
+    dcnsim.compare(scenario_file, variants=["Reno", "DCTCP"], jobs=2).save(out)
+    assert not list((out / "reno").glob("seed-*")) and (out / "reno" / "summary.json").is_file()
+    dcnsim.compare(scenario_file, variants=["Reno", "DCTCP"], seeds=2, jobs=2).save(out)
+    assert sorted(p.name for p in (out / "reno").iterdir()) == ["seed-1", "seed-2"]
+    from dcnsim import report
+
+    report.write_report(out)
+    page = (out / "report.html").read_text()
+    assert re.search(r"<td>runs</td><td>4</td>", page), re.findall(r"<td>runs</td><td>\d+</td>", page)

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import dcnsim
@@ -57,7 +58,12 @@ def test_report_is_self_contained_and_complete(folders, kind):
         assert re.search(r"<td>[\d,]+\.\d( ± [\d,]+\.\d)?</td>", page)
     if kind == "comparison":
         # the table as printed: changes as percentages, counts with thousands separators
-        assert re.search(r"<td>[+-]\d+\.\d%( \*| \(in noise\))?</td>", page), "no formatted change"
+        assert re.search(r"<td( class='(better|worse)')?>[+-]\d+\.\d%( \*| \(in noise\))?</td>", page), "no formatted change"
+        # coloured as on the terminal: each change cell's class is comparison.csv's verdict
+        csv = pd.read_csv(folders[kind] / "comparison.csv", keep_default_na=False)
+        verdicts = [v for c in csv.columns if c.endswith(": verdict") for v in csv[c]]
+        assert {"better", "worse"} & set(verdicts), verdicts
+        assert page.count("class='better'") == verdicts.count("better") and page.count("class='worse'") == verdicts.count("worse")
         assert re.search(r"<td>\d{1,3}(,\d{3})+(\.\d+)?( ± [\d.,]+)?</td>", page), "no thousands separator"
 
 

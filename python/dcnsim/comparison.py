@@ -528,6 +528,9 @@ class Comparison:
         ``(variant - base) / |base|`` as a number (``-0.382`` for -38.2%; NaN where it is
         undefined: a zero base with a non-zero value, or a row that is not a number).
         :meth:`formatted_table` has the same table as text (``"-38.2%"``, ``"n/a"``).
+        Last, per change column, ``"<variant> vs <base>: verdict"``: ``"better"`` or
+        ``"worse"`` where the row has a better direction and the change is one (and, with
+        seeds, its paired interval excludes 0), else empty: what the terminal colours.
         Size bins are the base variant's ``fct_bins`` unless ``bins`` is given.
         """
         changes = self.change_columns()
@@ -545,10 +548,12 @@ class Comparison:
                 if multi:
                     sig = row.excludes_zero(n)
                     rec[f"{col}: CI excludes 0"] = None if sig is None else bool(sig)
+                rec[f"{col}: verdict"] = row.verdict(self.base, n) or ""
             records.append(rec)
         extra_v = [f"{n} ci95" for n in self.variants] if multi else []
         extra_c = [f"{c}: CI excludes 0" for c in changes.values()] if multi else []
-        columns = ["group", "metric", *self.variants, *extra_v, *changes.values(), *extra_c]
+        verdicts = [f"{c}: verdict" for c in changes.values()]
+        columns = ["group", "metric", *self.variants, *extra_v, *changes.values(), *extra_c, *verdicts]
         table = pd.DataFrame.from_records(records, columns=columns)
         for col in changes.values():
             table[col] = table[col].astype("float64")
@@ -557,8 +562,8 @@ class Comparison:
     def formatted_table(self, bins: Optional[Sequence[int]] = None) -> pd.DataFrame:
         """:meth:`table` with every value and change formatted for display (strings)."""
         table = self.table(bins)
-        if self.n_seeds > 1:  # the intervals go into the cells' text
-            table = table[["group", "metric", *self.variants, *self.change_columns().values()]]
+        # the intervals go into the cells' text; the verdicts into their colours
+        table = table[["group", "metric", *self.variants, *self.change_columns().values()]]
         table = table.astype(object)
         changes = self.change_columns()
         for i, row in enumerate(self.rows(bins)):
@@ -657,9 +662,23 @@ class Comparison:
         an earlier save left there is removed). Every file
         is written atomically. Returns ``{relative path: final path}``.
         """
+        import shutil
+
+        from .api import OPTIONAL_OUTPUT_FILES, OUTPUT_FILES, SCENARIO_FILES
+
         out = Path(outdir)
         written: Dict[str, Path] = {}
         for name, slug in _slugs(self.variants).items():
+            # an earlier comparison saved here with other seeds leaves nothing that reads as
+            # this one's: the runs of seeds not run now, or of one seed where there are several
+            keep = {f"seed-{r.summary.get('seed')}" for r in self.replicas[name]} if self.n_seeds > 1 else set()
+            if (out / slug).is_dir():
+                for old in (out / slug).glob("seed-*"):
+                    if old.is_dir() and old.name not in keep:
+                        shutil.rmtree(old)
+                if self.n_seeds > 1:
+                    for f in (*OUTPUT_FILES, *OPTIONAL_OUTPUT_FILES, *SCENARIO_FILES):
+                        (out / slug / f).unlink(missing_ok=True)
             if self.n_seeds > 1:  # every seed's run: <variant>/seed-<s>/
                 for r in self.replicas[name]:
                     sub = f"{slug}/seed-{r.summary.get('seed')}"

@@ -118,17 +118,22 @@ def _markdown_table(path: Path) -> Any:
     return pd.DataFrame(rows[2:], columns=rows[0])
 
 
-def _table(df: Any, caption: str = "", labels: bool = False) -> str:
+def _table(df: Any, caption: str = "", labels: bool = False, classes: Any = None) -> str:
     """An HTML table of ``df``; ``labels``: a table already formatted as printed (its
-    cells shown as they are, its second column text, left-aligned)."""
+    cells shown as they are, its second column text, left-aligned); ``classes``: a frame
+    of CSS classes ("better", "worse") by row position and column name."""
     rows = len(df)
     shown = df.head(_MAX_ROWS)
     note = f"<p class='note'>first {_MAX_ROWS} of {rows} rows; the full table is in the folder</p>" if rows > _MAX_ROWS else ""
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in shown.columns)
     body = []
-    for _, r in shown.iterrows():
+    for i, (_, r) in enumerate(shown.iterrows()):
         cells = []
-        for v in r.tolist():
+        for col, v in zip(shown.columns, r.tolist()):
+            cls_of = ""
+            if classes is not None and col in classes.columns and i < len(classes):
+                c = classes.iloc[i][col]
+                cls_of = f" class='{c}'" if isinstance(c, str) and c in ("better", "worse") else ""
             if isinstance(v, str) and not labels:
                 try:
                     v = float(v)
@@ -138,7 +143,7 @@ def _table(df: Any, caption: str = "", labels: bool = False) -> str:
                 text = "" if v != v else (f"{v:.4g}" if abs(v) < 1e6 else f"{v:.6g}")
             else:
                 text = str(v)
-            cells.append(f"<td>{html.escape(text)}</td>")
+            cells.append(f"<td{cls_of}>{html.escape(text)}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
     cls = " class='labels'" if labels else ""
@@ -190,6 +195,8 @@ table{border-collapse:collapse;font-size:.85em;margin:.5em 0}td,th{border:1px so
 td:first-child,th:first-child,table.labels td:nth-child(2),table.labels th:nth-child(2){text-align:left}th{background:#f0f0f0}caption{text-align:left;font-weight:bold}pre{background:#f7f7f7;padding:1em;overflow:auto;font-size:.8em}
 .alert{background:#fde8e8;border:1px solid #e0a0a0;padding:.6em 1em;margin:.5em 0}.ok{background:#e8f5e8;border:1px solid #9c9;padding:.6em 1em}
 img{max-width:100%}figure{margin:1em 0}.note{color:#666;font-size:.8em}
+td.better{color:#176317;background:#e8f5e8}td.worse{color:#9b1c1c;background:#fde8e8}
+td{white-space:nowrap}table.labels td:nth-child(2){white-space:normal}
 """
 
 
@@ -245,7 +252,11 @@ def build(outdir: Any) -> str:
     elif kind == "comparison":
         shown = _markdown_table(out / "comparison.md")
         if shown is not None:  # the formatted values (thousands, percentages), as printed
-            parts.append(_table(shown, "Side by side (comparison.md; raw values in comparison.csv)", labels=True))
+            # coloured as on the terminal, by comparison.csv's verdict columns (same rows)
+            raw = pd.read_csv(out / "comparison.csv", keep_default_na=False)
+            verdicts = {c[: -len(": verdict")]: raw[c] for c in raw.columns if c.endswith(": verdict")}
+            classes = pd.DataFrame(verdicts) if verdicts and len(raw) == len(shown) else None
+            parts.append(_table(shown, "Side by side (comparison.md; raw values in comparison.csv); green: better, red: worse", labels=True, classes=classes))
         else:
             parts.append(_table(pd.read_csv(out / "comparison.csv"), "Side by side (comparison.csv)"))
     else:
