@@ -194,9 +194,12 @@ def test_cnps_answer_marked_flows(roce):
         elif b[o + 1] & 3 == 3:
             marked.add(qp)
     assert cnps and all(qp in marked for qp, _ in cnps)
+    # RC queue pairs start at 0x100: QPs 0 and 1 are the management QPs, whose payloads
+    # Wireshark reads as MADs
+    assert min(qp for qp, _ in cnps) >= 0x100
     flows = r.flows.set_index("flow_id")
     for qp, dst in cnps:
-        assert dst == bytes([10, 0, 0, int(flows.loc[qp, "src"]) + 1]), "a CNP goes to the flow's source"
+        assert dst == bytes([10, 0, 0, int(flows.loc[qp - 0x100, "src"]) + 1]), "a CNP goes to the flow's source"
 
 
 @needs_tshark
@@ -209,6 +212,19 @@ def test_tshark_dissects_pfc_quanta_and_ecn(roce):
     want = collections.Counter(b[ethertype(b)[1] + 1] & 3 for _, _, _, b in frames if ethertype(b)[0] == 0x0800)
     assert ecn == want
     assert len(tshark(path, "infiniband.bth.opcode == 129", "frame.number")) > 0
+
+
+@needs_tshark
+def test_whole_roce_frames_dissect_cleanly(tmp_path):
+    """Kept whole, every RoCEv2 frame dissects without a malformed one, the data frames as
+    RC RDMA WRITEs of the flow's queue pair (0x100 up: QPs 0 and 1 would read as MADs)."""
+    r = dcnsim.run(ROCE.replace('frames = "all"', 'frames = "all"\nsnaplen = "0B"'))
+    path = tmp_path / "capture.pcapng"
+    path.write_bytes(r.capture)
+    assert tshark(path, "_ws.malformed", "frame.number") == []
+    writes = tshark(path, "infiniband.bth.opcode >= 6 && infiniband.bth.opcode <= 10", "infiniband.bth.destqp")
+    assert writes and all(int(q, 16) >= 0x100 for (q,) in writes)
+    assert not tshark(path, "infiniband.mad", "frame.number")
 
 
 @pytest.fixture(scope="module")

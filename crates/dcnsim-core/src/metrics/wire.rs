@@ -37,6 +37,10 @@ const IPV4_BYTES: usize = 20;
 const TCP_BYTES: usize = 20;
 const UDP_BYTES: usize = 8;
 const BTH_BYTES: usize = 12;
+/// The queue pair of flow 0: queue pairs 0 and 1 are the subnet management and general
+/// services QPs (IBTA vol. 1, 3.9.1), whose payloads Wireshark dissects as MADs; a flow's
+/// RC queue pair is this plus its id.
+pub const FIRST_QP: u32 = 0x100;
 const ICRC_BYTES: usize = 4;
 
 /// The IPv4 TTL of a packet that has crossed `hops` switches (sent with 64, Linux's default).
@@ -239,7 +243,7 @@ pub fn transport(out: &mut Vec<u8>, topo: &Topology, p: &Packet, f: &FlowWire, m
             // PSNs count MTU-sized packets from 0; an acknowledgement carries the last PSN
             // received in order (its seq is the next byte expected), a NAK the one expected
             let psn = (p.seq / mss.max(1) as u64) as u32;
-            let qp = f.id;
+            let qp = FIRST_QP.wrapping_add(f.id);
             let mut h = Vec::with_capacity(BTH_BYTES + 16);
             let (ports, tail) = match p.kind {
                 PktKind::Data => {
