@@ -273,7 +273,7 @@ mod tests {
         assert_eq!(b[19] & 3, 2, "ECT(0)");
         assert_eq!(u16::from_be_bytes([b[40], b[41]]), 4791);
         assert_eq!(b[46], wire::bth::WRITE_FIRST);
-        assert_eq!(&b[51..54], &[0, 0, 7], "queue pair: the flow");
+        assert_eq!(&b[51..54], &(wire::FIRST_QP + 7).to_be_bytes()[1..], "queue pair: the flow's, past the management QPs 0 and 1");
         assert_eq!(&b[55..58], &[0, 0, 0], "PSN 0");
         assert_eq!(&b[70..74], &100_000u32.to_be_bytes(), "RETH DMA length: the message");
 
