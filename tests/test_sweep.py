@@ -14,6 +14,7 @@ import pytest
 
 import dcnsim
 from conftest import sigint_as_at_a_terminal
+from conftest import tiny as tiny_text
 from dcnsim import sweeps as sweep
 
 TINY = """
@@ -496,3 +497,25 @@ def test_sweep_plot_puts_sizes_on_a_numeric_axis(tiny, tmp_path):
     xs = [list(line.get_xdata()) for line in ax.lines if len(line.get_xdata()) == 3]
     assert xs and [float(x) for x in xs[0]] == [10.0, 20.0, 60.0]
     assert "mean FCT (us) against switch.aqm.threshold" in ax.get_title()
+
+
+def test_sweep_folder_holds_the_scenario_and_says_what_was_cut_off(tmp_path):
+    """The sweep's folder keeps the scenario as given (the report shows it as TOML); runs
+    that end with unfinished flows are said on the terminal and in sweep.json; a scenario
+    without variants shows no empty variant column."""
+    from click.testing import CliRunner
+
+    from dcnsim.cli import cli
+
+    p = tmp_path / "cut.toml"
+    p.write_text(tiny_text(max_time="30us"), encoding="utf-8")
+    res = CliRunner().invoke(cli, ["sweep", str(p), "-o", str(tmp_path / "out"), "--set", "topology.bottleneck.rate=10Gbps,40Gbps", "-j", "1", "--no-progress"])
+    assert res.exit_code == 0, res.output
+    assert "2 of 2 runs ended with unfinished flows" in res.output
+    meta = json.loads((tmp_path / "out" / "sweep.json").read_text())
+    assert any("unfinished flows" in w for w in meta["warnings"])
+    assert (tmp_path / "out" / "scenario.toml").read_text() == p.read_text()
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert "[topology]" in page and "<th>variant</th>" not in page
+    header = next(line for line in res.output.splitlines() if "seeds" in line and "mean FCT" in line)
+    assert "variant" not in header

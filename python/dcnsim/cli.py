@@ -521,7 +521,9 @@ def sweep_cmd(scenario: str, outdir: Path, sets: Sequence[str], seeds: Optional[
 
     t = Table(title=escape(f"mean FCT of all flows (us), mean +- 95% CI over seeds; swept: {', '.join(keys) or 'nothing'}"))
     changes = "mean_fct_us_change" in s
-    for c in keys + ["variant", "seeds", "mean FCT (us)"] + (["vs first variant"] if changes else []) + ["drops"]:
+    # a scenario without [[variant]] tables has no variant to name
+    named = bool(len(s)) and any(str(v) for v in s["variant"])
+    for c in keys + (["variant"] if named else []) + ["seeds", "mean FCT (us)"] + (["vs first variant"] if changes else []) + ["drops"]:
         t.add_column(escape(c))
     for _, r in s.iterrows():
         ci = r["mean_fct_us_ci95"]
@@ -531,7 +533,7 @@ def sweep_cmd(scenario: str, outdir: Path, sets: Sequence[str], seeds: Optional[
             x = r["mean_fct_us_change"]
             # * : the 95% CI of the paired (same point and seed) differences excludes 0
             change = ["" if x != x else f"{x:+.1%}" + (" *" if r["mean_fct_us_change_ci_excludes_0"] is True else " (in noise)" if r["seeds"] > 1 else "")]
-        t.add_row(*[escape(str(r[k])) for k in keys], escape(str(r["variant"])), str(r["seeds"]), fct, *change, f"{r['drops']:.0f}")
+        t.add_row(*[escape(str(r[k])) for k in keys], *([escape(str(r["variant"]))] if named else []), str(r["seeds"]), fct, *change, f"{r['drops']:.0f}")
     console.print(t)
     for w in out["warnings"]:
         click.echo(f"warning: {w}", err=True)

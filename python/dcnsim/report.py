@@ -293,6 +293,8 @@ def sweep_table(summary: Any) -> Any:
     stats = {c for c, *_ in METRICS}
     known = stats | {f"{c}{s}" for c in stats for s in ("_ci95", "_change", "_change_ci_excludes_0")} | {"seeds"}
     labels = [c for c in summary.columns if c not in known]
+    if "variant" in summary.columns and not summary["variant"].fillna("").astype(str).str.len().any():
+        labels.remove("variant")  # a scenario without [[variant]] tables
     rows = []
     for _, r in summary.iterrows():
         row = {("size bin" if c == "bin" else c): r[c] for c in labels}

@@ -83,6 +83,8 @@ class Point:
     #: what the output must say about this point: swept keys that do not apply to its
     #: variant, variants it is identical to
     warnings: Tuple[str, ...] = ()
+    #: the swept scenario as given (text, "toml" or "json"), for the sweep's folder
+    base: Tuple[str, str] = ("", "toml")
 
 
 def _has_table(doc: Dict[str, Any], path: str) -> bool:
@@ -126,8 +128,8 @@ def _set_path(doc: Dict[str, Any], key: str, value: Any) -> None:
     d[parts[-1]] = value
 
 
-def _load(scenario: ScenarioLike) -> Tuple[Dict[str, Any], str]:
-    """The scenario as a dict, and its name for messages."""
+def _load(scenario: ScenarioLike) -> Tuple[Dict[str, Any], str, Tuple[str, str]]:
+    """The scenario as a dict, its name for messages, and its text and format."""
     src = resolve_scenario(scenario)
     if src.format == "json":
         doc = json.loads(src.text)
@@ -139,7 +141,7 @@ def _load(scenario: ScenarioLike) -> Tuple[Dict[str, Any], str]:
         except tomllib.TOMLDecodeError as e:
             raise _core.ScenarioError(f"malformed TOML: {e}") from None
     _core.validate(src.text, src.format, None)  # the base itself must be valid
-    return doc, str(doc.get("scenario", {}).get("name", "?"))
+    return doc, str(doc.get("scenario", {}).get("name", "?")), (src.text, src.format)
 
 
 def grid(
@@ -151,7 +153,7 @@ def grid(
     """The runs of a sweep: the ``[sweep]`` table's keys with the command line's added or
     replacing them, crossed with the variants and the seeds. Every point is validated
     before any runs, errors naming the key and the point."""
-    doc, name = _load(scenario)
+    doc, name, base = _load(scenario)
     table = doc.pop("sweep", {}) or {}
     if not isinstance(table, dict):
         raise _core.ScenarioError("sweep: expected a table of key paths and value lists")
@@ -215,7 +217,7 @@ def grid(
             merged = json.dumps(_core.merged(text, "json", v), sort_keys=True)
             for s in seed_list:
                 h = hashlib.sha256(f"{merged}\0{s}".encode()).hexdigest()[:16]
-                points.append(Point(values, v, int(s), text, h, tuple(notes)))
+                points.append(Point(values, v, int(s), text, h, tuple(notes), base))
     return points
 
 
@@ -347,10 +349,20 @@ def run_sweep(
             _run_local(todo, jobs, finished, threads)
     table = tidy(points, data)
     summary = summarize(table, [k for k, _ in points[0].values] if points else [])
-    from .io import json_writer, parquet_writer, write_files_atomic
+    from .io import json_writer, parquet_writer, text_writer, write_files_atomic
 
+    # runs cut off at max_time: their FCT statistics are over the finished flows only
+    cut = [p for p in unique if data[p.run_id]["run"].get("flows_unfinished", 0) > 0]
+    if cut:
+        flows = sum(data[p.run_id]["run"]["flows_unfinished"] for p in cut)
+        w = f"{len(cut)} of {len(unique)} runs ended with unfinished flows ({flows:,} in all; their FCT statistics are over the finished flows), first: {_describe(cut[0])}"
+        warnings.warn(w, DcnsimWarning, stacklevel=2)
+        warns = warns + [w]
     meta = {"runs": len(points), "distinct_runs": len(unique), "warnings": warns}
-    write_files_atomic(out, {"sweep.parquet": parquet_writer(table), "sweep_summary.csv": csv_writer(summary), "sweep.json": json_writer(meta)})
+    files = {"sweep.parquet": parquet_writer(table), "sweep_summary.csv": csv_writer(summary), "sweep.json": json_writer(meta)}
+    if points and points[0].base[0]:  # the scenario as given, for the report and for rerunning
+        files[f"scenario.{points[0].base[1]}"] = text_writer(points[0].base[0])
+    write_files_atomic(out, files)
     if points and points[0].values:
         plot = plot_sweep(summary, points[0].values[0][0])
         if plot is not None:
