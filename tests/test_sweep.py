@@ -519,3 +519,35 @@ def test_sweep_folder_holds_the_scenario_and_says_what_was_cut_off(tmp_path):
     assert "[topology]" in page and "<th>variant</th>" not in page
     header = next(line for line in res.output.splitlines() if "seeds" in line and "mean FCT" in line)
     assert "variant" not in header
+
+
+def test_points_are_compared_with_a_named_baseline_point_paired_by_seed(tmp_path):
+    """Each point's change against the baseline point (by default the first value of the
+    first swept key; --baseline KEY=VALUE names another), from the per-seed differences
+    (checked by hand), '*' only where their 95% CI excludes 0; a baseline that is not a
+    swept value is refused before anything runs."""
+    from click.testing import CliRunner
+
+    from dcnsim.cli import cli
+    from dcnsim.sweeps import ci95
+
+    p = tmp_path / "s.toml"
+    p.write_text(tiny_text(), encoding="utf-8")
+    pts = sweep.grid(str(p), [sweep.parse_set("topology.bottleneck.rate=2Gbps,5Gbps,10Gbps")], 3)
+    out = sweep.run_sweep(pts, tmp_path / "a", jobs=1, baseline="topology.bottleneck.rate=10Gbps")
+    t, s = out["table"], out["summary"]
+    s = s[s["bin"] == "all"].set_index("topology.bottleneck.rate")
+    assert s.loc["10Gbps", "baseline"] == "topology.bottleneck.rate=10Gbps" and s["mean_fct_us_vs_baseline"].isna()["10Gbps"]
+    t = t[t["bin"] == "all"]
+    slow, base = (t[t["topology.bottleneck.rate"] == v].set_index("seed")["mean_fct_us"] for v in ("2Gbps", "10Gbps"))
+    d, h = ci95(list(slow - base))
+    assert s.loc["2Gbps", "mean_fct_us_vs_baseline"] == pytest.approx(d / base.mean())
+    assert s.loc["2Gbps", "mean_fct_us_vs_baseline"] > 1.0  # a 5x slower bottleneck
+    assert bool(s.loc["2Gbps", "mean_fct_us_vs_baseline_ci_excludes_0"]) == (abs(d) > h)
+    # the default: the first value of the first swept key
+    res = CliRunner().invoke(cli, ["sweep", str(p), "-o", str(tmp_path / "a"), "--set", "topology.bottleneck.rate=2Gbps,5Gbps,10Gbps", "--seeds", "3", "-j", "1", "--no-progress"])
+    assert res.exit_code == 0, res.output
+    assert "vs topology.bottleneck.rate=2Gbps" in res.output and "0 run now" in res.output
+    bad = CliRunner().invoke(cli, ["sweep", str(p), "-o", str(tmp_path / "b"), "--set", "topology.bottleneck.rate=2Gbps,5Gbps", "--baseline", "topology.bottleneck.rate=7Gbps", "--no-progress"])
+    assert bad.exit_code == 2 and "not swept over '7Gbps'" in bad.output, bad.output
+    assert not (tmp_path / "b" / "runs").exists()

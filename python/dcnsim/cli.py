@@ -2,7 +2,7 @@
 
     dcnsim run SCENARIO [-o OUTDIR] [--seed N] [--variant NAME] [--threads N] [--progress/--no-progress]
     dcnsim compare SCENARIO [-o OUTDIR] [--jobs N] [--threads N] [--seed N] [--variant NAME ...] [--progress/--no-progress]
-    dcnsim sweep SCENARIO -o OUTDIR [--set KEY=V1,V2 ...] [--seeds N] [--jobs N] [--threads N] [--variant NAME ...] [--cluster ray://HOST:PORT]
+    dcnsim sweep SCENARIO -o OUTDIR [--set KEY=V1,V2 ...] [--seeds N] [--jobs N] [--threads N] [--variant NAME ...] [--baseline KEY=VALUE] [--cluster ray://HOST:PORT]
     dcnsim report OUTDIR
     dcnsim validate SCENARIO [--variant NAME]
     dcnsim scenarios
@@ -493,8 +493,9 @@ def _quiet_warnings() -> Iterator[None]:
 @click.option("--variant", "variants", multiple=True, help="Sweep only these variants (repeat the option). [default: all]")
 @click.option("--progress/--no-progress", default=None, help="Show a progress bar over the runs [default: when stdout is a terminal].")
 @click.option("--cluster", default=None, metavar="ray://HOST:PORT|auto", help="Run the jobs on a Ray cluster instead of local processes (pip install 'dcnsim[ray]'); the results are the same.")
+@click.option("--baseline", default=None, metavar="KEY=VALUE", help="Compare every point with the one where this swept key has this value, paired by seed [default: the first value of the first swept key].")
 @_threads_option
-def sweep_cmd(scenario: str, outdir: Path, sets: Sequence[str], seeds: Optional[int], jobs: Optional[int], variants: Sequence[str], progress: Optional[bool], cluster: Optional[str], threads: int) -> None:
+def sweep_cmd(scenario: str, outdir: Path, sets: Sequence[str], seeds: Optional[int], jobs: Optional[int], variants: Sequence[str], progress: Optional[bool], cluster: Optional[str], baseline: Optional[str], threads: int) -> None:
     """Run a grid of SCENARIO's keys x variants x seeds and collect one table."""
     from rich.markup import escape
 
@@ -503,7 +504,7 @@ def sweep_cmd(scenario: str, outdir: Path, sets: Sequence[str], seeds: Optional[
     points = sweep.grid(scenario, [sweep.parse_set(x) for x in sets], seeds, list(variants) or None)
     mode: Any = "always" if progress is True else (False if progress is False else True)
     with _quiet_warnings():  # printed below, once, with the table
-        out = sweep.run_sweep(points, outdir, jobs=jobs, progress=mode, cluster=cluster, threads=threads)
+        out = sweep.run_sweep(points, outdir, jobs=jobs, progress=mode, cluster=cluster, threads=threads, baseline=baseline)
     from .report import write_report
 
     write_report(outdir)
@@ -521,18 +522,23 @@ def sweep_cmd(scenario: str, outdir: Path, sets: Sequence[str], seeds: Optional[
 
     t = Table(title=escape(f"mean FCT of all flows (us), mean +- 95% CI over seeds; swept: {', '.join(keys) or 'nothing'}"))
     changes = "mean_fct_us_change" in s
+    versus = "mean_fct_us_vs_baseline" in s
     # a scenario without [[variant]] tables has no variant to name
     named = bool(len(s)) and any(str(v) for v in s["variant"])
-    for c in keys + (["variant"] if named else []) + ["seeds", "mean FCT (us)"] + (["vs first variant"] if changes else []) + ["drops"]:
+    vs_name = f"vs {s['baseline'].iloc[0]}" if versus and len(s) else ""
+    for c in keys + (["variant"] if named else []) + ["seeds", "mean FCT (us)"] + (["vs first variant"] if changes else []) + ([vs_name] if versus else []) + ["drops"]:
         t.add_column(escape(c))
+
+    def paired(x: float, sig: Any, seeds: int) -> str:
+        # * : the 95% CI of the paired (same seed) differences excludes 0
+        return "" if x != x else f"{x:+.1%}" + (" *" if sig is True else " (in noise)" if seeds > 1 else "")
+
     for _, r in s.iterrows():
         ci = r["mean_fct_us_ci95"]
         fct = f"{r['mean_fct_us']:.2f}" + ("" if ci != ci else f" +- {ci:.2f}")
-        change = []
-        if changes:
-            x = r["mean_fct_us_change"]
-            # * : the 95% CI of the paired (same point and seed) differences excludes 0
-            change = ["" if x != x else f"{x:+.1%}" + (" *" if r["mean_fct_us_change_ci_excludes_0"] is True else " (in noise)" if r["seeds"] > 1 else "")]
+        change = [paired(r["mean_fct_us_change"], r["mean_fct_us_change_ci_excludes_0"], r["seeds"])] if changes else []
+        if versus:
+            change.append(paired(r["mean_fct_us_vs_baseline"], r["mean_fct_us_vs_baseline_ci_excludes_0"], r["seeds"]))
         t.add_row(*[escape(str(r[k])) for k in keys], *([escape(str(r["variant"]))] if named else []), str(r["seeds"]), fct, *change, f"{r['drops']:.0f}")
     console.print(t)
     for w in out["warnings"]:

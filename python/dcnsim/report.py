@@ -260,7 +260,7 @@ def build(outdir: Any) -> str:
         else:
             parts.append(_table(pd.read_csv(out / "comparison.csv"), "Side by side (comparison.csv)"))
     else:
-        parts.append(_table(sweep_table(pd.read_csv(out / "sweep_summary.csv")), "Mean ± 95% CI over seeds; change against the first variant, * where its paired 95% CI excludes 0 (raw values in sweep_summary.csv)", labels=True))
+        parts.append(_table(sweep_table(pd.read_csv(out / "sweep_summary.csv")), "Mean ± 95% CI over seeds; change: against the first variant at the same point; vs KEY=VALUE: against the baseline point; * where the paired (same seed) 95% CI excludes 0 (raw values in sweep_summary.csv)", labels=True))
     # plots
     pngs = sorted(out.glob("*.png"))
     parts.append("<h2>Plots</h2>")
@@ -291,7 +291,7 @@ def sweep_table(summary: Any) -> Any:
     from .sweeps import METRICS
 
     stats = {c for c, *_ in METRICS}
-    known = stats | {f"{c}{s}" for c in stats for s in ("_ci95", "_change", "_change_ci_excludes_0")} | {"seeds"}
+    known = stats | {f"{c}{s}" for c in stats for s in ("_ci95", "_change", "_change_ci_excludes_0", "_vs_baseline", "_vs_baseline_ci_excludes_0")} | {"seeds", "baseline"}
     labels = [c for c in summary.columns if c not in known]
     if "variant" in summary.columns and not summary["variant"].fillna("").astype(str).str.len().any():
         labels.remove("variant")  # a scenario without [[variant]] tables
@@ -308,12 +308,13 @@ def sweep_table(summary: Any) -> Any:
             if value is not None and pd.notna(half) and half > 0:
                 text += f" ± {format_value(half * scale, fmt)}"
             row[name] = text
-            if f"{col}_change" in summary.columns:
-                change = r[f"{col}_change"]
-                ctext = format_change(None if pd.isna(change) else float(change))
-                if ctext:
-                    ctext += " *" if bool(r.get(f"{col}_change_ci_excludes_0")) else " (in noise)"
-                row[f"{name}, change"] = ctext
+            for suffix, label in (("_change", "change"), ("_vs_baseline", f"vs {r.get('baseline')}")):
+                if f"{col}{suffix}" in summary.columns:
+                    change = r[f"{col}{suffix}"]
+                    ctext = format_change(None if pd.isna(change) else float(change))
+                    if ctext:
+                        ctext += " *" if bool(r.get(f"{col}{suffix}_ci_excludes_0")) else " (in noise)"
+                    row[f"{name}, {label}"] = ctext
         rows.append(row)
     return pd.DataFrame(rows)
 

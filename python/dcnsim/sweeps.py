@@ -21,6 +21,7 @@ import hashlib
 import itertools
 import json
 import math
+import numbers
 import os
 import time
 import warnings
@@ -296,6 +297,7 @@ def run_sweep(
     progress: Union[bool, str] = False,
     cluster: Optional[str] = None,
     threads: int = 1,
+    baseline: Optional[str] = None,
 ) -> Dict[str, Any]:
     """Run the points not yet done under ``outdir`` and write sweep.parquet,
     sweep_summary.csv and sweep.png. Locally: a process pool of ``jobs`` workers (default
@@ -303,7 +305,9 @@ def run_sweep(
     the same jobs on a Ray cluster instead (``pip install 'dcnsim[ray]'``), the dcnsim
     package, compiled core included, shipped to the workers; the tables are the same.
     ``threads``: split each run over this many threads (as :func:`dcnsim.run`); the
-    tables do not depend on it.
+    tables do not depend on it. ``baseline``: "KEY=VALUE", the point every other is
+    compared with (by default the first value of the first swept key): sweep_summary.csv's
+    ``<metric>_vs_baseline`` columns.
     Runs that simulate the same thing (a variant a swept key does not apply to, two
     identical variants) share a run id and run once. Returns {"ran": n, "skipped": n,
     "distinct": n, "table": DataFrame, "summary": DataFrame, "warnings": [str]}; the
@@ -312,6 +316,8 @@ def run_sweep(
     from .driver import check_threads, progress_mode
 
     threads = check_threads(threads)
+    keys = [k for k, _ in points[0].values] if points else []
+    base_point = baseline_of(keys, points, baseline)  # refused before anything runs
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
     data: Dict[str, Dict[str, Any]] = {}
@@ -348,7 +354,7 @@ def run_sweep(
         else:
             _run_local(todo, jobs, finished, threads)
     table = tidy(points, data)
-    summary = summarize(table, [k for k, _ in points[0].values] if points else [])
+    summary = summarize(table, keys, base_point)
     from .io import json_writer, parquet_writer, text_writer, write_files_atomic
 
     # runs cut off at max_time: their FCT statistics are over the finished flows only
@@ -461,11 +467,53 @@ METRICS = (
 )
 
 
-def summarize(table: Any, keys: Sequence[str]) -> Any:
-    """Mean and 95% CI half-width across seeds of each FCT statistic and run-level number,
-    per swept values, variant and bin."""
+def _same(a: Any, b: Any) -> bool:
+    """A swept value as the table holds it against one as written (``10``, ``10.0``, "10")."""
+    if isinstance(a, numbers.Number) and isinstance(b, numbers.Number):
+        return float(a) == float(b)
+    return str(a) == str(b)
+
+
+def _paired(rows: Sequence[Any], base: Dict[Tuple[Any, ...], Any], where: Sequence[str], metric: str) -> Tuple[float, bool]:
+    """The relative change of ``metric``'s mean against the base rows paired with ``rows``
+    (same ``where`` values), and whether the 95% CI of the paired differences excludes 0."""
     import pandas as pd
 
+    pairs = [(r, base.get(tuple(r[c] for c in where))) for r in rows]
+    diffs = [float(r[metric]) - float(b[metric]) for r, b in pairs if b is not None and pd.notna(r[metric]) and pd.notna(b[metric])]
+    bmean = ci95([float(b[metric]) for _, b in pairs if b is not None and pd.notna(b[metric])])[0]
+    d, h = ci95(diffs)
+    change = d / bmean if diffs and bmean not in (0, 0.0) and not math.isnan(bmean) else float("nan")
+    return change, excludes_zero(d, h) is True
+
+
+def baseline_of(keys: Sequence[str], points: Sequence["Point"], baseline: Optional[str] = None) -> Optional[Tuple[str, Any]]:
+    """The point the others are compared with, as (swept key, value): ``baseline``
+    ("KEY=VALUE") or, by default, the first value of the first swept key; None without a
+    swept key. A key not swept or a value not among its values is refused, naming it."""
+    if not keys:
+        if baseline:
+            raise _core.ScenarioError(f"--baseline {baseline}: nothing is swept")
+        return None
+    values = {k: list(dict.fromkeys(v for p in points for kk, v in p.values if kk == k)) for k in keys}
+    if not baseline:
+        return keys[0], values[keys[0]][0]
+    key, sep, text = baseline.partition("=")
+    if not sep or key not in values:
+        raise _core.ScenarioError(f"--baseline: invalid value {baseline!r}, expected KEY=VALUE with KEY one of the swept keys ({', '.join(keys)})")
+    v = parse_value(text)
+    match = next((x for x in values[key] if _same(x, v)), None)
+    if match is None:
+        raise _core.ScenarioError(f"--baseline: {key} is not swept over {text!r}; its values: {', '.join(map(str, values[key]))}")
+    return key, match
+
+
+def summarize(table: Any, keys: Sequence[str], baseline: Optional[Tuple[str, Any]] = None) -> Any:
+    """Mean and 95% CI half-width across seeds of each FCT statistic and run-level number,
+    per swept values, variant and bin; for each variant after the first, the change
+    against the first variant at the same point (paired by seed); with a ``baseline``
+    (key, value), each cell's change against the cell where that key has that value and
+    everything else is the same (``<metric>_vs_baseline``, paired by seed as well)."""
     metrics = [m for m, *_ in METRICS]
     group = list(keys) + ["variant", "bin"]
     variants = list(dict.fromkeys(table["variant"].tolist())) if len(table) else []
@@ -476,6 +524,12 @@ def summarize(table: Any, keys: Sequence[str]) -> Any:
     if base is not None:
         for _, r in table[table["variant"] == base].iterrows():
             base_rows[tuple(r[c] for c in where)] = r
+    # per (the other keys, variant, bin, seed): the baseline point's values
+    other = [k for k in keys if baseline is None or k != baseline[0]] + ["variant", "bin", "seed"]
+    point_rows = {}
+    if baseline is not None:
+        for _, r in table[[_same(x, baseline[1]) for x in table[baseline[0]]]].iterrows():
+            point_rows[tuple(r[c] for c in other)] = r
     out = []
     for cell, g in table.groupby(group, sort=False, dropna=False):
         row = dict(zip(group, cell if isinstance(cell, tuple) else (cell,)))
@@ -484,17 +538,20 @@ def summarize(table: Any, keys: Sequence[str]) -> Any:
             mean, half = ci95(g[m].tolist())
             row[m] = mean
             row[f"{m}_ci95"] = half
+        rows = [r for _, r in g.iterrows()]
         if base is not None and row["variant"] != base:
             # the change against the first variant, and whether the 95% CI of the paired
             # (same point, bin and seed) differences excludes 0
-            pairs = [(r, base_rows.get(tuple(r[c] for c in where))) for _, r in g.iterrows()]
             for m in metrics:
-                diffs = [float(r[m]) - float(b[m]) for r, b in pairs if b is not None and pd.notna(r[m]) and pd.notna(b[m])]
-                bmean = ci95([float(b[m]) for _, b in pairs if b is not None and pd.notna(b[m])])[0]
-                d, h = ci95(diffs)
-                row[f"{m}_change"] = d / bmean if diffs and bmean not in (0, 0.0) and not math.isnan(bmean) else float("nan")
-                row[f"{m}_change_ci_excludes_0"] = excludes_zero(d, h) is True
+                row[f"{m}_change"], row[f"{m}_change_ci_excludes_0"] = _paired(rows, base_rows, where, m)
+        if baseline is not None:
+            row["baseline"] = f"{baseline[0]}={baseline[1]}"
+            at_base = _same(row[baseline[0]], baseline[1])
+            for m in metrics:
+                row[f"{m}_vs_baseline"], row[f"{m}_vs_baseline_ci_excludes_0"] = (float("nan"), False) if at_base else _paired(rows, point_rows, other, m)
         out.append(row)
+    import pandas as pd
+
     return pd.DataFrame(out)
 
 
