@@ -844,14 +844,14 @@ def plot_fct_by_bin(cmp: Comparison, tag: Optional[str] = "background") -> Any:
         ax.set_ylim(0, top * 1.35)
         ax.set_xticks([])
         ax.set_title(labels[i], fontsize="medium")
-        if k == 0:
-            ax.set_ylabel("mean FCT (us)")
+        # every panel labelled: a panel cut out for a paper keeps its unit
+        ax.set_ylabel("mean FCT (us)", fontsize="small")
         ax.grid(axis="y", alpha=0.3)
         ax.set_axisbelow(True)
     fig.legend(*fig.axes[0].get_legend_handles_labels(), loc="lower center", ncol=min(len(names), 4), fontsize="small")
     which = f"flows tagged {use!r}" if use else "all flows"
     fig.suptitle(f"{cmp.scenario}: mean flow completion time by flow size ({which}); changes vs {cmp.base}", fontsize="medium")
-    margins(fig, top=0.45, bottom=0.75, left=0.75, wspace=0.55, right=0.1)
+    margins(fig, top=0.65, bottom=0.75, left=0.75, wspace=0.75, right=0.1)
     return fig
 
 
