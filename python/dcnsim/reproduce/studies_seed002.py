@@ -239,11 +239,10 @@ register(Study(
     metrics=dualq_metrics,
     cases=tuple(Case(mix_label(c, d), SlopeMix(c, d, SLOPE_FP_S)) for c, d in MIXES),
     variants=tuple(slope_name(k) for k in SLOPES),
-    seeds=1,
     scales=("full",),
     # the fingerprint: every mix and slope on the small scenario's fabric, cut to SLOPE_FP_S
     fingerprint_scenario="seed002_dualq_small",
-    cost_s={"full": 240},
+    cost_s={"full": 1711},
 ))
 
 
