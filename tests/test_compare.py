@@ -611,3 +611,20 @@ def test_a_comparison_saved_over_another_with_other_seeds_leaves_only_its_runs(s
     report.write_report(out)
     page = (out / "report.html").read_text()
     assert re.search(r"<td>runs</td><td>4</td>", page), re.findall(r"<td>runs</td><td>\d+</td>", page)
+
+
+def test_slowdown_tail_is_drawn_as_a_ccdf(cmp2):
+    """slowdown_cdf.png has the CDF and, beside it on log axes, the CCDF: each variant's
+    line falls from 1 to 1/n at its largest slowdown."""
+    from dcnsim.comparison import plot_slowdown_cdf
+
+    fig = plot_slowdown_cdf(cmp2)
+    cdf, tail = fig.axes
+    assert tail.get_yscale() == "log" and tail.get_xscale() == "log"
+    for line in tail.lines:
+        r = cmp2.results[line.get_label()]
+        sd = r.flows["slowdown"].dropna().to_numpy(dtype=float)
+        sd = np.sort(sd[sd > 0])
+        y = line.get_ydata()
+        assert y[0] == pytest.approx(1.0) and y[-1] == pytest.approx(1 / len(sd))
+        assert line.get_xdata()[-1] == pytest.approx(sd[-1])

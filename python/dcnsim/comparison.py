@@ -856,9 +856,12 @@ def plot_fct_by_bin(cmp: Comparison, tag: Optional[str] = "background") -> Any:
 
 
 def plot_slowdown_cdf(cmp: Comparison) -> Any:
-    """CDF of per-flow slowdown (finished flows), one line per variant, log x axis."""
-    fig = figure(6.4, 4.2)
-    ax = fig.add_subplot(1, 1, 1)
+    """Per-flow slowdown (finished flows), one line per variant, log x axis: its CDF, and
+    beside it the CCDF on a log axis, where the tail (the p99 and beyond that a CDF
+    squeezes against 1) can be read."""
+    fig = figure(10.0, 4.2)
+    cdf_ax = fig.add_subplot(1, 2, 1)
+    tail_ax = fig.add_subplot(1, 2, 2)
     any_data = False
     for i, (n, r) in enumerate(cmp.results.items()):
         fl = r.flows
@@ -867,20 +870,28 @@ def plot_slowdown_cdf(cmp: Comparison) -> Any:
         unfinished = r.unfinished
         label = f"{n} ({len(sd)} flows" + (f", {unfinished} unfinished)" if unfinished else ")")
         if len(sd) == 0:
-            ax.plot([], [], color=f"C{i % 10}", label=label)
+            cdf_ax.plot([], [], color=f"C{i % 10}", label=label)
             continue
         any_data = True
         y = np.arange(1, len(sd) + 1) / len(sd)
-        ax.step(np.concatenate([[sd[0]], sd]), np.concatenate([[0.0], y]), where="post", color=f"C{i % 10}", label=label)
+        cdf_ax.step(np.concatenate([[sd[0]], sd]), np.concatenate([[0.0], y]), where="post", color=f"C{i % 10}", label=label)
+        # P(slowdown >= x) at each flow's value: 1 at the smallest, 1/n at the largest
+        tail_ax.step(sd, 1.0 - np.arange(len(sd)) / len(sd), where="post", color=f"C{i % 10}", label=n)
+    for ax in (cdf_ax, tail_ax):
+        if any_data:
+            ax.set_xscale("log")
+        ax.set_xlabel("slowdown (FCT / ideal FCT), log scale")
+        ax.grid(alpha=0.3)
+    cdf_ax.set_ylim(0, 1.02)
+    cdf_ax.set_ylabel("fraction of flows")
+    cdf_ax.set_title("CDF", fontsize="medium")
+    cdf_ax.legend(fontsize="small", loc="lower right")
     if any_data:
-        ax.set_xscale("log")
-    ax.set_ylim(0, 1.02)
-    ax.set_xlabel("slowdown (FCT / ideal FCT), log scale")
-    ax.set_ylabel("fraction of flows")
-    ax.set_title(f"{cmp.scenario}: slowdown CDF")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize="small", loc="lower right")
-    margins(fig, top=0.35)
+        tail_ax.set_yscale("log")
+    tail_ax.set_ylabel("P(slowdown >= x), log scale")
+    tail_ax.set_title("tail (CCDF)", fontsize="medium")
+    fig.suptitle(f"{cmp.scenario}: slowdown of the finished flows", fontsize="medium")
+    margins(fig, top=0.6, wspace=0.9)
     return fig
 
 
