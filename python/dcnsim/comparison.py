@@ -214,21 +214,24 @@ class Comparison:
         """Wall-clock seconds of each variant's simulation."""
         return {n: float(r.summary.get("wall_time_s", float("nan"))) for n, r in self.results.items()}
 
+    def runs(self, variant: str) -> List[Result]:
+        """Every run of ``variant``: one per seed (its only one without seeds)."""
+        return self.replicas.get(variant) or [self.results[variant]]
+
     def runs_text(self, variant: str) -> str:
         """What a variant's runs did, over every seed it ran: ``"5 seeds: 1,180/1,200 flows
         finished, end: completed x4, max_time x1, 61,234,567 events, wall time 6.2 s in all"``;
         one run's flows, events, end and wall time without seeds."""
-        runs = self.replicas.get(variant) or [self.results[variant]]
-        s = [r.summary for r in runs]
+        from collections import Counter
+
+        s = [r.summary for r in self.runs(variant)]
 
         def total(key: str) -> Any:
             vals = [x.get(key) for x in s]
             return sum(vals) if all(isinstance(v, (int, float)) for v in vals) else "?"
 
         fin, tot, ev, wall = total("flows_finished"), total("flows_total"), total("events"), total("wall_time_s")
-        ends: Dict[str, int] = {}
-        for x in s:
-            ends[str(x.get("end_reason", "?"))] = ends.get(str(x.get("end_reason", "?")), 0) + 1
+        ends = Counter(str(x.get("end_reason", "?")) for x in s)
         end = ", ".join(k if len(s) == 1 else f"{k} x{c}" for k, c in ends.items())
         text = (
             f"{fin:,}/{tot:,} flows finished" if isinstance(fin, int) and isinstance(tot, int) else f"{fin}/{tot} flows finished"
@@ -823,15 +826,15 @@ def plot_fct_by_bin(cmp: Comparison, tag: Optional[str] = "background") -> Any:
     for k, i in enumerate(keep):
         ax = fig.add_subplot(1, len(keep), k + 1)
         values = [number(tables[n].iloc[i]["mean_fct_us"]) for n in names]
+        errs = [errors[n][i] if errors and errors[n][i] == errors[n][i] else 0.0 for n in names]
         base = values[0]
-        for j, (n, v) in enumerate(zip(names, values)):
+        for j, (n, v, err) in enumerate(zip(names, values, errs)):
             ax.bar(j, np.nan if v is None else v, 0.8, color=f"C{j % 10}", label=n)
             if v is None or v != v:
                 # an empty slot says why, so that it is not read as a missing bar
                 why = "none\nfinished" if float(tables[n].iloc[i]["unfinished"]) > 0 else "no\nflows"
                 ax.annotate(why, (j, 0), ha="center", va="bottom", fontsize="x-small", color="0.3", xytext=(0, 2), textcoords="offset points")
                 continue
-            err = errors[n][i] if errors and errors[n][i] == errors[n][i] else 0.0
             if err:
                 ax.errorbar(j, v, yerr=err, color="k", capsize=3)
             change = "" if j == 0 else "\n" + format_change(relative_change(base, v), base, v)
@@ -840,7 +843,7 @@ def plot_fct_by_bin(cmp: Comparison, tag: Optional[str] = "background") -> Any:
             n_text = f"n={count:,.0f}" if not errors else f"n={count:,.1f}/seed"
             # above the error bar's cap, not through it
             ax.annotate(f"{v:,.1f}{change}\n{n_text}", (j, v + err), ha="center", va="bottom", fontsize="x-small", xytext=(0, 2), textcoords="offset points")
-        top = max([v + (errors[n][i] if errors and errors[n][i] == errors[n][i] else 0.0) for n, v in zip(names, values) if v is not None] or [1.0])
+        top = max([v + e for v, e in zip(values, errs) if v is not None] or [1.0])
         ax.set_ylim(0, top * 1.35)
         ax.set_xticks([])
         ax.set_title(labels[i], fontsize="medium")
@@ -903,7 +906,7 @@ def _size_edges(cmp: Comparison) -> np.ndarray:
     """Edges (bytes) of :data:`SIZE_GROUPS` flow-size groups holding equal shares of the base
     variant's flows over its seeds (fewer where sizes repeat), as the HPCC and Swift papers
     group flows along the x axis of their slowdown figures."""
-    sizes = np.concatenate([np.asarray(r.flows["size_bytes"], dtype=np.float64) for r in (cmp.replicas.get(cmp.base) or [cmp.results[cmp.base]])])
+    sizes = np.concatenate([np.asarray(r.flows["size_bytes"], dtype=np.float64) for r in cmp.runs(cmp.base)])
     if not len(sizes):
         return np.zeros(0)
     edges = np.unique(np.quantile(sizes, np.linspace(0, 1, SIZE_GROUPS + 1), method="lower"))
@@ -935,7 +938,7 @@ def plot_slowdown_by_size(cmp: Comparison) -> Any:
     for k, (q, name) in enumerate(((0.5, "median"), (0.99, "99th percentile"))):
         ax = fig.add_subplot(1, 2, k + 1)
         for i, n in enumerate(cmp.variants):
-            runs = cmp.replicas.get(n) or [cmp.results[n]]
+            runs = cmp.runs(n)
             per_run = [_slowdown_quantiles(r, edges, q) for r in runs]
             stats = [ci95([v[j] for v in per_run]) for j in range(len(x))]
             y = np.array([m for m, _ in stats])
