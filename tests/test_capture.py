@@ -86,8 +86,8 @@ def ethertype(b: bytes) -> Tuple[int, int]:
     return (int.from_bytes(b[16:18], "big"), 18) if t == 0x8100 else (t, 14)
 
 
-# A 6:1 RoCEv2 incast in a two-ToR fabric with PFC, ECN (RED ramp) and DCQCN, every switch
-# port captured whole.
+# A 6:1 RoCEv2 incast in a two-ToR fabric with PFC, ECN (RED ramp) and DCQCN, every frame
+# of every switch port captured (cut to the default snaplen).
 ROCE = """
 [scenario]
 name = "capture"
@@ -215,6 +215,22 @@ def test_tshark_dissects_pfc_quanta_and_ecn(roce):
 
 
 @needs_tshark
+def test_default_snaplen_roce_frames_dissect_cleanly(roce):
+    """Cut by the default snaplen, RoCEv2 data frames still dissect (with the plugin): no
+    frame reads "[Malformed Packet]", every RDMA WRITE's BTH is Wireshark's, and the cut
+    ones say how much of the payload was kept."""
+    _, path, _, frames = roce
+    infos = [i for (i,) in tshark(path, "frame", "_ws.col.Info")]
+    assert len(infos) == len(frames) and not [i for i in infos if "Malformed" in i]
+    writes = tshark(path, "infiniband.bth.opcode >= 6 && infiniband.bth.opcode <= 10", "infiniband.bth.destqp", "roce_cut.captured", "roce_cut.length")
+    cut = [(int(c), int(n)) for _, c, n in writes if c]
+    assert writes and all(int(q, 16) >= 0x100 for q, _, _ in writes)
+    assert cut and all(c < n for c, n in cut)
+    # the frames the snaplen cut are all RDMA WRITEs, each marked
+    assert len(cut) == sum(1 for _, _, orig, b in frames if orig > len(b))
+
+
+@needs_tshark
 def test_whole_roce_frames_dissect_cleanly(tmp_path):
     """Kept whole, every RoCEv2 frame dissects without a malformed one, the data frames as
     RC RDMA WRITEs of the flow's queue pair (0x100 up: QPs 0 and 1 would read as MADs)."""
@@ -222,6 +238,7 @@ def test_whole_roce_frames_dissect_cleanly(tmp_path):
     path = tmp_path / "capture.pcapng"
     path.write_bytes(r.capture)
     assert tshark(path, "_ws.malformed", "frame.number") == []
+    assert not [i for (i,) in tshark(path, "frame", "_ws.col.Info") if "Malformed" in i]
     writes = tshark(path, "infiniband.bth.opcode >= 6 && infiniband.bth.opcode <= 10", "infiniband.bth.destqp")
     assert writes and all(int(q, 16) >= 0x100 for (q,) in writes)
     assert not tshark(path, "infiniband.mad", "frame.number")

@@ -628,3 +628,31 @@ def test_slowdown_tail_is_drawn_as_a_ccdf(cmp2):
         y = line.get_ydata()
         assert y[0] == pytest.approx(1.0) and y[-1] == pytest.approx(1 / len(sd))
         assert line.get_xdata()[-1] == pytest.approx(sd[-1])
+
+
+def test_queue_depth_over_time_shows_the_span_where_queues_held_bytes(cmp2):
+    """A run that idles long after its last queued byte (here: empty samples appended up
+    to 100x the busy span) is drawn over the busy span, and the title says so."""
+    import copy
+    import dataclasses
+
+    from dcnsim.comparison import plot_queue_depth_time
+
+    c = copy.copy(cmp2)
+    results = {}
+    for n, r in cmp2.results.items():
+        qs = r.queue_series
+        last = int(qs["time_ps"].max())
+        idle = qs[qs["time_ps"] == last].assign(max_depth_bytes=0, total_depth_bytes=0, busy_queues=0)
+        tail = pd.concat([idle.assign(time_ps=last + k * last) for k in range(1, 100)])
+        results[n] = dataclasses.replace(r, queue_series=pd.concat([qs, tail], ignore_index=True))
+    c.results = results
+    busy = pd.concat([r.queue_series.loc[r.queue_series["max_depth_bytes"] > 0, "time_ps"] for r in results.values()])
+    end = max(float(r.queue_series["time_ps"].max()) for r in results.values())
+    fig = plot_queue_depth_time(c)
+    lo, hi = fig.axes[0].get_xlim()
+    per = {"ps": 1, "ns": 1e3, "us": 1e6, "ms": 1e9, "s": 1e12}[fig.axes[-1].get_xlabel()[len("time (") : -1]]
+    span = busy.max() - busy.min()
+    assert lo * per == pytest.approx(max(0.0, busy.min() - 0.05 * span)) and hi * per == pytest.approx(busy.max() + 0.05 * span)
+    assert hi * per < end / 50
+    assert "shown while a queue held bytes" in fig.get_suptitle()

@@ -492,11 +492,39 @@ def test_sweep_plot_puts_sizes_on_a_numeric_axis(tiny, tmp_path):
     pts = sweep.grid(str(tiny), [sweep.parse_set("switch.aqm.threshold=10KB,20KB,60KB")], 1, ["DCTCP"])
     out = sweep.run_sweep(pts, tmp_path / "out", jobs=1)
     fig = sweep.plot_sweep(out["summary"], "switch.aqm.threshold")
-    ax = fig.axes[0]
-    assert ax.get_xlabel() == "switch.aqm.threshold (KB)"
-    xs = [list(line.get_xdata()) for line in ax.lines if len(line.get_xdata()) == 3]
-    assert xs and [float(x) for x in xs[0]] == [10.0, 20.0, 60.0]
-    assert "mean FCT (us) against switch.aqm.threshold" in ax.get_title()
+    bottom = [ax for ax in fig.axes if ax.get_xlabel()]
+    assert bottom and all(ax.get_xlabel() == "switch.aqm.threshold (KB)" for ax in bottom)
+    for ax in fig.axes:
+        xs = [list(line.get_xdata()) for line in ax.lines if len(line.get_xdata()) == 3]
+        assert xs and [float(x) for x in xs[0]] == [10.0, 20.0, 60.0]
+    assert "mean FCT (us) against switch.aqm.threshold" in fig.get_suptitle()
+
+
+def test_sweep_plot_has_a_panel_per_bin_and_the_paired_change(tmp_path):
+    """sweep.png: a panel per size bin with flows and one of all flows, each over a panel
+    of the change against the baseline point whose error bar is the paired 95% CI
+    (relative half-width ``_vs_baseline_ci95``, checked by hand from the per-seed runs)."""
+    from dcnsim.sweeps import ci95
+
+    p = tmp_path / "s.toml"
+    p.write_text(tiny_text(), encoding="utf-8")
+    pts = sweep.grid(str(p), [sweep.parse_set("topology.bottleneck.rate=2Gbps,10Gbps")], 3)
+    out = sweep.run_sweep(pts, tmp_path / "a", jobs=1)
+    t, s = out["table"], out["summary"]
+    bins = [b for b in dict.fromkeys(s["bin"]) if s.loc[s["bin"] == b, "mean_fct_us"].notna().any()]
+    fig = sweep.plot_sweep(s, "topology.bottleneck.rate")
+    tops, lows = fig.axes[0::2], fig.axes[1::2]  # made bin by bin, each panel over its change
+    assert len(fig.axes) == 2 * len(bins) and [ax.get_title() for ax in tops] == [f"{b} flows" for b in bins]
+    assert "all" in bins
+    t = t[t["bin"] == "all"]
+    fast, base = (t[t["topology.bottleneck.rate"] == v].set_index("seed")["mean_fct_us"] for v in ("10Gbps", "2Gbps"))
+    d, h = ci95(list(fast - base))
+    row = s[(s["bin"] == "all") & (s["topology.bottleneck.rate"] == "10Gbps")]
+    assert row["mean_fct_us_vs_baseline_ci95"].item() == pytest.approx(abs(h / base.mean()))
+    low = lows[bins.index("all")]
+    assert low.get_ylabel() == "change vs baseline (%)" and "below: change against topology.bottleneck.rate=2Gbps" in fig.get_suptitle()
+    ys = [list(line.get_ydata()) for line in low.lines if len(line.get_ydata()) == 2]
+    assert ys and ys[0][0] == 0.0 and ys[0][1] == pytest.approx(100 * d / base.mean())
 
 
 def test_sweep_folder_holds_the_scenario_and_says_what_was_cut_off(tmp_path):
@@ -551,3 +579,42 @@ def test_points_are_compared_with_a_named_baseline_point_paired_by_seed(tmp_path
     bad = CliRunner().invoke(cli, ["sweep", str(p), "-o", str(tmp_path / "b"), "--set", "topology.bottleneck.rate=2Gbps,5Gbps", "--baseline", "topology.bottleneck.rate=7Gbps", "--no-progress"])
     assert bad.exit_code == 2 and "not swept over '7Gbps'" in bad.output, bad.output
     assert not (tmp_path / "b" / "runs").exists()
+
+
+TAGGED = TINY.replace(
+    'flows = [{ src = 0, dst = 2, size = "200KB" }, { src = 1, dst = 2, size = "200KB" }]',
+    'flows = [{ src = 0, dst = 2, size = "200KB", tag = "bulk" }, { src = 1, dst = 2, size = "20KB", start = "50us", tag = "rpc" },'
+    ' { src = 0, dst = 2, size = "30KB", start = "60us", tag = "rpc" }]',
+)
+
+
+def test_flows_of_several_tags_get_rows_per_tag(tmp_path):
+    """Per-tag rows, as compare has: each tag's FCT table from its own flows (checked
+    against the run's flows.parquet), summarised and paired like the rows of all flows,
+    and shown on the terminal; sweep.png stays on all flows."""
+    from click.testing import CliRunner
+
+    from dcnsim.cli import cli
+    from dcnsim.tables import fct_table
+
+    p = tmp_path / "t.toml"
+    p.write_text(TAGGED, encoding="utf-8")
+    out = sweep.run_sweep(sweep.grid(str(p), [], None), tmp_path / "a", jobs=1)
+    t, s = out["table"], out["summary"]
+    assert set(t["tag"]) == {"all", "bulk", "rpc"}
+    run = t.iloc[0]
+    flows = pd.read_parquet(tmp_path / "a" / "runs" / run["run_id"] / "flows.parquet")
+    want = fct_table(flows[flows["tag"].astype(str) == "rpc"], json.loads((tmp_path / "a" / "runs" / run["run_id"] / "summary.json").read_text())["fct_bins"])
+    got = t[(t["run_id"] == run["run_id"]) & (t["tag"] == "rpc")]
+    assert list(got["count"]) == list(want["count"]) and got[got["bin"] == "all"]["count"].item() == 2
+    assert got["p99_fct_us"].tolist() == pytest.approx(want["p99_fct_us"].tolist(), nan_ok=True)
+    # the summary pairs per tag: Reno's rpc rows against DCTCP's rpc rows
+    rpc = s[(s["tag"] == "rpc") & (s["bin"] == "all") & (s["variant"] == "Reno")]
+    assert len(rpc) == 2 and rpc["mean_fct_us_change"].notna().all()
+    res = CliRunner().invoke(cli, ["sweep", str(p), "-o", str(tmp_path / "a"), "-j", "1", "--no-progress"], terminal_width=200)
+    assert res.exit_code == 0, res.output
+    assert "per tag" in res.output and "rpc" in res.output and "bulk" in res.output
+    # without several tags, no tag column
+    q = tmp_path / "u.toml"
+    q.write_text(TINY, encoding="utf-8")
+    assert "tag" not in sweep.run_sweep(sweep.grid(str(q), [], None), tmp_path / "b", jobs=1)["table"].columns

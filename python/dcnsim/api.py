@@ -11,7 +11,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import pandas as pd
@@ -366,6 +366,8 @@ class SavedRun:
     ports: pd.DataFrame
     fct: pd.DataFrame
     paths: Dict[str, Path]
+    #: Where the flows have several tags: each tag's FCT table, for the tags with flows.
+    fct_by_tag: Dict[str, pd.DataFrame] = field(default_factory=dict)
 
     def fct_table(self) -> pd.DataFrame:
         """FCT per size bin (bins ``summary["fct_bins"]``), as :meth:`Result.fct_table`."""
@@ -467,7 +469,8 @@ def run_saved(
         simulate_sim(sim, progress, on_step=stream.drain)
         stream.drain()
         raw = sim.results()
-        stream.add(flows_frame(raw.pop("flows"), raw.get("tags", [])), last=True)
+        tags = [str(t) for t in raw.get("tags", [])]
+        stream.add(flows_frame(raw.pop("flows"), tags), last=True)
         result = _result(sim, raw, pd.DataFrame(), src, t0, lambda: pd.concat(stream.batches(["flow_id", "tag"]), ignore_index=True))
         summary = result.summary
         acc = FctAccumulator(summary.get("fct_bins"))
@@ -476,6 +479,17 @@ def run_saved(
             acc.add(part)
         fct = acc.table(lambda: stream.batches(columns))
         summary["fct"] = json_safe(fct.to_dict(orient="records"))
+        by_tag = {}
+        for tag in tags if len(tags) > 1 else []:
+
+            def of_tag(tag: str = tag) -> Iterable[pd.DataFrame]:
+                return (p[np.asarray(p["tag"].astype(str) == tag)] for p in stream.batches(columns + ("tag",)))
+
+            acc = FctAccumulator(summary.get("fct_bins"))
+            for part in of_tag():
+                acc.add(part)
+            if sum(acc.count) or sum(acc.unfinished):
+                by_tag[tag] = acc.table(of_tag)
 
         def flows(path: str) -> None:
             os.replace(tmp, path)
@@ -485,4 +499,4 @@ def run_saved(
         pa.set_memory_pool(pool)
         if os.path.exists(tmp):
             os.unlink(tmp)
-    return SavedRun(summary=summary, ports=result.ports, fct=fct, paths=paths)
+    return SavedRun(summary=summary, ports=result.ports, fct=fct, paths=paths, fct_by_tag=by_tag)

@@ -359,14 +359,10 @@ def run_cmd(
         sys.exit(1)
     for w in [w for w in s.get("warnings") or [] if w not in told] + sources.inactive_warnings(s):
         click.echo(f"warning: {w}", err=True)
-    unfinished = int(s.get("flows_unfinished", result.unfinished))
-    if unfinished:
-        where = " (in flows.parquet: finished=false, end_ps/fct_ps null)" if outdir is not None else ""
-        click.echo(
-            f"warning: {unfinished} of {s.get('flows_total', '?')} flows unfinished "
-            f"when the run ended (end: {s.get('end_reason', '?')}){where}",
-            err=True,
-        )
+    where = " (in flows.parquet: finished=false, end_ps/fct_ps null)" if outdir is not None else ""
+    line = sources.unfinished_warning(s, where)
+    if line:
+        click.echo(f"warning: {line}", err=True)
 
 
 @cli.command("compare")
@@ -449,13 +445,9 @@ def compare_cmd(
         for w in s.get("warnings") or []:
             if f"{name}: {w}" not in told:
                 click.echo(f"warning: {name}: {w}", err=True)
-        unfinished = int(s.get("flows_unfinished", result.unfinished))
-        if unfinished:
-            click.echo(
-                f"warning: {name}: {unfinished} of {s.get('flows_total', len(result.flows))} flows unfinished "
-                f"when the run ended (end: {s.get('end_reason', '?')})",
-                err=True,
-            )
+        line = sources.unfinished_warning(s)
+        if line:
+            click.echo(f"warning: {name}: {line}", err=True)
 
 
 def _compare_advice(scenario: str, variants: Sequence[str]) -> List[str]:
@@ -520,13 +512,16 @@ def sweep_cmd(scenario: str, outdir: Path, sets: Sequence[str], seeds: Optional[
     s = s[s["bin"] == "all"]
     from rich.table import Table
 
-    t = Table(title=escape(f"mean FCT of all flows (us), mean +- 95% CI over seeds; swept: {', '.join(keys) or 'nothing'}"))
+    per_tag = ", all and per tag" if "tag" in s.columns else ""
+    t = Table(title=escape(f"mean FCT of flows of all sizes{per_tag} (us), mean +- 95% CI over seeds; swept: {', '.join(keys) or 'nothing'}"))
     changes = "mean_fct_us_change" in s
     versus = "mean_fct_us_vs_baseline" in s
     # a scenario without [[variant]] tables has no variant to name
     named = bool(len(s)) and any(str(v) for v in s["variant"])
     vs_name = f"vs {s['baseline'].iloc[0]}" if versus and len(s) else ""
-    for c in keys + (["variant"] if named else []) + ["seeds", "mean FCT (us)"] + (["vs first variant"] if changes else []) + ([vs_name] if versus else []) + ["drops"]:
+    # flows of several tags: a row per tag beside the row of all flows
+    tagged = "tag" in s.columns
+    for c in keys + (["variant"] if named else []) + (["flows"] if tagged else []) + ["seeds", "mean FCT (us)"] + (["vs first variant"] if changes else []) + ([vs_name] if versus else []) + ["drops"]:
         t.add_column(escape(c))
 
     def paired(x: float, sig: Any, seeds: int) -> str:
@@ -539,7 +534,7 @@ def sweep_cmd(scenario: str, outdir: Path, sets: Sequence[str], seeds: Optional[
         change = [paired(r["mean_fct_us_change"], r["mean_fct_us_change_ci_excludes_0"], r["seeds"])] if changes else []
         if versus:
             change.append(paired(r["mean_fct_us_vs_baseline"], r["mean_fct_us_vs_baseline_ci_excludes_0"], r["seeds"]))
-        t.add_row(*[escape(str(r[k])) for k in keys], *([escape(str(r["variant"]))] if named else []), str(r["seeds"]), fct, *change, f"{r['drops']:.0f}")
+        t.add_row(*[escape(str(r[k])) for k in keys], *([escape(str(r["variant"]))] if named else []), *([escape(str(r["tag"]))] if tagged else []), str(r["seeds"]), fct, *change, f"{r['drops']:.0f}")
     console.print(t)
     for w in out["warnings"]:
         click.echo(f"warning: {w}", err=True)

@@ -1054,7 +1054,14 @@ def plot_queue_depth_time(cmp: Comparison) -> Any:
     series = {n: cmp.results[n].queue_series for n in names}
     classes = sorted({int(q) for s in series.values() for q in s.loc[s["max_depth_bytes"] > 0, "queue"]}) or [0]
     end = max(float(s["time_ps"].max()) for s in series.values())
-    unit, per = time_unit(end)
+    # the span where some queue held bytes (a run that idles after its flows, or before
+    # them, would leave the action a sliver of the axis), with a margin either side
+    busy = [s.loc[s["max_depth_bytes"] > 0, "time_ps"] for s in series.values()]
+    busy = [b for b in busy if len(b)]
+    lo, hi = (min(float(b.min()) for b in busy), max(float(b.max()) for b in busy)) if busy else (0.0, end)
+    pad = 0.05 * (hi - lo) if hi > lo else 0.05 * end
+    lo, hi = max(0.0, lo - pad), min(end, hi + pad)
+    unit, per = time_unit(hi)
     fig = figure(7.2, 2.4 * len(classes) + 0.9)
     for k, q in enumerate(classes):
         ax = fig.add_subplot(len(classes), 1, k + 1)
@@ -1063,11 +1070,14 @@ def plot_queue_depth_time(cmp: Comparison) -> Any:
             ax.plot(np.asarray(s["time_ps"], dtype=np.float64) / per, np.asarray(s["max_depth_bytes"], dtype=np.float64) / 1e3, color=f"C{i % 10}", linewidth=0.7, label=n)
         ax.set_title(f"queue {q}: deepest switch egress queue", fontsize="medium")
         ax.set_ylabel("depth (KB)")
+        if hi > lo:
+            ax.set_xlim(lo / per, hi / per)
         ax.ticklabel_format(axis="x", useOffset=False, style="plain")
         ax.grid(alpha=0.3)
         ax.legend(fontsize="x-small", loc="upper right")
     fig.axes[-1].set_xlabel(f"time ({unit})")
-    fig.suptitle(f"{cmp.scenario}: queue depth over time (every {_sample_text(cmp)})", fontsize="medium")
+    shown = f"; shown while a queue held bytes, of 0-{end / per:g} {unit}" if busy and (lo > 0.0 or hi < end) else ""
+    fig.suptitle(f"{cmp.scenario}: queue depth over time (every {_sample_text(cmp)}{shown})", fontsize="medium")
     margins(fig)
     return fig
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from . import _core
+from .sources import unfinished_warning
 
 REPORT = "report.html"
 _MAX_ROWS = 400
@@ -214,9 +215,9 @@ def build(outdir: Any) -> str:
     # what went wrong first
     alerts = []
     for label, s in runs:
-        unfinished = int(s.get("flows_unfinished", 0) or 0)
-        if unfinished:
-            alerts.append(f"{label}: {unfinished} of {s.get('flows_total', '?')} flows unfinished when the run ended (end: {s.get('end_reason', '?')})")
+        line = unfinished_warning(s)
+        if line:
+            alerts.append(f"{label}: {line}")
         if s.get("end_reason") == "deadlock":
             alerts.append(f"{label}: the run ended in a PFC deadlock")
     if alerts:
@@ -260,7 +261,7 @@ def build(outdir: Any) -> str:
         else:
             parts.append(_table(pd.read_csv(out / "comparison.csv"), "Side by side (comparison.csv)"))
     else:
-        parts.append(_table(sweep_table(pd.read_csv(out / "sweep_summary.csv")), "Mean ± 95% CI over seeds; change: against the first variant at the same point; vs KEY=VALUE: against the baseline point; * where the paired (same seed) 95% CI excludes 0 (raw values in sweep_summary.csv)", labels=True))
+        parts.append(_table(sweep_table(pd.read_csv(out / "sweep_summary.csv")), "Mean ± 95% CI over seeds; change: against the first variant at the same point; vs KEY=VALUE: against the baseline point; * where the paired (same seed) 95% CI excludes 0; size bins where no flow (of the row's tag) finished in any run left out (every row in sweep_summary.csv)", labels=True))
     # plots
     pngs = sorted(out.glob("*.png"))
     parts.append("<h2>Plots</h2>")
@@ -284,14 +285,23 @@ def build(outdir: Any) -> str:
 
 def sweep_table(summary: Any) -> Any:
     """sweep_summary.csv for people: the swept keys, variant and bin, then each statistic as
-    "mean ± CI" in its unit, with its change against the first variant beside it."""
+    "mean ± CI" in its unit, with its change against the first variant beside it. A size
+    bin where no flow finished at any point, variant (and tag) is left out."""
     import pandas as pd
+
+    if "mean_fct_us" in summary.columns and "bin" in summary.columns:
+        # a (tag,) bin kept where any row of it has a finished flow: a variant that finished
+        # nothing there still shows as "-" beside one that did
+        of = [c for c in ("tag", "bin") if c in summary.columns]
+        has = summary.groupby(of, dropna=False)["mean_fct_us"].transform(lambda x: x.notna().any())
+        summary = summary[(summary["bin"].astype(str) == "all") | has.astype(bool)]
 
     from .stats import format_change, format_value
     from .sweeps import METRICS
 
     stats = {c for c, *_ in METRICS}
-    known = stats | {f"{c}{s}" for c in stats for s in ("_ci95", "_change", "_change_ci_excludes_0", "_vs_baseline", "_vs_baseline_ci_excludes_0")} | {"seeds", "baseline"}
+    suffixes = ("_ci95", "_change", "_change_ci95", "_change_ci_excludes_0", "_vs_baseline", "_vs_baseline_ci95", "_vs_baseline_ci_excludes_0")
+    known = stats | {f"{c}{s}" for c in stats for s in suffixes} | {"seeds", "baseline"}
     labels = [c for c in summary.columns if c not in known]
     if "variant" in summary.columns and not summary["variant"].fillna("").astype(str).str.len().any():
         labels.remove("variant")  # a scenario without [[variant]] tables

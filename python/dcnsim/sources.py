@@ -192,6 +192,27 @@ def inactive_warnings(summary: Mapping[str, Any]) -> List[str]:
     ]
 
 
+def unfinished_warning(summary: Mapping[str, Any], where: str = "") -> Optional[str]:
+    """The line a run with unfinished flows is warned with, or None: how many of the flows
+    started and did not finish (they have rows in flows.parquet, ``where`` says so) and
+    how many never started because the run ended before their start (a trace or a flow
+    list reaching past ``max_time``; they have no rows)."""
+    unfinished = int(summary.get("flows_unfinished", 0) or 0)
+    if not unfinished:
+        return None
+    total = summary.get("flows_total", "?")
+    end = summary.get("end_reason", "?")
+    started = summary.get("flows_started")
+    never = int(total) - int(started) if isinstance(total, int) and isinstance(started, int) else 0
+    if not never:
+        return f"{unfinished:,} of {total:,} flows unfinished when the run ended (end: {end}){where}"
+    cut = unfinished - never
+    return (
+        f"{unfinished:,} of {total:,} flows unfinished when the run ended (end: {end}): "
+        f"{cut:,} started and did not finish{where}, {never:,} never started (they start after the run ended)"
+    )
+
+
 def scenario_warnings(info: Mapping[str, Any], label: Optional[str] = None) -> List[str]:
     """What ``validate`` found would make a run read as "no effect", for the scenario it
     validated: the document's lines, then the scenario's own (prefixed with ``label``)."""

@@ -228,12 +228,14 @@ def warnings_of(points: Sequence[Point]) -> List[str]:
 
 
 def _row_data(result: Any) -> Dict[str, Any]:
-    """What sweep.parquet keeps of one run: its FCT table and run-level numbers."""
+    """What sweep.parquet keeps of one run: its FCT table (and each tag's, where the flows
+    have several) and run-level numbers."""
     s = result.summary
     ports = result.ports
     switch = ports[~ports["is_host"].astype(bool)] if "is_host" in ports else ports
     return {
         "fct": json.loads(result.fct_table().to_json(orient="records")),
+        "fct_by_tag": {t: json.loads(f.to_json(orient="records")) for t, f in getattr(result, "fct_by_tag", {}).items()},
         "run": {
             "drops": int(s.get("data_packets_dropped", 0)),
             "flows_unfinished": int(s.get("flows_unfinished", 0)),
@@ -284,7 +286,7 @@ def _done(outdir: Path, point: Point) -> Optional[Dict[str, Any]]:
         return None
     try:
         m = json.loads(meta.read_text())
-        return {"fct": m["fct"], "run": m["run"]}
+        return {"fct": m["fct"], "fct_by_tag": m.get("fct_by_tag", {}), "run": m["run"]}
     except (OSError, ValueError, KeyError):
         return None
 
@@ -434,18 +436,23 @@ def _describe(p: Point) -> str:
 
 
 def tidy(points: Sequence[Point], data: Dict[str, Dict[str, Any]]) -> Any:
-    """One row per run and FCT bin, in grid order."""
+    """One row per run and FCT bin, in grid order; where the flows have several tags, a
+    ``tag`` column: "all" on the rows of every flow, then the same rows of each tag's."""
     import pandas as pd
 
+    tagged = any(data[p.run_id].get("fct_by_tag") for p in points)
     rows = []
     for p in points:
         d = data[p.run_id]
-        for b in d["fct"]:
-            row: Dict[str, Any] = {k: v for k, v in p.values}
-            row.update({"variant": p.variant or "", "seed": p.seed, "run_id": p.run_id})
-            row.update(b)
-            row.update(d["run"])
-            rows.append(row)
+        for tag, fct in [("all", d["fct"])] + list((d.get("fct_by_tag") or {}).items()):
+            for b in fct:
+                row: Dict[str, Any] = {k: v for k, v in p.values}
+                row.update({"variant": p.variant or "", "seed": p.seed, "run_id": p.run_id})
+                if tagged:
+                    row["tag"] = tag
+                row.update(b)
+                row.update(d["run"])
+                rows.append(row)
     df = pd.DataFrame(rows)
     for k, _ in points[0].values if points else []:
         # a column of one type: numbers stay numbers, anything mixed becomes text
@@ -474,17 +481,19 @@ def _same(a: Any, b: Any) -> bool:
     return str(a) == str(b)
 
 
-def _paired(rows: Sequence[Any], base: Dict[Tuple[Any, ...], Any], where: Sequence[str], metric: str) -> Tuple[float, bool]:
+def _paired(rows: Sequence[Any], base: Dict[Tuple[Any, ...], Any], where: Sequence[str], metric: str) -> Tuple[float, float, bool]:
     """The relative change of ``metric``'s mean against the base rows paired with ``rows``
-    (same ``where`` values), and whether the 95% CI of the paired differences excludes 0."""
+    (same ``where`` values), the half-width of the 95% CI of the paired differences
+    relative to the base mean, and whether that CI excludes 0."""
     import pandas as pd
 
     pairs = [(r, base.get(tuple(r[c] for c in where))) for r in rows]
     diffs = [float(r[metric]) - float(b[metric]) for r, b in pairs if b is not None and pd.notna(r[metric]) and pd.notna(b[metric])]
     bmean = ci95([float(b[metric]) for _, b in pairs if b is not None and pd.notna(b[metric])])[0]
     d, h = ci95(diffs)
-    change = d / bmean if diffs and bmean not in (0, 0.0) and not math.isnan(bmean) else float("nan")
-    return change, excludes_zero(d, h) is True
+    ok = diffs and bmean not in (0, 0.0) and not math.isnan(bmean)
+    change, half = (d / bmean, abs(h / bmean)) if ok else (float("nan"), float("nan"))
+    return change, half, excludes_zero(d, h) is True
 
 
 def baseline_of(keys: Sequence[str], points: Sequence["Point"], baseline: Optional[str] = None) -> Optional[Tuple[str, Any]]:
@@ -515,17 +524,18 @@ def summarize(table: Any, keys: Sequence[str], baseline: Optional[Tuple[str, Any
     (key, value), each cell's change against the cell where that key has that value and
     everything else is the same (``<metric>_vs_baseline``, paired by seed as well)."""
     metrics = [m for m, *_ in METRICS]
-    group = list(keys) + ["variant", "bin"]
+    tag = ["tag"] if "tag" in table.columns else []
+    group = list(keys) + ["variant"] + tag + ["bin"]
     variants = list(dict.fromkeys(table["variant"].tolist())) if len(table) else []
     base = variants[0] if len(variants) > 1 else None
     # per (point, bin, seed): the base variant's values, for the paired differences
-    where = list(keys) + ["bin", "seed"]
+    where = list(keys) + tag + ["bin", "seed"]
     base_rows = {}
     if base is not None:
         for _, r in table[table["variant"] == base].iterrows():
             base_rows[tuple(r[c] for c in where)] = r
     # per (the other keys, variant, bin, seed): the baseline point's values
-    other = [k for k in keys if baseline is None or k != baseline[0]] + ["variant", "bin", "seed"]
+    other = [k for k in keys if baseline is None or k != baseline[0]] + ["variant"] + tag + ["bin", "seed"]
     point_rows = {}
     if baseline is not None:
         for _, r in table[[_same(x, baseline[1]) for x in table[baseline[0]]]].iterrows():
@@ -543,28 +553,35 @@ def summarize(table: Any, keys: Sequence[str], baseline: Optional[Tuple[str, Any
             # the change against the first variant, and whether the 95% CI of the paired
             # (same point, bin and seed) differences excludes 0
             for m in metrics:
-                row[f"{m}_change"], row[f"{m}_change_ci_excludes_0"] = _paired(rows, base_rows, where, m)
+                row[f"{m}_change"], row[f"{m}_change_ci95"], row[f"{m}_change_ci_excludes_0"] = _paired(rows, base_rows, where, m)
         if baseline is not None:
             row["baseline"] = f"{baseline[0]}={baseline[1]}"
             at_base = _same(row[baseline[0]], baseline[1])
             for m in metrics:
-                row[f"{m}_vs_baseline"], row[f"{m}_vs_baseline_ci_excludes_0"] = (float("nan"), False) if at_base else _paired(rows, point_rows, other, m)
+                paired = (float("nan"), float("nan"), False) if at_base else _paired(rows, point_rows, other, m)
+                row[f"{m}_vs_baseline"], row[f"{m}_vs_baseline_ci95"], row[f"{m}_vs_baseline_ci_excludes_0"] = paired
         out.append(row)
     import pandas as pd
 
     return pd.DataFrame(out)
 
 
-def plot_sweep(summary: Any, key: str, metric: str = "mean_fct_us", bin_label: str = "all") -> Any:
-    """``metric`` of the ``bin_label`` bin against swept ``key``, a line per variant, with
-    95% CI error bars, titled; sizes, rates and durations on a numeric axis in a readable
-    unit (KB, Gbit/s, us), other values that are not numbers placed evenly in grid order
-    and labelled. Cells of the other swept keys are averaged into one line each."""
+def plot_sweep(summary: Any, key: str, metric: str = "mean_fct_us") -> Any:
+    """``metric`` against swept ``key``, a panel per flow-size bin with flows (the bins,
+    then all flows), a line per variant with 95% CI error bars over seeds; where the
+    summary has a baseline point, a second row of panels gives each point's change against
+    it with the 95% CI of the paired (same seed) differences, so that a change the seeds
+    cannot tell from noise is seen to reach 0. Sizes, rates and durations sit on a numeric
+    axis in a readable unit (KB, Gbit/s, us), other values evenly in grid order, labelled.
+    Cells of the other swept keys are averaged into one line each; per-tag rows are left
+    out (the rows of all flows are drawn)."""
     import pandas as pd
 
-
-    s = summary[summary["bin"] == bin_label].copy()
-    if s.empty:
+    s = summary.copy()
+    if "tag" in s.columns:
+        s = s[s["tag"] == "all"]
+    bins = [b for b in dict.fromkeys(s["bin"].tolist()) if s.loc[s["bin"] == b, metric].notna().any()]
+    if s.empty or not bins:
         return None
     ylabel, yscale = next(((label, scale) for m, label, _, scale in METRICS if m == metric), (metric, 1.0))
     xlabel = key
@@ -577,24 +594,51 @@ def plot_sweep(summary: Any, key: str, metric: str = "mean_fct_us", bin_label: s
         xlabel = f"{key} ({name})"
     numeric = pd.api.types.is_numeric_dtype(s[key])
     order = list(dict.fromkeys(s[key].tolist()))
-    fig = figure(6.4, 4.0)
-    ax = fig.add_subplot()
-    for variant, g in s.groupby("variant", sort=False):
-        g = g.groupby(key, sort=False)[[metric, f"{metric}_ci95"]].mean().reset_index()
+    versus = f"{metric}_vs_baseline" in s.columns and f"{metric}_vs_baseline_ci95" in s.columns
+    rows = 2 if versus else 1
+    fig = figure(max(7.2, 3.2 * len(bins)), 3.2 * rows + 0.8)
+
+    def line(ax: Any, g: Any, y: str, err: str, factor: float, label: str) -> None:
+        g = g.groupby(key, sort=False)[[y, err]].mean().reset_index()
         g = g.sort_values(key) if numeric else g.set_index(key).loc[[v for v in order if v in set(g[key])]].reset_index()
         x = g[key] if numeric else [order.index(v) for v in g[key]]
-        ax.errorbar(x, g[metric] * yscale, yerr=g[f"{metric}_ci95"].fillna(0) * yscale, marker="o", capsize=3, label=str(variant) or "base")
-    if not numeric:
-        ax.set_xticks(range(len(order)))
-        ax.set_xticklabels([str(v) for v in order])
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel + f", {bin_label} flows")
-    ax.set_title(f"{ylabel} against {key} (mean, 95% CI over seeds)", fontsize="medium")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize="small")
-    margins(fig, left=0.8, top=0.45, bottom=0.6)
-    return fig
+        ax.errorbar(x, g[y] * factor, yerr=g[err].fillna(0) * factor, marker="o", capsize=3, label=label)
 
+    for col, b in enumerate(bins):
+        at = s[s["bin"] == b]
+        top = fig.add_subplot(rows, len(bins), col + 1)
+        for variant, g in at.groupby("variant", sort=False):
+            line(top, g, metric, f"{metric}_ci95", yscale, str(variant) or "base")
+        top.set_title(f"{b} flows", fontsize="medium")
+        top.set_ylabel(ylabel)
+        top.ticklabel_format(axis="y", useOffset=False)
+        panels = [top]
+        if versus:
+            low = fig.add_subplot(rows, len(bins), len(bins) + col + 1, sharex=top)
+            g = at.copy()
+            base = g[f"{metric}_vs_baseline"].isna() & g["baseline"].notna()
+            # the baseline point itself: no change, by definition
+            g.loc[base, f"{metric}_vs_baseline"] = 0.0
+            g.loc[base, f"{metric}_vs_baseline_ci95"] = 0.0
+            for variant, v in g.groupby("variant", sort=False):
+                line(low, v, f"{metric}_vs_baseline", f"{metric}_vs_baseline_ci95", 100.0, str(variant) or "base")
+            low.axhline(0.0, color="0.5", linewidth=0.8)
+            low.set_ylabel("change vs baseline (%)")
+            panels.append(low)
+        for ax in panels:
+            if not numeric:
+                ax.set_xticks(range(len(order)))
+                ax.set_xticklabels([str(v) for v in order])
+            ax.grid(alpha=0.3)
+        panels[-1].set_xlabel(xlabel)
+    fig.axes[0].legend(fontsize="small")
+    title = f"{ylabel} against {key}: mean, 95% CI over seeds"
+    if versus:
+        base = s["baseline"].dropna()
+        title += f"\nbelow: change against {base.iloc[0] if len(base) else 'the baseline'}, 95% CI of the paired (same seed) differences"
+    fig.suptitle(title, fontsize="medium")
+    margins(fig, left=0.8, top=0.9 if versus else 0.6, bottom=0.6, wspace=0.7)
+    return fig
 
 
 def sweep(

@@ -3,7 +3,9 @@
 -- 0x22E7), IEEE 802.1Qcz Congestion Isolation Messages (0x89A2, laid out as a CNM), SFC
 -- messages (UDP port 65472, dcnsim's layout: P802.1Qdw publishes none) and Directional
 -- Rate Control frames (MAC Control opcode 0xFF01, seed 001). PAUSE, PFC, IPv4 with its ECN
--- field, TCP, UDP and RoCEv2 are Wireshark's own.
+-- field, TCP, UDP and RoCEv2 are Wireshark's own; a RoCEv2 frame cut by the capture's
+-- snaplen is handed to Wireshark's dissector as the frame it captured, which it then
+-- dissects (it would call the whole frame malformed: "Invalid Packet Length from LRH!").
 --
 --   wireshark -X lua_script:dcnsim.lua capture.pcapng
 --   tshark -X lua_script:dcnsim.lua -r capture.pcapng -Y cnm -T fields -e cnm.qntzfb
@@ -133,3 +135,30 @@ function drc.dissector(tvb, pinfo, tree)
     pinfo.cols.info = string.format("DRC direction %d severity %d", tvb(3, 2):uint(), tvb(5, 1):uint())
 end
 ethertype:add(0x8808, drc)
+
+-- RoCEv2 (UDP port 4791) frames cut by the snaplen: Wireshark's InfiniBand dissector
+-- takes the packet's length from the reported length and, finding fewer bytes, calls
+-- the frame malformed. Given the captured bytes as the packet, it dissects the BTH (and
+-- RETH, AETH) as they are; the payload it shows is the cut one, and the 4 bytes it
+-- reads as the Invariant CRC are the last captured payload bytes, which the note says.
+local udp_port = DissectorTable.get("udp.port")
+local rroce = udp_port:get_dissector(4791)
+local cut = Proto("roce_cut", "RoCEv2 frame cut by the capture's snaplen")
+local cut_f = {
+    captured = ProtoField.uint32("roce_cut.captured", "UDP payload bytes captured"),
+    length = ProtoField.uint32("roce_cut.length", "UDP payload bytes on the wire"),
+}
+for _, v in pairs(cut_f) do table.insert(cut.fields, v) end
+function cut.dissector(tvb, pinfo, tree)
+    local captured, length = tvb:len(), tvb:reported_len()
+    if captured >= length then
+        return rroce:call(tvb, pinfo, tree)
+    end
+    local n = rroce:call(tvb(0, captured):tvb(), pinfo, tree)
+    local t = tree:add(cut, tvb(), string.format("[Cut by the snaplen: %d of %d UDP payload bytes captured; the payload and Invariant CRC above are of the cut frame]", captured, length))
+    t:add(cut_f.captured, captured):set_generated()
+    t:add(cut_f.length, length):set_generated()
+    pinfo.cols.info:append(" [cut by snaplen]")
+    return n
+end
+udp_port:add(4791, cut)

@@ -250,6 +250,8 @@ fn workload_flows(s: &Scenario, i: usize, hosts: u128, host_rate: f64, round_tri
     let secs = stop.0.saturating_sub(start.0) as f64 * 1e-12;
     match w.kind {
         WorkloadKind::Flows => (w.flows.as_ref().map_or(0, |f| f.len()) as u128, format!("workload[{i}].flows")),
+        // validated: its rows were counted then
+        WorkloadKind::Trace => (w.path.as_deref().and_then(|p| crate::workload::trace::info(p).ok()).map_or(0, |t| t.rows) as u128, format!("workload[{i}].path")),
         WorkloadKind::Permutation => (n_hosts, if w.hosts.is_some() { format!("workload[{i}].hosts") } else { key.to_string() }),
         WorkloadKind::Incast => {
             let (fan_in, groups) = (w.fan_in.unwrap_or(0) as u128, w.groups.unwrap_or(DEFAULT_GROUPS) as u128);

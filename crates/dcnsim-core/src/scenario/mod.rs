@@ -783,6 +783,7 @@ fn validate_workload(w: &WorkloadConfig, i: usize, hosts: u32) -> Result<(), Sce
         WorkloadKind::Permutation => "permutation",
         WorkloadKind::Flows => "flows",
         WorkloadKind::ClosedLoop => "closed_loop",
+        WorkloadKind::Trace => "trace",
     };
     let allowed: &[&str] = match w.kind {
         WorkloadKind::Poisson => &["sizes", "load", "cluster_size"],
@@ -790,6 +791,7 @@ fn validate_workload(w: &WorkloadConfig, i: usize, hosts: u32) -> Result<(), Sce
         WorkloadKind::Permutation => &["size"],
         WorkloadKind::Flows => &["flows"],
         WorkloadKind::ClosedLoop => &["pairs", "in_flight", "mean_size", "min_size", "max_size", "connection"],
+        WorkloadKind::Trace => &["path"],
     };
     for (k, p) in [
         ("sizes", w.sizes.is_some()),
@@ -809,6 +811,7 @@ fn validate_workload(w: &WorkloadConfig, i: usize, hosts: u32) -> Result<(), Sce
         ("mean_size", w.mean_size.is_some()),
         ("min_size", w.min_size.is_some()),
         ("max_size", w.max_size.is_some()),
+        ("path", w.path.is_some()),
     ] {
         if p && !allowed.contains(&k) {
             return Err(err(key(k), format!("not used by kind = \"{kind_name}\"; allowed keys: {}", allowed.join(", "))));
@@ -819,10 +822,19 @@ fn validate_workload(w: &WorkloadConfig, i: usize, hosts: u32) -> Result<(), Sce
             return Err(err(key("priority"), format!("invalid value {p}, expected 0..7")));
         }
     }
+    let listed = matches!(w.kind, WorkloadKind::Flows | WorkloadKind::Trace);
+    if listed {
+        // a listed flow starts when its entry or row says: a window would be ignored
+        for (k, p) in [("start", w.start.is_some()), ("stop", w.stop.is_some())] {
+            if p {
+                return Err(err(key(k), format!("not used by kind = \"{kind_name}\" (each flow gives its own start)")));
+            }
+        }
+    }
     let mut hosts = hosts;
     if let Some(h) = &w.hosts {
-        if w.kind == WorkloadKind::Flows {
-            return Err(err(key("hosts"), "not used by kind = \"flows\" (flows name their hosts)"));
+        if listed {
+            return Err(err(key("hosts"), format!("not used by kind = \"{kind_name}\" (flows name their hosts)")));
         }
         match h.as_slice() {
             [a, b] if a < b && *b <= hosts && b - a >= 2 => {}
@@ -871,6 +883,15 @@ fn validate_workload(w: &WorkloadConfig, i: usize, hosts: u32) -> Result<(), Sce
             }
         }
         WorkloadKind::Flows => validate_flow_entries(w, i, hosts)?,
+        WorkloadKind::Trace => {
+            let path = w.path.as_deref().ok_or_else(|| err(key("path"), "missing; expected the trace file, e.g. \"flows.csv\" or \"flows.parquet\""))?;
+            let info = trace_info(i, path)?;
+            if let Some((h, row, col)) = info.max_index {
+                if h >= hosts {
+                    return Err(err(key("path"), format!("{path}, row {row}, column {col}: invalid value {h}, expected a host index 0..{} (the topology has {hosts} hosts)", hosts - 1)));
+                }
+            }
+        }
     }
     Ok(())
 }
@@ -1115,6 +1136,7 @@ pub fn check(doc: &Document, variant: Option<&str>) -> Result<Summary, ScenarioE
     estimate::check(&s)?;
     let topo = build_topology(&s.topology)?;
     check_flow_sizes(&s, &topo)?;
+    check_trace_hosts(&s, &topo)?;
     build_routes(&s.topology, &topo)?;
     let buffer = buffer_params(&s.switch.buffer, &topo)?;
     mechanisms::pfc::params(&s, &topo, &buffer)?;
@@ -1220,20 +1242,29 @@ fn check_flow_sizes(s: &Scenario, topo: &Topology) -> Result<(), ScenarioError> 
     let tr = &s.transport;
     let mtu = s.topology.mtu();
     let slowest_link = topo.ports.iter().map(|p| p.rate_bps).min().unwrap_or(1).max(1);
-    for (i, w) in s.workload.iter().enumerate() {
+    // (size, key, where in the key's file, transport)
+    let largest = |i: usize, w: &WorkloadConfig| -> Result<Vec<(u64, String, String, Transport)>, ScenarioError> {
         let of_workload = transport::workload_transport(s, i)?;
-        let (size, key, transport) = match w.kind {
+        Ok(match w.kind {
+            // each transport's largest: a smaller UDP flow may take longer than a larger TCP one
             WorkloadKind::Flows => {
                 let flows = w.flows.as_deref().unwrap_or_default();
-                let Some((j, f)) = flows.iter().enumerate().max_by_key(|(_, f)| f.size.0) else { continue };
-                (f.size.0, format!("workload[{i}].flows[{j}].size"), transport::flow_transport(f, of_workload))
+                flows.iter().enumerate().map(|(j, f)| (f.size.0, format!("workload[{i}].flows[{j}].size"), String::new(), transport::flow_transport(f, of_workload))).collect()
             }
-            WorkloadKind::Poisson => {
-                let Some(Ok(cdf)) = w.sizes.as_deref().map(resolve_cdf) else { continue };
-                (cdf.max(), format!("workload[{i}].sizes"), of_workload)
+            WorkloadKind::Trace => {
+                let path = w.path.as_deref().unwrap_or_default();
+                let info = trace_info(i, path)?;
+                let kinds = info.kinds.iter();
+                kinds.map(|k| (k.max_size.0, format!("workload[{i}].path"), format!("{path}, row {}: ", k.max_size.1), transport::row_transport(k, of_workload))).collect()
             }
-            _ => (w.size.map_or(0, |b| b.0), format!("workload[{i}].size"), of_workload),
-        };
+            WorkloadKind::Poisson => match w.sizes.as_deref().map(resolve_cdf) {
+                Some(Ok(cdf)) => vec![(cdf.max(), format!("workload[{i}].sizes"), String::new(), of_workload)],
+                _ => vec![],
+            },
+            _ => vec![(w.size.map_or(0, |b| b.0), format!("workload[{i}].size"), String::new(), of_workload)],
+        })
+    };
+    for (size, key, at, transport) in s.workload.iter().enumerate().map(|(i, w)| largest(i, w)).collect::<Result<Vec<_>, _>>()?.into_iter().flatten() {
         let (mss, hdr, slowest) = match transport {
             Transport::Udp => (tr.udp.packet_size.map_or(mtu, |b| b.0), 0, tr.udp.rate.map_or(slowest_link, |r| r.0.min(slowest_link)).max(1)),
             _ => (mtu - tr.header(), tr.header(), slowest_link),
@@ -1244,10 +1275,32 @@ fn check_flow_sizes(s: &Scenario, topo: &Topology) -> Result<(), ScenarioError> 
             return Err(err(
                 key,
                 format!(
-                    "a flow of {size} B takes {:.3e} s at the slowest link ({slowest} bps), beyond the longest simulated time (1000000s); expected a smaller size",
+                    "{at}a flow of {size} B takes {:.3e} s at the slowest link ({slowest} bps), beyond the longest simulated time (1000000s); expected a smaller size",
                     t as f64 * 1e-12
                 ),
             ));
+        }
+    }
+    Ok(())
+}
+
+/// What the trace of workload `i` holds ([`workload::trace::info`]), or why it is refused.
+fn trace_info(i: usize, path: &str) -> Result<std::sync::Arc<workload::trace::TraceInfo>, ScenarioError> {
+    workload::trace::info(path).map_err(|m| err(format!("workload[{i}].path"), m))
+}
+
+/// Every host name a trace's rows use is a host of the built fabric.
+fn check_trace_hosts(s: &Scenario, topo: &Topology) -> Result<(), ScenarioError> {
+    let names = NodeNames::of(topo);
+    for (i, w) in s.workload.iter().enumerate() {
+        let (WorkloadKind::Trace, Some(path)) = (w.kind, &w.path) else { continue };
+        let key = format!("workload[{i}].path");
+        for (name, row, col) in &trace_info(i, path)?.names {
+            let at = format!("{path}, row {row}, column {col}");
+            let n = names.node(name, &key).map_err(|e| err(&key, format!("{at}: {}", e.message)))?;
+            if topo.nodes[n as usize].kind != crate::net::NodeKind::Host {
+                return Err(err(&key, format!("{at}: invalid value \"{name}\": a switch, expected a host")));
+            }
         }
     }
     Ok(())
@@ -1283,6 +1336,7 @@ fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Routes, SimCo
     let seed = opts.seed.unwrap_or(s.scenario.seed);
     let topo = build_topology(&s.topology)?;
     check_flow_sizes(s, &topo)?;
+    check_trace_hosts(s, &topo)?;
     let routes = build_routes(&s.topology, &topo)?;
     let mtu = s.topology.mtu() as u32;
     let sw = &s.switch;
@@ -1395,6 +1449,7 @@ fn flow_specs(s: &Scenario, topo: &Topology, seed: u64) -> Result<Flows, Scenari
             WorkloadKind::Permutation => "permutation",
             WorkloadKind::Flows => "flows",
             WorkloadKind::ClosedLoop => "closed_loop",
+            WorkloadKind::Trace => "trace",
         };
         let (first, end) = match w.hosts.as_deref() {
             Some([a, b]) => (*a, *b),
@@ -1463,6 +1518,18 @@ fn flow_specs(s: &Scenario, topo: &Topology, seed: u64) -> Result<Flows, Scenari
                 }
                 procs.push(made(specs));
             }
+            WorkloadKind::Trace => {
+                let path = w.path.as_deref().unwrap();
+                let info = trace_info(i, path)?;
+                let tags = info.tags.iter().map(|t| (t.clone(), tag_id(t))).collect();
+                let hosts = match info.names.is_empty() {
+                    true => Default::default(),
+                    false => topo.hosts.iter().enumerate().map(|(h, &node)| (topo.nodes[node as usize].name.clone(), h as u32)).collect(),
+                };
+                let template = ctx.spec(0, 0, 0, SimTime::ZERO);
+                let flows = workload::trace::TraceFlows::new(path, template, hosts, tags).map_err(|m| err(format!("workload[{i}].path"), m))?;
+                procs.push(Box::new(flows));
+            }
         }
         if let (Some(below), Some(p)) = (w.mice_below, w.mice_priority) {
             for proc in &mut procs[first_proc..] {
@@ -1528,10 +1595,15 @@ fn flows_use(s: &Scenario) -> Result<(Vec<&'static str>, u8), ScenarioError> {
     for (i, w) in s.workload.iter().enumerate() {
         let wt = transport::workload_transport(s, i)?;
         let prio = w.priority.unwrap_or(0);
-        match (&w.kind, &w.flows) {
-            (WorkloadKind::Flows, Some(flows)) => {
+        match (&w.kind, &w.flows, &w.path) {
+            (WorkloadKind::Flows, Some(flows), _) => {
                 for f in flows {
                     add(transport::flow_transport(f, wt), f.priority.unwrap_or(prio), &mut names);
+                }
+            }
+            (WorkloadKind::Trace, _, Some(path)) => {
+                for k in &trace_info(i, path)?.kinds {
+                    add(transport::row_transport(k, wt), k.priority.unwrap_or(prio), &mut names);
                 }
             }
             _ => add(wt, prio, &mut names),

@@ -558,6 +558,9 @@ pub enum WorkloadKind {
     /// generators): each loop sends its next message as soon as the last one completes, with
     /// exponential sizes, to a fixed destination (`pairs`) or a random other host.
     ClosedLoop,
+    /// Flows read from a CSV or Parquet file (`path`), one per row, in start order, as the
+    /// run reaches them (docs/workloads.md, "Trace files").
+    Trace,
 }
 
 /// How `clos2` numbers its servers over the ToRs.
@@ -658,6 +661,11 @@ pub struct FlowEntry {
     /// over that transport.
     #[serde(default)]
     pub transport: Option<TransportKind>,
+    /// Congestion control of this flow, as `[transport] cc`. Default: the one `transport`
+    /// names, else the workload's if it runs over this flow's transport, else that
+    /// transport's default.
+    #[serde(default)]
+    pub cc: Option<CcName>,
 }
 
 fn d_flow_entry_start() -> Option<Duration> {
@@ -687,11 +695,13 @@ pub struct WorkloadConfig {
     /// default.
     #[serde(default)]
     pub cc: Option<CcName>,
-    /// First arrival not before this time. Default {default}.
+    /// First arrival not before this time (not for flows or trace, whose flows give their
+    /// own). Default {default}.
     #[serde(default)]
     #[schemars(default = "d_workload_config_start")]
     pub start: Option<Duration>,
-    /// No arrival at or after this time. Default: scenario.arrivals_for; after `start`.
+    /// No arrival at or after this time (not for flows or trace). Default:
+    /// scenario.arrivals_for; after `start`.
     #[serde(default)]
     pub stop: Option<Duration>,
     /// poisson (required): flow-size distribution: "web-search", "data-mining", "google-rpc" or
@@ -765,6 +775,11 @@ pub struct WorkloadConfig {
     /// flows (required): the explicit list.
     #[serde(default)]
     pub flows: Option<Vec<FlowEntry>>,
+    /// trace (required): the file of flows, CSV (*.csv) or Parquet (*.parquet), relative to
+    /// the working directory; columns src, dst, size_bytes (or size), start_ps (or start) and
+    /// optionally priority, tag, transport and cc (docs/workloads.md, "Trace files").
+    #[serde(default)]
+    pub path: Option<String>,
     /// poisson, incast and permutation: only hosts first..end-1 take part, given as
     /// [first, end] (seed 000 runs its clusters and its incast sets on separate servers).
     /// Default: all hosts.

@@ -17,6 +17,7 @@ use crate::host::timely::{self, TimelyParams};
 use crate::host::{RateCcParams, Transport, WindowCcParams, DEFAULT_WINDOW_CC};
 use crate::net::Ecn;
 use crate::sim::SimTime;
+use crate::workload::trace::RowKind;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -32,17 +33,26 @@ pub(super) fn workload_transport(s: &Scenario, i: usize) -> Result<Transport, Sc
     TransportKind::resolve(w.transport, w.cc, scenario_transport(s)?).map_err(|m| err(format!("workload[{i}].cc"), m))
 }
 
-/// Those of flow `f` of workload `i`, whose own are `of_workload`.
+/// Those of flow `f`, whose workload's are `of_workload` (checked by [`validate`]).
 pub(super) fn flow_transport(f: &FlowEntry, of_workload: Transport) -> Transport {
-    // a flow entry has no cc key, so nothing can conflict
-    TransportKind::resolve(f.transport, None, of_workload).expect("a transport alone always resolves")
+    TransportKind::resolve(f.transport, f.cc, of_workload).expect("validated")
 }
 
-/// Every key of the transport layer that names a transport or an algorithm resolves.
+/// Those of the rows of trace kind `k`, whose workload's are `of_workload` (a row's
+/// transport and cc resolve over any transport or none: `workload::trace` checks them).
+pub(super) fn row_transport(k: &RowKind, of_workload: Transport) -> Transport {
+    TransportKind::resolve(k.transport, k.cc, of_workload).expect("validated")
+}
+
+/// Every key of the transport layer that names a transport or an algorithm resolves, and
+/// so does every listed flow's.
 pub(super) fn validate(s: &Scenario) -> Result<(), ScenarioError> {
     scenario_transport(s)?;
-    for i in 0..s.workload.len() {
-        workload_transport(s, i)?;
+    for (i, w) in s.workload.iter().enumerate() {
+        let of_workload = workload_transport(s, i)?;
+        for (j, f) in w.flows.iter().flatten().enumerate() {
+            TransportKind::resolve(f.transport, f.cc, of_workload).map_err(|m| err(format!("workload[{i}].flows[{j}].cc"), m))?;
+        }
     }
     validate_values(s)
 }
@@ -291,6 +301,12 @@ flows = [{{ src = 0, dst = 3, size = "100KB" }}, {{ src = 1, dst = 3, size = "10
         let roce = run(text("kind = \"roce\"", "", ""));
         assert_eq!(roce.0, "dcqcn,dcqcn,udp");
         assert_eq!(run(text("kind = \"dcqcn\"", "", "")), roce);
+        // a flow's own cc, alone or beside its transport
+        assert_eq!(run(text("kind = \"cubic\"", "", ", cc = \"reno\"")).0, "cubic,reno,udp");
+        assert_eq!(run(text("kind = \"cubic\"", "", ", transport = \"roce\", cc = \"hpcc\"")).0, "cubic,hpcc,udp");
+        let bad = crate::scenario::load(&text("", "", ", transport = \"udp\", cc = \"reno\""), false, None, &Default::default()).err().unwrap();
+        assert_eq!(bad.key, "workload[0].flows[1].cc");
+        assert!(bad.message.contains("UDP runs no congestion control"), "{bad}");
     }
 
     /// transport.dcqcn: the paper's constants unless a preset or a key says otherwise; seed

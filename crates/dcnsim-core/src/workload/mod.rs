@@ -9,6 +9,7 @@ pub mod closed_loop;
 pub mod incast;
 pub mod permutation;
 pub mod poisson;
+pub mod trace;
 
 use crate::host::Transport;
 use crate::net::HostId;
