@@ -448,7 +448,7 @@ def run_saved(
     they become final, so in that order, not by ``flow_id``: sort by it for the order of
     :attr:`Result.flows`): what the process holds does not grow with the flows that have
     finished. Files appear only once all are complete."""
-    from .io import temp_path
+    from .io import named_os_error, remove_stale_temps, temp_path
     from .tables import FctAccumulator
 
     import pyarrow as pa
@@ -458,6 +458,7 @@ def run_saved(
     sim = _core.Simulation(src.text, src.format, seed=None if seed is None else int(seed), variant=variant, check_invariants=check_invariants, threads=check_threads(threads))
     directory = Path(outdir)
     directory.mkdir(parents=True, exist_ok=True)
+    remove_stale_temps(directory)
     tmp = temp_path(directory, "flows.parquet")
     # Arrow's default pool (mimalloc) keeps what each part's conversion frees: reading a
     # 555 k-flow file back 64 k rows at a time left 50-90 MB more resident, growing with the
@@ -465,9 +466,12 @@ def run_saved(
     pool = pa.default_memory_pool()
     pa.set_memory_pool(pa.system_memory_pool())
     try:
-        stream = _FlowsWriter(sim, tmp)
-        simulate_sim(sim, progress, on_step=stream.drain)
-        stream.drain()
+        try:
+            stream = _FlowsWriter(sim, tmp)
+            simulate_sim(sim, progress, on_step=stream.drain)
+            stream.drain()
+        except OSError as e:  # a full disk, while flows.parquet streams out
+            raise named_os_error(e, directory / "flows.parquet") from e
         raw = sim.results()
         tags = [str(t) for t in raw.get("tags", [])]
         stream.add(flows_frame(raw.pop("flows"), tags), last=True)

@@ -35,9 +35,20 @@ EXIT_INTERRUPTED = 130
 _USER_ERRORS = (_core.ScenarioError, FileNotFoundError, IsADirectoryError, PermissionError, UnicodeDecodeError, NotADirectoryError)
 
 
+#: Most characters of one word an error line quotes whole (the core cuts its own the same
+#: way: an echoed value of megabytes made a line of five million characters).
+LONGEST_WORD = 120
+
+
+def _cut_word(word: str) -> str:
+    if len(word) <= LONGEST_WORD:
+        return word
+    return f"{word[:80]}...[{len(word) - 100} characters]...{word[-20:]}"
+
+
 def _one_line(message: str) -> str:
     parts = [p.strip() for p in str(message).splitlines() if p.strip()]
-    return " ".join(parts) if parts else "unknown error"
+    return " ".join(_cut_word(w) for w in " ".join(parts).split(" ")) if parts else "unknown error"
 
 
 def _error(message: str) -> None:
@@ -697,6 +708,10 @@ def console_main() -> None:
     the command line does not need: every output file is already written atomically and
     synced, and stdout and stderr are flushed here. A Ray client connection (sweep
     --cluster) gets the normal exit, so that it disconnects cleanly."""
+    # a worker pool stopped by a signal leaves its semaphores to multiprocessing's resource
+    # tracker, which would warn about them after our "error:" line; it frees them anyway
+    # (the tracker process takes its warning options from these)
+    sys.warnoptions.append("ignore:resource_tracker:UserWarning")
     try:
         main()
         code: Any = 0

@@ -671,6 +671,10 @@ class Comparison:
 
         out = Path(outdir)
         written: Dict[str, Path] = {}
+        # the table goes last: a save cut short leaves no earlier table beside newer runs,
+        # and `dcnsim report` says the folder is incomplete
+        for f in ("comparison.csv", "comparison.md"):
+            (out / f).unlink(missing_ok=True)
         for name, slug in _slugs(self.variants).items():
             # an earlier comparison saved here with other seeds leaves nothing that reads as
             # this one's: the runs of seeds not run now, or of one seed where there are several

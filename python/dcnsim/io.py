@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import secrets
 from pathlib import Path
 from typing import Any, Callable, Dict, Mapping, Sequence, Union
@@ -50,6 +51,52 @@ def _fsync_dir(path: str) -> None:
         os.close(fd)
 
 
+#: A temporary file of :func:`temp_path`: the writer's process id, then random hex.
+_TEMP_NAME = re.compile(r"^\..+\.(\d+)\.[0-9a-f]{8}\.tmp$")
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process of this id exists (one of another user's counts: it may be
+    writing)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
+
+
+def remove_stale_temps(directory: PathLike) -> int:
+    """Remove the temporary files in ``directory`` whose writer is gone (a run killed while
+    it wrote, by SIGKILL or a power cut, leaves its hidden ``.name.PID.XXXX.tmp``): each
+    write into a directory clears what an earlier one could not. Returns how many."""
+    n = 0
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return 0
+    for e in entries:
+        m = _TEMP_NAME.match(e.name)
+        if m and int(m.group(1)) != os.getpid() and not pid_alive(int(m.group(1))) and e.is_file(follow_symlinks=False):
+            try:
+                os.unlink(e.path)
+                n += 1
+            except OSError:
+                pass
+    return n
+
+
+def named_os_error(e: OSError, path: PathLike) -> OSError:
+    """``e`` naming the file it happened on (a full disk said "[Errno 28] No space left
+    on device" and not which file), or ``e`` itself where it names one."""
+    if getattr(e, "filename", None):
+        return e
+    named = OSError(e.errno, e.strerror or str(e), str(path))
+    named.__cause__ = e
+    return named
+
+
 def temp_path(directory: Path, name: str) -> str:
     # Like tempfile.mkstemp, but with the usual permissions (0666 & ~umask) rather than 0600,
     # so the renamed file looks like any other file the user writes.
@@ -75,13 +122,17 @@ def write_files_atomic(outdir: PathLike, writers: Mapping[str, Writer], stale: S
     """
     directory = Path(outdir)
     directory.mkdir(parents=True, exist_ok=True)
+    remove_stale_temps(directory)
     temps: Dict[str, str] = {}
     try:
         for name, write in writers.items():
             tmp = temp_path(directory, name)
             temps[name] = tmp
-            write(tmp)
-            _fsync_path(tmp)
+            try:
+                write(tmp)
+                _fsync_path(tmp)
+            except OSError as e:
+                raise named_os_error(e, directory / name) from e
         final: Dict[str, Path] = {}
         for name, tmp in list(temps.items()):
             target = directory / name

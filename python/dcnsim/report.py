@@ -53,6 +53,12 @@ def _kind(outdir: Path) -> str:
         return "run"
     if not outdir.exists():
         raise FileNotFoundError(f"{outdir}: no such directory; expected the -o folder of dcnsim run, compare or sweep")
+    runs = sorted(outdir.glob("*/summary.json")) + sorted(outdir.glob("*/seed-*/summary.json"))
+    if runs:
+        raise FileNotFoundError(
+            f"{outdir}: runs in {len(runs)} subfolders (e.g. {runs[0].parent.relative_to(outdir)}) but no comparison.csv: "
+            "a comparison cut short while saving (or sweep.parquet missing, for a sweep); expected a complete folder: rerun the command that made it"
+        )
     raise FileNotFoundError(f"{outdir}: no dcnsim outputs (summary.json, comparison.csv or sweep.parquet); expected the -o folder of dcnsim run, compare or sweep")
 
 

@@ -257,7 +257,8 @@ def _run_point(point: Point, threads: int = 1) -> Tuple[str, str, Any, Dict[str,
     from .io import json_writer, write_files_atomic
     from .sources import ScenarioSource
 
-    with tempfile.TemporaryDirectory(prefix="dcnsim-sweep-") as tmp:
+    remove_dead_temp_dirs()
+    with tempfile.TemporaryDirectory(prefix=temp_dir_prefix()) as tmp:
         # flows.parquet is written as the run goes (memory: the flows in flight)
         try:
             res = run_saved(ScenarioSource(point.scenario, "json", "<sweep>"), tmp, seed=point.seed, variant=point.variant, threads=threads)
@@ -268,27 +269,86 @@ def _run_point(point: Point, threads: int = 1) -> Tuple[str, str, Any, Dict[str,
         meta = {"values": dict(point.values), "variant": point.variant, "seed": point.seed, "wall_time_s": res.summary.get("wall_time_s"), **data}
         write_files_atomic(tmp, {"point.json": json_writer(meta)})
         files = {f.name: f.read_bytes() for f in sorted(Path(tmp).iterdir()) if f.is_file()}
+    files[MANIFEST] = json.dumps({name: {"bytes": len(b), "sha256": hashlib.sha256(b).hexdigest()} for name, b in files.items()}, indent=1, sort_keys=True).encode()
     return point.run_id, "ok", data, files
 
 
+#: The file a complete sweep run's folder ends with: the size and SHA-256 of each of its
+#: other files, checked before a resumed sweep reuses the run.
+MANIFEST = "manifest.json"
+
+#: Temporary folders of sweep workers: the process id after the prefix, so that a later
+#: sweep can tell one whose process is gone (killed mid-run) and remove it.
+_TEMP_PREFIX = "dcnsim-sweep-"
+
+
+def temp_dir_prefix() -> str:
+    """The prefix of this process's temporary folders (in the system temp directory)."""
+    return f"{_TEMP_PREFIX}{os.getpid()}-"
+
+
+def remove_dead_temp_dirs() -> int:
+    """Remove the sweep temporary folders of processes that no longer exist (a worker or
+    a driver killed by a signal leaves its folder; a resumed sweep or the next one clears
+    them). Returns how many."""
+    import re
+    import shutil
+    import tempfile
+
+    from .io import pid_alive
+
+    pattern = re.compile(rf"^{re.escape(_TEMP_PREFIX)}(\d+)-")
+    n = 0
+    try:
+        entries = list(os.scandir(tempfile.gettempdir()))
+    except OSError:
+        return 0
+    for e in entries:
+        m = pattern.match(e.name)
+        if m and int(m.group(1)) != os.getpid() and not pid_alive(int(m.group(1))) and e.is_dir(follow_symlinks=False):
+            shutil.rmtree(e.path, ignore_errors=True)
+            n += 1
+    return n
+
+
 def _store(out: Path, run_id: str, files: Dict[str, bytes]) -> None:
-    """Write a finished run's files, point.json (the marker of a complete run) last."""
+    """Write a finished run's files, the manifest (the marker of a complete run) last."""
     from .io import write_files_atomic
 
     d = out / "runs" / run_id
-    write_files_atomic(d, {k: bytes_writer(v) for k, v in files.items() if k != "point.json"})
-    write_files_atomic(d, {"point.json": bytes_writer(files["point.json"])})
+    write_files_atomic(d, {k: bytes_writer(v) for k, v in files.items() if k != MANIFEST})
+    write_files_atomic(d, {MANIFEST: bytes_writer(files[MANIFEST])})
 
 
-def _done(outdir: Path, point: Point) -> Optional[Dict[str, Any]]:
-    meta = outdir / "runs" / point.run_id / "point.json"
-    if not meta.is_file():
-        return None
+def _done(outdir: Path, point: Point) -> Tuple[Optional[Dict[str, Any]], str]:
+    """A complete run's row data, or None and why it must run (again): "" where it never
+    finished (no manifest), else what its files fail (missing, size, content)."""
+    d = outdir / "runs" / point.run_id
     try:
-        m = json.loads(meta.read_text())
-        return {"fct": m["fct"], "fct_by_tag": m.get("fct_by_tag", {}), "run": m["run"]}
+        manifest = json.loads((d / MANIFEST).read_text())
+        listed = {str(k): (int(v["bytes"]), str(v["sha256"])) for k, v in manifest.items()}
+    except FileNotFoundError:
+        # a run of a sweep from before manifests, or one cut short: run it
+        return None, ("no manifest.json" if (d / "point.json").is_file() else "")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None, "manifest.json unreadable"
+    if "point.json" not in listed:
+        return None, "manifest.json lists no point.json"
+    for name, (size, digest) in sorted(listed.items()):
+        f = d / name
+        try:
+            data = f.read_bytes()
+        except OSError:
+            return None, f"{name} missing"
+        if len(data) != size:
+            return None, f"{name}: {len(data):,} bytes, the manifest says {size:,}"
+        if hashlib.sha256(data).hexdigest() != digest:
+            return None, f"{name}: its content is not what the run wrote"
+    try:
+        m = json.loads((d / "point.json").read_text())
+        return {"fct": m["fct"], "fct_by_tag": m.get("fct_by_tag", {}), "run": m["run"]}, ""
     except (OSError, ValueError, KeyError):
-        return None
+        return None, "point.json unreadable"
 
 
 def run_sweep(
@@ -320,6 +380,8 @@ def run_sweep(
     threads = check_threads(threads)
     keys = [k for k, _ in points[0].values] if points else []
     base_point = baseline_of(keys, points, baseline)  # refused before anything runs
+    if cluster is not None:
+        _ray()  # nor is anything made without Ray
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
     data: Dict[str, Dict[str, Any]] = {}
@@ -328,14 +390,20 @@ def run_sweep(
     for p in points:
         first.setdefault(p.run_id, p)
     unique = list(first.values())
+    damaged = []
     for p in unique:
-        d = _done(out, p)
+        d, why = _done(out, p)
         if d is None:
             todo.append(p)
+            if why:
+                damaged.append((p, why))
         else:
             data[p.run_id] = d
     skipped = len(unique) - len(todo)
     warns = warnings_of(points)
+    if damaged:
+        p, why = damaged[0]
+        warns = warns + [f"{len(damaged)} run(s) already there are run again, their files damaged or incomplete; first: runs/{p.run_id} ({why})"]
     for w in warns:
         warnings.warn(w, DcnsimWarning, stacklevel=2)
     show, force = progress_mode(progress)
@@ -389,11 +457,17 @@ def _run_local(todo: Sequence[Point], jobs: Optional[int], finished: Any, thread
     run_all(_run_point, [(p, (p, threads)) for p in todo], workers, lambda _, outcome: finished(outcome), died)
 
 
-def _run_on_ray(todo: Sequence[Point], address: str, finished: Any, threads: int = 1) -> None:
+def _ray() -> Any:
+    """The ray module, or the error that says how to install it."""
     try:
         import ray
     except ImportError:
         raise _core.ScenarioError("--cluster needs Ray: pip install 'dcnsim[ray]'") from None
+    return ray
+
+
+def _run_on_ray(todo: Sequence[Point], address: str, finished: Any, threads: int = 1) -> None:
+    ray = _ray()
     import dcnsim
 
     package = str(Path(dcnsim.__file__).parent)
@@ -675,5 +749,6 @@ def sweep(
     points = grid(scenario, sets, seeds, list(variants) if variants else None)
     if outdir is not None:
         return run_sweep(points, outdir, jobs=jobs, progress=progress, cluster=cluster, threads=threads)["table"]
-    with tempfile.TemporaryDirectory(prefix="dcnsim-sweep-") as tmp:
+    remove_dead_temp_dirs()
+    with tempfile.TemporaryDirectory(prefix=temp_dir_prefix()) as tmp:
         return run_sweep(points, tmp, jobs=jobs, progress=progress, cluster=cluster, threads=threads)["table"]

@@ -56,9 +56,36 @@ impl fmt::Display for ScenarioError {
 }
 impl std::error::Error for ScenarioError {}
 
-/// The error for `key` (its dotted path in the scenario file).
+/// The error for `key` (its dotted path in the scenario file), every overlong word of it
+/// cut ([`cut_long_words`]).
 pub(crate) fn err(key: impl Into<String>, message: impl Into<String>) -> ScenarioError {
-    ScenarioError { key: key.into(), message: message.into() }
+    ScenarioError { key: cut_long_words(&key.into()), message: cut_long_words(&message.into()) }
+}
+
+/// Most characters of one word (a run without white space: a value, a key, a name) an
+/// error quotes whole. An error echoes what it refuses, and a value of megabytes echoed
+/// back made one line of five million characters.
+pub const LONGEST_WORD: usize = 120;
+
+/// `text` with each word longer than [`LONGEST_WORD`] cut to its first 80 and last 20
+/// characters around the count of those left out.
+pub fn cut_long_words(text: &str) -> String {
+    if text.chars().count() <= LONGEST_WORD {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    for piece in text.split_inclusive(char::is_whitespace) {
+        let word = piece.trim_end_matches(char::is_whitespace);
+        let n = word.chars().count();
+        if n <= LONGEST_WORD {
+            out.push_str(piece);
+            continue;
+        }
+        let head: String = word.chars().take(80).collect();
+        let tail: String = word.chars().skip(n - 20).collect();
+        out.push_str(&format!("{head}...[{} characters]...{tail}{}", n - 100, &piece[word.len()..]));
+    }
+    out
 }
 
 /// A parsed scenario file: the base table and its variants, not yet validated.
@@ -71,6 +98,17 @@ pub struct Document {
 impl Document {
     /// Parse TOML text.
     pub fn from_toml(text: &str) -> Result<Document, ScenarioError> {
+        let line_of = |at: usize| text[..at].matches('\n').count() + 1;
+        // the TOML parser refuses these without a word of why
+        if let Some(at) = text.find('\0') {
+            return Err(err("", format!("malformed TOML: a NUL byte (line {}); expected text (is this a binary file?)", line_of(at))));
+        }
+        if let Some(at) = text.char_indices().find(|&(i, c)| c == '\r' && text.as_bytes().get(i + 1) != Some(&b'\n')).map(|(i, _)| i) {
+            return Err(err(
+                "",
+                format!("malformed TOML: a carriage return not followed by a line feed (line {}); expected lines ending in LF or CR LF (old Mac line ends?)", line_of(at)),
+            ));
+        }
         let v: toml::Table = text.parse().map_err(|e: toml::de::Error| {
             let msg = e.message().replace('\n', " ");
             let pos = e.span().map(|s| {
@@ -178,10 +216,13 @@ impl Document {
     /// The validated scenario for the base (`None`) or a named variant (this one only).
     pub fn scenario(&self, variant: Option<&str>) -> Result<Scenario, ScenarioError> {
         let t = self.merged(variant)?;
-        let s: Scenario = serde_path_to_error::deserialize(toml::Value::Table(t)).map_err(|e| {
+        let s: Scenario = serde_path_to_error::deserialize(toml::Value::Table(t.clone())).map_err(|e| {
             let path = e.path().to_string();
             let mut key = if path == "." { String::new() } else { path };
             let mut msg = serde_message(e.into_inner());
+            if msg.starts_with("invalid type: unit variant") {
+                msg = not_a_name(&t, &key).unwrap_or(msg);
+            }
             // a kind's table names the key inside it (scenario/tagged.rs)
             if let Some((inner, rest)) = msg.strip_prefix(tagged::IN_KEY).and_then(|r| r.split_once("`: ")) {
                 key = format!("{key}.{inner}");
@@ -199,7 +240,7 @@ impl Document {
             err(key, suggest(&msg))
         })?;
         validate(&s).map_err(|e| match variant {
-            Some(v) if !e.key.is_empty() => ScenarioError { key: format!("{} (variant \"{v}\")", e.key), ..e },
+            Some(v) if !e.key.is_empty() => err(format!("{} (variant \"{v}\")", e.key), e.message),
             _ => e,
         })?;
         Ok(s)
@@ -220,6 +261,42 @@ fn identical_pairs(variants: &[(&str, Scenario)]) -> Result<Vec<(String, String)
         seen.push((name, v));
     }
     Ok(pairs)
+}
+
+/// The value at a dotted key path as serde's errors write it ("workload[0].kind").
+fn value_at<'a>(t: &'a mut toml::Table, path: &str) -> Option<&'a mut toml::Value> {
+    let mut table = t;
+    let mut segments = path.split('.').peekable();
+    while let Some(seg) = segments.next() {
+        let (name, mut rest) = seg.find('[').map_or((seg, ""), |i| (&seg[..i], &seg[i..]));
+        let mut v = table.get_mut(name)?;
+        while let Some(r) = rest.strip_prefix('[') {
+            let (n, after) = r.split_once(']')?;
+            v = v.as_array_mut()?.get_mut(n.parse::<usize>().ok()?)?;
+            rest = after;
+        }
+        if segments.peek().is_none() {
+            return Some(v);
+        }
+        table = v.as_table_mut()?;
+    }
+    None
+}
+
+/// For a key that takes a name (an enumeration) given a number, a boolean, a list or a
+/// table: the error the toml deserializer words as "invalid type: unit variant" (naming
+/// the wrong type), with the type given and the names the key takes.
+fn not_a_name(t: &toml::Table, key: &str) -> Option<String> {
+    let mut t = t.clone();
+    let v = value_at(&mut t, key)?;
+    let given = format!("invalid type: {} {v}, expected a string", v.type_str());
+    // the names: what the deserializer lists for a string that is none of them
+    *v = toml::Value::String(String::new());
+    let names = match serde_path_to_error::deserialize::<_, Scenario>(toml::Value::Table(t)) {
+        Err(e) if e.path().to_string() == key => suggest(&serde_message(e.into_inner())).split_once("expected ").map(|(_, l)| l.to_string()),
+        _ => None,
+    };
+    Some(names.map_or(given.clone(), |l| format!("{given}: {l}")))
 }
 
 /// A deserializer's error on one line, without the " in `path`" the toml deserializer
@@ -1785,6 +1862,26 @@ pub(crate) mod tests {
         assert!(said(&text("[[variant]]\nname = \"h\"\ntransport.cc = \"hpcc\"\n")).is_empty());
     }
 
+    /// An error quotes a value, a key or a name whole up to LONGEST_WORD characters, and a
+    /// longer one cut; TOML the parser refuses without a word says why.
+    #[test]
+    fn errors_stay_readable() {
+        let long = "5".repeat(100_000);
+        let e = load(&format!("{BASE}[[workload]]\nkind = \"flows\"\nflows = [{{ src = 0, dst = 1, size = \"{long}MB\" }}]\n"), false, None, &RunOptions::default()).err().unwrap();
+        assert_eq!(e.key, "workload[0].flows[0].size");
+        assert!(e.to_string().len() < 400 && e.message.contains(" characters]...") && e.message.contains("expected"), "{e}");
+        let e = load(&format!("{BASE}[switch]\n{} = 1\n", "x".repeat(100_000)), false, None, &RunOptions::default()).err().unwrap();
+        assert!(e.key.len() < 200 && e.message.contains("unknown key"), "{e}");
+        let e = load(&format!("{BASE}[[variant]]\nname = \"{}\"\nswitch.queues = 9\n", "v".repeat(50_000)), false, None, &RunOptions::default()).err().unwrap();
+        assert!(e.to_string().len() < 400 && e.key.starts_with("switch.queues (variant"), "{e}");
+        assert_eq!(cut_long_words("short words stay"), "short words stay");
+        let e = Document::from_toml(&BASE.replace('\n', "\r")).err().unwrap();
+        assert!(e.message.contains("a carriage return not followed by a line feed (line 1)"), "{e}");
+        assert!(Document::from_toml(&BASE.replace('\n', "\r\n")).is_ok());
+        let e = Document::from_toml(&BASE.replace("name = \"x\"", "name = \"x\0\"")).err().unwrap();
+        assert!(e.message.contains("a NUL byte (line"), "{e}");
+    }
+
     const BASE: &str = r#"
 [scenario]
 name = "x"
@@ -1865,6 +1962,10 @@ bottleneck = { rate = "10Gbps", delay = "1us" }
             ("[[workload]]\nkind = \"incast\"\nfan_in = 5\nsize = \"1KB\"", "workload[0].fan_in", "3 hosts"),
             ("[transport]\nkind = \"tcp\"\ncc = \"dcqcn\"", "transport.cc", "runs over tcp"),
             ("[transport]\nkind = \"quic\"", "transport.kind", "invalid value \"quic\""),
+            // a name given as another type: the type given, and the names
+            ("[switch]\nbuffer = { model = 3 }", "switch.buffer.model", "invalid type: integer 3, expected a string: one of \"static\", \"shared\""),
+            ("[switch]\nbuffer = { model = true }", "switch.buffer.model", "invalid type: boolean true, expected a string: one of"),
+            ("[[workload]]\nkind = [\"flows\"]", "workload[0].kind", "invalid type: array [\"flows\"], expected a string: one of \"poisson\""),
             ("[transport]\ncc = \"vegas\"", "transport.cc", "invalid value \"vegas\""),
             ("[[workload]]\nkind = \"poisson\"\nsizes = \"web-search\"\nload = 0.5\ntransport = \"udp\"\ncc = \"reno\"", "workload[0].cc", "UDP runs no congestion control"),
             ("[[variant]]\nname = \"v\"\nswitch.queues = 9", "switch.queues (variant \"v\")", "1..8"),

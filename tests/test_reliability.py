@@ -1,0 +1,152 @@
+"""Nothing damaged is reused, nothing is left behind, error lines a person can read
+(issue 55 parts 1, 3 and 4): a resumed sweep checks each run's files against the
+manifest written last and runs again what fails; temporary files and folders of killed
+processes are removed by the next write or sweep; a comparison cut short while saving is
+said; a full disk names the file; long values are cut in error lines."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import dcnsim
+from conftest import tiny as tiny_text
+from dcnsim import sweeps as sweep
+from dcnsim.io import remove_stale_temps, write_files_atomic
+
+
+def _dead_pid() -> int:
+    """The id of a process that has ended (not reused this soon: Linux counts upwards)."""
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    return p.pid
+
+
+@pytest.fixture()
+def finished(tmp_path: Path):
+    """A finished 4-run sweep: (scenario path, its folder, its table)."""
+    p = tmp_path / "s.toml"
+    p.write_text(tiny_text(), encoding="utf-8")
+    out = tmp_path / "out"
+    pts = sweep.grid(str(p), [sweep.parse_set("topology.bottleneck.rate=5Gbps,10Gbps")], 2)
+    table = sweep.run_sweep(pts, out, jobs=1)["table"]
+    return pts, out, table
+
+
+DAMAGE = {
+    "truncated flows.parquet": ("flows.parquet", lambda b: b[: len(b) // 2]),
+    "random ports.parquet": ("ports.parquet", lambda b: os.urandom(len(b))),
+    "emptied summary.json": ("summary.json", lambda b: b""),
+    "deleted flows.parquet": ("flows.parquet", None),
+    "valid but edited point.json": ("point.json", lambda b: json.dumps({**json.loads(b), "fct": []}).encode()),
+    "deleted manifest.json": ("manifest.json", None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DAMAGE))
+def test_a_resumed_sweep_runs_again_a_run_whose_files_are_damaged(finished, case):
+    pts, out, table = finished
+    name, damage = DAMAGE[case]
+    run = out / "runs" / pts[1].run_id
+    before = (run / name).read_bytes()
+    if damage is None:
+        (run / name).unlink()
+    else:
+        (run / name).write_bytes(damage(before))
+    with pytest.warns(dcnsim.DcnsimWarning, match=r"1 run\(s\) already there are run again") as w:
+        res = sweep.run_sweep(pts, out, jobs=1)
+    assert res["ran"] == 1 and res["skipped"] == len({p.run_id for p in pts}) - 1
+    said = [str(x.message) for x in w if "run again" in str(x.message)]
+    assert len(said) == 1 and f"runs/{pts[1].run_id}" in said[0]
+    if name.endswith(".parquet"):
+        assert (run / name).read_bytes() == before  # redone, byte for byte
+    else:
+        assert json.loads((run / name).read_text())  # redone (its wall time is the new run's)
+    pd.testing.assert_frame_equal(res["table"], table)
+    # and now it is whole: nothing runs
+    assert sweep.run_sweep(pts, out, jobs=1)["ran"] == 0
+
+
+def test_temporary_folders_of_killed_sweep_processes_are_removed(tmp_path):
+    dead = Path(tempfile.gettempdir()) / f"dcnsim-sweep-{_dead_pid()}-abcd1234"
+    dead.mkdir()
+    (dead / "flows.parquet").write_bytes(b"x" * 1000)
+    mine = Path(tempfile.mkdtemp(prefix=sweep.temp_dir_prefix()))
+    try:
+        p = tmp_path / "s.toml"
+        p.write_text(tiny_text(), encoding="utf-8")
+        sweep.run_sweep(sweep.grid(str(p), [], 1), tmp_path / "out", jobs=1)
+        assert not dead.exists()
+        assert mine.exists()  # a live process's folder stays
+    finally:
+        for d in (dead, mine):
+            if d.exists():
+                import shutil
+
+                shutil.rmtree(d)
+
+
+def test_a_later_write_removes_the_temporary_files_of_a_killed_writer(tmp_path, dcnsim_cli, tiny_file):
+    out = tmp_path / "run"
+    out.mkdir()
+    stale = out / f".flows.parquet.{_dead_pid()}.0123abcd.tmp"
+    stale.write_bytes(b"half a parquet file")
+    live = out / f".flows.parquet.{os.getpid()}.0123abcd.tmp"
+    live.write_bytes(b"being written")
+    r = dcnsim_cli("run", tiny_file, "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert not stale.exists() and live.exists()
+    assert remove_stale_temps(out) == 0
+
+
+def test_a_full_disk_names_the_file(tmp_path):
+    def full(path: str) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with pytest.raises(OSError) as e:
+        write_files_atomic(tmp_path, {"flows.parquet": full})
+    assert e.value.filename == str(tmp_path / "flows.parquet") and "No space left" in str(e.value)
+    assert not [f for f in os.listdir(tmp_path)]  # nothing half-written
+
+
+def test_a_comparison_cut_short_while_saving_is_said(tmp_path):
+    from dcnsim.report import write_report
+
+    r = dcnsim.run(tiny_text())
+    r.save(tmp_path / "dctcp")
+    r.save(tmp_path / "reno")
+    with pytest.raises(FileNotFoundError, match=r"runs in 2 subfolders .* but no comparison.csv: a comparison cut short"):
+        write_report(tmp_path)
+
+
+def test_sweep_on_a_cluster_without_ray_makes_nothing(tmp_path, monkeypatch):
+    def no_ray():
+        raise dcnsim.ScenarioError("--cluster needs Ray: pip install 'dcnsim[ray]'")
+
+    monkeypatch.setattr(sweep, "_ray", no_ray)
+    p = tmp_path / "s.toml"
+    p.write_text(tiny_text(), encoding="utf-8")
+    with pytest.raises(dcnsim.ScenarioError, match="needs Ray"):
+        sweep.run_sweep(sweep.grid(str(p), [], 1), tmp_path / "out", cluster="auto")
+    assert not (tmp_path / "out").exists()
+
+
+def test_error_lines_cut_long_values(tmp_path, dcnsim_cli):
+    """A value of a megabyte is quoted by its ends, on a line a terminal shows."""
+    p = tmp_path / "s.toml"
+    p.write_text(tiny_text().replace('size = "', 'size = "' + "9" * 1_000_000, 1), encoding="utf-8")
+    r = dcnsim_cli("validate", p)
+    assert r.returncode == 2
+    line = r.stderr.strip()
+    assert line.startswith("error: workload[0].flows[0].size: invalid value") and len(line) < 400 and "characters]" in line, line[:500]
+    p.write_text(tiny_text(), encoding="utf-8")
+    r = dcnsim_cli("sweep", p, "-o", tmp_path / "o", "--set", "topology.bottleneck.rate=" + "x" * 100_000)
+    assert r.returncode == 2 and len(r.stderr) < 600 and "characters]" in r.stderr, r.stderr[:600]
