@@ -103,15 +103,18 @@ impl DualPi2 {
         select(p * p, ect && !overload, a.lossless, rng)
     }
 
-    /// on_dequeue: the step threshold on L packets' sojourn time.
-    pub fn on_dequeue(&mut self, d: &Departure, cx: &mut Ctx) {
+    /// on_dequeue: the step threshold on L packets' sojourn time. Whether to CE-mark the
+    /// departing packet: the engine marks it and counts the mark on its queue, with every
+    /// other AQM mark (ports' and summary's `ecn_marks`).
+    pub fn on_dequeue(&mut self, d: &Departure, cx: &mut Ctx) -> bool {
         if d.queue == self.p.l_queue && cx.now - d.enq > self.p.step {
-            let pkt = cx.pkts.get_mut(d.pkt);
+            let pkt = cx.pkts.get(d.pkt);
             if pkt.ecn.is_ect() && !pkt.ecn.is_ce() {
-                pkt.ecn = Ecn::Ce;
                 self.step_marks[d.port as usize] += 1;
+                return true;
             }
         }
+        false
     }
 
     /// The update timer of switch `sw`.
@@ -204,8 +207,7 @@ mod tests {
             let a = b.data(1, 0, 2, inp, out, 0);
             b.pkts.get_mut(a.pkt).ecn = Ecn::Ect1;
             let dep = Departure { sw: 0, port: out, queue, pkt: a.pkt, size: 1086, flow: 1, in_port: inp, tc: 0, enq: SimTime::ZERO };
-            d.on_dequeue(&dep, &mut b.cx(SimTime::from_us(waited_us)));
-            assert_eq!(b.pkts.get(a.pkt).ecn.is_ce(), marked, "queue {queue}, {waited_us} us");
+            assert_eq!(d.on_dequeue(&dep, &mut b.cx(SimTime::from_us(waited_us))), marked, "queue {queue}, {waited_us} us");
         }
         assert_eq!(d.step_marks[out as usize], 1);
     }
