@@ -150,3 +150,56 @@ def test_error_lines_cut_long_values(tmp_path, dcnsim_cli):
     p.write_text(tiny_text(), encoding="utf-8")
     r = dcnsim_cli("sweep", p, "-o", tmp_path / "o", "--set", "topology.bottleneck.rate=" + "x" * 100_000)
     assert r.returncode == 2 and len(r.stderr) < 600 and "characters]" in r.stderr, r.stderr[:600]
+
+
+K32 = Path(__file__).resolve().parents[1] / "bench" / "scenarios" / "fat_tree_k32_websearch.toml"
+
+
+@pytest.mark.parametrize("threads", [1, 4])
+def test_the_estimate_bounds_what_the_process_holds(tmp_path, threads):
+    """A k = 32 fat-tree (8,192 hosts, 49,152 ports) for 20 us, as `dcnsim run` holds it
+    (interpreter and libraries included), on 1 and on 4 threads: its peak resident memory
+    is below the estimate the run was admitted on, and the estimate within 2.5x of it (a
+    split run copies every port's and host's state per partition: the estimate counts the
+    threads)."""
+    text = K32.read_text().replace('max_time = "10s"', 'max_time = "20us"').replace('arrivals_for = "1ms"', 'arrivals_for = "20us"')
+    p = tmp_path / "k32.toml"
+    p.write_text(text, encoding="utf-8")
+    code = (
+        "import resource, sys, warnings, dcnsim\n"
+        "warnings.simplefilter('ignore')\n"
+        f"r = dcnsim.run(sys.argv[1], threads={threads})\n"
+        "assert not any('stays on one thread' in w for w in r.summary.get('warnings', [])), r.summary['warnings']\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(p)], capture_output=True, text=True, check=True)
+    peak = int(out.stdout.split()[-1])
+    estimate, _, what = dcnsim._core.memory_estimate(text, threads=threads)
+    assert peak <= estimate <= 2.5 * peak, f"{threads} threads: peak {peak / 1e6:.0f} MB, estimate {estimate / 1e6:.0f} MB ({what})"
+    if threads > 1:
+        assert estimate > dcnsim._core.memory_estimate(text, threads=1)[0] and f"{threads} threads" in what
+
+
+def test_a_run_past_the_memory_limit_stops_with_one_line(tmp_path, dcnsim_cli):
+    """Eight UDP sources at line rate on one 10G host: its NIC queue grows without bound
+    (7 x 10 Gbit/s), which no estimate made before the run can bound. Under a limit of
+    600 MB the run stops with one line once the process passes it, writing nothing."""
+    flows = ", ".join(f'{{ src = 0, dst = {1 + k % 3}, size = "100GB" }}' for k in range(8))
+    text = (
+        '[scenario]\nname = "udp_overload"\nmax_time = "10s"\n'
+        '[topology]\nkind = "dumbbell"\nsenders = 1\nreceivers = 3\n'
+        'host_link = { rate = "10Gbps", delay = "1us" }\nbottleneck = { rate = "100Gbps", delay = "1us" }\n'
+        '[transport]\nkind = "udp"\n'
+        f'[[workload]]\nkind = "flows"\nflows = [{flows}]\n'
+    )
+    p = tmp_path / "udp.toml"
+    p.write_text(text, encoding="utf-8")
+    proc = dcnsim_cli("run", p, "-o", tmp_path / "out", "--memory-limit", "600MB", timeout=600)
+    assert proc.returncode == 1, proc.stderr
+    lines = [x for x in proc.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and "more than the memory limit of 0.60 GB" in lines[0] and "transport.udp.nic_buffer" in lines[0], proc.stderr
+    assert not (tmp_path / "out").exists()
+    # a transmit ring holds the sources back: the same run stays small and ends
+    p.write_text(text.replace('max_time = "10s"', 'max_time = "20ms"').replace('kind = "udp"', 'kind = "udp"\nudp = { nic_buffer = "1MB" }'), encoding="utf-8")
+    ok = dcnsim_cli("run", p, "--memory-limit", "600MB", timeout=600)
+    assert ok.returncode == 0, ok.stderr

@@ -39,6 +39,18 @@ def validate(
     invalid input.
     """
 
+def memory_limit() -> int:
+    """The memory limit in bytes (``DCNSIM_MEMORY_LIMIT``, else half the machine's memory):
+    a scenario's estimate is held to it before the run, the process's resident memory
+    while it runs. Raises :class:`ScenarioError` on a bad ``DCNSIM_MEMORY_LIMIT``."""
+
+def memory_estimate(
+    text: str, format: _Format = "toml", variant: Optional[str] = None, threads: int = 1
+) -> Tuple[int, str, str]:
+    """The memory a run on ``threads`` threads is estimated to need, before it starts:
+    (bytes, the key that drives most of it, what it counts). The estimate bounds the
+    process's peak resident memory (the interpreter and libraries included)."""
+
 def advice(
     text: str, format: _Format = "toml", variant: Optional[str] = None
 ) -> Dict[str, Any]:

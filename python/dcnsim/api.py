@@ -457,6 +457,7 @@ def run_saved(
     # a scenario the core refuses leaves nothing behind, not even the folder
     sim = _core.Simulation(src.text, src.format, seed=None if seed is None else int(seed), variant=variant, check_invariants=check_invariants, threads=check_threads(threads))
     directory = Path(outdir)
+    made = not directory.exists()
     directory.mkdir(parents=True, exist_ok=True)
     remove_stale_temps(directory)
     tmp = temp_path(directory, "flows.parquet")
@@ -499,6 +500,12 @@ def run_saved(
             os.replace(tmp, path)
 
         paths = write_files_atomic(outdir, result._writers(flows), stale=OPTIONAL_OUTPUT_FILES + SCENARIO_FILES)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        if made and not any(directory.iterdir()):
+            directory.rmdir()  # a run that could not finish leaves no folder it made
+        raise
     finally:
         pa.set_memory_pool(pool)
         if os.path.exists(tmp):

@@ -9,6 +9,7 @@ simulates (it releases the GIL inside ``run_until``).
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import threading
 import time
@@ -34,6 +35,7 @@ class _Driver:
         self.chunk_ps = self.FIRST_CHUNK_PS
         # called after each chunk (a streamed run writes its final rows)
         self.on_step = on_step
+        self.memory_limit = _core.memory_limit()
 
     def step(self) -> None:
         sim = self.sim
@@ -42,6 +44,7 @@ class _Driver:
         t0 = time.perf_counter()
         sim.run_until(target)
         elapsed = time.perf_counter() - t0
+        check_resident_memory(sim, self.memory_limit)
         if self.on_step is not None:
             self.on_step()
         # Adapt: aim the next call at target_s of wall time, changing by at most 4x.
@@ -53,6 +56,28 @@ class _Driver:
 
     def finished(self) -> bool:
         return bool(self.sim.done)
+
+
+def resident_bytes() -> Optional[int]:
+    """This process's resident memory now (Linux: /proc/self/statm), or None elsewhere."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def check_resident_memory(sim: Any, limit: int) -> None:
+    """Stop a run whose process has grown past the memory limit (what the estimate cannot
+    bound: a host whose UDP sources outrun its link queues without end), with one line,
+    rather than let it take the machine. Checked between chunks of about 0.25 s."""
+    rss = resident_bytes()
+    if rss is not None and rss > limit:
+        raise _core.SimulationError(
+            f"the run stopped at sim time {format_time_ps(sim.now_ps)}: the process holds {rss / 1e9:.2f} GB, more than the memory limit of {limit / 1e9:.2f} GB; "
+            "expected a smaller or shorter scenario (a host queue without bound? transport.udp.nic_buffer bounds a UDP source's), or raise the limit "
+            "(DCNSIM_MEMORY_LIMIT or --memory-limit)"
+        )
 
 
 class _StuckAtEnd(Exception):

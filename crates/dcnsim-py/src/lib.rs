@@ -91,9 +91,29 @@ fn advice(py: Python<'_>, text: &str, format: &str, variant: Option<&str>) -> Py
     let doc = parse(text, format)?;
     let (s, all) = doc.resolve_all(variant).map_err(|e| ScenarioError::new_err(e.to_string()))?;
     // a scenario too large to run is refused here, before any warning about it is printed
-    guard(|| scenario::estimate::check(&s))?.map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    guard(|| scenario::estimate::check(&s, 1))?.map_err(|e| ScenarioError::new_err(e.to_string()))?;
     let (d, w) = guard(|| scenario::document_advice(&doc, &s, &all, variant))?.map_err(|e| ScenarioError::new_err(e.to_string()))?;
     json_to_py(py, &serde_json::json!({ "document_warnings": d, "warnings": w, "variants": doc.variant_names() }))
+}
+
+/// The memory limit, in bytes, that a scenario's estimate is held to before it runs and
+/// the process's resident memory while it runs: `DCNSIM_MEMORY_LIMIT`, else half the
+/// machine's memory.
+#[pyfunction]
+fn memory_limit() -> PyResult<u64> {
+    scenario::estimate::limit().map_err(|e| ScenarioError::new_err(e.to_string()))
+}
+
+/// The memory a run of the base (`variant=None`) or a variant on `threads` threads is
+/// estimated to need before it starts (`scenario::estimate`): (bytes, the key that drives
+/// most of it, what it counts).
+#[pyfunction]
+#[pyo3(signature = (text, format = "toml", variant = None, threads = 1))]
+fn memory_estimate(text: &str, format: &str, variant: Option<&str>, threads: usize) -> PyResult<(u128, String, String)> {
+    let doc = parse(text, format)?;
+    let s = doc.resolve(variant).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    let e = guard(|| scenario::estimate::estimate(&s, threads))?.map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    Ok((e.bytes, e.key, e.what))
 }
 
 /// The base (`variant=None`) or a variant merged into it, unvalidated, as a dict.
@@ -232,6 +252,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(advice, m)?)?;
     m.add_function(wrap_pyfunction!(merged, m)?)?;
+    m.add_function(wrap_pyfunction!(memory_limit, m)?)?;
+    m.add_function(wrap_pyfunction!(memory_estimate, m)?)?;
     m.add_function(wrap_pyfunction!(quantity, m)?)?;
     m.add_class::<Simulation>()?;
     Ok(())

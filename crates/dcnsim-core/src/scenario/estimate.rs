@@ -49,7 +49,9 @@ pub fn limit() -> Result<u64, ScenarioError> {
 /// period or bin, a larger mean message or oversubscription (fewer spines) means fewer
 /// records.
 fn less_memory(key: &str) -> &'static str {
-    if key.ends_with(".period") || key.ends_with(".throughput_bin") || key.ends_with(".queue_sample") {
+    if key == THREADS_KEY {
+        "fewer"
+    } else if key.ends_with(".period") || key.ends_with(".throughput_bin") || key.ends_with(".queue_sample") {
         "a longer"
     } else if key.ends_with(".mean_size") || key.ends_with(".oversubscription") {
         "a larger"
@@ -58,9 +60,22 @@ fn less_memory(key: &str) -> &'static str {
     }
 }
 
-/// Refuse a scenario whose estimate exceeds the limit.
-pub fn check(s: &Scenario) -> Result<(), ScenarioError> {
-    let e = estimate(s)?;
+/// What the process holds before a scenario is loaded: the Python interpreter with pandas,
+/// pyarrow and the bindings (measured: 117 MB resident after importing them), which a run
+/// from the command line or the API holds beside the engine's memory.
+pub const PROCESS_BYTES: u128 = 150_000_000;
+
+/// The results' ports table, per row (port and queue class): the core's table, the columns
+/// handed to Python and the DataFrame with its node names (measured: 595 MB resident for a
+/// k = 64 fat-tree of 393,216 ports whose engine alone peaks at 259 MB).
+const RESULTS_BYTES_PER_PORT_ROW: u128 = 400;
+
+/// The key an estimate blames when the threads' copies of the fabric are its largest part.
+pub const THREADS_KEY: &str = "--threads";
+
+/// Refuse a scenario whose estimate, run on `threads` threads, exceeds the limit.
+pub fn check(s: &Scenario, threads: usize) -> Result<(), ScenarioError> {
+    let e = estimate(s, threads)?;
     let limit = limit()?;
     if e.bytes > limit as u128 {
         return Err(err(
@@ -87,8 +102,11 @@ fn human(b: u128) -> String {
     }
 }
 
-/// The estimate (see the module doc). Works on a validated scenario.
-pub fn estimate(s: &Scenario) -> Result<Estimate, ScenarioError> {
+/// The estimate (see the module doc) of a run on `threads` threads: a run split over
+/// threads gives each partition its own copy of every port's and host's state (the
+/// topology and the routes are shared), beside the whole one it was split from. Works on a
+/// validated scenario.
+pub fn estimate(s: &Scenario, threads: usize) -> Result<Estimate, ScenarioError> {
     let t = &s.topology;
     let q = s.switch.queues() as u128;
     let (hosts, switches, edges, links, key) = fabric_size(t);
@@ -101,9 +119,13 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, ScenarioError> {
     let per_port = per_port + q * s.switch.fq_codel.as_ref().map_or(0, |f| f.memory_per_queue()) as u128;
     // INT counts each port's transmitted bytes
     let per_port = per_port + s.switch.int.as_ref().map_or(0, |_| 8);
-    let fabric = (hosts + switches) * 128 + ports * per_port + switches * edges * 8 + hosts * (64 + 24 * q);
+    let per_partition = ports * per_port + hosts * (64 + 24 * q);
+    let fabric = (hosts + switches) * 128 + per_partition + switches * edges * 8;
     // vectors that grow by doubling may briefly hold twice their contents
-    let fabric = fabric + fabric / 4;
+    let (fabric, per_partition) = (fabric + fabric / 4, per_partition + per_partition / 4);
+    let partitions = if threads > 1 { threads as u128 } else { 0 };
+    let copies = per_partition.saturating_mul(partitions);
+    let results = ports.saturating_mul(q).saturating_mul(RESULTS_BYTES_PER_PORT_ROW);
 
     // flows the workloads will generate
     // the fastest host link, and the shortest round trip: two host links each way
@@ -173,7 +195,12 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, ScenarioError> {
         None => 0,
     };
     let mut what = format!("{hosts} hosts, {switches} switches, {ports} ports, about {flows_total} flows");
-    let key = if capture > fabric && capture > flow_bytes && capture > series && capture > depth_series {
+    if partitions > 0 {
+        what.push_str(&format!(", {threads} threads"));
+    }
+    let key = if copies > fabric && copies > flow_bytes && copies > series && copies > depth_series && copies > capture {
+        THREADS_KEY.to_string()
+    } else if capture > fabric && capture > flow_bytes && capture > series && capture > depth_series {
         what.push_str(", a packet capture");
         "metrics.capture.max_frames".to_string()
     } else if depth_series > fabric && depth_series > flow_bytes && depth_series > series {
@@ -190,7 +217,8 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, ScenarioError> {
     } else {
         key.to_string()
     };
-    Ok(Estimate { bytes: fabric.saturating_add(flow_bytes).saturating_add(series).saturating_add(depth_series).saturating_add(capture), key, what })
+    let bytes = [fabric, copies, results, flow_bytes, series, depth_series, capture, PROCESS_BYTES].into_iter().fold(0u128, u128::saturating_add);
+    Ok(Estimate { bytes, key, what })
 }
 
 /// Hosts, switches, edge switches (with hosts), links, and the key that sets the scale.
@@ -373,9 +401,9 @@ mod tests {
         };
         refused_text(&text("1000s"), "workload[0].period");
         let s = Document::from_toml(&text("10ms")).unwrap().scenario(None).unwrap();
-        let e = super::estimate(&s).unwrap();
+        let e = super::estimate(&s, 1).unwrap();
         // 7 senders x 10 ms / (41 B at 10 Gbps + 4 us): 7 x 2480 flows at most
-        assert!(e.bytes < 100_000_000, "{} B ({})", e.bytes, e.what);
+        assert!(e.bytes - super::PROCESS_BYTES < 100_000_000, "{} B ({})", e.bytes, e.what);
         assert!(e.what.contains("about 17360 flows"), "{}", e.what);
     }
 
@@ -385,9 +413,32 @@ mod tests {
     fn the_estimate_saturates_instead_of_wrapping() {
         let text = format!("[scenario]\nname = \"x\"\n[topology]\nkind = \"clos2\"\ntors = 1\nservers_per_tor = 2\noversubscription = 1e-300\n{HOST}\n");
         let s: super::Scenario = toml::from_str(&text).unwrap();
-        let e = super::estimate(&s).unwrap();
+        let e = super::estimate(&s, 1).unwrap();
         assert!(e.bytes > 1_000_000_000_000_000, "{} B ({})", e.bytes, e.what);
         assert_eq!(e.key, "topology.oversubscription");
+    }
+
+    /// A run split over threads copies every port's and host's state per partition: a
+    /// k = 64 fat-tree measured 595 MB resident on one thread, 1.04 GB on 4 and 3.10 GB on
+    /// 16 (the partitions' copies 112-157 MB each); the estimate bounds each and, where the
+    /// copies are most of it, blames the threads.
+    #[test]
+    fn threads_are_counted_in_the_estimate() {
+        let text = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/scenarios/fat_tree_k64_websearch.toml")).unwrap();
+        let s = Document::from_toml(&text).unwrap().scenario(None).unwrap();
+        let one = super::estimate(&s, 1).unwrap();
+        assert_eq!(one.bytes, super::estimate(&s, 0).unwrap().bytes);
+        for (threads, measured) in [(4u128, 1_041_884_000u128), (16, 3_103_356_000)] {
+            let e = super::estimate(&s, threads as usize).unwrap();
+            assert!(e.bytes >= measured && e.bytes <= 2 * measured, "{threads} threads: {} B estimated, {measured} B measured", e.bytes);
+            assert!(e.what.contains(&format!("{threads} threads")), "{}", e.what);
+        }
+        assert!(one.bytes >= 595_224_000 && one.bytes <= 2 * 595_224_000, "{} B", one.bytes);
+        assert_eq!(super::estimate(&s, 16).unwrap().key, super::THREADS_KEY);
+        let m = super::check(&s, 16).err().map(|e| e.to_string());
+        if let Some(m) = m {
+            assert!(m.contains("expected fewer --threads"), "{m}");
+        }
     }
 
     /// Shipped scenarios, full size included, fit in the default limit of an 8 GB machine.
@@ -399,7 +450,7 @@ mod tests {
             let doc = Document::from_toml(&std::fs::read_to_string(&p).unwrap()).unwrap();
             for v in std::iter::once(None).chain(doc.variant_names().into_iter().map(Some)) {
                 let s = doc.scenario(v.as_deref()).unwrap();
-                let est = super::estimate(&s).unwrap();
+                let est = super::estimate(&s, 1).unwrap();
                 eprintln!("{}: {:.2} GB ({})", p.display(), est.bytes as f64 / 1e9, est.what);
                 assert!(est.bytes < 4_000_000_000, "{}: {} B ({})", p.display(), est.bytes, est.what);
             }

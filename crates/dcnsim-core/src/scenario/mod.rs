@@ -1210,7 +1210,7 @@ pub struct Summary {
 pub fn check(doc: &Document, variant: Option<&str>) -> Result<Summary, ScenarioError> {
     let names = doc.variant_names();
     let (s, all) = doc.resolve_all(variant)?;
-    estimate::check(&s)?;
+    estimate::check(&s, 1)?;
     let topo = build_topology(&s.topology)?;
     check_flow_sizes(&s, &topo)?;
     check_trace_hosts(&s, &topo)?;
@@ -1409,7 +1409,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
 
 /// What a simulation is made of: the fabric, its routes, the configuration and the flows.
 fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Routes, SimConfig, FlowArrivals), ScenarioError> {
-    estimate::check(s)?;
+    estimate::check(s, opts.threads)?;
     let seed = opts.seed.unwrap_or(s.scenario.seed);
     let topo = build_topology(&s.topology)?;
     check_flow_sizes(s, &topo)?;
