@@ -271,7 +271,11 @@ impl Sim {
             let (mut qn, mut qp, mut qq, mut qb, mut qs) = (vec![], vec![], vec![], vec![], vec![]);
             for (row, h) in self.depth_hist.iter().enumerate() {
                 let info = &self.topo.ports[row / nq];
-                for (b, &n) in h.iter().enumerate() {
+                // the samples that found the queue empty were not taken one by one
+                // (Sim::busy_ports): the first bin holds the rest of every sample
+                let empty = if self.egress[row / nq].wire.is_switch { self.samples - h.iter().sum::<u64>() } else { 0 };
+                let first = [h.first().copied().unwrap_or(0) + empty];
+                for (b, &n) in first.iter().chain(h.iter().skip(1)).enumerate() {
                     if n > 0 {
                         qn.push(info.node);
                         qp.push(info.local);

@@ -83,6 +83,11 @@ impl Sim {
             st.buffer.on_enqueue(eg.bytes, a.size);
         }
         eg.bytes += a.size;
+        if !self.port_busy.is_empty() && !self.port_busy[out as usize] {
+            // queue sampling reads the ports that hold something (Sim::busy_ports)
+            self.port_busy[out as usize] = true;
+            self.busy_ports.push(out);
+        }
         let q = self.queues.get_mut(out, qi);
         q.push(pkt, size, beyond, self.now);
         if self.cfg.check_invariants {

@@ -284,6 +284,36 @@ fn queue_depth_sampling_matches_time_average() {
     assert!((series_mean - exact).abs() < 1500.0, "series mean {series_mean} vs time average {exact}");
 }
 
+/// Every switch egress queue has one histogram sample per sample time, whether the sampler
+/// read it (it reads only the ports a packet joined since they were last empty) or counted
+/// it empty; host ports have none. Idle senders' ports are never read yet sampled.
+#[test]
+fn every_switch_queue_is_sampled_every_time_busy_or_not() {
+    let text = dumbbell(
+        "dctcp",
+        r#"{ src = 0, dst = 2, size = "2MB" }, { src = 1, dst = 2, size = "2MB", start = "3ms" }"#,
+        "[switch]\nqueues = 2\naqm = { kind = \"step\", threshold = \"60KB\" }\n[metrics]\nqueue_sample = \"5us\"\nqueue_bin = \"1500B\"",
+    );
+    let mut sim = run(&text);
+    let r = sim.results();
+    let n = r.summary["queue_samples"].as_u64().unwrap();
+    let crate::metrics::ColumnData::U32(node) = r.queues.get("node").unwrap() else { unreachable!() };
+    let crate::metrics::ColumnData::U32(port) = r.queues.get("port").unwrap() else { unreachable!() };
+    let crate::metrics::ColumnData::U8(queue) = r.queues.get("queue").unwrap() else { unreachable!() };
+    let samples = r.queues.u64("samples");
+    let mut per: std::collections::BTreeMap<(u32, u32, u8), u64> = Default::default();
+    for i in 0..samples.len() {
+        *per.entry((node[i], port[i], queue[i])).or_default() += samples[i];
+    }
+    let crate::metrics::ColumnData::U32(pnode) = r.ports.get("node").unwrap() else { unreachable!() };
+    let is_host = r.ports.get("is_host").unwrap();
+    let crate::metrics::ColumnData::U8(is_host) = is_host else { unreachable!() };
+    let switch_rows = (0..pnode.len()).filter(|&i| is_host[i] == 0).count();
+    assert!(n > 500, "{n} samples");
+    assert_eq!(per.len(), switch_rows, "a histogram per switch (port, queue), none for hosts");
+    assert!(per.values().all(|&c| c == n), "{per:?} vs {n} samples");
+}
+
 /// `queue_sample_from` leaves the warm-up out: sampling starts at that time, so the run has
 /// that many fewer samples and none of slow start's overshoot.
 #[test]
