@@ -131,7 +131,8 @@ pub struct Sfc {
     proxy_until: Vec<SimTime>,
     /// Per (port, class) row: messages sent (by the congested port, or for a cache hit by
     /// the host-facing port the data came in through), suppressed, received by a NIC,
-    /// cache hits (on the ingress port) and proxy PAUSE frames sent.
+    /// cache hits (on the ingress port) and proxy PAUSE frames sent (a pause carried by a
+    /// frame already waiting at the port is not one).
     sent: Vec<u64>,
     suppressed: Vec<u64>,
     received: Vec<u64>,
@@ -275,9 +276,12 @@ impl SwitchMechanism for Sfc {
             let rate = cx.topo.ports[out as usize].rate_bps;
             let quanta = pause_quanta(pause, rate);
             self.proxy_until[row] = now + PfcParams::pause_time(quanta, rate);
-            self.proxy_pauses[row] += 1;
             let frame = Frame::Pfc(PauseFrame::Pfc { class, quanta });
+            // a PAUSE frame still waiting at the port carries this pause instead: counted
+            // as PFC counts its own, frames put on the wire, so that a NIC's received PAUSE
+            // frames are its ToR port's pfc_tx_frames plus these
             if !cx.replace_waiting_frame(out, frame) {
+                self.proxy_pauses[row] += 1;
                 cx.push(Effect::Frame { port: out, frame, flow: FlowId::MAX, hash: 0 });
             }
         }
