@@ -423,10 +423,9 @@ def compare_cmd(
     from .comparison import compare
 
     mode: Any = "always" if progress is True else (False if progress is False else True)
-    told = _compare_advice(scenario, variants)
-    for w in told:
-        click.echo(f"warning: {w}", err=True)
-    with _quiet_warnings():  # printed below, once, with the table
+    told: List[str] = []
+    # what compare() warns of before its runs start, printed as it is raised
+    with _echo_warnings(told):
         cmp = compare(scenario, variants=list(variants) or None, seed=seed, jobs=jobs, progress=mode, seeds=seeds if seeds and seeds > 1 else None, threads=threads)
     console = _console()
     if outdir is not None:
@@ -461,16 +460,28 @@ def compare_cmd(
             click.echo(f"warning: {name}: {line}", err=True)
 
 
-def _compare_advice(scenario: str, variants: Sequence[str]) -> List[str]:
-    """What a comparison's runs are warned of before they start (the lines compare() raises
-    first). An invalid scenario or variant says nothing here: the comparison refuses it."""
-    from .comparison import advice_warnings
+@contextlib.contextmanager
+def _echo_warnings(told: List[str]) -> Iterator[None]:
+    """The API's DcnsimWarnings printed as one `warning:` line each the moment they are
+    raised (before the runs they warn of), and appended to ``told``; other warnings as
+    Python shows them."""
+    import warnings
 
-    try:
-        src = sources.resolve_scenario(scenario)
-        return advice_warnings(src, list(variants) or list(_core.advice(src.text, src.format)["variants"]))
-    except (_core.ScenarioError, FileNotFoundError, ValueError):
-        return []
+    from .sources import DcnsimWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", DcnsimWarning)
+        shown = warnings.showwarning
+
+        def show(message: Any, category: Any, *args: Any, **kwargs: Any) -> None:
+            if issubclass(category, DcnsimWarning):
+                told.append(str(message))
+                click.echo(f"warning: {message}", err=True)
+            else:
+                shown(message, category, *args, **kwargs)
+
+        warnings.showwarning = show
+        yield
 
 
 @contextlib.contextmanager
@@ -535,9 +546,10 @@ def sweep_cmd(scenario: str, outdir: Path, sets: Sequence[str], seeds: Optional[
     for c in keys + (["variant"] if named else []) + (["flows"] if tagged else []) + ["seeds", "mean FCT (us)"] + (["vs first variant"] if changes else []) + ([vs_name] if versus else []) + ["drops"]:
         t.add_column(escape(c))
 
+    from .stats import format_change, paired_mark
+
     def paired(x: float, sig: Any, seeds: int) -> str:
-        # * : the 95% CI of the paired (same seed) differences excludes 0
-        return "" if x != x else f"{x:+.1%}" + (" *" if sig is True else " (in noise)" if seeds > 1 else "")
+        return "" if x != x else paired_mark(format_change(x), (sig is True) if seeds > 1 else None)
 
     for _, r in s.iterrows():
         ci = r["mean_fct_us_ci95"]

@@ -38,7 +38,7 @@ from .io import PathLike, Writer, png_writer, text_writer, write_files_atomic
 from .driver import check_threads
 from .jobs import Bar, run_all
 from .plots import figure, margins, time_unit
-from .stats import ci95, excludes_zero, format_change, format_value, number, relative_change
+from .stats import ci95, excludes_zero, format_change, format_value, number, paired_mark, relative_change
 from .tables import fct_table, format_size
 
 #: Top-level files written by :meth:`Comparison.save` (besides one folder per variant).
@@ -146,11 +146,7 @@ class Row:
         if self.fmt == "str":
             return ""
         b, v = self.values.get(base), self.values.get(variant)
-        text = format_change(self.change(base, variant), b, v)
-        sig = self.excludes_zero(variant)
-        if sig is not None and text:
-            text += " *" if sig else " (in noise)"
-        return text
+        return paired_mark(format_change(self.change(base, variant), b, v), self.excludes_zero(variant))
 
     def value_text(self, variant: str) -> str:
         """The value, with its 95% CI half-width when there are several seeds."""

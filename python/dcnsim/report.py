@@ -302,7 +302,7 @@ def sweep_table(summary: Any) -> Any:
         has = summary.groupby(of, dropna=False)["mean_fct_us"].transform(lambda x: x.notna().any())
         summary = summary[(summary["bin"].astype(str) == "all") | has.astype(bool)]
 
-    from .stats import format_change, format_value
+    from .stats import format_change, format_value, paired_mark
     from .sweeps import METRICS
 
     stats = {c for c, *_ in METRICS}
@@ -327,10 +327,9 @@ def sweep_table(summary: Any) -> Any:
             for suffix, label in (("_change", "change"), ("_vs_baseline", f"vs {r.get('baseline')}")):
                 if f"{col}{suffix}" in summary.columns:
                     change = r[f"{col}{suffix}"]
-                    ctext = format_change(None if pd.isna(change) else float(change))
-                    if ctext:
-                        ctext += " *" if bool(r.get(f"{col}{suffix}_ci_excludes_0")) else " (in noise)"
-                    row[f"{name}, {label}"] = ctext
+                    several = pd.notna(r.get("seeds")) and int(r.get("seeds")) > 1
+                    excludes = bool(r.get(f"{col}{suffix}_ci_excludes_0")) if several else None
+                    row[f"{name}, {label}"] = paired_mark(format_change(None if pd.isna(change) else float(change)), excludes)
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -58,6 +58,15 @@ def format_change(change: Optional[float], base: Any = None, value: Any = None) 
     return f"{pct:+.0f}%" if abs(pct) >= 1000 else f"{pct:+.1f}%"
 
 
+def paired_mark(text: str, excludes: Optional[bool]) -> str:
+    """A change's text with the verdict of the 95% CI of its paired (same seed)
+    differences: " *" where it excludes 0, " (in noise)" where it does not; the text alone
+    where there is no interval (one seed) or no change."""
+    if not text or excludes is None:
+        return text
+    return text + (" *" if excludes else " (in noise)")
+
+
 def number(x: Any) -> Optional[float]:
     """``x`` as a float; None for a missing value, NaN, a string or a boolean."""
     if x is None or isinstance(x, (str, bool, np.bool_)):
