@@ -181,16 +181,16 @@ def test_the_estimate_bounds_what_the_process_holds(tmp_path, threads):
 
 
 def test_a_run_past_the_memory_limit_stops_with_one_line(tmp_path, dcnsim_cli):
-    """Eight UDP sources at line rate on one 10G host: its NIC queue grows without bound
-    (7 x 10 Gbit/s), which no estimate made before the run can bound. Under a limit of
-    600 MB the run stops with one line once the process passes it, writing nothing."""
-    flows = ", ".join(f'{{ src = 0, dst = {1 + k % 3}, size = "100GB" }}' for k in range(8))
+    """Eight line-rate UDP message loops from one 10G host: its NIC queue grows without
+    bound (7 x 10 Gbit/s), and a closed loop's concurrency is not known before the run (a
+    flow list's is: the estimate counts that). Under a limit of 600 MB the run stops
+    with one line once the process passes it, writing nothing."""
     text = (
         '[scenario]\nname = "udp_overload"\nmax_time = "10s"\n'
-        '[topology]\nkind = "dumbbell"\nsenders = 1\nreceivers = 3\n'
+        '[topology]\nkind = "dumbbell"\nsenders = 1\nreceivers = 1\n'
         'host_link = { rate = "10Gbps", delay = "1us" }\nbottleneck = { rate = "100Gbps", delay = "1us" }\n'
         '[transport]\nkind = "udp"\n'
-        f'[[workload]]\nkind = "flows"\nflows = [{flows}]\n'
+        '[[workload]]\nkind = "closed_loop"\npairs = [[0, 1]]\nin_flight = 8\nmean_size = "1GB"\n'
     )
     p = tmp_path / "udp.toml"
     p.write_text(text, encoding="utf-8")
@@ -203,3 +203,18 @@ def test_a_run_past_the_memory_limit_stops_with_one_line(tmp_path, dcnsim_cli):
     p.write_text(text.replace('max_time = "10s"', 'max_time = "20ms"').replace('kind = "udp"', 'kind = "udp"\nudp = { nic_buffer = "1MB" }'), encoding="utf-8")
     ok = dcnsim_cli("run", p, "--memory-limit", "600MB", timeout=600)
     assert ok.returncode == 0, ok.stderr
+
+
+def test_listed_udp_sources_that_outrun_their_link_are_refused_before_the_run(tmp_path, dcnsim_cli):
+    """The same overload as a flow list: the estimate counts the NIC queue (7 x 10 Gbit/s
+    for 10 s: 58 million packet records, about 5.6 GB) and blames the missing transmit ring."""
+    flows = ", ".join(f'{{ src = 0, dst = {1 + k % 3}, size = "100GB" }}' for k in range(8))
+    p = tmp_path / "udp.toml"
+    p.write_text(
+        '[scenario]\nname = "udp_listed"\nmax_time = "10s"\n[topology]\nkind = "dumbbell"\nsenders = 1\nreceivers = 3\n'
+        'host_link = { rate = "10Gbps", delay = "1us" }\nbottleneck = { rate = "100Gbps", delay = "1us" }\n[transport]\nkind = "udp"\n'
+        f'[[workload]]\nkind = "flows"\nflows = [{flows}]\n',
+        encoding="utf-8",
+    )
+    proc = dcnsim_cli("validate", p, "--memory-limit", "4GB")
+    assert proc.returncode == 2 and "transport.udp.nic_buffer: the scenario needs about" in proc.stderr and "expected to set transport.udp.nic_buffer" in proc.stderr, proc.stderr
