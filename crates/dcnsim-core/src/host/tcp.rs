@@ -400,6 +400,7 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
 
     /// A cumulative ACK to `ack` above snd_una: the window slides, the RTT is sampled and the
     /// algorithm hears of it (`on_ack_event`); the event it was told.
+    #[inline]
     fn advance<'a>(&mut self, ack: u64, ece: bool, ts_echo: SimTime, now: SimTime, echo: PathEcho<'a>) -> AckEvent<'a> {
         let acked = ack - self.snd_una;
         self.snd_una = ack;
@@ -489,6 +490,7 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
     }
 
     /// An ACK under NewReno's window arithmetic (every algorithm but one that owns the window).
+    #[inline]
     fn on_ack_newreno(&mut self, ack: u64, ece: bool, ts_echo: SimTime, now: SimTime, size: u64, echo: PathEcho) -> AckOutcome {
         let mut out = AckOutcome::default();
         if ack > self.snd_una {

@@ -146,6 +146,7 @@ impl Sender {
 
     /// Whether the flow has a segment to send at `now`: a paced sender that must wait arms
     /// its one live wake-up (at its turn, or when its rate next rises).
+    #[inline]
     pub fn ready(&mut self, size: u64, now: SimTime) -> Ready {
         match self {
             Sender::Tcp(t) => {
@@ -173,6 +174,7 @@ impl Sender {
     }
 
     /// The NIC asks a ready flow of `size` bytes for its next segment at `now`.
+    #[inline]
     pub fn next(&mut self, size: u64, nic: Nic, now: SimTime) -> Next {
         match self {
             Sender::Tcp(t) => {
@@ -213,6 +215,7 @@ impl Sender {
     /// NACK's: the next byte expected), `ts` the echoed send time, `int` the echoed
     /// telemetry. Some(true) when everything is acknowledged; None: the transport takes no
     /// acknowledgements.
+    #[inline]
     pub fn on_ack(&mut self, p: &Packet, now: SimTime, size: u64, echo: PathEcho) -> Option<bool> {
         let (kind, ack, ece, ts) = (p.kind, p.seq, p.ece, p.ts);
         Some(match self {
@@ -291,6 +294,7 @@ impl Flow {
 
     /// The receiver takes a data packet (`size` bytes on the wire, `payload` of them data
     /// from `seq`, `ce` its CE mark) at `now`; `cnp_interval` limits its CNPs.
+    #[inline]
     pub fn receive(&mut self, seq: u64, payload: u32, size: u32, ce: bool, now: SimTime, cnp_interval: SimTime) -> Receipt {
         let mut r = Receipt { reply: PktKind::Data, seq: 0, ece: false, delivered: 0, cnp: false, done: false, datagram: false };
         if self.receiver_complete() {
