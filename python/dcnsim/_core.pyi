@@ -39,6 +39,11 @@ def validate(
     invalid input.
     """
 
+def cut_long_words(text: str) -> str:
+    """``text`` with each word (a run without white space) longer than 120 characters cut
+    to its first 80 and last 20 around the count of those left out, as every scenario
+    error is."""
+
 def memory_limit() -> int:
     """The memory limit in bytes (``DCNSIM_MEMORY_LIMIT``, else half the machine's memory):
     a scenario's estimate is held to it before the run, the process's resident memory

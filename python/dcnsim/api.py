@@ -508,6 +508,4 @@ def run_saved(
         raise
     finally:
         pa.set_memory_pool(pool)
-        if os.path.exists(tmp):
-            os.unlink(tmp)
     return SavedRun(summary=summary, ports=result.ports, fct=fct, paths=paths, fct_by_tag=by_tag)

@@ -35,20 +35,11 @@ EXIT_INTERRUPTED = 130
 _USER_ERRORS = (_core.ScenarioError, FileNotFoundError, IsADirectoryError, PermissionError, UnicodeDecodeError, NotADirectoryError)
 
 
-#: Most characters of one word an error line quotes whole (the core cuts its own the same
-#: way: an echoed value of megabytes made a line of five million characters).
-LONGEST_WORD = 120
-
-
-def _cut_word(word: str) -> str:
-    if len(word) <= LONGEST_WORD:
-        return word
-    return f"{word[:80]}...[{len(word) - 100} characters]...{word[-20:]}"
-
-
 def _one_line(message: str) -> str:
+    # every word too long to quote whole cut as the core cuts its own (an echoed value of
+    # megabytes made a line of five million characters)
     parts = [p.strip() for p in str(message).splitlines() if p.strip()]
-    return " ".join(_cut_word(w) for w in " ".join(parts).split(" ")) if parts else "unknown error"
+    return _core.cut_long_words(" ".join(parts)) if parts else "unknown error"
 
 
 def _error(message: str) -> None:

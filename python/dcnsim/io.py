@@ -67,24 +67,40 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
-def remove_stale_temps(directory: PathLike) -> int:
-    """Remove the temporary files in ``directory`` whose writer is gone (a run killed while
-    it wrote, by SIGKILL or a power cut, leaves its hidden ``.name.PID.XXXX.tmp``): each
-    write into a directory clears what an earlier one could not. Returns how many."""
+def remove_orphans(directory: PathLike, pattern: "re.Pattern[str]", folders: bool = False) -> int:
+    """Remove the entries of ``directory`` whose name ``pattern`` matches with the process
+    id of their owner as its first group, where that process is gone (killed by SIGKILL or
+    a power cut before it could clean up): files, or with ``folders`` folders and what they
+    hold. Returns how many."""
+    import shutil
+
     n = 0
     try:
         entries = list(os.scandir(directory))
     except OSError:
         return 0
     for e in entries:
-        m = _TEMP_NAME.match(e.name)
-        if m and int(m.group(1)) != os.getpid() and not pid_alive(int(m.group(1))) and e.is_file(follow_symlinks=False):
+        m = pattern.match(e.name)
+        if not m or int(m.group(1)) == os.getpid() or pid_alive(int(m.group(1))):
+            continue
+        if folders and e.is_dir(follow_symlinks=False):
+            shutil.rmtree(e.path, ignore_errors=True)
+        elif not folders and e.is_file(follow_symlinks=False):
             try:
                 os.unlink(e.path)
-                n += 1
             except OSError:
-                pass
+                continue
+        else:
+            continue
+        n += 1
     return n
+
+
+def remove_stale_temps(directory: PathLike) -> int:
+    """Remove the temporary files in ``directory`` whose writer is gone (a run killed while
+    it wrote leaves its hidden ``.name.PID.XXXX.tmp``): each write into a directory clears
+    what an earlier one could not. Returns how many."""
+    return remove_orphans(directory, _TEMP_NAME)
 
 
 def named_os_error(e: OSError, path: PathLike) -> OSError:

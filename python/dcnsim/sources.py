@@ -200,15 +200,16 @@ def unfinished_warning(summary: Mapping[str, Any], where: str = "") -> Optional[
     unfinished = int(summary.get("flows_unfinished", 0) or 0)
     if not unfinished:
         return None
-    total = summary.get("flows_total", "?")
+    total = summary.get("flows_total")
     end = summary.get("end_reason", "?")
     started = summary.get("flows_started")
-    never = int(total) - int(started) if isinstance(total, int) and isinstance(started, int) else 0
+    never = total - started if isinstance(total, int) and isinstance(started, int) else 0
+    total = f"{total:,}" if isinstance(total, int) else "?"
     if not never:
-        return f"{unfinished:,} of {total:,} flows unfinished when the run ended (end: {end}){where}"
+        return f"{unfinished:,} of {total} flows unfinished when the run ended (end: {end}){where}"
     cut = unfinished - never
     return (
-        f"{unfinished:,} of {total:,} flows unfinished when the run ended (end: {end}): "
+        f"{unfinished:,} of {total} flows unfinished when the run ended (end: {end}): "
         f"{cut:,} started and did not finish{where}, {never:,} never started (they start after the run ended)"
     )
 

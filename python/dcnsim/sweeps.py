@@ -17,6 +17,7 @@ confidence interval across seeds per cell.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
@@ -257,7 +258,7 @@ def _run_point(point: Point, threads: int = 1) -> Tuple[str, str, Any, Dict[str,
     from .io import json_writer, write_files_atomic
     from .sources import ScenarioSource
 
-    remove_dead_temp_dirs()
+    _remove_dead_temp_dirs_once()
     with tempfile.TemporaryDirectory(prefix=temp_dir_prefix()) as tmp:
         # flows.parquet is written as the run goes (memory: the flows in flight)
         try:
@@ -292,23 +293,18 @@ def remove_dead_temp_dirs() -> int:
     a driver killed by a signal leaves its folder; a resumed sweep or the next one clears
     them). Returns how many."""
     import re
-    import shutil
     import tempfile
 
-    from .io import pid_alive
+    from .io import remove_orphans
 
-    pattern = re.compile(rf"^{re.escape(_TEMP_PREFIX)}(\d+)-")
-    n = 0
-    try:
-        entries = list(os.scandir(tempfile.gettempdir()))
-    except OSError:
-        return 0
-    for e in entries:
-        m = pattern.match(e.name)
-        if m and int(m.group(1)) != os.getpid() and not pid_alive(int(m.group(1))) and e.is_dir(follow_symlinks=False):
-            shutil.rmtree(e.path, ignore_errors=True)
-            n += 1
-    return n
+    return remove_orphans(tempfile.gettempdir(), re.compile(rf"^{re.escape(_TEMP_PREFIX)}(\d+)-"), folders=True)
+
+
+@functools.lru_cache(maxsize=None)
+def _remove_dead_temp_dirs_once() -> None:
+    """:func:`remove_dead_temp_dirs`, once per worker process (a cluster node's too): not a
+    scan of the system temp directory per run."""
+    remove_dead_temp_dirs()
 
 
 def _store(out: Path, run_id: str, files: Dict[str, bytes]) -> None:
@@ -382,6 +378,7 @@ def run_sweep(
     base_point = baseline_of(keys, points, baseline)  # refused before anything runs
     if cluster is not None:
         _ray()  # nor is anything made without Ray
+    remove_dead_temp_dirs()  # what killed workers of earlier sweeps left on this machine
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
     data: Dict[str, Dict[str, Any]] = {}

@@ -116,6 +116,13 @@ fn memory_estimate(text: &str, format: &str, variant: Option<&str>, threads: usi
     Ok((e.bytes, e.key, e.what))
 }
 
+/// `text` with each word too long to quote whole cut to its ends (`scenario::cut_long_words`,
+/// what every scenario error does): the command line's error lines of its own.
+#[pyfunction]
+fn cut_long_words(text: &str) -> String {
+    scenario::cut_long_words(text)
+}
+
 /// The base (`variant=None`) or a variant merged into it, unvalidated, as a dict.
 #[pyfunction]
 #[pyo3(signature = (text, format = "toml", variant = None))]
@@ -254,6 +261,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(merged, m)?)?;
     m.add_function(wrap_pyfunction!(memory_limit, m)?)?;
     m.add_function(wrap_pyfunction!(memory_estimate, m)?)?;
+    m.add_function(wrap_pyfunction!(cut_long_words, m)?)?;
     m.add_function(wrap_pyfunction!(quantity, m)?)?;
     m.add_class::<Simulation>()?;
     Ok(())

@@ -55,8 +55,10 @@ pub struct TraceRow {
 }
 
 /// Where each column is in the file's rows.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct Columns {
+    /// Each of the file's columns by its name (one of [`COLUMNS`]), for the errors.
+    header: Vec<&'static str>,
     src: usize,
     dst: usize,
     /// The size's column, and whether it carries units (`size`) or is bytes (`size_bytes`).
@@ -72,17 +74,19 @@ struct Columns {
 impl Columns {
     /// The columns of a file's header, every one known, the required ones present once.
     fn of(names: &[String], file: &str) -> Result<Columns, String> {
-        let known: Vec<&str> = COLUMNS.iter().map(|c| c.0).collect();
+        let known: Vec<&'static str> = COLUMNS.iter().map(|c| c.0).collect();
         let mut at: HashMap<&str, usize> = HashMap::new();
+        let mut header = Vec::with_capacity(names.len());
         for (i, n) in names.iter().enumerate() {
             let n = n.trim();
-            if !known.contains(&n) {
+            let Some(&name) = known.iter().find(|k| **k == n) else {
                 return Err(format!(
                     "{file}: unknown column \"{n}\", expected columns among {} (a run's flows.parquet: keep src, dst, size_bytes, start_ps, priority and tag; docs/workloads.md)",
                     known.join(", ")
                 ));
-            }
-            if at.insert(known[known.iter().position(|k| *k == n).unwrap()], i).is_some() {
+            };
+            header.push(name);
+            if at.insert(name, i).is_some() {
                 return Err(format!("{file}: column \"{n}\" appears twice, expected each column once"));
             }
         }
@@ -96,6 +100,7 @@ impl Columns {
         };
         let need = |a: &str| at.get(a).copied().ok_or_else(|| format!("{file}: no column \"{a}\", expected one; the columns are {}", names.join(", ")));
         Ok(Columns {
+            header,
             src: need("src")?,
             dst: need("dst")?,
             size: one_of("size_bytes", "size")?,
@@ -285,7 +290,7 @@ impl TraceReader {
 
     /// The next row, or why it is refused (naming the file, the row and the column).
     pub fn next_row(&mut self) -> Option<Result<TraceRow, String>> {
-        let c = self.cols;
+        let c = &self.cols;
         let (file, row) = (&self.file, self.row + 1);
         let (cells, line): (Vec<Cell>, Option<u64>);
         let parquet_row;
@@ -308,13 +313,12 @@ impl TraceReader {
             },
         }
         self.row = row;
-        let at = match line {
-            Some(l) => format!("{file}, row {row} (line {l})"),
-            None => format!("{file}, row {row}"),
-        };
         let cell = |i: usize| cells.get(i).copied().unwrap_or(Cell::Null);
-        let name = |i: usize| column_name(&c, i);
-        let fail = |i: usize, m: String| format!("{at}, column {}: {m}", name(i));
+        // where the row is, said only for a refusal (a run reads millions of good rows)
+        let fail = |i: usize, m: String| match line {
+            Some(l) => format!("{file}, row {row} (line {l}), column {}: {m}", c.header[i]),
+            None => format!("{file}, row {row}, column {}: {m}", c.header[i]),
+        };
         let r = (|| {
             let src = host(cell(c.src)).map_err(|m| fail(c.src, m))?;
             let dst = host(cell(c.dst)).map_err(|m| fail(c.dst, m))?;
@@ -361,15 +365,15 @@ impl TraceReader {
             let cc_names = || CcName::distinct().map(CcName::name).collect::<Vec<_>>().join(", ");
             let transport = match named(c.transport, &transport_names)? {
                 None => None,
-                Some(t) => Some(TransportKind::from_name(&t).ok_or_else(|| format!("{at}, column transport: invalid value \"{t}\", expected one of {}", transport_names()))?),
+                Some(t) => Some(TransportKind::from_name(&t).ok_or_else(|| fail(c.transport.unwrap(), format!("invalid value \"{t}\", expected one of {}", transport_names())))?),
             };
             let cc = match named(c.cc, &cc_names)? {
                 None => None,
-                Some(t) => Some(CcName::from_name(&t).ok_or_else(|| format!("{at}, column cc: invalid value \"{t}\", expected one of {}", cc_names()))?),
+                Some(t) => Some(CcName::from_name(&t).ok_or_else(|| fail(c.cc.unwrap(), format!("invalid value \"{t}\", expected one of {}", cc_names())))?),
             };
             if transport.is_some() || cc.is_some() {
-                // the pair must name one transport whatever the workload's is (the
-                // workload's own is checked against it where it is known)
+                // whether the pair names one transport does not depend on the transport it
+                // would inherit: checked here once for every workload the trace may serve
                 let any = Transport::Tcp(crate::host::DEFAULT_WINDOW_CC);
                 if let Err(m) = TransportKind::resolve(transport, cc, any) {
                     return Err(fail(c.cc.unwrap_or(c.src), m));
@@ -381,33 +385,6 @@ impl TraceReader {
             self.last_start = r.start;
         }
         Some(r)
-    }
-}
-
-/// The name of the column at `i` under `c`.
-fn column_name(c: &Columns, i: usize) -> &'static str {
-    match i {
-        i if i == c.src => "src",
-        i if i == c.dst => "dst",
-        i if i == c.size.0 => {
-            if c.size.1 {
-                "size"
-            } else {
-                "size_bytes"
-            }
-        }
-        i if i == c.start.0 => {
-            if c.start.1 {
-                "start"
-            } else {
-                "start_ps"
-            }
-        }
-        i if Some(i) == c.priority => "priority",
-        i if Some(i) == c.tag => "tag",
-        i if Some(i) == c.transport => "transport",
-        i if Some(i) == c.cc => "cc",
-        _ => "?",
     }
 }
 
