@@ -1,7 +1,8 @@
 """One run split over threads (issue 38, part 2; docs/parallel.md): ``threads`` on
 ``dcnsim.run``, ``compare``, ``sweep`` and ``--threads`` on the commands give the same
-tables as one thread, byte for byte; a run that cannot be split yet stays on one thread
-and says why; a bad thread count is refused naming the key.
+tables as one thread, byte for byte (closed loops, persistent flows and captures too); a
+run that cannot be split yet stays on one thread and says why; a bad thread count is
+refused naming the key.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dcnsim.api import resolve_scenario
 from dcnsim.cli import cli
 from dcnsim.comparison import compare
 from dcnsim.sweeps import sweep
+from test_capture import with_capture
 
 # what differs between two runs of the same thing
 WALL = ("wall_time_s", "events_per_s")
@@ -59,15 +61,56 @@ def test_more_threads_than_the_fabric_has_units_still_agree():
     _same(dcnsim.run("roce_incast_pfc"), dcnsim.run("roce_incast_pfc", threads=16))
 
 
-def test_a_run_that_cannot_be_split_stays_on_one_thread_and_says_why():
-    # seed 003's persistent incast flows continue one another (a flow id taken where it runs)
-    name = "seed003_ci_2queue_small"
-    assert _partitions(name, None, 2) == 1
-    with pytest.warns(dcnsim.DcnsimWarning, match="stays on one thread: a flow continues another"):
-        two = dcnsim.run(name, threads=2)
+@pytest.mark.parametrize("name", ["seed003_ci_2queue_small", "seed001_mixed_small"])
+def test_runs_whose_flows_continue_others_split_too(name):
+    # seed 003's persistent incast flows, seed 001's closed loops: each partition numbers
+    # its flows, and the results are renumbered as one thread numbers them
+    assert _partitions(name, None, 2) == 2
     one = dcnsim.run(name)
+    two = dcnsim.run(name, threads=2)
+    _same(one, two)
+    pd.testing.assert_frame_equal(one.timeseries, two.timeseries, check_exact=True)
+    assert "warnings" not in two.summary or not any("thread" in w for w in two.summary["warnings"])
+
+
+def test_a_captured_run_splits_and_writes_one_threads_file():
+    text = with_capture("seed001_mixed_small", 'ports = ["A", "client1"]\nframes = "all"\nmax_frames = 20000', "3ms")
+    one = dcnsim.run(text)
+    two = dcnsim.run(text, threads=2)
+    assert two.summary.get("capture_frames", 0) > 1000 and one.capture == two.capture
+    _same(one, two)
+
+
+def test_a_run_that_cannot_be_split_stays_on_one_thread_and_says_why():
+    # a persistent datagram incast starts each sender's next transfer where the last one
+    # ends, at its receiver, for a sender that may be in another partition
+    text = """
+[scenario]
+name = "udp_persistent"
+max_time = "200us"
+[topology]
+kind = "clos2"
+tors = 2
+servers_per_tor = 4
+spines = 2
+host_link = { rate = "10Gbps", delay = "1us" }
+fabric_link = { rate = "10Gbps", delay = "1us" }
+[transport]
+kind = "udp"
+[[workload]]
+kind = "incast"
+fan_in = 4
+size = "20KB"
+period = "persistent"
+stop = "100us"
+"""
+    with pytest.warns(dcnsim.DcnsimWarning, match="stays on one thread: a datagram flow's next transfer starts where it finishes"):
+        two = dcnsim.run(text, threads=2)
+    one = dcnsim.run(text)
     pd.testing.assert_frame_equal(one.flows, two.flows, check_exact=True)
-    assert [w for w in two.summary["warnings"] if "thread" in w] == ["threads = 2: the run stays on one thread: a flow continues another (a closed loop or a persistent flow) and takes its id where it runs"]
+    assert [w for w in two.summary["warnings"] if "thread" in w] == [
+        "threads = 2: the run stays on one thread: a datagram flow's next transfer starts where it finishes, at its destination, for a source that may be in another partition at that very time"
+    ]
 
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, "2", True, 5000])

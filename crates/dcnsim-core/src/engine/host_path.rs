@@ -469,22 +469,36 @@ impl Sim {
     /// another, but a continuation's id is its place among every flow started, which a run
     /// split over threads does not know where the continuation starts.)
     pub(super) fn start_flow(&mut self, spec: FlowSpec, conn: Option<(u32, Option<u8>, Sender)>, key: u64) {
+        self.start_flow_heard(spec, conn, key, None);
+    }
+
+    /// `start_flow`, or (`heard`: its global id) in a partition of a split run, a
+    /// continuation another partition started at `spec.start`, which this one learns of at
+    /// the start of the next window (engine/parallel.rs): it makes the receiver's half, or
+    /// the row its switches' drops count on, before any frame of the flow can arrive.
+    pub(super) fn start_flow_heard(&mut self, spec: FlowSpec, conn: Option<(u32, Option<u8>, Sender)>, key: u64, heard: Option<u64>) {
         let id = self.flows.len() as FlowId;
+        // (a heard flow started in another partition before now)
+        let now = spec.start;
         // a partition of a split run keeps the halves of its hosts' flows (engine/parallel.rs)
         let (own_src, own_dst) = self.part.as_ref().map_or((true, true), |p| (p.owns_host(spec.src), p.owns_host(spec.dst)));
+        if let Some(part) = &mut self.part {
+            part.started(id, &spec, key, conn.as_ref().map(|c| (c.0, c.1)), heard, is_continuation_key(key));
+        }
         // indexed by flow id: every flow has its entry, a passing one too
         if !self.loops.is_empty() {
             self.loop_of.push(spec.closed_loop.unwrap_or(u32::MAX));
-        }
-        if !own_src && !own_dst {
-            let FlowSpec { size, src, dst, tag, prio, .. } = spec;
-            self.flows.pass(crate::host::FlowRow { size, start: self.now, src, dst, tag, prio, ..Default::default() });
-            return;
         }
         let hash = match &conn {
             Some((h, _, _)) => *h,
             None => mix64(self.cfg.seed ^ mix64(key ^ 0xF10F)) as u32,
         };
+        if !own_src && !own_dst {
+            let FlowSpec { size, src, dst, tag, prio, transport, .. } = spec;
+            let wire = || crate::metrics::wire::FlowWire { id, src, dst, size, hash, prio, transport };
+            self.flows.pass(crate::host::FlowRow { size, start: now, src, dst, tag, prio, ..Default::default() }, wire);
+            return;
+        }
         let handshake = self.cfg.tcp.handshake && conn.is_none() && spec.transport.is_tcp();
         let ideal = self.ideal_fct(&spec, hash, handshake);
         let host_rate = self.topo.ports[self.hosts[spec.src as usize].port as usize].rate_bps;
@@ -499,19 +513,19 @@ impl Sim {
             rng: stream(self.cfg.seed, Stream::Flow, key),
         };
         let base_rtt = || *self.base_rtt.get_or_init(|| self.fabric_base_rtt());
-        let mut sender = Sender::new(spec.transport, &self.cfg.tcp, &self.cfg.roce, udp, mss, host_rate, self.now, base_rtt);
+        let mut sender = Sender::new(spec.transport, &self.cfg.tcp, &self.cfg.roce, udp, mss, host_rate, now, base_rtt);
         let mut nic_class = None;
         if let Some((_, class, prev)) = conn {
             nic_class = class;
             sender.continue_from(prev);
         } else {
-            sender.open(mix64(self.cfg.seed ^ mix64(key ^ 0xBB5)), || self.path_rtt(spec.src, spec.dst, hash), self.now);
+            sender.open(mix64(self.cfg.seed ^ mix64(key ^ 0xBB5)), || self.path_rtt(spec.src, spec.dst, hash), now);
         }
         if handshake {
-            sender.await_syn_ack(self.now);
+            sender.await_syn_ack(now);
         }
         let is_udp = matches!(sender, Sender::Udp(_));
-        if spec.repeat_until.is_some() {
+        if spec.repeat_until.is_some() && own_src {
             self.repeat_keys.insert(id, key);
         }
         let slot = self.flows.start(Flow {
@@ -519,7 +533,7 @@ impl Sim {
             src: spec.src,
             dst: spec.dst,
             size: spec.size,
-            start: self.now,
+            start: now,
             tag: spec.tag,
             prio: spec.prio,
             hash,
@@ -757,6 +771,11 @@ impl Sim {
 /// starts; the top bit set keeps it apart from the arrivals' indices.
 fn continuation_key(key: u64) -> u64 {
     mix64(key ^ 0xC0_17_1A_0E) | 1 << 63
+}
+
+/// Whether `key` is a continuation's (`continuation_key`), not an arrival's index.
+fn is_continuation_key(key: u64) -> bool {
+    key >> 63 == 1
 }
 
 /// What starting the next message of a flow's closed loop or persistent stream reads of it

@@ -99,8 +99,12 @@ pub struct SimConfig {
     /// run split over threads balances its partitions (`Sim::partition`). Empty: even.
     pub host_load: Vec<f64>,
     /// Some flow continues another when it ends (a closed loop's next message, a persistent
-    /// flow's next transfer): the run cannot be split over threads yet (`Sim::split`).
+    /// flow's next transfer): a run split over threads gives flows local ids
+    /// (engine/parallel.rs, `Ids`).
     pub repeats: bool,
+    /// A datagram flow that is not a closed loop continues where it finishes, at its
+    /// destination: the run cannot be split over threads (`Sim::parallel_blocker`).
+    pub repeats_at_destination: bool,
 }
 
 /// The default `SimConfig::host_jitter`: a quarter of a nanosecond, less than the 64 B frame
@@ -177,6 +181,18 @@ impl crate::sim::event::Tie for Ev {
     }
 }
 
+impl Ev {
+    /// The flow whose id its tie key holds (`Tie`), if any: a split run with local flow ids
+    /// orders flow starts by the key with that id as one thread numbers the flow
+    /// (engine/parallel.rs, `Numbering`).
+    fn tie_flow(&self) -> Option<FlowId> {
+        match *self {
+            Ev::Rto { flow, .. } | Ev::Pace { flow, .. } | Ev::UdpSend { flow } | Ev::Unhold { flow } => Some(flow),
+            _ => None,
+        }
+    }
+}
+
 /// How far ahead the look-ahead of large fabrics fetches an arrival's packet record and
 /// egress state, or a TxDone's queues (`peek_ahead` index: 5 is the sixth event after the
 /// one being handled), then (`THEN_AHEAD`, through the lines those fetched) the host's flow
@@ -193,6 +209,11 @@ const THEN_AHEAD: usize = 1;
 /// Ports with at most this many queues have them all fetched ahead of a TxDone, and their
 /// FIFO heads; with more, which queue the scheduler serves is too open to guess.
 const QUEUES_AHEAD: usize = 2;
+
+/// The summary's warning that `metrics.capture` stopped at its `max_frames`.
+fn capture_warning(frames: u64, missed: u64) -> String {
+    format!("metrics.capture stopped at max_frames = {frames}: {missed} later frames were not captured")
+}
 
 /// Hop limit: a packet crossing more switches than this is in a routing loop.
 const MAX_HOPS: u8 = 64;
@@ -1143,8 +1164,8 @@ impl Sim {
             tr.push(TxRecord { time: self.now, port, kind: p.kind, flow: p.flow, seq: p.seq, size: p.size });
         }
         if let Some(c) = &mut self.capture {
-            let flows = &self.flows;
-            c.record(self.now, port, p, &self.topo, &self.cfg.mechanisms, |f| flows.wire(f));
+            let (flows, part) = (&self.flows, &self.part);
+            c.record(self.now, port, p, &self.topo, &self.cfg.mechanisms, |f| flows.wire(f), |f| part.as_ref().expect("a partition holds frames").frame_order(f));
         }
     }
 

@@ -25,7 +25,10 @@
 //! - determinism: a second run (driven to the end in one call instead of two, and
 //!   without the invariant checks, so with the idle-port cut-through where it applies)
 //!   gives identical flow and port tables and summary, and so does the run split over 2
-//!   and 3 threads (engine/parallel.rs) where it can be;
+//!   and 3 threads (engine/parallel.rs) where it can be; with closed loops or a
+//!   persistent incast beside the flows, and a capture and goodput series in some cases,
+//!   the split run gives one thread's tables, summary and capture bytes
+//!   (`split_runs_with_continuations_match_one_thread`);
 //! - end reason "completed" means every flow finished; "idle" (nothing left to
 //!   happen) leaves only UDP flows unfinished, since an unfinished TCP flow
 //!   always has a retransmission timer pending.
@@ -196,6 +199,21 @@ struct Case {
     switch_latency_ns: u32,
     init_cwnd: u32,
     flows: Vec<FlowCase>,
+    /// A workload of flows that continue others, beside `flows` (split-run cases).
+    repeat: Option<Repeat>,
+    /// `metrics.capture` of every frame at two NICs and the first switch, up to this many
+    /// frames, and a goodput series (split-run cases).
+    capture: Option<u64>,
+}
+
+/// Flows that continue others when they end: closed loops (seed 001's L2 generators and
+/// request streams) or a persistent incast (seeds 000 and 003).
+#[derive(Clone, Debug)]
+enum Repeat {
+    /// `pairs`: each host loops to the next (else to a random other host per message);
+    /// `reuse`: a pair keeps its connection.
+    Loop { transport: Transport, mean_size: u64, in_flight: u32, pairs: bool, reuse: bool },
+    Persistent { transport: Transport, fan_in: u32, size: u64, reuse: bool },
 }
 
 /// Shown on failure: the scenario file itself, ready to run by hand.
@@ -324,6 +342,37 @@ impl Case {
             );
         }
         s += "]\n";
+        let stop = format!("\"{}us\"", self.max_time_us * 3 / 4);
+        match &self.repeat {
+            None => {}
+            Some(Repeat::Loop { transport, mean_size, in_flight, pairs, reuse }) => {
+                s += &format!(
+                    "\n[[workload]]\nkind = \"closed_loop\"\ntransport = \"{}\"\nmean_size = \"{mean_size}B\"\nmin_size = \"1B\"\nmax_size = \"{}B\"\nin_flight = {in_flight}\nstop = {stop}\n",
+                    transport.name(),
+                    mean_size * 8
+                );
+                if *pairs {
+                    let p: Vec<String> = (0..hosts).map(|h| format!("[{h}, {}]", (h + 1) % hosts)).collect();
+                    s += &format!("pairs = [{}]\nconnection = \"{}\"\n", p.join(", "), if *reuse { "reuse" } else { "new" });
+                }
+            }
+            Some(Repeat::Persistent { transport, fan_in, size, reuse }) => {
+                s += &format!(
+                    "\n[[workload]]\nkind = \"incast\"\ntransport = \"{}\"\nfan_in = {}\nsize = \"{size}B\"\nperiod = \"persistent\"\nconnection = \"{}\"\nstop = {stop}\n",
+                    transport.name(),
+                    1 + fan_in % (hosts - 1),
+                    if *reuse { "reuse" } else { "new" }
+                );
+            }
+        }
+        if let Some(max) = self.capture {
+            let switch = match self.topo {
+                Topo::Dumbbell { .. } => "left",
+                Topo::Custom { .. } => "s0",
+                Topo::Clos { .. } => "tor0",
+            };
+            s += &format!("\n[metrics]\nthroughput_bin = \"{}us\"\n[metrics.capture]\nports = [\"h0\", \"h1\", \"{switch}\"]\nframes = \"all\"\nmax_frames = {max}\n", (self.max_time_us / 7).max(1));
+        }
         s
     }
 }
@@ -437,8 +486,27 @@ fn case_strategy(udp_sizes: bool) -> impl Strategy<Value = Case> {
                 switch_latency_ns,
                 init_cwnd,
                 flows,
+                repeat: None,
+                capture: None,
             },
         )
+}
+
+fn repeat_strategy() -> impl Strategy<Value = Repeat> {
+    prop_oneof![
+        (transport_strategy(), 1u64..=20_000, 1u32..=3, any::<bool>(), any::<bool>()).prop_map(|(transport, mean_size, in_flight, pairs, reuse)| Repeat::Loop { transport, mean_size, in_flight, pairs, reuse }),
+        (transport_strategy(), any::<u32>(), 1u64..=200_000, any::<bool>()).prop_map(|(transport, fan_in, size, reuse)| Repeat::Persistent { transport, fan_in, size, reuse }),
+    ]
+}
+
+/// Cases with flows that continue others and, in some, a capture and a goodput series:
+/// the runs a split run numbers flows in (engine/parallel.rs, `Ids`).
+fn repeat_case_strategy() -> impl Strategy<Value = Case> {
+    (case_strategy(false), repeat_strategy(), proptest::option::of(1u64..=3_000)).prop_map(|(mut c, r, capture)| {
+        c.repeat = Some(r);
+        c.capture = capture;
+        c
+    })
 }
 
 use super::tests::{build, build_with};
@@ -564,6 +632,74 @@ proptest! {
     fn udp_datagram_sizes_keep_fct_above_ideal(c in case_strategy(true)) {
         check_case(&c)?;
     }
+}
+
+proptest! {
+    // 16 cases by default: each runs six times, on up to three threads (about a second a
+    // case on two cores); PROPTEST_CASES=N for a longer hunt.
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(16),
+        max_shrink_iters: 4_000,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    /// Closed loops and persistent flows (and captures) split over 2 and 3 threads give one
+    /// thread's tables, summary, capture and event count, whole and streamed.
+    #[test]
+    fn split_runs_with_continuations_match_one_thread(c in repeat_case_strategy()) {
+        check_split(&c)?;
+    }
+}
+
+/// A split run of `c` at 2 and 3 threads against one thread: every table, the summary, the
+/// capture's bytes and the event count, run in two calls; streamed, the rows in the order
+/// one thread hands them out.
+fn check_split(c: &Case) -> Result<(), TestCaseError> {
+    let text = c.toml();
+    let load = |threads| crate::scenario::load(&text, false, None, &crate::scenario::RunOptions { threads, ..Default::default() }).map(|x| x.1);
+    let mut one = match load(1) {
+        Ok(s) => s,
+        // (a drawn workload the scenario refuses, e.g. a loop's window that cannot be drawn)
+        Err(_) => return Ok(()),
+    };
+    let split = SimTime::from_us(c.max_time_us * c.split_pct / 100);
+    one.run();
+    check_conservation(&one, "one thread")?;
+    let r1 = one.results();
+    let mut s1 = load(1).unwrap();
+    let (rows1, _) = streamed(&mut s1, c.max_time_us);
+    let tables = |r: &crate::metrics::Results| [table_bytes(&r.flows), table_bytes(&r.ports), table_bytes(&r.timeseries), table_bytes(&r.queues)];
+    let no_warnings = |r: &crate::metrics::Results| {
+        let mut s = r.summary.clone();
+        let o = s.as_object_mut().unwrap();
+        if let Some(w) = o.get_mut("warnings") {
+            // the one-thread fallback's note is the only thing a thread count may add
+            w.as_array_mut().unwrap().retain(|x| !x.as_str().unwrap_or("").contains("stays on one thread"));
+            if w.as_array().unwrap().is_empty() {
+                o.remove("warnings");
+            }
+        }
+        s
+    };
+    for threads in [2, 3] {
+        let mut t = load(threads).unwrap();
+        let at = format!("{threads} threads, {} partitions", t.partitions());
+        t.run_until(split);
+        t.run();
+        let rt = t.results();
+        prop_assert_eq!(t.events(), one.events(), "event counts differ ({})", at);
+        prop_assert_eq!(tables(&rt), tables(&r1), "tables differ ({})", at);
+        let (a, b) = (no_warnings(&rt), no_warnings(&r1));
+        let keys: std::collections::BTreeSet<&String> = a.as_object().unwrap().keys().chain(b.as_object().unwrap().keys()).collect();
+        let differ: Vec<String> = keys.into_iter().filter(|k| a.get(k.as_str()) != b.get(k.as_str())).map(|k| format!("{k}: {:?} one thread, {:?} split", b.get(k.as_str()), a.get(k.as_str()))).collect();
+        prop_assert!(a == b, "summaries differ ({}): {:?}", at, differ);
+        prop_assert!(rt.capture == r1.capture, "captures differ ({})", at);
+        let mut t = load(threads).unwrap();
+        let (rows, _) = streamed(&mut t, c.max_time_us);
+        prop_assert_eq!(&rows, &rows1, "streamed flows rows differ in order ({})", at);
+    }
+    Ok(())
 }
 
 /// All the properties on one case (see the module doc).

@@ -259,7 +259,7 @@ impl Sim {
             let (frames, missed) = c.counts();
             summary["capture_frames"] = frames.into();
             if missed > 0 {
-                warnings.push(format!("metrics.capture stopped at max_frames = {frames}: {missed} later frames were not captured"));
+                warnings.push(super::capture_warning(frames, missed));
             }
         }
         if !warnings.is_empty() {

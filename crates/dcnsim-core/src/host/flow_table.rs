@@ -299,9 +299,14 @@ impl FlowTable {
 
     /// A started flow that neither end of is in this partition (engine/parallel.rs): it
     /// takes its id and no record; by default a row (which drops in this partition's
-    /// switches count on), in a streamed table none (its drops are kept aside).
-    pub fn pass(&mut self, row: FlowRow) {
+    /// switches count on), in a streamed table none (its drops are kept aside); and, for a
+    /// capture, its header fields (`wire`).
+    pub fn pass(&mut self, row: FlowRow, wire: impl FnOnce() -> FlowWire) {
         self.started += 1;
+        if let Some(w) = &mut self.wires {
+            // (a capture at this partition's ports may see its frames)
+            w.push(wire());
+        }
         if !self.streamed() {
             self.rows.push(row);
         }

@@ -51,6 +51,22 @@ pub struct Capture {
     class_of: [u8; 8],
     writer: PcapNgWriter<Vec<u8>>,
     buf: Vec<u8>,
+    /// A partition of a run split over threads keeps its frames unwritten: the partitions'
+    /// frames are written at the end in the order one thread writes them (`write_held`).
+    held: Option<Vec<HeldFrame>>,
+}
+
+/// A frame a partition of a split run captured (engine/parallel.rs): the packet as it left
+/// the port, its flow's header fields, and where it falls in the run's order.
+#[derive(Clone, Debug)]
+pub struct HeldFrame {
+    pub at: SimTime,
+    /// The sending event's place among one instant's events, and the frame's flow's global
+    /// id (engine/parallel.rs orders and names them).
+    pub order: (u64, Option<u64>, u64),
+    pub port: PortId,
+    pub pkt: Packet,
+    pub flow: Option<FlowWire>,
 }
 
 /// Whether a frame of this kind is congestion-management signalling (`frames = "control"`).
@@ -96,21 +112,69 @@ impl Capture {
             class_of,
             writer,
             buf: Vec::with_capacity(256),
+            held: None,
         }
+    }
+
+    /// Keep frames unwritten (a partition of a split run: `HeldFrame`).
+    pub fn hold(&mut self) {
+        self.held = Some(Vec::new());
+    }
+
+    /// Whether the capture keeps a frame of `kind` starting on `port` at `now` (counting
+    /// one it would keep but for `max_frames` as missed).
+    fn keeps(&mut self, now: SimTime, port: PortId, kind: PktKind) -> bool {
+        if self.iface[port as usize] == NOT_CAPTURED || now < self.from || now >= self.to || !(self.all || is_control(kind)) {
+            return false;
+        }
+        if self.frames >= self.max_frames {
+            self.missed += 1;
+            return false;
+        }
+        true
     }
 
     /// Record `pkt` starting on `port` at `now`, if the capture keeps it. `flow` gives the
     /// packet's flow (or the flow a mechanism frame names); `mechs`: the mechanisms'
     /// parameters, which their frames' encodings may read.
-    pub fn record(&mut self, now: SimTime, port: PortId, pkt: &Packet, topo: &Topology, mechs: &MechanismParams, flow: impl Fn(u32) -> Option<FlowWire>) {
+    /// `order`: where a partition of a split run holds it (`hold`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn record(&mut self, now: SimTime, port: PortId, pkt: &Packet, topo: &Topology, mechs: &MechanismParams, flow: impl Fn(u32) -> Option<FlowWire>, order: impl FnOnce(u32) -> (u64, Option<u64>, u64)) {
+        if !self.keeps(now, port, pkt.kind) {
+            return;
+        }
+        if let Some(held) = &mut self.held {
+            let flow = flow(pkt.flow);
+            // (as `encode` leaves out a data frame of no known flow)
+            if flow.is_some() || matches!(pkt.kind, PktKind::Ctrl(_) | PktKind::Msg(_)) {
+                held.push(HeldFrame { at: now, order: order(pkt.flow), port, pkt: pkt.clone(), flow });
+                self.frames += 1;
+            }
+            return;
+        }
+        self.write(now, port, pkt, topo, mechs, flow);
+    }
+
+    /// Write the frames the partitions held (`HeldFrame`), in the order given, into this
+    /// capture (a partition's, which writes none of its own: at most `max_frames`, the rest
+    /// counted as missed, with `missed`, those the partitions missed).
+    pub fn write_held(&mut self, frames: impl IntoIterator<Item = HeldFrame>, missed: u64, topo: &Topology, mechs: &MechanismParams) {
+        self.held = None;
+        (self.frames, self.missed) = (0, missed);
+        for f in frames {
+            if self.keeps(f.at, f.port, f.pkt.kind) {
+                self.write(f.at, f.port, &f.pkt, topo, mechs, |_| f.flow);
+            }
+        }
+    }
+
+    /// The frames a partition held and those it missed (`hold`).
+    pub fn take_held(&mut self) -> (Vec<HeldFrame>, u64) {
+        (self.held.take().unwrap_or_default(), self.missed)
+    }
+
+    fn write(&mut self, now: SimTime, port: PortId, pkt: &Packet, topo: &Topology, mechs: &MechanismParams, flow: impl Fn(u32) -> Option<FlowWire>) {
         let iface = self.iface[port as usize];
-        if iface == NOT_CAPTURED || now < self.from || now >= self.to || !(self.all || is_control(pkt.kind)) {
-            return;
-        }
-        if self.frames >= self.max_frames {
-            self.missed += 1;
-            return;
-        }
         let Some(len) = self.encode(port, pkt, topo, mechs, flow) else { return };
         let epb = EnhancedPacketBlock {
             interface_id: iface,

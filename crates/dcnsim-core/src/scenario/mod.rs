@@ -1434,11 +1434,12 @@ fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Routes, SimCo
     // made and dropped flow by flow, counts them (for the progress and the summary), sums
     // each host's bytes (the partitioner's weights) and finds what the warnings look for
     let mut host_load = vec![0.0f64; topo.hosts.len()];
-    let (planned, hpcc, udp_loops, repeats) = flow_specs(s, &topo, seed)?.procs.into_iter().flatten().fold((0, false, false, false), |(n, h, u, r), f| {
+    let (planned, hpcc, udp_loops, repeats, at_dst) = flow_specs(s, &topo, seed)?.procs.into_iter().flatten().fold((0, false, false, false, false), |(n, h, u, r, d), f| {
         host_load[f.src as usize] += f.size as f64;
         host_load[f.dst as usize] += f.size as f64;
-        let udp_loop = f.closed_loop.is_some() && f.transport == crate::host::Transport::Udp;
-        (n + 1, h || f.transport == HPCC, u || udp_loop, r || f.closed_loop.is_some() || f.repeat_until.is_some())
+        let udp = f.transport == crate::host::Transport::Udp;
+        let repeats = f.closed_loop.is_some() || f.repeat_until.is_some();
+        (n + 1, h || f.transport == HPCC, u || (udp && f.closed_loop.is_some()), r || repeats, d || (udp && repeats && f.closed_loop.is_none()))
     });
     let Flows { procs, loops, tags } = flow_specs(s, &topo, seed)?;
     let switch_latency = sw.latency.map(|d| d.0).unwrap_or(SimTime::ZERO);
@@ -1485,6 +1486,7 @@ fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Routes, SimCo
         frame_latency: udp_loops,
         host_load,
         repeats,
+        repeats_at_destination: at_dst,
     };
     cfg.warnings = warnings(s, &cfg, planned, hpcc);
     Ok((topo, routes, cfg, FlowArrivals::new(procs, planned)))
