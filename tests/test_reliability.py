@@ -184,10 +184,11 @@ def test_the_estimate_bounds_what_the_process_holds(tmp_path, threads):
 
 
 def test_a_run_past_the_memory_limit_stops_with_one_line(tmp_path, dcnsim_cli):
-    """Eight line-rate UDP message loops from one 10G host: its NIC queue grows without
-    bound (7 x 10 Gbit/s), and a closed loop's concurrency is not known before the run (a
-    flow list's is: the estimate counts that). Under a limit of 600 MB the run stops
-    with one line once the process passes it, writing nothing."""
+    """Eight line-rate UDP message loops from one 10G host without a transmit ring: the NIC
+    queue would grow without bound (7 x 10 Gbit/s), and with messages of one frame the
+    loops would make messages without end at one instant. Such a loop is refused before
+    the run, with one line naming the ring, writing nothing; what the estimate cannot bound
+    is stopped by the driver's guard with one line once the process passes the limit."""
     text = (
         '[scenario]\nname = "udp_overload"\nmax_time = "10s"\n'
         '[topology]\nkind = "dumbbell"\nsenders = 1\nreceivers = 1\n'
@@ -198,10 +199,18 @@ def test_a_run_past_the_memory_limit_stops_with_one_line(tmp_path, dcnsim_cli):
     p = tmp_path / "udp.toml"
     p.write_text(text, encoding="utf-8")
     proc = dcnsim_cli("run", p, "-o", tmp_path / "out", "--memory-limit", "600MB", timeout=600)
-    assert proc.returncode == 1, proc.stderr
+    assert proc.returncode != 0, proc.stderr
     lines = [x for x in proc.stderr.splitlines() if x.strip()]
-    assert len(lines) == 1 and "more than the memory limit of 0.60 GB" in lines[0] and "transport.udp.nic_buffer" in lines[0], proc.stderr
+    assert len(lines) == 1 and "transport.udp.nic_buffer: missing" in lines[0] and "closed loop of workload[0]" in lines[0], proc.stderr
     assert not (tmp_path / "out").exists()
+    # the guard: one line, naming the limit and the ring
+    from dcnsim.driver import check_resident_memory
+
+    class _At:
+        now_ps = 5_000_000
+
+    with pytest.raises(dcnsim._core.SimulationError, match=r"^the run stopped at sim time .*more than the memory limit of 0\.00 GB.*transport\.udp\.nic_buffer"):
+        check_resident_memory(_At(), 1)
     # a transmit ring holds the sources back: the same run stays small and ends
     p.write_text(text.replace('max_time = "10s"', 'max_time = "20ms"').replace('kind = "udp"', 'kind = "udp"\nudp = { nic_buffer = "1MB" }'), encoding="utf-8")
     ok = dcnsim_cli("run", p, "--memory-limit", "600MB", timeout=600)

@@ -723,7 +723,9 @@ impl Sim {
         par.sort(&mut ids);
         ids.dedup();
         let numbering = par.numbering.as_ref();
-        let mut rs: Vec<Results> = par
+        // built one partition at a time and absorbed into the first's (a flows table per
+        // partition at once would hold partitions x flows rows)
+        let mut rs = par
             .parts
             .iter_mut()
             .map(|p| {
@@ -740,9 +742,8 @@ impl Sim {
                     }
                 }
                 r
-            })
-            .collect();
-        let first = rs.remove(0);
+            });
+        let first = rs.next().expect("a split run has partitions");
         let (with_loss, paused) = par.stream.as_ref().map_or((0, 0), |s| (s.with_loss, s.paused));
         let mut r = merge(first, rs, &par.port_part, self.events, self.finished, &self.cfg.warnings, (with_loss, paused));
         if let Some(num) = numbering {
@@ -1016,12 +1017,22 @@ fn combine(a: &mut C, b: &C, m: &Merge) {
 /// Combine the partitions' rows of the same flows (`t` and `rest`, row for row) into the
 /// sequential run's.
 fn combine_flows(t: &mut crate::metrics::Table, rest: &[&crate::metrics::Table]) {
-    for (name, col) in t.columns.iter_mut() {
-        let m = flow_merge(name);
-        for o in rest {
-            combine(col, o.get(name).expect("flows column in every partition"), &m);
-        }
+    for o in rest {
+        absorb_flows(t, o);
     }
+    derive_flows(t);
+}
+
+/// Combine another partition's rows of the same flows into `t`, row for row (the derived
+/// columns are worked out once all are in: `derive_flows`).
+fn absorb_flows(t: &mut crate::metrics::Table, o: &crate::metrics::Table) {
+    for (name, col) in t.columns.iter_mut() {
+        combine(col, o.get(name).expect("flows column in every partition"), &flow_merge(name));
+    }
+}
+
+/// Work out the flows table's derived columns from the combined ones.
+fn derive_flows(t: &mut crate::metrics::Table) {
     let (fct, ideal, fin) = (t.u64("fct_ps").to_vec(), t.u64("ideal_fct_ps").to_vec(), t.get("finished").cloned());
     if let Some(C::U8(fin)) = fin {
         let sd: Vec<f64> = (0..fct.len()).map(|i| if fin[i] == 1 && ideal[i] > 0 { fct[i] as f64 / ideal[i] as f64 } else { f64::NAN }).collect();
@@ -1033,55 +1044,40 @@ fn combine_flows(t: &mut crate::metrics::Table, rest: &[&crate::metrics::Table])
 /// `handed`: of the flows whose rows a streamed run handed out, those with a drop and the
 /// PFC victims (the summary counts them too).
 #[allow(clippy::too_many_arguments)]
-fn merge(mut r: Results, rest: Vec<Results>, port_part: &[u16], events: u64, finished: usize, warnings: &[String], handed: (usize, usize)) -> Results {
-    // ports: each row from the partition owning its port (rows are by port, then queue)
+fn merge(mut r: Results, rest: impl Iterator<Item = Results>, port_part: &[u16], events: u64, finished: usize, warnings: &[String], handed: (usize, usize)) -> Results {
     let rows = r.ports.rows();
     let per_port = rows / port_part.len().max(1);
-    for (name, col) in r.ports.columns.iter_mut() {
-        for (k, o) in rest.iter().enumerate() {
+    // goodput rows: each flow's are in its destination's partition
+    let goodput = |t: &crate::metrics::Table, all: &mut Vec<(u32, u64, u64)>| {
+        if t.rows() > 0 {
+            let (f, b, y) = (t.u32("flow"), t.u64("bin_start_ps"), t.u64("bytes"));
+            all.extend((0..f.len()).map(|i| (f[i], b[i], y[i])));
+        }
+    };
+    let mut all: Vec<(u32, u64, u64)> = Vec::new();
+    goodput(&r.timeseries, &mut all);
+    for (k, o) in rest.enumerate() {
+        let p = (k + 1) as u16;
+        // ports: each row from the partition owning its port (rows are by port, then queue)
+        for (name, col) in r.ports.columns.iter_mut() {
             let other = o.ports.get(name).unwrap_or_else(|| panic!("ports column {name} in every partition"));
-            let p = (k + 1) as u16;
             col.take_rows_where(other, |row| port_part[row / per_port] == p);
         }
+        // flows: every partition gives a row for each flow not handed out
+        absorb_flows(&mut r.flows, &o.flows);
+        goodput(&o.timeseries, &mut all);
+        // summary: the engine's counts summed or worked out again; a mechanism's integer
+        // totals summed, its lists joined, anything else as the first partition has it
+        merge_summary(r.summary.as_object_mut().unwrap(), &o.summary);
     }
-    // flows: every partition gives a row for each flow not handed out
-    let others: Vec<&crate::metrics::Table> = rest.iter().map(|o| &o.flows).collect();
-    combine_flows(&mut r.flows, &others);
-    // goodput rows: each flow's are in its destination's partition
-    if r.timeseries.rows() > 0 || rest.iter().any(|o| o.timeseries.rows() > 0) {
-        let mut all: Vec<(u32, u64, u64)> = Vec::new();
-        for t in std::iter::once(&r.timeseries).chain(rest.iter().map(|o| &o.timeseries)) {
-            if t.rows() > 0 {
-                let (f, b, y) = (t.u32("flow"), t.u64("bin_start_ps"), t.u64("bytes"));
-                all.extend((0..f.len()).map(|i| (f[i], b[i], y[i])));
-            }
-        }
+    derive_flows(&mut r.flows);
+    if !all.is_empty() {
         all.sort_unstable();
         r.timeseries.set("flow", C::U32(all.iter().map(|x| x.0).collect()));
         r.timeseries.set("bin_start_ps", C::U64(all.iter().map(|x| x.1).collect()));
         r.timeseries.set("bytes", C::U64(all.iter().map(|x| x.2).collect()));
     }
-    // summary: the engine's counts summed or worked out again; a mechanism's integer totals
-    // summed, its lists joined, anything else as the first partition has it
     let s = r.summary.as_object_mut().unwrap();
-    for o in &rest {
-        for (k, v) in o.summary.as_object().unwrap() {
-            match (s.get_mut(k), v) {
-                (Some(a), serde_json::Value::Number(b)) if a.is_u64() && b.is_u64() && !matches!(k.as_str(), "seed" | "sim_time_ps" | "hosts" | "switches" | "flows_total" | "flows_started" | "throughput_bin_ps" | "queue_samples") => {
-                    *a = (a.as_u64().unwrap() + b.as_u64().unwrap()).into();
-                }
-                // every partition declares the same mechanisms in the same order: counts add
-                (Some(serde_json::Value::Array(a)), serde_json::Value::Array(b)) if k == "activity" => {
-                    for (x, y) in a.iter_mut().zip(b) {
-                        let n = x["count"].as_u64().unwrap_or(0) + y["count"].as_u64().unwrap_or(0);
-                        x["count"] = n.into();
-                    }
-                }
-                (Some(serde_json::Value::Array(a)), serde_json::Value::Array(b)) if !matches!(k.as_str(), "fct_bins" | "metrics" | "queue_notes" | "warnings" | "deadlock") => a.extend(b.iter().cloned()),
-                _ => {}
-            }
-        }
-    }
     let total = s["flows_total"].as_u64().unwrap();
     s.insert("events".into(), events.into());
     s.insert("flows_finished".into(), finished.into());
@@ -1099,6 +1095,26 @@ fn merge(mut r: Results, rest: Vec<Results>, port_part: &[u16], events: u64, fin
         s.insert("warnings".into(), warnings.to_vec().into());
     }
     r
+}
+
+/// Add another partition's summary `o` into `s` (`merge`).
+fn merge_summary(s: &mut serde_json::Map<String, serde_json::Value>, o: &serde_json::Value) {
+    for (k, v) in o.as_object().unwrap() {
+        match (s.get_mut(k), v) {
+            (Some(a), serde_json::Value::Number(b)) if a.is_u64() && b.is_u64() && !matches!(k.as_str(), "seed" | "sim_time_ps" | "hosts" | "switches" | "flows_total" | "flows_started" | "throughput_bin_ps" | "queue_samples") => {
+                *a = (a.as_u64().unwrap() + b.as_u64().unwrap()).into();
+            }
+            // every partition declares the same mechanisms in the same order: counts add
+            (Some(serde_json::Value::Array(a)), serde_json::Value::Array(b)) if k == "activity" => {
+                for (x, y) in a.iter_mut().zip(b) {
+                    let n = x["count"].as_u64().unwrap_or(0) + y["count"].as_u64().unwrap_or(0);
+                    x["count"] = n.into();
+                }
+            }
+            (Some(serde_json::Value::Array(a)), serde_json::Value::Array(b)) if !matches!(k.as_str(), "fct_bins" | "metrics" | "queue_notes" | "warnings" | "deadlock") => a.extend(b.iter().cloned()),
+            _ => {}
+        }
+    }
 }
 
 #[cfg(test)]

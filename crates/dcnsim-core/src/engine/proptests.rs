@@ -325,6 +325,10 @@ impl Case {
         if self.udp_random {
             udp.push("arrivals = \"poisson\", sizes = \"exponential\"".to_string());
         }
+        if let Some(Repeat::Loop { transport: Transport::Udp, .. }) = self.repeat {
+            // a datagram loop needs a transmit ring (seed 001's WLGs)
+            udp.push(format!("nic_buffer = \"{}B\"", self.mtu.max(1500) * 8));
+        }
         if !udp.is_empty() {
             s += &format!("udp = {{ {} }}\n", udp.join(", "));
         }

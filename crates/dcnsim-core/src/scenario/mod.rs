@@ -426,6 +426,14 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
     }
     for (i, w) in s.workload.iter().enumerate() {
         validate_workload(w, i, n_hosts)?;
+        if w.kind == WorkloadKind::ClosedLoop && s.transport.udp.nic_buffer.is_none() && transport::workload_transport(s, i)? == Transport::Udp {
+            // its next message starts once the last frame of this one is in the NIC: an
+            // unbounded NIC queue takes every message at once, without end at one instant
+            return Err(err(
+                "transport.udp.nic_buffer",
+                format!("missing; expected a transmit ring (e.g. \"64KB\", seed 001's WLGs) for the datagram closed loop of workload[{i}], whose sources send their next message as soon as the last one is in the NIC"),
+            ));
+        }
     }
     validate_metrics(s)
 }
@@ -1941,6 +1949,7 @@ bottleneck = { rate = "10Gbps", delay = "1us" }
             ("[[workload]]\nkind = \"closed_loop\"\nmean_size = \"8000B\"\npairs = [[0, 0]]", "workload[0].pairs[0]", "two different host"),
             ("[[workload]]\nkind = \"closed_loop\"\nmean_size = \"8000B\"\nconnection = \"new\"", "workload[0].connection", "only used with pairs"),
             ("[[workload]]\nkind = \"closed_loop\"\nmean_size = \"8000B\"\nin_flight = 0", "workload[0].in_flight", "at least 1 message"),
+            ("[[workload]]\nkind = \"closed_loop\"\ntransport = \"udp\"\nmean_size = \"100B\"", "transport.udp.nic_buffer", "datagram closed loop of workload[0]"),
             ("[switch]\ndrc = { thresholds = [0.05, 0.1, 0.2] }", "switch.drc.thresholds", "hysteresis 0.1 >= the first threshold 0.05"),
             ("[switch]\ndrc = { hysteresis = 0.25 }", "switch.drc.hysteresis", "never leave severity 1"),
             (

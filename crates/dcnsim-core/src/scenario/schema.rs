@@ -440,7 +440,8 @@ pub struct UdpConfig {
     pub packet_size: Option<Bytes>,
     /// The source waits while its NIC queue holds this much (a transmit ring: an application
     /// sending "as fast as possible" is held back by a paused or limited NIC), retrying
-    /// every frame time. Default: none (the source never waits). At least the MTU.
+    /// every frame time. Default: none (the source never waits). At least the MTU. Required
+    /// by a datagram closed loop, whose next message starts once the last is in the NIC.
     #[serde(default)]
     pub nic_buffer: Option<Bytes>,
     /// "fixed" (default) or "exponential".
