@@ -188,6 +188,16 @@ impl Numbering {
     fn seq(&self, g: u64) -> u64 {
         *self.of.get(&g).unwrap_or_else(|| panic!("flow {g:#x} was not numbered"))
     }
+    /// Name the rows of flows table `t`, those of global ids `ids`, by one thread's ids.
+    fn name(&self, t: &mut crate::metrics::Table, ids: &[u64]) {
+        t.set("flow_id", C::U64(ids.iter().map(|&g| self.seq(g)).collect()));
+    }
+}
+
+/// Flow `f`'s global id in a partition with `ids` (without continuations, its id): a free
+/// function so that `Part`'s methods can use it while they hold its other fields.
+fn global_of(ids: &Option<Box<Ids>>, f: FlowId) -> u64 {
+    ids.as_ref().map_or(f as u64, |ids| ids.global(f))
 }
 
 /// What makes a `Sim` one partition of a split run.
@@ -251,20 +261,18 @@ impl Part {
     #[inline(never)]
     pub(super) fn packet(&mut self, f: FlowId, d: i32) {
         if let (Some(t), true) = (&mut self.track, f != FlowId::MAX) {
-            let g = self.ids.as_ref().map_or(f as u64, |ids| ids.global(f));
-            t.notes.entry(g).or_default().0 += d;
+            t.notes.entry(global_of(&self.ids, f)).or_default().0 += d;
         }
     }
     /// Flow `f` finished here, or (a datagram flow) its source here sent its last byte.
     pub(super) fn done(&mut self, f: FlowId) {
         if let Some(t) = &mut self.track {
-            let g = self.ids.as_ref().map_or(f as u64, |ids| ids.global(f));
-            t.notes.entry(g).or_default().1 = true;
+            t.notes.entry(global_of(&self.ids, f)).or_default().1 = true;
         }
     }
     /// Flow `f`'s global id (`Ids`; without continuations, its id).
     fn global(&self, f: FlowId) -> u64 {
-        self.ids.as_ref().map_or(f as u64, |ids| ids.global(f))
+        global_of(&self.ids, f)
     }
     /// The local id of the flow of global id `g`.
     fn local(&self, g: u64) -> FlowId {
@@ -747,7 +755,7 @@ impl Sim {
         let (with_loss, paused) = par.stream.as_ref().map_or((0, 0), |s| (s.with_loss, s.paused));
         let mut r = merge(first, rs, &par.port_part, self.events, self.finished, &self.cfg.warnings, (with_loss, paused));
         if let Some(num) = numbering {
-            r.flows.set("flow_id", C::U64(ids.iter().map(|&g| num.seq(g)).collect()));
+            num.name(&mut r.flows, &ids);
         }
         if let Some(c) = &par.parts[0].capture {
             // the merged capture's counts, as one thread reports them
@@ -773,18 +781,17 @@ impl Parallel {
     /// (a partition that holds none gives an empty one with the drops it counted), combined;
     /// then every partition forgets them.
     fn hand_out(&mut self, ids: &[u64]) {
-        let mut tables: Vec<crate::metrics::Table> = self
-            .parts
-            .iter()
-            .map(|p| {
-                let part = p.part.as_ref().unwrap();
-                p.flows_table(&ids.iter().map(|&g| part.local(g) as usize).collect::<Vec<_>>())
-            })
-            .collect();
-        let mut t = tables.remove(0);
-        combine_flows(&mut t, &tables.iter().collect::<Vec<_>>());
+        let mut tables = self.parts.iter().map(|p| {
+            let part = p.part.as_ref().unwrap();
+            p.flows_table(&ids.iter().map(|&g| part.local(g) as usize).collect::<Vec<_>>())
+        });
+        let mut t = tables.next().expect("a split run has partitions");
+        for o in tables {
+            absorb_flows(&mut t, &o);
+        }
+        derive_flows(&mut t);
         if let Some(num) = &self.numbering {
-            t.set("flow_id", C::U64(ids.iter().map(|&g| num.seq(g)).collect()));
+            num.name(&mut t, ids);
         }
         let st = self.stream.as_mut().unwrap();
         st.with_loss += t.u32("drops").iter().filter(|&&d| d > 0).count();
@@ -795,7 +802,9 @@ impl Parallel {
             Some(o) => o.append(t),
             None => st.outbox = Some(t),
         }
-        let below = self.parts.iter().map(|p| p.flows.oldest_held()).min().unwrap_or(0);
+        // one id space (no continuations): every flow below the oldest any partition holds
+        // was handed out (with continuations each partition has its own bound, below)
+        let below = if self.numbering.is_none() { self.parts.iter().map(|p| p.flows.oldest_held()).min().unwrap_or(0) } else { 0 };
         for p in &mut self.parts {
             let part = p.part.as_mut().unwrap();
             let notes = &mut part.track.as_mut().unwrap().notes;
@@ -1014,17 +1023,8 @@ fn combine(a: &mut C, b: &C, m: &Merge) {
     }
 }
 
-/// Combine the partitions' rows of the same flows (`t` and `rest`, row for row) into the
-/// sequential run's.
-fn combine_flows(t: &mut crate::metrics::Table, rest: &[&crate::metrics::Table]) {
-    for o in rest {
-        absorb_flows(t, o);
-    }
-    derive_flows(t);
-}
-
-/// Combine another partition's rows of the same flows into `t`, row for row (the derived
-/// columns are worked out once all are in: `derive_flows`).
+/// Combine another partition's rows of the same flows into `t`, row for row, toward the
+/// sequential run's (the derived columns are worked out once all are in: `derive_flows`).
 fn absorb_flows(t: &mut crate::metrics::Table, o: &crate::metrics::Table) {
     for (name, col) in t.columns.iter_mut() {
         combine(col, o.get(name).expect("flows column in every partition"), &flow_merge(name));
