@@ -1,6 +1,6 @@
 """Every shipped scenario that reproduces a source declares, in its `[source]` table, the
 numbers the source states about its set-up; this measures each one on the fabric the
-scenario builds (DESIGN.md "Faithful to the sources"), for the base and every variant:
+scenario builds (docs/reproductions.md), for the base and every variant:
 
 * `rtt`: one full-sized segment sent alone between `rtt_hosts` on the idle fabric; its FCT
   (first bit out to the ACK back at the sender) is one unloaded round trip.

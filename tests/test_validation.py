@@ -1,4 +1,4 @@
-"""Validation of the engine against theory (DESIGN.md "Tests and evidence").
+"""Validation of the engine against theory.
 
 Each test states, in its docstring, the formula it checks, where the formula comes from,
 the tolerance, and why that tolerance is sufficient (several standard errors of the
@@ -454,7 +454,7 @@ GOLDEN_SCENARIO = Path(__file__).parent / "scenarios" / "leaf_spine_small.toml"
 
 
 def test_same_seed_same_results_different_seed_different(tmp_path):
-    """One scenario + one seed gives bit-identical outputs (DESIGN.md "Engine rules").
+    """One scenario + one seed gives bit-identical outputs.
 
     Two runs of a randomized scenario (Poisson web-search arrivals, random incast receivers,
     ECMP hashing, drops and marks) with the same seed must give equal flows and ports

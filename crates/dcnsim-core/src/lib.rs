@@ -1,16 +1,22 @@
 //! dcnsim-core: a packet-level simulator of data-center network fabrics and
 //! their congestion management.
 //!
-//! Layers, bottom up (DESIGN.md "Architecture"):
-//! * [`sim`]: integer-picosecond time, the deterministic event queue, seeded RNG streams.
-//! * [`net`]: packets (pooled), the fabric graph, topology builders, ECMP routing.
-//! * [`switch`]: output-queued shared-memory switch: queues, buffer models, ECN, schedulers.
-//! * [`host`]: NIC and transports (DCTCP, Reno, UDP) behind a congestion-control trait.
-//! * [`workload`]: flow-size distributions and traffic generators.
-//! * [`engine`]: the event loop that ties them together.
+//! Layers, bottom up; a module imports only those below it, and `switch` and `host` never
+//! import each other (`layers.rs` tests it; docs/architecture.md, "Layers"):
+//! * [`sim`]: integer-picosecond time, the deterministic event queue, seeded RNG streams,
+//!   quantities with units, how a run ended and the error of a parameter.
 //! * [`metrics`]: result tables.
+//! * [`net`]: packets (pooled), the fabric graph, topology builders, ECMP routing, the
+//!   ports' queues and schedulers, per-flow containers and wire formats.
+//! * [`switch`]: the output-queued shared-memory switch (buffer models) and the
+//!   mechanisms that act in its pipeline (ECN, AQMs, PFC, CI, SFC, QCN, DRC, INT).
+//! * [`host`]: NIC and transports (TCP, RoCE, UDP) under their congestion controls.
+//! * [`workload`]: flow-size distributions and traffic generators.
+//! * [`capture`]: pcapng captures of the frames ports send.
+//! * [`engine`]: the event loop that ties them together.
 //! * [`scenario`]: the scenario schema, validation and the builder; the only layer that
 //!   knows about scenario text. The engine knows nothing of files.
+pub mod capture;
 pub mod engine;
 pub mod host;
 pub mod metrics;
@@ -20,8 +26,13 @@ pub mod sim;
 pub mod switch;
 pub mod workload;
 
-pub use engine::{EndReason, Sim, SimConfig};
-pub use scenario::{load, Document, RunOptions, ScenarioError};
+#[cfg(test)]
+mod layers;
+
+pub use engine::{Sim, SimConfig};
+pub use sim::EndReason;
+pub use scenario::{load, Document, RunOptions};
+pub use sim::error::ScenarioError;
 
 /// The test binary's allocator: the system allocator, also keeping each thread's largest
 /// single request, so a test can show that refused input allocated nothing big without

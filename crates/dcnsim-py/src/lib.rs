@@ -116,11 +116,11 @@ fn memory_estimate(text: &str, format: &str, variant: Option<&str>, threads: usi
     Ok((e.bytes, e.key, e.what))
 }
 
-/// `text` with each word too long to quote whole cut to its ends (`scenario::cut_long_words`,
+/// `text` with each word too long to quote whole cut to its ends (`sim::error::cut_long_words`,
 /// what every scenario error does): the command line's error lines of its own.
 #[pyfunction]
 fn cut_long_words(text: &str) -> String {
-    scenario::cut_long_words(text)
+    dcnsim_core::sim::error::cut_long_words(text)
 }
 
 /// The base (`variant=None`) or a variant merged into it, unvalidated, as a dict.
@@ -136,7 +136,7 @@ fn merged(py: Python<'_>, text: &str, format: &str, variant: Option<&str>) -> Py
 /// ps, the unit's name), or None for anything else.
 #[pyfunction]
 fn quantity(text: &str) -> Option<(f64, &'static str)> {
-    use dcnsim_core::scenario::units;
+    use dcnsim_core::sim::units;
     if let Some(b) = units::parse_size(text) {
         return Some((b as f64, "B"));
     }

@@ -10,7 +10,7 @@ use crate::sim::rng::mix64;
 use crate::sim::{ser_time, stream, SimTime, Stream};
 use crate::switch::mechanism::Caps;
 use crate::switch::pipeline::Ctx;
-use crate::switch::{DropReason, Scheduler};
+use crate::net::{DropReason, Scheduler};
 use crate::workload::FlowSpec;
 
 impl Sim {
@@ -495,7 +495,7 @@ impl Sim {
         };
         if !own_src && !own_dst {
             let FlowSpec { size, src, dst, tag, prio, transport, .. } = spec;
-            let wire = || crate::metrics::wire::FlowWire { id, src, dst, size, hash, prio, transport };
+            let wire = || crate::net::wire::FlowWire { id, src, dst, size, hash, prio, proto: transport.wire_proto() };
             self.flows.pass(crate::host::FlowRow { size, start: now, src, dst, tag, prio, ..Default::default() }, wire);
             return;
         }

@@ -22,10 +22,12 @@ use crate::host::udp::{Arrivals, SizeDist};
 use crate::host::{Flow, FlowTable, Holds, Host, ReadyLists};
 use crate::net::port::{Egress, PortWire, Ports};
 use crate::net::{FlowId, Frame, HostId, Msg, NodeKind, Packet, PacketArena, PktId, PktKind, PortId, Routes, Topology};
+use crate::sim::EndReason;
 use crate::sim::{prefetch, ser_time, stream, EventQueue, SimTime, Stream};
 use crate::switch::mechanism::{Caps, Fabric, MsgAt};
 use crate::switch::pipeline::{Ctx, Effect};
-use crate::switch::{BufferParams, DropReason, PortQueues, Scheduler, SwitchBuffer, SwitchState};
+use crate::switch::{BufferParams, SwitchBuffer, SwitchState};
+use crate::net::{DropReason, PortQueues, Scheduler};
 use crate::switch::{MechTimer, MechanismParams, Mechanisms};
 use crate::workload::arrivals::FlowArrivals;
 use crate::workload::FlowSpec;
@@ -82,7 +84,7 @@ pub struct SimConfig {
     /// Record per-flow goodput in bins of this width.
     pub throughput_bin: Option<SimTime>,
     /// Capture the frames of some ports into a pcapng file.
-    pub capture: Option<crate::metrics::capture::CaptureParams>,
+    pub capture: Option<crate::capture::CaptureParams>,
     /// Closed-loop generators, by the id in `FlowSpec::closed_loop`.
     pub loops: Vec<crate::workload::closed_loop::ClosedLoop>,
     /// What the builder found suspicious but valid (reported in the summary's `warnings`).
@@ -218,30 +220,6 @@ fn capture_warning(frames: u64, missed: u64) -> String {
 /// Hop limit: a packet crossing more switches than this is in a routing loop.
 const MAX_HOPS: u8 = 64;
 
-/// Why a run ended.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum EndReason {
-    /// Every flow finished.
-    Completed,
-    /// The max_time limit was reached.
-    MaxTime,
-    /// Nothing left to happen but flows are unfinished (e.g. lost UDP datagrams).
-    Idle,
-    /// A cycle of egress queues stayed PFC-paused on each other (see `Sim::deadlock`).
-    Deadlock,
-}
-
-impl EndReason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EndReason::Completed => "completed",
-            EndReason::MaxTime => "max_time",
-            EndReason::Idle => "idle",
-            EndReason::Deadlock => "deadlock",
-        }
-    }
-}
-
 /// A running simulation.
 pub struct Sim {
     cfg: SimConfig,
@@ -316,7 +294,7 @@ pub struct Sim {
     /// Every transmission start, when tracing (tests and debugging).
     trace: Option<Vec<TxRecord>>,
     /// The packet capture of `metrics.capture`, when configured.
-    capture: Option<Box<crate::metrics::capture::Capture>>,
+    capture: Option<Box<crate::capture::Capture>>,
     /// Something watches transmission starts: the trace, or a mechanism (`watches_tx`).
     watch_tx: bool,
     /// Per (switch port, queue) histogram of sampled depths, indexed like the ports table.
@@ -344,7 +322,7 @@ pub struct Sim {
     /// Flows the arrival processes have started: the next arrival's key.
     arrivals_started: u64,
     /// Closed-loop UDP flows: (sum of frame latencies in ps, frames) per flow.
-    frame_latency: crate::host::PerFlow<(u64, u64)>,
+    frame_latency: crate::net::PerFlow<(u64, u64)>,
     /// How many picoseconds a host jitter draw spans (`cfg.host_jitter`, at most 2^32); 0: none.
     jitter_range: u64,
     /// The fabric's largest base RTT, worked out for the first flow that asks for it.
@@ -435,7 +413,7 @@ impl Sim {
         let loops = std::mem::take(&mut cfg.loops);
         let nq = cfg.queues;
         let queues = PortQueues::new(topo.ports.len(), nq);
-        let port_state = topo.ports.len() * (std::mem::size_of::<Egress>() + nq * std::mem::size_of::<crate::switch::PktQueue>());
+        let port_state = topo.ports.len() * (std::mem::size_of::<Egress>() + nq * std::mem::size_of::<crate::net::PktQueue>());
         let arrive_delay: Vec<SimTime> = topo
             .ports
             .iter()
@@ -496,7 +474,7 @@ impl Sim {
         // the held draw is a u32 (`Egress::jitter`): 4.3 ms at most
         let jitter_range = cfg.host_jitter.0.min(1 << 32);
         let jitter_salt = crate::sim::rng::mix64(cfg.seed ^ 0x7A3D_5C1E_9B24_F60D);
-        let capture = cfg.capture.as_ref().map(|c| Box::new(crate::metrics::capture::Capture::new(c, &topo, cfg.mtu - cfg.header, cfg.class_of)));
+        let capture = cfg.capture.as_ref().map(|c| Box::new(crate::capture::Capture::new(c, &topo, cfg.mtu - cfg.header, cfg.class_of)));
         let mechs_watch_tx = mechs.acts_at(Caps::WATCH_TX) || capture.is_some();
         let mut flows = FlowTable::default();
         if capture.is_some() {

@@ -2,7 +2,7 @@
 
 use super::tests::build;
 use super::tests::HOL_FABRIC;
-use crate::engine::EndReason;
+use crate::sim::EndReason;
 use crate::net::PktKind;
 use crate::sim::{ser_time, SimTime};
 use crate::switch::pfc::PauseFrame;

@@ -1,5 +1,5 @@
 //! Property tests of the engine's invariants on random small scenarios
-//! (DESIGN.md "Tests and evidence": property tests for invariants).
+//! (property tests for invariants).
 //!
 //! Each case is a small dumbbell, 2-tier Clos or custom line/ring of switches with random
 //! static routes (loops included) with random link rates and

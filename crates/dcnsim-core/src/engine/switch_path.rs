@@ -7,7 +7,7 @@ use crate::net::Ecn;
 use crate::net::{PktId, PortId};
 use crate::switch::mechanism::{Caps, Verdict};
 use crate::switch::pipeline::{Admission, AqmAction, Arrival, Ctx, Departure};
-use crate::switch::{DropReason, MarkReason};
+use crate::net::{DropReason, MarkReason};
 
 impl Sim {
     /// A packet arrived at switch `sw` through `in_port`; `route` is its egress here if the

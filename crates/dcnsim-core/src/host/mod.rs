@@ -30,7 +30,7 @@ use crate::net::{FlowId, HostId, NodeId, PortId};
 use crate::sim::SimTime;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-pub use flow_table::{FlowRow, FlowTable, PerFlow};
+pub use flow_table::{FlowRow, FlowTable};
 use tcp::Receiver;
 pub use transport::Sender;
 
@@ -73,6 +73,15 @@ pub enum Transport {
 }
 
 impl Transport {
+    /// The protocols its frames carry on the wire (a capture's headers).
+    pub fn wire_proto(self) -> crate::net::wire::WireProto {
+        use crate::net::wire::WireProto;
+        match self {
+            Transport::Tcp(_) => WireProto::Tcp,
+            Transport::Roce(_) => WireProto::Roce,
+            Transport::Udp => WireProto::Udp,
+        }
+    }
     /// Its congestion control's name ("udp" for UDP), as scenarios write it.
     pub fn name(self) -> &'static str {
         match self {
@@ -498,8 +507,8 @@ impl Flow {
         Flow::vacant(self.id)
     }
     /// What a capture needs to write the flow's headers.
-    pub fn wire(&self) -> crate::metrics::wire::FlowWire {
-        crate::metrics::wire::FlowWire { id: self.id, src: self.src, dst: self.dst, size: self.size, hash: self.hash, prio: self.prio, transport: self.transport }
+    pub fn wire(&self) -> crate::net::wire::FlowWire {
+        crate::net::wire::FlowWire { id: self.id, src: self.src, dst: self.dst, size: self.size, hash: self.hash, prio: self.prio, proto: self.transport.wire_proto() }
     }
     /// DCTCP's alpha of the flow, if it runs DCTCP (tests and diagnostics).
     pub fn dctcp_alpha(&self) -> Option<f64> {

@@ -2,8 +2,6 @@
 //! (flows.parquet) and one row per port queue (ports.parquet). Columns are
 //! plain vectors so the bindings can pass them on without conversion.
 
-pub mod capture;
-pub mod wire;
 
 /// One typed column.
 #[derive(Clone, Debug)]

@@ -1,13 +1,21 @@
 //! Network: packets, the fabric graph, topology builders and ECMP routing.
 pub mod clos;
 pub mod dumbbell;
+mod fifo;
 pub mod fat_tree;
 pub mod packet;
 pub mod partition;
+pub mod per_flow;
 pub mod port;
+pub mod queue;
 pub mod routing;
+pub mod scheduler;
 pub mod topology;
+pub mod wire;
 
 pub use packet::{Ecn, FlowId, Frame, HopTelemetry, HostId, Msg, NodeId, Packet, PacketArena, PktId, PktKind, PortId, MAX_TELEMETRY_HOPS, TELEMETRY_BYTES_PER_PACKET};
+pub use per_flow::PerFlow;
+pub use queue::{DropReason, MarkReason, PktQueue, PortQueues, QueueStats};
 pub use routing::Routes;
+pub use scheduler::{SchedState, Scheduler};
 pub use topology::{NodeKind, Topology};

@@ -1,12 +1,12 @@
 //! Runtime state of the egress ports: the transmitter, its control frames and the scheduler
 //! state. Hosts and switches both have them. The port's queues (one per traffic class)
-//! live in one array for all ports, at `port * queues + class` (`switch::PortQueues`): their
+//! live in one array for all ports, at `port * queues + class` (`net::PortQueues`): their
 //! address follows from the port alone, so the event loop can prefetch a queue before it
 //! has read the port's record.
 
 use crate::net::{PktId, PortId};
 use crate::sim::{ser_time, SimTime};
-use crate::switch::SchedState;
+use crate::net::SchedState;
 use std::collections::VecDeque;
 
 /// How a port is wired, read for every packet it sends or receives: the peer port, the

@@ -1,6 +1,6 @@
 //! The fabric as a graph: nodes (hosts and switches) joined by full-duplex
 //! links. Each link is two ports, one per end; a port is the egress side of
-//! that end. Ids are dense integers (DESIGN.md "Engine rules").
+//! that end. Ids are dense integers: indices into the node and port arrays.
 
 use super::packet::{HostId, NodeId, PortId};
 use crate::sim::SimTime;

@@ -18,7 +18,7 @@ use crate::engine::FLOWS_TABLE_ROW_BYTES;
 use crate::host::{Flow, FlowTable};
 use crate::net::port::{Egress, PortCtl};
 use crate::net::{Packet, TELEMETRY_BYTES_PER_PACKET};
-use crate::switch::queue::{PktQueue, QueueStats};
+use crate::net::queue::{PktQueue, QueueStats};
 use crate::workload::FlowSpec;
 
 /// Environment variable that sets the memory limit (a size such as "64GB").
@@ -36,7 +36,7 @@ pub struct Estimate {
 /// where that cannot be read).
 pub fn limit() -> Result<u64, ScenarioError> {
     if let Ok(v) = std::env::var(LIMIT_ENV) {
-        return super::units::parse_size(&v).filter(|&b| b > 0).ok_or_else(|| err(LIMIT_ENV, format!("invalid value \"{v}\", expected a size such as \"64GB\"")));
+        return crate::sim::units::parse_size(&v).filter(|&b| b > 0).ok_or_else(|| err(LIMIT_ENV, format!("invalid value \"{v}\", expected a size such as \"64GB\"")));
     }
     let total = std::fs::read_to_string("/proc/meminfo")
         .ok()

@@ -9,11 +9,13 @@ pub mod reference;
 pub mod schema;
 mod tagged;
 mod transport;
-pub mod units;
+use crate::sim::units;
+use crate::sim::error::ScenarioError;
+use crate::sim::error::err;
 
 use crate::engine::{QueueSampling, Sim, SimConfig};
 use crate::host::Transport;
-use crate::metrics::capture::CaptureParams;
+use crate::capture::CaptureParams;
 use crate::net::fat_tree::FatTreeShape;
 use crate::net::{clos, dumbbell, fat_tree, Routes, Topology};
 use crate::sim::SimTime;
@@ -29,7 +31,8 @@ use crate::switch::qcn::{self, QcnParams};
 use crate::switch::red::{self, RedParams};
 use crate::switch::sfc::{self, SfcMode, SfcParams};
 use crate::switch::MechanismParams;
-use crate::switch::{BufferParams, EcnMarker, Red, Scheduler};
+use crate::switch::{BufferParams, EcnMarker, Red};
+use crate::net::Scheduler;
 use crate::workload::cdf::FlowSizeCdf;
 use crate::workload::closed_loop::{ExpSizes, MIN_WINDOW_PROBABILITY};
 use crate::workload::incast::Rounds;
@@ -37,56 +40,6 @@ use crate::workload::arrivals::{made, FlowArrivals, Process};
 use crate::workload::{self, GenCtx};
 use schema::*;
 use std::fmt;
-
-/// A user error in a scenario: which key, and what is wrong with its value.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScenarioError {
-    pub key: String,
-    pub message: String,
-}
-
-impl fmt::Display for ScenarioError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.key.is_empty() {
-            write!(f, "{}", self.message)
-        } else {
-            write!(f, "{}: {}", self.key, self.message)
-        }
-    }
-}
-impl std::error::Error for ScenarioError {}
-
-/// The error for `key` (its dotted path in the scenario file), every overlong word of it
-/// cut ([`cut_long_words`]).
-pub(crate) fn err(key: impl Into<String>, message: impl Into<String>) -> ScenarioError {
-    ScenarioError { key: cut_long_words(&key.into()), message: cut_long_words(&message.into()) }
-}
-
-/// Most characters of one word (a run without white space: a value, a key, a name) an
-/// error quotes whole. An error echoes what it refuses, and a value of megabytes echoed
-/// back made one line of five million characters.
-pub const LONGEST_WORD: usize = 120;
-
-/// `text` with each word longer than [`LONGEST_WORD`] cut to its first 80 and last 20
-/// characters around the count of those left out.
-pub fn cut_long_words(text: &str) -> String {
-    if text.chars().count() <= LONGEST_WORD {
-        return text.to_string();
-    }
-    let mut out = String::new();
-    for piece in text.split_inclusive(char::is_whitespace) {
-        let word = piece.trim_end_matches(char::is_whitespace);
-        let n = word.chars().count();
-        if n <= LONGEST_WORD {
-            out.push_str(piece);
-            continue;
-        }
-        let head: String = word.chars().take(80).collect();
-        let tail: String = word.chars().skip(n - 20).collect();
-        out.push_str(&format!("{head}...[{} characters]...{tail}{}", n - 100, &piece[word.len()..]));
-    }
-    out
-}
 
 /// A parsed scenario file: the base table and its variants, not yet validated.
 #[derive(Debug, Clone)]
@@ -657,7 +610,7 @@ fn validate_switch(s: &Scenario) -> Result<(), ScenarioError> {
     mechanisms::aqm::validate(s)?;
     mechanisms::qcn::validate(s)?;
     if let Some(f) = &sw.fq_codel {
-        f.check(sw)?;
+        f.check(|key| sw.has(key))?;
     }
     if let Some(i) = &sw.int {
         i.check(s.topology.mtu())?;
@@ -1460,6 +1413,8 @@ fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Routes, SimCo
         // the proxy's PAUSE frames need the NICs' PFC receive side, present in every RoCE NIC
         pfc = Some(PfcParams::receive_only(topo.ports.len()));
     }
+    let mechanisms = MechanismParams { ecn, pfc, ci, sfc, aqm, qcn, drc, fq_codel: sw.fq_codel.as_ref().map(|f| f.params(mtu)), int: int_params(s, &topo)? };
+    mechanisms.check_exclusive()?;
     let mut cfg = SimConfig {
         host_jitter: crate::engine::DEFAULT_HOST_JITTER,
         seed,
@@ -1475,7 +1430,7 @@ fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Routes, SimCo
         scheduler,
         buffer,
         switch_latency,
-        mechanisms: MechanismParams { ecn, pfc, ci, sfc, aqm, qcn, drc, fq_codel: sw.fq_codel.as_ref().map(|f| f.params(mtu)), int: int_params(s, &topo)? },
+        mechanisms,
         tcp: transport::tcp_params(tr, min_rto),
         udp: transport::udp_params(tr, mtu),
         roce: transport::roce_params(tr, min_rto),
@@ -1884,7 +1839,7 @@ pub(crate) mod tests {
         assert!(e.key.len() < 200 && e.message.contains("unknown key"), "{e}");
         let e = load(&format!("{BASE}[[variant]]\nname = \"{}\"\nswitch.queues = 9\n", "v".repeat(50_000)), false, None, &RunOptions::default()).err().unwrap();
         assert!(e.to_string().len() < 400 && e.key.starts_with("switch.queues (variant"), "{e}");
-        assert_eq!(cut_long_words("short words stay"), "short words stay");
+        assert_eq!(crate::sim::error::cut_long_words("short words stay"), "short words stay");
         let e = Document::from_toml(&BASE.replace('\n', "\r")).err().unwrap();
         assert!(e.message.contains("a carriage return not followed by a line feed (line 1)"), "{e}");
         assert!(Document::from_toml(&BASE.replace('\n', "\r\n")).is_ok());

@@ -1,4 +1,4 @@
-//! The scenario reference, generated from the schema (DESIGN.md "Scenario files":
+//! The scenario reference, generated from the schema (docs/scenario-reference.md:
 //! every key is documented once, next to its definition in `schema.rs`).
 //!
 //! [`json_schema`] is the JSON Schema (draft 7) of a scenario file, derived with
@@ -723,9 +723,9 @@ mod tests {
     fn unit_examples_parse_and_defaults_have_no_nulls() {
         let root = root_schema();
         for (name, parse) in [
-            ("Rate", (|s: &str| super::super::units::parse_rate(s).is_some()) as fn(&str) -> bool),
-            ("Duration", |s| super::super::units::parse_duration(s).is_some()),
-            ("Bytes", |s| super::super::units::parse_size(s).is_some()),
+            ("Rate", (|s: &str| crate::sim::units::parse_rate(s).is_some()) as fn(&str) -> bool),
+            ("Duration", |s| crate::sim::units::parse_duration(s).is_some()),
+            ("Bytes", |s| crate::sim::units::parse_size(s).is_some()),
         ] {
             let d = as_object(&root.definitions[name]).unwrap();
             let m = d.metadata.as_ref().unwrap();

@@ -1,5 +1,5 @@
 //! The scenario schema: every key a scenario file may contain, with its unit,
-//! default and valid range documented once, here (DESIGN.md "Scenario files").
+//! default and valid range documented once, here.
 //!
 //! Structs are flat with a `kind` discriminator instead of serde-tagged enums
 //! so that error messages keep the full key path; `validate` then rejects keys
@@ -12,7 +12,7 @@ pub use super::mechanisms::pfc::{PfcAccounting, PfcConfig, PfcMode};
 pub use super::mechanisms::qcn::{QcnCpConfig, QcnRpConfig};
 pub use super::mechanisms::sfc::{SfcCacheConfig, SfcConfig, SfcModeConfig};
 pub use super::transport::{BbrConfig, BbrQuantumConfig, DcqcnConfig, DcqcnPreset, HpccConfig, SwiftConfig, TimelyConfig};
-use super::units::{Bytes, Duration, Rate};
+use crate::sim::units::{Bytes, Duration, Rate};
 pub use crate::host::udp::{Arrivals, SizeDist};
 pub use crate::host::{CcName, TransportKind};
 pub use crate::net::fat_tree::CoreWiring;
@@ -78,7 +78,7 @@ pub struct Scenario {
 }
 
 /// `[source]`: the numbers the source document a scenario reproduces states about its
-/// set-up (DESIGN.md "Faithful to the sources"), in a form tests/test_source_fidelity.py
+/// set-up (docs/reproductions.md), in a form tests/test_source_fidelity.py
 /// reads and measures on the fabric the scenario builds: the unloaded RTT with a probe
 /// flow, host and switch counts and link rates from the built ports, the link delay from
 /// the probe's path, the offered load from the generated flows. The simulation reads none
@@ -419,6 +419,16 @@ pub struct SwitchConfig {
 }
 
 impl SwitchConfig {
+    /// Whether the scenario gives the table `switch.<key>` (for a mechanism's check of the
+    /// mechanisms it cannot run beside, which knows them by key, not by this type).
+    pub fn has(&self, key: &str) -> bool {
+        let v = serde_json::to_value(self).expect("a switch table serializes");
+        debug_assert!(v.get(key).is_some(), "switch.{key} is no key of the switch table");
+        v.get(key).is_some_and(|t| !t.is_null())
+    }
+}
+
+impl SwitchConfig {
     /// Every key's default, for the reference (the doc comments' `{default}`).
     fn defaults() -> Self {
         SwitchConfig { queues: Some(DEFAULT_QUEUES), latency: Some(Duration(SimTime::ZERO)), ..Default::default() }
@@ -615,7 +625,7 @@ impl<'de> Deserialize<'de> for IncastPeriod {
         match s.as_str() {
             "oneshot" => Ok(IncastPeriod::Oneshot),
             "persistent" => Ok(IncastPeriod::Persistent),
-            _ => super::units::parse_duration(&s)
+            _ => crate::sim::units::parse_duration(&s)
                 .map(|t| IncastPeriod::Every(Duration(t)))
                 .ok_or_else(|| serde::de::Error::custom(format!("invalid value \"{s}\", expected \"oneshot\", \"persistent\" or a duration such as \"100us\""))),
         }
@@ -627,11 +637,11 @@ impl JsonSchema for IncastPeriod {
         "IncastPeriod".to_string()
     }
     fn json_schema(_: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
-        super::units::string_schema(
+        crate::sim::units::string_schema(
             "incast period",
             "\"oneshot\" (one round at `start`), \"persistent\" (each sender starts a new flow as soon as \
              its previous one finishes) or a duration such as \"100us\" (a new round every interval, > 0).",
-            format!("^(?:oneshot|persistent|{})$", super::units::duration_pattern_body()),
+            format!("^(?:oneshot|persistent|{})$", crate::sim::units::duration_pattern_body()),
             &["oneshot", "persistent", "100us"],
         )
     }

@@ -3,7 +3,7 @@
 //! and the TCP, RoCE and UDP parameters every flow of a transport shares.
 
 use super::schema::*;
-use super::units::{Bytes, Duration, Rate};
+use crate::sim::units::{Bytes, Duration, Rate};
 use super::{err, ScenarioError};
 use crate::engine::UdpParams;
 use crate::host::dcqcn::{DcqcnParams, DcqcnSettings, PAPER_CNP_INTERVAL, SEED004_CNP_INTERVAL, SEED004_RATE_AI_OF_LINE, SEED004_RATE_HAI_OF_LINE};

@@ -1,7 +1,7 @@
 //! The event queue, ordered by (time, tie key, insertion sequence): events at equal
 //! times run in the order of a key that is a function of the event alone (what it is and
 //! where it happens, `Tie`), and only events of equal key in the order they were scheduled
-//! (DESIGN.md "Determinism"). Events are small `Copy` values; the payload enum lives in
+//! (docs/parallel.md: the order must not depend on how a run is split). Events are small `Copy` values; the payload enum lives in
 //! `engine/mod.rs`.
 
 use super::time::SimTime;

@@ -1,8 +1,12 @@
 //! Simulation kernel: integer time, the deterministic event queue, seeded RNG streams.
+pub mod end;
+pub mod error;
 pub mod event;
 pub mod rng;
 pub mod time;
+pub mod units;
 
+pub use end::EndReason;
 pub use event::EventQueue;
 pub use rng::{stream, Rng, Stream};
 pub use time::{bytes_in, ser_time, SimTime};

@@ -1,4 +1,4 @@
-//! Simulated time: an integer count of picoseconds (DESIGN.md "Engine rules").
+//! Simulated time: an integer count of picoseconds.
 //! No floating-point clock: serialization times are exact integer divisions
 //! rounded up, so a 1500 B frame on a 100 Gbps link takes exactly 120 000 ps.
 

@@ -20,7 +20,7 @@ use super::mechanism::{Caps, Fabric, Never, SwitchMechanism, Verdict};
 use super::pi2::{self, Pi2, Pi2Params};
 use super::pipeline::{AqmAction, Arrival, Ctx, Departure, Report};
 use super::red::{Red, RedParams};
-use super::DropReason;
+use crate::net::DropReason;
 use crate::metrics::ColumnData;
 use crate::sim::Rng;
 use rand::Rng as _;
@@ -161,6 +161,7 @@ impl SwitchMechanism for Aqm {
     type Frame = Never;
     type Msg = Never;
     type Timer = pi2::Update;
+    const KEY: &'static str = "aqm";
     const CAPS: Caps = Caps::CLASSIFY.or(Caps::MARK).or(Caps::DEQUEUE);
 
     fn build(p: AqmParams, f: &Fabric) -> Aqm {

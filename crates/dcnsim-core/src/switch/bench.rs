@@ -3,7 +3,8 @@
 //! a number derived by hand.
 
 use super::pipeline::{Arrival, Ctx, Effect, SwitchState};
-use super::{BufferParams, PortQueues, SwitchBuffer};
+use super::{BufferParams, SwitchBuffer};
+use crate::net::PortQueues;
 use crate::net::port::{Egress, Ports};
 use crate::net::{dumbbell, FlowId, Packet, PacketArena, PktKind, PortId, Topology};
 use crate::sim::{stream, SimTime, Stream};

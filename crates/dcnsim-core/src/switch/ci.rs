@@ -70,7 +70,8 @@
 use super::ecn::Red;
 use super::mechanism::{Caps, Fabric, Never, SwitchMechanism, Verdict};
 use super::pipeline::{AqmRule, Arrival, Better, Ctx, Departure, Effect, Report};
-use super::{Frame, MechTimer, PktQueue};
+use super::{Frame, MechTimer};
+use crate::net::PktQueue;
 use crate::metrics::ColumnData as C;
 use crate::net::{FlowId, NodeKind, PacketArena, PortId, Topology};
 use crate::sim::rng::mix64;
@@ -90,8 +91,8 @@ pub const CIM_PRIORITY: u8 = 6;
 /// The bytes of a CIM of `bytes` on the wire (the module doc: the CNM's layout), sent to
 /// the upstream neighbour about the flow the packet names, no FCS. The CPID is the sending
 /// switch's MAC address (its congesting port is not kept with the frame); no feedback.
-pub fn encode(bytes: u32, w: &crate::metrics::wire::WireCtx, out: &mut Vec<u8>) {
-    use crate::metrics::wire;
+pub fn encode(bytes: u32, w: &crate::switch::mechanism::WireCtx, out: &mut Vec<u8>) {
+    use crate::net::wire;
     let start = out.len();
     wire::eth(out, wire::mac_of(w.topo, w.rx), wire::mac_of(w.topo, w.tx), Some(CIM_PRIORITY), ETHERTYPE_CIM);
     let encap = bytes.saturating_sub(CIM_OVERHEAD_BYTES) as usize;
@@ -362,6 +363,7 @@ impl SwitchMechanism for Ci {
     type Frame = Cip;
     type Msg = Never;
     type Timer = Timer;
+    const KEY: &'static str = "ci";
     const CAPS: Caps = Caps::CLASSIFY.or(Caps::ENQUEUE).or(Caps::DEQUEUE).or(Caps::HOLD);
 
     fn build(p: CiParams, f: &Fabric) -> Ci {
@@ -603,7 +605,7 @@ impl SwitchMechanism for Ci {
         f.bytes as u32
     }
 
-    fn encode_frame(f: Cip, w: &crate::metrics::wire::WireCtx, out: &mut Vec<u8>) {
+    fn encode_frame(f: Cip, w: &crate::switch::mechanism::WireCtx, out: &mut Vec<u8>) {
         encode(f.bytes as u32, w, out)
     }
 }

@@ -30,7 +30,8 @@
 
 use super::mechanism::{Caps, Fabric, Never, SwitchMechanism, Verdict};
 use super::pipeline::{Arrival, Better, Ctx, Departure, Effect, Report};
-use super::{Frame, MechTimer, PktQueue};
+use super::{Frame, MechTimer};
+use crate::net::PktQueue;
 use crate::metrics::ColumnData as C;
 use crate::net::{FlowId, HostId, NodeKind, PacketArena, PktId, PktKind, PortId, Routes, Topology};
 use crate::sim::{ser_time, SimTime};
@@ -59,12 +60,12 @@ pub const OPCODE_DRC: u16 = 0xFF01;
 pub fn encode(dir: u16, level: u8, classes: u8, src: [u8; 6], out: &mut Vec<u8>) {
     use crate::switch::pfc::{ETHERTYPE_MAC_CONTROL, MAC_CONTROL_DA};
     let start = out.len();
-    crate::metrics::wire::eth(out, MAC_CONTROL_DA, src, None, ETHERTYPE_MAC_CONTROL);
+    crate::net::wire::eth(out, MAC_CONTROL_DA, src, None, ETHERTYPE_MAC_CONTROL);
     out.extend_from_slice(&OPCODE_DRC.to_be_bytes());
     out.push(classes);
     out.extend_from_slice(&dir.to_be_bytes());
     out.push(level);
-    crate::metrics::wire::pad(out, start);
+    crate::net::wire::pad(out, start);
 }
 
 /// Defaults of `switch.drc` (ours: the seed gives none).
@@ -219,6 +220,7 @@ impl SwitchMechanism for Drc {
     type Frame = DrcFrame;
     type Msg = Never;
     type Timer = PortId;
+    const KEY: &'static str = "drc";
     const CAPS: Caps = Caps::ENQUEUE.or(Caps::DEQUEUE).or(Caps::HOLD).or(Caps::REORDER).or(Caps::WATCH_TX);
 
     fn build(p: DrcParams, f: &Fabric) -> Drc {
@@ -344,9 +346,9 @@ impl SwitchMechanism for Drc {
         DRC_FRAME_BYTES
     }
 
-    fn encode_frame(f: DrcFrame, w: &crate::metrics::wire::WireCtx, out: &mut Vec<u8>) {
+    fn encode_frame(f: DrcFrame, w: &crate::switch::mechanism::WireCtx, out: &mut Vec<u8>) {
         let classes = w.mechs.drc.as_ref().map_or(0, |d| d.classes);
-        encode(f.dir, f.level, classes, crate::metrics::wire::mac_of(w.topo, w.tx), out)
+        encode(f.dir, f.level, classes, crate::net::wire::mac_of(w.topo, w.tx), out)
     }
 }
 

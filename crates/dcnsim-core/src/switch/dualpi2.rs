@@ -26,7 +26,7 @@
 use super::aqm::select;
 use super::pi2::{head_sojourn, Clocks, Controller, Pi2Params, Update};
 use super::pipeline::{AqmAction, Arrival, Ctx, Departure};
-use super::DropReason;
+use crate::net::DropReason;
 use crate::net::Ecn;
 use crate::sim::SimTime;
 use rand::Rng as _;

@@ -50,7 +50,7 @@
 //!   markers at the queues' outputs). Nothing else: no overload rule, no minimum backlog.
 
 use super::pipeline::{AqmAction, Arrival, Ctx};
-use super::DropReason;
+use crate::net::DropReason;
 use crate::net::Ecn;
 use rand::Rng as _;
 
@@ -199,7 +199,9 @@ mod tests {
         let mut b = Bench::with_queues(2);
         let (inp, out) = (b.port("left", "h0"), b.port("left", "right"));
         let mut d = DualQ2015::new(p, b.topo.ports.len());
-        let now = SimTime::from_ms(100);
+        // later than the longest delay asked (2^32 / 2^S_r ns: 1.07 s at S_r = 2), so that the head's
+        // enqueue time stays positive
+        let now = SimTime::from_ms(2000);
         if q_ns > 0 {
             let head = b.pkts.alloc(Packet { kind: PktKind::Data, size: 1500, enq: SimTime(now.0 - q_ns * 1000), ..Packet::blank() });
             b.port_queues.get_mut(out, 0).push(head, 1500, 0, now);

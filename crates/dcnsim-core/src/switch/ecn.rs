@@ -5,7 +5,7 @@
 
 use super::mechanism::{Caps, Fabric, Never, SwitchMechanism};
 use super::pipeline::{AqmAction, Arrival, Ctx, Report};
-use super::DropReason;
+use crate::net::DropReason;
 use rand::Rng as _;
 
 /// The ramp's marking probability at `high` unless the scenario says (DCQCN's Pmax as the
@@ -29,6 +29,8 @@ impl SwitchMechanism for EcnMarker {
     type Frame = Never;
     type Msg = Never;
     type Timer = Never;
+    // the step and ramp kinds of switch.aqm resolve to this marker
+    const KEY: &'static str = "aqm";
     const CAPS: Caps = Caps::MARK;
 
     fn build(p: EcnMarker, _: &Fabric) -> EcnMarker {

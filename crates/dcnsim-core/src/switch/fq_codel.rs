@@ -28,11 +28,10 @@
 
 use super::mechanism::{Caps, Fabric, Never, SwitchMechanism, Verdict};
 use super::pipeline::{Arrival, Better, Ctx, Departure, Report};
-use super::{DropReason, PktQueue};
+use crate::net::{DropReason, PktQueue};
 use crate::net::{PacketArena, PortId};
-use crate::scenario::schema::SwitchConfig;
-use crate::scenario::units::{Bytes, Duration};
-use crate::scenario::{err, ScenarioError};
+use crate::sim::units::{Bytes, Duration};
+use crate::sim::error::{err, ScenarioError};
 use crate::sim::rng::mix64;
 use crate::sim::SimTime;
 use schemars::JsonSchema;
@@ -81,8 +80,9 @@ impl FqCodelConfig {
         }
     }
 
-    /// Refuse values out of range and the mechanisms FQ-CoDel cannot run beside.
-    pub fn check(&self, sw: &SwitchConfig) -> Result<(), ScenarioError> {
+    /// Refuse values out of range and the mechanisms FQ-CoDel cannot run beside
+    /// (`configured`: whether the scenario gives the table `switch.<key>`).
+    pub fn check(&self, configured: impl Fn(&str) -> bool) -> Result<(), ScenarioError> {
         for (key, d) in [("target", self.target), ("interval", self.interval)] {
             if d.is_some_and(|d| d.0 == SimTime::ZERO) {
                 return Err(err(format!("switch.fq_codel.{key}"), "invalid value 0, expected a duration > 0"));
@@ -95,10 +95,10 @@ impl FqCodelConfig {
             return Err(err("switch.fq_codel.quantum", "invalid value 0 B, expected a size > 0"));
         }
         let beside = [
-            ("aqm", sw.aqm.is_some(), "both would mark or drop in the same queue"),
-            ("ci", sw.ci.is_some(), "CI holds a queue's head, which FQ-CoDel reorders"),
-            ("drc", sw.drc.is_some(), "both reorder a queue"),
-            ("pfc", sw.pfc.is_some(), "FQ-CoDel drops at dequeue, which a lossless class must not"),
+            ("aqm", configured("aqm"), "both would mark or drop in the same queue"),
+            ("ci", configured("ci"), "CI holds a queue's head, which FQ-CoDel reorders"),
+            ("drc", configured("drc"), "both reorder a queue"),
+            ("pfc", configured("pfc"), "FQ-CoDel drops at dequeue, which a lossless class must not"),
         ];
         match beside.into_iter().find(|b| b.1) {
             Some((key, _, why)) => Err(err("switch.fq_codel", format!("cannot run with switch.{key}: {why}; remove one of them"))),
@@ -305,6 +305,7 @@ impl SwitchMechanism for FqCodel {
     type Frame = Never;
     type Msg = Never;
     type Timer = Never;
+    const KEY: &'static str = "fq_codel";
     const CAPS: Caps = Caps::ENQUEUE.or(Caps::REORDER).or(Caps::DEQUEUE);
 
     fn build(p: FqCodelParams, f: &Fabric) -> FqCodel {

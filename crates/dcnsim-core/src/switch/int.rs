@@ -22,8 +22,8 @@
 use super::mechanism::{Caps, Fabric, Never, SwitchMechanism};
 use super::pipeline::{Ctx, Report};
 use crate::net::{HopTelemetry, PktId, PktKind, PortId};
-use crate::scenario::units::Bytes;
-use crate::scenario::{err, ScenarioError};
+use crate::sim::units::Bytes;
+use crate::sim::error::{err, ScenarioError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -110,6 +110,7 @@ impl SwitchMechanism for Int {
     type Frame = Never;
     type Msg = Never;
     type Timer = Never;
+    const KEY: &'static str = "int";
     const CAPS: Caps = Caps::WATCH_TX;
 
     fn build(p: IntParams, f: &Fabric) -> Int {

@@ -9,10 +9,27 @@
 //! core names none of them (docs/architecture.md, "How to add a switch mechanism").
 
 use super::pipeline::{Admission, AqmAction, Arrival, Ctx, Departure, Report};
-use super::{DropReason, PktQueue};
-use crate::net::{FlowId, HostId, PacketArena, PktId, PortId, Routes, Topology};
+use crate::net::{DropReason, PktQueue};
+use crate::net::wire::FlowWire;
+use crate::net::{FlowId, HostId, NodeId, PacketArena, PktId, PortId, Routes, Topology};
 use crate::sim::SimTime;
 use std::fmt::Debug;
+
+
+/// What the encoders of the mechanisms' frames need beyond the packet: the fabric, the
+/// link's two ends, the flow the frame is of or names (if any) and the run's parameters.
+#[derive(Clone, Copy)]
+pub struct WireCtx<'a> {
+    pub topo: &'a Topology,
+    /// The node that sends the frame on this link, and the one it reaches.
+    pub tx: NodeId,
+    pub rx: NodeId,
+    pub flow: Option<FlowWire>,
+    /// Payload bytes of a full-size segment.
+    pub mss: u32,
+    /// The mechanisms' parameters (DRC's frames carry its priority mask).
+    pub mechs: &'a super::MechanismParams,
+}
 
 /// What a mechanism may do, declared once so the engine skips a stage (and the context it
 /// would build for it) no configured mechanism acts at, and asks only mechanisms that can
@@ -62,6 +79,12 @@ impl Caps {
         }
     }
 }
+
+/// The capabilities that only one configured mechanism may declare, with what they do: the
+/// first configured MARK mechanism alone decides a packet's mark or drop on arrival, and
+/// one REORDER mechanism alone picks a queue's next packet, so a second would be silently
+/// ignored (`MechanismParams::check_exclusive` refuses it).
+pub const EXCLUSIVE: [(Caps, &str); 2] = [(Caps::MARK, "mark or drop packets as they arrive"), (Caps::REORDER, "reorder a queue's packets")];
 
 /// The hooks docs/architecture.md's table shows, in pipeline order, with their column names.
 pub const HOOK_COLUMNS: [(&str, Caps); 10] = [
@@ -188,6 +211,8 @@ pub trait SwitchMechanism: Sized {
     type Msg: Copy + Debug + PartialEq + Eq;
     /// Its timer (`Never`: none).
     type Timer: Copy + Debug;
+    /// The scenario table that configures it: `switch.<KEY>`.
+    const KEY: &'static str;
     /// The hooks and queries this type implements.
     const CAPS: Caps;
 
@@ -288,7 +313,7 @@ pub trait SwitchMechanism: Sized {
     /// Judge the views of every partition (in partition order; none when not due) and what
     /// was seen since the last grid point: the run's end, if the check ends it. Every
     /// partition judges alike, so its state stays the same in all of them.
-    fn grid_judge(&mut self, _at: SimTime, _seen: Option<SimTime>, _views: &[WaitFor], _topo: &Topology) -> Option<crate::engine::EndReason> {
+    fn grid_judge(&mut self, _at: SimTime, _seen: Option<SimTime>, _views: &[WaitFor], _topo: &Topology) -> Option<crate::sim::EndReason> {
         None
     }
 
@@ -297,7 +322,7 @@ pub trait SwitchMechanism: Sized {
         unreachable!("a mechanism that sends frames sizes them")
     }
     /// Write one of its frames as its standard lays it out (no FCS).
-    fn encode_frame(_f: Self::Frame, _w: &crate::metrics::wire::WireCtx, _out: &mut Vec<u8>) {
+    fn encode_frame(_f: Self::Frame, _w: &crate::switch::mechanism::WireCtx, _out: &mut Vec<u8>) {
         unreachable!("a mechanism that sends frames encodes them")
     }
     /// The frame to send in place of `pending`, not yet sent on the same port (None: both go).
@@ -314,7 +339,7 @@ pub trait SwitchMechanism: Sized {
         unreachable!("a mechanism that sends messages sizes them")
     }
     /// Write one of its messages as it crosses the link from `w.tx` to `w.rx` (no FCS).
-    fn encode_msg(_m: Self::Msg, _p: &crate::net::Packet, _w: &crate::metrics::wire::WireCtx, _out: &mut Vec<u8>) {
+    fn encode_msg(_m: Self::Msg, _p: &crate::net::Packet, _w: &crate::switch::mechanism::WireCtx, _out: &mut Vec<u8>) {
         unreachable!("a mechanism that sends messages encodes them")
     }
 }
@@ -345,6 +370,22 @@ macro_rules! switch_mechanisms {
         /// Each mechanism's parameters (`None`: off), as the scenario builder resolved them.
         #[derive(Clone, Debug, Default)]
         pub struct MechanismParams { $($(#[$doc])* pub $field: Option<<$T as $crate::switch::mechanism::SwitchMechanism>::Params>,)* }
+
+        impl MechanismParams {
+            /// Refuse two configured mechanisms that declare one exclusive capability
+            /// (`EXCLUSIVE`), naming both tables.
+            pub fn check_exclusive(&self) -> Result<(), $crate::sim::error::ScenarioError> {
+                use $crate::switch::mechanism::{SwitchMechanism, EXCLUSIVE};
+                for (cap, what) in EXCLUSIVE {
+                    let mut have: Vec<&str> = Vec::new();
+                    $(if <$T>::CAPS.has(cap) && self.$field.is_some() { have.push(<$T>::KEY); })*
+                    if let [first, second, ..] = have[..] {
+                        return Err($crate::sim::error::err(format!("switch.{second}"), format!("cannot run with switch.{first}: both {what}, and only one may; remove one of them")));
+                    }
+                }
+                Ok(())
+            }
+        }
 
         /// The configured switch mechanisms, each `None` when off, called in list order.
         #[derive(Default)]
@@ -378,7 +419,7 @@ macro_rules! switch_mechanisms {
             }
             /// Write the frame's bytes as its mechanism's standard lays them out (no FCS):
             /// the link's sender and receiver are `w.tx` and `w.rx`.
-            pub fn encode(self, w: &$crate::metrics::wire::WireCtx, out: &mut Vec<u8>) {
+            pub fn encode(self, w: &$crate::switch::mechanism::WireCtx, out: &mut Vec<u8>) {
                 use $crate::switch::mechanism::SwitchMechanism;
                 match self { $(Frame::$Arm(f) => <$T>::encode_frame(f, w, out)),* }
             }
@@ -401,7 +442,7 @@ macro_rules! switch_mechanisms {
                 match self { $(Msg::$Arm(m) => <$T>::msg_bytes(m)),* }
             }
             /// Write the message's bytes as it crosses the link from `w.tx` to `w.rx`.
-            pub fn encode(self, p: &$crate::net::Packet, w: &$crate::metrics::wire::WireCtx, out: &mut Vec<u8>) {
+            pub fn encode(self, p: &$crate::net::Packet, w: &$crate::switch::mechanism::WireCtx, out: &mut Vec<u8>) {
                 use $crate::switch::mechanism::SwitchMechanism;
                 match self { $(Msg::$Arm(m) => <$T>::encode_msg(m, p, w, out)),* }
             }
@@ -615,7 +656,7 @@ macro_rules! switch_mechanisms {
 
             /// Judge every partition's seen instants and views (`seen[p]` and `views[p]`,
             /// as `grid_seen` and `grid_views` gave them): the run's end, if a check ends it.
-            pub fn grid_judge(&mut self, at: SimTime, seen: &[Vec<Option<SimTime>>], views: &[Vec<Option<$crate::switch::mechanism::WaitFor>>], topo: &$crate::net::Topology) -> Option<$crate::engine::EndReason> {
+            pub fn grid_judge(&mut self, at: SimTime, seen: &[Vec<Option<SimTime>>], views: &[Vec<Option<$crate::switch::mechanism::WaitFor>>], topo: &$crate::net::Topology) -> Option<$crate::sim::EndReason> {
                 use $crate::switch::mechanism::SwitchMechanism;
                 let mut _k = 0usize;
                 let mut end = None;
@@ -645,6 +686,18 @@ pub(crate) use switch_mechanisms;
 
 #[cfg(test)]
 mod tests {
+    /// Two configured mechanisms that both declare an exclusive capability (here REORDER:
+    /// DRC and FQ-CoDel) are refused, the error naming both tables; one alone passes.
+    #[test]
+    fn two_reordering_mechanisms_are_refused_naming_both() {
+        use crate::switch::{drc::DrcParams, fq_codel::FqCodelConfig, MechanismParams};
+        let one = MechanismParams { drc: Some(DrcParams::default()), ..Default::default() };
+        assert!(one.check_exclusive().is_ok());
+        let two = MechanismParams { fq_codel: Some(FqCodelConfig::default().params(1500)), ..one };
+        let e = two.check_exclusive().unwrap_err();
+        assert_eq!(e.key, "switch.fq_codel");
+        assert!(e.message.contains("cannot run with switch.drc") && e.message.contains("reorder"), "{e}");
+    }
     /// docs/architecture.md's hook table is the one the mechanism list declares (regenerate
     /// it with `cargo run -p dcnsim-core --example gen_reference`).
     #[test]

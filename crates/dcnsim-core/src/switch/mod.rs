@@ -11,7 +11,6 @@ pub mod drc;
 pub mod dualpi2;
 pub mod dualq2015;
 pub mod ecn;
-mod fifo;
 pub mod fq_codel;
 pub mod int;
 pub mod mechanism;
@@ -19,18 +18,14 @@ pub mod pfc;
 pub mod pi2;
 pub mod pipeline;
 pub mod qcn;
-pub mod queue;
 pub mod red;
-pub mod scheduler;
 pub mod sfc;
 
 pub use buffer::{BufferParams, SwitchBuffer};
 pub use ecn::{EcnMarker, Red};
 pub use pipeline::SwitchState;
-pub use queue::{DropReason, MarkReason, PktQueue, PortQueues, QueueStats};
-pub use scheduler::{SchedState, Scheduler};
 
-use crate::net::{FlowId, HostId, PacketArena, PktId, PortId};
+use crate::net::{FlowId, HostId, PacketArena, PktId, PktQueue, PortId};
 use crate::sim::SimTime;
 use pipeline::{Admission, AqmAction, AqmRule, Arrival, Ctx, Departure, Report};
 

@@ -29,10 +29,11 @@
 
 use super::mechanism::{Caps, Fabric, Never, SwitchMechanism, Verdict, WaitFor};
 use super::pipeline::{Admission, Arrival, Better, Ctx, Departure, Effect, Report};
-use super::{DropReason, Frame, MechTimer, PktQueue};
-use crate::engine::EndReason;
+use super::{Frame, MechTimer};
+use crate::net::{DropReason, PktQueue};
+use crate::sim::EndReason;
 use crate::metrics::ColumnData as C;
-use crate::host::PerFlow;
+use crate::net::PerFlow;
 use crate::net::{FlowId, PacketArena, PktId, PortId, Topology};
 use crate::sim::{bytes_in, ser_time, SimTime};
 
@@ -64,7 +65,7 @@ pub const OPCODE_PFC: u16 = 0x0101;
 /// its bit with 0 quanta) sent by `src`, padded to the minimum frame, no FCS.
 pub fn encode(frame: PauseFrame, src: [u8; 6], out: &mut Vec<u8>) {
     let start = out.len();
-    crate::metrics::wire::eth(out, MAC_CONTROL_DA, src, None, ETHERTYPE_MAC_CONTROL);
+    crate::net::wire::eth(out, MAC_CONTROL_DA, src, None, ETHERTYPE_MAC_CONTROL);
     match frame {
         PauseFrame::Pause { quanta } => {
             out.extend_from_slice(&OPCODE_PAUSE.to_be_bytes());
@@ -78,7 +79,7 @@ pub fn encode(frame: PauseFrame, src: [u8; 6], out: &mut Vec<u8>) {
             }
         }
     }
-    crate::metrics::wire::pad(out, start);
+    crate::net::wire::pad(out, start);
 }
 
 /// Defaults of `switch.pfc` (seeds 000/003: XON 4 KB; 802.1Qbb: the largest pause).
@@ -551,6 +552,7 @@ impl SwitchMechanism for Pfc {
     type Frame = PauseFrame;
     type Msg = Never;
     type Timer = Timer;
+    const KEY: &'static str = "pfc";
     const CAPS: Caps = Caps::ADMIT.or(Caps::ENQUEUE).or(Caps::DEQUEUE).or(Caps::HOLD).or(Caps::GATE);
 
     fn build(p: PfcParams, f: &Fabric) -> Pfc {
@@ -846,8 +848,8 @@ impl SwitchMechanism for Pfc {
         PAUSE_FRAME_BYTES
     }
 
-    fn encode_frame(f: PauseFrame, w: &crate::metrics::wire::WireCtx, out: &mut Vec<u8>) {
-        encode(f, crate::metrics::wire::mac_of(w.topo, w.tx), out)
+    fn encode_frame(f: PauseFrame, w: &crate::switch::mechanism::WireCtx, out: &mut Vec<u8>) {
+        encode(f, crate::net::wire::mac_of(w.topo, w.tx), out)
     }
 
     /// A PAUSE or PFC frame carries its class's pause time from its arrival (802.3 Annex

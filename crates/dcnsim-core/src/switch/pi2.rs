@@ -18,8 +18,8 @@
 
 use super::aqm::select;
 use super::pipeline::{AqmAction, Arrival, Ctx};
-use super::MechTimer;
-use super::PktQueue;
+use super::{MechTimer};
+use crate::net::PktQueue;
 use crate::sim::SimTime;
 
 /// Linux sch_dualpi2 / RFC 9332 defaults.

@@ -18,12 +18,13 @@
 //! the list in switch/mod.rs) has one field per mechanism and calls those that declare a
 //! stage (`SwitchMechanism::CAPS`) in list order.
 
-use crate::engine::EndReason;
+use crate::sim::EndReason;
 use crate::metrics::Table;
 use crate::net::port::Ports;
 use crate::net::{Ecn, FlowId, HostId, PacketArena, PktId, PktKind, PortId, Topology};
 use crate::sim::{Rng, SimTime};
-use crate::switch::{DropReason, Frame, MechTimer, Msg, PortQueues, SwitchBuffer};
+use crate::switch::{Frame, MechTimer, Msg, SwitchBuffer};
+use crate::net::{DropReason, PortQueues};
 
 /// The per-switch state the engine core owns: the buffer model and the switch's random
 /// stream (shared by every mechanism of the switch that draws, in pipeline order).

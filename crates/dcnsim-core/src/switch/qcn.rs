@@ -49,9 +49,9 @@
 
 use super::mechanism::{Caps, Fabric, Never, SwitchMechanism};
 use super::pipeline::{Arrival, Better, Ctx, Effect, Report};
-use super::Msg;
+use super::{Msg};
 use crate::metrics::ColumnData as C;
-use crate::host::PerFlow;
+use crate::net::PerFlow;
 use crate::net::{FlowId, PktId, PktKind, PortId};
 use crate::sim::{ser_time, SimTime};
 use rand::Rng as _;
@@ -111,8 +111,8 @@ impl CnmFields {
 /// cnmQOffset and cnmQDelta; the sampled frame's priority, destination address and MSDU
 /// length; then `encap` octets of that MSDU (the flow's headers: the model keeps no frame
 /// after it is gone).
-pub fn cn_pdu(out: &mut Vec<u8>, w: &crate::metrics::wire::WireCtx, cp: crate::net::NodeId, f: &CnmFields, encap: usize) {
-    use crate::metrics::wire;
+pub fn cn_pdu(out: &mut Vec<u8>, w: &crate::switch::mechanism::WireCtx, cp: crate::net::NodeId, f: &CnmFields, encap: usize) {
+    use crate::net::wire;
     out.extend_from_slice(&(f.qntz as u16 & 0x3F).to_be_bytes());
     out.extend_from_slice(&wire::mac_of(w.topo, cp));
     out.extend_from_slice(&f.cpid_low.to_be_bytes());
@@ -122,7 +122,7 @@ pub fn cn_pdu(out: &mut Vec<u8>, w: &crate::metrics::wire::WireCtx, cp: crate::n
         Some(fl) => {
             out.extend_from_slice(&((fl.prio as u16 & 7) << 13).to_be_bytes());
             out.extend_from_slice(&wire::host_mac(w.topo, fl.dst));
-            let msdu = fl.size.min(w.mss as u64) as usize + wire::header_bytes(fl.transport);
+            let msdu = fl.size.min(w.mss as u64) as usize + wire::header_bytes(fl.proto);
             out.extend_from_slice(&(msdu.min(u16::MAX as usize) as u16).to_be_bytes());
             wire::flow_msdu(out, w.topo, fl, w.mss, encap);
         }
@@ -133,8 +133,8 @@ pub fn cn_pdu(out: &mut Vec<u8>, w: &crate::metrics::wire::WireCtx, cp: crate::n
 /// The bytes of a CNM (see the module doc), routed hop by hop toward the reaction point:
 /// from the link's sender to its receiver, addressed from the congestion point to the
 /// flow's source, no FCS. The packet's `payload` names the switch that sent it.
-pub fn encode(p: &crate::net::Packet, w: &crate::metrics::wire::WireCtx, out: &mut Vec<u8>) {
-    use crate::metrics::wire;
+pub fn encode(p: &crate::net::Packet, w: &crate::switch::mechanism::WireCtx, out: &mut Vec<u8>) {
+    use crate::net::wire;
     let cp = w.topo.switches[p.payload as usize];
     wire::eth(out, wire::host_mac(w.topo, p.dst), wire::mac_of(w.topo, cp), Some(CNM_PRIORITY), ETHERTYPE_CNM);
     cn_pdu(out, w, cp, &CnmFields::unpack(p.seq), CNM_ENCAP);
@@ -371,6 +371,7 @@ impl SwitchMechanism for Qcn {
     type Frame = Never;
     type Msg = Cnm;
     type Timer = Never;
+    const KEY: &'static str = "qcn";
     const CAPS: Caps = Caps::ENQUEUE.or(Caps::LIMIT_RATES);
 
     fn build(p: QcnParams, f: &Fabric) -> Qcn {
@@ -446,7 +447,7 @@ impl SwitchMechanism for Qcn {
         CNM_BYTES
     }
 
-    fn encode_msg(_: Cnm, p: &crate::net::Packet, w: &crate::metrics::wire::WireCtx, out: &mut Vec<u8>) {
+    fn encode_msg(_: Cnm, p: &crate::net::Packet, w: &crate::switch::mechanism::WireCtx, out: &mut Vec<u8>) {
         encode(p, w, out)
     }
 }

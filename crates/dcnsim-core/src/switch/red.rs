@@ -21,7 +21,7 @@
 //!   after RED has averaged and decided, as sch_red's child fifo does.
 
 use super::pipeline::{AqmAction, Arrival, Ctx};
-use super::DropReason;
+use crate::net::DropReason;
 use crate::net::PortId;
 use crate::sim::{ser_time, SimTime};
 use rand::Rng as _;

@@ -37,7 +37,7 @@ use super::mechanism::{Caps, Fabric, MsgAt, Never, SwitchMechanism};
 use super::pipeline::{Arrival, Better, Ctx, Effect, Report};
 use super::{Frame, Mechanisms, Msg};
 use crate::metrics::ColumnData as C;
-use crate::host::PerFlow;
+use crate::net::PerFlow;
 use crate::net::{FlowId, HostId, NodeKind, PktId, PktKind, PortId};
 use crate::sim::{ser_time, SimTime};
 use crate::switch::pfc::{PauseFrame, PfcParams};
@@ -55,8 +55,8 @@ pub const SFC_VERSION: u8 = 1;
 /// version, the traffic class, the pause in ns (saturated), and the paused flow's
 /// destination address and ports), routed hop by hop, no FCS. The packet's `payload`
 /// names the switch that sent it, `seq` the pause in ps.
-pub fn encode(class: u8, p: &crate::net::Packet, w: &crate::metrics::wire::WireCtx, out: &mut Vec<u8>) {
-    use crate::metrics::wire;
+pub fn encode(class: u8, p: &crate::net::Packet, w: &crate::switch::mechanism::WireCtx, out: &mut Vec<u8>) {
+    use crate::net::wire;
     let start = out.len();
     wire::eth(out, wire::mac_of(w.topo, w.rx), wire::mac_of(w.topo, w.tx), Some(SFC_PRIORITY), wire::ETHERTYPE_IPV4);
     let from = w.topo.switches[p.payload as usize];
@@ -214,6 +214,7 @@ impl SwitchMechanism for Sfc {
     type Frame = Never;
     type Msg = SfcMsg;
     type Timer = Never;
+    const KEY: &'static str = "sfc";
     const CAPS: Caps = Caps::ENQUEUE;
 
     fn build(p: SfcParams, f: &Fabric) -> Sfc {
@@ -337,7 +338,7 @@ impl SwitchMechanism for Sfc {
         SFC_MSG_BYTES
     }
 
-    fn encode_msg(m: SfcMsg, p: &crate::net::Packet, w: &crate::metrics::wire::WireCtx, out: &mut Vec<u8>) {
+    fn encode_msg(m: SfcMsg, p: &crate::net::Packet, w: &crate::switch::mechanism::WireCtx, out: &mut Vec<u8>) {
         encode(m.class, p, w, out)
     }
 }

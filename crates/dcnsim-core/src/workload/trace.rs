@@ -13,7 +13,7 @@
 
 use crate::host::{CcName, Transport, TransportKind};
 use crate::net::HostId;
-use crate::scenario::units::{self, QuantityError};
+use crate::sim::units::{self, QuantityError};
 use crate::sim::SimTime;
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -2,7 +2,7 @@
 //! conversion to the mechanism's parameters.
 
 use super::super::tagged;
-use super::super::units::{Bytes, Duration, Rate};
+use crate::sim::units::{Bytes, Duration, Rate};
 use super::super::*;
 use crate::switch::ecn;
 use schemars::JsonSchema;

@@ -1,7 +1,7 @@
 //! `switch.pfc`: the table, the checks of PFC (IEEE 802.1Qbb)'s scenario keys and their conversion to the
 //! mechanism's parameters.
 
-use super::super::units::{Bytes, Duration};
+use crate::sim::units::{Bytes, Duration};
 use super::super::*;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

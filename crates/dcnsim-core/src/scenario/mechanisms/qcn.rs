@@ -1,7 +1,7 @@
 //! `switch.qcn` and `transport.qcn`: the table, the checks of QCN (IEEE 802.1Qau)'s scenario keys and their conversion to the
 //! mechanism's parameters.
 
-use super::super::units::{Bytes, Duration, Rate};
+use crate::sim::units::{Bytes, Duration, Rate};
 use super::super::*;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

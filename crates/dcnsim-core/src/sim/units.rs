@@ -1,6 +1,6 @@
 //! Quantities with units, as written in scenario files: rates ("100Gbps"),
 //! durations ("200ns"), sizes ("750KB", "1MiB"). Bare numbers are rejected
-//! where a unit is needed (DESIGN.md "Scenario files").
+//! where a unit is needed (docs/scenario-reference.md, "Value types").
 //!
 //! Size prefixes follow SI/IEC: KB = 1000 B, KiB = 1024 B (the seeds quote
 //! "1 MB queue" and "byte counter 2097152", i.e. 2 MiB, so both are needed).

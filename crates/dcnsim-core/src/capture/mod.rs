@@ -5,7 +5,8 @@
 //! Frames are kept up to the snaplen (as `tcpdump -s` keeps them: the default holds every
 //! header, payload bytes are zeros), with their full length recorded.
 
-use super::wire::{self, FlowWire, WireCtx};
+use crate::net::wire::{self, FlowWire};
+use crate::switch::mechanism::WireCtx;
 use crate::net::{Packet, PktKind, PortId, Topology};
 use crate::sim::SimTime;
 use crate::switch::MechanismParams;
@@ -262,7 +263,7 @@ mod tests {
     }
 
     fn flow(transport: Transport) -> FlowWire {
-        FlowWire { id: 7, src: 0, dst: 1, size: 100_000, hash: 0xABCD, prio: 3, transport }
+        FlowWire { id: 7, src: 0, dst: 1, size: 100_000, hash: 0xABCD, prio: 3, proto: transport.wire_proto() }
     }
 
     /// Every mechanism frame and message is written as long as the model says it is on

@@ -14,10 +14,8 @@
 //! claims) and its destination port 5201; a RoCEv2 flow is queue pair (its id modulo 2^24)
 //! from an entropy source port 49152 + (its ECMP hash modulo 16384) to 4791.
 
-use crate::host::Transport;
 use crate::net::{Ecn, HostId, NodeId, Packet, PktKind};
 use crate::net::{NodeKind, Topology};
-use crate::switch::MechanismParams;
 
 pub const ETHERTYPE_VLAN: u16 = 0x8100;
 pub const ETHERTYPE_IPV4: u16 = 0x0800;
@@ -204,7 +202,16 @@ fn bth(out: &mut Vec<u8>, opcode: u8, qp: u32, ack_req: bool, psn: u32) {
     out.extend_from_slice(&(psn & 0xFF_FFFF).to_be_bytes()[1..]);
 }
 
-/// What a flow's packets carry beyond the packet record: its transport, size and ports.
+/// The protocol stack a flow's frames carry on the wire (IPv4 on).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WireProto {
+    Tcp,
+    /// RoCEv2: UDP to port 4791, the Base Transport Header, the ICRC.
+    Roce,
+    Udp,
+}
+
+/// What a flow's packets carry beyond the packet record: its protocols, size and ports.
 #[derive(Clone, Copy, Debug)]
 pub struct FlowWire {
     pub id: u32,
@@ -213,14 +220,14 @@ pub struct FlowWire {
     pub size: u64,
     pub hash: u32,
     pub prio: u8,
-    pub transport: Transport,
+    pub proto: WireProto,
 }
 
 impl FlowWire {
     /// (source port, destination port) of the flow's data direction.
     pub fn ports(&self) -> (u16, u16) {
-        match self.transport {
-            Transport::Roce(_) => (0xC000 | (self.hash & 0x3FFF) as u16, ROCEV2_PORT),
+        match self.proto {
+            WireProto::Roce => (0xC000 | (self.hash & 0x3FFF) as u16, ROCEV2_PORT),
             _ => (0xC000 | (self.id & 0x3FFF) as u16, FLOW_DPORT),
         }
     }
@@ -234,12 +241,12 @@ pub fn transport(out: &mut Vec<u8>, topo: &Topology, p: &Packet, f: &FlowWire, m
     let fwd = f.ports();
     let back = (fwd.1, fwd.0);
     let payload = p.payload as usize;
-    match f.transport {
-        Transport::Udp => {
+    match f.proto {
+        WireProto::Udp => {
             udp(out, &ip, fwd, &[], payload, true);
             IPV4_BYTES + UDP_BYTES + payload
         }
-        Transport::Roce(_) => {
+        WireProto::Roce => {
             // PSNs count MTU-sized packets from 0; an acknowledgement carries the last PSN
             // received in order (its seq is the next byte expected), a NAK the one expected
             let psn = (p.seq / mss.max(1) as u64) as u32;
@@ -304,26 +311,11 @@ pub fn flow_msdu(out: &mut Vec<u8>, topo: &Topology, f: &FlowWire, mss: u32, n: 
     out.resize(start + n, 0);
 }
 
-/// What the encoders of the mechanisms' frames need beyond the packet: the fabric, the
-/// link's two ends, the flow the frame is of or names (if any) and the run's parameters.
-#[derive(Clone, Copy)]
-pub struct WireCtx<'a> {
-    pub topo: &'a Topology,
-    /// The node that sends the frame on this link, and the one it reaches.
-    pub tx: NodeId,
-    pub rx: NodeId,
-    pub flow: Option<FlowWire>,
-    /// Payload bytes of a full-size segment.
-    pub mss: u32,
-    /// The mechanisms' parameters (DRC's frames carry its priority mask).
-    pub mechs: &'a MechanismParams,
-}
-
 /// Header bytes of a transport's full-size data packet (IPv4 on), for CNMs' MSDU length.
-pub fn header_bytes(t: Transport) -> usize {
+pub fn header_bytes(t: WireProto) -> usize {
     match t {
-        Transport::Udp => IPV4_BYTES + UDP_BYTES,
-        Transport::Roce(_) => IPV4_BYTES + UDP_BYTES + BTH_BYTES + ICRC_BYTES,
+        WireProto::Udp => IPV4_BYTES + UDP_BYTES,
+        WireProto::Roce => IPV4_BYTES + UDP_BYTES + BTH_BYTES + ICRC_BYTES,
         _ => IPV4_BYTES + TCP_BYTES,
     }
 }
