@@ -733,6 +733,9 @@ impl Sim {
     /// The mechanisms' fabric-wide checks at grid point `at` (`SwitchMechanism::grid_judge`)
     /// over the whole fabric: the run's end, if one ends it.
     fn grid_checks(&mut self, at: SimTime) -> Option<EndReason> {
+        if !self.mechs.acts_at(Caps::GRID) {
+            return None;
+        }
         let seen = self.mechs.grid_seen();
         let views = self.mechs.grid_views(at, &|_| true, &ctx!(self));
         if seen.iter().all(Option::is_none) && views.iter().all(Option::is_none) {

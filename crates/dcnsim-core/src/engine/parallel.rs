@@ -34,9 +34,9 @@ use crate::net::{FlowId, HopTelemetry, Packet, PortId};
 use crate::sim::event::Tie;
 use crate::sim::SimTime;
 use crate::workload::FlowSpec;
-use crate::switch::mechanism::WaitFor;
+use crate::switch::mechanism::{Caps, WaitFor};
 use crate::switch::pipeline::Ctx;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// A frame on its way to another partition's port.
@@ -368,18 +368,51 @@ struct SplitStream {
 }
 
 /// Where one partition stands after a window, for the decision every thread makes alike.
-#[derive(Clone, Default)]
+/// Written before the window's barrier and read after it (the barrier orders them), so
+/// plain atomics: every thread reads every stand each window, and a lock there was
+/// contended by the readers.
+#[derive(Default)]
 struct Stand {
-    active: usize,
+    active: AtomicUsize,
     /// Its events so far.
-    events: u64,
+    events: AtomicU64,
     /// Its next event (or a lower bound of it), frames it sent included; MAX: none.
-    next: SimTime,
-    last: SimTime,
+    next: AtomicU64,
+    last: AtomicU64,
     /// What its mechanisms' fabric-wide checks saw and see of its nodes at the window's
-    /// end, when that is a grid point (`Mechanisms::grid_seen`, `grid_views`).
-    seen: Vec<Option<SimTime>>,
-    views: Vec<Option<WaitFor>>,
+    /// end, when that is a grid point and a mechanism checks there (`Caps::GRID`;
+    /// `Mechanisms::grid_seen`, `grid_views`).
+    grid: Mutex<(Vec<Option<SimTime>>, Vec<Option<WaitFor>>)>,
+}
+
+/// A mailbox between two partitions (or a partition's announcements to all), with a flag
+/// set when it holds something: the receivers test the flag each window instead of taking
+/// a lock on every box (most windows send nothing to most partitions).
+struct Mailbox<T> {
+    full: AtomicBool,
+    items: Mutex<Vec<T>>,
+}
+
+impl<T> Default for Mailbox<T> {
+    fn default() -> Self {
+        Mailbox { full: AtomicBool::new(false), items: Mutex::new(Vec::new()) }
+    }
+}
+
+impl<T> Mailbox<T> {
+    /// Hand `v` over (it comes back holding the box's earlier, already read, contents).
+    fn put(&self, v: &mut Vec<T>) {
+        std::mem::swap(&mut *self.items.lock().unwrap(), v);
+        self.full.store(true, Ordering::Release);
+    }
+    /// The contents, if the box was filled since it was last read.
+    fn take(&self) -> Option<std::sync::MutexGuard<'_, Vec<T>>> {
+        if !self.full.load(Ordering::Acquire) {
+            return None;
+        }
+        self.full.store(false, Ordering::Relaxed);
+        Some(self.items.lock().unwrap())
+    }
 }
 
 /// A barrier that spins briefly before yielding: windows are a few microseconds of work on
@@ -421,11 +454,13 @@ struct Shared {
     n: usize,
     barrier: SpinBarrier,
     /// [parity][from * n + to]
-    mail: [Vec<Mutex<Vec<Crossing>>>; 2],
+    mail: [Vec<Mailbox<Crossing>>; 2],
     /// [parity][from]: the continuations a partition started, for every other one.
     heard: [Vec<std::sync::RwLock<Vec<Announce>>>; 2],
+    /// [parity][from]: whether `heard` holds any.
+    heard_full: [Vec<AtomicBool>; 2],
     /// [parity][partition]
-    stand: [Vec<Mutex<Stand>>; 2],
+    stand: [Vec<Stand>; 2],
 }
 
 /// How a window ended, decided alike by every thread from the partitions' stands.
@@ -661,9 +696,10 @@ impl Sim {
         let shared = Shared {
             n,
             barrier: SpinBarrier { n, count: AtomicUsize::new(0), round: AtomicUsize::new(0), broken: Default::default() },
-            mail: std::array::from_fn(|_| (0..n * n).map(|_| Mutex::new(Vec::new())).collect()),
+            mail: std::array::from_fn(|_| (0..n * n).map(|_| Mailbox::default()).collect()),
             heard: std::array::from_fn(|_| (0..n).map(|_| std::sync::RwLock::new(Vec::new())).collect()),
-            stand: std::array::from_fn(|_| (0..n).map(|_| Mutex::new(Stand::default())).collect()),
+            heard_full: std::array::from_fn(|_| (0..n).map(|_| AtomicBool::new(false)).collect()),
+            stand: std::array::from_fn(|_| (0..n).map(|_| Stand::default()).collect()),
         };
         let (w, start) = (par.window, par.at);
         let outcome: Vec<(Step, SimTime, SimTime, SimTime)> = std::thread::scope(|s| {
@@ -890,43 +926,52 @@ fn worker(me: usize, sim: &mut Sim, sh: &Shared, w: SimTime, start: SimTime, due
         let part = sim.part.as_mut().unwrap();
         if let Some(ids) = &mut part.ids {
             // what comes back is the others' to read two windows ago: read
-            let mut box_ = sh.heard[parity][me].write().unwrap();
-            std::mem::swap(&mut *box_, &mut ids.out);
-            ids.out.clear();
+            let full = !ids.out.is_empty();
+            if full {
+                let mut box_ = sh.heard[parity][me].write().unwrap();
+                std::mem::swap(&mut *box_, &mut ids.out);
+                ids.out.clear();
+            }
+            sh.heard_full[parity][me].store(full, Ordering::Release);
         }
         for (to_part, frames) in part.out.iter_mut().enumerate() {
             if let Some(c) = frames.first() {
                 next = next.min(frames.iter().fold(c.at, |m, c| m.min(c.at)));
-                std::mem::swap(&mut *sh.mail[parity][me * n + to_part].lock().unwrap(), frames);
+                sh.mail[parity][me * n + to_part].put(frames);
             }
         }
         // the window ran to the grid point (it was not cut short by `due`): the sequential
         // run's checks at that point (completion, the mechanisms' fabric-wide checks) run
         // here, before any later event, as they run there before the first event at or after it
         let full = grid.0 - 1 <= due.0;
-        let (seen, views) = if full {
+        let checks = full && sim.mechs.acts_at(Caps::GRID);
+        let stand = &sh.stand[parity][me];
+        if checks {
             let own = |node: u32| sim.part.as_ref().unwrap().owns_node(node);
             let views = sim.mechs.grid_views(grid, &own, &super::ctx!(sim));
-            (sim.mechs.grid_seen(), views)
-        } else {
-            (Vec::new(), Vec::new())
-        };
-        *sh.stand[parity][me].lock().unwrap() = Stand { active: sim.active, events: sim.events, next, last: sim.now, seen, views };
+            *stand.grid.lock().unwrap() = (sim.mechs.grid_seen(), views);
+        }
+        stand.active.store(sim.active, Ordering::Relaxed);
+        stand.events.store(sim.events, Ordering::Relaxed);
+        stand.next.store(next.0, Ordering::Relaxed);
+        stand.last.store(sim.now.0, Ordering::Relaxed);
         sh.barrier.wait();
         // every thread decides alike from the stands
         let (mut active, mut next_all, mut last_all) = (0, SimTime::MAX, SimTime::ZERO);
         let (mut seen, mut views) = (Vec::new(), Vec::new());
         let mut busiest = 0;
         for p in 0..n {
-            let s = sh.stand[parity][p].lock().unwrap();
-            busiest = busiest.max(s.events - before[p]);
-            before[p] = s.events;
-            active += s.active;
-            next_all = next_all.min(s.next);
-            last_all = last_all.max(s.last);
-            if full {
-                seen.push(s.seen.clone());
-                views.push(s.views.clone());
+            let s = &sh.stand[parity][p];
+            let events = s.events.load(Ordering::Relaxed);
+            busiest = busiest.max(events - before[p]);
+            before[p] = events;
+            active += s.active.load(Ordering::Relaxed);
+            next_all = next_all.min(SimTime(s.next.load(Ordering::Relaxed)));
+            last_all = last_all.max(SimTime(s.last.load(Ordering::Relaxed)));
+            if checks {
+                let g = s.grid.lock().unwrap();
+                seen.push(g.0.clone());
+                views.push(g.1.clone());
             }
         }
         sim.part.as_mut().unwrap().critical += busiest;
@@ -970,15 +1015,13 @@ fn take_mail(me: usize, sim: &mut Sim, sh: &Shared, parity: usize, repeats: bool
     let n = sh.n;
     if repeats {
         for from in (0..n).filter(|&f| f != me) {
-            let heard = sh.heard[parity][from].read().unwrap();
-            if !heard.is_empty() {
-                sim.hear(&heard);
+            if sh.heard_full[parity][from].load(Ordering::Acquire) {
+                sim.hear(&sh.heard[parity][from].read().unwrap());
             }
         }
     }
     for from in 0..n {
-        let mut m = sh.mail[parity][from * n + me].lock().unwrap();
-        if !m.is_empty() {
+        if let Some(mut m) = sh.mail[parity][from * n + me].take() {
             sim.take_in(&mut m);
         }
     }

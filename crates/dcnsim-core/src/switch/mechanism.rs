@@ -60,6 +60,9 @@ impl Caps {
     pub const WATCH_TX: Caps = Caps(1 << 8);
     /// `on_host_send`: limits the rate of flows at their NIC.
     pub const LIMIT_RATES: Caps = Caps(1 << 9);
+    /// `grid_seen` / `grid_due` / `grid_view` / `grid_judge`: a fabric-wide check at the
+    /// synchronisation grid's points (PFC's deadlock watch).
+    pub const GRID: Caps = Caps(1 << 10);
 
     #[inline(always)]
     pub const fn has(self, c: Caps) -> bool {
@@ -87,7 +90,7 @@ impl Caps {
 pub const EXCLUSIVE: [(Caps, &str); 2] = [(Caps::MARK, "mark or drop packets as they arrive"), (Caps::REORDER, "reorder a queue's packets")];
 
 /// The hooks docs/architecture.md's table shows, in pipeline order, with their column names.
-pub const HOOK_COLUMNS: [(&str, Caps); 10] = [
+pub const HOOK_COLUMNS: [(&str, Caps); 11] = [
     ("classify", Caps::CLASSIFY),
     ("admit", Caps::ADMIT),
     ("on_arrival (mark)", Caps::MARK),
@@ -98,6 +101,7 @@ pub const HOOK_COLUMNS: [(&str, Caps); 10] = [
     ("on_dequeue", Caps::DEQUEUE),
     ("on_transmit", Caps::WATCH_TX),
     ("on_host_send", Caps::LIMIT_RATES),
+    ("grid checks", Caps::GRID),
 ];
 
 /// The markdown table of which mechanism declares which hook, one row per mechanism in list
@@ -298,7 +302,8 @@ pub trait SwitchMechanism: Sized {
     /// synchronisation grid, where a run split over threads has every partition stopped
     /// (docs/parallel.md): what it watches for since the last grid point (the earliest
     /// such instant), taken and forgotten. The partitions' answers are combined (the
-    /// earliest) and given to `grid_judge`.
+    /// earliest) and given to `grid_judge`. The engine asks only when a configured
+    /// mechanism declares `Caps::GRID`: one that checks here must.
     fn grid_seen(&mut self) -> Option<SimTime> {
         None
     }
@@ -643,15 +648,16 @@ macro_rules! switch_mechanisms {
             /// What the mechanisms' fabric-wide checks saw since the last grid point (the
             /// earliest instant of each, by mechanism in list order; `SwitchMechanism::grid_seen`).
             pub fn grid_seen(&mut self) -> Vec<Option<SimTime>> {
-                use $crate::switch::mechanism::SwitchMechanism;
-                vec![$(self.$field.as_mut().and_then(|m| m.grid_seen())),*]
+                use $crate::switch::mechanism::{Caps, SwitchMechanism};
+                vec![$(self.$field.as_mut().filter(|_| <$T>::CAPS.has(Caps::GRID)).and_then(|m| m.grid_seen())),*]
             }
 
             /// The views of this partition for the checks due at grid point `at` (by
             /// mechanism in list order; empty for one not due).
             pub fn grid_views(&self, at: SimTime, own: &dyn Fn(u32) -> bool, cx: &Ctx) -> Vec<Option<$crate::switch::mechanism::WaitFor>> {
                 use $crate::switch::mechanism::SwitchMechanism;
-                vec![$(self.$field.as_ref().filter(|m| m.grid_due(at)).map(|m| m.grid_view(at, own, cx))),*]
+                use $crate::switch::mechanism::Caps;
+                vec![$(self.$field.as_ref().filter(|m| <$T>::CAPS.has(Caps::GRID) && m.grid_due(at)).map(|m| m.grid_view(at, own, cx))),*]
             }
 
             /// Judge every partition's seen instants and views (`seen[p]` and `views[p]`,

@@ -553,7 +553,7 @@ impl SwitchMechanism for Pfc {
     type Msg = Never;
     type Timer = Timer;
     const KEY: &'static str = "pfc";
-    const CAPS: Caps = Caps::ADMIT.or(Caps::ENQUEUE).or(Caps::DEQUEUE).or(Caps::HOLD).or(Caps::GATE);
+    const CAPS: Caps = Caps::ADMIT.or(Caps::ENQUEUE).or(Caps::DEQUEUE).or(Caps::HOLD).or(Caps::GATE).or(Caps::GRID);
 
     fn build(p: PfcParams, f: &Fabric) -> Pfc {
         Pfc::new(p, f.topo.ports.len(), f.queues, f.topo.switches.len())
