@@ -29,7 +29,7 @@
 
 use super::results::FINAL_EVERY;
 use super::{EndReason, Ev, Sim};
-use crate::metrics::{ColumnData as C, Results};
+use crate::metrics::{ColumnData as C, Combine, Results};
 use crate::net::{FlowId, HopTelemetry, Packet, PortId};
 use crate::sim::event::Tie;
 use crate::sim::SimTime;
@@ -1111,7 +1111,7 @@ fn merge(mut r: Results, rest: impl Iterator<Item = Results>, port_part: &[u16],
         goodput(&o.timeseries, &mut all);
         // summary: the engine's counts summed or worked out again; a mechanism's integer
         // totals summed, its lists joined, anything else as the first partition has it
-        merge_summary(r.summary.as_object_mut().unwrap(), &o.summary);
+        merge_summary(r.summary.as_object_mut().unwrap(), &o.summary, &r.combine);
     }
     derive_flows(&mut r.flows);
     if !all.is_empty() {
@@ -1140,22 +1140,49 @@ fn merge(mut r: Results, rest: impl Iterator<Item = Results>, port_part: &[u16],
     r
 }
 
-/// Add another partition's summary `o` into `s` (`merge`).
-fn merge_summary(s: &mut serde_json::Map<String, serde_json::Value>, o: &serde_json::Value) {
+/// How a split run combines the engine's own summary keys (a mechanism's say so where it
+/// writes them: `Report::count`, `same`). The keys worked out again after the merge
+/// (events, the flow counts, the loss rate, the warnings) are `First` here.
+fn engine_combine(key: &str) -> Option<Combine> {
+    Some(match key {
+        "packets_created" | "packets_dropped" | "packets_delivered" | "control_frames" | "ecn_marks" | "data_packets_sent" | "data_packets_dropped" | "packets_in_flight" | "capture_frames" => Combine::Sum,
+        "invariant_violations" => Combine::Concat,
+        "seed" | "sim_time_ps" | "hosts" | "switches" | "flows_total" | "flows_started" | "throughput_bin_ps" | "queue_samples" | "fct_bins" | "metrics" | "queue_notes" | "version" | "end_reason" => Combine::First,
+        "events" | "flows_finished" | "flows_unfinished" | "loss_rate" | "flows_with_loss" | "warnings" => Combine::First,
+        _ => return None,
+    })
+}
+
+/// Add another partition's summary `o` into `s` (`merge`): each key as its rule says
+/// (`engine_combine`, or `combine`, what the mechanisms declared); a key with no rule is a
+/// bug, said by name (it was summed when an integer before, which is wrong for a maximum).
+fn merge_summary(s: &mut serde_json::Map<String, serde_json::Value>, o: &serde_json::Value, combine: &[(String, Combine)]) {
     for (k, v) in o.as_object().unwrap() {
-        match (s.get_mut(k), v) {
-            (Some(a), serde_json::Value::Number(b)) if a.is_u64() && b.is_u64() && !matches!(k.as_str(), "seed" | "sim_time_ps" | "hosts" | "switches" | "flows_total" | "flows_started" | "throughput_bin_ps" | "queue_samples") => {
-                *a = (a.as_u64().unwrap() + b.as_u64().unwrap()).into();
-            }
+        if k == "activity" {
             // every partition declares the same mechanisms in the same order: counts add
-            (Some(serde_json::Value::Array(a)), serde_json::Value::Array(b)) if k == "activity" => {
+            if let (Some(serde_json::Value::Array(a)), serde_json::Value::Array(b)) = (s.get_mut(k), v) {
                 for (x, y) in a.iter_mut().zip(b) {
                     let n = x["count"].as_u64().unwrap_or(0) + y["count"].as_u64().unwrap_or(0);
                     x["count"] = n.into();
                 }
             }
-            (Some(serde_json::Value::Array(a)), serde_json::Value::Array(b)) if !matches!(k.as_str(), "fct_bins" | "metrics" | "queue_notes" | "warnings" | "deadlock") => a.extend(b.iter().cloned()),
-            _ => {}
+            continue;
+        }
+        let rule = engine_combine(k)
+            .or_else(|| combine.iter().find(|c| c.0 == *k).map(|c| c.1))
+            .unwrap_or_else(|| panic!("summary key {k} has no rule for a split run: write it with Report::count or same, or list it in engine_combine (engine/parallel.rs)"));
+        match (rule, s.get_mut(k)) {
+            (Combine::Sum, Some(a)) => {
+                let (x, y) = (a.as_u64(), v.as_u64());
+                let (Some(x), Some(y)) = (x, y) else { panic!("summary key {k} is summed over a split run's partitions but is not a count: {a} and {v}") };
+                *a = (x + y).into();
+            }
+            (Combine::Concat, Some(a)) => {
+                let (Some(x), Some(y)) = (a.as_array_mut(), v.as_array()) else { panic!("summary key {k} is joined over a split run's partitions but is not a list: {a} and {v}") };
+                x.extend(y.iter().cloned());
+            }
+            // every partition writes the same keys (its mechanisms are the same)
+            (Combine::First, _) | (_, None) => {}
         }
     }
 }
@@ -1163,6 +1190,23 @@ fn merge_summary(s: &mut serde_json::Map<String, serde_json::Value>, o: &serde_j
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A split run's summary: counts add, values every partition has alike stay, and a key
+    /// with no rule (a mechanism that wrote around `Report::count` / `same`) is said by name.
+    #[test]
+    fn summary_keys_combine_by_their_rules() {
+        let mut s = serde_json::json!({ "packets_created": 3, "seed": 7, "pfc_frames": 5, "deadlock": ["a"] });
+        let o = serde_json::json!({ "packets_created": 4, "seed": 7, "pfc_frames": 1, "deadlock": ["a"] });
+        let rules = [("pfc_frames".to_string(), Combine::Sum), ("deadlock".to_string(), Combine::First)];
+        merge_summary(s.as_object_mut().unwrap(), &o, &rules);
+        assert_eq!(s, serde_json::json!({ "packets_created": 7, "seed": 7, "pfc_frames": 6, "deadlock": ["a"] }));
+        let unruled = std::panic::catch_unwind(|| {
+            let mut s = serde_json::json!({ "max_queue": 3 });
+            merge_summary(s.as_object_mut().unwrap(), &serde_json::json!({ "max_queue": 4 }), &[]);
+        });
+        let msg = unruled.unwrap_err().downcast::<String>().unwrap();
+        assert!(msg.contains("summary key max_queue has no rule"), "{msg}");
+    }
 
     #[test]
     fn the_spin_barrier_holds_every_thread_until_the_last_arrives() {

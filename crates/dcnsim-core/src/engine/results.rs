@@ -233,17 +233,9 @@ impl Sim {
             "queue_samples": self.samples,
             "version": env!("CARGO_PKG_VERSION"),
         });
-        let mut r = Report {
-            now,
-            topo: &self.topo,
-            queues: self.cfg.queues,
-            ports_table: &mut pt,
-            summary: summary.as_object_mut().unwrap(),
-            metrics: Vec::new(),
-            queue_notes: Vec::new(),
-            activity: Vec::new(),
-        };
+        let mut r = Report::new(now, &self.topo, self.cfg.queues, &mut pt, summary.as_object_mut().unwrap());
         self.mechs.report(&mut r);
+        let combine = r.take_combine();
         let metrics = std::mem::take(&mut r.metrics);
         let notes = std::mem::take(&mut r.queue_notes);
         let activity = std::mem::take(&mut r.activity);
@@ -321,6 +313,7 @@ impl Sim {
             tags: self.cfg.tags.clone(),
             nodes: self.topo.nodes.iter().map(|n| n.name.clone()).collect(),
             summary,
+            combine,
             capture: self.capture.as_ref().map(|c| c.bytes().to_vec()),
         }
     }

@@ -127,6 +127,19 @@ impl Table {
     }
 }
 
+/// How a run split over threads combines a summary key over its partitions
+/// (engine/parallel.rs): every key a mechanism writes says which, where it writes it
+/// (`switch::pipeline::Report::count`, `same`), and the engine's own keys are listed there.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Combine {
+    /// A count over the fabric, each partition counting its own nodes' share: summed.
+    Sum,
+    /// The same in every partition (a parameter, a decision the partitions make alike), or
+    /// worked out again from the merged tables: the first partition's.
+    First,    /// A list of what each partition saw (e.g. invariant violations): joined.
+    Concat,
+}
+
 /// Everything a run produces.
 #[derive(Clone, Debug)]
 pub struct Results {
@@ -143,6 +156,8 @@ pub struct Results {
     pub tags: Vec<String>,
     pub nodes: Vec<String>,
     pub summary: serde_json::Value,
+    /// How a split run combines each summary key the mechanisms wrote.
+    pub combine: Vec<(String, Combine)>,
     /// The pcapng file of `metrics.capture` (None: no capture).
     pub capture: Option<Vec<u8>>,
 }

@@ -251,13 +251,13 @@ impl SwitchMechanism for Aqm {
                 for (port, &x) in v.iter().enumerate() {
                     col[port * r.queues + l_queue] = x;
                 }
-                r.summary.insert(name.into(), v.iter().sum::<u64>().into());
+                r.count(name, v.iter().sum::<u64>());
                 r.ports_table.push(name, ColumnData::U64(col));
             }
             r.queue_role(l_queue, "L");
             r.queue_role(c_queue, "Classic");
         }
-        let marks = r.summary.get("ecn_marks").and_then(|v| v.as_u64()).unwrap_or(0);
+        let marks = r.summary_u64("ecn_marks").unwrap_or(0);
         let drops: u64 = r.ports_table.u64("drops_aqm").iter().sum();
         r.acted("switch.aqm", "packets marked CE or dropped", marks + drops);
     }

@@ -589,8 +589,8 @@ impl SwitchMechanism for Ci {
         for (name, v) in ["ci_isolations", "ci_releases", "ci_evictions", "cips_sent", "cips_received", "ci_table_max"].into_iter().zip(c) {
             r.ports_table.push(name, C::U64(v));
         }
-        r.summary.insert("ci_isolations".into(), iso.into());
-        r.summary.insert("cips_sent".into(), cips.into());
+        r.count("ci_isolations", iso);
+        r.count("cips_sent", cips);
         r.metric("ci_isolations", "CI isolations", 1.0, "int", Better::Neither);
         r.metric("cips_sent", "CIPs sent", 1.0, "int", Better::Neither);
         if self.p.mode == CiMode::Isolate {

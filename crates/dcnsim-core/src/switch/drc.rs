@@ -330,7 +330,7 @@ impl SwitchMechanism for Drc {
     /// level 3), summary keys of the same names.
     fn report(&self, r: &mut Report) {
         for (name, v) in [("drc_frames", &self.frames), ("drc_stops", &self.stops)] {
-            r.summary.insert(name.into(), v.iter().sum::<u64>().into());
+            r.count(name, v.iter().sum::<u64>());
             let mut col = Vec::with_capacity(v.len() * r.queues);
             for &x in v.iter() {
                 col.push(x);

@@ -38,7 +38,7 @@ impl SwitchMechanism for EcnMarker {
     }
     /// Its marks are the engine's (summary ecn_marks): said as its activity.
     fn report(&self, r: &mut Report) {
-        let marks = r.summary.get("ecn_marks").and_then(|v| v.as_u64()).unwrap_or(0);
+        let marks = r.summary_u64("ecn_marks").unwrap_or(0);
         r.acted("switch.aqm", "packets marked CE", marks);
     }
     #[inline]

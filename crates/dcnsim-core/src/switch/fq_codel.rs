@@ -403,9 +403,9 @@ impl SwitchMechanism for FqCodel {
     /// fq_codel_marks (CoDel's decisions; the ports table counts them per queue as
     /// drops_aqm and ecn_marks).
     fn report(&self, r: &mut Report) {
-        r.summary.insert("fq_codel_new_flows".into(), self.new_flows.into());
-        r.summary.insert("fq_codel_drops".into(), self.drops.into());
-        r.summary.insert("fq_codel_marks".into(), self.marks.into());
+        r.count("fq_codel_new_flows", self.new_flows);
+        r.count("fq_codel_drops", self.drops);
+        r.count("fq_codel_marks", self.marks);
         r.metric("fq_codel_drops", "FQ-CoDel drops", 1.0, "int", Better::Lower);
         r.metric("fq_codel_marks", "FQ-CoDel marks", 1.0, "int", Better::Neither);
         r.acted("switch.fq_codel", "packets CoDel dropped or marked", self.drops + self.marks);

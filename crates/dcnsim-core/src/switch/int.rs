@@ -146,8 +146,8 @@ impl SwitchMechanism for Int {
     }
 
     fn report(&self, r: &mut Report) {
-        r.summary.insert("int_records".into(), self.records.into());
-        r.summary.insert("int_full".into(), self.full.into());
+        r.count("int_records", self.records);
+        r.count("int_full", self.full);
         r.acted("switch.int", "INT records written", self.records);
     }
 }

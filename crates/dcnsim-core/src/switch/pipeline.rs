@@ -234,7 +234,9 @@ pub struct Report<'a> {
     pub topo: &'a Topology,
     pub queues: usize,
     pub ports_table: &'a mut Table,
-    pub summary: &'a mut serde_json::Map<String, serde_json::Value>,
+    /// Written through `count` and `same`, which say how a split run combines each key.
+    summary: &'a mut serde_json::Map<String, serde_json::Value>,
+    combine: Vec<(String, crate::metrics::Combine)>,
     /// The summary keys a comparison table shows, in order (summary "metrics").
     pub metrics: Vec<serde_json::Value>,
     /// What the mechanisms say about the switch queues, for plots (summary "queues"):
@@ -253,7 +255,34 @@ pub enum Better {
     Neither,
 }
 
-impl Report<'_> {
+impl<'a> Report<'a> {
+    pub fn new(now: SimTime, topo: &'a Topology, queues: usize, ports_table: &'a mut Table, summary: &'a mut serde_json::Map<String, serde_json::Value>) -> Self {
+        Report { now, topo, queues, ports_table, summary, combine: Vec::new(), metrics: Vec::new(), queue_notes: Vec::new(), activity: Vec::new() }
+    }
+
+    /// Summary key `key`: a count over the fabric (a split run sums its partitions').
+    pub fn count(&mut self, key: &str, v: u64) {
+        self.summary.insert(key.into(), v.into());
+        self.combine.push((key.into(), crate::metrics::Combine::Sum));
+    }
+
+    /// Summary key `key`: a value every partition of a split run has alike (a split run
+    /// keeps the first's).
+    pub fn same(&mut self, key: &str, v: serde_json::Value) {
+        self.summary.insert(key.into(), v);
+        self.combine.push((key.into(), crate::metrics::Combine::First));
+    }
+
+    /// Summary key `key` as the engine or a mechanism wrote it, if a count.
+    pub fn summary_u64(&self, key: &str) -> Option<u64> {
+        self.summary.get(key).and_then(|v| v.as_u64())
+    }
+
+    /// How a split run combines the keys written here (`Results::combine`).
+    pub fn take_combine(&mut self) -> Vec<(String, crate::metrics::Combine)> {
+        std::mem::take(&mut self.combine)
+    }
+
     /// Declare summary key `key` a metric of the comparison table: its row label, the
     /// factor from the summary's unit to the label's, the number format ("int", "f3") and
     /// which way is better.

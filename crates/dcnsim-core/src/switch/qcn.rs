@@ -434,10 +434,10 @@ impl SwitchMechanism for Qcn {
     /// Ports column qcn_cnms (CNMs sent by each congestion point), flows column
     /// qcn_cnms_received, summary keys qcn_cnms and qcn_limited_flows.
     fn report(&self, r: &mut Report) {
-        r.summary.insert("qcn_cnms".into(), self.cnms_sent.iter().sum::<u64>().into());
+        r.count("qcn_cnms", self.cnms_sent.iter().sum::<u64>());
         r.ports_table.push("qcn_cnms", C::U64(self.cnms_sent.clone()));
         let limited = self.limited_forgotten + self.rp.values().filter(|rp| rp.as_ref().is_some_and(|rp| rp.cnms > 0)).count();
-        r.summary.insert("qcn_limited_flows".into(), limited.into());
+        r.count("qcn_limited_flows", limited as u64);
         r.metric("qcn_cnms", "QCN CNMs sent", 1.0, "int", Better::Neither);
         r.queue_threshold(None, "QCN Q_eq", self.p.cp.q_eq);
         r.acted("switch.qcn", "CNMs sent", self.cnms_sent.iter().sum::<u64>());

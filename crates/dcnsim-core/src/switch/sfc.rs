@@ -319,11 +319,11 @@ impl SwitchMechanism for Sfc {
             ("sfc_proxy_pauses", &self.proxy_pauses),
         ];
         for (name, v) in cols {
-            r.summary.insert(name.into(), v.iter().sum::<u64>().into());
+            r.count(name, v.iter().sum::<u64>());
             r.ports_table.push(name, C::U64(v.clone()));
         }
         let paused = self.paused_forgotten + self.flows.values().map(|e| e.total).sum::<u64>();
-        r.summary.insert("sfc_paused_ps".into(), paused.into());
+        r.count("sfc_paused_ps", paused);
         r.metric("sfc_sent", "SFC messages sent", 1.0, "int", Better::Neither);
         r.metric("sfc_suppressed", "SFC messages suppressed", 1.0, "int", Better::Neither);
         r.metric("sfc_cache_hits", "SFC cache hits", 1.0, "int", Better::Neither);
