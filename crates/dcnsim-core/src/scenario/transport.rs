@@ -153,7 +153,16 @@ pub(super) fn tcp_params(tr: &TransportConfig, min_rto: SimTime) -> TcpParams {
             EctConfig::Ect0 => Ecn::Ect0,
             EctConfig::Ect1 => Ecn::Ect1,
         }),
-        cc: WindowCcParams { dctcp: DctcpParams { g: tr.g.unwrap_or(dctcp::DEFAULT_G) }, swift: (&tr.swift.params()).into(), bbr: tr.bbr.params(), ..Default::default() },
+        // every algorithm of the list by name (no `..Default::default()`): one added to
+        // `window_ccs!` fails to compile here until its table is wired in
+        cc: WindowCcParams {
+            dctcp: DctcpParams { g: tr.g.unwrap_or(dctcp::DEFAULT_G) },
+            // NewReno and CUBIC take no parameters
+            reno: (),
+            cubic: (),
+            swift: (&tr.swift.params()).into(),
+            bbr: tr.bbr.params(),
+        },
     }
 }
 
