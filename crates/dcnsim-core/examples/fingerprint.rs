@@ -1,9 +1,10 @@
 //! Fingerprint of what scenarios produce, to prove that an engine refactor changes nothing:
 //!
-//!     cargo run --release -p dcnsim-core --example fingerprint -- [--limit-us N] FILE...
+//!     cargo run --release -p dcnsim-core --example fingerprint -- [--limit-us N] [--threads T] FILE...
 //!
 //! Runs every variant of each file (base first) for at most N simulated microseconds
-//! (default: to its own max_time) and prints one line per run: file, variant, events,
+//! (default: to its own max_time), split over T threads (default 1: a split run's lines
+//! must be one thread's), and prints one line per run: file, variant, events,
 //! a 64-bit FNV-1a hash each of the flows table, the ports table, the sampled-queue
 //! table and the summary, and a few summary counts that show which mechanisms acted. `bench/fingerprint.sh` runs the shipped `*_small` and bench
 //! scenarios and compares the lines with `bench/fingerprints.txt`.
@@ -40,6 +41,12 @@ fn main() {
         limit = Some(SimTime::from_us(args[i + 1].parse().expect("--limit-us takes an integer")));
         args.drain(i..i + 2);
     }
+    let mut threads = 1;
+    if let Some(i) = args.iter().position(|a| a == "--threads") {
+        threads = args[i + 1].parse().expect("--threads takes an integer");
+        args.drain(i..i + 2);
+    }
+    let opts = RunOptions { threads, ..RunOptions::default() };
     for path in &args {
         let text = std::fs::read_to_string(path).expect("readable scenario file");
         let doc = Document::from_toml(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
@@ -47,7 +54,7 @@ fn main() {
         variants.extend(doc.variant_names().into_iter().map(Some));
         for v in variants {
             let s = doc.scenario(v.as_deref()).unwrap_or_else(|e| panic!("{path}: {e}"));
-            let mut sim = build(&s, &RunOptions::default()).unwrap_or_else(|e| panic!("{path}: {e}"));
+            let mut sim = build(&s, &opts).unwrap_or_else(|e| panic!("{path}: {e}"));
             match limit {
                 Some(l) => sim.run_until(l),
                 None => sim.run(),
