@@ -139,23 +139,19 @@ struct Pfc {
     alpha: Option<f64>,
 }
 
+/// A flow's transport: every congestion control of the lists in host/mod.rs by its name
+/// (`CcName::distinct`: a new algorithm is drawn here once it is listed), or UDP.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Transport {
-    Dctcp,
-    Reno,
-    Cubic,
+    Cc(crate::host::CcName),
     Udp,
-    Roce,
 }
 
 impl Transport {
     fn name(self) -> &'static str {
         match self {
-            Transport::Dctcp => "dctcp",
-            Transport::Reno => "reno",
-            Transport::Cubic => "cubic",
+            Transport::Cc(c) => c.name(),
             Transport::Udp => "udp",
-            Transport::Roce => "dcqcn",
         }
     }
 }
@@ -416,7 +412,8 @@ fn ecn_strategy() -> impl Strategy<Value = Option<(Ecn, bool)>> {
 }
 
 fn transport_strategy() -> impl Strategy<Value = Transport> {
-    prop_oneof![Just(Transport::Dctcp), Just(Transport::Reno), Just(Transport::Cubic), Just(Transport::Udp), Just(Transport::Roce)]
+    let all: Vec<Transport> = crate::host::CcName::distinct().map(Transport::Cc).chain([Transport::Udp]).collect();
+    proptest::sample::select(all)
 }
 
 fn flow_strategy() -> impl Strategy<Value = FlowCase> {
