@@ -385,7 +385,7 @@ struct Stand {
     grid: Mutex<(Vec<Option<SimTime>>, Vec<Option<WaitFor>>)>,
 }
 
-/// A mailbox between two partitions (or a partition's announcements to all), with a flag
+/// A mailbox between two partitions, with a flag
 /// set when it holds something: the receivers test the flag each window instead of taking
 /// a lock on every box (most windows send nothing to most partitions).
 struct Mailbox<T> {
@@ -412,6 +412,37 @@ impl<T> Mailbox<T> {
         }
         self.full.store(false, Ordering::Relaxed);
         Some(self.items.lock().unwrap())
+    }
+}
+
+/// A partition's announcements of a window, for every other partition to read after the
+/// barrier, with a flag set when there are any (most windows have none): the readers test
+/// the flag instead of taking the lock.
+struct Bulletin<T> {
+    full: AtomicBool,
+    items: std::sync::RwLock<Vec<T>>,
+}
+
+impl<T> Default for Bulletin<T> {
+    fn default() -> Self {
+        Bulletin { full: AtomicBool::new(false), items: std::sync::RwLock::new(Vec::new()) }
+    }
+}
+
+impl<T> Bulletin<T> {
+    /// Post this window's `v` (emptied: it takes back the board's earlier, already read,
+    /// items); none, and the board reads as empty.
+    fn post(&self, v: &mut Vec<T>) {
+        let full = !v.is_empty();
+        if full {
+            std::mem::swap(&mut *self.items.write().unwrap(), v);
+            v.clear();
+        }
+        self.full.store(full, Ordering::Release);
+    }
+    /// The items posted last, if any.
+    fn read(&self) -> Option<std::sync::RwLockReadGuard<'_, Vec<T>>> {
+        self.full.load(Ordering::Acquire).then(|| self.items.read().unwrap())
     }
 }
 
@@ -464,9 +495,7 @@ struct Shared {
     /// [parity][from * n + to]
     mail: [Vec<Mailbox<Crossing>>; 2],
     /// [parity][from]: the continuations a partition started, for every other one.
-    heard: [Vec<std::sync::RwLock<Vec<Announce>>>; 2],
-    /// [parity][from]: whether `heard` holds any.
-    heard_full: [Vec<AtomicBool>; 2],
+    heard: [Vec<Bulletin<Announce>>; 2],
     /// [parity][partition]
     stand: [Vec<Stand>; 2],
 }
@@ -705,8 +734,7 @@ impl Sim {
             n,
             barrier: SpinBarrier::new(n),
             mail: std::array::from_fn(|_| (0..n * n).map(|_| Mailbox::default()).collect()),
-            heard: std::array::from_fn(|_| (0..n).map(|_| std::sync::RwLock::new(Vec::new())).collect()),
-            heard_full: std::array::from_fn(|_| (0..n).map(|_| AtomicBool::new(false)).collect()),
+            heard: std::array::from_fn(|_| (0..n).map(|_| Bulletin::default()).collect()),
             stand: std::array::from_fn(|_| (0..n).map(|_| Stand::default()).collect()),
         };
         let (w, start) = (par.window, par.at);
@@ -933,14 +961,7 @@ fn worker(me: usize, sim: &mut Sim, sh: &Shared, w: SimTime, start: SimTime, due
         let mut next = sim.run_window(to);
         let part = sim.part.as_mut().unwrap();
         if let Some(ids) = &mut part.ids {
-            // what comes back is the others' to read two windows ago: read
-            let full = !ids.out.is_empty();
-            if full {
-                let mut box_ = sh.heard[parity][me].write().unwrap();
-                std::mem::swap(&mut *box_, &mut ids.out);
-                ids.out.clear();
-            }
-            sh.heard_full[parity][me].store(full, Ordering::Release);
+            sh.heard[parity][me].post(&mut ids.out);
         }
         for (to_part, frames) in part.out.iter_mut().enumerate() {
             if let Some(c) = frames.first() {
@@ -1023,8 +1044,8 @@ fn take_mail(me: usize, sim: &mut Sim, sh: &Shared, parity: usize, repeats: bool
     let n = sh.n;
     if repeats {
         for from in (0..n).filter(|&f| f != me) {
-            if sh.heard_full[parity][from].load(Ordering::Acquire) {
-                sim.hear(&sh.heard[parity][from].read().unwrap());
+            if let Some(heard) = sh.heard[parity][from].read() {
+                sim.hear(&heard);
             }
         }
     }
@@ -1117,8 +1138,8 @@ fn merge(mut r: Results, rest: impl Iterator<Item = Results>, port_part: &[u16],
         // flows: every partition gives a row for each flow not handed out
         absorb_flows(&mut r.flows, &o.flows);
         goodput(&o.timeseries, &mut all);
-        // summary: the engine's counts summed or worked out again; a mechanism's integer
-        // totals summed, its lists joined, anything else as the first partition has it
+        // summary: each key by its rule (`merge_summary`); the engine's derived counts are
+        // worked out again below
         merge_summary(r.summary.as_object_mut().unwrap(), &o.summary, &r.combine);
     }
     derive_flows(&mut r.flows);
