@@ -115,7 +115,7 @@ impl Sim {
                     ecn: ect,
                     ece: false,
                     retx: seg.retx,
-                    hash: fl.hash,
+                    hash: self.cfg.path.entropy(fl.hash, seg.seq, seg.retx),
                     ts: self.now,
                     qc: class as u8,
                     ..Packet::blank()
@@ -191,6 +191,13 @@ impl Sim {
         }
         match kind {
             PktKind::Data => self.on_data(f, pkt),
+            PktKind::Trimmed => {
+                // none of these transports knows trimming: their receivers discard a
+                // truncated frame (its TCP checksum or RoCEv2 ICRC fails), so the sender
+                // learns of the loss as of a drop
+                self.trimmed_discarded += 1;
+                self.consume(pkt);
+            }
             PktKind::Ack | PktKind::Nack => self.on_ack(f, pkt),
             PktKind::Syn => self.reply_in_place(pkt, PktKind::SynAck, 0, false),
             PktKind::SynAck => {
@@ -426,7 +433,7 @@ impl Sim {
             prio: fl.prio,
             ece: false,
             retx: false,
-            hash: fl.hash,
+            hash: self.cfg.path.entropy(fl.hash, u.sent - sz as u64, false),
             ts: self.now,
             ..Packet::blank()
         };

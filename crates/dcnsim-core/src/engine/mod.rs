@@ -107,6 +107,9 @@ pub struct SimConfig {
     /// A datagram flow that is not a closed loop continues where it finishes, at its
     /// destination: the run cannot be split over threads (`Sim::parallel_blocker`).
     pub repeats_at_destination: bool,
+    /// How senders set each data packet's entropy, which the switches' ECMP hashes: one per
+    /// flow (the default) or one per packet (spraying). No scenario key sets it yet.
+    pub path: crate::host::path::PathChoice,
 }
 
 /// The default `SimConfig::host_jitter`: a quarter of a nanosecond, less than the 64 B frame
@@ -287,6 +290,8 @@ pub struct Sim {
     /// Link-local control frames created by mechanisms (part of pkts_created).
     ctrl_frames: u64,
     ecn_marks: u64,
+    /// Trimmed packets their receivers discarded (a transport that does not know trimming).
+    trimmed_discarded: u64,
     /// Data packets put on the wire by hosts (retransmissions included) and data packets dropped.
     data_sent: u64,
     data_dropped: u64,
@@ -516,6 +521,7 @@ impl Sim {
             pkts_dropped: 0,
             ctrl_frames: 0,
             ecn_marks: 0,
+            trimmed_discarded: 0,
             data_sent: 0,
             data_dropped: 0,
             violations: Vec::new(),
@@ -828,7 +834,8 @@ impl Sim {
     #[inline(always)]
     fn route_beyond(&self, out: PortId, dst: HostId, hash: u32) -> PortId {
         let w = &self.egress.at(out).wire;
-        if !w.peer_is_switch {
+        // a router chooses by the state it finds when the packet arrives
+        if !w.peer_is_switch || self.mechs.acts_at(Caps::ROUTE) {
             return PortId::MAX;
         }
         self.routes.next_hop(w.peer_owner, dst, hash).unwrap_or(PortId::MAX)
@@ -1249,5 +1256,7 @@ mod dcqcn_tests;
 mod pfc_tests;
 #[cfg(test)]
 mod proptests;
+#[cfg(test)]
+mod seam_tests;
 #[cfg(test)]
 mod tests;

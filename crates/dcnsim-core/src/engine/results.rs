@@ -5,6 +5,7 @@
 use super::{QueueSampling, Sim};
 use crate::metrics::{ColumnData as C, Results, Table};
 use crate::sim::SimTime;
+use crate::switch::mechanism::Caps;
 use crate::switch::pipeline::Report;
 
 /// How often a streamed run looks for rows that became final (`Sim::take_final_flows`):
@@ -234,6 +235,9 @@ impl Sim {
             "version": env!("CARGO_PKG_VERSION"),
         });
         let mut r = Report::new(now, &self.topo, self.cfg.queues, &mut pt, summary.as_object_mut().unwrap());
+        if self.mechs.acts_at(Caps::TRIM) {
+            r.count("trimmed_discarded", self.trimmed_discarded);
+        }
         self.mechs.report(&mut r);
         let combine = r.take_combine();
         let metrics = std::mem::take(&mut r.metrics);

@@ -4,9 +4,9 @@
 
 use super::{ctx, Sim, MAX_HOPS};
 use crate::net::Ecn;
-use crate::net::{PktId, PortId};
+use crate::net::{PktId, PktKind, PortId};
 use crate::switch::mechanism::{Caps, Verdict};
-use crate::switch::pipeline::{Admission, AqmAction, Arrival, Ctx, Departure};
+use crate::switch::pipeline::{Admission, AqmAction, AqmRule, Arrival, Ctx, Departure, Overflow, RouteAt};
 use crate::net::{DropReason, MarkReason};
 
 impl Sim {
@@ -31,13 +31,17 @@ impl Sim {
             self.routed_on_arrival.0 += (route == PortId::MAX) as u64;
             self.routed_on_arrival.1 += 1;
         }
-        let out = match route {
+        let mut out = match route {
             PortId::MAX => match self.routes.next_hop(sw, dst, hash) {
                 Some(o) => o,
                 None => return self.drop_pkt(pkt, Some((in_port, class)), DropReason::NoRoute),
             },
             out => out,
         };
+        if self.mechs.acts_at(Caps::ROUTE) {
+            out = self.choose_route(RouteAt { sw, in_port, pkt, dst, hash, class, size: size as u64, hashed: out });
+        }
+        let mut size = size;
         let mut a = Arrival::new(sw, in_port, out, pkt, size as u64, hash, ecn, class, tc as usize);
         // a stage no mechanism acts at costs neither a context nor a call
         if self.mechs.acts_at(Caps::CLASSIFY) {
@@ -49,14 +53,13 @@ impl Sim {
             Admission::Drop(why, port, q) => return self.drop_pkt(pkt, Some((port, q)), why),
             Admission::Admitted => {}
             Admission::Buffer => {
-                let q = self.queues.get(out, a.queue);
-                let fits = match self.cfg.buffer.queue_admits(q.bytes, a.size) {
-                    Some(fits) => fits,
-                    None => self.switches[sw as usize].buffer.admits(self.egress.at(out).bytes, q.bytes, a.size),
-                };
-                if !fits {
+                if !self.buffer_fits(sw, out, a.queue, a.size) {
                     let why = if a.lossless { DropReason::Lossless } else { DropReason::BufferFull };
-                    return self.drop_pkt(pkt, Some((out, a.queue)), why);
+                    let q = a.queue;
+                    match self.overflow(&mut a, why) {
+                        Some(trimmed) => size = trimmed,
+                        None => return self.drop_pkt(pkt, Some((out, q)), why),
+                    }
                 }
             }
         }
@@ -98,6 +101,59 @@ impl Sim {
             self.apply_effects();
         }
         self.try_tx(out);
+    }
+
+    /// Whether the buffer model of switch `sw` has room for `size` more bytes in queue `qi`
+    /// of `out`.
+    #[inline(always)]
+    fn buffer_fits(&self, sw: u32, out: PortId, qi: usize, size: u64) -> bool {
+        let q = self.queues.get(out, qi);
+        match self.cfg.buffer.queue_admits(q.bytes, size) {
+            Some(fits) => fits,
+            None => self.switches[sw as usize].buffer.admits(self.egress.at(out).bytes, q.bytes, size),
+        }
+    }
+
+    /// The next hop a configured router chooses for the packet `r` describes (ECMP's,
+    /// `r.hashed`, where there is one candidate or the router leaves it). Out of line: only
+    /// runs with a router call it.
+    #[inline(never)]
+    fn choose_route(&mut self, r: RouteAt) -> PortId {
+        let candidates = self.routes.candidates(r.sw, r.dst);
+        if candidates.len() < 2 {
+            return r.hashed;
+        }
+        let chosen = self.mechs.route(&r, candidates, &mut ctx!(self));
+        if let Some(p) = chosen {
+            assert!(self.routes.candidates(r.sw, r.dst).contains(&p), "switch {}: a router chose port {p}, not a next hop toward host {}", r.sw, r.dst);
+        }
+        self.apply_effects();
+        chosen.unwrap_or(r.hashed)
+    }
+
+    /// The buffer refused the arriving packet `a` (`why`): a trimming mechanism may cut a
+    /// lossy data packet to its headers, which then need room in the queue it names. The
+    /// trimmed packet's size, or None: it is dropped. Out of line: a packet that does not
+    /// fit is the rare case.
+    #[cold]
+    #[inline(never)]
+    fn overflow(&mut self, a: &mut Arrival, why: DropReason) -> Option<u32> {
+        if a.lossless || !self.mechs.acts_at(Caps::TRIM) || self.pkts.get(a.pkt).kind != PktKind::Data {
+            return None;
+        }
+        let verdict = self.mechs.on_overflow(a, why, &mut ctx!(self));
+        self.apply_effects();
+        let Overflow::Trim { queue, bytes } = verdict else {
+            return None;
+        };
+        assert!(queue < self.cfg.queues && bytes > 0 && bytes as u64 <= a.size, "a trim to {bytes} B in queue {queue} of a {} B packet (the ports have {} queues)", a.size, self.cfg.queues);
+        if !self.buffer_fits(a.sw, a.out, queue, bytes as u64) {
+            return None;
+        }
+        (a.queue, a.size, a.aqm) = (queue, bytes as u64, AqmRule::Skip);
+        let p = self.pkts.get_mut(a.pkt);
+        (p.kind, p.size) = (PktKind::Trimmed, bytes);
+        Some(bytes)
     }
 
     /// Record a violation if queue `qi` of `out` exceeds its limit (unless lossless ingress

@@ -43,6 +43,29 @@ links = [
   { a = "r6", b = "s2", rate = "100Gbps", delay = "1us" },
 ]"#;
 
+/// A k = 4 fat tree (16 hosts, 4 per pod, 2 per ToR; ToRs `tor<pod>_<i>`, aggregation
+/// switches `agg<pod>_<j>`) at 100G and 1 us per link, running DCTCP flows `flows` (TOML
+/// inline tables).
+pub(super) fn fat_tree_k4(flows: &str) -> String {
+    format!(
+        r#"
+[scenario]
+name = "t"
+max_time = "1s"
+[topology]
+kind = "fat_tree3"
+k = 4
+host_link = {{ rate = "100Gbps", delay = "1us" }}
+fabric_link = {{ rate = "100Gbps", delay = "1us" }}
+[transport]
+kind = "dctcp"
+[[workload]]
+kind = "flows"
+flows = [ {flows} ]
+"#
+    )
+}
+
 /// Build and run to the end; no invariant may be violated.
 pub(super) fn run(text: &str) -> crate::Sim {
     let mut sim = build(text);
@@ -671,25 +694,7 @@ fn a_receiver_answers_late_data_after_its_sender_finished() {
 fn an_incast_pod_gets_its_own_partition_by_planned_load() {
     let mut flows: Vec<String> = (4..16).map(|h| format!(r#"{{ src = {h}, dst = 0, size = "1MB" }}"#)).collect();
     flows.extend((4..16).map(|h| format!(r#"{{ src = {h}, dst = {}, size = "10KB" }}"#, 4 + (h - 3) % 12)));
-    let text = format!(
-        r#"
-[scenario]
-name = "t"
-max_time = "1s"
-[topology]
-kind = "fat_tree3"
-k = 4
-host_link = {{ rate = "100Gbps", delay = "1us" }}
-fabric_link = {{ rate = "100Gbps", delay = "1us" }}
-[transport]
-kind = "dctcp"
-[[workload]]
-kind = "flows"
-flows = [ {} ]
-"#,
-        flows.join(", ")
-    );
-    let sim = build(&text);
+    let sim = build(&fat_tree_k4(&flows.join(", ")));
     let topo = sim.topology();
     let pt = sim.partition(2);
     let p0 = pt.part[topo.hosts[0] as usize];

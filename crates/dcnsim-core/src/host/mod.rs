@@ -18,6 +18,7 @@ pub mod delivery_rate;
 pub mod flow_table;
 pub mod hpcc;
 pub mod pacer;
+pub mod path;
 pub mod reno;
 pub mod roce;
 pub mod swift;

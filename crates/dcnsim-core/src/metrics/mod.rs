@@ -136,7 +136,8 @@ pub enum Combine {
     Sum,
     /// The same in every partition (a parameter, a decision the partitions make alike), or
     /// worked out again from the merged tables: the first partition's.
-    First,    /// A list of what each partition saw (e.g. invariant violations): joined.
+    First,
+    /// A list of what each partition saw (e.g. invariant violations): joined.
     Concat,
 }
 

@@ -24,6 +24,10 @@ pub enum PktKind {
     Syn,
     /// The receiver's SYN-ACK.
     SynAck,
+    /// The headers of a data packet a switch trimmed (`Overflow::Trim`) instead of
+    /// dropping it: `seq` and `payload` name the bytes it no longer carries, `size` is what
+    /// is left on the wire.
+    Trimmed,
     /// A link-local MAC control frame of a switch mechanism: consumed by the link peer,
     /// never queued behind data (docs/architecture.md, "control frames").
     Ctrl(Frame),

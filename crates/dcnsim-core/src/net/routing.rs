@@ -149,9 +149,13 @@ impl Routes {
         self.overrides.insert((sw, dst), port);
     }
 
-    /// Shortest-path egress ports of switch `sw` (switch index) toward host `dst`.
+    /// Shortest-path egress ports of switch `sw` (switch index) toward host `dst`, in port
+    /// order (a static route's one port where there is one).
     #[inline]
     pub fn candidates(&self, sw: u32, dst: HostId) -> &[PortId] {
+        if let Some(p) = self.overrides.get(&(sw, dst)) {
+            return std::slice::from_ref(p);
+        }
         let a = &self.host[dst as usize];
         if a.sw == sw {
             return std::slice::from_ref(&a.port);

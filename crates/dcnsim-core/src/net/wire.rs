@@ -240,7 +240,8 @@ pub fn transport(out: &mut Vec<u8>, topo: &Topology, p: &Packet, f: &FlowWire, m
     let ip = Ip { src: host_ip(topo, p.src), dst: host_ip(topo, p.dst), dscp: 0, ecn: ecn_bits(p.ecn), ttl: ttl(p.hops) };
     let fwd = f.ports();
     let back = (fwd.1, fwd.0);
-    let payload = p.payload as usize;
+    // a trimmed packet keeps its headers as they were and carries none of its payload
+    let payload = if p.kind == PktKind::Trimmed { 0 } else { p.payload as usize };
     match f.proto {
         WireProto::Udp => {
             udp(out, &ip, fwd, &[], payload, true);
@@ -253,8 +254,8 @@ pub fn transport(out: &mut Vec<u8>, topo: &Topology, p: &Packet, f: &FlowWire, m
             let qp = FIRST_QP.wrapping_add(f.id);
             let mut h = Vec::with_capacity(BTH_BYTES + 16);
             let (ports, tail) = match p.kind {
-                PktKind::Data => {
-                    let (first, last) = (p.seq == 0, p.seq + payload as u64 >= f.size);
+                PktKind::Data | PktKind::Trimmed => {
+                    let (first, last) = (p.seq == 0, p.seq + p.payload as u64 >= f.size);
                     let op = match (first, last) {
                         (true, true) => bth::WRITE_ONLY,
                         (true, false) => bth::WRITE_FIRST,
@@ -291,7 +292,7 @@ pub fn transport(out: &mut Vec<u8>, topo: &Topology, p: &Packet, f: &FlowWire, m
             // the SYN takes sequence number 2^32 - 1 so that data starts at 0 (as the
             // model's byte offsets do), in both directions
             let (ports, seq, ack, flags) = match p.kind {
-                PktKind::Data => (fwd, p.seq as u32, 0, TCP_ACK),
+                PktKind::Data | PktKind::Trimmed => (fwd, p.seq as u32, 0, TCP_ACK),
                 PktKind::Syn => (fwd, u32::MAX, 0, TCP_SYN),
                 PktKind::SynAck => (back, u32::MAX, 0, TCP_SYN | TCP_ACK),
                 _ => (back, 0, p.seq as u32, TCP_ACK | if p.ece { TCP_ECE } else { 0 }),

@@ -1356,7 +1356,14 @@ pub struct RunOptions {
 
 /// Turn a validated scenario into a ready-to-run simulation.
 pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
-    let (topo, routes, cfg, arrivals) = configure(s, opts)?;
+    build_adjusted(s, opts, |_| {})
+}
+
+/// `build`, with the configuration changed by `adjust` first (tests that set what no
+/// scenario key sets).
+pub(crate) fn build_adjusted(s: &Scenario, opts: &RunOptions, adjust: impl FnOnce(&mut SimConfig)) -> Result<Sim, ScenarioError> {
+    let (topo, routes, mut cfg, arrivals) = configure(s, opts)?;
+    adjust(&mut cfg);
     let sim = Sim::with_arrivals(topo, routes, cfg, arrivals);
     if opts.threads <= 1 {
         return Ok(sim);
@@ -1413,10 +1420,15 @@ fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Routes, SimCo
         // the proxy's PAUSE frames need the NICs' PFC receive side, present in every RoCE NIC
         pfc = Some(PfcParams::receive_only(topo.ports.len()));
     }
-    let mechanisms = MechanismParams { ecn, pfc, ci, sfc, aqm, qcn, drc, fq_codel: sw.fq_codel.as_ref().map(|f| f.params(mtu)), int: int_params(s, &topo)? };
+    let mechanisms = MechanismParams { ecn, pfc, ci, sfc, aqm, qcn, drc, fq_codel: sw.fq_codel.as_ref().map(|f| f.params(mtu)),
+        int: int_params(s, &topo)?,
+        #[cfg(test)]
+        stand_in: None,
+    };
     mechanisms.check_exclusive()?;
     let mut cfg = SimConfig {
         host_jitter: crate::engine::DEFAULT_HOST_JITTER,
+        path: Default::default(),
         seed,
         max_time: s.scenario.max_time.0,
         mtu,

@@ -20,6 +20,8 @@ pub mod pipeline;
 pub mod qcn;
 pub mod red;
 pub mod sfc;
+#[cfg(test)]
+pub mod stand_in;
 
 pub use buffer::{BufferParams, SwitchBuffer};
 pub use ecn::{EcnMarker, Red};
@@ -27,7 +29,8 @@ pub use pipeline::SwitchState;
 
 use crate::net::{FlowId, HostId, PacketArena, PktId, PktQueue, PortId};
 use crate::sim::SimTime;
-use pipeline::{Admission, AqmAction, AqmRule, Arrival, Ctx, Departure, Report};
+use crate::net::DropReason;
+use pipeline::{Admission, AqmAction, AqmRule, Arrival, Ctx, Departure, Overflow, Report, RouteAt};
 
 // The switch mechanisms in pipeline order: every stage calls the configured ones that act
 // there in this order (`switch::mechanism`). A new mechanism is its own file and one entry.
@@ -50,4 +53,7 @@ mechanism::switch_mechanisms! {
     fq_codel: FqCodel => fq_codel::FqCodel,
     /// In-band network telemetry (HPCC sec. 3.2).
     int: Int => int::Int,
+    /// A test's stand-in for the seams no shipped mechanism uses yet (routing, trimming).
+    #[cfg(test)]
+    stand_in: StandIn => stand_in::StandIn,
 }

@@ -214,6 +214,38 @@ pub enum Admission {
     Drop(DropReason, PortId, usize),
 }
 
+/// A packet whose next hop a switch chooses (`SwitchMechanism::route`): at switch `sw`,
+/// arrived through `in_port`, toward host `dst`, with the entropy its sender gave it
+/// (`hash`: one per flow under per-flow ECMP, one per packet where the sender sprays) and
+/// the traffic class of its priority.
+#[derive(Copy, Clone, Debug)]
+pub struct RouteAt {
+    pub sw: u32,
+    pub in_port: PortId,
+    pub pkt: PktId,
+    pub dst: HostId,
+    pub hash: u32,
+    pub class: usize,
+    pub size: u64,
+    /// ECMP's choice (the hashed pick among the candidates), which stands if no mechanism
+    /// chooses.
+    pub hashed: PortId,
+}
+
+/// What a switch does with an arriving data packet its buffer cannot hold
+/// (`SwitchMechanism::on_overflow`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Overflow {
+    /// Drop it (a switch without trimming).
+    Drop,
+    /// Packet trimming (NDP, Handley et al., SIGCOMM 2017 sec. 3.1; UE 1.0 sec. 3.6.x,
+    /// "packet trimming"): cut it to its first `bytes` (its headers) and queue that in
+    /// `queue` of the same egress port, usually a higher priority one, so the receiver
+    /// learns of the loss at once. The header still needs room in the buffer: if it has
+    /// none it is dropped.
+    Trim { queue: usize, bytes: u32 },
+}
+
 /// A packet leaving an egress queue.
 #[derive(Copy, Clone, Debug)]
 pub struct Departure {

@@ -1,0 +1,166 @@
+//! The engine's seams for mechanisms no shipped one uses yet, each exercised with a
+//! stand-in (`switch::stand_in`, `host::path`): a switch that chooses next hops by its own
+//! state, an entropy the sender sets per packet, and a switch that trims a packet its buffer
+//! cannot hold instead of dropping it.
+
+use crate::host::path::PathChoice;
+use crate::metrics::Results;
+use crate::net::{NodeKind, PortId};
+use crate::scenario::{build_adjusted, Document, RunOptions};
+use crate::switch::stand_in::{RouteRule, StandInParams};
+use super::tests::fat_tree_k4;
+use crate::engine::{Sim, SimConfig};
+
+fn run(text: &str, threads: usize, adjust: impl FnOnce(&mut SimConfig)) -> (Sim, Results) {
+    let s = Document::from_toml(text).and_then(|d| d.resolve(None)).unwrap_or_else(|e| panic!("{e}"));
+    let opts = RunOptions { threads, check_invariants: threads <= 1, ..Default::default() };
+    let mut sim = build_adjusted(&s, &opts, adjust).unwrap_or_else(|e| panic!("{e}"));
+    sim.run();
+    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+    let r = sim.results();
+    (sim, r)
+}
+
+/// Bytes sent up each of switch `name`'s ports toward another switch, in port order.
+fn uplink_bytes(sim: &Sim, name: &str) -> Vec<u64> {
+    let t = sim.topology();
+    let node = t.nodes.iter().find(|n| n.name == name).unwrap_or_else(|| panic!("no node {name}"));
+    // a ToR's uplinks lead to aggregation switches, an aggregation switch's to cores
+    let above = if name.starts_with("tor") { "agg" } else { "core" };
+    let up = |p: PortId| t.nodes[t.peer_node(p) as usize].kind == NodeKind::Switch && t.nodes[t.peer_node(p) as usize].name.starts_with(above);
+    node.ports.iter().copied().filter(|&p| up(p)).map(|p| sim.port_tx_bytes(p)).collect()
+}
+
+fn u8s<'a>(t: &'a crate::metrics::Table, name: &str) -> &'a [u8] {
+    match t.get(name) {
+        Some(crate::metrics::ColumnData::U8(v)) => v,
+        _ => panic!("no u8 column {name}"),
+    }
+}
+
+fn finished_all(r: &Results) -> bool {
+    u8s(&r.flows, "finished").iter().all(|&f| f == 1)
+}
+
+fn summary(r: &Results, key: &str) -> u64 {
+    r.summary[key].as_u64().unwrap_or_else(|| panic!("summary has no count {key}"))
+}
+
+/// Eight flows from the two hosts of ToR tor0_0 to the other pods. Under ECMP both of the
+/// ToR's uplinks carry some; a router that always takes the last candidate sends all of it
+/// up the last one, chooses at every switch hop as the packet arrives (none routed a hop
+/// ahead) and overrules ECMP where ECMP chose otherwise. A router that picks the least
+/// queued port gives identical results on one thread and two.
+#[test]
+fn a_switch_router_chooses_each_packets_next_hop_as_it_arrives() {
+    let flows: Vec<String> = (0..8).map(|i| format!(r#"{{ src = {}, dst = {}, size = "200KB" }}"#, i % 2, 4 + i)).collect();
+    let text = fat_tree_k4(&flows.join(", "));
+    let (ecmp, r) = run(&text, 1, |_| {});
+    assert!(finished_all(&r));
+    let spread = uplink_bytes(&ecmp, "tor0_0");
+    assert!(spread.len() == 2 && spread.iter().all(|&b| b > 0), "ECMP uses both uplinks: {spread:?}");
+    assert_eq!(ecmp.routed_on_arrival.0, 0, "ECMP routes a hop ahead");
+
+    let (last, r) = run(&text, 1, |c| c.mechanisms.stand_in = Some(StandInParams { route: Some(RouteRule::Last), trim: None }));
+    assert!(finished_all(&r));
+    let up = uplink_bytes(&last, "tor0_0");
+    assert_eq!(up[0], 0, "{up:?}");
+    assert_eq!(up[1], spread.iter().sum::<u64>(), "the same bytes, all up the last uplink");
+    let (on_arrival, hops) = last.routed_on_arrival;
+    assert!(hops > 1_000 && on_arrival == hops, "{on_arrival} of {hops} hops routed on arrival");
+    let (routed, rerouted) = (summary(&r, "stand_in_routed"), summary(&r, "stand_in_rerouted"));
+    assert!(routed > 0 && rerouted > 0 && rerouted < routed, "{routed} routed, {rerouted} against ECMP");
+
+    let least = |c: &mut SimConfig| c.mechanisms.stand_in = Some(StandInParams { route: Some(RouteRule::LeastQueued), trim: None });
+    let (_, one) = run(&text, 1, least);
+    let (split, two) = run(&text, 2, least);
+    assert!(split.partitions() > 1);
+    for col in ["fct_ps", "delivered_bytes", "retx"] {
+        assert_eq!(format!("{:?}", one.flows.get(col)), format!("{:?}", two.flows.get(col)), "flows {col}");
+    }
+    assert_eq!(one.summary["stand_in_routed"], two.summary["stand_in_routed"]);
+}
+
+/// One 2 MB flow across the fabric: with one entropy per flow it takes one uplink at its
+/// ToR and one at its aggregation switch; sprayed, each packet hashes anew, and each of
+/// the ToR's two uplinks and the aggregation switch's two carries between 35% and 65% of
+/// what went up. The flow completes either way (TCP absorbs the reordering).
+#[test]
+fn a_sprayed_flow_spreads_over_every_path_a_flow_hash_takes_one() {
+    let text = fat_tree_k4(r#"{ src = 0, dst = 15, size = "2MB" }"#);
+    for (path, spread) in [(PathChoice::PerFlow, false), (PathChoice::Spray, true)] {
+        let (sim, r) = run(&text, 1, |c| c.path = path);
+        assert!(finished_all(&r), "{path:?}");
+        assert_eq!(r.flows.u64("delivered_bytes")[0], 2_000_000);
+        let tor = uplink_bytes(&sim, "tor0_0");
+        let used = tor.iter().filter(|&&b| b > 0).count();
+        assert_eq!(used, if spread { 2 } else { 1 }, "{path:?}: {tor:?}");
+        if spread {
+            let total: u64 = tor.iter().sum();
+            assert!(tor.iter().all(|&b| b * 100 > total * 35 && b * 100 < total * 65), "{tor:?}");
+            let aggs: Vec<u64> = ["agg0_0", "agg0_1"].iter().flat_map(|a| uplink_bytes(&sim, a)).collect();
+            assert!(aggs.iter().filter(|&&b| b > 0).count() == 4, "all four cores carry some: {aggs:?}");
+        }
+    }
+}
+
+/// Four hosts send 300 KB each to one over a switch whose egress queues hold 30 KB each.
+/// Without trimming the receiver's port drops data; with a trimmer that cuts such packets
+/// to 64 B in queue 1 (strict priority over the data's queue 0), none is dropped: each
+/// refused packet leaves as a 64 B header in queue 1 (its bytes there are 64 per trim), its
+/// receiver discards it (none of these transports knows trimming) and the flows finish by
+/// retransmission. Every packet made is consumed or dropped.
+#[test]
+fn a_trimming_switch_forwards_the_header_of_a_packet_its_buffer_cannot_hold() {
+    let text = r#"
+[scenario]
+name = "t"
+max_time = "1s"
+[topology]
+kind = "custom"
+hosts = ["h0", "h1", "h2", "h3", "r"]
+switches = ["s"]
+links = [
+  { a = "h0", b = "s", rate = "100Gbps", delay = "1us" },
+  { a = "h1", b = "s", rate = "100Gbps", delay = "1us" },
+  { a = "h2", b = "s", rate = "100Gbps", delay = "1us" },
+  { a = "h3", b = "s", rate = "100Gbps", delay = "1us" },
+  { a = "r", b = "s", rate = "100Gbps", delay = "1us" },
+]
+[switch]
+queues = 2
+buffer = { queue = "30KB" }
+[transport]
+kind = "reno"
+[[workload]]
+kind = "flows"
+flows = [ { src = 0, dst = 4, size = "300KB" }, { src = 1, dst = 4, size = "300KB" }, { src = 2, dst = 4, size = "300KB" }, { src = 3, dst = 4, size = "300KB" } ]
+"#;
+    let rx_port = |sim: &Sim| -> PortId {
+        let t = sim.topology();
+        let s = t.nodes.iter().find(|n| n.name == "s").unwrap();
+        *s.ports.iter().find(|&&p| t.nodes[t.peer_node(p) as usize].name == "r").unwrap()
+    };
+    let row = |r: &Results, sim: &Sim, q: u8| {
+        let t = sim.topology();
+        let p = rx_port(sim);
+        let (node, local) = (t.ports[p as usize].node, t.ports[p as usize].local);
+        (0..r.ports.rows()).find(|&i| r.ports.u32("node")[i] == node && r.ports.u32("port")[i] == local && u8s(&r.ports, "queue")[i] == q).unwrap()
+    };
+    let (plain, r) = run(text, 1, |_| {});
+    assert!(finished_all(&r));
+    assert!(r.summary.get("trimmed_discarded").is_none(), "a run without a trimmer reports no trim count");
+    let dropped = r.ports.u64("drops_buffer_full")[row(&r, &plain, 0)];
+    assert!(dropped > 0, "the incast overflows the receiver's queue");
+
+    let (trim, r) = run(text, 1, |c| c.mechanisms.stand_in = Some(StandInParams { route: None, trim: Some((1, 64)) }));
+    assert!(finished_all(&r));
+    let trims = summary(&r, "stand_in_trims");
+    assert!(trims > 0);
+    assert_eq!(r.ports.u64("drops")[row(&r, &trim, 0)], 0, "a refused packet is trimmed, not dropped");
+    assert_eq!(r.ports.u64("tx_bytes")[row(&r, &trim, 1)], 64 * trims, "each trim leaves as 64 B in queue 1");
+    assert_eq!(summary(&r, "trimmed_discarded"), trims, "every header reached its receiver");
+    assert_eq!(summary(&r, "packets_dropped"), 0);
+    let (made, consumed, dropped, live) = trim.packet_counts();
+    assert_eq!((made, live), (consumed + dropped, 0));
+}
