@@ -110,6 +110,12 @@ pub struct SimConfig {
     /// How senders set each data packet's entropy, which the switches' ECMP hashes: one per
     /// flow (the default) or one per packet (spraying). No scenario key sets it yet.
     pub path: crate::host::path::PathChoice,
+    /// Links that fail, come back or change rate during the run (`net::link`); no scenario
+    /// key sets them yet.
+    pub link_changes: Vec<crate::net::LinkChange>,
+    /// How long after a link fails or comes back the routes follow it (the failure's
+    /// detection and the routing protocol's convergence together).
+    pub reroute_after: SimTime,
 }
 
 /// The default `SimConfig::host_jitter`: a quarter of a nanosecond, less than the 64 B frame
@@ -161,6 +167,10 @@ enum Ev {
     },
     /// Sample every switch queue's depth.
     Sample,
+    /// Link change `SimConfig::link_changes[i]` happens.
+    Link(u32),
+    /// The routes follow link change `i` (`SimConfig::reroute_after` after it).
+    Reroute(u32),
     /// A switch mechanism's timer.
     Mech(MechTimer),
 }
@@ -182,6 +192,8 @@ impl crate::sim::event::Tie for Ev {
             Ev::Pace { flow, .. } => 6 << K | flow as u64,
             Ev::UdpSend { flow } => 7 << K | flow as u64,
             Ev::Unhold { flow } => 8 << K | flow as u64,
+            Ev::Link(i) => 9 << K | i as u64,
+            Ev::Reroute(i) => 10 << K | i as u64,
         }
     }
 }
@@ -290,6 +302,8 @@ pub struct Sim {
     /// Link-local control frames created by mechanisms (part of pkts_created).
     ctrl_frames: u64,
     ecn_marks: u64,
+    /// By port: its link is down (`SimConfig::link_changes`; empty until a link changes).
+    link_down: Vec<bool>,
     /// Trimmed packets their receivers discarded (a transport that does not know trimming).
     trimmed_discarded: u64,
     /// Data packets put on the wire by hosts (retransmissions included) and data packets dropped.
@@ -476,6 +490,12 @@ impl Sim {
         if let Some(s) = &cfg.queue_sample {
             q.push(s.from, Ev::Sample);
         }
+        for (i, c) in cfg.link_changes.iter().enumerate() {
+            q.push(c.at, Ev::Link(i as u32));
+            if c.reroutes() {
+                q.push(c.at + cfg.reroute_after, Ev::Reroute(i as u32));
+            }
+        }
         // the held draw is a u32 (`Egress::jitter`): 4.3 ms at most
         let jitter_range = cfg.host_jitter.0.min(1 << 32);
         let jitter_salt = crate::sim::rng::mix64(cfg.seed ^ 0x7A3D_5C1E_9B24_F60D);
@@ -522,6 +542,7 @@ impl Sim {
             ctrl_frames: 0,
             ecn_marks: 0,
             trimmed_discarded: 0,
+            link_down: Vec::new(),
             data_sent: 0,
             data_dropped: 0,
             violations: Vec::new(),
@@ -912,6 +933,15 @@ impl Sim {
             }
             Ev::Pace { flow, gen } => self.on_pace(flow, gen),
             Ev::Unhold { flow } => self.on_unhold(flow),
+            Ev::Link(i) => {
+                // every partition changes its copy of the link
+                self.count_once_per_run();
+                self.link_change(i as usize);
+            }
+            Ev::Reroute(_) => {
+                self.count_once_per_run();
+                self.reroute();
+            }
         }
     }
 
@@ -1105,6 +1135,9 @@ impl Sim {
         let eg = self.egress.at(port);
         if eg.busy_until > self.now {
             let t = eg.busy_until;
+            if t == SimTime::MAX {
+                return self.drain_down(port);
+            }
             if eg.txdone_at != t && self.has_backlog(port) {
                 self.egress.at_mut(port).txdone_at = t;
                 self.q.push(t, Ev::TxDone { port });
@@ -1120,6 +1153,70 @@ impl Sim {
         let next = if h.is_switch { self.switch_dequeue(h.owner, port) } else { self.host_next_packet(h.owner) };
         if let Some((pkt, size, route)) = next {
             self.transmit(port, pkt, size, route);
+        }
+    }
+
+    /// Link change `i` (`SimConfig::link_changes`): a failed link's transmitters stop for
+    /// good (busy until the end of time, which `try_tx` reads as down) and its switch ends
+    /// drop what they hold; one that comes back starts again; a rate applies from the next
+    /// frame. Every partition of a split run changes both ends in its copy, and acts on the
+    /// ends it holds.
+    #[cold]
+    #[inline(never)]
+    fn link_change(&mut self, i: usize) {
+        use crate::net::LinkState;
+        let c = self.cfg.link_changes[i];
+        let ends = [c.port, self.topo.ports[c.port as usize].peer];
+        if self.link_down.is_empty() {
+            self.link_down = vec![false; self.topo.ports.len()];
+        }
+        for p in ends {
+            let held = !self.part.as_ref().is_some_and(|part| part.remote(p));
+            match c.state {
+                LinkState::Down => {
+                    self.link_down[p as usize] = true;
+                    self.egress.at_mut(p).busy_until = SimTime::MAX;
+                    if held {
+                        self.drain_down(p);
+                    }
+                }
+                LinkState::Up if self.link_down[p as usize] => {
+                    self.link_down[p as usize] = false;
+                    self.egress.at_mut(p).busy_until = self.now;
+                    if held {
+                        self.try_tx(p);
+                    }
+                }
+                LinkState::Up => {}
+                LinkState::Rate(bps) => {
+                    self.egress.at_mut(p).wire.ser_rate = crate::net::port::PortWire::ser_rate(bps);
+                    std::sync::Arc::make_mut(&mut self.topo).ports[p as usize].rate_bps = bps;
+                }
+            }
+        }
+    }
+
+    /// The routes follow the links as they are now: every partition computes the same.
+    #[cold]
+    #[inline(never)]
+    fn reroute(&mut self) {
+        let down = &self.link_down;
+        self.routes = std::sync::Arc::new(self.routes.without(&self.topo, &|p| down[p as usize]));
+    }
+
+    /// A switch port whose link is down drops what its queues hold, each packet leaving as
+    /// it would have left (its mechanisms see the departure, so their accounting of it ends)
+    /// but going nowhere. A NIC keeps its frames until the link is back.
+    #[cold]
+    #[inline(never)]
+    fn drain_down(&mut self, port: PortId) {
+        let h = self.egress.at(port).wire;
+        if !h.is_switch {
+            return;
+        }
+        while let Some((pkt, _, _)) = self.switch_dequeue(h.owner, port) {
+            let qi = self.pkts.get(pkt).qc as usize;
+            self.drop_pkt(pkt, Some((port, qi)), DropReason::LinkDown);
         }
     }
 

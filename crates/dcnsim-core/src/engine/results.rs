@@ -154,7 +154,7 @@ impl Sim {
         let mut peer = vec![];
         let mut queue = vec![];
         let mut rate = vec![];
-        let mut c: [Vec<u64>; 12] = Default::default();
+        let mut c: [Vec<u64>; 13] = Default::default();
         let mut mean = vec![];
         for (pid, queues) in self.queues.ports().enumerate() {
             let info = &self.topo.ports[pid];
@@ -181,12 +181,13 @@ impl Sim {
                     s.drops_no_route,
                     s.drops_wrong_host,
                     s.drops_lossless,
+                    s.drops_link_down,
                 ]) {
                     v.push(x);
                 }
             }
         }
-        let [tx_b, tx_p, dr, dr_bf, dr_aqm, mk, mx, dr_hd, dr_ttl, dr_nr, dr_wh, dr_ll] = c;
+        let [tx_b, tx_p, dr, dr_bf, dr_aqm, mk, mx, dr_hd, dr_ttl, dr_nr, dr_wh, dr_ll, dr_ld] = c;
         pt.push("node", C::U32(node));
         pt.push("is_host", C::U8(is_host));
         pt.push("port", C::U32(port));
@@ -203,6 +204,10 @@ impl Sim {
         pt.push("drops_no_route", C::U64(dr_nr));
         pt.push("drops_wrong_host", C::U64(dr_wh));
         pt.push("drops_lossless", C::U64(dr_ll));
+        if !self.cfg.link_changes.is_empty() {
+            // only where links change: every other run's table keeps its columns
+            pt.push("drops_link_down", C::U64(dr_ld));
+        }
         pt.push("ecn_marks", C::U64(mk));
         pt.push("max_depth_bytes", C::U64(mx));
         pt.push("mean_depth_bytes", C::F64(mean));

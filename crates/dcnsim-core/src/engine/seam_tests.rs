@@ -7,6 +7,7 @@ use crate::host::path::PathChoice;
 use crate::metrics::Results;
 use crate::net::{NodeKind, PortId};
 use crate::scenario::{build_adjusted, Document, RunOptions};
+use crate::sim::SimTime;
 use crate::switch::stand_in::{RouteRule, StandInParams};
 use super::tests::fat_tree_k4;
 use crate::engine::{Sim, SimConfig};
@@ -21,14 +22,19 @@ fn run(text: &str, threads: usize, adjust: impl FnOnce(&mut SimConfig)) -> (Sim,
     (sim, r)
 }
 
-/// Bytes sent up each of switch `name`'s ports toward another switch, in port order.
-fn uplink_bytes(sim: &Sim, name: &str) -> Vec<u64> {
+/// Switch `name`'s ports up the fat tree, in port order.
+fn uplinks(sim: &Sim, name: &str) -> Vec<PortId> {
     let t = sim.topology();
     let node = t.nodes.iter().find(|n| n.name == name).unwrap_or_else(|| panic!("no node {name}"));
     // a ToR's uplinks lead to aggregation switches, an aggregation switch's to cores
     let above = if name.starts_with("tor") { "agg" } else { "core" };
     let up = |p: PortId| t.nodes[t.peer_node(p) as usize].kind == NodeKind::Switch && t.nodes[t.peer_node(p) as usize].name.starts_with(above);
-    node.ports.iter().copied().filter(|&p| up(p)).map(|p| sim.port_tx_bytes(p)).collect()
+    node.ports.iter().copied().filter(|&p| up(p)).collect()
+}
+
+/// Bytes sent up each of switch `name`'s uplinks, in port order.
+fn uplink_bytes(sim: &Sim, name: &str) -> Vec<u64> {
+    uplinks(sim, name).into_iter().map(|p| sim.port_tx_bytes(p)).collect()
 }
 
 fn u8s<'a>(t: &'a crate::metrics::Table, name: &str) -> &'a [u8] {
@@ -163,4 +169,80 @@ flows = [ { src = 0, dst = 4, size = "300KB" }, { src = 1, dst = 4, size = "300K
     assert_eq!(summary(&r, "packets_dropped"), 0);
     let (made, consumed, dropped, live) = trim.packet_counts();
     assert_eq!((made, live), (consumed + dropped, 0));
+}
+
+/// The row of `port`'s queue `q` in the ports table.
+fn port_row(r: &Results, sim: &Sim, port: PortId, q: u8) -> usize {
+    let t = sim.topology();
+    let (node, local) = (t.ports[port as usize].node, t.ports[port as usize].local);
+    (0..r.ports.rows()).find(|&i| r.ports.u32("node")[i] == node && r.ports.u32("port")[i] == local && u8s(&r.ports, "queue")[i] == q).unwrap()
+}
+
+/// A 4 MB flow from host 0 to host 15 (another pod); the ToR uplink its flow hash takes
+/// fails at 100 us. Until the routes follow (50 us later) the ToR drops what it routes
+/// there (counted as `drops_link_down`, a column only such runs have); then the flow moves
+/// to the other uplink and finishes, every byte delivered. Had the routes never followed,
+/// it would not finish. A failure undone before the routes follow leaves the flow on its
+/// link. Two threads give what one does.
+#[test]
+fn a_failed_link_drops_until_the_routes_follow_then_the_flow_moves() {
+    use crate::net::{LinkChange, LinkState};
+    let text = fat_tree_k4(r#"{ src = 0, dst = 15, size = "4MB" }"#);
+    let (base, r) = run(&text, 1, |_| {});
+    assert!(r.ports.get("drops_link_down").is_none());
+    let base_fct = r.flows.u64("fct_ps")[0];
+    let used: Vec<PortId> = uplinks(&base, "tor0_0").into_iter().filter(|&p| base.port_tx_bytes(p) > 0).collect();
+    assert_eq!(used.len(), 1);
+    let (failed, other) = (used[0], *uplinks(&base, "tor0_0").iter().find(|&&p| p != used[0]).unwrap());
+    let fail = move |c: &mut SimConfig| {
+        c.link_changes = vec![LinkChange { at: SimTime::from_us(100), port: failed, state: LinkState::Down }];
+        c.reroute_after = SimTime::from_us(50);
+    };
+    let (sim, r) = run(&text, 1, fail);
+    assert!(finished_all(&r));
+    assert_eq!(r.flows.u64("delivered_bytes")[0], 4_000_000);
+    let lost = r.ports.u64("drops_link_down")[port_row(&r, &sim, failed, 0)];
+    assert!(lost > 0, "the ToR drops what it routes to the failed link");
+    assert!(sim.port_tx_bytes(other) > 0 && sim.port_tx_bytes(failed) < base.port_tx_bytes(failed));
+    assert!(r.flows.u64("fct_ps")[0] > base_fct + SimTime::from_us(50).0, "the flow lost at least the time to reroute");
+
+    let (_, stuck) = run(&text, 1, |c| {
+        fail(c);
+        c.reroute_after = SimTime::from_ms(10_000);
+    });
+    assert!(!finished_all(&stuck), "with the routes never following, the flow cannot finish");
+
+    let (back, r) = run(&text, 1, |c| {
+        fail(c);
+        c.link_changes.push(LinkChange { at: SimTime::from_us(120), port: failed, state: LinkState::Up });
+        c.reroute_after = SimTime::from_ms(10_000);
+    });
+    assert!(finished_all(&r), "a link back before the routes moved carries the flow again");
+    assert_eq!(back.port_tx_bytes(other), 0);
+
+    let (_, one) = run(&text, 1, fail);
+    let (split, two) = run(&text, 2, fail);
+    assert!(split.partitions() > 1);
+    for col in ["fct_ps", "delivered_bytes", "retx", "drops"] {
+        assert_eq!(format!("{:?}", one.flows.get(col)), format!("{:?}", two.flows.get(col)), "flows {col}");
+    }
+    assert_eq!(format!("{:?}", one.ports.get("drops_link_down")), format!("{:?}", two.ports.get("drops_link_down")));
+    assert_eq!(one.summary["events"], two.summary["events"]);
+}
+
+/// Host 0's link degraded from 100G to 10G at the start: a 1 MB flow to its ToR-mate then
+/// takes at least the 800 us its bytes need at 10G (against about 84 us at 100G), and the
+/// ports table reports the link's new rate.
+#[test]
+fn a_degraded_link_serializes_at_its_new_rate() {
+    use crate::net::{LinkChange, LinkState};
+    let text = fat_tree_k4(r#"{ src = 0, dst = 1, size = "1MB" }"#);
+    let (base, r) = run(&text, 1, |_| {});
+    let nic = base.topology().host_port(0);
+    let fast = r.flows.u64("fct_ps")[0];
+    let (sim, r) = run(&text, 1, |c| c.link_changes = vec![LinkChange { at: SimTime::ZERO, port: nic, state: LinkState::Rate(10_000_000_000) }]);
+    assert!(finished_all(&r));
+    let slow = r.flows.u64("fct_ps")[0];
+    assert!(fast < SimTime::from_us(100).0 && slow > SimTime::from_us(800).0, "{fast} ps at 100G, {slow} ps at 10G");
+    assert_eq!(r.ports.u64("rate_bps")[port_row(&r, &sim, nic, 0)], 10_000_000_000);
 }

@@ -25,6 +25,8 @@ pub enum DropReason {
     /// The packet reached a host other than its destination (a wrong static route); the
     /// host discards it, as a NIC discards a frame not addressed to it.
     WrongHost,
+    /// Its egress port's link was down (`net::link`).
+    LinkDown,
 }
 
 /// Why a packet was ECN-marked.
@@ -46,12 +48,13 @@ pub struct QueueStats {
     pub drops_no_route: u64,
     pub drops_wrong_host: u64,
     pub drops_lossless: u64,
+    pub drops_link_down: u64,
     pub ecn_marks: u64,
 }
 
 impl QueueStats {
     pub fn drops(&self) -> u64 {
-        self.drops_buffer_full + self.drops_aqm + self.drops_headroom + self.drops_ttl + self.drops_no_route + self.drops_wrong_host + self.drops_lossless
+        self.drops_buffer_full + self.drops_aqm + self.drops_headroom + self.drops_ttl + self.drops_no_route + self.drops_wrong_host + self.drops_lossless + self.drops_link_down
     }
     pub fn count_drop(&mut self, r: DropReason) {
         match r {
@@ -62,6 +65,7 @@ impl QueueStats {
             DropReason::NoRoute => self.drops_no_route += 1,
             DropReason::WrongHost => self.drops_wrong_host += 1,
             DropReason::Lossless => self.drops_lossless += 1,
+            DropReason::LinkDown => self.drops_link_down += 1,
         }
     }
     pub fn count_mark(&mut self, r: MarkReason) {

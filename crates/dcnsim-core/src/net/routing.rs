@@ -59,8 +59,24 @@ impl Routes {
         Self::build_narrow_up_to(t, u16::MAX as usize + 1)
     }
 
+    /// The routes of `t` over its working links (`down(port)`: the link of `port` carries
+    /// nothing), keeping these routes' static ones: what switches converge to once they see
+    /// a failure. A destination no working path reaches has no route (its packets are
+    /// dropped, `DropReason::NoRoute`).
+    pub fn without(&self, t: &Topology, down: &dyn Fn(PortId) -> bool) -> Routes {
+        let mut r = Self::build_over(t, u16::MAX as usize + 1, down, false).expect("a lenient build refuses nothing");
+        r.overrides = self.overrides.clone();
+        r
+    }
+
     /// `build`, with 2-byte table entries only where the sets take at most `narrow` words.
     fn build_narrow_up_to(t: &Topology, narrow: usize) -> Result<Routes, Unreachable> {
+        Self::build_over(t, narrow, &|_| false, true)
+    }
+
+    /// `build_narrow_up_to` over the links not `down`; `strict`: a pair of hosts no path
+    /// joins is an error (else it has no route).
+    fn build_over(t: &Topology, narrow: usize, down: &dyn Fn(PortId) -> bool, strict: bool) -> Result<Routes, Unreachable> {
         // edge switches: those with hosts attached, in switch order
         let mut edge_of_switch = vec![u32::MAX; t.num_switches()];
         let mut edge_nodes: Vec<NodeId> = Vec::new();
@@ -88,7 +104,7 @@ impl Routes {
                     .iter()
                     .filter_map(|&p| {
                         let m = &t.nodes[t.peer_node(p) as usize];
-                        (m.kind == NodeKind::Switch).then_some((p, m.index))
+                        (m.kind == NodeKind::Switch && !down(p)).then_some((p, m.index))
                     })
                     .collect()
             })
@@ -114,7 +130,7 @@ impl Routes {
                     }
                 }
             }
-            if let Some(&other) = edge_nodes.iter().find(|&&o| dist[t.nodes[o as usize].index as usize] == u32::MAX) {
+            if let Some(&other) = edge_nodes.iter().find(|&&o| strict && dist[t.nodes[o as usize].index as usize] == u32::MAX) {
                 let host_on = |sw: NodeId| t.hosts.iter().find(|&&h| t.peer_node(t.nodes[h as usize].ports[0]) == sw).unwrap();
                 return Err(Unreachable { from: t.nodes[*host_on(other) as usize].name.clone(), to: t.nodes[*host_on(target) as usize].name.clone() });
             }

@@ -1429,6 +1429,8 @@ fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Routes, SimCo
     let mut cfg = SimConfig {
         host_jitter: crate::engine::DEFAULT_HOST_JITTER,
         path: Default::default(),
+        link_changes: Vec::new(),
+        reroute_after: SimTime::ZERO,
         seed,
         max_time: s.scenario.max_time.0,
         mtu,
