@@ -31,16 +31,15 @@ impl Sim {
             self.routed_on_arrival.0 += (route == PortId::MAX) as u64;
             self.routed_on_arrival.1 += 1;
         }
-        let mut out = match route {
+        let out = match route {
             PortId::MAX => match self.routes.next_hop(sw, dst, hash) {
+                // a router's choice is never looked up a hop ahead (`route_beyond`)
+                Some(o) if self.mechs.acts_at(Caps::ROUTE) => self.choose_route(RouteAt { sw, in_port, pkt, dst, hash, class, size: size as u64, hashed: o }),
                 Some(o) => o,
                 None => return self.drop_pkt(pkt, Some((in_port, class)), DropReason::NoRoute),
             },
             out => out,
         };
-        if self.mechs.acts_at(Caps::ROUTE) {
-            out = self.choose_route(RouteAt { sw, in_port, pkt, dst, hash, class, size: size as u64, hashed: out });
-        }
         let mut size = size;
         let mut a = Arrival::new(sw, in_port, out, pkt, size as u64, hash, ecn, class, tc as usize);
         // a stage no mechanism acts at costs neither a context nor a call
@@ -180,6 +179,7 @@ impl Sim {
     /// among the queues no mechanism holds; the on_dequeue hooks run before it leaves, and a
     /// packet they drop is replaced by the next. Gives the packet, its size and its route at
     /// the next switch.
+    #[inline(always)]
     pub(super) fn switch_dequeue(&mut self, sw: u32, port: PortId) -> Option<(PktId, u32, PortId)> {
         loop {
             let now = self.now;

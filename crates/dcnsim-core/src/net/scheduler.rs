@@ -28,7 +28,7 @@ pub struct SchedState {
 impl Scheduler {
     /// Pick the queue to serve next, among queues not `blocked` (e.g. PFC-paused).
     /// Returns None when every eligible queue is empty.
-    #[inline]
+    #[inline(always)]
     pub fn select(&self, queues: &[PktQueue], st: &mut SchedState, blocked: impl Fn(usize) -> bool) -> Option<usize> {
         match self {
             Scheduler::Strict => (0..queues.len()).rev().find(|&i| !queues[i].is_empty() && !blocked(i)),
