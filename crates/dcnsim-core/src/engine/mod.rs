@@ -965,6 +965,7 @@ impl Sim {
                 Effect::Frame { port, frame, flow, hash } => self.send_frame(port, frame, flow, hash),
                 Effect::Timer { at, timer } => self.q.push(at, Ev::Mech(timer)),
                 Effect::Wake { port } => self.try_tx(port),
+                Effect::Release(a) => self.release(a),
                 Effect::SteerFlow { port, mut flow, class } => {
                     // a NIC classifies a connection's frames: the message now on it
                     while let Some(next) = self.flows.continued_by(flow) {

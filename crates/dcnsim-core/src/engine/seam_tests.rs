@@ -1,7 +1,8 @@
 //! The engine's seams for mechanisms no shipped one uses yet, each exercised with a
 //! stand-in (`switch::stand_in`, `host::path`): a switch that chooses next hops by its own
-//! state, an entropy the sender sets per packet, and a switch that trims a packet its buffer
-//! cannot hold instead of dropping it.
+//! state, an entropy the sender sets per packet, a switch that trims a packet its buffer
+//! cannot hold instead of dropping it, links that fail, come back or slow down, and a
+//! switch that queues packets on its ingress side.
 
 use crate::host::path::PathChoice;
 use crate::metrics::Results;
@@ -11,6 +12,13 @@ use crate::sim::SimTime;
 use crate::switch::stand_in::{RouteRule, StandInParams};
 use super::tests::fat_tree_k4;
 use crate::engine::{Sim, SimConfig};
+
+/// Hosts `hosts` on one switch `s`, 100G and 1 us per link, running to `max_time`, with
+/// the rest of the scenario (switch, transport, workload tables) in `rest`.
+fn one_switch(hosts: &[&str], max_time: &str, rest: &str) -> String {
+    let links: Vec<String> = hosts.iter().map(|h| format!(r#"  {{ a = "{h}", b = "s", rate = "100Gbps", delay = "1us" }},"#)).collect();
+    format!("[scenario]\nname = \"t\"\nmax_time = \"{max_time}\"\n[topology]\nkind = \"custom\"\nhosts = {hosts:?}\nswitches = [\"s\"]\nlinks = [\n{}\n]\n{rest}", links.join("\n"))
+}
 
 fn run(text: &str, threads: usize, adjust: impl FnOnce(&mut SimConfig)) -> (Sim, Results) {
     let s = Document::from_toml(text).and_then(|d| d.resolve(None)).unwrap_or_else(|e| panic!("{e}"));
@@ -67,7 +75,7 @@ fn a_switch_router_chooses_each_packets_next_hop_as_it_arrives() {
     assert!(spread.len() == 2 && spread.iter().all(|&b| b > 0), "ECMP uses both uplinks: {spread:?}");
     assert_eq!(ecmp.routed_on_arrival.0, 0, "ECMP routes a hop ahead");
 
-    let (last, r) = run(&text, 1, |c| c.mechanisms.stand_in = Some(StandInParams { route: Some(RouteRule::Last), trim: None }));
+    let (last, r) = run(&text, 1, |c| c.mechanisms.stand_in = Some(StandInParams { route: Some(RouteRule::Last), ..Default::default() }));
     assert!(finished_all(&r));
     let up = uplink_bytes(&last, "tor0_0");
     assert_eq!(up[0], 0, "{up:?}");
@@ -77,7 +85,7 @@ fn a_switch_router_chooses_each_packets_next_hop_as_it_arrives() {
     let (routed, rerouted) = (summary(&r, "stand_in_routed"), summary(&r, "stand_in_rerouted"));
     assert!(routed > 0 && rerouted > 0 && rerouted < routed, "{routed} routed, {rerouted} against ECMP");
 
-    let least = |c: &mut SimConfig| c.mechanisms.stand_in = Some(StandInParams { route: Some(RouteRule::LeastQueued), trim: None });
+    let least = |c: &mut SimConfig| c.mechanisms.stand_in = Some(StandInParams { route: Some(RouteRule::LeastQueued), ..Default::default() });
     let (_, one) = run(&text, 1, least);
     let (split, two) = run(&text, 2, least);
     assert!(split.partitions() > 1);
@@ -118,22 +126,10 @@ fn a_sprayed_flow_spreads_over_every_path_a_flow_hash_takes_one() {
 /// retransmission. Every packet made is consumed or dropped.
 #[test]
 fn a_trimming_switch_forwards_the_header_of_a_packet_its_buffer_cannot_hold() {
-    let text = r#"
-[scenario]
-name = "t"
-max_time = "1s"
-[topology]
-kind = "custom"
-hosts = ["h0", "h1", "h2", "h3", "r"]
-switches = ["s"]
-links = [
-  { a = "h0", b = "s", rate = "100Gbps", delay = "1us" },
-  { a = "h1", b = "s", rate = "100Gbps", delay = "1us" },
-  { a = "h2", b = "s", rate = "100Gbps", delay = "1us" },
-  { a = "h3", b = "s", rate = "100Gbps", delay = "1us" },
-  { a = "r", b = "s", rate = "100Gbps", delay = "1us" },
-]
-[switch]
+    let text = &one_switch(
+        &["h0", "h1", "h2", "h3", "r"],
+        "1s",
+        r#"[switch]
 queues = 2
 buffer = { queue = "30KB" }
 [transport]
@@ -141,7 +137,8 @@ kind = "reno"
 [[workload]]
 kind = "flows"
 flows = [ { src = 0, dst = 4, size = "300KB" }, { src = 1, dst = 4, size = "300KB" }, { src = 2, dst = 4, size = "300KB" }, { src = 3, dst = 4, size = "300KB" } ]
-"#;
+"#,
+    );
     let rx_port = |sim: &Sim| -> PortId {
         let t = sim.topology();
         let s = t.nodes.iter().find(|n| n.name == "s").unwrap();
@@ -159,7 +156,7 @@ flows = [ { src = 0, dst = 4, size = "300KB" }, { src = 1, dst = 4, size = "300K
     let dropped = r.ports.u64("drops_buffer_full")[row(&r, &plain, 0)];
     assert!(dropped > 0, "the incast overflows the receiver's queue");
 
-    let (trim, r) = run(text, 1, |c| c.mechanisms.stand_in = Some(StandInParams { route: None, trim: Some((1, 64)) }));
+    let (trim, r) = run(text, 1, |c| c.mechanisms.stand_in = Some(StandInParams { trim: Some((1, 64)), ..Default::default() }));
     assert!(finished_all(&r));
     let trims = summary(&r, "stand_in_trims");
     assert!(trims > 0);
@@ -245,4 +242,38 @@ fn a_degraded_link_serializes_at_its_new_rate() {
     let slow = r.flows.u64("fct_ps")[0];
     assert!(fast < SimTime::from_us(100).0 && slow > SimTime::from_us(800).0, "{fast} ps at 100G, {slow} ps at 10G");
     assert_eq!(r.ports.u64("rate_bps")[port_row(&r, &sim, nic, 0)], 10_000_000_000);
+}
+
+/// One switch, 100G everywhere: hosts h0 and h2 send to r0, h1 to r0 and to r1 (UDP at
+/// line rate; h1's NIC alternates its two flows, 50G each). In the output-queued switch
+/// h1's flow to r1 gets its 50G. With one FIFO per input port (the stand-in's input
+/// queueing: a head waits for its output, the inputs served in turn), r0's three inputs
+/// get a third of it each, so h1's input drains its r0 packets at 33G and its r1 packets,
+/// stuck behind them (head-of-line blocking), go no faster: r1 receives under 80% of what
+/// it receives output-queued. A lone flow through the same input queues is as fast as
+/// output-queued (a packet is released the instant its output frees).
+#[test]
+fn an_ingress_queued_switch_blocks_a_flow_behind_its_inputs_head() {
+    let star = |flows: &str, max: &str| {
+        let rest = format!("[switch]\nbuffer = {{ queue = \"10MB\" }}\n[transport]\nkind = \"udp\"\n[[workload]]\nkind = \"flows\"\nflows = [ {flows} ]\n");
+        one_switch(&["h0", "h1", "h2", "r0", "r1"], max, &rest)
+    };
+    let fifo = |c: &mut SimConfig| c.mechanisms.stand_in = Some(StandInParams { input_fifo: Some(10_000_000), ..Default::default() });
+    let text = star(r#"{ src = 0, dst = 3, size = "10MB" }, { src = 2, dst = 3, size = "10MB" }, { src = 1, dst = 3, size = "10MB" }, { src = 1, dst = 4, size = "10MB" }"#, "200us");
+    let (_, oq) = run(&text, 1, |_| {});
+    let (_, iq) = run(&text, 1, fifo);
+    let to_r1 = |r: &Results| r.flows.u64("delivered_bytes")[3] as f64;
+    let (oq_r1, iq_r1) = (to_r1(&oq), to_r1(&iq));
+    assert!(oq_r1 > 0.8 * 50e9 / 8.0 * 190e-6, "output-queued, r1 gets h1's 50G: {oq_r1} B");
+    assert!(iq_r1 < 0.8 * oq_r1, "input-queued, h1's r1 packets wait behind its r0 packets: {iq_r1} B against {oq_r1} B");
+    assert!(summary(&iq, "stand_in_released") > 0);
+
+    let lone = star(r#"{ src = 1, dst = 4, size = "1MB" }"#, "1s");
+    let (_, oq) = run(&lone, 1, |_| {});
+    let (sim, iq) = run(&lone, 1, fifo);
+    assert!(finished_all(&iq));
+    let (a, b) = (oq.flows.u64("fct_ps")[0], iq.flows.u64("fct_ps")[0]);
+    assert!(b >= a && (b - a) * 1000 < a, "a lone flow: {b} ps input-queued against {a} ps");
+    let (made, consumed, dropped, live) = sim.packet_counts();
+    assert_eq!((made, live, dropped), (consumed, 0, 0));
 }

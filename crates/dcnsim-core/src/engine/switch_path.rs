@@ -4,7 +4,7 @@
 
 use super::{ctx, Sim, MAX_HOPS};
 use crate::net::Ecn;
-use crate::net::{PktId, PktKind, PortId};
+use crate::net::{HostId, PktId, PktKind, PortId};
 use crate::switch::mechanism::{Caps, Verdict};
 use crate::switch::pipeline::{Admission, AqmAction, AqmRule, Arrival, Ctx, Departure, Overflow, RouteAt};
 use crate::net::{DropReason, MarkReason};
@@ -51,6 +51,7 @@ impl Sim {
         match admission {
             Admission::Drop(why, port, q) => return self.drop_pkt(pkt, Some((port, q)), why),
             Admission::Admitted => {}
+            Admission::Held => return self.apply_effects(),
             Admission::Buffer => {
                 if !self.buffer_fits(sw, out, a.queue, a.size) {
                     let why = if a.lossless { DropReason::Lossless } else { DropReason::BufferFull };
@@ -62,8 +63,17 @@ impl Sim {
                 }
             }
         }
+        self.join_egress(&a, dst, size);
+    }
+
+    /// An admitted packet `a` (to `dst`, `size` bytes) joins its egress queue: the AQM
+    /// stage, the enqueue, the on_enqueue hooks, the transmitter. Inlined into both callers
+    /// (the receive path and a release from an ingress model).
+    #[inline(always)]
+    fn join_egress(&mut self, a: &Arrival, dst: HostId, size: u32) {
+        let (sw, in_port, out, pkt, hash) = (a.sw, a.in_port, a.out, a.pkt, a.hash);
         let qi = a.queue;
-        match self.mechs.aqm(&a, || ctx!(self)) {
+        match self.mechs.aqm(a, || ctx!(self)) {
             AqmAction::Pass => {}
             AqmAction::Mark => self.mark(pkt, out, qi),
             AqmAction::Drop(why) => return self.drop_pkt(pkt, Some((out, qi)), why),
@@ -96,10 +106,19 @@ impl Sim {
             self.check_buffer(sw, out, qi, a.ingress_admitted);
         }
         if self.mechs.acts_at(Caps::ENQUEUE) {
-            self.mechs.on_enqueue(&a, &mut ctx!(self));
+            self.mechs.on_enqueue(a, &mut ctx!(self));
             self.apply_effects();
         }
         self.try_tx(out);
+    }
+
+    /// A mechanism that modelled the switch's ingress side releases a packet it held
+    /// (`Admission::Held`, `Effect::Release`) to its egress queue; its buffer model admitted
+    /// it, so the egress buffer does not refuse it.
+    #[inline(never)]
+    pub(super) fn release(&mut self, a: Arrival) {
+        let dst = self.pkts.get(a.pkt).dst;
+        self.join_egress(&a, dst, a.size as u32);
     }
 
     /// Whether the buffer model of switch `sw` has room for `size` more bytes in queue `qi`

@@ -119,6 +119,10 @@ pub enum Effect {
     HoldFlow { flow: FlowId, until: SimTime },
     /// End the run.
     End(EndReason),
+    /// Move a packet the mechanism held in its ingress-side queues (`Admission::Held`) to
+    /// its egress queue (`a.out`, `a.queue`), as its arrival left it: the rest of the
+    /// pipeline (AQM, enqueue, on_enqueue, the transmitter) follows.
+    Release(Arrival),
 }
 
 /// What the queue's AQM does with an arriving packet; a classifier may take its place.
@@ -212,6 +216,10 @@ pub enum Admission {
     Admitted,
     /// Dropped, counted on (port, queue).
     Drop(DropReason, PortId, usize),
+    /// Taken into the mechanism's own queues on the ingress side (input queues, virtual
+    /// output queues, a crossbar's inputs), which it accounts and schedules itself: the
+    /// packet joins its egress queue when the mechanism releases it (`Effect::Release`).
+    Held,
 }
 
 /// A packet whose next hop a switch chooses (`SwitchMechanism::route`): at switch `sw`,
