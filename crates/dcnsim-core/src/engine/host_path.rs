@@ -242,6 +242,9 @@ impl Sim {
             self.consume(pkt);
         } else {
             self.reply_in_place(pkt, r.reply, r.seq, r.ece);
+            if r.sack {
+                self.attach_sack(f, pkt);
+            }
         }
         if r.cnp {
             let c = Packet { kind: PktKind::Cnp, flow: f, src: dst, dst: src, size: self.cfg.ack_size, prio, hash, ts: self.now, ..Packet::blank() };
@@ -253,6 +256,14 @@ impl Sim {
         } else if self.part.is_some() {
             self.retire_receiver_half(f);
         }
+    }
+
+    /// The ACK `pkt` of flow `f` carries its receiver's selective acknowledgement.
+    #[cold]
+    #[inline(never)]
+    fn attach_sack(&mut self, f: FlowId, pkt: PktId) {
+        let s = self.flows.get(f).expect("the receiver just answered").rx.sack_blocks();
+        self.pkts.set_sack(pkt, s);
     }
 
     /// A split run's receiver half, its sender elsewhere, is done once it holds every byte.
@@ -303,7 +314,7 @@ impl Sim {
         let p = self.pkts.get(pkt);
         let now = self.now;
         let fl = self.flows.get_mut(f).unwrap();
-        let echo = crate::host::cc::PathEcho { int: self.pkts.telemetry(pkt), hops: p.echo_hops };
+        let echo = crate::host::cc::PathEcho { int: self.pkts.telemetry(pkt), hops: p.echo_hops, sack: self.pkts.sack(pkt) };
         let finished = fl.sender.on_ack(p, now, fl.size, echo);
         self.consume(pkt);
         let Some(finished) = finished else {
@@ -550,6 +561,7 @@ impl Sim {
             reuse_connection: spec.reuse_connection,
             sender,
             nic_class,
+            rx: crate::host::tcp::Receiver::new(self.cfg.tcp.sack && matches!(spec.transport, Transport::Tcp(_))),
             ..Flow::vacant(id)
         });
         self.holds.clear(slot);

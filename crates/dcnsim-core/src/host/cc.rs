@@ -44,6 +44,9 @@ pub struct PathEcho<'a> {
     pub int: &'a [HopTelemetry],
     /// Switch hops from the data's sender to its receiver.
     pub hops: u8,
+    /// The selective acknowledgement blocks the reply carries (RFC 2018), the most recent
+    /// first; empty where the receiver sends none.
+    pub sack: &'a [(u64, u64)],
 }
 
 /// The sender's window state that every algorithm manipulates (bytes).

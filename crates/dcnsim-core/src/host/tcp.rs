@@ -41,6 +41,10 @@ pub struct TcpParams {
     pub handshake: bool,
     /// Each window-based algorithm's own parameters.
     pub cc: WindowCcParams,
+    /// Receivers send selective acknowledgements (RFC 2018). Senders note the blocks
+    /// (`TcpSender::sacked`); loss recovery does not use them yet (RFC 6675). No scenario
+    /// key sets it yet.
+    pub sack: bool,
 }
 
 impl TcpParams {
@@ -57,6 +61,7 @@ impl TcpParams {
             window: None,
             handshake: false,
             cc: Default::default(),
+            sack: false,
         }
     }
     /// The codepoint of a classic-ECN sender's data (RFC 3168): ECT(0) unless configured,
@@ -124,6 +129,10 @@ pub struct TcpSender<C = Cc> {
     /// In Linux's Loss state: after a timeout, until `recover` is acknowledged (tracked for
     /// an algorithm that owns the window).
     in_loss: bool,
+    /// The blocks of the latest ACK that carried a selective acknowledgement (RFC 2018),
+    /// where the receiver sends them: what RFC 6675's scoreboard is built from. Loss
+    /// recovery does not read them yet. (Boxed: most flows never get one.)
+    pub sacked: Option<Box<crate::net::Sack>>,
 }
 
 /// What an ACK did.
@@ -225,6 +234,7 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
             pacer: C::PACES.then(Box::default),
             rate: owns.then(Box::default),
             in_loss: false,
+            sacked: None,
         }
     }
 
@@ -434,6 +444,9 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
 
     /// Process a cumulative ACK.
     pub fn on_ack(&mut self, ack: u64, ece: bool, ts_echo: SimTime, now: SimTime, size: u64, echo: PathEcho) -> AckOutcome {
+        if !echo.sack.is_empty() {
+            self.sacked = Some(Box::new(crate::net::Sack::of(echo.sack)));
+        }
         if C::CONG_CONTROL && self.rate.is_some() {
             return self.on_ack_owned(ack, ts_echo, now, size, echo);
         }
@@ -584,15 +597,26 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
     }
 }
 
-/// Per-flow receiver: cumulative ACK point plus out-of-order segments.
+/// Per-flow receiver: cumulative ACK point plus out-of-order segments, and, where it sends
+/// selective acknowledgements, the blocks it holds above the cumulative point.
 #[derive(Clone, Debug, Default)]
 pub struct Receiver {
     pub rcv_nxt: u64,
     ooo: BTreeMap<u64, u64>,
     pub bytes: u64,
+    /// It sends selective acknowledgements (`TcpParams::sack`).
+    pub sack: bool,
+    /// The blocks above `rcv_nxt`, the most recently changed first (RFC 2018 sec. 4: the
+    /// first block reports the latest segment, the others the most recently reported;
+    /// as ns-3's `TcpRxBuffer::UpdateSackList` keeps them).
+    sack_list: Vec<(u64, u64)>,
 }
 
 impl Receiver {
+    /// A receiver that sends selective acknowledgements if `sack`.
+    pub fn new(sack: bool) -> Receiver {
+        Receiver { sack, ..Default::default() }
+    }
     /// Accept a segment [seq, seq+len); returns the new cumulative ACK.
     pub fn on_data(&mut self, seq: u64, len: u64) -> u64 {
         let end = seq + len;
@@ -612,13 +636,46 @@ impl Receiver {
                     self.rcv_nxt = e;
                 }
             }
+            if !self.sack_list.is_empty() {
+                let next = self.rcv_nxt;
+                self.sack_list.retain(|&(_, e)| e > next);
+            }
         } else {
             let e = self.ooo.entry(seq).or_insert(end);
             if end > *e {
                 *e = end;
             }
+            if self.sack {
+                self.sack_block(seq, end);
+            }
         }
         self.rcv_nxt
+    }
+
+    /// Out-of-order bytes [seq, end) arrived: their block, merged with every block it
+    /// overlaps or touches, goes first.
+    fn sack_block(&mut self, seq: u64, end: u64) {
+        let (mut s, mut e) = (seq, end);
+        self.sack_list.retain(|&(bs, be)| {
+            let joins = bs <= e && be >= s;
+            if joins {
+                (s, e) = (s.min(bs), e.max(be));
+            }
+            !joins
+        });
+        self.sack_list.insert(0, (s, e));
+    }
+
+    /// The selective acknowledgement to send now (empty when nothing is held above the
+    /// cumulative point).
+    pub fn sack_blocks(&self) -> crate::net::Sack {
+        crate::net::Sack::of(&self.sack_list)
+    }
+
+    /// Whether it holds any block to report.
+    #[inline]
+    pub fn has_sack(&self) -> bool {
+        !self.sack_list.is_empty()
     }
     pub fn clear(&mut self) {
         self.ooo = BTreeMap::new();
@@ -630,6 +687,36 @@ mod tests {
     use super::*;
     use crate::host::reno::Reno;
     use crate::host::Cc;
+
+    /// RFC 2018 sec. 4's blocks, as ns-3 keeps them: with 1000-byte segments and the
+    /// second lost, each out-of-order arrival's block comes first, merged with the blocks
+    /// it touches; at most 3 are reported; blocks the cumulative point passes go. Without
+    /// `sack` the receiver keeps none.
+    #[test]
+    fn a_receiver_reports_its_latest_block_first() {
+        let mut r = Receiver::new(true);
+        let seg = |r: &mut Receiver, i: u64| r.on_data(i * 1000, 1000);
+        assert_eq!(seg(&mut r, 0), 1000);
+        assert!(!r.has_sack());
+        seg(&mut r, 2);
+        assert_eq!(r.sack_blocks().blocks(), &[(2000, 3000)]);
+        seg(&mut r, 3);
+        assert_eq!(r.sack_blocks().blocks(), &[(2000, 4000)]);
+        seg(&mut r, 5);
+        seg(&mut r, 7);
+        assert_eq!(r.sack_blocks().blocks(), &[(7000, 8000), (5000, 6000), (2000, 4000)]);
+        seg(&mut r, 9);
+        assert_eq!(r.sack_blocks().blocks(), &[(9000, 10000), (7000, 8000), (5000, 6000)], "three at most, the oldest left out");
+        seg(&mut r, 6);
+        assert_eq!(r.sack_blocks().blocks(), &[(5000, 8000), (9000, 10000), (2000, 4000)], "6 joins 5 and 7");
+        assert_eq!(seg(&mut r, 1), 4000);
+        assert_eq!(r.sack_blocks().blocks(), &[(5000, 8000), (9000, 10000)]);
+        assert_eq!(seg(&mut r, 4), 8000);
+        assert_eq!(r.sack_blocks().blocks(), &[(9000, 10000)]);
+        let mut plain = Receiver::new(false);
+        plain.on_data(2000, 1000);
+        assert!(!plain.has_sack());
+    }
 
     /// A window algorithm that paces at a fixed rate (as BBR sets `sk_pacing_rate`).
     #[derive(Clone, Debug)]

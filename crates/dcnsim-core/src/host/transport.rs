@@ -77,6 +77,8 @@ pub struct Receipt {
     pub done: bool,
     /// A datagram (its frame latency counts in closed loops).
     pub datagram: bool,
+    /// The reply carries selective acknowledgement blocks (`Receiver::sack_blocks`).
+    pub sack: bool,
 }
 
 impl Sender {
@@ -296,7 +298,7 @@ impl Flow {
     /// from `seq`, `ce` its CE mark) at `now`; `cnp_interval` limits its CNPs.
     #[inline]
     pub fn receive(&mut self, seq: u64, payload: u32, size: u32, ce: bool, now: SimTime, cnp_interval: SimTime) -> Receipt {
-        let mut r = Receipt { reply: PktKind::Data, seq: 0, ece: false, delivered: 0, cnp: false, done: false, datagram: false };
+        let mut r = Receipt { reply: PktKind::Data, seq: 0, ece: false, delivered: 0, cnp: false, done: false, datagram: false, sack: false };
         if self.receiver_complete() {
             // every byte is in: the cumulative ACK with the packet's CE echoed, as a finished
             // flow's receiver answers (host_rx), and no CNP (its notification point's state
@@ -310,6 +312,7 @@ impl Flow {
                 let ack = self.rx.on_data(seq, payload as u64);
                 r.delivered = ack - before;
                 (r.reply, r.seq, r.ece) = (PktKind::Ack, ack, ce);
+                r.sack = self.rx.has_sack();
             }
             Sender::Roce(s) => {
                 let before = self.rrx.rcv_nxt;

@@ -14,7 +14,7 @@ pub mod scheduler;
 pub mod topology;
 pub mod wire;
 
-pub use packet::{Ecn, FlowId, Frame, HopTelemetry, HostId, Msg, NodeId, Packet, PacketArena, PktId, PktKind, PortId, MAX_TELEMETRY_HOPS, TELEMETRY_BYTES_PER_PACKET};
+pub use packet::{Ecn, FlowId, Frame, HopTelemetry, HostId, Msg, NodeId, Packet, PacketArena, PktId, PktKind, PortId, Sack, MAX_SACK_BLOCKS, MAX_TELEMETRY_HOPS, TELEMETRY_BYTES_PER_PACKET};
 pub use per_flow::PerFlow;
 pub use queue::{DropReason, MarkReason, PktQueue, PortQueues, QueueStats};
 pub use link::{LinkChange, LinkState};

@@ -167,6 +167,34 @@ struct Telemetry {
     n: u8,
 }
 
+/// Most selective-acknowledgement blocks one reply carries: 3, what a TCP ACK with the
+/// timestamps option has room for (RFC 2018 sec. 3; Linux sends 3 with timestamps).
+pub const MAX_SACK_BLOCKS: usize = 3;
+
+/// The selective acknowledgement a reply carries (RFC 2018): up to `MAX_SACK_BLOCKS`
+/// byte ranges [start, end) the receiver holds above its cumulative point, the block of
+/// the segment that triggered the reply first.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Sack {
+    blocks: [(u64, u64); MAX_SACK_BLOCKS],
+    n: u8,
+}
+
+impl Sack {
+    /// The first `MAX_SACK_BLOCKS` of `blocks`.
+    pub fn of(blocks: &[(u64, u64)]) -> Sack {
+        let mut s = Sack::default();
+        for (i, &b) in blocks.iter().take(MAX_SACK_BLOCKS).enumerate() {
+            s.blocks[i] = b;
+            s.n = i as u8 + 1;
+        }
+        s
+    }
+    pub fn blocks(&self) -> &[(u64, u64)] {
+        &self.blocks[..self.n as usize]
+    }
+}
+
 /// Reusable packet storage with a free list, and the per-packet extensions that do not fit
 /// the 64-byte record (INT telemetry), kept beside it by packet id. A reply made in place
 /// (`Sim::reply_in_place`: the data packet's slot becomes its ACK) keeps the data's
@@ -179,6 +207,11 @@ pub struct PacketArena {
     live: usize,
     /// By packet id; empty in runs where no switch writes telemetry (then nothing is paid).
     telemetry: Vec<Telemetry>,
+    /// By packet id: the selective acknowledgement a reply carries; empty in runs where no
+    /// receiver sends one.
+    sack: Vec<Sack>,
+    /// Some packet has had an extension (one test per allocation for both).
+    extended: bool,
 }
 
 impl PacketArena {
@@ -190,10 +223,8 @@ impl PacketArena {
         self.live += 1;
         if let Some(id) = self.free.pop() {
             self.slots[id as usize] = p;
-            if !self.telemetry.is_empty() {
-                if let Some(t) = self.telemetry.get_mut(id as usize) {
-                    t.n = 0;
-                }
+            if self.extended {
+                self.clear_extensions(id);
             }
             id
         } else {
@@ -227,6 +258,33 @@ impl PacketArena {
     pub fn prefetch(&self, id: PktId) {
         crate::sim::prefetch(&self.slots, id);
     }
+    /// A reused slot `id` starts with no extensions.
+    #[cold]
+    fn clear_extensions(&mut self, id: PktId) {
+        if let Some(t) = self.telemetry.get_mut(id as usize) {
+            t.n = 0;
+        }
+        if let Some(s) = self.sack.get_mut(id as usize) {
+            s.n = 0;
+        }
+    }
+    /// The selective acknowledgement blocks packet `id` carries (none for most).
+    #[inline]
+    pub fn sack(&self, id: PktId) -> &[(u64, u64)] {
+        match self.sack.get(id as usize) {
+            Some(s) => s.blocks(),
+            None => &[],
+        }
+    }
+    /// Give packet `id` (a reply) selective acknowledgement blocks `s`.
+    pub fn set_sack(&mut self, id: PktId, s: Sack) {
+        let i = id as usize;
+        if self.sack.len() <= i {
+            self.sack.resize(self.slots.len().max(i + 1), Sack::default());
+        }
+        self.extended = true;
+        self.sack[i] = s;
+    }
     /// The telemetry packet `id` carries, first hop first (empty if none).
     #[inline]
     pub fn telemetry(&self, id: PktId) -> &[HopTelemetry] {
@@ -241,6 +299,7 @@ impl PacketArena {
         let i = id as usize;
         if self.telemetry.len() <= i {
             self.telemetry.resize(self.slots.len().max(i + 1), Telemetry::default());
+            self.extended = true;
         }
         let t = &mut self.telemetry[i];
         if t.n as usize == MAX_TELEMETRY_HOPS {
