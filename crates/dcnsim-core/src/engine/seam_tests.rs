@@ -21,6 +21,14 @@ fn one_switch(hosts: &[&str], max_time: &str, rest: &str) -> String {
     format!("[scenario]\nname = \"t\"\nmax_time = \"{max_time}\"\n[topology]\nkind = \"custom\"\nhosts = {hosts:?}\nswitches = [\"s\"]\nlinks = [\n{}\n]\n{rest}", links.join("\n"))
 }
 
+/// Hosts h0..h3 send 300 KB each with Reno to r over one switch whose egress queues hold
+/// 30 KB each (`switch`: more of the switch table).
+fn incast(switch: &str) -> String {
+    let flows = (0..4).map(|h| format!(r#"{{ src = {h}, dst = 4, size = "300KB" }}"#)).collect::<Vec<_>>().join(", ");
+    let rest = format!("[switch]\n{switch}buffer = {{ queue = \"30KB\" }}\n[transport]\nkind = \"reno\"\n[[workload]]\nkind = \"flows\"\nflows = [ {flows} ]\n");
+    one_switch(&["h0", "h1", "h2", "h3", "r"], "1s", &rest)
+}
+
 fn run(text: &str, threads: usize, adjust: impl FnOnce(&mut SimConfig)) -> (Sim, Results) {
     let s = Document::from_toml(text).and_then(|d| d.resolve(None)).unwrap_or_else(|e| panic!("{e}"));
     let opts = RunOptions { threads, check_invariants: threads <= 1, ..Default::default() };
@@ -127,19 +135,7 @@ fn a_sprayed_flow_spreads_over_every_path_a_flow_hash_takes_one() {
 /// retransmission. Every packet made is consumed or dropped.
 #[test]
 fn a_trimming_switch_forwards_the_header_of_a_packet_its_buffer_cannot_hold() {
-    let text = &one_switch(
-        &["h0", "h1", "h2", "h3", "r"],
-        "1s",
-        r#"[switch]
-queues = 2
-buffer = { queue = "30KB" }
-[transport]
-kind = "reno"
-[[workload]]
-kind = "flows"
-flows = [ { src = 0, dst = 4, size = "300KB" }, { src = 1, dst = 4, size = "300KB" }, { src = 2, dst = 4, size = "300KB" }, { src = 3, dst = 4, size = "300KB" } ]
-"#,
-    );
+    let text = &incast("queues = 2\n");
     let rx_port = |sim: &Sim| -> PortId {
         let t = sim.topology();
         let s = t.nodes.iter().find(|n| n.name == "s").unwrap();
@@ -286,18 +282,7 @@ fn an_ingress_queued_switch_blocks_a_flow_behind_its_inputs_head() {
 /// the run is otherwise the one without them, event for event.
 #[test]
 fn replies_carry_selective_acknowledgements_to_their_senders() {
-    let text = one_switch(
-        &["h0", "h1", "h2", "h3", "r"],
-        "1s",
-        r#"[switch]
-buffer = { queue = "30KB" }
-[transport]
-kind = "reno"
-[[workload]]
-kind = "flows"
-flows = [ { src = 0, dst = 4, size = "300KB" }, { src = 1, dst = 4, size = "300KB" }, { src = 2, dst = 4, size = "300KB" }, { src = 3, dst = 4, size = "300KB" } ]
-"#,
-    );
+    let text = incast("");
     let s = Document::from_toml(&text).and_then(|d| d.resolve(None)).unwrap();
     let mut sim = build_adjusted(&s, &RunOptions::default(), |c| c.tcp.sack = true).unwrap();
     let mut seen = 0;
