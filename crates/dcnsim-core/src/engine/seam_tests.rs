@@ -32,7 +32,7 @@ fn incast(switch: &str) -> String {
 fn run(text: &str, threads: usize, adjust: impl FnOnce(&mut SimConfig)) -> (Sim, Results) {
     let s = Document::from_toml(text).and_then(|d| d.resolve(None)).unwrap_or_else(|e| panic!("{e}"));
     let opts = RunOptions { threads, check_invariants: threads <= 1, ..Default::default() };
-    let mut sim = build_adjusted(&s, &opts, adjust).unwrap_or_else(|e| panic!("{e}"));
+    let mut sim = build_adjusted(&s, &opts, |c, _| adjust(c)).unwrap_or_else(|e| panic!("{e}"));
     sim.run();
     assert!(sim.violations().is_empty(), "{:?}", sim.violations());
     let r = sim.results();
@@ -284,7 +284,7 @@ fn an_ingress_queued_switch_blocks_a_flow_behind_its_inputs_head() {
 fn replies_carry_selective_acknowledgements_to_their_senders() {
     let text = incast("");
     let s = Document::from_toml(&text).and_then(|d| d.resolve(None)).unwrap();
-    let mut sim = build_adjusted(&s, &RunOptions::default(), |c| c.tcp.sack = true).unwrap();
+    let mut sim = build_adjusted(&s, &RunOptions::default(), |c, _| c.tcp.sack = true).unwrap();
     let mut seen = 0;
     while !sim.done() && seen == 0 {
         let t = sim.now() + SimTime::from_us(5);

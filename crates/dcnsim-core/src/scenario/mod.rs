@@ -1356,14 +1356,14 @@ pub struct RunOptions {
 
 /// Turn a validated scenario into a ready-to-run simulation.
 pub fn build(s: &Scenario, opts: &RunOptions) -> Result<Sim, ScenarioError> {
-    build_adjusted(s, opts, |_| {})
+    build_adjusted(s, opts, |_, _| {})
 }
 
-/// `build`, with the configuration changed by `adjust` first (tests that set what no
-/// scenario key sets).
-pub(crate) fn build_adjusted(s: &Scenario, opts: &RunOptions, adjust: impl FnOnce(&mut SimConfig)) -> Result<Sim, ScenarioError> {
+/// `build`, with the configuration changed by `adjust` (given the fabric) first: tests that
+/// set what no scenario key sets.
+pub(crate) fn build_adjusted(s: &Scenario, opts: &RunOptions, adjust: impl FnOnce(&mut SimConfig, &Topology)) -> Result<Sim, ScenarioError> {
     let (topo, routes, mut cfg, arrivals) = configure(s, opts)?;
-    adjust(&mut cfg);
+    adjust(&mut cfg, &topo);
     let sim = Sim::with_arrivals(topo, routes, cfg, arrivals);
     if opts.threads <= 1 {
         return Ok(sim);
