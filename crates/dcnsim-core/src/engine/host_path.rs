@@ -185,19 +185,14 @@ impl Sim {
                     self.reply_in_place(pkt, PktKind::Ack, size, ce);
                 }
                 (Some(_), PktKind::Syn) => self.reply_in_place(pkt, PktKind::SynAck, 0, false),
+                (_, PktKind::Trimmed) => self.discard_trimmed(pkt),
                 _ => self.consume(pkt),
             }
             return;
         }
         match kind {
             PktKind::Data => self.on_data(f, pkt),
-            PktKind::Trimmed => {
-                // none of these transports knows trimming: their receivers discard a
-                // truncated frame (its TCP checksum or RoCEv2 ICRC fails), so the sender
-                // learns of the loss as of a drop
-                self.trimmed_discarded += 1;
-                self.consume(pkt);
-            }
+            PktKind::Trimmed => self.discard_trimmed(pkt),
             PktKind::Ack | PktKind::Nack => self.on_ack(f, pkt),
             PktKind::Syn => self.reply_in_place(pkt, PktKind::SynAck, 0, false),
             PktKind::SynAck => {
@@ -256,6 +251,16 @@ impl Sim {
         } else if self.part.is_some() {
             self.retire_receiver_half(f);
         }
+    }
+
+    /// A trimmed packet reached its host. None of these transports knows trimming: their
+    /// receivers discard a truncated frame (its TCP checksum or RoCEv2 ICRC fails), so the
+    /// sender learns of the loss as of a drop. Counted whatever the flow's state here (a
+    /// split run's receiver half may have retired).
+    #[cold]
+    fn discard_trimmed(&mut self, pkt: PktId) {
+        self.trimmed_discarded += 1;
+        self.consume(pkt);
     }
 
     /// The ACK `pkt` of flow `f` carries its receiver's selective acknowledgement.

@@ -10,7 +10,10 @@
 //! of its serialization. An idle port transmits immediately on enqueue.
 //! Link-local control frames are served ahead of every queue and never held.
 
+mod config;
 mod host_path;
+mod links;
+pub use config::*;
 mod parallel;
 mod results;
 pub use results::FLOWS_TABLE_ROW_BYTES;
@@ -31,107 +34,6 @@ use crate::net::{DropReason, PortQueues, Scheduler};
 use crate::switch::{MechTimer, MechanismParams, Mechanisms};
 use crate::workload::arrivals::FlowArrivals;
 use crate::workload::FlowSpec;
-
-/// UDP parameters shared by all UDP flows.
-#[derive(Clone, Debug)]
-pub struct UdpParams {
-    pub rate_bps: Option<u64>,
-    pub arrivals: Arrivals,
-    pub sizes: SizeDist,
-    pub packet_size: u32,
-    /// Bytes a UDP source may have waiting in its NIC queue before it waits too (a transmit
-    /// ring); None: unbounded.
-    pub nic_buffer: Option<u64>,
-}
-
-/// Engine configuration, fully resolved (no defaults left, no files).
-/// Periodic sampling of every switch egress queue's depth (`metrics.queue_sample`), the
-/// periodic queue-depth measurement of seed 003 and the queue-size pdfs of seed 002.
-#[derive(Clone, Copy, Debug)]
-pub struct QueueSampling {
-    /// Interval between samples.
-    pub every: SimTime,
-    /// Histogram bin width in bytes.
-    pub bin: u64,
-    /// Time of the first sample: a warm-up left out of the histograms.
-    pub from: SimTime,
-}
-
-#[derive(Clone, Debug)]
-pub struct SimConfig {
-    pub seed: u64,
-    pub max_time: SimTime,
-    pub mtu: u32,
-    pub header: u32,
-    pub ack_size: u32,
-    pub queues: usize,
-    /// Traffic class (queue index) of each packet priority 0..7 (IEEE 802.1Q table 8-5 style).
-    pub class_of: [u8; 8],
-    pub scheduler: Scheduler,
-    pub buffer: BufferParams,
-    pub switch_latency: SimTime,
-    /// The switch mechanisms that are configured.
-    pub mechanisms: MechanismParams,
-    pub tcp: TcpParams,
-    pub udp: UdpParams,
-    pub roce: RoceParams,
-    pub tags: Vec<String>,
-    pub fct_bins: Vec<u64>,
-    /// Check packet conservation and buffer bounds as the run goes.
-    pub check_invariants: bool,
-    /// Sample switch queue depths into histograms.
-    pub queue_sample: Option<QueueSampling>,
-    /// Record per-flow goodput in bins of this width.
-    pub throughput_bin: Option<SimTime>,
-    /// Capture the frames of some ports into a pcapng file.
-    pub capture: Option<crate::capture::CaptureParams>,
-    /// Closed-loop generators, by the id in `FlowSpec::closed_loop`.
-    pub loops: Vec<crate::workload::closed_loop::ClosedLoop>,
-    /// What the builder found suspicious but valid (reported in the summary's `warnings`).
-    pub warnings: Vec<String>,
-    /// The run has closed-loop UDP flows (seed 001's L2 generators): the flows table
-    /// reports their mean frame latency.
-    pub frame_latency: bool,
-    /// Each frame a host puts on its link arrives at the far end later by a seeded draw from
-    /// [0, `host_jitter`) ps, one per back-to-back run of frames (`Sim::host_jitter`); zero:
-    /// exactly on time.
-    pub host_jitter: SimTime,
-    /// Bytes each host is planned to send and receive (the sizes of the flows the workloads
-    /// make, repeats of closed loops not counted), by host index: the weights by which a
-    /// run split over threads balances its partitions (`Sim::partition`). Empty: even.
-    pub host_load: Vec<f64>,
-    /// Some flow continues another when it ends (a closed loop's next message, a persistent
-    /// flow's next transfer): a run split over threads gives flows local ids
-    /// (engine/parallel.rs, `Ids`).
-    pub repeats: bool,
-    /// A datagram flow that is not a closed loop continues where it finishes, at its
-    /// destination: the run cannot be split over threads (`Sim::parallel_blocker`).
-    pub repeats_at_destination: bool,
-    /// How senders set each data packet's entropy, which the switches' ECMP hashes: one per
-    /// flow (the default) or one per packet (spraying). No scenario key sets it yet.
-    pub path: crate::host::path::PathChoice,
-    /// Links that fail, come back or change rate during the run (`net::link`); no scenario
-    /// key sets them yet.
-    pub link_changes: Vec<crate::net::LinkChange>,
-    /// How long after a link fails or comes back the routes follow it (the failure's
-    /// detection and the routing protocol's convergence together).
-    pub reroute_after: SimTime,
-}
-
-/// The default `SimConfig::host_jitter`: a quarter of a nanosecond, less than the 64 B frame
-/// time of a 2 Tbit/s link (so no link reorders its own frames) and far below any time the
-/// results resolve, but enough that two hosts' packets reaching a switch at the same
-/// picosecond are queued in an order drawn from the seed, not in the order their events were
-/// scheduled (issue 34, part 5).
-pub const DEFAULT_HOST_JITTER: SimTime = SimTime(256);
-
-impl SimConfig {
-    /// Traffic class (queue index) of packet priority `prio` (its low 3 bits).
-    #[inline]
-    pub fn class(&self, prio: u8) -> usize {
-        self.class_of[prio as usize & 7] as usize
-    }
-}
 
 #[derive(Copy, Clone, Debug)]
 enum Ev {
@@ -1154,70 +1056,6 @@ impl Sim {
         let next = if h.is_switch { self.switch_dequeue(h.owner, port) } else { self.host_next_packet(h.owner) };
         if let Some((pkt, size, route)) = next {
             self.transmit(port, pkt, size, route);
-        }
-    }
-
-    /// Link change `i` (`SimConfig::link_changes`): a failed link's transmitters stop for
-    /// good (busy until the end of time, which `try_tx` reads as down) and its switch ends
-    /// drop what they hold; one that comes back starts again; a rate applies from the next
-    /// frame. Every partition of a split run changes both ends in its copy, and acts on the
-    /// ends it holds.
-    #[cold]
-    #[inline(never)]
-    fn link_change(&mut self, i: usize) {
-        use crate::net::LinkState;
-        let c = self.cfg.link_changes[i];
-        let ends = [c.port, self.topo.ports[c.port as usize].peer];
-        if self.link_down.is_empty() {
-            self.link_down = vec![false; self.topo.ports.len()];
-        }
-        for p in ends {
-            let held = !self.part.as_ref().is_some_and(|part| part.remote(p));
-            match c.state {
-                LinkState::Down => {
-                    self.link_down[p as usize] = true;
-                    self.egress.at_mut(p).busy_until = SimTime::MAX;
-                    if held {
-                        self.drain_down(p);
-                    }
-                }
-                LinkState::Up if self.link_down[p as usize] => {
-                    self.link_down[p as usize] = false;
-                    self.egress.at_mut(p).busy_until = self.now;
-                    if held {
-                        self.try_tx(p);
-                    }
-                }
-                LinkState::Up => {}
-                LinkState::Rate(bps) => {
-                    self.egress.at_mut(p).wire.ser_rate = crate::net::port::PortWire::ser_rate(bps);
-                    std::sync::Arc::make_mut(&mut self.topo).ports[p as usize].rate_bps = bps;
-                }
-            }
-        }
-    }
-
-    /// The routes follow the links as they are now: every partition computes the same.
-    #[cold]
-    #[inline(never)]
-    fn reroute(&mut self) {
-        let down = &self.link_down;
-        self.routes = std::sync::Arc::new(self.routes.without(&self.topo, &|p| down[p as usize]));
-    }
-
-    /// A switch port whose link is down drops what its queues hold, each packet leaving as
-    /// it would have left (its mechanisms see the departure, so their accounting of it ends)
-    /// but going nowhere. A NIC keeps its frames until the link is back.
-    #[cold]
-    #[inline(never)]
-    fn drain_down(&mut self, port: PortId) {
-        let h = self.egress.at(port).wire;
-        if !h.is_switch {
-            return;
-        }
-        while let Some((pkt, _, _)) = self.switch_dequeue(h.owner, port) {
-            let qi = self.pkts.get(pkt).qc as usize;
-            self.drop_pkt(pkt, Some((port, qi)), DropReason::LinkDown);
         }
     }
 

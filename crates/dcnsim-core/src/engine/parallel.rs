@@ -49,6 +49,8 @@ pub(super) struct Crossing {
     flow: u64,
     /// Its INT records (`PacketArena::telemetry`), which live beside the packet record.
     tel: Vec<HopTelemetry>,
+    /// Its selective acknowledgement (`PacketArena::sack`), which lives there too.
+    sack: Option<Box<crate::net::Sack>>,
 }
 
 /// A continuation (a closed loop's next message, a persistent flow's next transfer) that a
@@ -612,11 +614,13 @@ impl Sim {
     pub(super) fn cross(&mut self, at: SimTime, port: PortId, pkt: crate::net::PktId, route: PortId) {
         let p = self.pkts.get(pkt).clone();
         let tel = self.pkts.telemetry(pkt).to_vec();
+        let sack = self.pkts.sack(pkt);
+        let sack = (!sack.is_empty()).then(|| Box::new(crate::net::Sack::of(sack)));
         self.pkts.free(pkt);
         let part = self.part.as_mut().unwrap();
         let to = part.port_part[port as usize] as usize;
         let flow = if p.flow == FlowId::MAX { u64::MAX } else { part.global(p.flow) };
-        part.out[to].push(Crossing { at, port, route, pkt: p, flow, tel });
+        part.out[to].push(Crossing { at, port, route, pkt: p, flow, tel, sack });
     }
 
     /// Take in the continuations other partitions started (before their frames).
@@ -636,6 +640,9 @@ impl Sim {
             let id = self.pkts.alloc(c.pkt);
             for h in c.tel {
                 self.pkts.push_telemetry(id, h);
+            }
+            if let Some(s) = c.sack {
+                self.pkts.set_sack(id, *s);
             }
             self.q.push(c.at, Ev::Arrive { port: c.port, pkt: id, route: c.route });
         }
