@@ -2,8 +2,8 @@
 //!
 //!     cargo run -p dcnsim-core --example gen_reference
 //!
-//! Writes `docs/scenario-reference.md`, `docs/scenario.schema.json` and the hook table of
-//! `docs/architecture.md` (relative to the
+//! Writes `docs/scenario-reference.md`, `docs/scenario.schema.json` and the hook table and
+//! code links of `docs/architecture.md` (relative to the
 //! workspace root), each atomically: a temporary file in the same directory, then a rename.
 use dcnsim_core::scenario::reference;
 use dcnsim_core::switch::mechanism;
@@ -34,6 +34,8 @@ fn main() {
     let root = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
     let arch = std::fs::read_to_string(root.join(mechanism::ARCHITECTURE_PATH)).expect("docs/architecture.md");
     let arch = mechanism::with_hook_table(&arch);
+    let docs = root.join("docs");
+    let arch = dcnsim_core::sim::doc_links::with_code_links(&arch, |f| std::fs::read_to_string(docs.join(f)).ok());
     for (rel, text) in [(reference::MARKDOWN_PATH, reference::markdown()), (reference::JSON_SCHEMA_PATH, reference::json_schema()), (mechanism::ARCHITECTURE_PATH, arch)] {
         let path = root.join(rel);
         match write_atomic(&path, &text) {

@@ -1,4 +1,5 @@
 //! Simulation kernel: integer time, the deterministic event queue, seeded RNG streams.
+pub mod doc_links;
 pub mod end;
 pub mod error;
 pub mod event;
