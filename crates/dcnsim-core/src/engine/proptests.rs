@@ -714,13 +714,7 @@ fn transports_by_id(c: &Case) -> Vec<Transport> {
 
 proptest! {
     // 64 cases by default (well under a second in a debug build); PROPTEST_CASES=N for a longer hunt.
-    #![proptest_config(ProptestConfig {
-        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(64),
-        max_shrink_iters: 4_000,
-        // A failure prints its scenario (shrunk); write no regression file into the tree.
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(crate::sim::proptest_config(64))]
 
     #[test]
     fn engine_invariants_hold_on_random_scenarios(c in case_strategy(false)) {
@@ -751,12 +745,7 @@ proptest! {
 proptest! {
     // 16 cases by default: each runs six times, on up to three threads (about a second a
     // case on two cores); PROPTEST_CASES=N for a longer hunt.
-    #![proptest_config(ProptestConfig {
-        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(16),
-        max_shrink_iters: 4_000,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(crate::sim::proptest_config(16))]
 
     /// Closed loops and persistent flows (and captures) split over 2 and 3 threads give one
     /// thread's tables, summary, capture and event count, whole and streamed.

@@ -564,11 +564,7 @@ mod fuzz {
     const ALPHABET: &[u8] = b"[]{}=\",.0123456789-eKMGTBbpsnumk_ \n#";
 
     proptest! {
-        #![proptest_config(ProptestConfig {
-            cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(256),
-            failure_persistence: None,
-            ..ProptestConfig::default()
-        })]
+        #![proptest_config(crate::sim::proptest_config(256))]
         #[test]
         fn mutated_scenarios_never_panic(file in 0usize..64, edits in proptest::collection::vec((any::<u32>(), 0u8..3, any::<u8>()), 1..12)) {
             let files = shipped();

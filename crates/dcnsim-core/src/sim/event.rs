@@ -474,8 +474,7 @@ mod tests {
     }
 
     proptest::proptest! {
-        // a failure prints its case (shrunk); write no regression file into the tree
-        #![proptest_config(proptest::prelude::ProptestConfig { failure_persistence: None, ..proptest::prelude::ProptestConfig::default() })]
+        #![proptest_config(crate::sim::proptest_config(256))]
 
         /// The small slots' rank sort is the stable sort by offset, at every width it runs
         /// with, ties and offsets up to its 27 bits included.

@@ -12,6 +12,19 @@ pub use event::EventQueue;
 pub use rng::{stream, Rng, Stream};
 pub use time::{bytes_in, ser_time, SimTime};
 
+/// The property tests' configuration: `default_cases` cases, or as many as PROPTEST_CASES
+/// says (a longer hunt); up to 4,000 shrinking steps; and no regression file written into
+/// the tree (a failure prints its case, shrunk).
+#[cfg(test)]
+pub(crate) fn proptest_config(default_cases: u32) -> proptest::prelude::ProptestConfig {
+    proptest::prelude::ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default_cases),
+        max_shrink_iters: 4_000,
+        failure_persistence: None,
+        ..proptest::prelude::ProptestConfig::default()
+    }
+}
+
 /// Hint the CPU to load `v[i]` into cache (the event loop's look-ahead: on large fabrics
 /// the per-port records outgrow the cache, and the next event's are known one event early).
 #[inline(always)]
