@@ -68,6 +68,8 @@ pub struct HeldFrame {
     pub port: PortId,
     pub pkt: Packet,
     pub flow: Option<FlowWire>,
+    /// Its selective acknowledgement (`PacketArena::sack`), which lives beside the packet.
+    pub sack: Option<Box<crate::net::Sack>>,
 }
 
 /// Whether a frame of this kind is congestion-management signalling (`frames = "control"`).
@@ -140,7 +142,8 @@ impl Capture {
     /// parameters, which their frames' encodings may read.
     /// `order`: where a partition of a split run holds it (`hold`).
     #[allow(clippy::too_many_arguments)]
-    pub fn record(&mut self, now: SimTime, port: PortId, pkt: &Packet, topo: &Topology, mechs: &MechanismParams, flow: impl Fn(u32) -> Option<FlowWire>, order: impl FnOnce(u32) -> (u64, Option<u64>, u64)) {
+    #[allow(clippy::too_many_arguments)]
+    pub fn record(&mut self, now: SimTime, port: PortId, pkt: &Packet, sack: &[(u64, u64)], topo: &Topology, mechs: &MechanismParams, flow: impl Fn(u32) -> Option<FlowWire>, order: impl FnOnce(u32) -> (u64, Option<u64>, u64)) {
         if !self.keeps(now, port, pkt.kind) {
             return;
         }
@@ -148,12 +151,13 @@ impl Capture {
             let flow = flow(pkt.flow);
             // (as `encode` leaves out a data frame of no known flow)
             if flow.is_some() || matches!(pkt.kind, PktKind::Ctrl(_) | PktKind::Msg(_)) {
-                held.push(HeldFrame { at: now, order: order(pkt.flow), port, pkt: pkt.clone(), flow });
+                let sack = (!sack.is_empty()).then(|| Box::new(crate::net::Sack::of(sack)));
+                held.push(HeldFrame { at: now, order: order(pkt.flow), port, pkt: pkt.clone(), flow, sack });
                 self.frames += 1;
             }
             return;
         }
-        self.write(now, port, pkt, topo, mechs, flow);
+        self.write(now, port, pkt, sack, topo, mechs, flow);
     }
 
     /// Write the frames the partitions held (`HeldFrame`), in the order given, into this
@@ -164,7 +168,8 @@ impl Capture {
         (self.frames, self.missed) = (0, missed);
         for f in frames {
             if self.keeps(f.at, f.port, f.pkt.kind) {
-                self.write(f.at, f.port, &f.pkt, topo, mechs, |_| f.flow);
+                let sack = f.sack.as_deref().map_or(&[][..], |s| s.blocks());
+                self.write(f.at, f.port, &f.pkt, sack, topo, mechs, |_| f.flow);
             }
         }
     }
@@ -174,9 +179,10 @@ impl Capture {
         (self.held.take().unwrap_or_default(), self.missed)
     }
 
-    fn write(&mut self, now: SimTime, port: PortId, pkt: &Packet, topo: &Topology, mechs: &MechanismParams, flow: impl Fn(u32) -> Option<FlowWire>) {
+    #[allow(clippy::too_many_arguments)]
+    fn write(&mut self, now: SimTime, port: PortId, pkt: &Packet, sack: &[(u64, u64)], topo: &Topology, mechs: &MechanismParams, flow: impl Fn(u32) -> Option<FlowWire>) {
         let iface = self.iface[port as usize];
-        let Some(len) = self.encode(port, pkt, topo, mechs, flow) else { return };
+        let Some(len) = self.encode(port, pkt, sack, topo, mechs, flow) else { return };
         let epb = EnhancedPacketBlock {
             interface_id: iface,
             timestamp: std::time::Duration::from_nanos(now.0 / 1000),
@@ -190,7 +196,7 @@ impl Capture {
 
     /// Write `pkt`'s frame, as it leaves `port`, into `self.buf` up to the snaplen: its
     /// length on the wire (FCS left out), or None for a packet of no known flow.
-    fn encode(&mut self, port: PortId, pkt: &Packet, topo: &Topology, mechs: &MechanismParams, flow: impl Fn(u32) -> Option<FlowWire>) -> Option<usize> {
+    fn encode(&mut self, port: PortId, pkt: &Packet, sack: &[(u64, u64)], topo: &Topology, mechs: &MechanismParams, flow: impl Fn(u32) -> Option<FlowWire>) -> Option<usize> {
         let info = &topo.ports[port as usize];
         let w = WireCtx { topo, tx: info.node, rx: topo.peer_node(port), flow: flow(pkt.flow), mss: self.mss, mechs };
         self.buf.clear();
@@ -207,7 +213,7 @@ impl Capture {
                 let f = w.flow?;
                 let pcp = self.pcp(pkt);
                 wire::eth(&mut self.buf, wire::mac_of(topo, w.rx), wire::mac_of(topo, w.tx), Some(pcp), wire::ETHERTYPE_IPV4);
-                let ip_len = wire::transport(&mut self.buf, topo, pkt, &f, self.mss);
+                let ip_len = wire::transport(&mut self.buf, topo, pkt, &f, self.mss, sack);
                 let len = (wire::TAGGED_ETH_BYTES + ip_len).max(wire::MIN_FRAME_BYTES);
                 // the payload (and a RoCEv2 ICRC, and padding) as zeros, up to the snaplen
                 self.buf.resize(len.min(self.snaplen).max(self.buf.len()), 0);
@@ -330,7 +336,7 @@ mod tests {
         let roce = flow(Transport::Roce(RateCcKind::Dcqcn));
         let data = |seq: u64, payload: u32, ecn: Ecn| Packet { kind: PktKind::Data, flow: 7, src: 0, dst: 1, seq, payload, prio: 3, qc: 3, ecn, ..Packet::blank() };
 
-        let len = c.encode(0, &data(0, 1460, Ecn::Ect0), &t, &mechs, |_| Some(roce)).unwrap();
+        let len = c.encode(0, &data(0, 1460, Ecn::Ect0), &[], &t, &mechs, |_| Some(roce)).unwrap();
         let b = &c.buf;
         assert_eq!(len, 18 + 20 + 8 + 12 + 16 + 1460 + 4);
         assert_eq!(b.len(), len, "snaplen 0 keeps it whole");
@@ -343,7 +349,7 @@ mod tests {
         assert_eq!(&b[70..74], &100_000u32.to_be_bytes(), "RETH DMA length: the message");
 
         let last = data(98_552, 1448, Ecn::Ce);
-        let len = c.encode(0, &last, &t, &mechs, |_| Some(roce)).unwrap();
+        let len = c.encode(0, &last, &[], &t, &mechs, |_| Some(roce)).unwrap();
         let b = &c.buf;
         assert_eq!(len, 18 + 20 + 8 + 12 + 1448 + 4);
         assert_eq!(b[19] & 3, 3, "CE");
@@ -352,9 +358,9 @@ mod tests {
 
         // CI isolation: sent in class 0, so tagged with the first priority of class 0
         let isolated = Packet { qc: 0, ..data(1460, 1460, Ecn::Ect0) };
-        c.encode(0, &isolated, &t, &mechs, |_| Some(roce)).unwrap();
+        c.encode(0, &isolated, &[], &t, &mechs, |_| Some(roce)).unwrap();
         assert_eq!(c.buf[14] >> 5, 0);
         // no flow: nothing to write
-        assert_eq!(c.encode(0, &data(0, 1, Ecn::NotEct), &t, &mechs, |_| None), None);
+        assert_eq!(c.encode(0, &data(0, 1, Ecn::NotEct), &[], &t, &mechs, |_| None), None);
     }
 }

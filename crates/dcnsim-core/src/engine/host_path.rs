@@ -236,10 +236,12 @@ impl Sim {
         if r.reply == PktKind::Data {
             self.consume(pkt);
         } else {
-            self.reply_in_place(pkt, r.reply, r.seq, r.ece);
             if r.sack {
+                // before the reply is queued: an idle NIC sends it at once (and a capture
+                // writes it then); the slot keeps its extensions as it turns into the ACK
                 self.attach_sack(f, pkt);
             }
+            self.reply_in_place(pkt, r.reply, r.seq, r.ece);
         }
         if r.cnp {
             let c = Packet { kind: PktKind::Cnp, flow: f, src: dst, dst: src, size: self.cfg.ack_size, prio, hash, ts: self.now, ..Packet::blank() };

@@ -1089,7 +1089,7 @@ impl Sim {
         }
         if let Some(c) = &mut self.capture {
             let (flows, part) = (&self.flows, &self.part);
-            c.record(self.now, port, p, &self.topo, &self.cfg.mechanisms, |f| flows.wire(f), |f| part.as_ref().expect("a partition holds frames").frame_order(f));
+            c.record(self.now, port, p, self.pkts.sack(pkt), &self.topo, &self.cfg.mechanisms, |f| flows.wire(f), |f| part.as_ref().expect("a partition holds frames").frame_order(f));
         }
     }
 

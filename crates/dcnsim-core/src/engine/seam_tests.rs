@@ -308,3 +308,32 @@ fn replies_carry_selective_acknowledgements_to_their_senders() {
     assert_eq!(with.events(), without.events());
     assert_eq!(format!("{:?}", a.flows.get("fct_ps")), format!("{:?}", b.flows.get("fct_ps")));
 }
+
+/// The incast with selective acknowledgements, captured at the receiver's NIC: some ACK
+/// carries RFC 2018's option (NOP, NOP, kind 5) after its 20-byte TCP header, and the run
+/// split over two threads (frames held by the partitions, written at the end) writes the
+/// same bytes.
+#[test]
+fn a_capture_writes_the_sack_option_of_the_acks_that_carry_blocks() {
+    let text = incast("") + "[metrics.capture]\nports = [\"r\"]\nframes = \"all\"\n";
+    let sack = |c: &mut SimConfig| c.tcp.sack = true;
+    let (_, one) = run(&text, 1, sack);
+    let bytes = one.capture.clone().expect("a capture");
+    let mut reader = pcap_file::pcapng::PcapNgReader::new(&bytes[..]).unwrap();
+    let (mut acks, mut with_sack) = (0, 0);
+    while let Some(block) = reader.next_block() {
+        if let Ok(pcap_file::pcapng::Block::EnhancedPacket(p)) = block {
+            // a tagged Ethernet header (18 B), then IPv4 (20 B), then TCP
+            let tcp = &p.data[18 + 20..];
+            if tcp[13] & 0x10 != 0 && u16::from_be_bytes([tcp[0], tcp[1]]) != 0 && p.data.len() < 200 {
+                acks += 1;
+                if tcp[12] >> 4 > 5 && tcp[20..23] == [1, 1, 5] {
+                    with_sack += 1;
+                }
+            }
+        }
+    }
+    assert!(acks > 0 && with_sack > 0, "{with_sack} of {acks} ACKs carry the SACK option");
+    let (_, two) = run(&text, 2, sack);
+    assert!(two.capture == one.capture, "the split run's capture differs");
+}

@@ -151,15 +151,26 @@ pub const TCP_ECE: u8 = 0x40;
 
 /// IPv4 and TCP headers of a segment of `payload` bytes (zeros, not written: the checksum
 /// holds for them).
-pub fn tcp(out: &mut Vec<u8>, ip: &Ip, ports: (u16, u16), seq: u32, ack: u32, flags: u8, payload: usize) {
-    ipv4(out, ip, IPPROTO_TCP, TCP_BYTES + payload);
+#[allow(clippy::too_many_arguments)]
+pub fn tcp(out: &mut Vec<u8>, ip: &Ip, ports: (u16, u16), seq: u32, ack: u32, flags: u8, payload: usize, sack: &[(u32, u32)]) {
+    // the SACK option (RFC 2018 sec. 3): two NOPs, kind 5, its length, the blocks' edges
+    let options = if sack.is_empty() { 0 } else { 4 + 8 * sack.len() };
+    let header = TCP_BYTES + options;
+    ipv4(out, ip, IPPROTO_TCP, header + payload);
     let start = out.len();
     out.extend_from_slice(&ports.0.to_be_bytes());
     out.extend_from_slice(&ports.1.to_be_bytes());
     out.extend_from_slice(&seq.to_be_bytes());
     out.extend_from_slice(&ack.to_be_bytes());
-    out.extend_from_slice(&[(TCP_BYTES as u8 / 4) << 4, flags, 0xFF, 0xFF, 0, 0, 0, 0]);
-    let c = fold(sum16(pseudo(ip, IPPROTO_TCP, TCP_BYTES + payload), &out[start..]));
+    out.extend_from_slice(&[(header as u8 / 4) << 4, flags, 0xFF, 0xFF, 0, 0, 0, 0]);
+    if !sack.is_empty() {
+        out.extend_from_slice(&[1, 1, 5, (2 + 8 * sack.len()) as u8]);
+        for &(left, right) in sack {
+            out.extend_from_slice(&left.to_be_bytes());
+            out.extend_from_slice(&right.to_be_bytes());
+        }
+    }
+    let c = fold(sum16(pseudo(ip, IPPROTO_TCP, header + payload), &out[start..]));
     out[start + 16..start + 18].copy_from_slice(&c.to_be_bytes());
 }
 
@@ -236,7 +247,7 @@ impl FlowWire {
 /// The transport headers of `p`, a packet of flow `f`, from IPv4 on (what follows the
 /// Ethernet header), with `mss` payload bytes per full segment. Returns the bytes of the IP
 /// packet on the wire, of which only the headers are written.
-pub fn transport(out: &mut Vec<u8>, topo: &Topology, p: &Packet, f: &FlowWire, mss: u32) -> usize {
+pub fn transport(out: &mut Vec<u8>, topo: &Topology, p: &Packet, f: &FlowWire, mss: u32, sack: &[(u64, u64)]) -> usize {
     let ip = Ip { src: host_ip(topo, p.src), dst: host_ip(topo, p.dst), dscp: 0, ecn: ecn_bits(p.ecn), ttl: ttl(p.hops) };
     let fwd = f.ports();
     let back = (fwd.1, fwd.0);
@@ -297,8 +308,10 @@ pub fn transport(out: &mut Vec<u8>, topo: &Topology, p: &Packet, f: &FlowWire, m
                 PktKind::SynAck => (back, u32::MAX, 0, TCP_SYN | TCP_ACK),
                 _ => (back, 0, p.seq as u32, TCP_ACK | if p.ece { TCP_ECE } else { 0 }),
             };
-            tcp(out, &ip, ports, seq, ack, flags, payload);
-            IPV4_BYTES + TCP_BYTES + payload
+            // the blocks in the sequence space the segments' numbers are in (byte offsets)
+            let blocks: Vec<(u32, u32)> = sack.iter().map(|&(l, r)| (l as u32, r as u32)).collect();
+            tcp(out, &ip, ports, seq, ack, flags, payload, &blocks);
+            IPV4_BYTES + TCP_BYTES + if blocks.is_empty() { 0 } else { 4 + 8 * blocks.len() } + payload
         }
     }
 }
@@ -308,7 +321,7 @@ pub fn transport(out: &mut Vec<u8>, topo: &Topology, p: &Packet, f: &FlowWire, m
 pub fn flow_msdu(out: &mut Vec<u8>, topo: &Topology, f: &FlowWire, mss: u32, n: usize) {
     let p = Packet { kind: PktKind::Data, src: f.src, dst: f.dst, payload: (f.size.min(mss as u64)) as u32, ..Packet::blank() };
     let start = out.len();
-    transport(out, topo, &p, f, mss);
+    transport(out, topo, &p, f, mss, &[]);
     out.resize(start + n, 0);
 }
 
@@ -351,8 +364,26 @@ mod tests {
     fn tcp_checksum_verifies_over_zero_payload() {
         let ip = Ip { src: [10, 0, 0, 1], dst: [10, 0, 0, 2], dscp: 0, ecn: 0, ttl: 64 };
         let mut out = vec![];
-        tcp(&mut out, &ip, (1025, 5201), 1460, 0, TCP_ACK, 1000);
+        tcp(&mut out, &ip, (1025, 5201), 1460, 0, TCP_ACK, 1000, &[]);
         let seg = &out[20..];
         assert_eq!(fold(sum16(pseudo(&ip, IPPROTO_TCP, 20 + 1000), seg)), 0);
+    }
+
+    /// An ACK with two selective acknowledgement blocks carries RFC 2018's option (two NOPs,
+    /// kind 5, length 18, each block's left and right edge), its data offset counts the
+    /// option (10 words), the IP length the whole header, and the checksum still verifies.
+    #[test]
+    fn an_ack_carries_its_sack_blocks_as_the_rfc_2018_option() {
+        let ip = Ip { src: [10, 0, 0, 2], dst: [10, 0, 0, 1], dscp: 0, ecn: 0, ttl: 64 };
+        let mut out = vec![];
+        tcp(&mut out, &ip, (5201, 1025), 0, 1000, TCP_ACK, 0, &[(3000, 5000), (7000, 8000)]);
+        let seg = &out[20..];
+        assert_eq!(seg.len(), 20 + 4 + 16);
+        assert_eq!(seg[12] >> 4, 10, "data offset in 32-bit words");
+        assert_eq!(u16::from_be_bytes([out[2], out[3]]), 20 + 40);
+        assert_eq!(&seg[20..24], &[1, 1, 5, 18]);
+        let word = |i: usize| u32::from_be_bytes(seg[i..i + 4].try_into().unwrap());
+        assert_eq!((word(24), word(28), word(32), word(36)), (3000, 5000, 7000, 8000));
+        assert_eq!(fold(sum16(pseudo(&ip, IPPROTO_TCP, 40), seg)), 0);
     }
 }
