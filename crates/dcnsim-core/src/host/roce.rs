@@ -135,7 +135,9 @@ impl<R: RateControl> RoceSender<R> {
     /// NACK: the receiver expects `expected`; resend from there (go-back-N).
     pub fn on_nack(&mut self, expected: u64, ts: SimTime, now: SimTime, size: u64, echo: PathEcho) -> bool {
         let done = self.on_ack(expected, ts, now, size, echo);
-        if !done && expected < self.snd_nxt {
+        // a NACK from before the cumulative point (overtaken by a later ACK on another
+        // path) is stale: going back to it would resend acknowledged bytes
+        if !done && self.snd_una <= expected && expected < self.snd_nxt {
             self.snd_nxt = expected;
         }
         done
@@ -227,6 +229,30 @@ mod tests {
         let p = settings(DcqcnParams { rate_ai_bps: 12_500_000, rate_hai_bps: 25_000_000, ..DcqcnParams::seed004(100_000_000_000) }, (None, None));
         let s = RoceSender::new(&p, RateCcKind::Dcqcn, 25_000_000_000, SimTime::ZERO, SimTime::from_us(10), 1000);
         assert_eq!((dcqcn(&s).rate_ai_bps, dcqcn(&s).rate_hai_bps), (12_500_000, 25_000_000));
+    }
+
+    /// Go-back-N on a NACK, but not on a stale one: with packets sprayed over several paths
+    /// a NACK can arrive after an ACK beyond it, and going back to it would put the next
+    /// byte to send below the cumulative point (the bytes in flight underflowed).
+    #[test]
+    fn a_nack_overtaken_by_a_later_ack_is_ignored() {
+        let mut s = RoceSender::new(&params(), RateCcKind::Dcqcn, 100_000_000_000, SimTime::ZERO, SimTime::from_us(10), 1000);
+        let mut now = SimTime::ZERO;
+        while s.snd_nxt < 5_000 {
+            now = now.max(s.next_allowed());
+            s.next_segment(10_000, 1000, 48, now).unwrap();
+        }
+        let echo = PathEcho::default();
+        assert!(!s.on_nack(2_000, now, now, 10_000, echo));
+        assert_eq!((s.snd_una, s.snd_nxt), (2_000, 2_000), "go back to the byte the receiver expects");
+        while s.snd_nxt < 5_000 {
+            now = now.max(s.next_allowed());
+            s.next_segment(10_000, 1000, 48, now).unwrap();
+        }
+        assert!(!s.on_ack(4_000, now, now, 10_000, echo));
+        assert!(!s.on_nack(3_000, now, now, 10_000, echo));
+        assert_eq!((s.snd_una, s.snd_nxt), (4_000, 5_000), "a NACK below the cumulative point changes nothing");
+        assert!(s.has_work(10_000));
     }
 
     #[test]
