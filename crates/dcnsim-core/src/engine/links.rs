@@ -16,21 +16,16 @@ impl Sim {
         use crate::net::LinkState;
         let c = self.cfg.link_changes[i];
         let ends = [c.port, self.topo.ports[c.port as usize].peer];
-        if self.link_down.is_empty() {
-            self.link_down = vec![false; self.topo.ports.len()];
-        }
         for p in ends {
             let held = !self.part.as_ref().is_some_and(|part| part.remote(p));
             match c.state {
                 LinkState::Down => {
-                    self.link_down[p as usize] = true;
                     self.egress.at_mut(p).busy_until = SimTime::MAX;
                     if held {
                         self.drain_down(p);
                     }
                 }
-                LinkState::Up if self.link_down[p as usize] => {
-                    self.link_down[p as usize] = false;
+                LinkState::Up if self.egress.at(p).link_down() => {
                     self.egress.at_mut(p).busy_until = self.now;
                     if held {
                         self.try_tx(p);
@@ -49,8 +44,8 @@ impl Sim {
     #[cold]
     #[inline(never)]
     pub(super) fn reroute(&mut self) {
-        let down = &self.link_down;
-        self.routes = std::sync::Arc::new(self.routes.without(&self.topo, &|p| down[p as usize]));
+        let egress = &self.egress;
+        self.routes = std::sync::Arc::new(self.routes.without(&self.topo, &|p| egress.at(p).link_down()));
     }
 
     /// A switch port whose link is down drops what its queues hold, each packet leaving as
@@ -68,5 +63,4 @@ impl Sim {
             self.drop_pkt(pkt, Some((port, qi)), DropReason::LinkDown);
         }
     }
-
 }

@@ -204,8 +204,6 @@ pub struct Sim {
     /// Link-local control frames created by mechanisms (part of pkts_created).
     ctrl_frames: u64,
     ecn_marks: u64,
-    /// By port: its link is down (`SimConfig::link_changes`; empty until a link changes).
-    link_down: Vec<bool>,
     /// Trimmed packets their receivers discarded (a transport that does not know trimming).
     trimmed_discarded: u64,
     /// Data packets put on the wire by hosts (retransmissions included) and data packets dropped.
@@ -444,7 +442,6 @@ impl Sim {
             ctrl_frames: 0,
             ecn_marks: 0,
             trimmed_discarded: 0,
-            link_down: Vec::new(),
             data_sent: 0,
             data_dropped: 0,
             violations: Vec::new(),

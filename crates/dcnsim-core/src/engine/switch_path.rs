@@ -143,7 +143,7 @@ impl Sim {
         }
         let chosen = self.mechs.route(&r, candidates, &mut ctx!(self));
         if let Some(p) = chosen {
-            assert!(self.routes.candidates(r.sw, r.dst).contains(&p), "switch {}: a router chose port {p}, not a next hop toward host {}", r.sw, r.dst);
+            assert!(candidates.contains(&p), "switch {}: a router chose port {p}, not a next hop toward host {}", r.sw, r.dst);
         }
         self.apply_effects();
         chosen.unwrap_or(r.hashed)

@@ -85,6 +85,12 @@ impl Egress {
     pub fn new(wire: PortWire) -> Self {
         Egress { wire, ..Egress::default() }
     }
+    /// Whether its link is down (`net::link`): a failed link's transmitter is busy until
+    /// the end of time, which is how `Sim::try_tx` tells.
+    #[inline]
+    pub fn link_down(&self) -> bool {
+        self.busy_until == SimTime::MAX
+    }
     /// Whether a control frame waits.
     #[inline(always)]
     pub fn has_ctrl(&self) -> bool {
