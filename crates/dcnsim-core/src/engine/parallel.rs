@@ -28,7 +28,8 @@
 //! the run stay on one thread, with a warning in the summary (`Sim::parallel_blocker`).
 
 use super::results::FINAL_EVERY;
-use super::{EndReason, Ev, Sim};
+use super::{EndReason, Ev, Sim, SimConfig};
+use crate::workload::arrivals::FlowArrivals;
 use crate::metrics::{ColumnData as C, Combine, Results};
 use crate::net::{FlowId, HopTelemetry, Packet, PortId};
 use crate::sim::event::Tie;
@@ -531,7 +532,7 @@ impl Sim {
     /// Split this run (not started) over `threads` threads: `arrivals` makes each partition
     /// its own copy of the flow-arrival processes. Returns the run, and a warning where it
     /// stays on one thread (`parallel_blocker`), also added to its summary's warnings.
-    pub fn split(mut self, threads: usize, mut arrivals: impl FnMut() -> crate::workload::arrivals::FlowArrivals) -> Sim {
+    pub fn split(mut self, threads: usize, mut arrivals: impl FnMut() -> FlowArrivals) -> Sim {
         if threads <= 1 {
             return self;
         }
@@ -549,22 +550,44 @@ impl Sim {
         let node_part: Arc<Vec<u16>> = Arc::new(pt.part.clone());
         let repeats = self.cfg.repeats;
         let keep = self.cfg.capture.is_some() || self.cfg.throughput_bin.is_some();
-        let parts = (0..n)
-            .map(|i| {
-                // every partition has every loop; a loop's generator advances only where its
-                // source is
+        // every partition has every loop; a loop's generator advances only where its source is
+        let inputs: Vec<(SimConfig, FlowArrivals)> = (0..n)
+            .map(|_| {
                 let mut cfg = self.cfg.clone();
                 cfg.loops = self.loops.clone();
-                let mut s = Sim::with_shared(self.topo.clone(), self.routes.clone(), cfg, arrivals());
-                let ids = repeats.then(|| Box::new(Ids { keep, ..Default::default() }));
-                if let Some(c) = &mut s.capture {
-                    // its frames are written at the end, the partitions' in one thread's order
-                    c.hold();
-                }
-                s.part = Some(Box::new(Part { me: i as u16, port_part: port_part.clone(), host_part: host_part.clone(), node_part: node_part.clone(), out: (0..n).map(|_| Vec::new()).collect(), track: None, critical: 0, before: vec![0; n], ids, ev: None }));
-                s
+                (cfg, arrivals())
             })
             .collect();
+        // built on the threads that will run them: each partition's per-port tables are
+        // written (first touched) by its own thread, and the build takes one partition's time
+        // (k = 74 on 16 threads spent 10 s building them one after another)
+        let parts: Vec<Sim> = std::thread::scope(|sc| {
+            let made: Vec<_> = inputs
+                .into_iter()
+                .enumerate()
+                .map(|(i, (cfg, arr))| {
+                    let (topo, routes) = (self.topo.clone(), self.routes.clone());
+                    let part = Box::new(Part { me: i as u16, port_part: port_part.clone(), host_part: host_part.clone(), node_part: node_part.clone(), out: (0..n).map(|_| Vec::new()).collect(), track: None, critical: 0, before: vec![0; n], ids: repeats.then(|| Box::new(Ids { keep, ..Default::default() })), ev: None });
+                    sc.spawn(move || {
+                        let mut s = Sim::with_shared(topo, routes, cfg, arr);
+                        s.flows.own_rows_only();
+                        if let Some(c) = &mut s.capture {
+                            // its frames are written at the end, the partitions' in one thread's order
+                            c.hold();
+                        }
+                        s.part = Some(part);
+                        s
+                    })
+                })
+                .collect();
+            made.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+        });
+        // the whole run's own per-port tables are never read again (its partitions run its
+        // events and give its results): 160 MB at k = 74
+        self.egress = crate::net::port::Ports::default();
+        self.queues = crate::net::PortQueues::new(0, self.cfg.queues);
+        self.switches = Vec::new();
+        self.port_busy = Vec::new();
         let numbering = repeats.then(|| Numbering { keep, ..Default::default() });
         self.par = Some(Box::new(Parallel { parts, port_part, window: self.sync, at: SimTime::ZERO, last: SimTime::ZERO, stream: None, numbering }));
         self

@@ -13,6 +13,7 @@ pub mod routing;
 pub mod scheduler;
 pub mod topology;
 pub mod wire;
+pub mod zeroed;
 
 pub use packet::{Ecn, FlowId, Frame, HopTelemetry, HostId, Msg, NodeId, Packet, PacketArena, PktId, PktKind, PortId, Sack, MAX_SACK_BLOCKS, MAX_TELEMETRY_HOPS, TELEMETRY_BYTES_PER_PACKET};
 pub use per_flow::PerFlow;

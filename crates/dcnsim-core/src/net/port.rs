@@ -7,7 +7,8 @@
 use crate::net::{PktId, PortId};
 use crate::sim::{ser_time, SimTime};
 use crate::net::SchedState;
-use std::collections::VecDeque;
+use super::fifo::Fifo;
+use super::zeroed::{ZeroDefault, ZeroedVec};
 
 /// How a port is wired, read for every packet it sends or receives: the peer port, the
 /// owning node, the serialization rate and the delay to the peer.
@@ -104,21 +105,25 @@ impl Egress {
 pub struct PortCtl {
     /// Link-local MAC control frames (PAUSE, PFC, CIP): sent before any queued packet,
     /// never gated.
-    ctrl: VecDeque<PktId>,
+    ctrl: Fifo<PktId>,
     pub sched: SchedState,
 }
+
+// SAFETY: a FIFO whose default is a null buffer with no entries, and `SchedState`'s
+// (no deficits: `None`, a null box; the first queue; not fresh)
+unsafe impl ZeroDefault for PortCtl {}
 
 /// Every port's records, indexed by port: the hot ones (`Egress`, which the type derefs to)
 /// in one dense array, their `PortCtl` in another.
 #[derive(Clone, Debug, Default)]
 pub struct Ports {
     hot: Vec<Egress>,
-    ctl: Vec<PortCtl>,
+    ctl: ZeroedVec<PortCtl>,
 }
 
 impl Ports {
     pub fn new(hot: Vec<Egress>) -> Ports {
-        let ctl = vec![PortCtl::default(); hot.len()];
+        let ctl = ZeroedVec::new(hot.len());
         Ports { hot, ctl }
     }
     /// Queue a control frame on `port` behind those already waiting.

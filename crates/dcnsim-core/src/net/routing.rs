@@ -47,6 +47,18 @@ enum SetIndex {
     Wide(Vec<u32>),
 }
 
+/// One chunk of edge switches' columns of the table (`Routes::build_over`): per (switch,
+/// edge in `lo..hi`) the chunk's own id of its candidate set (`NO_SET`: none), and the sets
+/// by those ids, in the order the chunk met them.
+struct EdgeChunk {
+    lo: usize,
+    hi: usize,
+    local: Vec<u32>,
+    sets: Vec<Vec<PortId>>,
+}
+
+const NO_SET: u32 = u32::MAX;
+
 /// Why a topology cannot be routed.
 #[derive(Debug)]
 pub struct Unreachable {
@@ -109,49 +121,96 @@ impl Routes {
                     .collect()
             })
             .collect();
+        // Each edge switch's column is a breadth-first search over the switches, which at
+        // k = 74 (2,738 edges x 6,845 switches) took 2 s on one core: chunks of edges run on
+        // threads, each interning its sets in the order it meets them, and the chunks'
+        // sets are then interned in chunk order, which is the order one pass meets them:
+        // the table is the same whatever the number of threads.
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(ne.div_ceil(64)).max(1);
+        let per = ne.div_ceil(threads).max(1);
+        let column = |lo: usize, hi: usize| -> Result<EdgeChunk, Unreachable> {
+            let mut c = EdgeChunk { lo, hi, local: vec![NO_SET; ns * (hi - lo)], sets: Vec::new() };
+            let mut interned: rustc_hash::FxHashMap<Vec<PortId>, u32> = Default::default();
+            // distance to the target edge switch, by switch index
+            let mut dist = vec![u32::MAX; ns];
+            let mut q = VecDeque::new();
+            let mut cand = Vec::new();
+            for (e, &target) in edge_nodes.iter().enumerate().take(hi).skip(lo) {
+                dist.iter_mut().for_each(|d| *d = u32::MAX);
+                let ti = t.nodes[target as usize].index;
+                dist[ti as usize] = 0;
+                q.clear();
+                q.push_back(ti);
+                while let Some(n) = q.pop_front() {
+                    for &(_, m) in &adj[n as usize] {
+                        if dist[m as usize] == u32::MAX {
+                            dist[m as usize] = dist[n as usize] + 1;
+                            q.push_back(m);
+                        }
+                    }
+                }
+                if let Some(&other) = edge_nodes.iter().find(|&&o| strict && dist[t.nodes[o as usize].index as usize] == u32::MAX) {
+                    let host_on = |sw: NodeId| t.hosts.iter().find(|&&h| t.peer_node(t.nodes[h as usize].ports[0]) == sw).unwrap();
+                    return Err(Unreachable { from: t.nodes[*host_on(other) as usize].name.clone(), to: t.nodes[*host_on(target) as usize].name.clone() });
+                }
+                for si in 0..ns {
+                    let d = dist[si];
+                    if d == u32::MAX || d == 0 {
+                        continue;
+                    }
+                    cand.clear();
+                    for &(p, m) in &adj[si] {
+                        if dist[m as usize] != u32::MAX && dist[m as usize] + 1 == d {
+                            cand.push(p);
+                        }
+                    }
+                    let id = match interned.get(cand.as_slice()) {
+                        Some(&id) => id,
+                        None => {
+                            let id = c.sets.len() as u32;
+                            c.sets.push(cand.clone());
+                            interned.insert(cand.clone(), id);
+                            id
+                        }
+                    };
+                    c.local[si * (hi - lo) + (e - lo)] = id;
+                }
+            }
+            Ok(c)
+        };
+        let chunks: Vec<Result<EdgeChunk, Unreachable>> = if threads == 1 {
+            vec![column(0, ne)]
+        } else {
+            std::thread::scope(|sc| {
+                let hs: Vec<_> = (0..ne).step_by(per).map(|lo| sc.spawn(move || column(lo, (lo + per).min(ne)))).collect();
+                hs.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+            })
+        };
         let mut table = vec![0u32; ns * ne];
         let mut hops: Vec<PortId> = vec![0];
-        let mut interned: HashMap<Vec<PortId>, u32> = HashMap::new();
-        // distance to the target edge switch, by switch index
-        let mut dist = vec![u32::MAX; ns];
-        let mut q = VecDeque::new();
-        let mut cand = Vec::new();
-        for (e, &target) in edge_nodes.iter().enumerate() {
-            dist.iter_mut().for_each(|d| *d = u32::MAX);
-            let ti = t.nodes[target as usize].index;
-            dist[ti as usize] = 0;
-            q.clear();
-            q.push_back(ti);
-            while let Some(n) = q.pop_front() {
-                for &(_, m) in &adj[n as usize] {
-                    if dist[m as usize] == u32::MAX {
-                        dist[m as usize] = dist[n as usize] + 1;
-                        q.push_back(m);
-                    }
-                }
-            }
-            if let Some(&other) = edge_nodes.iter().find(|&&o| strict && dist[t.nodes[o as usize].index as usize] == u32::MAX) {
-                let host_on = |sw: NodeId| t.hosts.iter().find(|&&h| t.peer_node(t.nodes[h as usize].ports[0]) == sw).unwrap();
-                return Err(Unreachable { from: t.nodes[*host_on(other) as usize].name.clone(), to: t.nodes[*host_on(target) as usize].name.clone() });
-            }
+        let mut interned: rustc_hash::FxHashMap<Vec<PortId>, u32> = Default::default();
+        for c in chunks {
+            // (the first chunk with an unreachable pair is the one a single pass meets first)
+            let c = c?;
+            let at: Vec<u32> = c
+                .sets
+                .into_iter()
+                .map(|set| {
+                    *interned.entry(set).or_insert_with_key(|set| {
+                        let at = hops.len() as u32;
+                        hops.push(set.len() as PortId);
+                        hops.extend_from_slice(set);
+                        at
+                    })
+                })
+                .collect();
+            let w = c.hi - c.lo;
             for si in 0..ns {
-                let d = dist[si];
-                if d == u32::MAX || d == 0 {
-                    continue;
-                }
-                cand.clear();
-                for &(p, m) in &adj[si] {
-                    if dist[m as usize] != u32::MAX && dist[m as usize] + 1 == d {
-                        cand.push(p);
+                for (k, &id) in c.local[si * w..(si + 1) * w].iter().enumerate() {
+                    if id != NO_SET {
+                        table[si * ne + c.lo + k] = at[id as usize];
                     }
                 }
-                let entry = *interned.entry(cand.clone()).or_insert_with(|| {
-                    let at = hops.len() as u32;
-                    hops.push(cand.len() as PortId);
-                    hops.extend_from_slice(&cand);
-                    at
-                });
-                table[si * ne + e] = entry;
             }
         }
         // a word past the last set: `next_hop` reads the first port of even an empty set

@@ -2,7 +2,7 @@
 //! priority (IEEE 802.1Q 8.6.8.1, highest queue index first) and deficit
 //! weighted round robin (Shreedhar & Varghese, SIGCOMM 1995).
 
-use super::queue::PktQueue;
+use super::queue::{PktQueue, MAX_QUEUES};
 
 /// Scheduler configuration, shared by all ports of a node.
 #[derive(Clone, Debug)]
@@ -16,11 +16,12 @@ pub enum Scheduler {
     },
 }
 
-/// Per-port scheduler state (DWRR deficits and round-robin pointer). 32 bytes: with the
-/// port's control frames it fills the egress record's second cache line.
+/// Per-port scheduler state (DWRR deficits and round-robin pointer). 16 bytes, and all
+/// zero bytes by default (the per-port tables are zeroed: net/zeroed.rs): the deficits
+/// are boxed, made the first time DWRR serves the port.
 #[derive(Clone, Debug, Default)]
 pub struct SchedState {
-    deficit: Vec<u64>,
+    deficit: Option<Box<[u64; MAX_QUEUES]>>,
     cur: u32,
     fresh: bool,
 }
@@ -41,28 +42,28 @@ impl Scheduler {
                 if !(0..n).any(|i| in_rr(i) && !queues[i].is_empty() && !blocked(i)) {
                     return None;
                 }
-                if st.deficit.len() != n {
-                    st.deficit = vec![0; n];
+                let deficit = st.deficit.get_or_insert_with(|| {
                     st.cur = 0;
                     st.fresh = true;
-                }
+                    Box::new([0; MAX_QUEUES])
+                });
                 loop {
                     let i = st.cur as usize;
                     if !in_rr(i) || queues[i].is_empty() || blocked(i) {
                         if queues[i].is_empty() {
-                            st.deficit[i] = 0;
+                            deficit[i] = 0;
                         }
                         st.cur = ((i + 1) % n) as u32;
                         st.fresh = true;
                         continue;
                     }
                     if st.fresh {
-                        st.deficit[i] += quanta[i];
+                        deficit[i] += quanta[i];
                         st.fresh = false;
                     }
                     let head = queues[i].head_size().unwrap() as u64;
-                    if head <= st.deficit[i] {
-                        st.deficit[i] -= head;
+                    if head <= deficit[i] {
+                        deficit[i] -= head;
                         return Some(i);
                     }
                     st.cur = ((i + 1) % n) as u32;

@@ -230,8 +230,8 @@ pub(super) fn validate_custom(t: &TopologyConfig) -> Result<u32, ScenarioError> 
 pub(super) fn validate_switch(s: &Scenario) -> Result<(), ScenarioError> {
     let sw = &s.switch;
     let nq = sw.queues();
-    if !(1..=8).contains(&nq) {
-        return Err(err("switch.queues", format!("invalid value {nq}, expected 1..8")));
+    if !(1..=crate::net::queue::MAX_QUEUES as u8).contains(&nq) {
+        return Err(err("switch.queues", format!("invalid value {nq}, expected 1..{}", crate::net::queue::MAX_QUEUES)));
     }
     if let Some(w) = &sw.weights {
         if sw.scheduler != SchedulerKind::Dwrr {

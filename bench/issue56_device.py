@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""Issue 56's measurements on a lent many-core machine, in one call of about five minutes
+(a session's device time is 15 minutes, start-up included; every run is saved to
+``OUT/runs.jsonl`` as soon as it ends, so a call cut short still brings back what it did).
+
+Builds of the core runner (``run_scenario``) named on the command line as NAME=PATH, built
+on another machine and carried; the first is the build under test:
+
+1. One core each, alternating builds: the k = 8 fabric, five rounds, pinned to core 2,
+   while the k = 16 fabric, two rounds, runs pinned to core 6 (issue 56 part 1: one
+   core's speed against the builds before).
+2. Every core, quiet: the k = 74 fat tree (101,306 hosts, 1 ms of 50% web search) on 16
+   threads with the build under test (part 3's "100,000 hosts in under a minute").
+3. Every core, quiet, alternating builds: seed 004's full-size SFC study on 16 threads
+   (the memory of a split run's flow rows), then the k = 40 fabric on 16 threads, two
+   rounds (the per-window costs on 16 cores).
+
+``--collect DIR`` prints the tables from a folder of runs.
+
+    python3 bench/issue56_device.py --out "$OUT" new=target/device/new pre=target/device/pre base=target/device/base
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence
+
+ROOT = Path(__file__).resolve().parent.parent
+SCEN = ROOT / "bench" / "scenarios"
+LINE = re.compile(r"flows (\d+)/(\d+) end=\"(\w+)\" sim_time=([\d.]+)ms events=(\d+) build=([\d.]+)s wall=([\d.]+)s")
+RSS = re.compile(r"peak_rss_mb=(\d+)")
+LOCK = threading.Lock()
+
+
+def once(out: Path, phase: str, name: str, binary: str, scenario: Path, args: Sequence[str], cpu: Optional[int] = None) -> Dict[str, Any]:
+    """One whole-process run; its row is appended to ``out/runs.jsonl`` at once."""
+    cmd = ([f"taskset", "-c", str(cpu)] if cpu is not None else []) + [binary, str(scenario), *args]
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True, cwd=str(ROOT))
+    wall = time.perf_counter() - t0
+    row: Dict[str, Any] = {"phase": phase, "build": name, "scenario": scenario.stem, "args": list(args), "cpu": cpu, "rc": p.returncode, "process_s": round(wall, 3)}
+    m = LINE.search(p.stdout + p.stderr)
+    if m:
+        row.update(flows=f"{m[1]}/{m[2]}", end=m[3], events=int(m[5]), build_s=float(m[6]), wall_s=float(m[7]))
+    r = RSS.search(p.stdout + p.stderr)
+    if r:
+        row["peak_rss_mb"] = int(r[1])
+    if p.returncode != 0 or not m:
+        row["error"] = (p.stderr.strip().splitlines() or ["no output"])[-1]
+    with LOCK:
+        with open(out / "runs.jsonl", "a") as f:
+            f.write(json.dumps(row) + "\n")
+    print(json.dumps(row), flush=True)
+    return row
+
+
+def rounds(out: Path, phase: str, builds: Dict[str, str], scenario: Path, args: Sequence[str], n: int, cpu: Optional[int] = None) -> None:
+    """``n`` rounds of every build in turn, the order reversed every other round."""
+    names = list(builds)
+    for k in range(n):
+        for name in names if k % 2 == 0 else names[::-1]:
+            once(out, phase, name, builds[name], scenario, args, cpu)
+
+
+def measure(out: Path, builds: Dict[str, str], threads: int) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "machine.txt", "w") as f:
+        f.write(f"{platform.platform()}\ncpus {os.cpu_count()}\n")
+        try:
+            f.write(Path("/proc/cpuinfo").read_text().split("\n\n")[0])
+        except OSError:
+            pass
+    first = list(builds)[0]
+    one = ["--threads", "1"]
+    # 1: one core each, the two fabrics side by side on cores of their own
+    t = threading.Thread(target=rounds, args=(out, "one-core", builds, SCEN / "fat_tree_k8_websearch.toml", one, 5, 2))
+    t.start()
+    rounds(out, "one-core", builds, SCEN / "fat_tree_k16_websearch.toml", one, 2, 6)
+    t.join()
+    many = ["--threads", str(threads)]
+    # 2: the 100,000-host fabric on every core
+    once(out, "k74", first, builds[first], SCEN / "fat_tree_k74_websearch.toml", many)
+    # 3: the split run's flow rows, and the per-window costs, builds alternating
+    split = {k: v for k, v in builds.items() if k != "base"}
+    rounds(out, "seed004", split, ROOT / "scenarios" / "seed004_sfc_benefits.toml", ["SFC proxy+DCQCN", *many], 1)
+    rounds(out, "k40", split, SCEN / "fat_tree_k40_websearch.toml", many, 2)
+
+
+def collect(d: Path) -> None:
+    rows = [json.loads(l) for l in open(d / "runs.jsonl")]
+    print("| phase | scenario | build | runs | events | engine wall (s), median (range) | build (s) | peak RSS (MB) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    keys: List[tuple] = []
+    for r in rows:
+        k = (r["phase"], r["scenario"], r["build"])
+        if k not in keys:
+            keys.append(k)
+    for k in keys:
+        rs = [r for r in rows if (r["phase"], r["scenario"], r["build"]) == k and "error" not in r]
+        if not rs:
+            print(f"| {k[0]} | {k[1]} | {k[2]} | failed | | | | |")
+            continue
+        w = [r["wall_s"] for r in rs]
+        ev = sorted({r["events"] for r in rs})
+        span = f"{statistics.median(w):.2f} ({min(w):.2f}-{max(w):.2f})" if len(w) > 1 else f"{w[0]:.2f}"
+        print(f"| {k[0]} | {k[1]} | {k[2]} | {len(rs)} | {', '.join(f'{e:,}' for e in ev)} | {span} | {statistics.median(r['build_s'] for r in rs):.2f} | {max(r.get('peak_rss_mb', 0) for r in rs):,} |")
+    # per-round ratios of every build to the first, for the alternating phases
+    for phase in ("one-core", "seed004", "k40"):
+        for scen in sorted({r["scenario"] for r in rows if r["phase"] == phase}):
+            rs = [r for r in rows if r["phase"] == phase and r["scenario"] == scen and "error" not in r]
+            builds = list(dict.fromkeys(r["build"] for r in rs))
+            if len(builds) < 2:
+                continue
+            by = {b: [r["wall_s"] for r in rs if r["build"] == b] for b in builds}
+            for b in builds[1:]:
+                ratios = [y / x for x, y in zip(by[builds[0]], by[b])]
+                print(f"{phase} {scen}: {b} / {builds[0]} per round {', '.join(f'{x:.3f}' for x in ratios)}; median {statistics.median(ratios):.3f}")
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("builds", nargs="*", help="NAME=PATH of run_scenario builds; the first is the one under test")
+    ap.add_argument("--out", type=Path, help="folder for runs.jsonl and machine.txt")
+    ap.add_argument("--threads", type=int, default=16)
+    ap.add_argument("--collect", type=Path, help="print the tables of a folder of runs")
+    a = ap.parse_args(argv)
+    if a.collect:
+        collect(a.collect)
+        return 0
+    if not a.out or len(a.builds) < 2:
+        ap.error("give --out and at least two NAME=PATH builds")
+    builds = dict(b.split("=", 1) for b in a.builds)
+    measure(a.out, builds, a.threads)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,145 @@
+//! Per-port tables taken zeroed from the operating system, so that a record nobody writes
+//! costs no memory.
+//!
+//! Every partition of a run split over threads (engine/parallel.rs) indexes its per-port
+//! tables by the fabric's port ids, and writes only its own ports' records. Written with
+//! their defaults, as `vec![T::default(); n]` does, every page of every table became
+//! resident in every partition: at k = 74 on 16 threads the queue, counter and control
+//! tables took 1.9 GB, 15/16 of it records no thread ever read. A table here is one
+//! zeroed allocation (`calloc`, which for a large table maps fresh pages: the kernel gives
+//! a page only when it is first written, and reads of an untouched one share a single
+//! zero page), and its records' default is all-zero bytes, so it is `vec![T::default();
+//! n]` to every reader, sized in memory by the ports a thread writes. Sizing the tables to
+//! a partition's own ports instead would map port ids on every hop of the packet path.
+
+use std::alloc::{alloc_zeroed, dealloc, handle_alloc_error, Layout};
+use std::ptr::NonNull;
+
+/// A record whose `Default` is all-zero bytes, and for which all-zero bytes are a valid
+/// value.
+///
+/// # Safety
+/// All-zero bytes must be a valid value of the type, equal to `Default::default()` (the
+/// test `zeroed_records_are_their_defaults` checks the second for every implementation).
+pub unsafe trait ZeroDefault: Default {}
+
+/// `n` records of `T`, each its default, in one zeroed allocation (see the module doc).
+pub struct ZeroedVec<T: ZeroDefault> {
+    /// What the allocator gave (over-sized by `T`'s alignment, which `calloc`'s path of
+    /// the system allocator does not honour above 16 bytes), and where the records start.
+    raw: NonNull<u8>,
+    ptr: NonNull<T>,
+    len: usize,
+    layout: Layout,
+}
+
+// SAFETY: the table owns its records as a Vec does.
+unsafe impl<T: ZeroDefault + Send> Send for ZeroedVec<T> {}
+unsafe impl<T: ZeroDefault + Sync> Sync for ZeroedVec<T> {}
+
+impl<T: ZeroDefault> ZeroedVec<T> {
+    /// `n` records, each `T::default()`.
+    pub fn new(n: usize) -> Self {
+        let size = std::mem::size_of::<T>().checked_mul(n).expect("table size overflows");
+        if size == 0 {
+            let ptr = NonNull::dangling();
+            return ZeroedVec { raw: NonNull::dangling(), ptr, len: n, layout: Layout::new::<()>() };
+        }
+        let align = std::mem::align_of::<T>();
+        // 16: the largest alignment the system allocator serves with calloc (a larger one
+        // would be allocated, then written with zeros, every page)
+        let layout = Layout::from_size_align(size + align, 16).expect("table layout");
+        // SAFETY: the layout has a non-zero size
+        let raw = unsafe { alloc_zeroed(layout) };
+        let Some(raw) = NonNull::new(raw) else { handle_alloc_error(layout) };
+        let off = raw.as_ptr().align_offset(align);
+        // SAFETY: off < align, and the allocation holds size + align bytes
+        let ptr = unsafe { NonNull::new_unchecked(raw.as_ptr().add(off) as *mut T) };
+        ZeroedVec { raw, ptr, len: n, layout }
+    }
+}
+
+impl<T: ZeroDefault> Default for ZeroedVec<T> {
+    fn default() -> Self {
+        ZeroedVec::new(0)
+    }
+}
+
+impl<T: ZeroDefault> std::ops::Deref for ZeroedVec<T> {
+    type Target = [T];
+    #[inline(always)]
+    fn deref(&self) -> &[T] {
+        // SAFETY: `len` records, each valid (zeroed, `ZeroDefault`, or written since)
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl<T: ZeroDefault> std::ops::DerefMut for ZeroedVec<T> {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut [T] {
+        // SAFETY: as in `deref`, and `&mut self` is the only access
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl<T: ZeroDefault> Drop for ZeroedVec<T> {
+    fn drop(&mut self) {
+        // SAFETY: the records are valid and dropped once; `raw` came from `alloc_zeroed`
+        // with `layout` when the layout's size is not zero
+        unsafe {
+            std::ptr::drop_in_place(std::ptr::slice_from_raw_parts_mut(self.ptr.as_ptr(), self.len));
+            if self.layout.size() > 0 {
+                dealloc(self.raw.as_ptr(), self.layout);
+            }
+        }
+    }
+}
+
+impl<T: ZeroDefault + Clone> Clone for ZeroedVec<T> {
+    fn clone(&self) -> Self {
+        let mut c = ZeroedVec::new(self.len);
+        c.clone_from_slice(self);
+        c
+    }
+}
+
+impl<T: ZeroDefault + std::fmt::Debug> std::fmt::Debug for ZeroedVec<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every record kept in a zeroed table reads, zeroed, as its default (each field, by
+    /// its `Debug`), so a zeroed table is the table of defaults.
+    #[test]
+    fn zeroed_records_are_their_defaults() {
+        use crate::net::port::PortCtl;
+        use crate::net::{PktQueue, QueueStats};
+        fn same<T: ZeroDefault + std::fmt::Debug>() {
+            assert_eq!(format!("{:?}", ZeroedVec::<T>::new(1)[0]), format!("{:?}", T::default()), "{}", std::any::type_name::<T>());
+        }
+        same::<PktQueue>();
+        same::<QueueStats>();
+        same::<PortCtl>();
+    }
+
+    /// A table is aligned for its records, reads as defaults, keeps what is written, clones
+    /// and drops what its records own (a queue's buffer).
+    #[test]
+    fn a_zeroed_table_is_a_table_of_defaults() {
+        use crate::net::PktQueue;
+        let mut t: ZeroedVec<PktQueue> = ZeroedVec::new(1000);
+        assert_eq!(t.as_ptr() as usize % 64, 0);
+        assert!(t.iter().all(|q| q.is_empty() && q.bytes == 0));
+        for id in 0..100 {
+            t[999].push(id, 1500, 3, crate::sim::SimTime::ZERO);
+        }
+        let c = t.clone();
+        assert_eq!((c[999].len(), c[999].bytes, c[0].len()), (100, 150_000, 0));
+        assert_eq!(ZeroedVec::<PktQueue>::new(0).len(), 0);
+    }
+}
