@@ -81,7 +81,7 @@ def measure(out: Path, builds: Dict[str, str], threads: int) -> None:
         except OSError:
             pass
     first = list(builds)[0]
-    one = ["--threads", "1"]
+    one: List[str] = []  # one thread by default (the build of 495d9e5 knows no --threads)
     # 1: one core each, the two fabrics side by side on cores of their own
     t = threading.Thread(target=rounds, args=(out, "one-core", builds, SCEN / "fat_tree_k8_websearch.toml", one, 5, 2))
     t.start()
