@@ -139,24 +139,33 @@ fn human(b: u128) -> String {
 }
 
 /// The estimate (see the module doc) of a run on `threads` threads: a run split over
-/// threads gives each partition its own copy of every port's and host's state (the
-/// topology and the routes are shared), beside the whole one it was split from. Works on a
+/// threads gives each partition its own copy of every port's egress record and host's
+/// state (the topology and the routes are shared; the queue tables are resident only where
+/// written), beside the whole one it was split from. Works on a
 /// validated scenario.
 pub fn estimate(s: &Scenario, threads: usize) -> Result<Estimate, ScenarioError> {
     let t = &s.topology;
     let q = s.switch.queues() as u128;
     let (hosts, switches, edges, links, key) = fabric_size(t);
     let ports = 2 * links;
-    // the egress record and its queues, plus the port's entries in the topology and the
-    // mechanisms' tables (measured: 1.32 GB for a 10^6-host dumbbell, when a 32-byte record
-    // of the port's wiring stood beside the egress record; it is inside it now)
-    let per_port =
-        (std::mem::size_of::<Egress>() + std::mem::size_of::<PortCtl>() + 224) as u128 + q * (std::mem::size_of::<PktQueue>() + std::mem::size_of::<QueueStats>()) as u128;
+    // every port's egress record, its control record and queues (each queue's counters
+    // too), plus the port's entries in the topology and the mechanisms' tables (measured:
+    // 1.32 GB for a 10^6-host dumbbell, when a 32-byte record of the port's wiring stood
+    // beside the egress record; it is inside it now)
+    let zeroed = (std::mem::size_of::<PortCtl>() + q as usize * (std::mem::size_of::<PktQueue>() + std::mem::size_of::<QueueStats>())) as u128;
+    let per_port = (std::mem::size_of::<Egress>() + 224) as u128 + zeroed;
     let per_port = per_port + q * s.switch.fq_codel.as_ref().map_or(0, |f| f.memory_per_queue()) as u128;
     // INT counts each port's transmitted bytes
     let per_port = per_port + s.switch.int.as_ref().map_or(0, |_| 8);
-    let per_partition = ports * per_port + hosts * (64 + 24 * q);
-    let fabric = (hosts + switches) * 128 + per_partition + switches * edges * 8;
+    let whole = ports * per_port + hosts * (64 + 24 * q);
+    let fabric = (hosts + switches) * 128 + whole + switches * edges * 8;
+    // A partition of a split run copies every port's egress record (the topology and the
+    // routes are shared) with the mechanisms' and the switch buffers' per-port state, 64 B
+    // a port here (measured at k = 64: 95 B a port in all), and each host's arrival
+    // process; its control, queue and counter tables are zeroed (net/zeroed.rs): together
+    // the partitions make one whole run's worth of them resident, which replaces the
+    // whole run's own (dropped once it is split).
+    let per_partition = ports * (std::mem::size_of::<Egress>() + 64) as u128 + hosts * (64 + 24 * q);
     // vectors that grow by doubling may briefly hold twice their contents
     let (fabric, per_partition) = (fabric + fabric / 4, per_partition + per_partition / 4);
     let partitions = if threads > 1 { threads as u128 } else { 0 };
@@ -199,9 +208,17 @@ pub fn estimate(s: &Scenario, threads: usize) -> Result<Estimate, ScenarioError>
     let running = flows_total.min(8 * hosts);
     let pending = hosts * std::mem::size_of::<FlowSpec>() as u128;
     let flow_bytes = flows_total.saturating_mul(per_flow).saturating_add(running.saturating_mul(per_running)).saturating_add(pending);
-    // every partition of a split run keeps a row of every flow, and builds a flows table
-    // of them all at the end (measured: that study on 16 threads, 20.9 GB)
-    let copies = copies.saturating_add(flows_total.saturating_mul(per_flow).saturating_mul(partitions));
+    // a partition of a split run keeps rows of its own hosts' flows only (the run's rows,
+    // a flow between two partitions' hosts twice: counted once more), and of every flow
+    // its place in the id maps (two u32, doubling) and a mechanism's value (8 B, doubled);
+    // at the end a second whole flows table, a partition's, is combined into the first
+    // (measured: seed 004's study on 16 threads, 6.4 GB; 20.9 GB when every partition
+    // kept a row of every flow and built its own flows table)
+    let per_flow_copied = (4 * std::mem::size_of::<u32>() + 16) as u128;
+    let copies = match partitions {
+        0 => copies,
+        n => copies.saturating_add(flows_total.saturating_mul(per_flow_copied.saturating_mul(n).saturating_add(per_flow))),
+    };
     // the initial windows' packets, when they are most of the flows' memory, are the
     // transport's doing, not the workload's
     let windows = running.saturating_mul(per_window);
@@ -464,23 +481,25 @@ mod tests {
         assert_eq!(e.key, "topology.oversubscription");
     }
 
-    /// A run split over threads copies every port's and host's state per partition: a
-    /// k = 64 fat-tree measured 595 MB resident on one thread, 1.04 GB on 4 and 3.10 GB on
-    /// 16 (the partitions' copies 112-157 MB each); the estimate bounds each within 2.5x
-    /// (it counts 346 MB a partition: every port's and host's record, grown by a quarter)
-    /// and, where the copies are most of it, blames the threads.
+    /// A run split over threads copies every port's egress record and host's state per
+    /// partition: a k = 64 fat-tree for 20 us (`dcnsim.run`, its peak VmHWM, 2026-11-26,
+    /// 2-core VM) measured 574 MB resident on one thread, 730 MB on 4 and 1,263 MB on 16
+    /// (the partitions' copies about 43 MB each; 595 MB, 1.04 GB and 3.10 GB before the
+    /// queue tables were zeroed and the partitions' flows tables held only their own
+    /// rows); the estimate bounds each within 2.5x and, where the copies are most of it,
+    /// blames the threads.
     #[test]
     fn threads_are_counted_in_the_estimate() {
         let text = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/scenarios/fat_tree_k64_websearch.toml")).unwrap();
         let s = Document::from_toml(&text).unwrap().scenario(None).unwrap();
         let one = super::estimate(&s, 1).unwrap();
         assert_eq!(one.bytes, super::estimate(&s, 0).unwrap().bytes);
-        for (threads, measured) in [(4u128, 1_041_884_000u128), (16, 3_103_356_000)] {
+        for (threads, measured) in [(4u128, 730_374_144u128), (16, 1_263_022_080)] {
             let e = super::estimate(&s, threads as usize).unwrap();
             assert!(e.bytes >= measured && 2 * e.bytes <= 5 * measured, "{threads} threads: {} B estimated, {measured} B measured", e.bytes);
             assert!(e.what.contains(&format!("{threads} threads")), "{}", e.what);
         }
-        assert!(one.bytes >= 595_224_000 && 2 * one.bytes <= 5 * 595_224_000, "{} B", one.bytes);
+        assert!(one.bytes >= 574_312_448 && 2 * one.bytes <= 5 * 574_312_448, "{} B", one.bytes);
         assert_eq!(super::estimate(&s, 16).unwrap().key, super::THREADS_KEY);
         let m = super::check(&s, 16).err().map(|e| e.to_string());
         if let Some(m) = m {
@@ -488,15 +507,17 @@ mod tests {
         }
     }
 
-    /// Every partition of a split run keeps a row of every flow: seed 004's SFC study
-    /// (6.93 M flows) measured 1.74 GB resident on one thread and 5.84, 10.89 and 20.93 GB
-    /// on 4, 8 and 16 (the core runner, its flows table built at the end; 2026-11-26, a lent
-    /// 16-core device); the estimate bounds each within 2.5x.
+    /// A partition of a split run keeps rows of its own hosts' flows, and of every flow its
+    /// place in the id maps: seed 004's SFC study (6.93 M flows) measured 1,738 MiB
+    /// resident on one thread and 6,400 MiB on 16 (the core runner, its flows table built
+    /// at the end; lent 16-core devices, 2026-11-26; 11,886 MiB before partitions held only
+    /// their own rows, 20.9 GB before the partitions' tables were combined one at a time),
+    /// 3,692 MiB on 4 (the 2-core VM); the estimate bounds each within 2.5x.
     #[test]
     fn split_runs_count_every_partitions_flow_rows() {
         let text = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/seed004_sfc_benefits.toml")).unwrap();
         let s = Document::from_toml(&text).unwrap().scenario(Some("SFC proxy+DCQCN")).unwrap();
-        for (threads, measured) in [(1usize, 1_738_000_000u128), (4, 5_837_000_000), (8, 10_887_000_000), (16, 20_928_000_000)] {
+        for (threads, measured) in [(1usize, 1738u128 << 20), (4, 3692 << 20), (16, 6400 << 20)] {
             let e = super::estimate(&s, threads).unwrap();
             assert!(e.bytes >= measured && 2 * e.bytes <= 5 * measured, "{threads} threads: {} B estimated, {measured} B measured", e.bytes);
         }
