@@ -580,16 +580,20 @@ fn seams_case_strategy() -> impl Strategy<Value = Case> {
 }
 
 /// Case `c` (as `text`) built with the invariant checks on or off, split over `threads`,
-/// with its seams set: None where the scenario layer refuses it.
-fn sim_of(c: &Case, text: &str, check_invariants: bool, threads: usize) -> Option<crate::engine::Sim> {
-    let s = crate::scenario::Document::from_toml(text).and_then(|d| d.resolve(None)).ok()?;
+/// with its seams set. Every drawn case is a valid scenario: a refusal is a bug of the
+/// strategy or of the scenario layer, and fails the case with its message.
+fn sim_of(c: &Case, text: &str, check_invariants: bool, threads: usize) -> crate::engine::Sim {
     let opts = crate::scenario::RunOptions { threads, check_invariants, ..Default::default() };
-    crate::scenario::build_adjusted(&s, &opts, |cfg, topo| {
-        if let Some(seams) = &c.seams {
-            seams.apply(c, cfg, topo);
-        }
-    })
-    .ok()
+    crate::scenario::Document::from_toml(text)
+        .and_then(|d| d.resolve(None))
+        .and_then(|s| {
+            crate::scenario::build_adjusted(&s, &opts, |cfg, topo| {
+                if let Some(seams) = &c.seams {
+                    seams.apply(c, cfg, topo);
+                }
+            })
+        })
+        .unwrap_or_else(|e| panic!("a drawn case was refused: {e}\n{text}"))
 }
 
 fn repeat_case_strategy() -> impl Strategy<Value = Case> {
@@ -841,7 +845,7 @@ fn check_case(c: &Case) -> Result<(), TestCaseError> {
     let transports = transports_by_id(c);
 
     // Run 1: stop part-way, check, then run to the end.
-    let mut a = sim_of(c, &text, true, 1).unwrap_or_else(|| build(&text));
+    let mut a = sim_of(c, &text, true, 1);
     let split = SimTime::from_us(c.max_time_us * c.split_pct / 100);
     a.run_until(split);
     check_conservation(&a, "part-way")?;
@@ -859,7 +863,7 @@ fn check_case(c: &Case) -> Result<(), TestCaseError> {
 
     // Run 2: the same scenario in one go, without the invariant checks, must give identical
     // tables (without them, packets that find their port idle skip the queue's FIFO).
-    let mut b = sim_of(c, &text, false, 1).unwrap();
+    let mut b = sim_of(c, &text, false, 1);
     b.run();
     check_conservation(&b, "at the end (second run)")?;
     let rb = b.results();
@@ -872,7 +876,7 @@ fn check_case(c: &Case) -> Result<(), TestCaseError> {
     // Run 3: streamed, the final rows taken at ten points on the way: those rows and the
     // rest at the end, put in id order, are the whole run's flows table, and nothing else
     // changes.
-    let mut s = sim_of(c, &text, false, 1).unwrap();
+    let mut s = sim_of(c, &text, false, 1);
     let (mut rows, rs) = streamed(&mut s, c.max_time_us);
     // the order one thread streams rows in, which a split run's streamed table reproduces
     let streamed_rows = rows.clone();
@@ -892,7 +896,7 @@ fn check_case(c: &Case) -> Result<(), TestCaseError> {
     // Run 4: split over 2 and 3 threads (where the run can be: else it stays on one and
     // says so), driven in two calls: the same tables, summary and event count.
     for threads in [2, 3] {
-        let mut t = sim_of(c, &text, false, threads).unwrap();
+        let mut t = sim_of(c, &text, false, threads);
         t.run_until(split);
         t.run();
         let mut rt = t.results();
@@ -905,7 +909,7 @@ fn check_case(c: &Case) -> Result<(), TestCaseError> {
         prop_assert_eq!(table_bytes(&rt.ports), table_bytes(&rb_ports), "ports tables differ ({})", at);
         prop_assert_eq!(&rt.summary, &rb, "summaries differ ({})", at);
         // streamed, driven in steps: the rows come in the order one thread hands them out
-        let mut t = sim_of(c, &text, false, threads).unwrap();
+        let mut t = sim_of(c, &text, false, threads);
         let (all, rt) = streamed(&mut t, c.max_time_us);
         prop_assert_eq!(t.events(), b.events(), "event counts differ (streamed, {})", at);
         prop_assert_eq!(&rt.summary.get("flows_with_loss"), &rs.summary.get("flows_with_loss"), "flows with loss (streamed, {})", at);
