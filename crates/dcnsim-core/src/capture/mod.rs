@@ -142,7 +142,6 @@ impl Capture {
     /// parameters, which their frames' encodings may read.
     /// `order`: where a partition of a split run holds it (`hold`).
     #[allow(clippy::too_many_arguments)]
-    #[allow(clippy::too_many_arguments)]
     pub fn record(&mut self, now: SimTime, port: PortId, pkt: &Packet, sack: &[(u64, u64)], topo: &Topology, mechs: &MechanismParams, flow: impl Fn(u32) -> Option<FlowWire>, order: impl FnOnce(u32) -> (u64, Option<u64>, u64)) {
         if !self.keeps(now, port, pkt.kind) {
             return;
@@ -151,8 +150,7 @@ impl Capture {
             let flow = flow(pkt.flow);
             // (as `encode` leaves out a data frame of no known flow)
             if flow.is_some() || matches!(pkt.kind, PktKind::Ctrl(_) | PktKind::Msg(_)) {
-                let sack = (!sack.is_empty()).then(|| Box::new(crate::net::Sack::of(sack)));
-                held.push(HeldFrame { at: now, order: order(pkt.flow), port, pkt: pkt.clone(), flow, sack });
+                held.push(HeldFrame { at: now, order: order(pkt.flow), port, pkt: pkt.clone(), flow, sack: crate::net::Sack::boxed(sack) });
                 self.frames += 1;
             }
             return;

@@ -14,7 +14,6 @@ pub struct UdpParams {
     pub nic_buffer: Option<u64>,
 }
 
-/// Engine configuration, fully resolved (no defaults left, no files).
 /// Periodic sampling of every switch egress queue's depth (`metrics.queue_sample`), the
 /// periodic queue-depth measurement of seed 003 and the queue-size pdfs of seed 002.
 #[derive(Clone, Copy, Debug)]
@@ -27,6 +26,7 @@ pub struct QueueSampling {
     pub from: SimTime,
 }
 
+/// Engine configuration, fully resolved (no defaults left, no files).
 #[derive(Clone, Debug)]
 pub struct SimConfig {
     pub seed: u64,

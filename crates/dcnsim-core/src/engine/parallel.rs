@@ -637,8 +637,7 @@ impl Sim {
     pub(super) fn cross(&mut self, at: SimTime, port: PortId, pkt: crate::net::PktId, route: PortId) {
         let p = self.pkts.get(pkt).clone();
         let tel = self.pkts.telemetry(pkt).to_vec();
-        let sack = self.pkts.sack(pkt);
-        let sack = (!sack.is_empty()).then(|| Box::new(crate::net::Sack::of(sack)));
+        let sack = crate::net::Sack::boxed(self.pkts.sack(pkt));
         self.pkts.free(pkt);
         let part = self.part.as_mut().unwrap();
         let to = part.port_part[port as usize] as usize;

@@ -569,8 +569,6 @@ fn repeat_strategy() -> impl Strategy<Value = Repeat> {
     ]
 }
 
-/// Cases with flows that continue others and, in some, a capture and a goodput series:
-/// the runs a split run numbers flows in (engine/parallel.rs, `Ids`).
 /// A case with the seams set (`Seams`).
 fn seams_case_strategy() -> impl Strategy<Value = Case> {
     (case_strategy(false), seams_strategy()).prop_map(|(mut c, s)| {
@@ -596,6 +594,8 @@ fn sim_of(c: &Case, text: &str, check_invariants: bool, threads: usize) -> crate
         .unwrap_or_else(|e| panic!("a drawn case was refused: {e}\n{text}"))
 }
 
+/// Cases with flows that continue others and, in some, a capture and a goodput series:
+/// the runs a split run numbers flows in (engine/parallel.rs, `Ids`).
 fn repeat_case_strategy() -> impl Strategy<Value = Case> {
     (case_strategy(false), repeat_strategy(), proptest::option::of(1u64..=3_000)).prop_map(|(mut c, r, capture)| {
         c.repeat = Some(r);

@@ -444,8 +444,8 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
 
     /// Process a cumulative ACK.
     pub fn on_ack(&mut self, ack: u64, ece: bool, ts_echo: SimTime, now: SimTime, size: u64, echo: PathEcho) -> AckOutcome {
-        if !echo.sack.is_empty() {
-            self.sacked = Some(Box::new(crate::net::Sack::of(echo.sack)));
+        if let Some(s) = crate::net::Sack::boxed(echo.sack) {
+            self.sacked = Some(s);
         }
         if C::CONG_CONTROL && self.rate.is_some() {
             return self.on_ack_owned(ack, ts_echo, now, size, echo);

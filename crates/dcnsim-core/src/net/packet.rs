@@ -190,6 +190,11 @@ impl Sack {
         }
         s
     }
+    /// `of(blocks)` boxed, or None where there are none: how a record that is rarely
+    /// given one (a crossing frame, a held capture frame, a sender) keeps it.
+    pub fn boxed(blocks: &[(u64, u64)]) -> Option<Box<Sack>> {
+        (!blocks.is_empty()).then(|| Box::new(Sack::of(blocks)))
+    }
     pub fn blocks(&self) -> &[(u64, u64)] {
         &self.blocks[..self.n as usize]
     }

@@ -150,9 +150,11 @@ pub const TCP_ACK: u8 = 0x10;
 pub const TCP_ECE: u8 = 0x40;
 
 /// IPv4 and TCP headers of a segment of `payload` bytes (zeros, not written: the checksum
-/// holds for them).
+/// holds for them), with `sack`'s blocks (byte offsets, written in the 32-bit sequence
+/// space the segments' numbers are in) as the SACK option. Returns the TCP header's bytes,
+/// the option included.
 #[allow(clippy::too_many_arguments)]
-pub fn tcp(out: &mut Vec<u8>, ip: &Ip, ports: (u16, u16), seq: u32, ack: u32, flags: u8, payload: usize, sack: &[(u32, u32)]) {
+pub fn tcp(out: &mut Vec<u8>, ip: &Ip, ports: (u16, u16), seq: u32, ack: u32, flags: u8, payload: usize, sack: &[(u64, u64)]) -> usize {
     // the SACK option (RFC 2018 sec. 3): two NOPs, kind 5, its length, the blocks' edges
     let options = if sack.is_empty() { 0 } else { 4 + 8 * sack.len() };
     let header = TCP_BYTES + options;
@@ -166,12 +168,13 @@ pub fn tcp(out: &mut Vec<u8>, ip: &Ip, ports: (u16, u16), seq: u32, ack: u32, fl
     if !sack.is_empty() {
         out.extend_from_slice(&[1, 1, 5, (2 + 8 * sack.len()) as u8]);
         for &(left, right) in sack {
-            out.extend_from_slice(&left.to_be_bytes());
-            out.extend_from_slice(&right.to_be_bytes());
+            out.extend_from_slice(&(left as u32).to_be_bytes());
+            out.extend_from_slice(&(right as u32).to_be_bytes());
         }
     }
     let c = fold(sum16(pseudo(ip, IPPROTO_TCP, header + payload), &out[start..]));
     out[start + 16..start + 18].copy_from_slice(&c.to_be_bytes());
+    header
 }
 
 /// IPv4 and UDP headers and `data`, followed by `zeros` payload bytes not written. With
@@ -308,10 +311,7 @@ pub fn transport(out: &mut Vec<u8>, topo: &Topology, p: &Packet, f: &FlowWire, m
                 PktKind::SynAck => (back, u32::MAX, 0, TCP_SYN | TCP_ACK),
                 _ => (back, 0, p.seq as u32, TCP_ACK | if p.ece { TCP_ECE } else { 0 }),
             };
-            // the blocks in the sequence space the segments' numbers are in (byte offsets)
-            let blocks: Vec<(u32, u32)> = sack.iter().map(|&(l, r)| (l as u32, r as u32)).collect();
-            tcp(out, &ip, ports, seq, ack, flags, payload, &blocks);
-            IPV4_BYTES + TCP_BYTES + if blocks.is_empty() { 0 } else { 4 + 8 * blocks.len() } + payload
+            IPV4_BYTES + tcp(out, &ip, ports, seq, ack, flags, payload, sack) + payload
         }
     }
 }
@@ -376,7 +376,7 @@ mod tests {
     fn an_ack_carries_its_sack_blocks_as_the_rfc_2018_option() {
         let ip = Ip { src: [10, 0, 0, 2], dst: [10, 0, 0, 1], dscp: 0, ecn: 0, ttl: 64 };
         let mut out = vec![];
-        tcp(&mut out, &ip, (5201, 1025), 0, 1000, TCP_ACK, 0, &[(3000, 5000), (7000, 8000)]);
+        assert_eq!(tcp(&mut out, &ip, (5201, 1025), 0, 1000, TCP_ACK, 0, &[(3000, 5000), (7000, 8000)]), 20 + 4 + 16);
         let seg = &out[20..];
         assert_eq!(seg.len(), 20 + 4 + 16);
         assert_eq!(seg[12] >> 4, 10, "data offset in 32-bit words");
