@@ -1,7 +1,7 @@
 """AQMs of `switch.aqm` end to end: PI2 holds the queue delay at its target whatever the
 load (seed 002's Classic AQM, RFC 9332's controller), and RED as tc configures it keeps the
 average queue between its thresholds. The controllers' arithmetic is checked beside the
-code (switch/pi2.rs, switch/red.rs)."""
+code (switch/aqm/pi2.rs, switch/aqm/red.rs)."""
 
 from __future__ import annotations
 
@@ -204,7 +204,7 @@ def test_seed002_l_queue_delay_stays_low(seed002):
 
 
 def _rate_law_point(c_reno: float, c_dctcp: float, slope: int) -> Tuple[float, float]:
-    """Where one Reno-like and one DCTCP flow settle under dualq2015 (switch/dualq2015.rs) at
+    """Where one Reno-like and one DCTCP flow settle under dualq2015 (switch/aqm/dualq2015.rs) at
     40 Mbit/s, base RTT 8 ms: the Classic delay q (s) at which Reno's c_reno / (R_C sqrt(p'^2))
     plus DCTCP's c_dctcp / (R_L 8 p') fill the link, with p' = q 2^slope / 2^32 ns, R_C =
     8 ms + q and R_L = 8 ms (the L queue near empty): q and the Reno / DCTCP rate ratio.

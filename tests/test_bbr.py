@@ -13,7 +13,7 @@ base RTT 103.8 us, BDP 86.5 packets of 1500 B):
   one (Hock et al., ICNP 2017; Ware et al., IMC 2019), qualitatively.
 
 The model's pieces (windowed max filter, gains, delivery-rate samples) are tested beside the
-code (host/bbr.rs, host/delivery_rate.rs)."""
+code (host/cc/bbr.rs, host/cc/delivery_rate.rs)."""
 
 from __future__ import annotations
 

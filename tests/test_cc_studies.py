@@ -88,7 +88,7 @@ def test_sfc_keeps_each_congestion_controls_fairness():
     average, at least PFC's minus 0.03 under each algorithm. HPCC holds the link near eta =
     0.95 (0.942 of the goodput capacity measured: its utilization counts the INT bytes on
     the wire, the goodput does not), and its slow convergence (a joining flow's gap closes with
-    time constant T S / (N R_AI), ~4 ms here: host/hpcc.rs) keeps it below 0.95 under either;
+    time constant T S / (N R_AI), ~4 ms here: host/cc/hpcc.rs) keeps it below 0.95 under either;
     Swift's and DCQCN's stay above 0.95."""
     mean_jain = {}
     for cc in ("DCQCN", "HPCC", "Swift"):

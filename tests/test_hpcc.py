@@ -1,7 +1,7 @@
 """HPCC (`transport.cc = "hpcc"`, Li et al., SIGCOMM 2019) over in-band telemetry
 (`switch.int`) end to end on a 100 Gbps dumbbell, against numbers derived from the
 algorithm. HPCC's law (U, the reference window, fast reaction) is tested beside the code
-(host/hpcc.rs).
+(host/cc/hpcc.rs).
 
 Derivations used here. With N flows at one bottleneck of rate C and S the sum of their
 reference rates, every reference update maps R_i -> R_i eta / U + R_AI (an additive round

@@ -3,7 +3,7 @@
 hop_scale + the flow-scaling term at the flows' windows), the link stays full, and the
 flows share it evenly, a joining flow included; over TCP and over RoCE (where the window
 caps the RoCE sender's flight). The law (target, AIMD, the cut limit,
-pacing below one packet) is tested beside the code (host/swift.rs)."""
+pacing below one packet) is tested beside the code (host/cc/swift.rs)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ dumbbell (the paper's link speed) with its default thresholds T_low = 50 us and 
 500 us. A lone flow never sees an RTT above T_low, so it only increases and runs at line
 rate with no queue. Two flows fill the link until the RTT passes T_low, where the RTT
 gradient cuts them: the RTT is then held around T_low, well below T_high. The law itself
-is tested beside the code (host/timely.rs)."""
+is tested beside the code (host/cc/timely.rs)."""
 
 from __future__ import annotations
 

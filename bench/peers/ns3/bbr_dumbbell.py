@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""ns-3 (3.44, pip wheel `ns3`, cppyy bindings) peer of dcnsim's BBR v1 (host/bbr.rs) on
+"""ns-3 (3.44, pip wheel `ns3`, cppyy bindings) peer of dcnsim's BBR v1 (host/cc/bbr.rs) on
 the dumbbell of bench/peers/ns3/dctcp_step_dumbbell.py: N senders on 10 Gbit/s, 20 us host
 links to a left switch, a 10 Gbit/s, 10 us bottleneck, a 10 Gbit/s, 20 us link to the
 receiver (base RTT ~103.8 us, BDP ~86.5 packets of 1500 B). The bottleneck egress is a FIFO

@@ -1,5 +1,6 @@
-//! The simulation core: the event loop, dispatch, port transmission, the packet arena and
-//! the application of mechanism effects. It knows no mechanism by name: switch mechanisms
+//! The simulation core: the event loop, dispatch, the packet arena and the application of
+//! mechanism effects (here); the events (`events.rs`), port transmission (`transmit.rs`)
+//! and the look-ahead (`look_ahead.rs`). It knows no mechanism by name: switch mechanisms
 //! are reached through the pipeline in `switch::pipeline` (`switch_path.rs` drives it),
 //! hosts and transports through `host_path.rs`; `results.rs` builds the tables.
 //! docs/architecture.md describes the layers and the hook order.
@@ -11,123 +12,34 @@
 //! Link-local control frames are served ahead of every queue and never held.
 
 mod config;
+mod events;
 mod host_path;
 mod links;
+mod look_ahead;
 pub use config::*;
 mod parallel;
 mod results;
 pub use results::FLOWS_TABLE_ROW_BYTES;
 mod switch_path;
+mod transmit;
+
+use events::Ev;
 
 use crate::host::roce::RoceParams;
 use crate::host::tcp::TcpParams;
 use crate::host::udp::{Arrivals, SizeDist};
 use crate::host::{Flow, FlowTable, Holds, Host, ReadyLists};
 use crate::net::port::{Egress, PortWire, Ports};
-use crate::net::{FlowId, Frame, HostId, Msg, NodeKind, Packet, PacketArena, PktId, PktKind, PortId, Routes, Topology};
+use crate::net::{FlowId, Frame, Msg, NodeKind, Packet, PacketArena, PktId, PktKind, PortId, Routes, Topology};
 use crate::sim::EndReason;
-use crate::sim::{prefetch, ser_time, stream, EventQueue, SimTime, Stream};
+use crate::sim::{ser_time, stream, EventQueue, SimTime, Stream};
 use crate::switch::mechanism::{Caps, Fabric, MsgAt};
 use crate::switch::pipeline::{Ctx, Effect};
 use crate::switch::{BufferParams, SwitchBuffer, SwitchState};
 use crate::net::{DropReason, PortQueues, Scheduler};
-use crate::switch::{MechTimer, MechanismParams, Mechanisms};
+use crate::switch::{MechanismParams, Mechanisms};
 use crate::workload::arrivals::FlowArrivals;
 use crate::workload::FlowSpec;
-
-#[derive(Copy, Clone, Debug)]
-enum Ev {
-    /// A packet has been fully received through `port` (the receiving end); at a switch,
-    /// `route` is its egress there, found at the hop before (`Sim::route_beyond`), or
-    /// `PortId::MAX`.
-    Arrive {
-        port: PortId,
-        pkt: PktId,
-        route: PortId,
-    },
-    /// The transmitter of `port` finished a packet and has more to send.
-    TxDone {
-        port: PortId,
-    },
-    /// The next pending flow spec starts.
-    NextArrival,
-    Rto {
-        flow: FlowId,
-        gen: u32,
-    },
-    UdpSend {
-        flow: FlowId,
-    },
-    /// A paced flow may send again.
-    Pace {
-        flow: FlowId,
-        gen: u32,
-    },
-    /// A flow a mechanism held at its NIC may send again.
-    Unhold {
-        flow: FlowId,
-    },
-    /// Sample every switch queue's depth.
-    Sample,
-    /// Link change `SimConfig::link_changes[i]` happens.
-    Link(u32),
-    /// The routes follow link change `i` (`SimConfig::reroute_after` after it).
-    Reroute(u32),
-    /// A switch mechanism's timer.
-    Mech(MechTimer),
-}
-
-/// Equal-time events run by kind (this order), then by where they happen: the port, flow
-/// or mechanism place they name (`Tie`). Queue samples come first, so that a sample at t
-/// sees every queue as the events before t left it; flow starts next.
-impl crate::sim::event::Tie for Ev {
-    #[inline(always)]
-    fn tie(&self) -> u64 {
-        const K: u32 = 60;
-        match *self {
-            Ev::Sample => 0,
-            Ev::NextArrival => 1 << K,
-            Ev::Mech(t) => 2 << K | t.tie(),
-            Ev::Arrive { port, .. } => 3 << K | port as u64,
-            Ev::TxDone { port } => 4 << K | port as u64,
-            Ev::Rto { flow, .. } => 5 << K | flow as u64,
-            Ev::Pace { flow, .. } => 6 << K | flow as u64,
-            Ev::UdpSend { flow } => 7 << K | flow as u64,
-            Ev::Unhold { flow } => 8 << K | flow as u64,
-            Ev::Link(i) => 9 << K | i as u64,
-            Ev::Reroute(i) => 10 << K | i as u64,
-        }
-    }
-}
-
-impl Ev {
-    /// The flow whose id its tie key holds (`Tie`), if any: a split run with local flow ids
-    /// orders flow starts by the key with that id as one thread numbers the flow
-    /// (engine/parallel.rs, `Numbering`).
-    fn tie_flow(&self) -> Option<FlowId> {
-        match *self {
-            Ev::Rto { flow, .. } | Ev::Pace { flow, .. } | Ev::UdpSend { flow } | Ev::Unhold { flow } => Some(flow),
-            _ => None,
-        }
-    }
-}
-
-/// How far ahead the look-ahead of large fabrics fetches an arrival's packet record and
-/// egress state, or a TxDone's queues (`peek_ahead` index: 5 is the sixth event after the
-/// one being handled), then (`THEN_AHEAD`, through the lines those fetched) the host's flow
-/// record an arrival at a NIC reads, the route-table entry a switch's arrival reads for the
-/// switch after, or a TxDone's FIFO head entry. At k = 20, with the record fetched one event
-/// (about 120 ns) before its first read, that read held a fifth of the event loop's
-/// samples; fetched three events before, 4%. Eight and four ahead were slower again (k = 20
-/// 1.09x the wall time of six and three): lines evicted or fill buffers full before use.
-/// The second stage reads the packet record (its destination, its flow): three events
-/// after the first, that read still stalled (a tenth of the loop's samples at k = 20); four
-/// after, k = 20 ran 0.965 and k = 16 0.956 of the wall time (2026-11-23).
-const PKT_AHEAD: usize = 5;
-const THEN_AHEAD: usize = 1;
-/// Ports with at most this many queues have them all fetched ahead of a TxDone, and their
-/// FIFO heads; with more, which queue the scheduler serves is too open to guess.
-const QUEUES_AHEAD: usize = 2;
 
 /// The summary's warning that `metrics.capture` stopped at its `max_frames`.
 fn capture_warning(frames: u64, missed: u64) -> String {
@@ -678,99 +590,6 @@ impl Sim {
         self.end = Some(EndReason::Completed);
     }
 
-    /// Prefetch what the next events will touch: an arrival's packet record, its port and
-    /// (at a switch) the egress record and queues of the route it carries, a few events
-    /// ahead; then, for an arrival at a NIC, the flow record. On large fabrics those records
-    /// outgrow the cache, and each is otherwise a stall. An arrival carries its route from
-    /// the hop before (`route_beyond`), so fetching its egress state waits on no packet
-    /// record and no route table.
-    #[inline(always)]
-    fn look_ahead(&mut self) {
-        if !self.look_ahead_pays {
-            if let Some(&Ev::Arrive { pkt, port, .. }) = self.q.peek_ahead(1) {
-                self.pkts.prefetch(pkt);
-                prefetch(&self.egress, port);
-            }
-            if let Some(&Ev::TxDone { port }) = self.q.peek_ahead(0) {
-                prefetch(&self.egress, port);
-            }
-            return;
-        }
-        match self.q.peek_ahead(PKT_AHEAD) {
-            Some(&Ev::Arrive { pkt, port, route }) => {
-                self.pkts.prefetch(pkt);
-                // at a host, the NIC's record and queues, which an ACK or the segment it
-                // releases joins
-                self.prefetch_egress(if route != PortId::MAX { route } else { port });
-            }
-            Some(&Ev::TxDone { port }) => self.prefetch_egress(port),
-            _ => {}
-        }
-        match self.q.peek_ahead(THEN_AHEAD) {
-            Some(&Ev::Arrive { pkt, port, route }) => {
-                if route != PortId::MAX {
-                    self.prefetch_route_beyond(route, pkt);
-                } else if !self.egress.at(port).wire.is_switch {
-                    self.flows.prefetch(self.pkts.get(pkt).flow);
-                }
-            }
-            Some(&Ev::TxDone { port }) if self.cfg.queues <= QUEUES_AHEAD => self.queues.prefetch_heads(port),
-            _ => {}
-        }
-        match self.q.peek_ahead(0) {
-            Some(&Ev::Arrive { pkt, port, route: PortId::MAX }) => {
-                let h = &self.egress.at(port).wire;
-                if !h.is_switch {
-                    let p = self.pkts.get(pkt);
-                    if p.kind == PktKind::Ack {
-                        if let Some(f) = self.flows.get(p.flow) {
-                            f.prefetch_sender();
-                        }
-                    }
-                }
-            }
-            Some(&Ev::TxDone { port }) => prefetch(&self.egress, port),
-            _ => {}
-        }
-    }
-
-    /// Prefetch egress `port`'s record and, where there are at most `QUEUES_AHEAD`, its
-    /// queues: what a packet joining it, or its transmitter's next TxDone, reads.
-    #[inline(always)]
-    fn prefetch_egress(&self, port: PortId) {
-        prefetch(&self.egress, port);
-        if self.cfg.queues <= QUEUES_AHEAD {
-            for q in 0..self.cfg.queues {
-                self.queues.prefetch(port, q);
-            }
-        }
-    }
-
-    /// The route a packet to `dst` with `hash`, sent out of `out`, takes at the switch `out`
-    /// leads to (`PortId::MAX` where it leads to a host, or that switch has no route). Found
-    /// while the packet's record is at hand, and carried to that switch by the FIFO and the
-    /// arrival event: routing is static, so it is the route that switch would find, and the
-    /// look-ahead fetches its egress state with no packet record or route table in the way.
-    #[inline(always)]
-    fn route_beyond(&self, out: PortId, dst: HostId, hash: u32) -> PortId {
-        let w = &self.egress.at(out).wire;
-        // a router chooses by the state it finds when the packet arrives
-        if !w.peer_is_switch || self.mechs.acts_at(Caps::ROUTE) {
-            return PortId::MAX;
-        }
-        self.routes.next_hop(w.peer_owner, dst, hash).unwrap_or(PortId::MAX)
-    }
-
-    /// Prefetch the route-table entry `route_beyond(out, ..)` will read for packet `pkt`
-    /// (whose record the look-ahead fetched before).
-    #[inline(always)]
-    fn prefetch_route_beyond(&self, out: PortId, pkt: PktId) {
-        let w = &self.egress.at(out).wire;
-        if w.peer_is_switch {
-            self.routes.prefetch(w.peer_owner, self.pkts.get(pkt).dst);
-        }
-    }
-
     /// Run to the end.
     pub fn run(&mut self) {
         self.run_until(SimTime::MAX);
@@ -1025,159 +844,6 @@ impl Sim {
         }
         self.pkts_dropped += 1;
         self.pkts.free(pkt);
-    }
-
-    // ------------------------------------------------------------ transmitter
-
-    /// Start a transmission on `port` if it is idle and has something to send;
-    /// if it is busy and has a backlog, make sure a TxDone will wake it.
-    fn try_tx(&mut self, port: PortId) {
-        let eg = self.egress.at(port);
-        if eg.busy_until > self.now {
-            let t = eg.busy_until;
-            if t == SimTime::MAX {
-                return self.drain_down(port);
-            }
-            if eg.txdone_at != t && self.has_backlog(port) {
-                self.egress.at_mut(port).txdone_at = t;
-                self.q.push(t, Ev::TxDone { port });
-            }
-            return;
-        }
-        if let Some(ctrl) = self.egress.pop_ctrl(port) {
-            let size = self.pkts.get(ctrl).size;
-            self.transmit(port, ctrl, size, PortId::MAX);
-            return;
-        }
-        let h = self.egress.at(port).wire;
-        let next = if h.is_switch { self.switch_dequeue(h.owner, port) } else { self.host_next_packet(h.owner) };
-        if let Some((pkt, size, route)) = next {
-            self.transmit(port, pkt, size, route);
-        }
-    }
-
-    /// The idle-port cut-through, where `cut_through` allows it: if `port` is idle with
-    /// nothing queued, `pkt` (`size` bytes, for queue `qi`) starts now without passing
-    /// through the queue's FIFO, leaving what enqueue, try_tx and dequeue would leave at this
-    /// instant (the buffer's accounting nets to nothing). False: it must be enqueued.
-    #[inline(always)]
-    fn leave_at_once(&mut self, port: PortId, qi: usize, pkt: PktId, size: u32, route: PortId) -> bool {
-        let eg = self.egress.at(port);
-        if !(self.cut_through && eg.bytes == 0 && eg.busy_until <= self.now && !eg.has_ctrl()) {
-            return false;
-        }
-        self.queues.get_mut(port, qi).pass_through(size);
-        self.transmit(port, pkt, size, route);
-        true
-    }
-
-    /// Tell the mechanisms that watch transmissions (DRC, INT) that `pkt` starts on `port`,
-    /// then record it, as they left it, in the trace and the capture.
-    #[inline(never)]
-    fn notify_transmit(&mut self, port: PortId, pkt: PktId) {
-        if self.mechs.acts_at(Caps::WATCH_TX) {
-            let class = self.pkts.get(pkt).qc as usize;
-            self.mechs.on_transmit(port, pkt, class, &mut ctx!(self));
-            self.apply_effects();
-        }
-        let p = self.pkts.get(pkt);
-        if let Some(tr) = &mut self.trace {
-            tr.push(TxRecord { time: self.now, port, kind: p.kind, flow: p.flow, seq: p.seq, size: p.size });
-        }
-        if let Some(c) = &mut self.capture {
-            let (flows, part) = (&self.flows, &self.part);
-            c.record(self.now, port, p, self.pkts.sack(pkt), &self.topo, &self.cfg.mechanisms, |f| flows.wire(f), |f| part.as_ref().expect("a partition holds frames").frame_order(f));
-        }
-    }
-
-    /// Whether `port` has more to send: queued bytes or control frames, or at a NIC a flow
-    /// ready to send.
-    #[inline(always)]
-    fn has_backlog(&self, port: PortId) -> bool {
-        let eg = self.egress.at(port);
-        eg.bytes > 0 || eg.has_ctrl() || (!eg.wire.is_switch && self.host_has_ready(eg.wire.owner))
-    }
-
-    #[inline(never)]
-    fn host_has_ready(&self, host: u32) -> bool {
-        self.ready.any(host)
-    }
-
-    /// Start `pkt` (`size` bytes on the wire, passed in so that a switch's dequeue reads no
-    /// packet record) on `port` now: its arrival at the peer, and a TxDone if more waits.
-    /// `route` is its egress at the switch the port leads to, if found (`route_beyond`).
-    /// Inlined into its three callers: the call's register saves and restores were 16
-    /// instructions of about 130 per transmission (k = 8 bench -3% instructions).
-    #[inline(always)]
-    fn transmit(&mut self, port: PortId, pkt: PktId, size: u32, route: PortId) {
-        let h = self.egress.at(port).wire;
-        if !h.is_switch && self.pkts.get(pkt).kind == PktKind::Data {
-            self.data_sent += 1;
-        }
-        let size = if self.watch_tx {
-            self.notify_transmit(port, pkt);
-            // a mechanism may have grown it as it leaves (INT records)
-            let p = self.pkts.get(pkt);
-            // (a control frame leaves from no queue)
-            if p.size != size && !matches!(p.kind, PktKind::Ctrl(_)) {
-                self.queues.get_mut(port, p.qc as usize).count_grown(p.size - size);
-            }
-            p.size
-        } else {
-            size
-        };
-        let done = self.now + h.ser(size as u64);
-        let jitter = if h.is_switch { SimTime::ZERO } else { self.host_jitter(port) };
-        let at = done + h.arrive_delay + jitter;
-        if self.part.as_ref().is_some_and(|p| p.remote(h.peer)) {
-            self.cross(at, h.peer, pkt, route);
-        } else {
-            self.q.push(at, Ev::Arrive { port: h.peer, pkt, route });
-        }
-        self.egress.at_mut(port).busy_until = done;
-        if self.has_backlog(port) {
-            self.egress.at_mut(port).txdone_at = done;
-            self.q.push(done, Ev::TxDone { port });
-        }
-    }
-}
-
-impl Sim {
-    /// How much later than `arrive_delay` after its last bit the frame host port `port`
-    /// starts now reaches the far end: a draw in [0, `cfg.host_jitter`) from a hash of the
-    /// seed, the time and the port (no state beyond the port's record: the same run gives
-    /// the same draws), made when the port starts sending after an idle spell and held for
-    /// the frames that follow back to back, so that a run of frames keeps its exact spacing
-    /// (a fresh draw per frame made half of them reach a switch port of the same rate just
-    /// before it was free, queue there and cost a TxDone event: 3-9% more events on the
-    /// bench fabrics).
-    ///
-    /// Why (issue 34, part 5): every serialization time and delay in a scenario is exact, so
-    /// identical flows on identical paths put packets on a common lattice of times, and two
-    /// hosts' packets reach a switch at the same picosecond again and again. The event queue
-    /// runs such ties in the order the events were scheduled, which on a dumbbell always
-    /// favoured the same sender: it joined the queue first, was marked less, and the two
-    /// flows' synchronized DCTCP sawtooths locked with it ahead for as long as they ran
-    /// (4.96 / 4.77 Gbit/s at 2 us host links and K = 20 packets, 2.54 / 7.19 with every
-    /// link 1 us, for every seed; docs/mechanisms.md, "Host jitter"). A quarter of
-    /// a nanosecond of jitter on host links orders those ties by the seed instead, as any
-    /// real pair of NICs would, and changes no time a result can resolve. Switch ports stay
-    /// exact: what they send follows from what arrives, which the hosts' jitter spreads.
-    #[inline(always)]
-    fn host_jitter(&mut self, port: PortId) -> SimTime {
-        if self.jitter_range == 0 {
-            return SimTime::ZERO;
-        }
-        let now = self.now;
-        let (range, salt) = (self.jitter_range, self.jitter_salt);
-        let eg = self.egress.at_mut(port);
-        // transmit runs on an idle port: busy_until == now is a frame that follows the last
-        // one back to back (at time 0 every port looks so: draw then too)
-        if eg.busy_until != now || now == SimTime::ZERO {
-            let h = crate::sim::rng::mix64(salt ^ now.0 ^ (port as u64) << 44);
-            eg.jitter = (h % range) as u32;
-        }
-        SimTime(eg.jitter as u64)
     }
 }
 

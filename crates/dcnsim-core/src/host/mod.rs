@@ -10,20 +10,11 @@
 //! one (`cc::RateControl`), each from the lists below.
 #[macro_use]
 pub mod cc;
-pub mod bbr;
-pub mod cubic;
-pub mod dcqcn;
-pub mod dctcp;
-pub mod delivery_rate;
 pub mod flow_table;
-pub mod hpcc;
 pub mod pacer;
 pub mod path;
-pub mod reno;
 pub mod roce;
-pub mod swift;
 pub mod tcp;
-pub mod timely;
 pub mod transport;
 pub mod udp;
 
@@ -38,28 +29,28 @@ pub use transport::Sender;
 // The window-based congestion controls TCP runs, by their scenario name (`transport.cc`).
 window_ccs! {
     /// DCTCP (Alizadeh et al., SIGCOMM 2010; RFC 8257).
-    dctcp: Dctcp => dctcp::Dctcp,
+    dctcp: Dctcp => cc::dctcp::Dctcp,
     /// NewReno (RFC 5681, RFC 6582), optionally with classic ECN (RFC 3168).
-    reno: Reno => reno::Reno,
+    reno: Reno => cc::reno::Reno,
     /// CUBIC (RFC 9438), optionally with classic ECN (RFC 3168).
-    cubic: Cubic => cubic::Cubic,
+    cubic: Cubic => cc::cubic::Cubic,
     /// Swift (Kumar et al., SIGCOMM 2020): delay-target AIMD, paced below one packet.
-    swift: Swift => swift::Swift,
+    swift: Swift => cc::swift::Swift,
     /// BBR v1 (Cardwell et al., ACM Queue 2016; Linux net/ipv4/tcp_bbr.c): paced at the
     /// modelled bottleneck bandwidth, the window two bandwidth-delay products.
-    bbr: Bbr => bbr::Bbr,
+    bbr: Bbr => cc::bbr::Bbr,
 }
 
 // The rate-based congestion controls RoCE runs, by their scenario name (`transport.cc`).
 rate_ccs! {
     /// DCQCN (Zhu et al., SIGCOMM 2015).
-    dcqcn: Dcqcn => dcqcn::Dcqcn,
+    dcqcn: Dcqcn => cc::dcqcn::Dcqcn,
     /// HPCC (Li et al., SIGCOMM 2019), fed by the in-band telemetry of `switch.int`.
-    hpcc: Hpcc => hpcc::Hpcc,
+    hpcc: Hpcc => cc::hpcc::Hpcc,
     /// TIMELY (Mittal et al., SIGCOMM 2015): RTT-gradient rate control.
-    timely: Timely => timely::Timely,
+    timely: Timely => cc::timely::Timely,
     /// Swift (Kumar et al., SIGCOMM 2020) over RoCE: the delay-target window caps the flight.
-    swift: Swift => swift::SwiftRate,
+    swift: Swift => cc::swift::SwiftRate,
 }
 
 /// A flow's transport and the congestion control it runs.

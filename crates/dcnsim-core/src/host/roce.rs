@@ -9,7 +9,7 @@
 //! covers a lost tail.
 
 use super::cc::{AckEvent, PathEcho, RateControl, RateSetup};
-use super::dcqcn::DcqcnNp;
+use super::cc::dcqcn::DcqcnNp;
 use super::pacer::Pacer;
 use super::tcp::Segment;
 use super::{RateCc, RateCcKind, RateCcParams};
@@ -198,7 +198,7 @@ impl RoceReceiver {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::dcqcn::{DcqcnParams, DcqcnSettings};
+    use crate::host::cc::dcqcn::{DcqcnParams, DcqcnSettings};
     use crate::sim::ser_time;
 
     fn settings(rp: DcqcnParams, increase_of_line: (Option<f64>, Option<f64>)) -> RoceParams {

@@ -17,7 +17,7 @@
 //! `tcp_enter_recovery` keeps the CWR ssthresh; RFC 3168: at most once per window).
 
 use super::cc::{AckEvent, CaState, Control, CongestionControl, PathEcho, Window};
-use super::delivery_rate::DeliveryRate;
+use super::cc::delivery_rate::DeliveryRate;
 use super::pacer::Pacer;
 use super::{Cc, WindowCcParams};
 use crate::net::Ecn;
@@ -685,7 +685,7 @@ impl Receiver {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::reno::Reno;
+    use crate::host::cc::reno::Reno;
     use crate::host::Cc;
 
     /// RFC 2018 sec. 4's blocks, as ns-3 keeps them: with 1000-byte segments and the

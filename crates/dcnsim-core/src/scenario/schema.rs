@@ -536,7 +536,7 @@ impl TransportConfig {
             init_cwnd: Some(DEFAULT_INIT_CWND),
             handshake: Some(false),
             min_rto: Some(Duration(DEFAULT_MIN_RTO)),
-            g: Some(crate::host::dctcp::DEFAULT_G),
+            g: Some(crate::host::cc::dctcp::DEFAULT_G),
             ecn: Some(false),
             ..Default::default()
         }

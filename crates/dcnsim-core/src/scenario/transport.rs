@@ -6,14 +6,14 @@ use super::schema::*;
 use crate::sim::units::{Bytes, Duration, Rate};
 use super::{err, ScenarioError};
 use crate::engine::UdpParams;
-use crate::host::dcqcn::{DcqcnParams, DcqcnSettings, PAPER_CNP_INTERVAL, SEED004_CNP_INTERVAL, SEED004_RATE_AI_OF_LINE, SEED004_RATE_HAI_OF_LINE};
-use crate::host::bbr::{self, BbrParams, Quantum};
-use crate::host::dctcp::{self, DctcpParams};
-use crate::host::hpcc::{self, HpccParams};
+use crate::host::cc::dcqcn::{DcqcnParams, DcqcnSettings, PAPER_CNP_INTERVAL, SEED004_CNP_INTERVAL, SEED004_RATE_AI_OF_LINE, SEED004_RATE_HAI_OF_LINE};
+use crate::host::cc::bbr::{self, BbrParams, Quantum};
+use crate::host::cc::dctcp::{self, DctcpParams};
+use crate::host::cc::hpcc::{self, HpccParams};
 use crate::host::roce::RoceParams;
-use crate::host::swift::{self, SwiftParams};
+use crate::host::cc::swift::{self, SwiftParams};
 use crate::host::tcp::TcpParams;
-use crate::host::timely::{self, TimelyParams};
+use crate::host::cc::timely::{self, TimelyParams};
 use crate::host::{RateCcParams, Transport, WindowCcParams, DEFAULT_WINDOW_CC};
 use crate::net::Ecn;
 use crate::sim::SimTime;
@@ -394,11 +394,11 @@ pub struct DcqcnConfig {
 impl DcqcnConfig {
     /// Every key's default, for the reference (the doc comments' `{default}`).
     fn defaults() -> Self {
-        DcqcnConfig { min_rate: Some(Rate(crate::host::dcqcn::DEFAULT_MIN_RATE)), ..Default::default() }
+        DcqcnConfig { min_rate: Some(Rate(crate::host::cc::dcqcn::DEFAULT_MIN_RATE)), ..Default::default() }
     }
 }
 
-/// `transport.hpcc`: HPCC's constants (Li et al., SIGCOMM 2019, sec. 3.3; see host/hpcc.rs),
+/// `transport.hpcc`: HPCC's constants (Li et al., SIGCOMM 2019, sec. 3.3; see host/cc/hpcc.rs),
 /// for flows with `cc = "hpcc"` over roce. HPCC reads the telemetry `switch.int` writes.
 #[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
@@ -459,7 +459,7 @@ impl HpccConfig {
 }
 
 /// `transport.timely`: TIMELY's constants (Mittal et al., SIGCOMM 2015, Table 1; see
-/// host/timely.rs), for flows with `cc = "timely"` over roce.
+/// host/cc/timely.rs), for flows with `cc = "timely"` over roce.
 #[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
 #[schemars(default = "TimelyConfig::defaults")]
@@ -539,7 +539,7 @@ impl TimelyConfig {
     }
 }
 
-/// `transport.bbr`: BBR v1's one reading to choose (host/bbr.rs); its constants are Linux's.
+/// `transport.bbr`: BBR v1's one reading to choose (host/cc/bbr.rs); its constants are Linux's.
 #[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
 #[schemars(default = "BbrConfig::defaults")]
@@ -581,7 +581,7 @@ impl BbrConfig {
     }
 }
 
-/// `transport.swift`: Swift's constants (Kumar et al., SIGCOMM 2020; see host/swift.rs),
+/// `transport.swift`: Swift's constants (Kumar et al., SIGCOMM 2020; see host/cc/swift.rs),
 /// for flows with `cc = "swift"` over tcp or roce. The paper leaves most values out; the defaults
 /// are htsim's (csg-htsim sim/swift.cpp).
 #[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]

@@ -366,8 +366,8 @@ mod tests {
 
     /// DualPI2 on `queues` queues per port with its L queue at `l_queue`.
     fn dualpi2_on(queues: usize, l_queue: usize) -> Mechanisms {
-        use crate::switch::dualpi2::{DualPi2Params, DEFAULT_K, DEFAULT_STEP};
-        use crate::switch::pi2::{Pi2Params, DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_TARGET, DEFAULT_TUPDATE};
+        use crate::switch::aqm::dualpi2::{DualPi2Params, DEFAULT_K, DEFAULT_STEP};
+        use crate::switch::aqm::pi2::{Pi2Params, DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_TARGET, DEFAULT_TUPDATE};
         let b = Bench::with_queues(queues);
         let routes = Routes::build(&b.topo).unwrap();
         let pi2 = Pi2Params { target: DEFAULT_TARGET, tupdate: DEFAULT_TUPDATE, alpha: DEFAULT_ALPHA, beta: DEFAULT_BETA };

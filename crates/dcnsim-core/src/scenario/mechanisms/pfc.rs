@@ -167,7 +167,7 @@ pub struct PfcConfig {
     pub xon: Option<Bytes>,
     /// Headroom per (ingress port, class) for bytes that arrive after XOFF. Default: derived
     /// per link as the round trip at line rate (propagation both ways plus static switch
-    /// latency at each switch end) + 3 x MTU + 64 B (see switch/pfc.rs).
+    /// latency at each switch end) + 3 x MTU + 64 B (see switch/pfc/mod.rs).
     pub headroom: Option<Bytes>,
     /// Pause quanta (512 bit times each) in an XOFF frame, 1..65535. Default {default}.
     pub quanta: Option<u32>,

@@ -38,9 +38,9 @@
 //!   `CongestionControl::open`), as Linux's `bbr_init` reads the SYN's.
 //! - BBR v1 reads no ECN: its data is not ECN-capable.
 
-use super::cc::{CaState, Control, CongestionControl, NewCc, Window};
+use super::{CaState, Control, CongestionControl, NewCc, Window};
 use super::delivery_rate::DeliveryRate;
-use super::tcp::TcpParams;
+use crate::host::tcp::TcpParams;
 use crate::net::Ecn;
 use crate::sim::rng::mix64;
 use crate::sim::SimTime;
@@ -548,7 +548,7 @@ impl CongestionControl for Bbr {
     }
 
     /// Never called: the window is BBR's in every state (`cong_control`).
-    fn cong_avoid(&mut self, _w: &mut Window, _a: &super::cc::AckEvent) {}
+    fn cong_avoid(&mut self, _w: &mut Window, _a: &super::AckEvent) {}
 
     /// Entering recovery keeps the window (packet conservation sets it on the next ACK);
     /// it is remembered for when recovery ends (`bbr_ssthresh` -> `bbr_save_cwnd`).
@@ -653,7 +653,7 @@ mod tests {
         b.open(&mut w, 1, SimTime::from_us(10), start);
         let mut rate = DeliveryRate::default();
         let ctl = |now: SimTime| Control {
-            rs: super::super::delivery_rate::RateSample { acked: 1000, rtt: Some(SimTime::from_us(20)), ..Default::default() },
+            rs: crate::host::cc::delivery_rate::RateSample { acked: 1000, rtt: Some(SimTime::from_us(20)), ..Default::default() },
             state: CaState::Open,
             pipe: 10_000,
             delivered: 1000,

@@ -20,7 +20,7 @@
 //! * `limit`: the backlog at which the queue tail-drops (in addition to the switch's buffer),
 //!   after RED has averaged and decided, as sch_red's child fifo does.
 
-use super::pipeline::{AqmAction, Arrival, Ctx};
+use crate::switch::pipeline::{AqmAction, Arrival, Ctx};
 use crate::net::DropReason;
 use crate::net::PortId;
 use crate::sim::{ser_time, SimTime};

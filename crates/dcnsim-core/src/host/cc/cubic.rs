@@ -25,8 +25,8 @@
 //! The RTT in the target is the smoothed RTT the sender measures (RFC 9438 uses the
 //! current RTT estimate; the ACK's own sample is used until one exists).
 
-use super::cc::{AckEvent, CongestionControl, NewCc, Window};
-use super::tcp::TcpParams;
+use super::{AckEvent, CongestionControl, NewCc, Window};
+use crate::host::tcp::TcpParams;
 use crate::net::Ecn;
 use crate::sim::SimTime;
 

@@ -7,8 +7,8 @@
 //! state brings cwnd down to it over one round trip, ignoring further ECN-Echoes
 //! meanwhile (RFC 8257 3.3, Linux `tcp_enter_cwr`; `host/tcp.rs`).
 
-use super::cc::{AckEvent, CongestionControl, NewCc, Window};
-use super::tcp::TcpParams;
+use super::{AckEvent, CongestionControl, NewCc, Window};
+use crate::host::tcp::TcpParams;
 use crate::net::Ecn;
 
 /// The EWMA gain g of alpha: 1/16 (the paper's sec. 3.4 and Linux's `dctcp_shift_g` = 4).

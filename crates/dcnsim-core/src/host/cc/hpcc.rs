@@ -32,7 +32,7 @@
 //!   `max_stage` is the paper's 5 (the fork's `run.py` default MI_THRESH is 0, i.e.
 //!   multiplicative steps only; set `max_stage = 0` for that reading).
 
-use super::cc::{AckEvent, NewCc, RateControl, RateSetup};
+use super::{AckEvent, NewCc, RateControl, RateSetup};
 use crate::net::{HopTelemetry, MAX_TELEMETRY_HOPS};
 use crate::sim::SimTime;
 

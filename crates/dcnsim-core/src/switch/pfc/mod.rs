@@ -27,6 +27,16 @@
 //! admitted by this ingress accounting alone (the seeds' "no egress drops");
 //! they still count in egress queue depth (for ECN) and in the shared pool.
 
+/// Most traffic classes a port can have (802.1Q).
+pub const CLASSES: usize = 8;
+
+mod deadlock;
+mod frame;
+mod paused;
+
+pub use frame::{encode, PauseFrame, ETHERTYPE_MAC_CONTROL, MAC_CONTROL_DA, OPCODE_PAUSE, OPCODE_PFC, PAUSE_FRAME_BYTES};
+pub use paused::Paused;
+
 use super::mechanism::{Caps, Fabric, Never, SwitchMechanism, Verdict, WaitFor};
 use super::pipeline::{Admission, Arrival, Better, Ctx, Departure, Effect, Report};
 use super::{Frame, MechTimer};
@@ -34,53 +44,8 @@ use crate::net::{DropReason, PktQueue};
 use crate::sim::EndReason;
 use crate::metrics::ColumnData as C;
 use crate::net::PerFlow;
-use crate::net::{FlowId, PacketArena, PktId, PortId, Topology};
+use crate::net::{FlowId, PacketArena, PortId, Topology};
 use crate::sim::{bytes_in, ser_time, SimTime};
-
-/// PFC's link-local frames.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum PauseFrame {
-    /// IEEE 802.3 Annex 31B PAUSE (802.3x): stops every class of the link for `quanta` x 512
-    /// bit times (0 = resume).
-    Pause { quanta: u16 },
-    /// IEEE 802.1Qbb PFC frame for one traffic class (0 quanta = XON).
-    Pfc { class: u8, quanta: u16 },
-}
-
-/// Most traffic classes a port can have (802.1Q).
-pub const CLASSES: usize = 8;
-
-/// Wire size of a PAUSE / PFC frame (minimum Ethernet frame).
-pub const PAUSE_FRAME_BYTES: u32 = 64;
-
-/// The MAC Control frames' destination address and EtherType (IEEE 802.3 clause 31).
-pub const MAC_CONTROL_DA: [u8; 6] = [0x01, 0x80, 0xC2, 0x00, 0x00, 0x01];
-pub const ETHERTYPE_MAC_CONTROL: u16 = 0x8808;
-/// MAC Control opcodes: PAUSE (802.3 Annex 31B) and PFC (802.1Qbb, 802.3 Annex 31D).
-pub const OPCODE_PAUSE: u16 = 0x0001;
-pub const OPCODE_PFC: u16 = 0x0101;
-
-/// The bytes of a PAUSE frame (opcode, pause_time) or a PFC frame (opcode, class-enable
-/// vector with the class's bit, eight pause times of which the class's is set; an XON is
-/// its bit with 0 quanta) sent by `src`, padded to the minimum frame, no FCS.
-pub fn encode(frame: PauseFrame, src: [u8; 6], out: &mut Vec<u8>) {
-    let start = out.len();
-    crate::net::wire::eth(out, MAC_CONTROL_DA, src, None, ETHERTYPE_MAC_CONTROL);
-    match frame {
-        PauseFrame::Pause { quanta } => {
-            out.extend_from_slice(&OPCODE_PAUSE.to_be_bytes());
-            out.extend_from_slice(&quanta.to_be_bytes());
-        }
-        PauseFrame::Pfc { class, quanta } => {
-            out.extend_from_slice(&OPCODE_PFC.to_be_bytes());
-            out.extend_from_slice(&(1u16 << (class & 7)).to_be_bytes());
-            for c in 0..CLASSES as u8 {
-                out.extend_from_slice(&(if c == class { quanta } else { 0 }).to_be_bytes());
-            }
-        }
-    }
-    crate::net::wire::pad(out, start);
-}
 
 /// Defaults of `switch.pfc` (seeds 000/003: XON 4 KB; 802.1Qbb: the largest pause).
 pub const DEFAULT_XON: u64 = 4_000;
@@ -204,69 +169,6 @@ pub struct Ingress {
     pub xoff: [bool; CLASSES],
     /// Generation of the live refresh event, per class.
     pub refresh_gen: [u32; CLASSES],
-}
-
-/// Pause state of one egress port (the receiving side of PAUSE frames).
-#[derive(Clone, Debug, Default)]
-pub struct Paused {
-    /// The class may not transmit before this time.
-    pub until: [SimTime; CLASSES],
-    /// Start of the current (or last) paused period.
-    since: [Option<SimTime>; CLASSES],
-    /// Last instant the class was paused (victim-flow detection).
-    pub last_paused: [SimTime; CLASSES],
-    /// Total paused time of closed periods.
-    closed: [u64; CLASSES],
-    /// Number of paused periods.
-    pub periods: [u64; CLASSES],
-}
-
-impl Paused {
-    #[inline]
-    pub fn is_paused(&self, c: usize, now: SimTime) -> bool {
-        self.until[c] > now
-    }
-    /// A PAUSE for class `c` arrived: paused until `until` (== now for XON).
-    pub fn set(&mut self, c: usize, until: SimTime, now: SimTime) {
-        if self.until[c] > now {
-            // a running period is extended or cut short
-            if until <= now {
-                self.closed[c] += (now - self.since[c].unwrap()).0;
-                self.since[c] = None;
-                self.last_paused[c] = now;
-            }
-            self.until[c] = until;
-        } else {
-            // the previous period (if any) ended when its quanta ran out
-            if let Some(s) = self.since[c].take() {
-                self.closed[c] += (self.until[c] - s).0;
-                self.last_paused[c] = self.until[c];
-            }
-            if until > now {
-                self.since[c] = Some(now);
-                self.periods[c] += 1;
-            }
-            self.until[c] = until;
-        }
-    }
-    /// Total time class `c` was paused up to `now`.
-    pub fn xoff_time(&self, c: usize, now: SimTime) -> u64 {
-        self.closed[c]
-            + match self.since[c] {
-                Some(s) => (self.until[c].min(now) - s).0,
-                None => 0,
-            }
-    }
-    /// Whether class `c` has been paused without interruption since at least `t`.
-    pub fn paused_since(&self, c: usize, t: SimTime, now: SimTime) -> bool {
-        self.until[c] > now && self.since[c].is_some_and(|s| s <= t)
-    }
-    /// Whether class `c` was paused at any instant in [t, now].
-    pub fn paused_during(&self, c: usize, t: SimTime) -> bool {
-        // the open (possibly expired, not yet closed) period ends at `until`;
-        // closed periods ended at or before `last_paused`
-        (self.since[c].is_some() && self.until[c] >= t) || (self.periods[c] > 0 && self.last_paused[c] >= t)
-    }
 }
 
 /// PFC's timers.
@@ -419,123 +321,6 @@ impl Pfc {
         q.refresh_gen = q.refresh_gen.wrapping_add(1);
         let gen = q.refresh_gen;
         cx.timer(cx.now + SimTime((pause.0 / 2).max(1)), MechTimer::Pfc(Timer::QueueRefresh { port, queue: qi as u8, gen }));
-    }
-
-    /// The wait-for graph of the deadlock check at `now`, of the nodes `own` holds. A
-    /// vertex is a paused egress queue (port p, class c), the port's transmitter paused
-    /// throughout the last `deadlock_after`; it waits on the egress queues of the node at
-    /// the far end of p that hold packets which entered through p's peer in class c (what
-    /// p's pause protects: the pause ends when they drain), an edge only to a queue that is
-    /// itself a vertex. Paused queues whose protected packets wait for a slow but moving
-    /// port are not deadlocked, however long the pause. A vertex's out-edges are computed
-    /// where its far-end node is held; only nodes with a waiting port can have any.
-    fn wait_for(&self, now: SimTime, own: &dyn Fn(u32) -> bool, cx: &Ctx) -> WaitFor {
-        let since = SimTime(now.0.saturating_sub(self.p.deadlock_after.0));
-        let classes = if self.p.link_mode { 1 } else { cx.queues };
-        let link_mode = self.p.link_mode;
-        let long_paused = |p: usize, c: usize| self.paused[p].paused_since(c, since, now);
-        let mut view = WaitFor::default();
-        for (n, node) in cx.topo.nodes.iter().enumerate() {
-            if !own(n as u32) {
-                continue;
-            }
-            let mut waits = false;
-            for &q in &node.ports {
-                for c in 0..classes {
-                    view.any |= self.paused[q as usize].is_paused(c, now);
-                    if long_paused(q as usize, c) {
-                        view.waiting.push(q * classes as u32 + c as u32);
-                        waits = true;
-                    }
-                }
-            }
-            if !waits {
-                continue;
-            }
-            // out-edges of the vertices (p, c) whose far end is this node: p is the peer of
-            // one of its ports, `entered`
-            for &entered in &node.ports {
-                let p = cx.topo.ports[entered as usize].peer;
-                for c in 0..classes {
-                    let mut out = Vec::new();
-                    for &q in &node.ports {
-                        for (k, queue) in cx.port_queues.of(q).iter().enumerate() {
-                            let w = q as usize * classes + if link_mode { 0 } else { k };
-                            if out.contains(&(w as u32)) || !long_paused(q as usize, w % classes) {
-                                continue;
-                            }
-                            let protected = |id: PktId| {
-                                let pk = cx.pkts.get(id);
-                                pk.ingress == entered && (link_mode || pk.tc as usize == c)
-                            };
-                            if queue.ids().any(protected) {
-                                out.push(w as u32);
-                            }
-                        }
-                    }
-                    if !out.is_empty() {
-                        view.edges.push((p * classes as u32 + c as u32, out));
-                    }
-                }
-            }
-        }
-        view
-    }
-
-    /// The first cycle of the wait-for graph that `views` make up, walked depth first from
-    /// the vertices in ascending order: its paused queues as "node:port:class".
-    fn find_cycle(&self, views: &[WaitFor], topo: &Topology) -> Option<Vec<String>> {
-        let classes = if self.p.link_mode { 1 } else { self.queues };
-        let n = topo.ports.len() * classes;
-        let mut waiting = vec![false; n];
-        let mut edges: Vec<&[u32]> = vec![&[]; n];
-        for v in views {
-            for &w in &v.waiting {
-                waiting[w as usize] = true;
-            }
-            for (x, out) in &v.edges {
-                edges[*x as usize] = out;
-            }
-        }
-        let succ = |v: usize| -> Vec<usize> { if waiting[v] { edges[v].iter().map(|&w| w as usize).collect() } else { Vec::new() } };
-        // iterative DFS; colour 0 new, 1 on stack, 2 done
-        let mut colour = vec![0u8; n];
-        for start in 0..n {
-            if colour[start] != 0 || !waiting[start] {
-                continue;
-            }
-            let mut stack: Vec<(usize, Vec<usize>)> = vec![(start, succ(start))];
-            colour[start] = 1;
-            while let Some((v, next)) = stack.last_mut() {
-                match next.pop() {
-                    Some(w) if colour[w] == 1 => {
-                        // cycle: the stack from w to the top
-                        let pos = stack.iter().position(|(x, _)| *x == w).unwrap();
-                        return Some(
-                            stack[pos..]
-                                .iter()
-                                .map(|(x, _)| {
-                                    let (p, c) = (x / classes, x % classes);
-                                    let info = &topo.ports[p];
-                                    format!("{}:{}:{}", topo.nodes[info.node as usize].name, info.local, c)
-                                })
-                                .collect(),
-                        );
-                    }
-                    Some(w) if colour[w] == 0 => {
-                        colour[w] = 1;
-                        let s = succ(w);
-                        stack.push((w, s));
-                    }
-                    Some(_) => {}
-                    None => {
-                        colour[*v] = 2;
-                        stack.pop();
-                    }
-                }
-            }
-        }
-        None
     }
 }
 

@@ -49,7 +49,7 @@
 //!   delay of that moment (the engine drops only at enqueue; the seed's slide 29 draws the
 //!   markers at the queues' outputs). Nothing else: no overload rule, no minimum backlog.
 
-use super::pipeline::{AqmAction, Arrival, Ctx};
+use crate::switch::pipeline::{AqmAction, Arrival, Ctx};
 use crate::net::DropReason;
 use crate::net::Ecn;
 use rand::Rng as _;

@@ -29,8 +29,8 @@
 //! - Loss recovery is the TCP sender's NewReno (htsim's Swift inflates its window in fast
 //!   recovery the same way).
 
-use super::cc::{AckEvent, CongestionControl, NewCc, RateControl, RateSetup, Window};
-use super::tcp::TcpParams;
+use super::{AckEvent, CongestionControl, NewCc, RateControl, RateSetup, Window};
+use crate::host::tcp::TcpParams;
 use crate::net::Ecn;
 use crate::sim::SimTime;
 

@@ -6,20 +6,26 @@
 //!   controllers (Mathis et al. 1997 for Reno, RFC 9438 sec. 5 for Cubic, the seed 002
 //!   reading 2 / (R p) for DCTCP under probabilistic marking). A lossless class's packets
 //!   are never dropped.
-//! * `red`: RED as Linux `tc red` runs it (`switch/red.rs`).
-//! * `pi2`: the PI2 controller, p'^2 on every packet (`switch/pi2.rs`).
-//! * `dualpi2`: the DualQ Coupled AQM of RFC 9332 (`switch/dualpi2.rs`).
+//! * `red`: RED as Linux `tc red` runs it (`switch/aqm/red.rs`).
+//! * `pi2`: the PI2 controller, p'^2 on every packet (`switch/aqm/pi2.rs`).
+//! * `dualpi2`: the DualQ Coupled AQM of RFC 9332 (`switch/aqm/dualpi2.rs`).
 //! * `dualq2015`: seed 002's own DualQ, two slopes on the Classic delay and strict priority
-//!   (`switch/dualq2015.rs`).
-//! * `coupled`: seed 002's single-queue coupled AQM (`switch/coupled.rs`).
+//!   (`switch/aqm/dualq2015.rs`).
+//! * `coupled`: seed 002's single-queue coupled AQM (`switch/aqm/coupled.rs`).
 
-use super::coupled::Coupled;
-use super::dualpi2::{DualPi2, DualPi2Params};
-use super::dualq2015::{DualQ2015, DualQ2015Params};
+pub mod coupled;
+pub mod dualpi2;
+pub mod dualq2015;
+pub mod pi2;
+pub mod red;
+
+use coupled::Coupled;
+use dualpi2::{DualPi2, DualPi2Params};
+use dualq2015::{DualQ2015, DualQ2015Params};
 use super::mechanism::{Caps, Fabric, Never, SwitchMechanism, Verdict};
-use super::pi2::{self, Pi2, Pi2Params};
+use pi2::{Pi2, Pi2Params};
 use super::pipeline::{AqmAction, Arrival, Ctx, Departure, Report};
-use super::red::{Red, RedParams};
+use red::{Red, RedParams};
 use crate::net::DropReason;
 use crate::metrics::ColumnData;
 use crate::sim::Rng;
@@ -274,7 +280,7 @@ mod tests {
     /// DCTCP under DualPI2, 3 s; the flows' count once exceeded the ports').
     #[test]
     fn dualpi2_marks_are_counted_once_where_given() {
-        let text = include_str!("../../../../scenarios/seed002_dualq_small.toml").replace("max_time = \"60s\"", "max_time = \"3s\"");
+        let text = include_str!("../../../../../scenarios/seed002_dualq_small.toml").replace("max_time = \"60s\"", "max_time = \"3s\"");
         let (_, mut sim) = crate::scenario::load(&text, false, Some("DualPI2"), &Default::default()).unwrap();
         sim.run();
         let r = sim.results();

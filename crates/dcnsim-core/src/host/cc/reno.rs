@@ -2,8 +2,8 @@
 //! halves ssthresh (Linux `tcp_reno_ssthresh`) and the sender's CWR state brings cwnd
 //! down to it over one round trip (RFC 3168 6.1.2; `host/tcp.rs`).
 
-use super::cc::{AckEvent, CongestionControl, NewCc, Window};
-use super::tcp::TcpParams;
+use super::{AckEvent, CongestionControl, NewCc, Window};
+use crate::host::tcp::TcpParams;
 use crate::net::Ecn;
 
 #[derive(Clone, Debug)]

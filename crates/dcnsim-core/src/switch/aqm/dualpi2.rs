@@ -9,7 +9,7 @@
 //!   `"strict"` gives the L queue strict priority, the seed 002 (2015) DualQ's scheduler.
 //! * Controller: every `tupdate` the port's p' is updated from the larger of the two
 //!   queues' head sojourn times (sch_dualpi2's `max(qdelay_c, qdelay_l)`), incrementally as
-//!   in PI2 (`switch/pi2.rs`), with the same defaults (target 15 ms, alpha 0.16, beta 3.2).
+//!   in PI2 (`switch/aqm/pi2.rs`), with the same defaults (target 15 ms, alpha 0.16, beta 3.2).
 //! * Coupling (RFC 9332 sec. 2.4): Classic packets are selected with p_C = p'^2 (marked if
 //!   ECN-capable, else dropped); L packets are marked with p_CL = k p' (coupling factor `k`,
 //!   default 2: window fairness with Reno at equal RTTs). Overload: once k p' exceeds 1, L
@@ -23,9 +23,9 @@
 //! * Decisions are taken at enqueue (sch_dualpi2's `drop_early`; its default decides at
 //!   dequeue with the probability of that moment), the step at dequeue.
 
-use super::aqm::select;
+use super::select;
 use super::pi2::{head_sojourn, Clocks, Controller, Pi2Params, Update};
-use super::pipeline::{AqmAction, Arrival, Ctx, Departure};
+use crate::switch::pipeline::{AqmAction, Arrival, Ctx, Departure};
 use crate::net::DropReason;
 use crate::net::Ecn;
 use crate::sim::SimTime;
@@ -136,7 +136,7 @@ impl DualPi2 {
 mod tests {
     use super::*;
     use crate::switch::bench::Bench;
-    use crate::switch::pi2::{DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_TARGET, DEFAULT_TUPDATE};
+    use crate::switch::aqm::pi2::{DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_TARGET, DEFAULT_TUPDATE};
 
     fn dual(b: &Bench) -> DualPi2 {
         let p = DualPi2Params {

@@ -65,7 +65,7 @@
 //!   on the first increase (the last two are QCN details); none of these
 //!   are modelled.
 
-use super::cc::{NewCc, RateControl, RateSetup};
+use super::{NewCc, RateControl, RateSetup};
 use crate::sim::SimTime;
 
 /// DCQCN as a flow's rate control at its sender NIC: the reaction point under the RoCE

@@ -16,9 +16,9 @@
 //!   0; when all are idle the timer stops and the next arrival restarts it (nothing would
 //!   change: qdelay 0 only lowers p', which is already 0).
 
-use super::aqm::select;
-use super::pipeline::{AqmAction, Arrival, Ctx};
-use super::{MechTimer};
+use super::select;
+use crate::switch::pipeline::{AqmAction, Arrival, Ctx};
+use crate::switch::MechTimer;
 use crate::net::PktQueue;
 use crate::sim::SimTime;
 

@@ -25,7 +25,7 @@
 //!   paper's 10 Mb/s at 10 Gb/s; the fork's `run.py` 10 Mb/s x bw / 10 Gb/s).
 //! - The rate stays within [min_rate, line rate]; the factor of a decrease is not below 0.
 
-use super::cc::{AckEvent, NewCc, RateControl, RateSetup};
+use super::{AckEvent, NewCc, RateControl, RateSetup};
 use crate::sim::SimTime;
 
 pub const DEFAULT_ALPHA: f64 = 0.875;

@@ -10,7 +10,17 @@
 //! it overrides. Adding one is that file and one entry in a list (docs/architecture.md,
 //! "How to add a congestion control"); the scenario names it in `transport.cc`.
 
-use super::delivery_rate::{DeliveryRate, RateSample};
+pub mod bbr;
+pub mod cubic;
+pub mod dcqcn;
+pub mod dctcp;
+pub mod delivery_rate;
+pub mod hpcc;
+pub mod reno;
+pub mod swift;
+pub mod timely;
+
+use delivery_rate::{DeliveryRate, RateSample};
 use crate::net::{Ecn, HopTelemetry};
 use crate::sim::SimTime;
 use std::fmt::Debug;
@@ -88,7 +98,7 @@ pub enum CaState {
 /// every ACK, duplicate ACKs included (Linux's `cong_control` arguments).
 #[derive(Copy, Clone, Debug)]
 pub struct Control {
-    /// The ACK's delivery-rate sample (host/delivery_rate.rs).
+    /// The ACK's delivery-rate sample (host/cc/delivery_rate.rs).
     pub rs: RateSample,
     /// The recovery state after the sender acted on the ACK.
     pub state: CaState,
@@ -307,7 +317,7 @@ macro_rules! window_ccs {
             fn owns_window(&self) -> bool {
                 match self { $(Cc::$Arm(c) => c.owns_window()),* }
             }
-            fn cong_control(&mut self, w: &mut $crate::host::cc::Window, ctl: &$crate::host::cc::Control, rate: &mut $crate::host::delivery_rate::DeliveryRate) {
+            fn cong_control(&mut self, w: &mut $crate::host::cc::Window, ctl: &$crate::host::cc::Control, rate: &mut $crate::host::cc::delivery_rate::DeliveryRate) {
                 match self { $(Cc::$Arm(c) => c.cong_control(w, ctl, rate)),* }
             }
             fn open(&mut self, w: &mut $crate::host::cc::Window, seed: u64, rtt: $crate::sim::SimTime, now: $crate::sim::SimTime) {

@@ -14,8 +14,8 @@
 //! * The seed's verdict (slide 21): it works, with no latency gain: both kinds share one
 //!   queue.
 
-use super::aqm::select;
-use super::pipeline::{AqmAction, Arrival, Ctx};
+use super::select;
+use crate::switch::pipeline::{AqmAction, Arrival, Ctx};
 use crate::net::Ecn;
 
 /// The seed's coupling factor for equal rates (sqrt of 2 / 1.22 squared: 1.63).

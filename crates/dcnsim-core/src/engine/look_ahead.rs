@@ -1,0 +1,119 @@
+//! The look-ahead: prefetching what the next events will touch, on fabrics whose records
+//! outgrow the cache (docs/performance.md, "Cache layout and look-ahead").
+
+use super::{Ev, Sim};
+use crate::net::{HostId, PktId, PktKind, PortId};
+use crate::sim::prefetch;
+use crate::switch::mechanism::Caps;
+
+/// How far ahead the look-ahead of large fabrics fetches an arrival's packet record and
+/// egress state, or a TxDone's queues (`peek_ahead` index: 5 is the sixth event after the
+/// one being handled), then (`THEN_AHEAD`, through the lines those fetched) the host's flow
+/// record an arrival at a NIC reads, the route-table entry a switch's arrival reads for the
+/// switch after, or a TxDone's FIFO head entry. At k = 20, with the record fetched one event
+/// (about 120 ns) before its first read, that read held a fifth of the event loop's
+/// samples; fetched three events before, 4%. Eight and four ahead were slower again (k = 20
+/// 1.09x the wall time of six and three): lines evicted or fill buffers full before use.
+/// The second stage reads the packet record (its destination, its flow): three events
+/// after the first, that read still stalled (a tenth of the loop's samples at k = 20); four
+/// after, k = 20 ran 0.965 and k = 16 0.956 of the wall time (2026-11-23).
+const PKT_AHEAD: usize = 5;
+const THEN_AHEAD: usize = 1;
+/// Ports with at most this many queues have them all fetched ahead of a TxDone, and their
+/// FIFO heads; with more, which queue the scheduler serves is too open to guess.
+const QUEUES_AHEAD: usize = 2;
+
+impl Sim {
+    /// Prefetch what the next events will touch: an arrival's packet record, its port and
+    /// (at a switch) the egress record and queues of the route it carries, a few events
+    /// ahead; then, for an arrival at a NIC, the flow record. On large fabrics those records
+    /// outgrow the cache, and each is otherwise a stall. An arrival carries its route from
+    /// the hop before (`route_beyond`), so fetching its egress state waits on no packet
+    /// record and no route table.
+    #[inline(always)]
+    pub(super) fn look_ahead(&mut self) {
+        if !self.look_ahead_pays {
+            if let Some(&Ev::Arrive { pkt, port, .. }) = self.q.peek_ahead(1) {
+                self.pkts.prefetch(pkt);
+                prefetch(&self.egress, port);
+            }
+            if let Some(&Ev::TxDone { port }) = self.q.peek_ahead(0) {
+                prefetch(&self.egress, port);
+            }
+            return;
+        }
+        match self.q.peek_ahead(PKT_AHEAD) {
+            Some(&Ev::Arrive { pkt, port, route }) => {
+                self.pkts.prefetch(pkt);
+                // at a host, the NIC's record and queues, which an ACK or the segment it
+                // releases joins
+                self.prefetch_egress(if route != PortId::MAX { route } else { port });
+            }
+            Some(&Ev::TxDone { port }) => self.prefetch_egress(port),
+            _ => {}
+        }
+        match self.q.peek_ahead(THEN_AHEAD) {
+            Some(&Ev::Arrive { pkt, port, route }) => {
+                if route != PortId::MAX {
+                    self.prefetch_route_beyond(route, pkt);
+                } else if !self.egress.at(port).wire.is_switch {
+                    self.flows.prefetch(self.pkts.get(pkt).flow);
+                }
+            }
+            Some(&Ev::TxDone { port }) if self.cfg.queues <= QUEUES_AHEAD => self.queues.prefetch_heads(port),
+            _ => {}
+        }
+        match self.q.peek_ahead(0) {
+            Some(&Ev::Arrive { pkt, port, route: PortId::MAX }) => {
+                let h = &self.egress.at(port).wire;
+                if !h.is_switch {
+                    let p = self.pkts.get(pkt);
+                    if p.kind == PktKind::Ack {
+                        if let Some(f) = self.flows.get(p.flow) {
+                            f.prefetch_sender();
+                        }
+                    }
+                }
+            }
+            Some(&Ev::TxDone { port }) => prefetch(&self.egress, port),
+            _ => {}
+        }
+    }
+
+    /// Prefetch egress `port`'s record and, where there are at most `QUEUES_AHEAD`, its
+    /// queues: what a packet joining it, or its transmitter's next TxDone, reads.
+    #[inline(always)]
+    pub(super) fn prefetch_egress(&self, port: PortId) {
+        prefetch(&self.egress, port);
+        if self.cfg.queues <= QUEUES_AHEAD {
+            for q in 0..self.cfg.queues {
+                self.queues.prefetch(port, q);
+            }
+        }
+    }
+
+    /// The route a packet to `dst` with `hash`, sent out of `out`, takes at the switch `out`
+    /// leads to (`PortId::MAX` where it leads to a host, or that switch has no route). Found
+    /// while the packet's record is at hand, and carried to that switch by the FIFO and the
+    /// arrival event: routing is static, so it is the route that switch would find, and the
+    /// look-ahead fetches its egress state with no packet record or route table in the way.
+    #[inline(always)]
+    pub(super) fn route_beyond(&self, out: PortId, dst: HostId, hash: u32) -> PortId {
+        let w = &self.egress.at(out).wire;
+        // a router chooses by the state it finds when the packet arrives
+        if !w.peer_is_switch || self.mechs.acts_at(Caps::ROUTE) {
+            return PortId::MAX;
+        }
+        self.routes.next_hop(w.peer_owner, dst, hash).unwrap_or(PortId::MAX)
+    }
+
+    /// Prefetch the route-table entry `route_beyond(out, ..)` will read for packet `pkt`
+    /// (whose record the look-ahead fetched before).
+    #[inline(always)]
+    pub(super) fn prefetch_route_beyond(&self, out: PortId, pkt: PktId) {
+        let w = &self.egress.at(out).wire;
+        if w.peer_is_switch {
+            self.routes.prefetch(w.peer_owner, self.pkts.get(pkt).dst);
+        }
+    }
+}
