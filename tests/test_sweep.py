@@ -75,6 +75,22 @@ def test_grid_crosses_keys_variants_and_seeds(tiny):
     assert len({p.run_id for p in pts}) == len(pts)
 
 
+def test_one_parse_checks_every_variant_as_validate_and_merged_do(tiny):
+    # what grid asks of each point: the same answers validate and merged give one variant
+    # at a time, from one parse
+    text = tiny.read_text()
+    names = dcnsim._core.validate(text)["variants"]
+    assert len(names) == 2
+    got = dcnsim._core.check_variants(text, "toml", [None, *names])
+    assert len(got) == 3
+    for v, (info, merged) in zip([None, *names], got):
+        assert info == dcnsim._core.validate(text, "toml", v)
+        assert merged == dcnsim._core.merged(text, "toml", v)
+    assert got[1][1] != got[2][1]  # two variants, two documents
+    with pytest.raises(dcnsim.ScenarioError, match='no variant named "Nope"'):
+        dcnsim._core.check_variants(text, "toml", [names[0], "Nope"])
+
+
 def test_a_bad_point_is_refused_before_any_run(tiny):
     with pytest.raises(dcnsim.ScenarioError, match=r"sweep point switch.aqm.threshold='30kb'.*switch.aqm.threshold"):
         sweep.grid(str(tiny), [sweep.parse_set("switch.aqm.threshold=30KB,30kb")])

@@ -872,8 +872,8 @@ def compare(
     name, chosen = _pick_variants(src, variants)
     if len(chosen) * len(seed_list) > MAX_RUNS:
         raise _core.ScenarioError(f"seeds: {len(chosen)} variants x {len(seed_list)} seeds = {len(chosen) * len(seed_list)} runs, expected at most {MAX_RUNS}")
-    for v in chosen:  # fail fast, before starting any process, on an invalid variant
-        info = _core.validate(src.text, src.format, v)
+    # fail fast, before starting any process, on an invalid variant (one parse for all)
+    info = _core.check_variants(src.text, src.format, chosen)[-1][0]
     warns = identical_warnings(info["identical_variants"], chosen) + advice_warnings(src, chosen)
     for w in warns:
         warnings.warn(w, DcnsimWarning, stacklevel=2)

@@ -207,16 +207,16 @@ def grid(
                 if v in applies[k]:
                     _set_path(target, k, x)
         text = json.dumps(d, sort_keys=True, allow_nan=False)
-        for v in chosen:
-            try:
-                info = _core.validate(text, "json", v)
-            except _core.ScenarioError as e:
-                raise _core.ScenarioError(f"sweep point {where}: {e}") from None
-        pairs = info["identical_variants"]
-        for v in chosen:
+        try:
+            # one parse of the point for every variant's check and merged document
+            checked = _core.check_variants(text, "json", chosen)
+        except _core.ScenarioError as e:
+            raise _core.ScenarioError(f"sweep point {where}: {e}") from None
+        pairs = checked[-1][0]["identical_variants"]
+        for v, (_, merged_doc) in zip(chosen, checked):
             notes = [f"{k} does not apply to variant {v!r} (it has no {k.rpartition('.')[0]!r} table): that variant runs unchanged at every value" for k in not_applied[v]]
             notes += [f"at {where}: {w}" for w in identical_warnings([pr for pr in pairs if v in pr], chosen)]
-            merged = json.dumps(_core.merged(text, "json", v), sort_keys=True)
+            merged = json.dumps(merged_doc, sort_keys=True)
             for s in seed_list:
                 h = hashlib.sha256(f"{merged}\0{s}".encode()).hexdigest()[:16]
                 points.append(Point(values, v, int(s), text, h, tuple(notes), base))
