@@ -2,10 +2,11 @@
 //!
 //!     cargo run -p dcnsim-core --example gen_reference
 //!
-//! Writes `docs/scenario-reference.md`, `docs/scenario.schema.json` and the hook table and
-//! code links of `docs/architecture.md` (relative to the
-//! workspace root), each atomically: a temporary file in the same directory, then a rename.
-use dcnsim_core::scenario::reference;
+//! Writes `docs/scenario-reference.md`, `docs/scenario.schema.json`, the hook table and
+//! code links of `docs/architecture.md` and the outputs tables of `docs/user-guide.md`
+//! (relative to the workspace root), each atomically: a temporary file in the same
+//! directory, then a rename.
+use dcnsim_core::scenario::{outputs, reference};
 use dcnsim_core::switch::mechanism;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -36,7 +37,14 @@ fn main() {
     let arch = mechanism::with_hook_table(&arch);
     let docs = root.join("docs");
     let arch = dcnsim_core::sim::doc_links::with_code_links(&arch, |f| std::fs::read_to_string(docs.join(f)).ok());
-    for (rel, text) in [(reference::MARKDOWN_PATH, reference::markdown()), (reference::JSON_SCHEMA_PATH, reference::json_schema()), (mechanism::ARCHITECTURE_PATH, arch)] {
+    let guide = std::fs::read_to_string(root.join(outputs::USER_GUIDE_PATH)).expect("docs/user-guide.md");
+    let guide = outputs::with_outputs_tables(&guide);
+    for (rel, text) in [
+        (reference::MARKDOWN_PATH, reference::markdown()),
+        (reference::JSON_SCHEMA_PATH, reference::json_schema()),
+        (mechanism::ARCHITECTURE_PATH, arch),
+        (outputs::USER_GUIDE_PATH, guide),
+    ] {
         let path = root.join(rel);
         match write_atomic(&path, &text) {
             Ok(true) => println!("wrote {rel}"),

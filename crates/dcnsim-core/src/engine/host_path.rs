@@ -186,6 +186,11 @@ impl Sim {
                 }
                 (Some(_), PktKind::Syn) => self.reply_in_place(pkt, PktKind::SynAck, 0, false),
                 (_, PktKind::Trimmed) => self.discard_trimmed(pkt),
+                // a mechanism's message is for the host's side of the mechanism, which
+                // outlives the flow (a CNM still reaches the NIC's reaction point); and a
+                // split run retires a datagram flow's source half once it has sent
+                // everything, where one thread keeps it until its last datagram arrives
+                (_, PktKind::Msg(msg)) => self.host_msg(msg, port, pkt),
                 _ => self.consume(pkt),
             }
             return;
@@ -206,13 +211,16 @@ impl Sim {
                 let now = self.now;
                 self.flows.get_mut(f).unwrap().sender.on_cnp(now);
             }
-            PktKind::Msg(msg) => {
-                self.mechs.on_host_msg(msg, port, pkt, &mut ctx!(self));
-                self.consume(pkt);
-                self.apply_effects();
-            }
+            PktKind::Msg(msg) => self.host_msg(msg, port, pkt),
             PktKind::Ctrl(_) => unreachable!("control frames are handled on arrival"),
         }
+    }
+
+    /// A mechanism's message `msg` reached its host through `port`.
+    fn host_msg(&mut self, msg: crate::net::Msg, port: PortId, pkt: PktId) {
+        self.mechs.on_host_msg(msg, port, pkt, &mut ctx!(self));
+        self.consume(pkt);
+        self.apply_effects();
     }
 
     pub(super) fn on_data(&mut self, f: FlowId, pkt: PktId) {
@@ -223,7 +231,7 @@ impl Sim {
         if ce && !fl.receiver_complete() {
             fl.ecn_marks += 1;
         }
-        let r = fl.receive(p.seq, p.payload, p.size, ce, self.now, self.cfg.roce.cnp_interval);
+        let r = fl.receive(p.seq, p.payload, ce, self.now, self.cfg.roce.cnp_interval);
         if r.datagram && !self.loops.is_empty() {
             // a frame's latency: made at the source to its last byte in at the host
             let e = self.frame_latency.entry(f);

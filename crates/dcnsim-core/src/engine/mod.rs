@@ -19,7 +19,7 @@ mod look_ahead;
 pub use config::*;
 mod parallel;
 mod results;
-pub use results::FLOWS_TABLE_ROW_BYTES;
+pub use results::{ENGINE_OUTPUTS, FLOWS_TABLE_ROW_BYTES};
 mod switch_path;
 mod transmit;
 
@@ -156,7 +156,8 @@ pub struct Sim {
     frame_latency: crate::net::PerFlow<(u64, u64)>,
     /// How many picoseconds a host jitter draw spans (`cfg.host_jitter`, at most 2^32); 0: none.
     jitter_range: u64,
-    /// The fabric's largest base RTT, worked out for the first flow that asks for it.
+    /// The fabric's largest base RTT, worked out for the first flow that asks for it (at the
+    /// start, in runs whose links change).
     base_rtt: std::cell::OnceCell<SimTime>,
     /// The seed's salt of the host jitter draws.
     jitter_salt: u64,
@@ -318,7 +319,7 @@ impl Sim {
             flows.keep_wires();
         }
         let cut_through = matches!(cfg.scheduler, Scheduler::Strict) && !cfg.check_invariants && !mechs.acts_at(Caps::ENQUEUE.or(Caps::DEQUEUE).or(Caps::HOLD).or(Caps::REORDER));
-        Sim {
+        let sim = Sim {
             cfg,
             topo,
             routes,
@@ -378,7 +379,14 @@ impl Sim {
             part: None,
             par: None,
             row_ids: None,
+        };
+        // the fabric's base RTT is a constant of the fabric as built (HPCC's T): worked out
+        // later, it would read the routes and rates of whenever the first flow asked for it,
+        // and each partition of a split run asks at its own first flow
+        if !sim.cfg.link_changes.is_empty() {
+            sim.base_rtt.get_or_init(|| sim.fabric_base_rtt());
         }
+        sim
     }
 
     pub fn now(&self) -> SimTime {

@@ -147,7 +147,8 @@ struct Pfc {
 }
 
 /// A flow's transport: every congestion control of the lists in host/mod.rs by its name
-/// (`CcName::distinct`: a new algorithm is drawn here once it is listed), or UDP.
+/// (`CcName::listed`: a new algorithm, or a test's stand-in, is drawn here once it is
+/// listed), or UDP.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Transport {
     Cc(crate::host::CcName),
@@ -210,6 +211,10 @@ struct Case {
     /// The seams no scenario key reaches yet, set on the configuration
     /// (engine/seam_tests.rs has each on its own).
     seams: Option<Seams>,
+    /// A mechanism of the list in switch/mod.rs and the draw of its table
+    /// (`SwitchMechanism::arbitrary`), beside the ones drawn here; `None` when the drawn
+    /// one is drawn here or cannot run in this case (`with_listed`).
+    listed: Option<(usize, u64)>,
 }
 
 /// What a case sets through the engine's seams: the test stand-in switch mechanism's
@@ -292,6 +297,33 @@ fn link(l: Link) -> String {
 }
 
 impl Case {
+    /// The listed mechanism's table, if the case has one.
+    fn listed_table(&self) -> Option<crate::switch::mechanism::Arbitrary> {
+        let (i, draw) = self.listed?;
+        (crate::switch::ARBITRARY[i].1)(draw, self.queues, self.mtu)
+    }
+
+    /// The case with its listed mechanism (`listed`), the tables drawn here that it cannot
+    /// run with left out; `listed` cleared where the mechanism gives no table.
+    fn with_listed(mut self, listed: Option<(usize, u64)>) -> Case {
+        self.listed = listed;
+        match self.listed_table() {
+            None => self.listed = None,
+            Some(a) => {
+                for &key in a.without {
+                    match key {
+                        "aqm" => self.ecn = None,
+                        "ci" => self.ci = None,
+                        "pfc" => self.pfc = None,
+                        "scheduler" => self.dwrr_weights = None,
+                        _ => {}
+                    }
+                }
+            }
+        }
+        self
+    }
+
     fn toml(&self) -> String {
         let mut s = format!("[scenario]\nname = \"prop\"\nseed = {}\nmax_time = \"{}us\"\n\n[topology]\n", self.seed, self.max_time_us);
         s += &format!("mtu = \"{}B\"\n", self.mtu);
@@ -371,6 +403,10 @@ impl Case {
             Some((Ecn::Red { low, high, pmax }, drop)) => {
                 s += &format!("aqm = {{ kind = \"ramp\", kmin = \"{low}B\", kmax = \"{high}B\", pmax = {pmax:?}, drop_non_ect = {drop} }}\n")
             }
+        }
+        if let Some(a) = self.listed_table() {
+            s += &a.line;
+            s += "\n";
         }
         s += &format!(
             "\n[transport]\nkind = \"{}\"\necn = {}\nmin_rto = \"{}us\"\ninit_cwnd = {}\n",
@@ -480,7 +516,7 @@ fn ecn_strategy() -> impl Strategy<Value = Option<(Ecn, bool)>> {
 }
 
 fn transport_strategy() -> impl Strategy<Value = Transport> {
-    let all: Vec<Transport> = crate::host::CcName::distinct().map(Transport::Cc).chain([Transport::Udp]).collect();
+    let all: Vec<Transport> = crate::host::CcName::listed().map(Transport::Cc).chain([Transport::Udp]).collect();
     proptest::sample::select(all)
 }
 
@@ -521,6 +557,8 @@ fn case_strategy(udp_sizes: bool) -> impl Strategy<Value = Case> {
             any::<bool>(),
         )),
         proptest::option::of((any::<bool>(), any::<bool>(), 2u32..=100, proptest::option::of(0.1f64..=2.0))),
+        // every mechanism of the list, with its own random table
+        proptest::option::of((0..crate::switch::ARBITRARY.len(), any::<u64>())),
     )
         .prop_map(
             |(
@@ -534,6 +572,7 @@ fn case_strategy(udp_sizes: bool) -> impl Strategy<Value = Case> {
                 flows,
                 ci,
                 pfc,
+                listed,
             )| Case {
                 seed,
                 max_time_us,
@@ -558,7 +597,9 @@ fn case_strategy(udp_sizes: bool) -> impl Strategy<Value = Case> {
                 repeat: None,
                 capture: None,
                 seams: None,
-            },
+                listed: None,
+            }
+            .with_listed(listed),
         )
 }
 

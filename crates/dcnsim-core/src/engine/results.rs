@@ -3,7 +3,7 @@
 //! own (`Mechanisms::report`).
 
 use super::{QueueSampling, Sim};
-use crate::metrics::{ColumnData as C, Results, Table};
+use crate::metrics::{ColumnData as C, Described, Outputs, Results, Table};
 use crate::sim::SimTime;
 use crate::switch::mechanism::Caps;
 use crate::switch::pipeline::Report;
@@ -15,6 +15,10 @@ pub(super) const FINAL_EVERY: SimTime = SimTime::from_us(100);
 
 /// Bytes of one row of the flows table `results` builds (its 16 engine columns).
 pub const FLOWS_TABLE_ROW_BYTES: usize = 8 * 8 + 2 * 4 + 1 + 2 + 1 + 3 * 4;
+
+/// The engine's own columns and summary keys, each described where it is written
+/// (`Sim::FLOW_COLUMNS`, `PORT_COLUMNS`, `SUMMARY_KEYS`).
+pub const ENGINE_OUTPUTS: Outputs = Outputs { flows: Sim::FLOW_COLUMNS, ports: Sim::PORT_COLUMNS, summary: Sim::SUMMARY_KEYS };
 
 impl Sim {
     /// Hand out the flows' rows as they become final (`take_final_flows`) instead of keeping
@@ -79,6 +83,37 @@ impl Sim {
         self.mechs.forget_flows(ids, below);
     }
 
+    /// The columns `flows_table` writes (the mechanisms' follow theirs).
+    const FLOW_COLUMNS: &'static [Described] = &[
+        (&["flow_id"], "Flow number, in order of start time"),
+        (&["src", "dst"], "Host indices"),
+        (&["size_bytes"], "Bytes to deliver. TCP counts payload bytes; UDP counts wire bytes (datagrams are not segmented)"),
+        (&["start_ps"], "When the flow started"),
+        (&["end_ps", "fct_ps"], "When the last byte was acknowledged (TCP) or received (UDP), and `end_ps - start_ps`. Null if unfinished"),
+        (
+            &["ideal_fct_ps"],
+            "FCT of the flow alone on an idle fabric with an unlimited window: serialization at the bottleneck of its path, \
+             the propagation and switch latency of every hop, and for TCP the return of the last ACK",
+        ),
+        (&["slowdown"], "`fct_ps / ideal_fct_ps`. NaN if unfinished"),
+        (&["priority"], "Traffic class, 0..7"),
+        (&["tag"], "Which workload produced the flow: its `tag`, by default the kind (`background` for poisson, `incast`, `permutation`, `flows`)"),
+        (&["finished"], "Whether the flow completed before the run ended"),
+        (&["delivered_bytes"], "Bytes acknowledged (TCP) or received (UDP) when the run ended"),
+        (&["drops"], "Packets of this flow dropped anywhere, data and ACKs"),
+        (
+            &["ecn_marks"],
+            "Data packets of this flow that arrived CE-marked while its receiver still missed bytes (a receiver that holds \
+             every byte only re-acknowledges: duplicates are answered, not counted)",
+        ),
+        (&["retx"], "Data segments retransmitted"),
+        (
+            &["mean_frame_latency_ps"],
+            "Closed-loop UDP runs only: the mean latency of the flow's delivered frames, from their making at the source to \
+             their arrival (NaN: none delivered)",
+        ),
+    ];
+
     /// The flows table's rows of flows `ids` (in id order, none of them handed out).
     pub(super) fn flows_table(&self, ids: &[usize]) -> Table {
         let mut ft = Table::default();
@@ -135,6 +170,102 @@ impl Sim {
         self.mechs.flow_columns(ids, &mut ft);
         ft
     }
+
+    /// The ports table's columns `results` writes (the mechanisms' follow theirs);
+    /// `node_name` and `peer_name` are the Python layer's (`ports_frame`), beside the
+    /// numbers they name.
+    const PORT_COLUMNS: &'static [Described] = &[
+        (&["node", "node_name"], "The node the port belongs to (names such as `tor0`, `spine3`, `h17`)"),
+        (&["is_host"], "1 for a host NIC's port, 0 for a switch port"),
+        (&["port"], "Port number within the node"),
+        (&["peer_node", "peer_name"], "The node at the other end of the link"),
+        (&["queue"], "Queue (traffic class) of the port"),
+        (&["rate_bps"], "Link rate"),
+        (&["tx_bytes", "tx_packets"], "Transmitted by this queue"),
+        (&["drops"], "Packets dropped, the sum of the reasons below"),
+        (&["drops_buffer_full"], "The buffer model refused a lossy packet joining this queue"),
+        (
+            &["drops_aqm"],
+            "Packets the AQM dropped instead of marking on this queue (not ECN-capable, or RED without `ecn`; step and ramp \
+             drop only with `drop_non_ect`)",
+        ),
+        (&["drops_headroom"], "Lossless packets that found the PFC headroom of this (ingress port, class) full"),
+        (&["drops_ttl"], "Packets past the hop limit (a routing loop), on the row of the port they arrived through"),
+        (&["drops_no_route"], "Packets a switch had no route for (defensive: validated fabrics have none)"),
+        (&["drops_wrong_host"], "Packets that reached a host other than their destination, on that host's row"),
+        (&["drops_lossless"], "Lossless packets the buffer model refused (queue-based PFC with too little room above XOFF)"),
+        (
+            &["drops_link_down"],
+            "With link changes (`SimConfig::link_changes`, no scenario key yet) only: packets this switch queue held when its \
+             link went down or that joined it while the link was down (until the routes moved off it)",
+        ),
+        (
+            &["ecn_marks"],
+            "Packets CE-marked by this queue's AQM: on entering it, or on leaving it (DualPI2's step on the L queue's sojourn \
+             time); each mark counted once, where it was given",
+        ),
+        (&["max_depth_bytes"], "Largest depth reached"),
+        (&["mean_depth_bytes"], "Time-averaged depth over the run, exact (the integral of depth over time divided by the simulated time)"),
+    ];
+
+    /// The summary keys `results` writes (the mechanisms' come between `trimmed_discarded`
+    /// and `metrics`).
+    const SUMMARY_KEYS: &'static [Described] = &[
+        (&["seed"], "The run's seed"),
+        (&["sim_time_ps", "events"], "The simulated time the run ended at, and the events it ran"),
+        (
+            &["flows_total", "flows_started", "flows_finished", "flows_unfinished"],
+            "Flow counts: `flows_total` = `flows_started` + the flows not started yet, `flows_unfinished` = `flows_total` - \
+             `flows_finished` (see [Unfinished flows](#unfinished-flows))",
+        ),
+        (&["end_reason"], "Why the run ended (see [Unfinished flows](#unfinished-flows))"),
+        (&["fct_bins"], "The upper edges of the FCT table's size bins, in bytes (`metrics.fct_bins`)"),
+        (&["hosts", "switches"], "How many of each the fabric has"),
+        (
+            &["packets_created", "packets_dropped", "packets_delivered", "packets_in_flight"],
+            "Packet counts: `packets_created` = `packets_delivered` + `packets_dropped` + `packets_in_flight` (a reply \
+             made in place from a delivered packet counts as a new packet)",
+        ),
+        (&["control_frames"], "PAUSE, PFC and CIP frames, and routed mechanism messages such as SFC's (part of `packets_created`)"),
+        (&["ecn_marks"], "CE marks the switches gave (the ports table's `ecn_marks`, summed)"),
+        (&["data_packets_sent", "data_packets_dropped"], "Data packets the hosts sent (retransmissions included), and data packets dropped"),
+        (&["loss_rate"], "`data_packets_dropped / data_packets_sent` (0 when none was sent)"),
+        (&["flows_with_loss"], "Flows that lost a packet, data or ACK (`drops` above 0 in the flows table)"),
+        (&["invariant_violations"], "With `--check-invariants`, what was found (empty when fine)"),
+        (&["queue_samples"], "How many times the switch queues were sampled (`[metrics] queue_sample`; 0 without)"),
+        (&["version"], "The version of dcnsim that ran"),
+        (
+            &["trimmed_discarded"],
+            "With a switch mechanism that trims the packets its buffer cannot hold (none shipped yet) only: trimmed packets \
+             their receivers discarded (today's transports do not know trimming: a receiver discards a trimmed frame as a \
+             NIC discards one whose checksum fails, and its sender learns of the loss as of a drop)",
+        ),
+        (
+            &["metrics"],
+            "The summary keys a comparison table shows (the configured mechanisms' totals), with label, unit scale, number \
+             format and better direction",
+        ),
+        (
+            &["activity"],
+            "With a switch mechanism configured: each configured mechanism's scenario key, what it counts and how often it \
+             acted (`{\"key\": \"switch.pfc\", \"what\": \"PAUSE frames sent\", \"count\": 0}`; see \
+             [Mechanisms that never acted](#mechanisms-that-never-acted))",
+        ),
+        (
+            &["queue_notes"],
+            "With a mechanism that says something about the switch queues: for plots, roles \
+             (`{\"queue\": 0, \"role\": \"congested\"}`) and depth thresholds \
+             (`{\"queue\": 1, \"threshold\": \"CI High\", \"bytes\": 300000}`)",
+        ),
+        (&["capture_frames"], "With `[metrics] capture`: the frames captured (see `capture.pcapng` above)"),
+        (
+            &["warnings"],
+            "Only when the scenario looked suspicious (no flows, a buffer smaller than a packet), configures a mechanism its \
+             flows cannot bring into play (see [Mechanisms that never acted](#mechanisms-that-never-acted)) or had its \
+             capture cut at `max_frames`",
+        ),
+        (&["throughput_bin_ps"], "With a goodput series (`[metrics] throughput_bin`): its bin width"),
+    ];
 
     /// Finalize at the current time and build the result tables (in a streamed run, the
     /// flows table holds the rows not handed out yet).

@@ -39,6 +39,9 @@ window_ccs! {
     /// BBR v1 (Cardwell et al., ACM Queue 2016; Linux net/ipv4/tcp_bbr.c): paced at the
     /// modelled bottleneck bandwidth, the window two bandwidth-delay products.
     bbr: Bbr => cc::bbr::Bbr,
+    /// A test's stand-in: a fixed window (`host/cc/stand_in.rs`).
+    #[cfg(test)]
+    stand_in: StandIn => cc::stand_in::StandInCc,
 }
 
 // The rate-based congestion controls RoCE runs, by their scenario name (`transport.cc`).
@@ -110,9 +113,22 @@ impl CcName {
             CcName::Rate(c) => c.name(),
         }
     }
-    /// Every algorithm once, by name (one that runs over both transports: its window entry).
+    /// Every shipped algorithm once, by name (one that runs over both transports: its window
+    /// entry): what the reference and error messages list.
     pub fn distinct() -> impl Iterator<Item = CcName> {
+        Self::listed().filter(|c| !c.test_only())
+    }
+    /// Every listed algorithm once, by name, a test build's stand-ins included: what the
+    /// property tests draw.
+    pub fn listed() -> impl Iterator<Item = CcName> {
         Self::all().filter(|c| Self::from_name(c.name()) == Some(*c))
+    }
+    /// Whether it is a test build's stand-in (`#[cfg(test)]` in its list).
+    pub const fn test_only(self) -> bool {
+        match self {
+            CcName::Window(c) => c.test_only(),
+            CcName::Rate(c) => c.test_only(),
+        }
     }
     /// Whether an algorithm of this name runs over both transports (Swift).
     pub fn on_both(self) -> bool {

@@ -294,10 +294,10 @@ impl Flow {
         }
     }
 
-    /// The receiver takes a data packet (`size` bytes on the wire, `payload` of them data
-    /// from `seq`, `ce` its CE mark) at `now`; `cnp_interval` limits its CNPs.
+    /// The receiver takes a data packet (`payload` bytes of data from `seq`; a datagram's
+    /// whole size as it was sent; `ce` its CE mark) at `now`; `cnp_interval` limits its CNPs.
     #[inline]
-    pub fn receive(&mut self, seq: u64, payload: u32, size: u32, ce: bool, now: SimTime, cnp_interval: SimTime) -> Receipt {
+    pub fn receive(&mut self, seq: u64, payload: u32, ce: bool, now: SimTime, cnp_interval: SimTime) -> Receipt {
         let mut r = Receipt { reply: PktKind::Data, seq: 0, ece: false, delivered: 0, cnp: false, done: false, datagram: false, sack: false };
         if self.receiver_complete() {
             // every byte is in: the cumulative ACK with the packet's CE echoed, as a finished
@@ -326,8 +326,10 @@ impl Flow {
                 };
             }
             Sender::Udp(_) => {
-                self.rx.bytes += size as u64;
-                r.delivered = size as u64;
+                // the datagram's own bytes (its wire size when sent): telemetry a switch
+                // wrote into it on the way grew the wire size, not what was delivered
+                self.rx.bytes += payload as u64;
+                r.delivered = payload as u64;
                 r.done = self.rx.bytes >= self.size;
                 r.datagram = true;
             }

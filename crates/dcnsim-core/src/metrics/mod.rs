@@ -1,6 +1,7 @@
 //! Result tables handed to the bindings as typed columns: one row per flow
 //! (flows.parquet) and one row per port queue (ports.parquet). Columns are
-//! plain vectors so the bindings can pass them on without conversion.
+//! plain vectors so the bindings can pass them on without conversion. What each column
+//! and summary key means is declared by its writer as `Outputs`.
 
 
 /// One typed column.
@@ -125,6 +126,28 @@ impl Table {
             _ => panic!("no f64 column {name}"),
         }
     }
+}
+
+/// Columns or summary keys that share one meaning (`end_ps`, `fct_ps`), and that meaning:
+/// one row of the outputs reference (docs/user-guide.md, "Outputs"). A meaning that holds
+/// only in some runs says in which ("With PFC: ...").
+pub type Described = (&'static [&'static str], &'static str);
+
+/// What one writer of the results adds to them (the engine, or a switch mechanism when it is
+/// configured): its columns of the flows and ports tables and its summary keys, each with
+/// its meaning. Each writer declares its own beside the code that writes them, so that the
+/// reference cannot drift from the code (`scenario::outputs` collects them and holds every
+/// run's columns and keys to them).
+#[derive(Copy, Clone, Debug)]
+pub struct Outputs {
+    pub flows: &'static [Described],
+    pub ports: &'static [Described],
+    pub summary: &'static [Described],
+}
+
+impl Outputs {
+    /// A writer with no columns or keys of its own.
+    pub const NONE: Outputs = Outputs { flows: &[], ports: &[], summary: &[] };
 }
 
 /// How a run split over threads combines a summary key over its partitions

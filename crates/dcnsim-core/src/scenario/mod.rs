@@ -5,6 +5,7 @@
 //! replaced). Every error names the key, the value and what was expected.
 pub mod estimate;
 mod mechanisms;
+pub mod outputs;
 pub mod reference;
 pub mod schema;
 mod tagged;

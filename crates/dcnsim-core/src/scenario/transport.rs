@@ -163,6 +163,8 @@ pub(super) fn tcp_params(tr: &TransportConfig, min_rto: SimTime) -> TcpParams {
             cubic: (),
             swift: (&tr.swift.params()).into(),
             bbr: tr.bbr.params(),
+            #[cfg(test)]
+            stand_in: Default::default(),
         },
     }
 }

@@ -72,7 +72,7 @@ use super::mechanism::{Caps, Fabric, Never, SwitchMechanism, Verdict};
 use super::pipeline::{AqmRule, Arrival, Better, Ctx, Departure, Effect, Report};
 use super::{Frame, MechTimer};
 use crate::net::PktQueue;
-use crate::metrics::ColumnData as C;
+use crate::metrics::{ColumnData as C, Outputs};
 use crate::net::{FlowId, NodeKind, PacketArena, PortId, Topology};
 use crate::sim::rng::mix64;
 use crate::sim::{ser_time, SimTime};
@@ -365,11 +365,35 @@ impl SwitchMechanism for Ci {
     type Timer = Timer;
     const KEY: &'static str = "ci";
     const CAPS: Caps = Caps::CLASSIFY.or(Caps::ENQUEUE).or(Caps::DEQUEUE).or(Caps::HOLD);
+    /// CI's columns and summary keys (`Ci::report`).
+    const OUTPUTS: Outputs = Outputs {
+        flows: &[],
+        ports: &[
+            (
+                &["ci_isolations", "ci_releases", "ci_evictions"],
+                "With Congestion Isolation: flows isolated, released and evicted on this port (congested queue's row; 0 under the \
+                 `hash_dst` baseline)",
+            ),
+            (
+                &["cips_sent", "cips_received", "ci_table_max"],
+                "With Congestion Isolation: CIPs sent and received, and the largest number of isolated flows at once (congested \
+                 queue's row)",
+            ),
+        ],
+        summary: &[(&["ci_isolations", "cips_sent"], "With Congestion Isolation: the ports' columns of the same names, summed")],
+    };
 
     fn build(p: CiParams, f: &Fabric) -> Ci {
         f.check_queue("ci.queue", p.queue);
         f.check_queue("ci.congested_queue", p.congested_queue);
         Ci::new(p, f.topo, f.arrive_delay, f.mtu)
+    }
+
+    /// Drawn by the property tests themselves (`engine/proptests.rs`), which shape the
+    /// case around it.
+    #[cfg(test)]
+    fn arbitrary(_: u64, _: u8, _: u32) -> Option<crate::switch::mechanism::Arbitrary> {
+        None
     }
 
     /// The hash baseline never holds a queue.
@@ -571,9 +595,6 @@ impl SwitchMechanism for Ci {
         }
     }
 
-    /// When configured: ports columns ci_isolations, ci_releases, ci_evictions, cips_sent,
-    /// cips_received, ci_table_max (on each port's congested-queue row; zero for the hash
-    /// baseline); summary ci_isolations, cips_sent.
     fn report(&self, r: &mut Report) {
         let rows = r.topo.ports.len() * r.queues;
         let mut c: [Vec<u64>; 6] = std::array::from_fn(|_| vec![0; rows]);

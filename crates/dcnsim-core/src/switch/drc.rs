@@ -32,7 +32,7 @@ use super::mechanism::{Caps, Fabric, Never, SwitchMechanism, Verdict};
 use super::pipeline::{Arrival, Better, Ctx, Departure, Effect, Report};
 use super::{Frame, MechTimer};
 use crate::net::PktQueue;
-use crate::metrics::ColumnData as C;
+use crate::metrics::{ColumnData as C, Outputs};
 use crate::net::{FlowId, HostId, NodeKind, PacketArena, PktId, PktKind, PortId, Routes, Topology};
 use crate::sim::{ser_time, SimTime};
 use rustc_hash::FxHashMap;
@@ -222,9 +222,35 @@ impl SwitchMechanism for Drc {
     type Timer = PortId;
     const KEY: &'static str = "drc";
     const CAPS: Caps = Caps::ENQUEUE.or(Caps::DEQUEUE).or(Caps::HOLD).or(Caps::REORDER).or(Caps::WATCH_TX);
+    /// DRC's columns and summary keys (`Drc::report`).
+    const OUTPUTS: Outputs = Outputs {
+        flows: &[],
+        ports: &[(
+            &["drc_frames", "drc_stops"],
+            "With Directional Rate Control: DRC frames sent out of this port, and of them those at level 3 (a stop of the \
+             direction), on the port's queue 0 row",
+        )],
+        summary: &[(&["drc_frames", "drc_stops"], "With DRC: the ports' columns of the same names, summed")],
+    };
 
     fn build(p: DrcParams, f: &Fabric) -> Drc {
         Drc::new(p, f.topo, f.routes, f.queues)
+    }
+
+    /// Increasing thresholds in (0, 1], rates that do not increase (a stop at the last
+    /// level half the time), a hysteresis below the first threshold.
+    #[cfg(test)]
+    fn arbitrary(draw: u64, _: u8, _: u32) -> Option<crate::switch::mechanism::Arbitrary> {
+        use crate::switch::mechanism::{bits, Arbitrary};
+        let t1 = 0.05 + bits(draw, 0, 4) as f64 * 0.02;
+        let t2 = t1 + 0.05 + bits(draw, 4, 3) as f64 * 0.03;
+        let t3 = (t2 + 0.05 + bits(draw, 7, 3) as f64 * 0.03).min(1.0);
+        let r1 = 0.25 + bits(draw, 10, 2) as f64 * 0.25;
+        let r2 = r1 / 2.0;
+        let r3 = if bits(draw, 12, 1) == 1 { 0.0 } else { r2 / 2.0 };
+        let h = t1 * bits(draw, 13, 2) as f64 / 4.0;
+        let line = format!("drc = {{ thresholds = [{t1:?}, {t2:?}, {t3:?}], rates = [{r1:?}, {r2:?}, {r3:?}], hysteresis = {h:?} }}");
+        Some(Arbitrary { line, without: &[] })
     }
 
     /// hold: no frame of the queue may go toward its direction now.
@@ -326,8 +352,6 @@ impl SwitchMechanism for Drc {
         cx.push(Effect::Wake { port });
     }
 
-    /// Ports columns drc_frames (DRC frames sent out of each port) and drc_stops (of them,
-    /// level 3), summary keys of the same names.
     fn report(&self, r: &mut Report) {
         for (name, v) in [("drc_frames", &self.frames), ("drc_stops", &self.stops)] {
             r.count(name, v.iter().sum::<u64>());

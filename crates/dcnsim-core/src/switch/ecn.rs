@@ -5,6 +5,7 @@
 
 use super::mechanism::{Caps, Fabric, Never, SwitchMechanism};
 use super::pipeline::{AqmAction, Arrival, Ctx, Report};
+use crate::metrics::Outputs;
 use crate::net::DropReason;
 use rand::Rng as _;
 
@@ -32,9 +33,18 @@ impl SwitchMechanism for EcnMarker {
     // the step and ramp kinds of switch.aqm resolve to this marker
     const KEY: &'static str = "aqm";
     const CAPS: Caps = Caps::MARK;
+    /// The marker writes no columns or keys: its marks are the engine's (`ecn_marks`).
+    const OUTPUTS: Outputs = Outputs::NONE;
 
     fn build(p: EcnMarker, _: &Fabric) -> EcnMarker {
         p
+    }
+
+    /// Drawn by the property tests themselves (`engine/proptests.rs`), which shape the
+    /// case around it.
+    #[cfg(test)]
+    fn arbitrary(_: u64, _: u8, _: u32) -> Option<crate::switch::mechanism::Arbitrary> {
+        None
     }
     /// Its marks are the engine's (summary ecn_marks): said as its activity.
     fn report(&self, r: &mut Report) {

@@ -28,6 +28,7 @@
 
 use super::mechanism::{Caps, Fabric, Never, SwitchMechanism, Verdict};
 use super::pipeline::{Arrival, Better, Ctx, Departure, Report};
+use crate::metrics::Outputs;
 use crate::net::{DropReason, PktQueue};
 use crate::net::{PacketArena, PortId};
 use crate::sim::units::{Bytes, Duration};
@@ -307,9 +308,39 @@ impl SwitchMechanism for FqCodel {
     type Timer = Never;
     const KEY: &'static str = "fq_codel";
     const CAPS: Caps = Caps::ENQUEUE.or(Caps::REORDER).or(Caps::DEQUEUE);
+    /// FQ-CoDel's summary keys (`FqCodel::report`); its drops and marks are in the engine's
+    /// columns too.
+    const OUTPUTS: Outputs = Outputs {
+        flows: &[],
+        ports: &[],
+        summary: &[
+            (&["fq_codel_new_flows"], "With FQ-CoDel: the flow queues turned active"),
+            (
+                &["fq_codel_drops", "fq_codel_marks"],
+                "With FQ-CoDel: CoDel's decisions, drops and CE marks (the ports table counts them per queue as `drops_aqm` and \
+                 `ecn_marks`)",
+            ),
+        ],
+    };
 
     fn build(p: FqCodelParams, f: &Fabric) -> FqCodel {
         FqCodel { p, mtu: f.mtu as u64, queues: f.queues, sched: vec![None; f.topo.ports.len() * f.queues], new_flows: 0, drops: 0, marks: 0 }
+    }
+
+    /// A target of 1 to 32 us and an interval of 10 to 640 us (fabric round trips), 1, 16 or
+    /// 1,024 flow queues, a quantum of the MTU or 300 B, marking or dropping.
+    #[cfg(test)]
+    fn arbitrary(draw: u64, _: u8, mtu: u32) -> Option<crate::switch::mechanism::Arbitrary> {
+        use crate::switch::mechanism::{bits, Arbitrary};
+        let flows = [1, 16, 1024][bits(draw, 10, 2) as usize % 3];
+        let quantum = if bits(draw, 12, 1) == 1 { mtu } else { 300 };
+        let line = format!(
+            "fq_codel = {{ target = \"{}us\", interval = \"{}us\", flows = {flows}, quantum = \"{quantum}B\", ecn = {} }}",
+            1 + bits(draw, 0, 5),
+            10 * (1 + bits(draw, 5, 6)),
+            bits(draw, 13, 1) == 1
+        );
+        Some(Arbitrary { line, without: &["aqm", "ci", "drc", "pfc"] })
     }
 
     /// A packet joins its flow queue; an inactive flow queue joins the new flows.
@@ -399,9 +430,6 @@ impl SwitchMechanism for FqCodel {
         v
     }
 
-    /// Summary fq_codel_new_flows (flow queues turned active), fq_codel_drops and
-    /// fq_codel_marks (CoDel's decisions; the ports table counts them per queue as
-    /// drops_aqm and ecn_marks).
     fn report(&self, r: &mut Report) {
         r.count("fq_codel_new_flows", self.new_flows);
         r.count("fq_codel_drops", self.drops);

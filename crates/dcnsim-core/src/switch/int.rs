@@ -21,6 +21,7 @@
 
 use super::mechanism::{Caps, Fabric, Never, SwitchMechanism};
 use super::pipeline::{Ctx, Report};
+use crate::metrics::Outputs;
 use crate::net::{HopTelemetry, PktId, PktKind, PortId};
 use crate::sim::units::Bytes;
 use crate::sim::error::{err, ScenarioError};
@@ -112,9 +113,23 @@ impl SwitchMechanism for Int {
     type Timer = Never;
     const KEY: &'static str = "int";
     const CAPS: Caps = Caps::WATCH_TX;
+    /// INT's summary keys (`Int::report`).
+    const OUTPUTS: Outputs = Outputs {
+        flows: &[],
+        ports: &[],
+        summary: &[(&["int_records"], "With INT (`switch.int`): the hop records written"), (&["int_full"], "With INT: the packets that found their record list full")],
+    };
 
     fn build(p: IntParams, f: &Fabric) -> Int {
         Int { p, tx_bytes: vec![0; f.topo.ports.len()], records: 0, full: 0 }
+    }
+
+    /// Records of 8 or 16 B under a header of 2 or 8 B, at every switch.
+    #[cfg(test)]
+    fn arbitrary(draw: u64, _: u8, _: u32) -> Option<crate::switch::mechanism::Arbitrary> {
+        use crate::switch::mechanism::{bits, Arbitrary};
+        let line = format!("int = {{ hop_bytes = \"{}B\", header_bytes = \"{}B\" }}", 8 << bits(draw, 0, 1), [2, 8][bits(draw, 1, 1) as usize]);
+        Some(Arbitrary { line, without: &[] })
     }
 
     /// A frame starts on a switch's `port`: count its bytes, and a data packet takes the

@@ -215,6 +215,23 @@ pub struct WaitFor {
     pub any: bool,
 }
 
+/// A mechanism's table as the property tests draw it (`SwitchMechanism::arbitrary`).
+#[cfg(test)]
+#[derive(Clone, Debug)]
+pub struct Arbitrary {
+    /// Its line under `[switch]`, e.g. `qcn = { q_eq = "30000B" }`.
+    pub line: String,
+    /// The keys under `switch.` it cannot run with as the case drew them (`scheduler`: a
+    /// DWRR scheduler, strict priority then).
+    pub without: &'static [&'static str],
+}
+
+/// `draw`'s bits from `at`, `n` of them: the settings an `arbitrary` picks.
+#[cfg(test)]
+pub fn bits(draw: u64, at: u32, n: u32) -> u64 {
+    (draw >> at) & ((1u64 << n) - 1)
+}
+
 /// A switch mechanism (PFC, CI, ECN marking, SFC, the AQMs, QCN, DRC, ...): the hooks the
 /// engine calls at each stage of a packet's life in a switch (`switch::pipeline`), each a
 /// no-op by default. A hook reads the engine through `Ctx` and changes it only by pushing
@@ -232,8 +249,22 @@ pub trait SwitchMechanism: Sized {
     const KEY: &'static str;
     /// The hooks and queries this type implements.
     const CAPS: Caps;
+    /// Its columns of the flows and ports tables and its summary keys, each with what it
+    /// means, declared beside `report` and `flow_columns`, which write them: the user
+    /// guide's outputs reference is generated from them (`scenario::outputs`), and a test
+    /// holds every run's columns and keys to them.
+    const OUTPUTS: crate::metrics::Outputs;
 
     fn build(p: Self::Params, f: &Fabric) -> Self;
+
+    /// Random settings of its scenario table for the engine's property tests
+    /// (engine/proptests.rs), chosen by `draw`, for a case of `queues` switch queues and
+    /// `mtu`: the table's line under `[switch]` and the other tables the case must then go
+    /// without. `None` where the property tests draw it themselves, shaping the case around
+    /// it (PFC, Congestion Isolation and ECN marking), or `queues` cannot run it. Every
+    /// listed mechanism writes one, so that a new one is drawn from the day it is listed.
+    #[cfg(test)]
+    fn arbitrary(draw: u64, queues: u8, mtu: u32) -> Option<Arbitrary>;
 
     /// The part of `CAPS` this configuration uses.
     fn caps(&self) -> Caps {
@@ -417,6 +448,18 @@ macro_rules! switch_mechanisms {
                 Ok(())
             }
         }
+
+        /// Every listed mechanism's table key and random table (`SwitchMechanism::arbitrary`),
+        /// in list order: what the engine's property tests draw from.
+        #[cfg(test)]
+        pub const ARBITRARY: &[(&str, fn(u64, u8, u32) -> Option<$crate::switch::mechanism::Arbitrary>)] =
+            &[$($(#[cfg($cfg)])? (<$T as $crate::switch::mechanism::SwitchMechanism>::KEY, <$T as $crate::switch::mechanism::SwitchMechanism>::arbitrary),)*];
+
+        /// Every listed mechanism's field name and its columns and summary keys, in list
+        /// order, with whether the entry is compiled for tests alone (a stand-in the outputs
+        /// reference leaves out).
+        pub const OUTPUTS: &[(&str, $crate::metrics::Outputs, bool)] =
+            &[$($(#[cfg($cfg)])? (stringify!($field), <$T as $crate::switch::mechanism::SwitchMechanism>::OUTPUTS, false $(|| { let _ = stringify!($cfg); true })?),)*];
 
         /// The configured switch mechanisms, each `None` when off, called in list order.
         #[derive(Default)]

@@ -50,7 +50,7 @@
 use super::mechanism::{Caps, Fabric, Never, SwitchMechanism};
 use super::pipeline::{Arrival, Better, Ctx, Effect, Report};
 use super::{Msg};
-use crate::metrics::ColumnData as C;
+use crate::metrics::{ColumnData as C, Outputs};
 use crate::net::PerFlow;
 use crate::net::{FlowId, PktId, PktKind, PortId};
 use crate::sim::{ser_time, SimTime};
@@ -373,9 +373,25 @@ impl SwitchMechanism for Qcn {
     type Timer = Never;
     const KEY: &'static str = "qcn";
     const CAPS: Caps = Caps::ENQUEUE.or(Caps::LIMIT_RATES);
+    /// QCN's columns and summary keys (`Qcn::report`, `flow_columns`).
+    const OUTPUTS: Outputs = Outputs {
+        flows: &[(&["qcn_cnms_received"], "With QCN (`switch.qcn`): the CNMs the flow's reaction point received")],
+        ports: &[(&["qcn_cnms"], "With QCN (`switch.qcn`): congestion notification messages this congestion point sent")],
+        summary: &[(&["qcn_cnms"], "With QCN: the ports' `qcn_cnms`, summed"), (&["qcn_limited_flows"], "With QCN: the flows a reaction point limited (those that received a CNM)")],
+    };
 
     fn build(p: QcnParams, f: &Fabric) -> Qcn {
         Qcn::new(p, f.topo.ports.len(), f.queues)
+    }
+
+    /// A set point of 2 to 33 MTUs, the weight 0.5, 2 or 4, samples every 5 to 68 MTUs.
+    #[cfg(test)]
+    fn arbitrary(draw: u64, _: u8, mtu: u32) -> Option<crate::switch::mechanism::Arbitrary> {
+        use crate::switch::mechanism::{bits, Arbitrary};
+        let m = mtu as u64;
+        let w = [0.5, 2.0, 4.0][bits(draw, 5, 2) as usize % 3];
+        let line = format!("qcn = {{ q_eq = \"{}B\", w = {w:?}, sample_base = \"{}B\" }}", m * (2 + bits(draw, 0, 5)), m * (5 + bits(draw, 7, 6)));
+        Some(Arbitrary { line, without: &[] })
     }
     /// on_enqueue: count the data frame toward the next sample; at a sample, compute Fb and
     /// send a CNM to the frame's source if the queue is congested.
@@ -424,15 +440,12 @@ impl SwitchMechanism for Qcn {
         rp.active.then(|| now + ser_time(wire as u64, rp.rate_bps().max(1)))
     }
 
-    /// Flows column qcn_cnms_received: CNMs the flow's reaction point received.
     fn flow_columns(&self, ids: &[usize], t: &mut crate::metrics::Table) {
         t.push("qcn_cnms_received", C::U64(self.rp.column(ids, |rp| rp.as_ref().map_or(0, |rp| rp.cnms))));
     }
     fn forget_flows(&mut self, ids: &[usize], below: usize) {
         self.limited_forgotten += self.rp.forget(ids, below).iter().filter(|rp| rp.as_ref().is_some_and(|rp| rp.cnms > 0)).count();
     }
-    /// Ports column qcn_cnms (CNMs sent by each congestion point), flows column
-    /// qcn_cnms_received, summary keys qcn_cnms and qcn_limited_flows.
     fn report(&self, r: &mut Report) {
         r.count("qcn_cnms", self.cnms_sent.iter().sum::<u64>());
         r.ports_table.push("qcn_cnms", C::U64(self.cnms_sent.clone()));

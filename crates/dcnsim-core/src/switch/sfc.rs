@@ -36,7 +36,7 @@
 use super::mechanism::{Caps, Fabric, MsgAt, Never, SwitchMechanism};
 use super::pipeline::{Arrival, Better, Ctx, Effect, Report};
 use super::{Frame, Mechanisms, Msg};
-use crate::metrics::ColumnData as C;
+use crate::metrics::{ColumnData as C, Outputs};
 use crate::net::PerFlow;
 use crate::net::{FlowId, HostId, NodeKind, PktId, PktKind, PortId};
 use crate::sim::{ser_time, SimTime};
@@ -216,9 +216,43 @@ impl SwitchMechanism for Sfc {
     type Timer = Never;
     const KEY: &'static str = "sfc";
     const CAPS: Caps = Caps::ENQUEUE;
+    /// SFC's columns and summary keys (`Sfc::report`, `flow_columns`).
+    const OUTPUTS: Outputs = Outputs {
+        flows: &[(&["sfc_paused_ps"], "With SFC: the time the flow was paused by SFC (the union of its pauses)")],
+        ports: &[(
+            &["sfc_sent", "sfc_suppressed", "sfc_received", "sfc_cache_hits", "sfc_proxy_pauses"],
+            "With Source Flow Control, on the row of the class paused: messages sent (congested port, or the ToR's host port \
+             for a cache hit) and suppressed, received by the NIC (native), destination-cache hits (the ToR's host port) and proxy \
+             PAUSE frames sent to the NIC (a pause given while a PAUSE frame waits at the port travels in that frame, as PFC's do: \
+             a NIC's `pfc_rx_frames` are its ToR port's `pfc_tx_frames` plus `sfc_proxy_pauses`)",
+        )],
+        summary: &[
+            (&["sfc_sent", "sfc_suppressed", "sfc_received", "sfc_cache_hits", "sfc_proxy_pauses"], "With SFC: the ports' columns of the same names, summed"),
+            (&["sfc_paused_ps"], "With SFC: the flows' `sfc_paused_ps`, summed"),
+        ],
+    };
 
     fn build(p: SfcParams, f: &Fabric) -> Sfc {
         Sfc::new(p, f.topo.ports.len(), f.queues)
+    }
+
+    /// A trigger of 4 to 35 MTUs over a target below it, a suppression of 0 to 15 us, with
+    /// or without the ToR's destination cache, native or by proxy PAUSE (then without the
+    /// case's PFC, which may pause whole links: the proxy pauses one class).
+    #[cfg(test)]
+    fn arbitrary(draw: u64, _: u8, mtu: u32) -> Option<crate::switch::mechanism::Arbitrary> {
+        use crate::switch::mechanism::{bits, Arbitrary};
+        let m = mtu as u64;
+        let trigger = m * (4 + bits(draw, 0, 5));
+        let target = trigger * (1 + bits(draw, 5, 3)) / 10;
+        let proxy = bits(draw, 13, 1) == 1;
+        let line = format!(
+            "sfc = {{ trigger = \"{trigger}B\", target = \"{target}B\", suppression = \"{}us\", cache = \"{}\", mode = \"{}\" }}",
+            bits(draw, 8, 4),
+            ["tor", "none"][bits(draw, 12, 1) as usize],
+            if proxy { "proxy" } else { "native" }
+        );
+        Some(Arbitrary { line, without: if proxy { &["pfc"] } else { &[] } })
     }
     /// on_enqueue: answer from the destination cache a packet one of this ToR's hosts sent,
     /// then trigger on the depth of the queue the packet joined.
@@ -300,16 +334,12 @@ impl SwitchMechanism for Sfc {
         cx.push(Effect::HoldFlow { flow, until });
     }
 
-    /// Flows column sfc_paused_ps: the union of the flow's pauses.
     fn flow_columns(&self, ids: &[usize], t: &mut crate::metrics::Table) {
         t.push("sfc_paused_ps", C::U64(self.flows.column(ids, |e| e.total)));
     }
     fn forget_flows(&mut self, ids: &[usize], below: usize) {
         self.paused_forgotten += self.flows.forget(ids, below).iter().map(|e| e.total).sum::<u64>();
     }
-    /// Ports columns sfc_sent, sfc_suppressed, sfc_received, sfc_cache_hits,
-    /// sfc_proxy_pauses (per port and class); flows column sfc_paused_ps; summary keys of the
-    /// same names (totals).
     fn report(&self, r: &mut Report) {
         let cols = [
             ("sfc_sent", &self.sent),

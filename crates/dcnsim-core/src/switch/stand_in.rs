@@ -7,6 +7,7 @@
 use super::mechanism::{Caps, Fabric, Never, SwitchMechanism};
 use super::pipeline::{Admission, Arrival, Ctx, Effect, Overflow, Report, RouteAt};
 use super::MechTimer;
+use crate::metrics::Outputs;
 use crate::net::{DropReason, PortId};
 use crate::sim::{ser_time, SimTime};
 use std::collections::VecDeque;
@@ -92,6 +93,16 @@ impl SwitchMechanism for StandIn {
     type Timer = u32;
     const KEY: &'static str = "stand_in";
     const CAPS: Caps = Caps::ROUTE.or(Caps::TRIM).or(Caps::ADMIT);
+    /// The stand-in's summary keys (`StandIn::report`), which only tests see.
+    const OUTPUTS: Outputs = Outputs {
+        flows: &[],
+        ports: &[],
+        summary: &[
+            (&["stand_in_routed", "stand_in_rerouted"], "With the stand-in: next hops it chose, and of them those other than ECMP's"),
+            (&["stand_in_trims"], "With the stand-in: packets it trimmed"),
+            (&["stand_in_released"], "With the stand-in: packets its input FIFOs released to their egress queues"),
+        ],
+    };
 
     fn build(p: StandInParams, f: &Fabric) -> Self {
         if let Some((q, _)) = p.trim {
@@ -100,6 +111,12 @@ impl SwitchMechanism for StandIn {
         let ports: Vec<Vec<PortId>> = f.topo.switches.iter().map(|&n| f.topo.nodes[n as usize].ports.clone()).collect();
         let (np, ns) = (f.topo.ports.len(), ports.len());
         StandIn { p, routed: 0, rerouted: 0, trims: 0, fifo: vec![VecDeque::new(); np], fifo_bytes: vec![0; np], ports, next_input: vec![0; ns], scan_at: vec![SimTime::ZERO; ns], released: 0 }
+    }
+
+    /// Drawn through the seams the property tests set on the configuration (`Seams`).
+    #[cfg(test)]
+    fn arbitrary(_: u64, _: u8, _: u32) -> Option<crate::switch::mechanism::Arbitrary> {
+        None
     }
 
     fn caps(&self) -> Caps {

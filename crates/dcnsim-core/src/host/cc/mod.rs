@@ -17,6 +17,8 @@ pub mod dctcp;
 pub mod delivery_rate;
 pub mod hpcc;
 pub mod reno;
+#[cfg(test)]
+pub mod stand_in;
 pub mod swift;
 pub mod timely;
 
@@ -231,32 +233,38 @@ pub trait RateControl {
 /// which algorithm (`$Kind`, by its scenario name, the list entry's field name), and every
 /// algorithm's parameters (`$Params`, one field each), made with `$Setup`.
 macro_rules! cc_list {
-    ($Enum:ident, $Kind:ident, $Params:ident, $Setup:ty; $($(#[doc = $doc:literal])* $field:ident: $Arm:ident => $T:ty),*) => {
+    ($Enum:ident, $Kind:ident, $Params:ident, $Setup:ty; $($(#[doc = $doc:literal])* $(#[cfg($cfg:meta)])? $field:ident: $Arm:ident => $T:ty),*) => {
         /// An algorithm's per-flow state.
         #[derive(Clone, Debug)]
-        pub enum $Enum { $($Arm($T)),* }
+        pub enum $Enum { $($(#[cfg($cfg)])? $Arm($T)),* }
 
         /// Which algorithm: `transport.cc`.
         #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-        pub enum $Kind { $($(#[doc = $doc])* $Arm),* }
+        pub enum $Kind { $($(#[doc = $doc])* $(#[cfg($cfg)])? $Arm),* }
 
         /// Every algorithm's parameters, as the scenario builder resolved them.
         #[derive(Clone, Debug, Default)]
-        pub struct $Params { $(pub $field: <$T as $crate::host::cc::NewCc<$Setup>>::Params,)* }
+        pub struct $Params { $($(#[cfg($cfg)])? pub $field: <$T as $crate::host::cc::NewCc<$Setup>>::Params,)* }
 
         impl $Kind {
             /// In list order.
-            pub const ALL: &'static [$Kind] = &[$($Kind::$Arm),*];
+            pub const ALL: &'static [$Kind] = &[$($(#[cfg($cfg)])? $Kind::$Arm),*];
             /// Its name in scenarios.
             pub const fn name(self) -> &'static str {
-                match self { $($Kind::$Arm => stringify!($field)),* }
+                match self { $($(#[cfg($cfg)])? $Kind::$Arm => stringify!($field)),* }
             }
             pub fn from_name(s: &str) -> Option<$Kind> {
                 Self::ALL.iter().copied().find(|c| c.name() == s)
             }
+            /// Whether the list entry is compiled for tests alone (a stand-in): it parses in
+            /// test scenarios and is drawn by the property tests, but no reference or error
+            /// message names it.
+            pub const fn test_only(self) -> bool {
+                match self { $($(#[cfg($cfg)])? $Kind::$Arm => false $(|| { let _ = stringify!($cfg); true })?),* }
+            }
             /// What it is, with its source (the list entry's doc comment).
             pub fn doc(self) -> &'static str {
-                match self { $($Kind::$Arm => concat!($($doc),*).trim()),* }
+                match self { $($(#[cfg($cfg)])? $Kind::$Arm => concat!($($doc),*).trim()),* }
             }
         }
 
@@ -264,10 +272,11 @@ macro_rules! cc_list {
             /// A new flow's state of algorithm `kind`.
             pub fn build(kind: $Kind, p: &$Params, setup: &$Setup) -> $Enum {
                 use $crate::host::cc::NewCc;
-                match kind { $($Kind::$Arm => $Enum::$Arm(<$T>::build(&p.$field, setup))),* }
+                match kind { $($(#[cfg($cfg)])? $Kind::$Arm => $Enum::$Arm(<$T>::build(&p.$field, setup))),* }
             }
             $(
                 /// This algorithm's state, if the flow runs it (tests and diagnostics).
+                $(#[cfg($cfg)])?
                 pub fn $field(&self) -> Option<&$T> {
                     #[allow(unreachable_patterns)]
                     match self { $Enum::$Arm(c) => Some(c), _ => None }
@@ -280,51 +289,51 @@ macro_rules! cc_list {
 /// Expands the ordered list of window-based algorithms into `Cc` (the enum the TCP sender
 /// holds), `WindowCc` and `WindowCcParams`, and `Cc`'s `CongestionControl` dispatch.
 macro_rules! window_ccs {
-    ($($(#[doc = $doc:literal])* $field:ident: $Arm:ident => $T:ty),* $(,)?) => {
-        cc_list!(Cc, WindowCc, WindowCcParams, $crate::host::tcp::TcpParams; $($(#[doc = $doc])* $field: $Arm => $T),*);
+    ($($(#[doc = $doc:literal])* $(#[cfg($cfg:meta)])? $field:ident: $Arm:ident => $T:ty),* $(,)?) => {
+        cc_list!(Cc, WindowCc, WindowCcParams, $crate::host::tcp::TcpParams; $($(#[doc = $doc])* $(#[cfg($cfg)])? $field: $Arm => $T),*);
 
         impl $crate::host::cc::CongestionControl for Cc {
-            const PACES: bool = false $(|| <$T as $crate::host::cc::CongestionControl>::PACES)*;
+            const PACES: bool = { let mut _any = false; $($(#[cfg($cfg)])? { _any = _any || <$T as $crate::host::cc::CongestionControl>::PACES; })* _any };
             #[inline]
             fn on_ack_event(&mut self, w: &$crate::host::cc::Window, a: &$crate::host::cc::AckEvent) {
-                match self { $(Cc::$Arm(c) => c.on_ack_event(w, a)),* }
+                match self { $($(#[cfg($cfg)])? Cc::$Arm(c) => c.on_ack_event(w, a)),* }
             }
             fn ssthresh(&mut self, w: &$crate::host::cc::Window) -> f64 {
-                match self { $(Cc::$Arm(c) => c.ssthresh(w)),* }
+                match self { $($(#[cfg($cfg)])? Cc::$Arm(c) => c.ssthresh(w)),* }
             }
             #[inline]
             fn cong_avoid(&mut self, w: &mut $crate::host::cc::Window, a: &$crate::host::cc::AckEvent) {
-                match self { $(Cc::$Arm(c) => c.cong_avoid(w, a)),* }
+                match self { $($(#[cfg($cfg)])? Cc::$Arm(c) => c.cong_avoid(w, a)),* }
             }
             fn on_fast_retransmit(&mut self, w: &mut $crate::host::cc::Window, inflight: u64, now: $crate::sim::SimTime) {
-                match self { $(Cc::$Arm(c) => c.on_fast_retransmit(w, inflight, now)),* }
+                match self { $($(#[cfg($cfg)])? Cc::$Arm(c) => c.on_fast_retransmit(w, inflight, now)),* }
             }
             fn on_timeout(&mut self, w: &mut $crate::host::cc::Window, inflight: u64, now: $crate::sim::SimTime) {
-                match self { $(Cc::$Arm(c) => c.on_timeout(w, inflight, now)),* }
+                match self { $($(#[cfg($cfg)])? Cc::$Arm(c) => c.on_timeout(w, inflight, now)),* }
             }
             #[inline]
             fn ect(&self) -> $crate::net::Ecn {
-                match self { $(Cc::$Arm(c) => c.ect()),* }
+                match self { $($(#[cfg($cfg)])? Cc::$Arm(c) => c.ect()),* }
             }
             #[inline]
             fn pacing_rate(&self, w: &$crate::host::cc::Window, srtt: Option<$crate::sim::SimTime>) -> Option<u64> {
-                match self { $(Cc::$Arm(c) => c.pacing_rate(w, srtt)),* }
+                match self { $($(#[cfg($cfg)])? Cc::$Arm(c) => c.pacing_rate(w, srtt)),* }
             }
             fn restart(&mut self) {
-                match self { $(Cc::$Arm(c) => c.restart()),* }
+                match self { $($(#[cfg($cfg)])? Cc::$Arm(c) => c.restart()),* }
             }
-            const CONG_CONTROL: bool = false $(|| <$T as $crate::host::cc::CongestionControl>::CONG_CONTROL)*;
+            const CONG_CONTROL: bool = { let mut _any = false; $($(#[cfg($cfg)])? { _any = _any || <$T as $crate::host::cc::CongestionControl>::CONG_CONTROL; })* _any };
             fn owns_window(&self) -> bool {
-                match self { $(Cc::$Arm(c) => c.owns_window()),* }
+                match self { $($(#[cfg($cfg)])? Cc::$Arm(c) => c.owns_window()),* }
             }
             fn cong_control(&mut self, w: &mut $crate::host::cc::Window, ctl: &$crate::host::cc::Control, rate: &mut $crate::host::cc::delivery_rate::DeliveryRate) {
-                match self { $(Cc::$Arm(c) => c.cong_control(w, ctl, rate)),* }
+                match self { $($(#[cfg($cfg)])? Cc::$Arm(c) => c.cong_control(w, ctl, rate)),* }
             }
             fn open(&mut self, w: &mut $crate::host::cc::Window, seed: u64, rtt: $crate::sim::SimTime, now: $crate::sim::SimTime) {
-                match self { $(Cc::$Arm(c) => c.open(w, seed, rtt, now)),* }
+                match self { $($(#[cfg($cfg)])? Cc::$Arm(c) => c.open(w, seed, rtt, now)),* }
             }
             fn on_tx_start(&mut self, app_limited: bool) {
-                match self { $(Cc::$Arm(c) => c.on_tx_start(app_limited)),* }
+                match self { $($(#[cfg($cfg)])? Cc::$Arm(c) => c.on_tx_start(app_limited)),* }
             }
         }
     };
@@ -333,39 +342,39 @@ macro_rules! window_ccs {
 /// Expands the ordered list of rate-based algorithms into `RateCc` (the enum the RoCE
 /// sender holds), `RateCcKind` and `RateCcParams`, and `RateCc`'s `RateControl` dispatch.
 macro_rules! rate_ccs {
-    ($($(#[doc = $doc:literal])* $field:ident: $Arm:ident => $T:ty),* $(,)?) => {
-        cc_list!(RateCc, RateCcKind, RateCcParams, $crate::host::cc::RateSetup; $($(#[doc = $doc])* $field: $Arm => $T),*);
+    ($($(#[doc = $doc:literal])* $(#[cfg($cfg:meta)])? $field:ident: $Arm:ident => $T:ty),* $(,)?) => {
+        cc_list!(RateCc, RateCcKind, RateCcParams, $crate::host::cc::RateSetup; $($(#[doc = $doc])* $(#[cfg($cfg)])? $field: $Arm => $T),*);
 
         impl $crate::host::cc::RateControl for RateCc {
             #[inline]
             fn rate_bps(&self) -> u64 {
-                match self { $(RateCc::$Arm(c) => c.rate_bps()),* }
+                match self { $($(#[cfg($cfg)])? RateCc::$Arm(c) => c.rate_bps()),* }
             }
             #[inline]
             fn advance(&mut self, now: $crate::sim::SimTime) {
-                match self { $(RateCc::$Arm(c) => c.advance(now)),* }
+                match self { $($(#[cfg($cfg)])? RateCc::$Arm(c) => c.advance(now)),* }
             }
             #[inline]
             fn on_sent(&mut self, bytes: u64, now: $crate::sim::SimTime) {
-                match self { $(RateCc::$Arm(c) => c.on_sent(bytes, now)),* }
+                match self { $($(#[cfg($cfg)])? RateCc::$Arm(c) => c.on_sent(bytes, now)),* }
             }
             fn on_cnp(&mut self, now: $crate::sim::SimTime) {
-                match self { $(RateCc::$Arm(c) => c.on_cnp(now)),* }
+                match self { $($(#[cfg($cfg)])? RateCc::$Arm(c) => c.on_cnp(now)),* }
             }
             #[inline]
             fn on_ack(&mut self, a: &$crate::host::cc::AckEvent) {
-                match self { $(RateCc::$Arm(c) => c.on_ack(a)),* }
+                match self { $($(#[cfg($cfg)])? RateCc::$Arm(c) => c.on_ack(a)),* }
             }
             fn next_change(&self) -> $crate::sim::SimTime {
-                match self { $(RateCc::$Arm(c) => c.next_change()),* }
+                match self { $($(#[cfg($cfg)])? RateCc::$Arm(c) => c.next_change()),* }
             }
             #[inline]
             fn window(&self) -> Option<u64> {
-                match self { $(RateCc::$Arm(c) => c.window()),* }
+                match self { $($(#[cfg($cfg)])? RateCc::$Arm(c) => c.window()),* }
             }
             #[inline]
             fn wants_cnp(&self) -> bool {
-                match self { $(RateCc::$Arm(c) => c.wants_cnp()),* }
+                match self { $($(#[cfg($cfg)])? RateCc::$Arm(c) => c.wants_cnp()),* }
             }
         }
     };

@@ -27,7 +27,7 @@ use pi2::{Pi2, Pi2Params};
 use super::pipeline::{AqmAction, Arrival, Ctx, Departure, Report};
 use red::{Red, RedParams};
 use crate::net::DropReason;
-use crate::metrics::ColumnData;
+use crate::metrics::{ColumnData, Outputs};
 use crate::sim::Rng;
 use rand::Rng as _;
 
@@ -169,6 +169,28 @@ impl SwitchMechanism for Aqm {
     type Timer = pi2::Update;
     const KEY: &'static str = "aqm";
     const CAPS: Caps = Caps::CLASSIFY.or(Caps::MARK).or(Caps::DEQUEUE);
+    /// The AQMs' columns and summary keys (`Aqm::report`). The step and ramp kinds are the ECN
+    /// marker (`switch::ecn`), which has none.
+    const OUTPUTS: Outputs = Outputs {
+        flows: &[],
+        ports: &[
+            (
+                &["sojourn_mean_ps", "sojourn_p99_ps"],
+                "With `switch.aqm` of a kind other than `step` and `ramp`: the mean and 99th percentile (within 12.5% above) of the \
+                 sojourn time of the packets that left this switch queue",
+            ),
+            (&["dualpi2_step_marks", "dualpi2_coupled_marks"], "With DualPI2: L packets CE-marked by the step (`step`, on their sojourn) and by the coupling (on the L queue's row)"),
+            (
+                &["dualq2015_step_marks", "dualq2015_coupled_marks"],
+                "With seed 002's DualQ (`dualq2015`): L packets CE-marked by the L queue's threshold T and by the coupling alone (on \
+                 the L queue's row)",
+            ),
+        ],
+        summary: &[
+            (&["dualpi2_step_marks", "dualpi2_coupled_marks"], "With DualPI2: the ports' columns of the same names, summed"),
+            (&["dualq2015_step_marks", "dualq2015_coupled_marks"], "With seed 002's DualQ (`dualq2015`): the ports' columns of the same names, summed"),
+        ],
+    };
 
     fn build(p: AqmParams, f: &Fabric) -> Aqm {
         if let AqmParams::DualPi2(d) = &p {
@@ -180,6 +202,50 @@ impl SwitchMechanism for Aqm {
             f.check_queue("dualq2015.c_queue", d.c_queue);
         }
         Aqm::new(p, f.topo.ports.len(), f.queues, f.topo.switches.len())
+    }
+
+    /// One of the kinds this table runs (the step and ramp markers are `ecn.rs`'s), at
+    /// fabric scales: thresholds of a few to a hundred MTUs, controllers updating every few
+    /// microseconds.
+    #[cfg(test)]
+    fn arbitrary(draw: u64, queues: u8, mtu: u32) -> Option<crate::switch::mechanism::Arbitrary> {
+        use crate::switch::mechanism::{bits, Arbitrary};
+        let m = mtu as u64;
+        let kind = match bits(draw, 0, 3) % 6 {
+            3 if queues != 2 => 2,
+            4 if queues != 2 => 5,
+            k => k,
+        };
+        let pi = |kind: &str| {
+            format!(
+                "kind = \"{kind}\", target = \"{}us\", tupdate = \"{}us\", alpha = {:?}, beta = {:?}",
+                5 + bits(draw, 3, 5),
+                2 + bits(draw, 8, 4),
+                [0.16, 10.0, 1000.0][bits(draw, 12, 2) as usize % 3],
+                [3.2, 100.0, 10000.0][bits(draw, 14, 2) as usize % 3]
+            )
+        };
+        let line = match kind {
+            0 => format!("kind = \"fixed\", p = {:?}", bits(draw, 3, 7) as f64 / 127.0 * 0.2),
+            1 => {
+                let min = m * (2 + bits(draw, 3, 4));
+                let max = min + m * (1 + bits(draw, 7, 5));
+                let limit = if bits(draw, 12, 1) == 1 { format!(", limit = \"{}B\"", 2 * max) } else { String::new() };
+                format!("kind = \"red\", min = \"{min}B\", max = \"{max}B\", probability = {:?}, ecn = {}{limit}", (1 + bits(draw, 13, 6)) as f64 / 64.0, bits(draw, 19, 1) == 1)
+            }
+            2 => pi("pi2"),
+            3 => format!("{}, k = {:?}, step = \"{}us\"", pi("dualpi2"), 1.0 + bits(draw, 20, 2) as f64, 1 + bits(draw, 22, 6)),
+            4 => format!("kind = \"dualq2015\", threshold = \"{}B\"", m * (1 + bits(draw, 3, 4))),
+            _ => format!("kind = \"coupled\", max = \"{}B\", k = {:?}", m * (5 + bits(draw, 3, 7)), 1.0 + bits(draw, 10, 3) as f64 / 4.0),
+        };
+        // the dual queues classify, as Congestion Isolation does; seed 002's serves its L
+        // queue with strict priority
+        let without: &'static [&'static str] = match kind {
+            3 => &["aqm", "ci"],
+            4 => &["aqm", "ci", "scheduler"],
+            _ => &["aqm"],
+        };
+        Some(Arbitrary { line: format!("aqm = {{ {line} }}"), without })
     }
 
     /// Only the dual-queue AQMs classify.
@@ -236,9 +302,7 @@ impl SwitchMechanism for Aqm {
         }
     }
 
-    /// Ports columns sojourn_mean_ps and sojourn_p99_ps (switch egress queues; the p99 is
-    /// its histogram bucket's upper edge, within 12.5%), the dual-queue AQMs' L marks by cause
-    /// on the L queue's rows; summary totals.
+    /// The p99 is its histogram bucket's upper edge, so within 12.5% above the true one.
     fn report(&self, r: &mut Report) {
         let rows = r.topo.ports.len() * r.queues;
         let so = &self.sojourn;

@@ -42,7 +42,7 @@ use super::pipeline::{Admission, Arrival, Better, Ctx, Departure, Effect, Report
 use super::{Frame, MechTimer};
 use crate::net::{DropReason, PktQueue};
 use crate::sim::EndReason;
-use crate::metrics::ColumnData as C;
+use crate::metrics::{ColumnData as C, Outputs};
 use crate::net::PerFlow;
 use crate::net::{FlowId, PacketArena, PortId, Topology};
 use crate::sim::{bytes_in, ser_time, SimTime};
@@ -339,9 +339,31 @@ impl SwitchMechanism for Pfc {
     type Timer = Timer;
     const KEY: &'static str = "pfc";
     const CAPS: Caps = Caps::ADMIT.or(Caps::ENQUEUE).or(Caps::DEQUEUE).or(Caps::HOLD).or(Caps::GATE).or(Caps::GRID);
+    /// PFC's columns and summary keys (`Pfc::report`, `flow_columns`).
+    const OUTPUTS: Outputs = Outputs {
+        flows: &[(&["paused"], "With PFC configured: a PFC victim (some packet of the flow waited in a switch queue while that queue was paused)")],
+        ports: &[
+            (&["pfc_tx_frames", "pfc_rx_frames"], "With PFC: PFC/PAUSE frames this port sent (on the row of the paused class) and received"),
+            (&["xoff_time_ps", "pause_periods"], "With PFC: time this port's class was paused, and how many separate paused periods (with 802.3x on queue 0)"),
+        ],
+        summary: &[
+            (&["pfc_frames"], "With PFC: the PFC/PAUSE frames PFC sent (the ports' `pfc_tx_frames`, summed)"),
+            (&["xoff_time_ps"], "With PFC: the ports' `xoff_time_ps`, summed (any PAUSE a port obeyed, SFC's proxy PAUSEs included)"),
+            (&["ports_paused"], "With PFC: the ports paused at least once, by any PAUSE"),
+            (&["flows_paused"], "With PFC: the flows that were PFC victims (`paused` in the flows table)"),
+            (&["deadlock"], "With PFC: the cycle of queues paused on each other that ended the run (`end_reason` `deadlock`; empty otherwise)"),
+        ],
+    };
 
     fn build(p: PfcParams, f: &Fabric) -> Pfc {
         Pfc::new(p, f.topo.ports.len(), f.queues, f.topo.switches.len())
+    }
+
+    /// Drawn by the property tests themselves (`engine/proptests.rs`), which shape the
+    /// case around it.
+    #[cfg(test)]
+    fn arbitrary(_: u64, _: u8, _: u32) -> Option<crate::switch::mechanism::Arbitrary> {
+        None
     }
 
     /// hold: a received pause of the queue's class.
@@ -553,16 +575,12 @@ impl SwitchMechanism for Pfc {
         None
     }
 
-    /// Flows column paused: a victim (some packet of it waited in a paused queue).
     fn flow_columns(&self, ids: &[usize], t: &mut crate::metrics::Table) {
         t.push("paused", C::U8(self.victims.column(ids, |&v| v as u8)));
     }
     fn forget_flows(&mut self, ids: &[usize], below: usize) {
         self.victims.forget(ids, below);
     }
-    /// When configured: ports columns pfc_tx_frames, pfc_rx_frames, xoff_time_ps,
-    /// pause_periods; flows column paused (a victim: some packet waited in a paused queue);
-    /// summary pfc_frames, xoff_time_ps, ports_paused, flows_paused, deadlock.
     fn report(&self, r: &mut Report) {
         let rows = r.topo.ports.len() * r.queues;
         let mut c: [Vec<u64>; 4] = std::array::from_fn(|_| Vec::with_capacity(rows));
