@@ -86,6 +86,9 @@ pub struct SimConfig {
     /// How long after a link fails or comes back the routes follow it (the failure's
     /// detection and the routing protocol's convergence together).
     pub reroute_after: SimTime,
+    /// Receivers that pace credits to their senders (`host::credit`); no scenario key sets
+    /// it yet.
+    pub credits: Option<crate::host::credit::CreditPacing>,
 }
 
 /// The default `SimConfig::host_jitter`: a quarter of a nanosecond, less than the 64 B frame

@@ -45,6 +45,8 @@ pub(super) enum Ev {
     Reroute(u32),
     /// A switch mechanism's timer.
     Mech(MechTimer),
+    /// The receiver of `flow` grants its sender more credit (`host::credit`).
+    Credit { flow: FlowId },
 }
 
 /// Equal-time events run by kind (this order), then by where they happen: the port, flow
@@ -66,6 +68,7 @@ impl crate::sim::event::Tie for Ev {
             Ev::Unhold { flow } => 8 << K | flow as u64,
             Ev::Link(i) => 9 << K | i as u64,
             Ev::Reroute(i) => 10 << K | i as u64,
+            Ev::Credit { flow } => 11 << K | flow as u64,
         }
     }
 }
@@ -76,7 +79,7 @@ impl Ev {
     /// (engine/parallel.rs, `Numbering`).
     pub(super) fn tie_flow(&self) -> Option<FlowId> {
         match *self {
-            Ev::Rto { flow, .. } | Ev::Pace { flow, .. } | Ev::UdpSend { flow } | Ev::Unhold { flow } => Some(flow),
+            Ev::Rto { flow, .. } | Ev::Pace { flow, .. } | Ev::UdpSend { flow } | Ev::Unhold { flow } | Ev::Credit { flow } => Some(flow),
             _ => None,
         }
     }

@@ -211,9 +211,32 @@ impl Sim {
                 let now = self.now;
                 self.flows.get_mut(f).unwrap().sender.on_cnp(now);
             }
+            PktKind::Credit => {
+                let granted = self.pkts.get(pkt).seq;
+                self.consume(pkt);
+                self.flows.get_mut(f).unwrap().sender.on_credit(granted);
+                self.make_ready(f);
+            }
             PktKind::Msg(msg) => self.host_msg(msg, port, pkt),
             PktKind::Ctrl(_) => unreachable!("control frames are handled on arrival"),
         }
+    }
+
+    /// The receiver of flow `f` grants its sender the credit paced so far (`host::credit`)
+    /// and sets its timer for the next grant, until it holds every byte.
+    #[cold]
+    pub(super) fn grant_credit(&mut self, f: FlowId) {
+        let Some(c) = self.cfg.credits else { return };
+        let Some(fl) = self.flows.get(f) else { return };
+        if fl.receiver_complete() {
+            return;
+        }
+        let (src, dst, prio, hash) = (fl.src, fl.dst, fl.prio, fl.hash);
+        let granted = c.granted(fl.start, self.now);
+        let p = Packet { kind: PktKind::Credit, flow: f, src: dst, dst: src, seq: granted, size: self.cfg.ack_size, prio, hash, ts: self.now, ..Packet::blank() };
+        let id = self.new_packet(p);
+        self.nic_enqueue(dst, id);
+        self.q.push(self.now + c.every, Ev::Credit { flow: f });
     }
 
     /// A mechanism's message `msg` reached its host through `port`.
@@ -583,6 +606,9 @@ impl Sim {
         // a flow counts where it finishes: a datagram flow at its destination, else its source
         if if is_udp { own_dst } else { own_src } {
             self.active += 1;
+        }
+        if let (Some(c), true, Transport::Tcp(_)) = (self.cfg.credits, own_dst, spec.transport) {
+            self.q.push(now + c.every, Ev::Credit { flow: id });
         }
         if !own_src {
             return;

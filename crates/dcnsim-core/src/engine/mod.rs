@@ -668,6 +668,7 @@ impl Sim {
                 self.count_once_per_run();
                 self.reroute();
             }
+            Ev::Credit { flow } => self.grant_credit(flow),
         }
     }
 

@@ -7,8 +7,11 @@
 //! 1-4 queues under strict priority or DWRR, Congestion Isolation (isolate or
 //! hash-by-destination, random thresholds and marking) when there are 2 queues
 //! or more, PFC (802.1Qbb or 802.3x, ingress or egress-queue accounting, static or
-//! dynamic XOFF, derived headroom), and 1-12 explicit flows (1 B to 2 MB, random
-//! start and priority) mixing DCTCP, Reno, RoCE (DCQCN) and UDP. The
+//! dynamic XOFF, derived headroom), any one more mechanism of the list in switch/mod.rs
+//! with the table it draws for itself (`SwitchMechanism::arbitrary`: SFC, QCN, DRC,
+//! FQ-CoDel, INT, every `switch.aqm` kind), and 1-12 explicit flows (1 B to 2 MB, random
+//! start and priority) mixing every listed congestion control (a test's stand-in
+//! included, `CcName::listed`) and UDP. The
 //! case is rendered to scenario TOML and loaded through the scenario layer
 //! with `check_invariants` on, so a failing case prints as a scenario file
 //! that can be run by hand. Properties:
@@ -36,7 +39,7 @@
 //! `engine_invariants_hold_through_the_seams` runs the same properties with the engine's
 //! seams set on the configuration (`Seams`: the test stand-in mechanism routing, trimming
 //! or queueing at its inputs, sprayed entropies, selective acknowledgements, a link that
-//! fails and may come back), relaxing only what they change by design: a sprayed, routed
+//! fails and may come back, receivers that pace credits), relaxing only what they change by design: a sprayed, routed
 //! or rerouted flow may beat the ideal FCT of its hash path, a failed link drops lossless
 //! packets, and a TCP flow behind a failed NIC link may never send.
 
@@ -228,6 +231,8 @@ struct Seams {
     spray: bool,
     sack: bool,
     link: Option<(u32, u64, Option<u64>, u64)>,
+    /// Receivers pace credits (`host::credit`): every this many ns, this many bytes.
+    credits: Option<(u64, u32)>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -259,6 +264,7 @@ impl Seams {
             }
             cfg.reroute_after = SimTime::from_us(reroute_us);
         }
+        cfg.credits = self.credits.map(|(ns, bytes)| crate::host::credit::CreditPacing { every: SimTime::from_ns(ns), bytes });
     }
 }
 
@@ -270,8 +276,9 @@ fn seams_strategy() -> impl Strategy<Value = Seams> {
         (64u32..=200).prop_map(StandIn::Trim),
         (3_000u64..=200_000).prop_map(StandIn::InputFifo),
     ]);
-    (stand_in, any::<bool>(), any::<bool>(), proptest::option::of((any::<u32>(), 0u64..=90, proptest::option::of(1u64..=200), 0u64..=100)))
-        .prop_map(|(stand_in, spray, sack, link)| Seams { stand_in, spray, sack, link })
+    let credits = proptest::option::of((100u64..=20_000, 64u32..=9_000));
+    (stand_in, any::<bool>(), any::<bool>(), proptest::option::of((any::<u32>(), 0u64..=90, proptest::option::of(1u64..=200), 0u64..=100)), credits)
+        .prop_map(|(stand_in, spray, sack, link, credits)| Seams { stand_in, spray, sack, link, credits })
 }
 
 /// Flows that continue others when they end: closed loops (seed 001's L2 generators and

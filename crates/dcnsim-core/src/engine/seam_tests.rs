@@ -2,8 +2,9 @@
 //! stand-in (`switch::stand_in`, `host::path`): a switch that chooses next hops by its own
 //! state, an entropy the sender sets per packet, a switch that trims a packet its buffer
 //! cannot hold instead of dropping it, links that fail, come back or slow down, a switch
-//! that queues packets on its ingress side, and receivers whose replies carry more than a
-//! cumulative ACK (selective acknowledgements).
+//! that queues packets on its ingress side, receivers whose replies carry more than a
+//! cumulative ACK (selective acknowledgements), receivers that pace credits to their
+//! senders, and a congestion control listed for tests alone.
 
 use crate::host::path::PathChoice;
 use crate::metrics::Results;
@@ -417,4 +418,39 @@ flows = [
     let two = go(2);
     assert_eq!(one.0, two.0, "events\n{:?}\n{:?}", one, two);
     assert_eq!(one.2, two.2, "the flows' ends");
+}
+
+/// Receiver-paced credits (`host::credit`): a receiver granting one 1,460 B segment every
+/// 1.2 us (9.7 Gbit/s) paces a flow whose own window would fill 100G. Its last segment
+/// leaves once the grant covers it, N = 685 grants after the start, so the FCT is N x 1.2 us
+/// plus at most two round trips (a grant's way back, the segment's way there and its ACK's
+/// back). A run split over threads grants as one thread does.
+#[test]
+fn a_receiver_paces_its_sender_by_credits() {
+    let text = one_switch(&["h0", "r"], "1s", "[transport]\nkind = \"stand_in\"\n[[workload]]\nkind = \"flows\"\nflows = [ { src = 0, dst = 1, size = \"1000000B\" } ]\n");
+    let fct = |r: &Results| match r.flows.get("fct_ps") {
+        Some(crate::metrics::ColumnData::U64(v)) => v[0],
+        _ => panic!("no fct column"),
+    };
+    let pace = crate::host::credit::CreditPacing { every: SimTime::from_ns(1_200), bytes: 1_460 };
+    let wide = |c: &mut SimConfig| c.tcp.cc.stand_in.segments = 100;
+    let (_, free) = run(&text, 1, wide);
+    let (s1, paced) = run(&text, 1, |c| {
+        wide(c);
+        c.credits = Some(pace);
+    });
+    let rtt = SimTime::from_ns(4_177).0;
+    let grants = (1_000_000f64 / 1_460.0).ceil() as u64;
+    let floor = grants * pace.every.0;
+    assert!(finished_all(&paced));
+    assert!(fct(&free) < floor / 5, "without credits the window runs at line rate: {} ps", fct(&free));
+    assert!((floor..=floor + 2 * rtt).contains(&fct(&paced)), "FCT {} ps against {grants} grants of 1.2 us = {floor} ps", fct(&paced));
+    // on a fabric that splits: four flows between pods, two of them paced by credits
+    let flows: Vec<String> = (0..4).map(|i| format!(r#"{{ src = {i}, dst = {}, size = "300KB", cc = "{}" }}"#, 8 + i, if i % 2 == 0 { "stand_in" } else { "dctcp" })).collect();
+    let text = fat_tree_k4(&flows.join(", "));
+    let go = |threads| run(&text, threads, |c| c.credits = Some(pace));
+    let ((s1, r1), (s2, r2)) = (go(1), go(2));
+    assert!(s2.partitions() >= 2 && finished_all(&r1));
+    assert_eq!(s1.events(), s2.events(), "one thread and two");
+    assert_eq!(r1.flows.get("end_ps").map(|c| format!("{c:?}")), r2.flows.get("end_ps").map(|c| format!("{c:?}")));
 }

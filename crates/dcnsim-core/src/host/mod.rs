@@ -10,6 +10,7 @@
 //! one (`cc::RateControl`), each from the lists below.
 #[macro_use]
 pub mod cc;
+pub mod credit;
 pub mod flow_table;
 pub mod pacer;
 pub mod path;

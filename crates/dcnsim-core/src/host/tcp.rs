@@ -443,6 +443,7 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
     }
 
     /// Process a cumulative ACK.
+    #[inline]
     pub fn on_ack(&mut self, ack: u64, ece: bool, ts_echo: SimTime, now: SimTime, size: u64, echo: PathEcho) -> AckOutcome {
         if let Some(s) = crate::net::Sack::boxed(echo.sack) {
             self.sacked = Some(s);

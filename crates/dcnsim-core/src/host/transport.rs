@@ -228,6 +228,14 @@ impl Sender {
         })
     }
 
+    /// A credit of this flow's receiver arrived: it has granted bytes up to `granted`
+    /// (`host::credit`).
+    pub fn on_credit(&mut self, granted: u64) {
+        if let Sender::Tcp(t) = self {
+            t.cc.on_credit(&mut t.w, granted, t.snd_una);
+        }
+    }
+
     /// A Congestion Notification Packet for this flow arrived.
     pub fn on_cnp(&mut self, now: SimTime) {
         if let Sender::Roce(r) = self {

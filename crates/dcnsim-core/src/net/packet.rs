@@ -20,6 +20,9 @@ pub enum PktKind {
     Nack,
     /// DCQCN Congestion Notification Packet, receiver to sender.
     Cnp,
+    /// A receiver's credit (`host::credit`): `seq` = the bytes it has granted its sender so
+    /// far.
+    Credit,
     /// TCP connection set-up (`transport.handshake`): SYN, sender to receiver.
     Syn,
     /// The receiver's SYN-ACK.

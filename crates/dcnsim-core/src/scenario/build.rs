@@ -322,6 +322,7 @@ pub(super) fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Ro
         host_jitter: crate::engine::DEFAULT_HOST_JITTER,
         path: Default::default(),
         link_changes: Vec::new(),
+        credits: None,
         reroute_after: SimTime::ZERO,
         seed,
         max_time: s.scenario.max_time.0,

@@ -160,6 +160,10 @@ pub trait CongestionControl {
     /// The connection carries a new message with sequence numbers starting again (the
     /// algorithm keeps what it learned; per-window bookkeeping restarts).
     fn restart(&mut self) {}
+    /// Its receiver has granted credit up to byte `granted` (`host::credit`), `snd_una` of
+    /// which are acknowledged: a receiver-driven algorithm opens the window to what is
+    /// granted; the others ignore it.
+    fn on_credit(&mut self, _w: &mut Window, _granted: u64, _snd_una: u64) {}
     /// Whether it owns the window in every state (Linux's `cong_control` op, which BBR
     /// provides): the sender then keeps delivery-rate samples, does none of its own window
     /// arithmetic (no CWR, no NewReno inflation or deflation: only the retransmissions) and
@@ -318,6 +322,9 @@ macro_rules! window_ccs {
             #[inline]
             fn pacing_rate(&self, w: &$crate::host::cc::Window, srtt: Option<$crate::sim::SimTime>) -> Option<u64> {
                 match self { $($(#[cfg($cfg)])? Cc::$Arm(c) => c.pacing_rate(w, srtt)),* }
+            }
+            fn on_credit(&mut self, w: &mut $crate::host::cc::Window, granted: u64, snd_una: u64) {
+                match self { $($(#[cfg($cfg)])? Cc::$Arm(c) => c.on_credit(w, granted, snd_una)),* }
             }
             fn restart(&mut self) {
                 match self { $($(#[cfg($cfg)])? Cc::$Arm(c) => c.restart()),* }
