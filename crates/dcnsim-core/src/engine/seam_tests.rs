@@ -435,7 +435,7 @@ fn a_receiver_paces_its_sender_by_credits() {
     let pace = crate::host::credit::CreditPacing { every: SimTime::from_ns(1_200), bytes: 1_460 };
     let wide = |c: &mut SimConfig| c.tcp.cc.stand_in.segments = 100;
     let (_, free) = run(&text, 1, wide);
-    let (s1, paced) = run(&text, 1, |c| {
+    let (_, paced) = run(&text, 1, |c| {
         wide(c);
         c.credits = Some(pace);
     });
