@@ -77,9 +77,19 @@ fn guard<T>(f: impl FnOnce() -> T) -> PyResult<T> {
 #[pyfunction]
 #[pyo3(signature = (text, format = "toml", variant = None))]
 fn validate(py: Python<'_>, text: &str, format: &str, variant: Option<&str>) -> PyResult<PyObject> {
-    let doc = parse(text, format)?;
-    let s = guard(|| scenario::check(&doc, variant))?.map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    checked(py, &parse(text, format)?, variant)
+}
+
+/// `validate`'s answer for one variant of a parsed document.
+fn checked(py: Python<'_>, doc: &Document, variant: Option<&str>) -> PyResult<PyObject> {
+    let s = guard(|| scenario::check(doc, variant))?.map_err(|e| ScenarioError::new_err(e.to_string()))?;
     json_to_py(py, &serde_json::to_value(&s).unwrap())
+}
+
+/// `merged`'s answer for one variant of a parsed document.
+fn merged_of(py: Python<'_>, doc: &Document, variant: Option<&str>) -> PyResult<PyObject> {
+    let t = doc.merged(variant).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    json_to_py(py, &serde_json::to_value(&t).map_err(|e| ScenarioError::new_err(e.to_string()))?)
 }
 
 /// Each of `variants` (None: the base) checked as `validate` checks it, with its merged
@@ -91,10 +101,7 @@ fn check_variants(py: Python<'_>, text: &str, format: &str, variants: Vec<Option
     let doc = parse(text, format)?;
     let out = PyList::empty_bound(py);
     for v in &variants {
-        let s = guard(|| scenario::check(&doc, v.as_deref()))?.map_err(|e| ScenarioError::new_err(e.to_string()))?;
-        let t = doc.merged(v.as_deref()).map_err(|e| ScenarioError::new_err(e.to_string()))?;
-        let merged = serde_json::to_value(&t).map_err(|e| ScenarioError::new_err(e.to_string()))?;
-        out.append((json_to_py(py, &serde_json::to_value(&s).unwrap())?, json_to_py(py, &merged)?))?;
+        out.append((checked(py, &doc, v.as_deref())?, merged_of(py, &doc, v.as_deref())?))?;
     }
     Ok(out.into_py(py))
 }
@@ -144,9 +151,7 @@ fn cut_long_words(text: &str) -> String {
 #[pyfunction]
 #[pyo3(signature = (text, format = "toml", variant = None))]
 fn merged(py: Python<'_>, text: &str, format: &str, variant: Option<&str>) -> PyResult<PyObject> {
-    let doc = parse(text, format)?;
-    let t = doc.merged(variant).map_err(|e| ScenarioError::new_err(e.to_string()))?;
-    json_to_py(py, &serde_json::to_value(&t).map_err(|e| ScenarioError::new_err(e.to_string()))?)
+    merged_of(py, &parse(text, format)?, variant)
 }
 
 /// A size, rate or duration as the scenario files write them: (value in bytes, bit/s or

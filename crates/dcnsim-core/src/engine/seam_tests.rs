@@ -347,10 +347,7 @@ fn a_capture_writes_the_sack_option_of_the_acks_that_carry_blocks() {
 #[test]
 fn a_stand_in_congestion_control_is_listed_by_one_entry_and_keeps_its_window() {
     let text = |size: &str| one_switch(&["h0", "r"], "1s", &format!("[transport]\nkind = \"stand_in\"\n[[workload]]\nkind = \"flows\"\nflows = [ {{ src = 0, dst = 1, size = \"{size}\" }} ]\n"));
-    let fct = |r: &Results| match r.flows.get("fct_ps") {
-        Some(crate::metrics::ColumnData::U64(v)) => v[0] as f64,
-        _ => panic!("no fct column"),
-    };
+    let fct = |r: &Results| r.flows.u64("fct_ps")[0] as f64;
     // one full segment: the MTU's 1,500 B less 40 B of IP and TCP headers
     let (_, one) = run(&text("1460B"), 1, |_| {});
     let rtt = fct(&one);
@@ -428,10 +425,7 @@ flows = [
 #[test]
 fn a_receiver_paces_its_sender_by_credits() {
     let text = one_switch(&["h0", "r"], "1s", "[transport]\nkind = \"stand_in\"\n[[workload]]\nkind = \"flows\"\nflows = [ { src = 0, dst = 1, size = \"1000000B\" } ]\n");
-    let fct = |r: &Results| match r.flows.get("fct_ps") {
-        Some(crate::metrics::ColumnData::U64(v)) => v[0],
-        _ => panic!("no fct column"),
-    };
+    let fct = |r: &Results| r.flows.u64("fct_ps")[0];
     let pace = crate::host::credit::CreditPacing { every: SimTime::from_ns(1_200), bytes: 1_460 };
     let wide = |c: &mut SimConfig| c.tcp.cc.stand_in.segments = 100;
     let (_, free) = run(&text, 1, wide);
