@@ -314,10 +314,14 @@ pub(super) fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Ro
     }
     let mechanisms = MechanismParams { ecn, pfc, ci, sfc, aqm, qcn, drc, fq_codel: sw.fq_codel.as_ref().map(|f| f.params(mtu)),
         int: int_params(s, &topo)?,
+        architecture: sw.architecture.as_ref().map(|a| a.params()),
         #[cfg(test)]
         stand_in: None,
     };
     mechanisms.check_exclusive()?;
+    if let Some(a) = &mechanisms.architecture {
+        a.check_buffers(&topo, &buffer, nq, mtu as u64)?;
+    }
     let mut cfg = SimConfig {
         host_jitter: crate::engine::DEFAULT_HOST_JITTER,
         path: Default::default(),

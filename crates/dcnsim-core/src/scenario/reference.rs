@@ -867,11 +867,16 @@ mod tests {
                       [switch]\nqueues = 2\nbuffer = { model = \"shared\", ingress_pool = \"9MB\" }\npfc = { alpha = 1.0 }\nci = {}\naqm = { kind = \"ramp\", kmin = \"10KB\", kmax = \"100KB\" }\n\
                       [[workload]]\nkind = \"flows\"\nflows = [{ src = 0, dst = 2, size = \"10KB\" }]\n\
                       [[variant]]\nname = \"static\"\nremove = [\"switch.pfc.alpha\", \"switch.buffer.ingress_pool\"]\nswitch.buffer = { model = \"static\" }\nswitch.pfc = { xoff = \"100KB\" }\n";
+        // and the tables that cannot run beside those two's
+        let extra3 = "[scenario]\nname = \"defaults3\"\n\
+                      [topology]\nkind = \"dumbbell\"\nsenders = 2\nhost_link = { rate = \"10Gbps\", delay = \"1us\" }\nbottleneck = { rate = \"10Gbps\", delay = \"1us\" }\n\
+                      [switch]\narchitecture = { kind = \"cioq\" }\n\
+                      [[workload]]\nkind = \"flows\"\nflows = [{ src = 0, dst = 2, size = \"10KB\" }]\n";
         let mut checked = std::collections::BTreeSet::new();
         for (f, text) in files
             .iter()
             .map(|f| (f.display().to_string(), std::fs::read_to_string(f).unwrap()))
-            .chain([("(inline)".to_string(), extra.to_string()), ("(inline 2)".to_string(), extra2.to_string())])
+            .chain([("(inline)".to_string(), extra.to_string()), ("(inline 2)".to_string(), extra2.to_string()), ("(inline 3)".to_string(), extra3.to_string())])
         {
             let doc = Document::from_toml(&text).unwrap();
             let mut names: Vec<Option<String>> = vec![None];

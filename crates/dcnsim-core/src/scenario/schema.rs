@@ -413,6 +413,9 @@ pub struct SwitchConfig {
     /// In-band network telemetry at switch egress ports (HPCC sec. 3.2, see `switch.int`),
     /// which `transport.cc = "hpcc"` reads; absent = off.
     pub int: Option<crate::switch::int::IntConfig>,
+    /// The switches' memory architecture: input queues, VOQs with a crossbar scheduler, or
+    /// CIOQ (see `switch.architecture`); absent = output-queued.
+    pub architecture: Option<crate::switch::architecture::ArchitectureConfig>,
     /// Active queue management and ECN marking, chosen by kind (see `switch.aqm`); absent =
     /// none (drop-tail only).
     pub aqm: Option<AqmConfig>,

@@ -261,6 +261,9 @@ pub(super) fn validate_switch(s: &Scenario) -> Result<(), ScenarioError> {
     if let Some(i) = &sw.int {
         i.check(s.topology.mtu())?;
     }
+    if let Some(a) = &sw.architecture {
+        a.check(s.topology.mtu(), |key| sw.has(key))?;
+    }
     mechanisms::drc::validate(s)?;
     mechanisms::sfc::validate(s)?;
     if let Some(c) = &sw.classes {

@@ -160,6 +160,8 @@ pub struct Fabric<'a> {
     pub mtu: u32,
     /// Queues (traffic classes) per port.
     pub queues: usize,
+    /// The switches' buffer model (a memory architecture places the same memory elsewhere).
+    pub buffer: &'a super::buffer::BufferParams,
 }
 
 impl Fabric<'_> {

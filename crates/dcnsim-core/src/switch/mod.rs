@@ -2,6 +2,7 @@
 //! egress port, buffer admission and egress scheduling, and the mechanisms that act in
 //! the switch pipeline (`pipeline`): ECN marking, PFC, Congestion Isolation.
 pub mod aqm;
+pub mod architecture;
 #[cfg(test)]
 pub mod bench;
 pub mod buffer;
@@ -48,6 +49,8 @@ mechanism::switch_mechanisms! {
     fq_codel: FqCodel => fq_codel::FqCodel,
     /// In-band network telemetry (HPCC sec. 3.2).
     int: Int => int::Int,
+    /// Switch memory architectures: input queues, VOQs and a crossbar (issue 58).
+    architecture: Architecture => architecture::Architecture,
     /// A test's stand-in for the seams no shipped mechanism uses yet (routing, trimming).
     #[cfg(test)]
     stand_in: StandIn => stand_in::StandIn,

@@ -373,7 +373,7 @@ mod tests {
         let pi2 = Pi2Params { target: DEFAULT_TARGET, tupdate: DEFAULT_TUPDATE, alpha: DEFAULT_ALPHA, beta: DEFAULT_BETA };
         let d = DualPi2Params { pi2, k: DEFAULT_K, step: DEFAULT_STEP, l_queue, c_queue: 0, floor: 3000 };
         let p = MechanismParams { aqm: Some(AqmParams::DualPi2(d)), ..Default::default() };
-        Mechanisms::new(p, &Fabric { topo: &b.topo, routes: &routes, arrive_delay: &vec![SimTime::ZERO; b.topo.ports.len()], mtu: 1500, queues })
+        Mechanisms::new(p, &Fabric { topo: &b.topo, routes: &routes, arrive_delay: &vec![SimTime::ZERO; b.topo.ports.len()], mtu: 1500, queues, buffer: &crate::switch::buffer::BufferParams::Static { queue_cap: 1 << 20 } })
     }
 
     /// A queue a mechanism's parameters name must be one the ports have: the engine takes a

@@ -1,0 +1,221 @@
+//! The crossbar schedulers: one matching of inputs to outputs per cell time, from the
+//! requests of the inputs' queues.
+//!
+//! * iSLIP (McKeown, "The iSLIP scheduling algorithm for input-queued switches", IEEE/ACM
+//!   Trans. Networking 7(2), 1999, sec. III): request, grant, accept, each output and
+//!   input choosing round-robin from its own pointer; the pointers move one past the
+//!   accepted partner, and only for grants accepted in the first iteration, which is what
+//!   desynchronises the outputs and gives 100% throughput under uniform traffic with one
+//!   iteration.
+//! * PIM (Anderson, Owicki, Saxe, Thacker, "High-speed switch scheduling for local-area
+//!   networks", ACM TOCS 11(4), 1993, sec. 3): the same three steps with uniformly random
+//!   grants and accepts; one iteration matches 1 - (1 - 1/N)^N of N saturated inputs (63%
+//!   as N grows).
+//!
+//! A FIFO input queue requests only its head's output, so its accept step has one grant to
+//! take: PIM then is Karol, Hluchyj and Morgan's random selection among head-of-line
+//! contenders ("Input versus output queueing on a space-division packet switch", IEEE
+//! Trans. Communications 35(12), 1987), iSLIP a round-robin one.
+
+use crate::sim::Rng;
+use rand::Rng as _;
+
+/// The requests of one cell time: `n` inputs by `n` outputs, row-major (`at(i, o)`: input
+/// `i` has a packet for output `o`, and both may take part this cell time).
+pub struct Requests {
+    n: usize,
+    r: Vec<bool>,
+}
+
+impl Requests {
+    pub fn new(n: usize) -> Requests {
+        Requests { n, r: vec![false; n * n] }
+    }
+    /// Forget every request (the next cell time's start).
+    pub fn clear(&mut self) {
+        self.r.iter_mut().for_each(|x| *x = false);
+    }
+    pub fn set(&mut self, i: usize, o: usize) {
+        self.r[i * self.n + o] = true;
+    }
+    #[inline]
+    fn at(&self, i: usize, o: usize) -> bool {
+        self.r[i * self.n + o]
+    }
+}
+
+/// iSLIP's round-robin pointers: per output, the input its grant search starts at; per
+/// input, the output its accept search starts at.
+#[derive(Clone, Debug)]
+pub struct Pointers {
+    grant: Vec<usize>,
+    accept: Vec<usize>,
+}
+
+impl Pointers {
+    pub fn new(n: usize) -> Pointers {
+        Pointers { grant: vec![0; n], accept: vec![0; n] }
+    }
+}
+
+/// The first `k` in `0..n` from `from` on, round-robin, for which `ok(k)`.
+#[inline]
+fn round_robin(n: usize, from: usize, ok: impl Fn(usize) -> bool) -> Option<usize> {
+    (0..n).map(|d| (from + d) % n).find(|&k| ok(k))
+}
+
+/// A uniformly random `k` in `0..n` for which `ok(k)` (one draw among the candidates;
+/// none drawn when there are none).
+#[inline]
+fn random(n: usize, rng: &mut Rng, ok: impl Fn(usize) -> bool) -> Option<usize> {
+    let count = (0..n).filter(|&k| ok(k)).count();
+    if count == 0 {
+        return None;
+    }
+    let pick = if count == 1 { 0 } else { rng.gen_range(0..count) };
+    (0..n).filter(|&k| ok(k)).nth(pick)
+}
+
+/// How a scheduler's outputs choose among their requests and its inputs among their grants.
+trait Choose {
+    /// Output `o`'s grant among the inputs `ok` admits.
+    fn grant(&mut self, n: usize, o: usize, ok: impl Fn(usize) -> bool) -> Option<usize>;
+    /// Input `i`'s accept among the outputs `ok` admits.
+    fn accept(&mut self, n: usize, i: usize, ok: impl Fn(usize) -> bool) -> Option<usize>;
+    /// Input `i` accepted output `o` in the first iteration.
+    fn accepted_first(&mut self, n: usize, i: usize, o: usize);
+}
+
+/// iSLIP: round-robin from the pointers, which move one past a first-iteration accept.
+impl Choose for &mut Pointers {
+    fn grant(&mut self, n: usize, o: usize, ok: impl Fn(usize) -> bool) -> Option<usize> {
+        round_robin(n, self.grant[o], ok)
+    }
+    fn accept(&mut self, n: usize, i: usize, ok: impl Fn(usize) -> bool) -> Option<usize> {
+        round_robin(n, self.accept[i], ok)
+    }
+    fn accepted_first(&mut self, n: usize, i: usize, o: usize) {
+        self.accept[i] = (o + 1) % n;
+        self.grant[o] = (i + 1) % n;
+    }
+}
+
+/// PIM: uniformly random grants and accepts.
+impl Choose for &mut Rng {
+    fn grant(&mut self, n: usize, _o: usize, ok: impl Fn(usize) -> bool) -> Option<usize> {
+        random(n, self, ok)
+    }
+    fn accept(&mut self, n: usize, _i: usize, ok: impl Fn(usize) -> bool) -> Option<usize> {
+        random(n, self, ok)
+    }
+    fn accepted_first(&mut self, _n: usize, _i: usize, _o: usize) {}
+}
+
+/// Request, grant and accept for up to `iterations` rounds, stopping at a round that
+/// matches nothing more: per input, the output it is matched to.
+fn iterate(req: &Requests, iterations: u32, mut c: impl Choose) -> Vec<Option<usize>> {
+    let n = req.n;
+    let mut matched: Vec<Option<usize>> = vec![None; n];
+    let mut out_taken = vec![false; n];
+    let mut grant: Vec<Option<usize>> = vec![None; n];
+    for it in 0..iterations {
+        // grant: each unmatched output, among the unmatched inputs that request it
+        for o in 0..n {
+            grant[o] = if out_taken[o] { None } else { c.grant(n, o, |i| matched[i].is_none() && req.at(i, o)) };
+        }
+        // accept: each unmatched input, among the outputs that granted it
+        let mut any = false;
+        for i in 0..n {
+            if matched[i].is_some() {
+                continue;
+            }
+            let Some(o) = c.accept(n, i, |o| grant[o] == Some(i)) else { continue };
+            matched[i] = Some(o);
+            out_taken[o] = true;
+            any = true;
+            if it == 0 {
+                c.accepted_first(n, i, o);
+            }
+        }
+        if !any {
+            break;
+        }
+    }
+    matched
+}
+
+/// iSLIP with `iterations` (>= 1) rounds: per input, the output it is matched to.
+pub fn islip(req: &Requests, iterations: u32, ptr: &mut Pointers) -> Vec<Option<usize>> {
+    iterate(req, iterations, ptr)
+}
+
+/// PIM with `iterations` (>= 1) rounds, drawing from `rng`: per input, its output.
+pub fn pim(req: &Requests, iterations: u32, rng: &mut Rng) -> Vec<Option<usize>> {
+    iterate(req, iterations, rng)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::rng::{stream, Stream};
+
+    fn full(n: usize) -> Requests {
+        let mut r = Requests::new(n);
+        (0..n).for_each(|i| (0..n).for_each(|o| r.set(i, o)));
+        r
+    }
+
+    fn size(m: &[Option<usize>]) -> usize {
+        m.iter().flatten().count()
+    }
+
+    /// Every matching is one: no output twice, and only requested pairs.
+    fn is_matching(req: &Requests, m: &[Option<usize>]) -> bool {
+        let mut seen = vec![false; req.n];
+        m.iter().enumerate().all(|(i, o)| o.map_or(true, |o| req.at(i, o) && !std::mem::replace(&mut seen[o], true)))
+    }
+
+    /// With every queue full, 1-SLIP's pointers fall out of step within N cell times
+    /// (McKeown 1999, sec. III-B): from then on each cell time matches every input.
+    #[test]
+    fn islip_desynchronises_to_a_full_matching_under_saturation() {
+        let n = 8;
+        let req = full(n);
+        let mut ptr = Pointers::new(n);
+        let sizes: Vec<usize> = (0..3 * n).map(|_| size(&islip(&req, 1, &mut ptr))).collect();
+        assert_eq!(sizes[0], 1, "all outputs grant input 0 at first: {sizes:?}");
+        assert!(sizes[n..].iter().all(|&s| s == n), "{sizes:?}");
+    }
+
+    /// One PIM iteration over N saturated inputs matches 1 - (1 - 1/N)^N of them on average
+    /// (each input is granted by some output with that probability, and accepts one):
+    /// N = 8, 0.656; more iterations add the rest (4 iterations: above 0.98).
+    #[test]
+    fn pim_matches_one_minus_one_over_e_of_saturated_inputs_in_one_iteration() {
+        let n = 8;
+        let req = full(n);
+        let mut rng = stream(7, Stream::SwitchAqm, 0);
+        let trials = 20_000;
+        let mean = |it: u32, rng: &mut Rng| (0..trials).map(|_| size(&pim(&req, it, rng))).sum::<usize>() as f64 / (trials * n) as f64;
+        let one = mean(1, &mut rng);
+        let expected = 1.0 - (1.0 - 1.0 / n as f64).powi(n as i32);
+        assert!((one - expected).abs() < 0.005, "{one} against {expected}");
+        assert!(mean(4, &mut rng) > 0.98);
+    }
+
+    /// Both give matchings on random request patterns, and more iterations never match fewer.
+    #[test]
+    fn schedulers_give_matchings_that_iterations_only_grow() {
+        let n = 6;
+        let mut rng = stream(3, Stream::SwitchAqm, 1);
+        for _ in 0..2_000 {
+            let mut req = Requests::new(n);
+            (0..n).for_each(|i| (0..n).for_each(|o| if rng.gen_bool(0.3) { req.set(i, o) }));
+            let (mut p1, mut p4) = (Pointers::new(n), Pointers::new(n));
+            let (one, four) = (islip(&req, 1, &mut p1), islip(&req, 4, &mut p4));
+            assert!(is_matching(&req, &one) && is_matching(&req, &four));
+            assert!(size(&four) >= size(&one));
+            assert!(is_matching(&req, &pim(&req, 3, &mut rng)));
+        }
+    }
+}

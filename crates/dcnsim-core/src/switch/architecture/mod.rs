@@ -1,0 +1,464 @@
+//! Switch memory architectures other than output queueing (`switch.architecture`): where a
+//! packet waits inside the switch between its input port and its output link.
+//!
+//! Without this table a switch is output-queued: an arriving packet joins its output's
+//! queue at once, as if the switch fabric ran N times faster than a port. With it, packets
+//! wait at their input and cross a crossbar that moves one packet per input and per output
+//! at a time, in cell times:
+//! * `input_queued`: one FIFO per input port. Only the head of a FIFO may cross, so a head
+//!   waiting for a busy output blocks the packets behind it (head-of-line blocking): under
+//!   saturated uniform traffic an N x N switch carries 2 - sqrt(2) = 58.6% of its capacity
+//!   as N grows (Karol, Hluchyj, Morgan, IEEE Trans. Communications 35(12), 1987, sec. III;
+//!   75% at N = 2, 61.8% at N = 8).
+//! * `voq`: a virtual output queue per (input, output) at every input, scheduled by a
+//!   crossbar scheduler (`matching`: iSLIP or PIM) each cell time: no head-of-line
+//!   blocking; iSLIP with one iteration carries 100% of uniform traffic (McKeown, IEEE/ACM
+//!   ToN 7(2), 1999).
+//! * `cioq`: VOQs and a crossbar `speedup` times faster than a port, into output queues: a
+//!   combined input-output queued switch (speed-up 2 comes close to output queueing;
+//!   Chuang, Goel, McKeown, Prabhakar, IEEE JSAC 17(6), 1999).
+//!
+//! The model (readings stated in docs/mechanisms.md, "Switch memory architectures"):
+//! * The crossbar works in cell times of one MTU at the switch's fastest port times the
+//!   speed-up, on a grid from time zero. A matched input sends its packet whole (packet
+//!   mode: no segmentation into cells): input and output stay connected for the packet's
+//!   bytes at the output's rate times the speed-up, so a short packet leaves the rest of
+//!   its cell time idle, as an unsegmented cell switch does.
+//! * The packet reaches its output queue as the transfer starts (cut-through across the
+//!   crossbar: at speed-up >= 1 the output link never outruns it), so without a speed-up
+//!   and with no output buffer a packet crosses only to an output whose queue is empty and
+//!   whose previous transfer is over, and goes onto the link in the same cell time.
+//! * An output takes part in a cell time when no transfer into it is in progress and its
+//!   queue has room for the requesting packet within `output_buffer`.
+//! * Memory sits where the packets wait: `input_buffer` bytes per input port (its VOQs
+//!   share them), `output_buffer` per output port. By default a switch keeps the memory
+//!   of `switch.buffer`: a port's share (a shared pool over the switch's ports; a static
+//!   buffer's queues of one port) goes to its input, or half to its input and half to its
+//!   output with a speed-up. A packet the input cannot hold is dropped there (tail drop,
+//!   counted on the input port).
+//! * VOQs are per (input, output), not per class: the crossbar ignores priorities, and
+//!   the output queue serves its classes as `switch.scheduler` says.
+
+pub mod matching;
+
+use super::buffer::BufferParams;
+use super::mechanism::{Caps, Fabric, Never, SwitchMechanism};
+use super::pipeline::{Admission, Arrival, Ctx, Effect, Report};
+use super::MechTimer;
+use crate::metrics::{ColumnData as C, Outputs};
+use crate::net::{DropReason, PortId};
+use crate::sim::error::{err, ScenarioError};
+use crate::sim::units::Bytes;
+use crate::sim::{ser_time, SimTime};
+use matching::{Pointers, Requests};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+/// Where packets wait (module doc).
+#[derive(Deserialize, Serialize, JsonSchema, Copy, Clone, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Queueing {
+    /// One FIFO per input port (head-of-line blocking).
+    InputQueued,
+    /// A virtual output queue per (input, output) and a crossbar scheduler.
+    Voq,
+    /// VOQs, a crossbar `speedup` times a port's rate, and output queues.
+    Cioq,
+}
+
+/// The crossbar scheduler (`matching`).
+#[derive(Deserialize, Serialize, JsonSchema, Copy, Clone, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Scheduler {
+    /// Round-robin grants and accepts with pointers that move on a first-iteration accept
+    /// (McKeown 1999).
+    Islip,
+    /// Random grants and accepts (Anderson et al. 1993); on FIFO inputs, Karol's random
+    /// choice among the heads that want one output.
+    Pim,
+}
+
+/// Defaults: iSLIP with one iteration (McKeown 1999's 1-SLIP, the case it analyses), the
+/// speed-up of 2 that lets a CIOQ switch behave as an output-queued one (Chuang et al.
+/// 1999).
+pub const DEFAULT_SCHEDULER: Scheduler = Scheduler::Islip;
+pub const DEFAULT_ITERATIONS: u32 = 1;
+pub const DEFAULT_CIOQ_SPEEDUP: f64 = 2.0;
+/// Most scheduler iterations (iSLIP converges within N; 64 covers the ports of any switch
+/// we build).
+pub const MAX_ITERATIONS: u32 = 64;
+/// Largest speed-up.
+pub const MAX_SPEEDUP: f64 = 16.0;
+
+/// `switch.architecture`: the switches' memory architecture (see switch/architecture);
+/// absent = output-queued. It decides where packets wait, so it runs without the
+/// mechanisms that watch the output queues (`switch.pfc`, `ci`, `sfc`, `qcn`, `drc`, `aqm`,
+/// `fq_codel`) until their readings on input buffers are built.
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct ArchitectureConfig {
+    /// "input_queued" (a FIFO per input), "voq" (virtual output queues and a crossbar
+    /// scheduler) or "cioq" (VOQs, a crossbar with a speed-up, output queues).
+    pub kind: Queueing,
+    /// The crossbar scheduler: "islip" or "pim". Default {default}.
+    #[schemars(default = "d_scheduler")]
+    pub scheduler: Option<Scheduler>,
+    /// Request-grant-accept rounds per cell time, "voq" and "cioq" only. Default {default}
+    /// (1-SLIP); 1..64.
+    #[schemars(default = "d_iterations")]
+    pub iterations: Option<u32>,
+    /// How many times a port's rate the crossbar runs, "cioq" only. Default {default};
+    /// above 1 and at most 16.
+    #[schemars(default = "d_speedup")]
+    pub speedup: Option<f64>,
+    /// Bytes each input port holds (its VOQs share them). Default: the port's share of
+    /// `switch.buffer` (half of it for "cioq"); >= the MTU.
+    pub input_buffer: Option<Bytes>,
+    /// Bytes each output queue holds, "cioq" only. Default: half the port's share of
+    /// `switch.buffer`; >= the MTU.
+    pub output_buffer: Option<Bytes>,
+}
+
+// The documented defaults (the doc comments' `{default}`); `kind` has none.
+fn d_scheduler() -> Option<Scheduler> {
+    Some(DEFAULT_SCHEDULER)
+}
+fn d_iterations() -> Option<u32> {
+    Some(DEFAULT_ITERATIONS)
+}
+fn d_speedup() -> Option<f64> {
+    Some(DEFAULT_CIOQ_SPEEDUP)
+}
+
+impl ArchitectureConfig {
+    /// Refuse values out of range, keys of another kind, and the mechanisms that cannot run
+    /// on it (`configured`: whether the scenario gives the table `switch.<key>`).
+    pub fn check(&self, mtu: u64, configured: impl Fn(&str) -> bool) -> Result<(), ScenarioError> {
+        let k = "switch.architecture";
+        let kind = match self.kind {
+            Queueing::InputQueued => "input_queued",
+            Queueing::Voq => "voq",
+            Queueing::Cioq => "cioq",
+        };
+        if self.kind == Queueing::InputQueued && self.iterations.is_some() {
+            return Err(err(format!("{k}.iterations"), "kind = \"input_queued\": a FIFO input asks for one output, so iterations add nothing; remove it or use kind = \"voq\""));
+        }
+        if let Some(n) = self.iterations.filter(|n| !(1..=MAX_ITERATIONS).contains(n)) {
+            return Err(err(format!("{k}.iterations"), format!("invalid value {n}, expected 1..{MAX_ITERATIONS} iterations")));
+        }
+        for (key, given) in [("speedup", self.speedup.is_some()), ("output_buffer", self.output_buffer.is_some())] {
+            if given && self.kind != Queueing::Cioq {
+                return Err(err(format!("{k}.{key}"), format!("only with kind = \"cioq\" (kind = \"{kind}\" has no output queues: its crossbar runs at a port's rate)")));
+            }
+        }
+        if let Some(s) = self.speedup.filter(|s| !(*s > 1.0 && *s <= MAX_SPEEDUP)) {
+            return Err(err(format!("{k}.speedup"), format!("invalid value {s}, expected a speed-up above 1 and at most {MAX_SPEEDUP}")));
+        }
+        for (key, b) in [("input_buffer", self.input_buffer), ("output_buffer", self.output_buffer)] {
+            if let Some(b) = b.filter(|b| b.0 < mtu) {
+                return Err(err(format!("{k}.{key}"), format!("invalid value {} B, expected at least the MTU ({mtu} B): a full frame must fit", b.0)));
+            }
+        }
+        let watch = "watches the output queues, where this architecture keeps few packets; its reading on input buffers is not built yet";
+        let beside = [
+            ("pfc", "PFC pauses by ingress or queue counts over the output queues; XOFF on the input buffers is not built yet"),
+            ("ci", watch),
+            ("sfc", watch),
+            ("qcn", watch),
+            ("drc", watch),
+            ("aqm", watch),
+            ("fq_codel", watch),
+        ];
+        match beside.into_iter().find(|b| configured(b.0)) {
+            Some((key, why)) => Err(err(k, format!("cannot run with switch.{key}: it {why}; remove one of them"))),
+            None => Ok(()),
+        }
+    }
+
+    /// The parameters, defaults filled in.
+    pub fn params(&self) -> ArchitectureParams {
+        let cioq = self.kind == Queueing::Cioq;
+        ArchitectureParams {
+            queueing: self.kind,
+            scheduler: self.scheduler.unwrap_or(DEFAULT_SCHEDULER),
+            iterations: if self.kind == Queueing::InputQueued { 1 } else { self.iterations.unwrap_or(DEFAULT_ITERATIONS) },
+            speedup: if cioq { self.speedup.unwrap_or(DEFAULT_CIOQ_SPEEDUP) } else { 1.0 },
+            input_buffer: self.input_buffer.map(|b| b.0),
+            output_buffer: if cioq { self.output_buffer.map(|b| b.0) } else { Some(0) },
+        }
+    }
+}
+
+impl ArchitectureParams {
+    /// The input and output buffers of a switch of `ports` ports under `buffer` with
+    /// `queues` queues per port: the configured ones, or the port's share of its memory.
+    pub fn buffers(&self, buffer: &BufferParams, ports: usize, queues: usize) -> (u64, u64) {
+        let share = match *buffer {
+            BufferParams::Shared { pool, .. } => pool / ports.max(1) as u64,
+            BufferParams::Static { queue_cap } => queue_cap.saturating_mul(queues as u64),
+        };
+        let cioq = self.queueing == Queueing::Cioq;
+        (self.input_buffer.unwrap_or(if cioq { share / 2 } else { share }), self.output_buffer.unwrap_or(share / 2))
+    }
+
+    /// Refuse a default buffer (a port's share of `switch.buffer`) that cannot hold a full
+    /// frame at some switch of `topo`: its input would drop every packet of that size.
+    pub fn check_buffers(&self, topo: &crate::net::Topology, buffer: &BufferParams, queues: usize, mtu: u64) -> Result<(), ScenarioError> {
+        for &node in &topo.switches {
+            let n = &topo.nodes[node as usize];
+            let (input, output) = self.buffers(buffer, n.ports.len(), queues);
+            for (key, b, given) in [("input_buffer", input, self.input_buffer.is_some()), ("output_buffer", output, self.queueing != Queueing::Cioq || self.output_buffer.is_some())] {
+                if !given && b < mtu {
+                    return Err(err(
+                        format!("switch.architecture.{key}"),
+                        format!("not given, and its default (the port's share of switch.buffer) is {b} B at switch {} of {} ports, below the MTU ({mtu} B); give it, or more buffer", n.name, n.ports.len()),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `switch.architecture` resolved. A buffer left `None` is the port's share of the switch's
+/// memory (`ArchitectureConfig`).
+#[derive(Clone, Debug)]
+pub struct ArchitectureParams {
+    pub queueing: Queueing,
+    pub scheduler: Scheduler,
+    pub iterations: u32,
+    pub speedup: f64,
+    pub input_buffer: Option<u64>,
+    pub output_buffer: Option<u64>,
+}
+
+/// One switch's crossbar and input queues.
+struct Crossbar {
+    /// Its ports (inputs and outputs alike), by local index.
+    ports: Vec<PortId>,
+    /// The cell time.
+    cell: SimTime,
+    input_cap: u64,
+    output_cap: u64,
+    /// Per input: a FIFO (`input_queued`), or `n` VOQs, one per output (`queue(i, o)`).
+    queues: Vec<VecDeque<Arrival>>,
+    voq: bool,
+    in_bytes: Vec<u64>,
+    /// When each input's and output's current transfer ends.
+    in_busy: Vec<SimTime>,
+    out_busy: Vec<SimTime>,
+    ptr: Pointers,
+    req: Requests,
+    /// Packets held.
+    held: u64,
+    /// The cell time a scan is due at (`SimTime::MAX`: none), and the last one scanned.
+    due: SimTime,
+    last: SimTime,
+}
+
+impl Crossbar {
+    #[inline]
+    fn queue(&mut self, i: usize, o: usize) -> &mut VecDeque<Arrival> {
+        let n = self.ports.len();
+        &mut self.queues[if self.voq { i * n + o } else { i }]
+    }
+    /// The first cell time at or after `t` not yet scanned.
+    fn next_cell(&self, t: SimTime) -> SimTime {
+        let c = self.cell.0;
+        let at = SimTime(t.0.div_ceil(c) * c);
+        if at <= self.last && self.last != SimTime::MAX {
+            SimTime(self.last.0 + c)
+        } else {
+            at
+        }
+    }
+}
+
+/// The switches' memory architecture: per switch, its input queues and crossbar.
+pub struct Architecture {
+    p: ArchitectureParams,
+    /// By switch index.
+    xbars: Vec<Crossbar>,
+    /// By port: its local index at its switch.
+    local: Vec<u32>,
+    /// By port: the most bytes its input held.
+    in_peak: Vec<u64>,
+    transfers: u64,
+    cells: u64,
+}
+
+impl Architecture {
+    /// One cell time at switch `sw`: match the inputs that hold packets to the outputs that
+    /// can take them, start the transfers, and come back next cell time while packets wait.
+    fn scan(&mut self, sw: u32, cx: &mut Ctx) {
+        let (p, now) = (&self.p, cx.now);
+        let x = &mut self.xbars[sw as usize];
+        x.due = SimTime::MAX;
+        x.last = now;
+        self.cells += 1;
+        let n = x.ports.len();
+        x.req.clear();
+        let mut fifo_head = vec![usize::MAX; if x.voq { 0 } else { n }];
+        for i in 0..n {
+            if x.in_busy[i] > now {
+                continue;
+            }
+            for o in 0..n {
+                let size = if x.voq {
+                    x.queues[i * n + o].front().map(|a| a.size)
+                } else {
+                    x.queues[i].front().filter(|a| self.local[a.out as usize] as usize == o).map(|a| a.size)
+                };
+                let Some(size) = size else { continue };
+                let out = x.ports[o];
+                // an output buffer always takes the one packet going onto the link
+                if x.out_busy[o] <= now && cx.egress[out as usize].bytes + size <= x.output_cap.max(size) {
+                    x.req.set(i, o);
+                    if !x.voq {
+                        fifo_head[i] = o;
+                    }
+                }
+            }
+        }
+        let matched = match p.scheduler {
+            Scheduler::Islip => matching::islip(&x.req, p.iterations, &mut x.ptr),
+            Scheduler::Pim => matching::pim(&x.req, p.iterations, &mut cx.switches[sw as usize].rng),
+        };
+        for (i, o) in matched.into_iter().enumerate() {
+            let Some(o) = o else { continue };
+            let a = x.queue(i, o).pop_front().expect("a matched input holds a packet for its output");
+            x.in_bytes[i] -= a.size;
+            x.held -= 1;
+            let rate = (cx.topo.ports[a.out as usize].rate_bps as f64 * p.speedup) as u64;
+            let end = now + ser_time(a.size, rate);
+            x.in_busy[i] = end;
+            x.out_busy[o] = end;
+            self.transfers += 1;
+            cx.push(Effect::Release(a));
+        }
+        if x.held > 0 {
+            let at = x.next_cell(now);
+            x.due = at;
+            cx.timer(at, MechTimer::Architecture(sw));
+        }
+    }
+}
+
+impl SwitchMechanism for Architecture {
+    type Params = ArchitectureParams;
+    type Frame = Never;
+    type Msg = Never;
+    /// A cell time of switch `sw`.
+    type Timer = u32;
+    const KEY: &'static str = "architecture";
+    const CAPS: Caps = Caps::ADMIT;
+    const OUTPUTS: Outputs = Outputs {
+        flows: &[],
+        ports: &[(&["input_peak_bytes"], "With switch.architecture: the most bytes the port's input buffer held (its VOQs together), on the port's queue 0 row")],
+        summary: &[
+            (&["crossbar_transfers"], "With switch.architecture: packets that crossed a crossbar from an input queue to an output"),
+            (&["crossbar_cells"], "With switch.architecture: cell times the crossbar schedulers ran (each switch counts its own)"),
+        ],
+    };
+
+    fn build(p: ArchitectureParams, f: &Fabric) -> Self {
+        let mut local = vec![u32::MAX; f.topo.ports.len()];
+        let xbars = f
+            .topo
+            .switches
+            .iter()
+            .map(|&node| {
+                let ports = f.topo.nodes[node as usize].ports.clone();
+                let n = ports.len();
+                for (k, &pt) in ports.iter().enumerate() {
+                    local[pt as usize] = k as u32;
+                }
+                let fastest = ports.iter().map(|&pt| f.topo.ports[pt as usize].rate_bps).max().unwrap_or(1);
+                let (input_cap, output_cap) = p.buffers(f.buffer, n, f.queues);
+                let voq = p.queueing != Queueing::InputQueued;
+                Crossbar {
+                    cell: ser_time(f.mtu as u64, (fastest as f64 * p.speedup) as u64).max(SimTime(1)),
+                    input_cap,
+                    output_cap,
+                    queues: vec![VecDeque::new(); if voq { n * n } else { n }],
+                    voq,
+                    in_bytes: vec![0; n],
+                    in_busy: vec![SimTime::ZERO; n],
+                    out_busy: vec![SimTime::ZERO; n],
+                    ptr: Pointers::new(n),
+                    req: Requests::new(n),
+                    held: 0,
+                    due: SimTime::MAX,
+                    last: SimTime::MAX,
+                    ports,
+                }
+            })
+            .collect();
+        Architecture { p, xbars, local, in_peak: vec![0; f.topo.ports.len()], transfers: 0, cells: 0 }
+    }
+
+    #[cfg(test)]
+    fn arbitrary(draw: u64, _queues: u8, mtu: u32) -> Option<crate::switch::mechanism::Arbitrary> {
+        use crate::switch::mechanism::bits;
+        let kind = ["input_queued", "voq", "cioq"][bits(draw, 0, 2) as usize % 3];
+        let scheduler = ["islip", "pim"][bits(draw, 2, 1) as usize];
+        let mut line = format!("architecture = {{ kind = \"{kind}\", scheduler = \"{scheduler}\"");
+        if kind != "input_queued" {
+            line += &format!(", iterations = {}", 1 + bits(draw, 3, 2));
+        }
+        if kind == "cioq" {
+            line += &format!(", speedup = {}, output_buffer = \"{}B\"", 1.5 + bits(draw, 5, 1) as f64 * 0.5, mtu as u64 * (1 + bits(draw, 6, 3)));
+        }
+        if bits(draw, 9, 1) == 1 {
+            line += &format!(", input_buffer = \"{}B\"", mtu as u64 * (2 + bits(draw, 10, 5)));
+        }
+        line += " }";
+        Some(crate::switch::mechanism::Arbitrary { line, without: &["pfc", "ci", "sfc", "qcn", "drc", "aqm", "fq_codel"] })
+    }
+
+    /// An arriving packet joins its input's FIFO or the VOQ of its output, or is dropped
+    /// when its input's buffer is full; a scan is due at the next cell time.
+    fn admit(&mut self, a: &mut Arrival, cx: &mut Ctx) -> Admission {
+        let i = self.local[a.in_port as usize] as usize;
+        let o = self.local[a.out as usize] as usize;
+        let x = &mut self.xbars[a.sw as usize];
+        if x.in_bytes[i] + a.size > x.input_cap {
+            return Admission::Drop(DropReason::BufferFull, a.in_port, a.class);
+        }
+        x.in_bytes[i] += a.size;
+        x.held += 1;
+        let peak = &mut self.in_peak[a.in_port as usize];
+        *peak = (*peak).max(x.in_bytes[i]);
+        x.queue(i, o).push_back(*a);
+        if x.due == SimTime::MAX {
+            let at = x.next_cell(cx.now);
+            x.due = at;
+            cx.timer(at, MechTimer::Architecture(a.sw));
+        }
+        Admission::Held
+    }
+
+    fn on_timer(&mut self, sw: u32, cx: &mut Ctx) {
+        self.scan(sw, cx);
+    }
+
+    fn timer_place(sw: u32) -> u32 {
+        sw
+    }
+
+    fn report(&self, r: &mut Report) {
+        let mut col = Vec::with_capacity(self.in_peak.len() * r.queues);
+        for &b in &self.in_peak {
+            col.push(b);
+            col.extend(std::iter::repeat(0).take(r.queues - 1));
+        }
+        r.ports_table.push("input_peak_bytes", C::U64(col));
+        r.count("crossbar_transfers", self.transfers);
+        r.count("crossbar_cells", self.cells);
+        r.acted("switch.architecture", "packets that crossed a crossbar", self.transfers);
+    }
+}
+
+#[cfg(test)]
+mod tests;

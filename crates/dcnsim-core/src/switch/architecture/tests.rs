@@ -1,0 +1,135 @@
+//! The architectures against the numbers of their literature, on one switch with N input
+//! hosts and N output hosts (Karol et al.'s N x N switch): every input sends Poisson
+//! datagrams of one MTU to a uniformly random output (N flows of equal rate per input, so
+//! each next packet's output is uniform and independent) at a load of its link rate. At
+//! load 1.1 an input's queue never empties, and what the outputs carry is the switch's
+//! saturation throughput. Warm-up is taken out by two runs: the throughput is the bytes
+//! delivered between `T1` and `T2`. Runs of one seed see the same arrivals, so two
+//! architectures under the same load are compared on the same packets.
+
+use crate::scenario::{build_adjusted, Document, RunOptions};
+use crate::sim::SimTime;
+
+/// The window: after the input buffers of a saturated switch have filled (100 packets each,
+/// at least 0.34 of a packet more per cell time of 1.2 us: under 0.4 ms), and long enough
+/// that a stable switch's backlog, still growing at T1, moves the carried load by little.
+const T1_US: u64 = 1_000;
+const T2_US: u64 = 9_000;
+
+/// A scenario of `n` inputs and `n` outputs at 10 Gbit/s on one switch with `switch`
+/// under `[switch]`, running `us` microseconds.
+fn scenario(n: usize, switch: &str, load: f64, us: u64) -> String {
+    let names: Vec<String> = (0..n).map(|i| format!("in{i}")).chain((0..n).map(|o| format!("out{o}"))).collect();
+    let links: Vec<String> = names.iter().map(|h| format!(r#"  {{ a = "{h}", b = "s", rate = "10Gbps", delay = "100ns" }},"#)).collect();
+    let flows: Vec<String> = (0..n).flat_map(|i| (0..n).map(move |o| format!(r#"{{ src = {i}, dst = {}, size = "1GB" }}"#, n + o))).collect();
+    let rate = (load * 10_000.0 / n as f64).round() as u64;
+    format!(
+        "[scenario]\nname = \"xbar\"\nmax_time = \"{us}us\"\nseed = 5\n[topology]\nkind = \"custom\"\nhosts = {names:?}\nswitches = [\"s\"]\nlinks = [\n{}\n]\n\
+         [switch]\nbuffer = {{ model = \"shared\", pool = \"{}KB\" }}\n{switch}\n\
+         [transport]\nkind = \"udp\"\nudp = {{ rate = \"{rate}Mbps\", arrivals = \"poisson\" }}\n\
+         [[workload]]\nkind = \"flows\"\nflows = [ {} ]\n",
+        links.join("\n"),
+        2 * n * 150,
+        flows.join(", ")
+    )
+}
+
+/// Bytes the outputs received by the end of the run, and the summary.
+fn run(text: &str) -> (u64, serde_json::Value) {
+    let s = Document::from_toml(text).and_then(|d| d.resolve(None)).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let mut sim = build_adjusted(&s, &RunOptions::default(), |_, _| {}).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    sim.run();
+    let r = sim.results();
+    (r.flows.u64("delivered_bytes").iter().sum(), r.summary)
+}
+
+/// The fraction of the outputs' capacity carried between T1 and T2 under `load`, and the
+/// packets dropped.
+fn carried(n: usize, switch: &str, load: f64) -> (f64, u64) {
+    let (a, _) = run(&scenario(n, switch, load, T1_US));
+    let (b, s) = run(&scenario(n, switch, load, T2_US));
+    assert!(switch.is_empty() || s["crossbar_transfers"].as_u64().unwrap() > 0);
+    let secs = SimTime::from_us(T2_US - T1_US).as_secs_f64();
+    ((b - a) as f64 * 8.0 / (n as f64 * 10e9 * secs), s["packets_dropped"].as_u64().unwrap())
+}
+
+/// Saturation throughput (load 1.1).
+fn throughput(n: usize, switch: &str) -> f64 {
+    carried(n, switch, 1.1).0
+}
+
+fn near(got: f64, want: f64, tol: f64, what: &str) {
+    assert!((got - want).abs() <= tol, "{what}: carried {got:.4} of capacity, expected {want:.4} +- {tol}");
+}
+
+/// FIFO input queues with random choice among the heads that want one output: Karol,
+/// Hluchyj and Morgan's saturation throughput, exactly 3/4 at N = 2 (their sec. III) and
+/// 0.6184 at N = 8 (their Table I), against 2 - sqrt(2) = 0.586 as N grows.
+#[test]
+fn fifo_input_queues_saturate_at_karols_head_of_line_limit() {
+    near(throughput(2, "architecture = { kind = \"input_queued\", scheduler = \"pim\" }"), 0.75, 0.015, "N = 2");
+    near(throughput(8, "architecture = { kind = \"input_queued\", scheduler = \"pim\" }"), 0.6184, 0.015, "N = 8");
+}
+
+/// VOQs saturated: one iteration of PIM matches 1 - (1 - 1/N)^N of saturated inputs
+/// (0.656 at N = 8; Anderson et al. 1993), four iterations nearly all.
+#[test]
+fn pim_reaches_its_saturation_throughputs() {
+    let pim1 = 1.0 - (7.0f64 / 8.0).powi(8);
+    near(throughput(8, "architecture = { kind = \"voq\", scheduler = \"pim\" }"), pim1, 0.02, "PIM, 1 iteration");
+    assert!(throughput(8, "architecture = { kind = \"voq\", scheduler = \"pim\", iterations = 4 }") > 0.96);
+}
+
+/// At 80% uniform load, above the saturation throughputs of FIFO inputs (0.618) and of
+/// one-iteration PIM (0.656), iSLIP with one iteration carries what the output-queued
+/// switch carries with nothing dropped (McKeown 1999, sec. IV: 100% throughput under
+/// uniform i.i.d. traffic), and a CIOQ switch with speed-up 2 carries it packet for packet.
+/// (Nearer full load 1-SLIP's queues grow long: at 95% a slotted model of it holds 500 to
+/// 1,000 cells in an 8 x 8 switch after 8,000 cell times, and so does this one.)
+#[test]
+fn islip_and_cioq_carry_an_admissible_uniform_load_as_output_queueing_does() {
+    let load = 0.8;
+    let (oq, oq_drops) = carried(8, "", load);
+    // Poisson arrivals: 8 ms of 8 x 5,333 packets spread about 0.5% either way
+    near(oq, load, 0.015, "output-queued");
+    assert_eq!(oq_drops, 0);
+    for (table, within) in [("architecture = { kind = \"voq\" }", 0.003), ("architecture = { kind = \"cioq\" }", 0.0005)] {
+        let (got, drops) = carried(8, table, load);
+        assert!((got / oq - 1.0).abs() < within && drops == 0, "{table}: {got:.4} against {oq:.4}, {drops} drops");
+    }
+    for table in ["architecture = { kind = \"input_queued\" }", "architecture = { kind = \"voq\", scheduler = \"pim\" }"] {
+        let (got, drops) = carried(8, table, load);
+        assert!(got < 0.7 && drops > 0, "{table}: {got:.4}, {drops} drops");
+    }
+}
+
+/// Bad tables are refused naming the key, the value and what was expected.
+#[test]
+fn bad_tables_are_refused_naming_the_key() {
+    let refused = |switch: &str| -> String {
+        let mut text = scenario(2, switch, 1.0, 10);
+        if switch.contains("buffer =") {
+            text = text.replace("buffer = { model = \"shared\", pool = \"600KB\" }\n", "");
+        }
+        match Document::from_toml(&text).and_then(|d| d.resolve(None)).and_then(|s| build_adjusted(&s, &RunOptions::default(), |_, _| {}).map(|_| ())) {
+            Ok(()) => panic!("accepted: {switch}"),
+            Err(e) => e.to_string(),
+        }
+    };
+    for (table, says) in [
+        ("architecture = { kind = \"voq\", speedup = 2.0 }", "switch.architecture.speedup"),
+        ("architecture = { kind = \"cioq\", speedup = 0.5 }", "expected a speed-up above 1"),
+        ("architecture = { kind = \"input_queued\", iterations = 2 }", "switch.architecture.iterations"),
+        ("architecture = { kind = \"voq\", iterations = 0 }", "invalid value 0"),
+        ("architecture = { kind = \"voq\", input_buffer = \"100B\" }", "switch.architecture.input_buffer"),
+        ("architecture = { kind = \"crossbar\" }", "crossbar"),
+        ("architecture = { kind = \"voq\" }\npfc = { xoff = \"20KB\" }", "cannot run with switch.pfc"),
+        ("architecture = { kind = \"voq\" }\nbuffer = { model = \"shared\", pool = \"4KB\", guaranteed = \"0B\" }", "switch.architecture.input_buffer"),
+        ("architecture = { kind = \"cioq\", input_buffer = \"10KB\" }\nbuffer = { model = \"shared\", pool = \"8KB\", guaranteed = \"0B\" }", "switch.architecture.output_buffer"),
+    ] {
+        let e = refused(table);
+        assert!(e.contains(says), "{table}: {e}");
+    }
+}
+
+
