@@ -299,25 +299,20 @@ impl Architecture {
         self.cells += 1;
         let n = x.ports.len();
         x.req.clear();
-        let mut fifo_head = vec![usize::MAX; if x.voq { 0 } else { n }];
         for i in 0..n {
             if x.in_busy[i] > now {
                 continue;
             }
-            for o in 0..n {
-                let size = if x.voq {
-                    x.queues[i * n + o].front().map(|a| a.size)
-                } else {
-                    x.queues[i].front().filter(|a| self.local[a.out as usize] as usize == o).map(|a| a.size)
-                };
-                let Some(size) = size else { continue };
+            // a FIFO asks for its head's output only; a VOQ input for each output it holds
+            // packets for
+            let outputs = if x.voq { 0..n } else { x.queues[i].front().map_or(0..0, |a| { let o = self.local[a.out as usize] as usize; o..o + 1 }) };
+            for o in outputs {
+                let q = if x.voq { i * n + o } else { i };
+                let Some(size) = x.queues[q].front().map(|a| a.size) else { continue };
                 let out = x.ports[o];
                 // an output buffer always takes the one packet going onto the link
                 if x.out_busy[o] <= now && cx.egress[out as usize].bytes + size <= x.output_cap.max(size) {
                     x.req.set(i, o);
-                    if !x.voq {
-                        fifo_head[i] = o;
-                    }
                 }
             }
         }
