@@ -91,6 +91,10 @@ pub const MAX_ITERATIONS: u32 = 64;
 /// Largest speed-up.
 pub const MAX_SPEEDUP: f64 = 16.0;
 
+/// The `switch.` tables that cannot run beside an architecture (`ArchitectureConfig::check`
+/// says why).
+const REFUSED: [&str; 7] = ["pfc", "ci", "sfc", "qcn", "drc", "aqm", "fq_codel"];
+
 /// `switch.architecture`: the switches' memory architecture (see switch/architecture);
 /// absent = output-queued. It decides where packets wait, so it runs without the
 /// mechanisms that watch the output queues (`switch.pfc`, `ci`, `sfc`, `qcn`, `drc`, `aqm`,
@@ -160,18 +164,15 @@ impl ArchitectureConfig {
                 return Err(err(format!("{k}.{key}"), format!("invalid value {} B, expected at least the MTU ({mtu} B): a full frame must fit", b.0)));
             }
         }
-        let watch = "watches the output queues, where this architecture keeps few packets; its reading on input buffers is not built yet";
-        let beside = [
-            ("pfc", "PFC pauses by ingress or queue counts over the output queues; XOFF on the input buffers is not built yet"),
-            ("ci", watch),
-            ("sfc", watch),
-            ("qcn", watch),
-            ("drc", watch),
-            ("aqm", watch),
-            ("fq_codel", watch),
-        ];
-        match beside.into_iter().find(|b| configured(b.0)) {
-            Some((key, why)) => Err(err(k, format!("cannot run with switch.{key}: it {why}; remove one of them"))),
+        match REFUSED.into_iter().find(|key| configured(key)) {
+            Some(key) => {
+                let why = if key == "pfc" {
+                    "pauses by counts over the output queues; XOFF on the input buffers is not built yet"
+                } else {
+                    "watches the output queues, where this architecture keeps few packets; its reading on input buffers is not built yet"
+                };
+                Err(err(k, format!("cannot run with switch.{key}: it {why}; remove one of them")))
+            }
             None => Ok(()),
         }
     }
@@ -258,10 +259,19 @@ struct Crossbar {
 }
 
 impl Crossbar {
+    /// Where input `i`'s packets for output `o` wait in `queues`.
+    #[inline]
+    fn slot(&self, i: usize, o: usize) -> usize {
+        if self.voq {
+            i * self.ports.len() + o
+        } else {
+            i
+        }
+    }
     #[inline]
     fn queue(&mut self, i: usize, o: usize) -> &mut VecDeque<Arrival> {
-        let n = self.ports.len();
-        &mut self.queues[if self.voq { i * n + o } else { i }]
+        let q = self.slot(i, o);
+        &mut self.queues[q]
     }
     /// The first cell time at or after `t` not yet scanned.
     fn next_cell(&self, t: SimTime) -> SimTime {
@@ -307,8 +317,7 @@ impl Architecture {
             // packets for
             let outputs = if x.voq { 0..n } else { x.queues[i].front().map_or(0..0, |a| { let o = self.local[a.out as usize] as usize; o..o + 1 }) };
             for o in outputs {
-                let q = if x.voq { i * n + o } else { i };
-                let Some(size) = x.queues[q].front().map(|a| a.size) else { continue };
+                let Some(size) = x.queues[x.slot(i, o)].front().map(|a| a.size) else { continue };
                 let out = x.ports[o];
                 // an output buffer always takes the one packet going onto the link
                 if x.out_busy[o] <= now && cx.egress[out as usize].bytes + size <= x.output_cap.max(size) {
@@ -409,7 +418,7 @@ impl SwitchMechanism for Architecture {
             line += &format!(", input_buffer = \"{}B\"", mtu as u64 * (2 + bits(draw, 10, 5)));
         }
         line += " }";
-        Some(crate::switch::mechanism::Arbitrary { line, without: &["pfc", "ci", "sfc", "qcn", "drc", "aqm", "fq_codel"] })
+        Some(crate::switch::mechanism::Arbitrary { line, without: &REFUSED })
     }
 
     /// An arriving packet joins its input's FIFO or the VOQ of its output, or is dropped
