@@ -63,14 +63,17 @@ impl Sim {
                 }
             }
         }
-        self.join_egress(&a, dst, size);
+        self.join_egress(&a, dst, size, true);
     }
 
     /// An admitted packet `a` (to `dst`, `size` bytes) joins its egress queue: the AQM
     /// stage, the enqueue, the on_enqueue hooks, the transmitter. Inlined into both callers
-    /// (the receive path and a release from an ingress model).
+    /// (the receive path and a release from an ingress model). `by_buffer`: the switch's
+    /// buffer model admitted it, so `--check-invariants` holds the queue and the switch to
+    /// that model's limits; a packet an ingress model released was admitted by that
+    /// model's own memory, which the buffer model's limits do not describe.
     #[inline(always)]
-    fn join_egress(&mut self, a: &Arrival, dst: HostId, size: u32) {
+    fn join_egress(&mut self, a: &Arrival, dst: HostId, size: u32, by_buffer: bool) {
         let (sw, in_port, out, pkt, hash) = (a.sw, a.in_port, a.out, a.pkt, a.hash);
         let qi = a.queue;
         match self.mechs.aqm(a, || ctx!(self)) {
@@ -102,7 +105,7 @@ impl Sim {
         }
         let q = self.queues.get_mut(out, qi);
         q.push(pkt, size, beyond, self.now);
-        if self.cfg.check_invariants {
+        if self.cfg.check_invariants && by_buffer {
             self.check_buffer(sw, out, qi, a.ingress_admitted);
         }
         if self.mechs.acts_at(Caps::ENQUEUE) {
@@ -118,7 +121,7 @@ impl Sim {
     #[inline(never)]
     pub(super) fn release(&mut self, a: Arrival) {
         let dst = self.pkts.get(a.pkt).dst;
-        self.join_egress(&a, dst, a.size as u32);
+        self.join_egress(&a, dst, a.size as u32, false);
     }
 
     /// Whether the buffer model of switch `sw` has room for `size` more bytes in queue `qi`

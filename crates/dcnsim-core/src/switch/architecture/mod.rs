@@ -414,10 +414,9 @@ impl SwitchMechanism for Architecture {
         if kind == "cioq" {
             line += &format!(", speedup = {}, output_buffer = \"{}B\"", 1.5 + bits(draw, 5, 1) as f64 * 0.5, mtu as u64 * (1 + bits(draw, 6, 3)));
         }
-        if bits(draw, 9, 1) == 1 {
-            line += &format!(", input_buffer = \"{}B\"", mtu as u64 * (2 + bits(draw, 10, 5)));
-        }
-        line += " }";
+        // always given: the default, a port's share of the case's buffer, may be under an MTU
+        // (refused, `ArchitectureParams::check_buffers`)
+        line += &format!(", input_buffer = \"{}B\" }}", mtu as u64 * (2 + bits(draw, 9, 5)));
         Some(crate::switch::mechanism::Arbitrary { line, without: &REFUSED })
     }
 
