@@ -44,7 +44,7 @@ from __future__ import annotations
 import copy
 import math
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -52,7 +52,7 @@ from ..comparison import sampled_depth_histogram
 from ..stats import ci95
 from .core import Case, Study
 from .metrics import summary_metrics
-from .render import Change, Context, MissingResults, Results, change, fmt_change, fmt_mean, fmt_num, md_table
+from .render import Change, Context, MissingResults, Results, change, fmt_change, fmt_mean, fmt_num, md_table, mean_ci
 from .studies import block, register
 
 PFC, PROXY, NATIVE = "PFC+DCQCN", "SFC proxy+DCQCN", "SFC native+DCQCN"
@@ -140,6 +140,77 @@ INTER_CASES = (
 )
 
 
+
+# ----- higher RTT (the seed's future work)
+
+#: the seed's round trip (us) and the link rate its BDP is taken at (bit/s): 150 KB
+SEED_RTT_US = 12.0
+BDP_RATE_BPS = 100e9
+#: the seed's aggregation-to-core link delay (us) and rate (bit/s)
+CORE_DELAY_US = 0.5
+CORE_RATE = "400Gbps"
+#: the seed's PFC: XOFF and the 150 KB of headroom above it (800 KB per port)
+PFC_XOFF = 650_000
+SEED_HEADROOM = 150_000
+SEED_QUEUE = 16_000_000
+PFC_BDP = "PFC hdrm BDP+DCQCN"
+PFC_LINK = "PFC hdrm per link+DCQCN"
+#: the round trips (us) the RTT study runs: the seed's, then longer links between pods or
+#: buildings (issue 58's 50 us, 200 us and 1 ms)
+RTTS_US = (12, 50, 200, 1000)
+
+
+@dataclass(frozen=True)
+class RttCase:
+    """seed004_sfc_rtt at an inter-pod round trip of ``rtt_us``: each of the 4
+    aggregation-to-core crossings of a round trip gets (rtt - 12 us) / 4 more delay (the
+    links between pods grow, as links between buildings would; intra-pod round trips stay),
+    and every value the seed derives from the BDP (100 Gbit/s x RTT) follows: ECN's step
+    and SFC's target at 1/3 BDP, SFC's trigger at 2/3 BDP, SFC's suppression at RTT/2,
+    DCQCN's window at 1.25 RTT (the seed's 15 us at 12 us), and the "PFC hdrm BDP" variant's
+    headroom at one BDP (the seed's 150 KB at 12 us; at 12 us that variant is PFC+DCQCN and
+    is not run). "PFC+DCQCN" keeps the seed's 150 KB; "PFC hdrm per link" derives each port's
+    headroom from its own link, and its static queue grows to hold XOFF and the largest such
+    headroom (a 400G core link's, both its ends' switch latency included) where 16 MB would
+    not."""
+
+    rtt_us: float
+
+    def __call__(self, sc: Dict[str, Any]) -> Dict[str, Any]:
+        sc = copy.deepcopy(sc)
+        r = self.rtt_us
+        bdp = BDP_RATE_BPS / 8 * r * 1e-6
+        extra_us = (r - SEED_RTT_US) / 4
+        delay_ns = round((CORE_DELAY_US + extra_us) * 1e3, 3)
+        sc["topology"]["core_link"] = {"rate": CORE_RATE, "delay": f"{delay_ns}ns"}
+        sc["switch"]["aqm"]["threshold"] = f"{round(bdp / 3)}B"
+        sc["transport"]["dcqcn"]["window"] = f"{round(1.25 * r * 1e3, 3)}ns"
+        latency_ns = float(sc["switch"]["latency"].removesuffix("ns"))
+        # the per-link headroom of a core port (switch/pfc/mod.rs derived_headroom): rate x
+        # (both delays + a switch latency at each end) + 3 MTU + a PAUSE frame
+        mtu = int(sc["topology"]["mtu"].removesuffix("B"))
+        core_headroom = 400e9 / 8 * (2 * delay_ns + 2 * latency_ns) * 1e-9 + 3 * mtu + 64
+        variants = sc["variant"]
+        for v in variants:
+            if "sfc" in v.get("switch", {}):
+                v["switch"]["sfc"].update(trigger=f"{round(2 * bdp / 3)}B", target=f"{round(bdp / 3)}B", suppression=f"{round(r / 2 * 1e3, 3)}ns")
+            if v["name"] == PFC_LINK:
+                need = PFC_XOFF + core_headroom
+                v["switch"]["buffer"]["queue"] = f"{max(SEED_QUEUE, math.ceil(need / 1e6) * 1_000_000)}B"
+        if r != SEED_RTT_US:
+            queue = max(SEED_QUEUE, math.ceil((PFC_XOFF + bdp) / 1e6) * 1_000_000)
+            variants.insert(1, {"name": PFC_BDP, "switch": {"buffer": {"model": "static", "queue": f"{queue}B"},
+                                                            "pfc": {"xoff": f"{PFC_XOFF}B", "xon": "600KB", "headroom": f"{round(bdp)}B"}}})
+        sc["scenario"]["description"] += f"; RTT {r:g} us (core links {delay_ns / 1e3:g} us)"
+        return sc
+
+
+def rtt_label(r: float) -> str:
+    return f"RTT {r:g} us" + (" (the seed's)" if r == SEED_RTT_US else "")
+
+
+RTT_CASES = tuple(Case(rtt_label(r), RttCase(float(r))) for r in RTTS_US)
+
 # --------------------------------------------------------------------------- metrics
 
 #: the seed's FCT bins (its three background figures)
@@ -199,6 +270,24 @@ def benefits_metrics(r: Any, sc: Dict[str, Any]) -> Dict[str, Any]:
         out["p999_depth_kb"] = float(depth[order][np.searchsorted(cum, 0.999)]) / 1e3
     out.update(_sfc_counters(r.summary))
     out.update(summary_metrics(r.summary))
+    return out
+
+
+def rtt_metrics(r: Any, sc: Dict[str, Any]) -> Dict[str, Any]:
+    """The RTT study: ``benefits_metrics`` and what tells where a mechanism stops holding:
+    packets dropped at the switches for want of PFC headroom and of buffer (summed over the
+    switch ports), flows that lost a packet, and the largest depth of a queue sending on a
+    core link (either end: the long links) and of one sending to a host (the incast's)."""
+    out = benefits_metrics(r, sc)
+    p = r.ports
+    sw = p[~p["is_host"].astype(bool)]
+    for col in ("drops_headroom", "drops_buffer_full"):
+        out[col] = int(sw[col].sum()) if col in sw else 0
+    out["flows_with_loss"] = int(r.summary.get("flows_with_loss", 0) or 0)
+    peer_core = sw["peer_name"].astype(str).str.startswith("core") | sw["node_name"].astype(str).str.startswith("core")
+    to_host = sw["peer_name"].astype(str).str.match(r"^h\d+$")
+    out["max_core_queue_kb"] = float(sw[peer_core]["max_depth_bytes"].max()) / 1e3 if peer_core.any() else math.nan
+    out["max_host_queue_kb"] = float(sw[to_host]["max_depth_bytes"].max()) / 1e3 if to_host.any() else math.nan
     return out
 
 
@@ -497,6 +586,14 @@ register(Study(
     scenario="seed004_sfc_with_cc",
     metrics=benefits_metrics,
     cost_s={"small": 90, "full": 9 * 600},
+))
+register(Study(
+    name="seed004_sfc_rtt",
+    title="Seed 004 future work, higher RTT: PFC (three headroom readings) vs SFC proxy / native + DCQCN at inter-pod RTTs of 12, 50, 200, 1000 us",
+    scenario="seed004_sfc_rtt",
+    metrics=rtt_metrics,
+    cases=RTT_CASES,
+    cost_s={"small": 120, "full": 4 * 5 * 3 * 120},
 ))
 register(Study(
     name="seed004_sfc_fairness_with_cc",
@@ -841,6 +938,72 @@ def _fair_with_cc(ctx: Context) -> str:
     return (f"{_seeds_text(res)}, mean over seeds:\n\n" + md_table(header, out) + "\n\nSFC against PFC with the same congestion control "
             "(verdict as above):\n\n"
             + _fair_verdict_table(ctx, (("intra", "seed004_sfc_fairness_with_cc"),), bases))
+
+
+# ----- higher RTT
+
+RTT_ROWS = [
+    ("< 10 KB mean FCT (us)", "bg.<10KB.mean_us", 1),
+    ("10 KB-1 MB mean FCT (us)", "bg.10KB-1MB.mean_us", 0),
+    ("> 1 MB mean FCT (us)", "bg.>1MB.mean_us", 0),
+    ("incast mean FCT (us)", "incast.mean_us", 0),
+    ("max switch queue (KB)", "max_queue_kb", 0),
+    ("max core-link queue (KB)", "max_core_queue_kb", 0),
+    ("PAUSE frames", "pfc_frames", 0),
+    ("SFC messages", "sfc_sent", 0),
+    ("headroom drops", "drops_headroom", 0),
+    ("buffer drops", "drops_buffer_full", 0),
+    ("data loss (%)", "data_loss_pct", 3),
+    ("flows with a loss", "flows_with_loss", 0),
+    ("unfinished flows", "unfinished", 0),
+]
+
+
+def _rtt_table(ctx: Context, scale: str) -> str:
+    res = ctx.results("seed004_sfc_rtt", scale)
+    header = ["RTT", "variant"] + [label for label, _, _ in RTT_ROWS]
+    out = []
+    for case in res.cases():
+        for v in res.variants(case):
+            out.append([case, v] + [fmt_mean(mean_ci(res.values(case, v, key)), digits) for _, key, digits in RTT_ROWS])
+    return (f"{_seeds_text(res)}; each cell the mean over seeds ± the 95% confidence interval's half-width (none where "
+            "every seed gave the same value); FCT of the finished flows:\n\n" + md_table(header, out))
+
+
+for _scale in ("full", "small"):
+    block(f"seed004_sfc_rtt:{_scale}")((lambda s: lambda ctx: _rtt_table(ctx, s))(_scale))
+
+
+def _first_rtt(res: Results, v: str, test: Callable[..., bool]) -> str:
+    """The first case (RTT) whose runs of variant ``v`` pass ``test`` (given a function
+    from a metric's key to its values over the seeds)."""
+    for case in res.cases():
+        if v in res.variants(case) and test(lambda key: res.values(case, v, key)):
+            return case
+    return "none up to 1000 us"
+
+
+#: what "stops holding" means for each kind of variant, judged per case on every seed
+RTT_BREAKS: List[Tuple[str, str, Callable[..., bool]]] = [
+    ("PFC", "a switch drops a lossless packet for want of headroom (any seed)", lambda val: max(val("drops_headroom")) > 0),
+    ("SFC", "SFC sends no message in some seed (its trigger is never reached)", lambda val: min(val("sfc_sent")) == 0),
+    ("SFC", "more than 0.1% of the data packets are dropped (mean over seeds)", lambda val: _mean(val("data_loss_pct")) > 0.1),
+]
+
+
+def _rtt_breaks(ctx: Context, scale: str) -> str:
+    res = ctx.results("seed004_sfc_rtt", scale)
+    variants = list(dict.fromkeys(v for case in res.cases() for v in res.variants(case)))
+    out = []
+    for v in variants:
+        for kind, what, test in RTT_BREAKS:
+            if v.startswith(kind):
+                out.append([v, what, _first_rtt(res, v, test)])
+    return f"{_seeds_text(res)}; the first RTT at which:\n\n" + md_table(["variant", "stops holding when", "first RTT"], out)
+
+
+for _scale in ("full", "small"):
+    block(f"seed004_sfc_rtt:breaks_{_scale}")((lambda s: lambda ctx: _rtt_breaks(ctx, s))(_scale))
 
 
 # ----- runtime
