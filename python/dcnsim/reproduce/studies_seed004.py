@@ -959,15 +959,23 @@ RTT_ROWS = [
 ]
 
 
+#: the RTT study's variants in the order its tables show them
+RTT_VARIANTS = (PFC, PFC_BDP, PFC_LINK, PROXY, NATIVE)
+
+
+def _rtt_runs(res: Results) -> List[Tuple[str, str]]:
+    """The (case, variant) pairs of the RTT study's results, RTT ascending, variants in
+    :data:`RTT_VARIANTS` order (a results file keeps them sorted by name)."""
+    cases = [c.label for c in RTT_CASES if c.label in res.cases()]
+    return [(c, v) for c in cases for v in RTT_VARIANTS if v in res.variants(c)]
+
+
 def _rtt_table(ctx: Context, scale: str) -> str:
     res = ctx.results("seed004_sfc_rtt", scale)
     header = ["RTT", "variant"] + [label for label, _, _ in RTT_ROWS]
-    out = []
-    for case in res.cases():
-        for v in res.variants(case):
-            out.append([case, v] + [fmt_mean(mean_ci(res.values(case, v, key)), digits) for _, key, digits in RTT_ROWS])
-    return (f"{_seeds_text(res)}; each cell the mean over seeds ± the 95% confidence interval's half-width (none where "
-            "every seed gave the same value); FCT of the finished flows:\n\n" + md_table(header, out))
+    out = [[case, v] + [fmt_mean(mean_ci(res.values(case, v, key)), digits) for _, key, digits in RTT_ROWS] for case, v in _rtt_runs(res)]
+    return (f"{_seeds_text(res)}; each cell the mean over seeds ± the 95% confidence interval's half-width (± 0: every "
+            "seed gave the same value); FCT of the finished flows:\n\n" + md_table(header, out))
 
 
 for _scale in ("full", "small"):
@@ -977,8 +985,8 @@ for _scale in ("full", "small"):
 def _first_rtt(res: Results, v: str, test: Callable[..., bool]) -> str:
     """The first case (RTT) whose runs of variant ``v`` pass ``test`` (given a function
     from a metric's key to its values over the seeds)."""
-    for case in res.cases():
-        if v in res.variants(case) and test(lambda key: res.values(case, v, key)):
+    for case, w in _rtt_runs(res):
+        if w == v and test(lambda key: res.values(case, v, key)):
             return case
     return "none up to 1000 us"
 
@@ -993,9 +1001,8 @@ RTT_BREAKS: List[Tuple[str, str, Callable[..., bool]]] = [
 
 def _rtt_breaks(ctx: Context, scale: str) -> str:
     res = ctx.results("seed004_sfc_rtt", scale)
-    variants = list(dict.fromkeys(v for case in res.cases() for v in res.variants(case)))
     out = []
-    for v in variants:
+    for v in RTT_VARIANTS:
         for kind, what, test in RTT_BREAKS:
             if v.startswith(kind):
                 out.append([v, what, _first_rtt(res, v, test)])
