@@ -322,6 +322,12 @@ impl Case {
                         "aqm" => self.ecn = None,
                         "ci" => self.ci = None,
                         "pfc" => self.pfc = None,
+                        "pfc:ingress" => {
+                            if let Some(p) = &mut self.pfc {
+                                p.egress_queue = false;
+                                p.alpha = None;
+                            }
+                        }
                         "scheduler" => self.dwrr_weights = None,
                         _ => {}
                     }

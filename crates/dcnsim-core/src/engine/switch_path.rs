@@ -51,7 +51,12 @@ impl Sim {
         match admission {
             Admission::Drop(why, port, q) => return self.drop_pkt(pkt, Some((port, q)), why),
             Admission::Admitted => {}
-            Admission::Held => return self.apply_effects(),
+            Admission::Held => {
+                if self.mechs.acts_at(Caps::ENQUEUE) {
+                    self.mechs.on_held(&a, &mut ctx!(self));
+                }
+                return self.apply_effects();
+            }
             Admission::Buffer => {
                 if !self.buffer_fits(sw, out, a.queue, a.size) {
                     let why = if a.lossless { DropReason::Lossless } else { DropReason::BufferFull };

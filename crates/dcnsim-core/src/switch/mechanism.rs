@@ -224,7 +224,8 @@ pub struct Arbitrary {
     /// Its line under `[switch]`, e.g. `qcn = { q_eq = "30000B" }`.
     pub line: String,
     /// The keys under `switch.` it cannot run with as the case drew them (`scheduler`: a
-    /// DWRR scheduler, strict priority then).
+    /// DWRR scheduler, strict priority then; `pfc:ingress`: PFC other than ingress
+    /// accounting with a static XOFF).
     pub without: &'static [&'static str],
 }
 
@@ -296,8 +297,14 @@ pub trait SwitchMechanism: Sized {
     fn on_arrival(&mut self, _a: &Arrival, _ect: bool, _cx: &mut Ctx) -> AqmAction {
         AqmAction::Pass
     }
-    /// The packet joined its queue.
+    /// The packet joined its queue (with `a.held`: its egress queue, as a mechanism that
+    /// held it at the ingress side released it).
     fn on_enqueue(&mut self, _a: &Arrival, _cx: &mut Ctx) {}
+    /// A mechanism holds the admitted packet at the switch's ingress side (`a.held`;
+    /// `Admission::Held`); it joins its egress queue later (`on_enqueue`). Declared with
+    /// `Caps::ENQUEUE`: a mechanism that counts a packet from its arrival (PFC's ingress
+    /// accounting) counts a held one here.
+    fn on_held(&mut self, _a: &Arrival, _cx: &mut Ctx) {}
     /// Whether switch queue `queue` of `port` may not transmit now.
     fn holds(&self, _port: PortId, _queue: usize, _queues: &[PktQueue], _pkts: &PacketArena, _now: SimTime) -> bool {
         false
@@ -565,16 +572,34 @@ macro_rules! switch_mechanisms {
                 $($(#[cfg($cfg)])? if <$T>::CAPS.has(Caps::CLASSIFY) { if let Some(m) = &mut self.$field { m.classify(a, cx); } })*
             }
 
-            /// The first mechanism that does not leave the packet to the buffer model decides.
+            /// The first mechanism that drops or holds the packet decides; one that admits it
+            /// by its own accounting (`Admitted`) lets a later one hold it, never drop it
+            /// (the admitting one has counted it). Otherwise the buffer model decides.
             #[inline]
             pub fn admit(&mut self, a: &mut Arrival, cx: &mut Ctx) -> Admission {
                 use $crate::switch::mechanism::{Caps, SwitchMechanism};
+                let mut admitted = false;
                 $($(#[cfg($cfg)])? if <$T>::CAPS.has(Caps::ADMIT) {
                     if let Some(m) = &mut self.$field {
-                        match m.admit(a, cx) { Admission::Buffer => {}, x => return x }
+                        match m.admit(a, cx) {
+                            Admission::Buffer => {}
+                            Admission::Admitted => admitted = true,
+                            x => {
+                                debug_assert!(!admitted || x == Admission::Held, "{}: dropped a packet an earlier mechanism admitted", <$T>::KEY);
+                                debug_assert!(x != Admission::Held || a.held, "{}: held a packet without setting Arrival::held", <$T>::KEY);
+                                return x;
+                            }
+                        }
                     }
                 })*
-                Admission::Buffer
+                if admitted { Admission::Admitted } else { Admission::Buffer }
+            }
+
+            /// Every mechanism that counts queued packets sees one held at the ingress side.
+            #[inline]
+            pub fn on_held(&mut self, a: &Arrival, cx: &mut Ctx) {
+                use $crate::switch::mechanism::{Caps, SwitchMechanism};
+                $($(#[cfg($cfg)])? if <$T>::CAPS.has(Caps::ENQUEUE) { if let Some(m) = &mut self.$field { m.on_held(a, cx); } })*
             }
 
             /// Mark or drop on arrival, before the packet joins its queue: a classifier's

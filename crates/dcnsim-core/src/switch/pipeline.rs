@@ -168,6 +168,10 @@ pub struct Arrival {
     pub hdrm: bool,
     /// The class to pause as well if the queue keeps growing (queue-based PFC under CI).
     pub escalate: Option<u8>,
+    /// Held at the ingress side (`Admission::Held`): set by the mechanism that holds it,
+    /// before it keeps its copy, so that `on_held` and the `on_enqueue` of its release both
+    /// see it (a mechanism that counts the packet in on_held does not count it again).
+    pub held: bool,
 }
 
 impl Arrival {
@@ -194,6 +198,7 @@ impl Arrival {
             ingress_admitted: false,
             hdrm: false,
             escalate: None,
+            held: false,
         }
     }
 }
@@ -219,6 +224,9 @@ pub enum Admission {
     /// Taken into the mechanism's own queues on the ingress side (input queues, virtual
     /// output queues, a crossbar's inputs), which it accounts and schedules itself: the
     /// packet joins its egress queue when the mechanism releases it (`Effect::Release`).
+    /// The mechanism sets `Arrival::held`; the engine then calls every `on_held`. A
+    /// mechanism may hold a packet an earlier one admitted (`Admitted`: PFC's lossless
+    /// accounting), which then bounds it: it is held whatever the holder's own room.
     Held,
 }
 

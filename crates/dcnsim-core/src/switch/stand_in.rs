@@ -126,9 +126,10 @@ impl SwitchMechanism for StandIn {
     fn admit(&mut self, a: &mut Arrival, cx: &mut Ctx) -> Admission {
         let Some(cap) = self.p.input_fifo else { return Admission::Buffer };
         let i = a.in_port as usize;
-        if self.fifo_bytes[i] + a.size > cap {
+        if !a.ingress_admitted && self.fifo_bytes[i] + a.size > cap {
             return Admission::Drop(DropReason::BufferFull, a.in_port, a.class);
         }
+        a.held = true;
         self.fifo_bytes[i] += a.size;
         self.fifo[i].push_back(*a);
         self.scan(a.sw, cx);

@@ -34,6 +34,16 @@ pub(in crate::scenario) fn validate(s: &Scenario) -> Result<(), ScenarioError> {
                 }
             }
         }
+        // under a memory architecture packets wait at the inputs: only the per-ingress
+        // counters, which count a packet from its arrival, see them
+        if sw.architecture.is_some() {
+            if p.accounting == PfcAccounting::EgressQueue {
+                return Err(err("switch.pfc.accounting", "invalid value \"egress_queue\" with switch.architecture: its thresholds watch the egress queues, where an input-buffered switch keeps few packets; expected \"ingress\" (802.1Qbb per-ingress counters, which follow the input buffers)"));
+            }
+            if p.alpha.is_some() {
+                return Err(err("switch.pfc.alpha", "a dynamic XOFF follows the free shared buffer, which switch.architecture moves into per-port input and output buffers; expected a static xoff with switch.architecture"));
+            }
+        }
         if p.accounting == PfcAccounting::EgressQueue && p.headroom.is_some() {
             return Err(err("switch.pfc.headroom", "not used with accounting = \"egress_queue\" (the queue above XOFF is the headroom)"));
         }

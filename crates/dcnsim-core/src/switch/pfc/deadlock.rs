@@ -13,8 +13,9 @@ impl Pfc {
     /// The wait-for graph of the deadlock check at `now`, of the nodes `own` holds. A
     /// vertex is a paused egress queue (port p, class c), the port's transmitter paused
     /// throughout the last `deadlock_after`; it waits on the egress queues of the node at
-    /// the far end of p that hold packets which entered through p's peer in class c (what
-    /// p's pause protects: the pause ends when they drain), an edge only to a queue that is
+    /// the far end of p that hold packets which entered through p's peer in class c, or
+    /// that such packets held at that node's input wait for (what p's pause protects: the
+    /// pause ends when they drain), an edge only to a queue that is
     /// itself a vertex. Paused queues whose protected packets wait for a slow but moving
     /// port are not deadlocked, however long the pause. A vertex's out-edges are computed
     /// where its far-end node is held; only nodes with a waiting port can have any.
@@ -57,7 +58,9 @@ impl Pfc {
                                 let pk = cx.pkts.get(id);
                                 pk.ingress == entered && (link_mode || pk.tc as usize == c)
                             };
-                            if queue.ids().any(protected) {
+                            // or held at this node's input for that queue (a memory architecture)
+                            let held = self.ingress[entered as usize].held.iter().any(|h| h.1 == q && h.2 as usize == k && h.0 as usize == c);
+                            if held || queue.ids().any(protected) {
                                 out.push(w as u32);
                             }
                         }

@@ -169,6 +169,10 @@ pub struct Ingress {
     pub xoff: [bool; CLASSES],
     /// Generation of the live refresh event, per class.
     pub refresh_gen: [u32; CLASSES],
+    /// Of the counted bytes, those an ingress model holds (`Arrival::held`), by (class,
+    /// egress port, egress queue) they wait for: what the deadlock check sees of packets
+    /// not yet in an egress queue. Empty without a memory architecture.
+    pub held: Vec<(u8, PortId, u8, u64)>,
 }
 
 /// PFC's timers.
@@ -322,6 +326,44 @@ impl Pfc {
         let gen = q.refresh_gen;
         cx.timer(cx.now + SimTime((pause.0 / 2).max(1)), MechTimer::Pfc(Timer::QueueRefresh { port, queue: qi as u8, gen }));
     }
+
+    /// Count a lossless packet of 802.1Qbb ingress accounting against its (ingress port,
+    /// class), into headroom where admission put it there, and send XOFF past the threshold.
+    fn count_in(&mut self, a: &Arrival, cx: &mut Ctx) {
+        let c = self.p.class(a.tc);
+        let thr = self.xoff_threshold(a.sw, cx);
+        let in_port = a.in_port;
+        let before = self.beyond_ingress_guarantee(&self.ingress[in_port as usize], c);
+        let ing = &mut self.ingress[in_port as usize];
+        ing.bytes[c] += a.size;
+        if a.hdrm {
+            ing.headroom[c] += a.size;
+        }
+        let after = self.beyond_ingress_guarantee(&self.ingress[in_port as usize], c);
+        self.ingress_used[a.sw as usize] += after - before;
+        let ing = &mut self.ingress[in_port as usize];
+        let (used, room) = (ing.headroom[c], self.p.headroom[in_port as usize]);
+        if used > room {
+            let now = cx.now;
+            cx.violation(|| format!("t={now} ingress port {in_port} class {c}: headroom {used} B > {room} B"));
+        }
+        if !ing.xoff[c] && (ing.bytes[c] > thr || a.hdrm) {
+            ing.xoff[c] = true;
+            self.send(in_port, c, self.p.quanta, cx);
+            self.schedule_refresh(in_port, c, cx);
+        }
+    }
+
+    /// A held packet joined its egress queue: the deadlock check finds it there now.
+    fn unhold(&mut self, a: &Arrival) {
+        let (c, out, q) = (self.p.class(a.tc) as u8, a.out, a.queue as u8);
+        let held = &mut self.ingress[a.in_port as usize].held;
+        let i = held.iter().position(|h| (h.0, h.1, h.2) == (c, out, q)).expect("a released packet was held");
+        held[i].3 -= a.size;
+        if held[i].3 == 0 {
+            held.swap_remove(i);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -407,36 +449,33 @@ impl SwitchMechanism for Pfc {
         Admission::Admitted
     }
 
-    /// on_enqueue: count the packet and send XOFF past the threshold.
+    /// on_enqueue: count the packet and send XOFF past the threshold (a packet held at the
+    /// ingress side was counted as it arrived, `on_held`).
     fn on_enqueue(&mut self, a: &Arrival, cx: &mut Ctx) {
         if !a.lossless {
             return;
         }
         if self.p.egress_queue {
             self.queue_on_enqueue(a, cx);
+        } else if a.held {
+            self.unhold(a);
+        } else {
+            self.count_in(a, cx);
+        }
+    }
+
+    /// on_held: 802.1Qbb ingress accounting counts a packet from its arrival, wherever it
+    /// waits (an input-buffered switch's XOFF follows its input buffer).
+    fn on_held(&mut self, a: &Arrival, cx: &mut Ctx) {
+        if !a.lossless || self.p.egress_queue {
             return;
         }
-        let c = self.p.class(a.tc);
-        let thr = self.xoff_threshold(a.sw, cx);
-        let in_port = a.in_port;
-        let before = self.beyond_ingress_guarantee(&self.ingress[in_port as usize], c);
-        let ing = &mut self.ingress[in_port as usize];
-        ing.bytes[c] += a.size;
-        if a.hdrm {
-            ing.headroom[c] += a.size;
-        }
-        let after = self.beyond_ingress_guarantee(&self.ingress[in_port as usize], c);
-        self.ingress_used[a.sw as usize] += after - before;
-        let ing = &mut self.ingress[in_port as usize];
-        let (used, room) = (ing.headroom[c], self.p.headroom[in_port as usize]);
-        if used > room {
-            let now = cx.now;
-            cx.violation(|| format!("t={now} ingress port {in_port} class {c}: headroom {used} B > {room} B"));
-        }
-        if !ing.xoff[c] && (ing.bytes[c] > thr || a.hdrm) {
-            ing.xoff[c] = true;
-            self.send(in_port, c, self.p.quanta, cx);
-            self.schedule_refresh(in_port, c, cx);
+        self.count_in(a, cx);
+        let (c, out, q) = (self.p.class(a.tc) as u8, a.out, a.queue as u8);
+        let held = &mut self.ingress[a.in_port as usize].held;
+        match held.iter_mut().find(|h| (h.0, h.1, h.2) == (c, out, q)) {
+            Some(h) => h.3 += a.size,
+            None => held.push((c, out, q, a.size)),
         }
     }
 
