@@ -995,7 +995,8 @@ def _first_rtt(res: Results, v: str, test: Callable[..., bool]) -> str:
 RTT_BREAKS: List[Tuple[str, str, Callable[..., bool]]] = [
     ("PFC", "a switch drops a lossless packet for want of headroom (any seed)", lambda val: max(val("drops_headroom")) > 0),
     ("SFC", "SFC sends no message in some seed (its trigger is never reached)", lambda val: min(val("sfc_sent")) == 0),
-    ("SFC", "more than 0.1% of the data packets are dropped (mean over seeds)", lambda val: _mean(val("data_loss_pct")) > 0.1),
+    ("SFC", "more than 0.1% of the data packets are dropped (mean over seeds; our bar: the seed allows SFC egress drops)",
+     lambda val: _mean(val("data_loss_pct")) > 0.1),
 ]
 
 
@@ -1030,6 +1031,11 @@ def _runtime(ctx: Context) -> str:
             w = [x for v in res.variants(case) for x in res.values(case, v, "_wall_s")]
             e = [x / 1e6 for v in res.variants(case) for x in res.values(case, v, "_events")]
             out.append([st, "full", case, "all three", _range(w, 1), _range(e, 1)])
+    for scale in ("full", "small"):
+        res = ctx.results("seed004_sfc_rtt", scale)
+        for case, v in _rtt_runs(res):
+            out.append(["seed004_sfc_rtt", scale, case, v, _range(res.values(case, v, "_wall_s"), 1),
+                        _range([x / 1e6 for x in res.values(case, v, "_events")], 1)])
     return ("Wall time of each run as `dcnsim reproduce` recorded it (one run per worker process, on the machine and load "
             "the provenance lines name), mean (min..max):\n\n" + md_table(header, out))
 
