@@ -20,23 +20,43 @@
 use crate::sim::Rng;
 use rand::Rng as _;
 
-/// The requests of one cell time: `n` inputs by `n` outputs, row-major (`at(i, o)`: input
-/// `i` has a packet for output `o`, and both may take part this cell time).
+/// The requests of one cell time: `n` inputs by `n` outputs (`at(i, o)`: input `i` has a
+/// packet for output `o`, and both may take part this cell time), kept as a bit mask of
+/// the requesting inputs per output where the switch has at most `MASK_BITS` ports, so that
+/// a round-robin or random choice is a few bit operations instead of a scan.
 pub struct Requests {
     n: usize,
     r: Vec<bool>,
+    /// Per output, bit `i` set when input `i` requests it (`n <= MASK_BITS` only).
+    col: Vec<u128>,
+    any: bool,
 }
+
+/// The most ports the bit-mask matching handles; a larger switch scans (`iterate`).
+const MASK_BITS: usize = 128;
 
 impl Requests {
     pub fn new(n: usize) -> Requests {
-        Requests { n, r: vec![false; n * n] }
+        Requests { n, r: vec![false; n * n], col: vec![0; if n <= MASK_BITS { n } else { 0 }], any: false }
     }
     /// Forget every request (the next cell time's start).
     pub fn clear(&mut self) {
-        self.r.iter_mut().for_each(|x| *x = false);
+        if self.any {
+            self.r.iter_mut().for_each(|x| *x = false);
+            self.col.iter_mut().for_each(|x| *x = 0);
+            self.any = false;
+        }
     }
     pub fn set(&mut self, i: usize, o: usize) {
         self.r[i * self.n + o] = true;
+        if let Some(c) = self.col.get_mut(o) {
+            *c |= 1 << i;
+        }
+        self.any = true;
+    }
+    /// Whether any input requests any output.
+    pub fn any(&self) -> bool {
+        self.any
     }
     #[inline]
     fn at(&self, i: usize, o: usize) -> bool {
@@ -111,9 +131,113 @@ impl Choose for &mut Rng {
     fn accepted_first(&mut self, _n: usize, _i: usize, _o: usize) {}
 }
 
+/// The choices of `Choose` on bit masks of the candidates (bit `k`: candidate `k` of `n`),
+/// the same as its choices by scanning: the first candidate from the pointer on,
+/// round-robin; or the `gen_range(0..count)`-th candidate, drawn only among two or more.
+trait ChooseMask: Choose {
+    fn grant_mask(&mut self, n: usize, o: usize, m: u128) -> Option<usize>;
+    fn accept_mask(&mut self, n: usize, i: usize, m: u128) -> Option<usize>;
+}
+
+/// The first set bit of `m` (of `n` bits) from bit `from` on, round-robin.
+#[inline]
+fn round_robin_mask(n: usize, from: usize, m: u128) -> Option<usize> {
+    if m == 0 {
+        return None;
+    }
+    let high = m >> from;
+    Some(if high != 0 { from + high.trailing_zeros() as usize } else { m.trailing_zeros() as usize }).filter(|&k| k < n)
+}
+
+/// The `k`-th set bit of `m`.
+#[inline]
+fn nth_bit(mut m: u128, k: usize) -> usize {
+    for _ in 0..k {
+        m &= m - 1;
+    }
+    m.trailing_zeros() as usize
+}
+
+#[inline]
+fn random_mask(rng: &mut Rng, m: u128) -> Option<usize> {
+    let count = m.count_ones() as usize;
+    if count == 0 {
+        return None;
+    }
+    let pick = if count == 1 { 0 } else { rng.gen_range(0..count) };
+    Some(nth_bit(m, pick))
+}
+
+impl ChooseMask for &mut Pointers {
+    fn grant_mask(&mut self, n: usize, o: usize, m: u128) -> Option<usize> {
+        round_robin_mask(n, self.grant[o], m)
+    }
+    fn accept_mask(&mut self, n: usize, i: usize, m: u128) -> Option<usize> {
+        round_robin_mask(n, self.accept[i], m)
+    }
+}
+
+impl ChooseMask for &mut Rng {
+    fn grant_mask(&mut self, _n: usize, _o: usize, m: u128) -> Option<usize> {
+        random_mask(self, m)
+    }
+    fn accept_mask(&mut self, _n: usize, _i: usize, m: u128) -> Option<usize> {
+        random_mask(self, m)
+    }
+}
+
+/// `iterate` on bit masks (a switch of at most `MASK_BITS` ports): the same matching and
+/// the same pointer moves and random draws, in O(N) bit operations per round.
+fn iterate_masks(req: &Requests, iterations: u32, c: &mut impl ChooseMask, matched: &mut [Option<usize>]) {
+    let n = req.n;
+    let mut unmatched_in: u128 = if n == MASK_BITS { u128::MAX } else { (1u128 << n) - 1 };
+    let mut taken_out: u128 = 0;
+    let mut granted = [0u128; MASK_BITS];
+    for it in 0..iterations {
+        granted[..n].iter_mut().for_each(|g| *g = 0);
+        for o in 0..n {
+            if taken_out >> o & 1 == 0 {
+                if let Some(i) = c.grant_mask(n, o, req.col[o] & unmatched_in) {
+                    granted[i] |= 1 << o;
+                }
+            }
+        }
+        let mut any = false;
+        for i in 0..n {
+            if unmatched_in >> i & 1 == 0 {
+                continue;
+            }
+            let Some(o) = c.accept_mask(n, i, granted[i]) else { continue };
+            matched[i] = Some(o);
+            unmatched_in &= !(1 << i);
+            taken_out |= 1 << o;
+            any = true;
+            if it == 0 {
+                c.accepted_first(n, i, o);
+            }
+        }
+        if !any {
+            break;
+        }
+    }
+}
+
 /// Request, grant and accept for up to `iterations` rounds, stopping at a round that
 /// matches nothing more: per input, the output it is matched to.
-fn iterate(req: &Requests, iterations: u32, mut c: impl Choose) -> Vec<Option<usize>> {
+fn iterate(req: &Requests, iterations: u32, mut c: impl ChooseMask) -> Vec<Option<usize>> {
+    if req.n <= MASK_BITS {
+        let mut matched = vec![None; req.n];
+        if req.any {
+            iterate_masks(req, iterations, &mut c, &mut matched);
+        }
+        return matched;
+    }
+    iterate_scan(req, iterations, c)
+}
+
+/// `iterate` by scanning the request matrix (a switch of more than `MASK_BITS` ports, and
+/// the tests' reference for the masks).
+fn iterate_scan(req: &Requests, iterations: u32, mut c: impl Choose) -> Vec<Option<usize>> {
     let n = req.n;
     let mut matched: Vec<Option<usize>> = vec![None; n];
     let mut out_taken = vec![false; n];
@@ -201,6 +325,27 @@ mod tests {
         let expected = 1.0 - (1.0 - 1.0 / n as f64).powi(n as i32);
         assert!((one - expected).abs() < 0.005, "{one} against {expected}");
         assert!(mean(4, &mut rng) > 0.98);
+    }
+
+    /// The bit masks choose as the scan does: the same matchings, the same pointer moves,
+    /// the same random draws, on random request patterns over many cell times.
+    #[test]
+    fn masks_match_the_scan_exactly() {
+        for n in [1, 2, 5, 8, 64, 100, 128] {
+            let mut rng = stream(11, Stream::SwitchAqm, n as u64);
+            let (mut pm, mut ps) = (Pointers::new(n), Pointers::new(n));
+            let (mut rm, mut rs) = (stream(5, Stream::SwitchAqm, 2), stream(5, Stream::SwitchAqm, 2));
+            for t in 0..300 {
+                let mut req = Requests::new(n);
+                let p = [0.0, 0.05, 0.3, 1.0][t % 4];
+                (0..n).for_each(|i| (0..n).for_each(|o| if rng.gen_bool(p) { req.set(i, o) }));
+                let it = 1 + (t as u32 % 3);
+                assert_eq!(islip(&req, it, &mut pm), iterate_scan(&req, it, &mut ps), "n = {n}, t = {t}");
+                assert_eq!((&pm.grant, &pm.accept), (&ps.grant, &ps.accept));
+                assert_eq!(pim(&req, it, &mut rm), iterate_scan(&req, it, &mut rs), "n = {n}, t = {t}");
+            }
+            assert_eq!(rm.gen::<u64>(), rs.gen::<u64>(), "the same draws");
+        }
     }
 
     /// Both give matchings on random request patterns, and more iterations never match fewer.
