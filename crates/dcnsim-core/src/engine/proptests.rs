@@ -322,6 +322,11 @@ impl Case {
                         "aqm" => self.ecn = None,
                         "ci" => self.ci = None,
                         "pfc" => self.pfc = None,
+                        "aqm:no_drop" => {
+                            if let Some((_, drop)) = &mut self.ecn {
+                                *drop = false;
+                            }
+                        }
                         "pfc:ingress" => {
                             if let Some(p) = &mut self.pfc {
                                 p.egress_queue = false;

@@ -262,7 +262,15 @@ pub(super) fn validate_switch(s: &Scenario) -> Result<(), ScenarioError> {
         i.check(s.topology.mtu())?;
     }
     if let Some(a) = &sw.architecture {
-        a.check(s.topology.mtu(), |key| sw.has(key))?;
+        let marker = sw.aqm.as_ref().map(|q| {
+            let drops = match q {
+                AqmConfig::Step(m) => m.drop_non_ect,
+                AqmConfig::Ramp(m) => m.drop_non_ect,
+                _ => None,
+            };
+            (q.kind(), drops.unwrap_or(crate::switch::ecn::DEFAULT_DROP_NON_ECT))
+        });
+        a.check(s.topology.mtu(), |key| sw.has(key), marker)?;
     }
     mechanisms::drc::validate(s)?;
     mechanisms::sfc::validate(s)?;

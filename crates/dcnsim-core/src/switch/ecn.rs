@@ -53,7 +53,7 @@ impl SwitchMechanism for EcnMarker {
     }
     #[inline]
     fn on_arrival(&mut self, a: &Arrival, ect: bool, cx: &mut Ctx) -> AqmAction {
-        let depth = cx.queue_bytes(a.out, a.queue);
+        let depth = a.judged_depth.unwrap_or_else(|| cx.queue_bytes(a.out, a.queue));
         if !self.red.decide(depth, &mut cx.switches[a.sw as usize].rng) {
             AqmAction::Pass
         } else if ect {

@@ -172,6 +172,10 @@ pub struct Arrival {
     /// before it keeps its copy, so that `on_held` and the `on_enqueue` of its release both
     /// see it (a mechanism that counts the packet in on_held does not count it again).
     pub held: bool,
+    /// The depth the queue's marker judges instead of the egress queue's, where the packet
+    /// waited elsewhere first and the marking reading is that queue's (a memory
+    /// architecture's VOQ or input FIFO as the packet arrived); None: its egress queue's.
+    pub judged_depth: Option<u64>,
 }
 
 impl Arrival {
@@ -199,6 +203,7 @@ impl Arrival {
             hdrm: false,
             escalate: None,
             held: false,
+            judged_depth: None,
         }
     }
 }

@@ -38,6 +38,9 @@
 //!   counted on the input port).
 //! * VOQs are per (input, output), not per class: the crossbar ignores priorities, and
 //!   the output queue serves its classes as `switch.scheduler` says.
+//! * PFC counts a packet from its arrival (802.1Qbb ingress accounting, `on_held`), so
+//!   XOFF follows the input buffer; the ECN marker judges the VOQ or input FIFO the packet
+//!   joins (`marking = "input"`) or, with a speed-up, the output queue (`"output"`).
 
 pub mod matching;
 
@@ -79,12 +82,28 @@ pub enum Scheduler {
     Pim,
 }
 
+/// Where the ECN marker (`switch.aqm` kinds "step" and "ramp") judges the depth of a
+/// packet's queue.
+#[derive(Deserialize, Serialize, JsonSchema, Copy, Clone, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Marking {
+    /// The queue the packet joins at its input as it arrives: its VOQ, or its input's FIFO
+    /// (`input_queued`), as VOQ switch ASICs mark by VOQ depth.
+    Input,
+    /// The output queue as the packet joins it after crossing, as on an output-queued
+    /// switch: `cioq` only (the other kinds keep at most the packet going onto the link
+    /// there, so it would never mark).
+    Output,
+}
+
 /// Defaults: iSLIP with one iteration (McKeown 1999's 1-SLIP, the case it analyses), the
 /// speed-up of 2 that lets a CIOQ switch behave as an output-queued one (Chuang et al.
 /// 1999).
 pub const DEFAULT_SCHEDULER: Scheduler = Scheduler::Islip;
 pub const DEFAULT_ITERATIONS: u32 = 1;
 pub const DEFAULT_CIOQ_SPEEDUP: f64 = 2.0;
+/// Marking on the input queues: the only reading every kind supports.
+pub const DEFAULT_MARKING: Marking = Marking::Input;
 /// Most scheduler iterations (iSLIP converges within N; 64 covers the ports of any switch
 /// we build).
 pub const MAX_ITERATIONS: u32 = 64;
@@ -93,29 +112,31 @@ pub const MAX_SPEEDUP: f64 = 16.0;
 
 /// The `switch.` tables that cannot run beside an architecture (`ArchitectureConfig::check`
 /// says why).
-const REFUSED: [&str; 6] = ["ci", "sfc", "qcn", "drc", "aqm", "fq_codel"];
+const REFUSED: [&str; 5] = ["ci", "sfc", "qcn", "drc", "fq_codel"];
 
-/// What the property tests' cases leave out beside it: the tables it refuses, and PFC's
+/// What the property tests' cases leave out beside it: the tables it refuses, PFC's
 /// readings other than ingress accounting with a static XOFF ("pfc:ingress"; refused by
-/// scenario/mechanisms/pfc.rs).
+/// scenario/mechanisms/pfc.rs), and a marker that drops non-ECT packets ("aqm:no_drop").
 #[cfg(test)]
-const DRAWN_WITHOUT: [&str; REFUSED.len() + 1] = {
-    let mut w = [""; REFUSED.len() + 1];
+const DRAWN_WITHOUT: [&str; REFUSED.len() + 2] = {
+    let mut w = [""; REFUSED.len() + 2];
     let mut i = 0;
     while i < REFUSED.len() {
         w[i] = REFUSED[i];
         i += 1;
     }
     w[REFUSED.len()] = "pfc:ingress";
+    w[REFUSED.len() + 1] = "aqm:no_drop";
     w
 };
 
 /// `switch.architecture`: the switches' memory architecture (see switch/architecture);
 /// absent = output-queued. It decides where packets wait, so it runs without the
-/// mechanisms that watch the output queues (`switch.ci`, `sfc`, `qcn`, `drc`, `aqm`,
-/// `fq_codel`) until their readings on input buffers are built. PFC runs with it on its
-/// 802.1Qbb ingress accounting, which counts a packet from its arrival, so XOFF follows
-/// the input buffer.
+/// mechanisms that watch the output queues (`switch.ci`, `sfc`, `qcn`, `drc`, `fq_codel`,
+/// and the AQMs of `switch.aqm` other than the ECN marker) until their readings on input
+/// buffers are built. PFC runs with it on its 802.1Qbb ingress accounting, which counts a
+/// packet from its arrival, so XOFF follows the input buffer; the ECN marker judges the
+/// queue `marking` names.
 #[derive(Deserialize, Serialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct ArchitectureConfig {
@@ -139,6 +160,11 @@ pub struct ArchitectureConfig {
     /// Bytes each output queue holds, "cioq" only. Default: half the port's share of
     /// `switch.buffer`; >= the MTU.
     pub output_buffer: Option<Bytes>,
+    /// Where `switch.aqm`'s ECN marker (kinds "step", "ramp") judges a packet's queue:
+    /// "input" (its VOQ or input FIFO as it arrives) or "output" (the output queue after
+    /// crossing, "cioq" only). Default {default}; only with such a marker.
+    #[schemars(default = "d_marking")]
+    pub marking: Option<Marking>,
 }
 
 // The documented defaults (the doc comments' `{default}`); `kind` has none.
@@ -151,11 +177,15 @@ fn d_iterations() -> Option<u32> {
 fn d_speedup() -> Option<f64> {
     Some(DEFAULT_CIOQ_SPEEDUP)
 }
+fn d_marking() -> Option<Marking> {
+    Some(DEFAULT_MARKING)
+}
 
 impl ArchitectureConfig {
     /// Refuse values out of range, keys of another kind, and the mechanisms that cannot run
-    /// on it (`configured`: whether the scenario gives the table `switch.<key>`).
-    pub fn check(&self, mtu: u64, configured: impl Fn(&str) -> bool) -> Result<(), ScenarioError> {
+    /// on it (`configured`: whether the scenario gives the table `switch.<key>`; `aqm`: the
+    /// kind of `switch.aqm`, if any, and whether it drops non-ECT packets).
+    pub fn check(&self, mtu: u64, configured: impl Fn(&str) -> bool, aqm: Option<(&str, bool)>) -> Result<(), ScenarioError> {
         let k = "switch.architecture";
         let kind = match self.kind {
             Queueing::InputQueued => "input_queued",
@@ -181,6 +211,19 @@ impl ArchitectureConfig {
                 return Err(err(format!("{k}.{key}"), format!("invalid value {} B, expected at least the MTU ({mtu} B): a full frame must fit", b.0)));
             }
         }
+        match (aqm, self.marking) {
+            (None, Some(_)) => return Err(err(format!("{k}.marking"), "given without an ECN marker to place; expected switch.aqm with kind \"step\" or \"ramp\", or no marking")),
+            (Some((kind, _)), _) if kind != "step" && kind != "ramp" => {
+                return Err(err(k, format!("cannot run with switch.aqm kind \"{kind}\": it runs on the output queues, where this architecture keeps few packets; its reading on input buffers is not built yet (kinds \"step\" and \"ramp\" mark where `marking` says); remove one of them")))
+            }
+            (Some((_, true)), m) if m.unwrap_or(DEFAULT_MARKING) == Marking::Input => {
+                return Err(err("switch.aqm.drop_non_ect", "true with marking on the input queues: the decision is taken as the packet crosses, after it held its input's room; expected false with switch.architecture"))
+            }
+            _ => {}
+        }
+        if self.marking == Some(Marking::Output) && self.kind != Queueing::Cioq {
+            return Err(err(format!("{k}.marking"), format!("invalid value \"output\" with kind = \"{kind}\": its outputs hold at most the packet going onto the link, so the marker would never mark; expected \"input\", or kind = \"cioq\"")));
+        }
         match REFUSED.into_iter().find(|key| configured(key)) {
             Some(key) => {
                 Err(err(k, format!("cannot run with switch.{key}: it watches the output queues, where this architecture keeps few packets; its reading on input buffers is not built yet; remove one of them")))
@@ -199,6 +242,7 @@ impl ArchitectureConfig {
             speedup: if cioq { self.speedup.unwrap_or(DEFAULT_CIOQ_SPEEDUP) } else { 1.0 },
             input_buffer: self.input_buffer.map(|b| b.0),
             output_buffer: if cioq { self.output_buffer.map(|b| b.0) } else { Some(0) },
+            mark_input: self.marking.unwrap_or(DEFAULT_MARKING) == Marking::Input,
         }
     }
 }
@@ -244,6 +288,8 @@ pub struct ArchitectureParams {
     pub speedup: f64,
     pub input_buffer: Option<u64>,
     pub output_buffer: Option<u64>,
+    /// The ECN marker judges the input queue's depth as the packet arrives (`Marking`).
+    pub mark_input: bool,
 }
 
 /// One switch's crossbar and input queues.
@@ -256,6 +302,8 @@ struct Crossbar {
     output_cap: u64,
     /// Per input: a FIFO (`input_queued`), or `n` VOQs, one per output (`queue(i, o)`).
     queues: Vec<VecDeque<Arrival>>,
+    /// Bytes in each of `queues`.
+    queue_bytes: Vec<u64>,
     voq: bool,
     in_bytes: Vec<u64>,
     /// When each input's and output's current transfer ends.
@@ -263,6 +311,9 @@ struct Crossbar {
     out_busy: Vec<SimTime>,
     ptr: Pointers,
     req: Requests,
+    /// Per input of a VOQ switch of at most 128 ports: bit `o` set while its VOQ for output
+    /// `o` holds a packet (empty otherwise: the scan asks every VOQ).
+    waiting: Vec<u128>,
     /// Packets held.
     held: u64,
     /// The cell time a scan is due at (`SimTime::MAX`: none), and the last one scanned.
@@ -284,6 +335,17 @@ impl Crossbar {
     fn queue(&mut self, i: usize, o: usize) -> &mut VecDeque<Arrival> {
         let q = self.slot(i, o);
         &mut self.queues[q]
+    }
+    /// Input `i` asks for output `o` if it holds a packet for it and `o` can take it now:
+    /// no transfer into it under way, and room in its queue (which always takes the one
+    /// packet going onto the link).
+    #[inline]
+    fn request(&mut self, i: usize, o: usize, now: SimTime, egress: &crate::net::port::Ports) {
+        let Some(size) = self.queues[self.slot(i, o)].front().map(|a| a.size) else { return };
+        let out = self.ports[o];
+        if self.out_busy[o] <= now && egress[out as usize].bytes + size <= self.output_cap.max(size) {
+            self.req.set(i, o);
+        }
     }
     /// The first cell time at or after `t` not yet scanned.
     fn next_cell(&self, t: SimTime) -> SimTime {
@@ -326,14 +388,22 @@ impl Architecture {
                 continue;
             }
             // a FIFO asks for its head's output only; a VOQ input for each output it holds
-            // packets for
-            let outputs = if x.voq { 0..n } else { x.queues[i].front().map_or(0..0, |a| { let o = self.local[a.out as usize] as usize; o..o + 1 }) };
-            for o in outputs {
-                let Some(size) = x.queues[x.slot(i, o)].front().map(|a| a.size) else { continue };
-                let out = x.ports[o];
-                // an output buffer always takes the one packet going onto the link
-                if x.out_busy[o] <= now && cx.egress[out as usize].bytes + size <= x.output_cap.max(size) {
-                    x.req.set(i, o);
+            // packets for (its mask of them where it has one)
+            if !x.voq {
+                if let Some(a) = x.queues[i].front() {
+                    let o = self.local[a.out as usize] as usize;
+                    x.request(i, o, now, cx.egress);
+                }
+            } else if let Some(&m) = x.waiting.get(i) {
+                let mut m = m;
+                while m != 0 {
+                    let o = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    x.request(i, o, now, cx.egress);
+                }
+            } else {
+                for o in 0..n {
+                    x.request(i, o, now, cx.egress);
                 }
             }
         }
@@ -344,6 +414,13 @@ impl Architecture {
         for (i, o) in matched.into_iter().enumerate() {
             let Some(o) = o else { continue };
             let a = x.queue(i, o).pop_front().expect("a matched input holds a packet for its output");
+            let q = x.slot(i, o);
+            x.queue_bytes[q] -= a.size;
+            if x.queue(i, o).is_empty() {
+                if let Some(w) = x.waiting.get_mut(i) {
+                    *w &= !(1 << o);
+                }
+            }
             x.in_bytes[i] -= a.size;
             x.held -= 1;
             let rate = (cx.topo.ports[a.out as usize].rate_bps as f64 * p.speedup) as u64;
@@ -398,12 +475,14 @@ impl SwitchMechanism for Architecture {
                     input_cap,
                     output_cap,
                     queues: vec![VecDeque::new(); if voq { n * n } else { n }],
+                    queue_bytes: vec![0; if voq { n * n } else { n }],
                     voq,
                     in_bytes: vec![0; n],
                     in_busy: vec![SimTime::ZERO; n],
                     out_busy: vec![SimTime::ZERO; n],
                     ptr: Pointers::new(n),
                     req: Requests::new(n),
+                    waiting: vec![0; if voq && n <= 128 { n } else { 0 }],
                     held: 0,
                     due: SimTime::MAX,
                     last: SimTime::MAX,
@@ -449,7 +528,15 @@ impl SwitchMechanism for Architecture {
         x.held += 1;
         let peak = &mut self.in_peak[a.in_port as usize];
         *peak = (*peak).max(x.in_bytes[i]);
-        x.queue(i, o).push_back(*a);
+        let q = x.slot(i, o);
+        if self.p.mark_input {
+            a.judged_depth = Some(x.queue_bytes[q]);
+        }
+        x.queue_bytes[q] += a.size;
+        x.queues[q].push_back(*a);
+        if let Some(w) = x.waiting.get_mut(i) {
+            *w |= 1 << o;
+        }
         if x.due == SimTime::MAX {
             let at = x.next_cell(cx.now);
             x.due = at;

@@ -124,6 +124,10 @@ fn bad_tables_are_refused_naming_the_key() {
         ("architecture = { kind = \"voq\", input_buffer = \"100B\" }", "switch.architecture.input_buffer"),
         ("architecture = { kind = \"crossbar\" }", "crossbar"),
         ("architecture = { kind = \"voq\" }\nqcn = {}", "cannot run with switch.qcn"),
+        ("architecture = { kind = \"voq\" }\naqm = { kind = \"pi2\" }", "switch.aqm kind \"pi2\""),
+        ("architecture = { kind = \"voq\", marking = \"output\" }\naqm = { kind = \"step\", threshold = \"20KB\" }", "switch.architecture.marking"),
+        ("architecture = { kind = \"cioq\", marking = \"input\" }", "without an ECN marker"),
+        ("architecture = { kind = \"voq\" }\naqm = { kind = \"step\", threshold = \"20KB\", drop_non_ect = true }", "switch.aqm.drop_non_ect"),
         ("architecture = { kind = \"voq\" }\npfc = { xoff = \"20KB\", accounting = \"egress_queue\" }", "switch.pfc.accounting"),
         ("architecture = { kind = \"voq\" }\npfc = { alpha = 1.0 }", "switch.pfc.alpha"),
         ("architecture = { kind = \"voq\" }\nbuffer = { model = \"shared\", pool = \"4KB\", guaranteed = \"0B\" }", "switch.architecture.input_buffer"),
@@ -206,4 +210,61 @@ fn pfc_pauses_by_the_input_buffers_and_keeps_the_incast_lossless() {
         let (_, lossy) = run(&incast(4, &arch));
         assert!(lossy["packets_dropped"].as_u64().unwrap() > 0, "{kind}: no drop without PFC");
     }
+}
+
+/// Two DCTCP senders into one receiver at 10 Gbit/s, 10 MB each, through one switch with
+/// `switch` under `[switch]` (a 30 KB step marker where given): the summary and the
+/// ports table's rows, with the topology to find them.
+fn dctcp_2to1(switch: &str) -> (serde_json::Value, crate::metrics::Table, crate::net::Topology) {
+    let text = format!(
+        "[scenario]\nname = \"dctcp\"\nmax_time = \"40ms\"\n[topology]\nkind = \"custom\"\nhosts = [\"h0\", \"h1\", \"h2\"]\nswitches = [\"s\"]\nlinks = [\n\
+         {{ a = \"h0\", b = \"s\", rate = \"10Gbps\", delay = \"1us\" }},\n{{ a = \"h1\", b = \"s\", rate = \"10Gbps\", delay = \"1us\" }},\n{{ a = \"h2\", b = \"s\", rate = \"10Gbps\", delay = \"1us\" }},\n]\n\
+         [switch]\nbuffer = {{ model = \"static\", queue = \"1MB\" }}\n{switch}\n[transport]\nkind = \"dctcp\"\n\
+         [[workload]]\nkind = \"flows\"\nflows = [ {{ src = 0, dst = 2, size = \"10MB\" }}, {{ src = 1, dst = 2, size = \"10MB\" }} ]\n"
+    );
+    let s = Document::from_toml(&text).and_then(|d| d.resolve(None)).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let mut sim = build_adjusted(&s, &RunOptions { check_invariants: true, ..Default::default() }, |_, _| {}).unwrap();
+    sim.run();
+    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+    let t = sim.topology().clone();
+    let r = sim.results();
+    (r.summary, r.ports, t)
+}
+
+/// ECN marking on the input queues (`marking = "input"`, the default): a VOQ switch's
+/// packets wait in the senders' VOQs, and DCTCP held by marks on their depth keeps each
+/// within the 30 KB threshold and a window's overshoot, with the link busy and nothing
+/// dropped; without the marker the same inputs fill to their 500 KB and drop. A CIOQ
+/// switch (speed-up 2, 400 KB output buffer) drains its VOQs into the output queue: marked
+/// there (`marking = "output"`) DCTCP keeps the output queue short, marked on the VOQs it
+/// lets the output queue grow far beyond the threshold, because no VOQ is ever deep.
+#[test]
+fn ecn_marks_the_queue_the_marking_reading_names() {
+    let k = 30_000;
+    let marker = format!("aqm = {{ kind = \"step\", threshold = \"{k}B\" }}");
+    let row = |t: &crate::net::Topology, p: &crate::metrics::Table, h: u32| t.ports[t.host_port(h) as usize].peer as usize * (p.rows() / t.ports.len());
+    // VOQ, marking on the VOQs
+    let (s, p, t) = dctcp_2to1(&format!("{marker}\narchitecture = {{ kind = \"voq\", input_buffer = \"500KB\" }}"));
+    assert_eq!(s["packets_dropped"], 0);
+    assert_eq!(s["flows_finished"], 2);
+    assert!(s["ecn_marks"].as_u64().unwrap() > 100, "{}", s["ecn_marks"]);
+    // 20 MB over the 10 Gbit/s receiver link: 16 ms at line rate
+    let end_ms = s["sim_time_ps"].as_u64().unwrap() as f64 / 1e9;
+    assert!(end_ms < 16.0 / 0.9, "ended at {end_ms} ms");
+    let peak = p.u64("input_peak_bytes");
+    for h in 0..2 {
+        assert!(peak[row(&t, &p, h)] > k && peak[row(&t, &p, h)] < k + 40 * 1500, "input of h{h}: {} B", peak[row(&t, &p, h)]);
+    }
+    // no marker: the inputs fill and drop
+    let (s, p, t) = dctcp_2to1("architecture = { kind = \"voq\", input_buffer = \"500KB\" }");
+    assert!(s["packets_dropped"].as_u64().unwrap() > 0);
+    assert!(p.u64("input_peak_bytes")[row(&t, &p, 0)] > 450_000);
+    // CIOQ: the two readings
+    let cioq = |marking: &str| dctcp_2to1(&format!("{marker}\narchitecture = {{ kind = \"cioq\", output_buffer = \"400KB\", marking = \"{marking}\" }}"));
+    let (out_s, out_p, t) = cioq("output");
+    let out_q = out_p.u64("max_depth_bytes")[row(&t, &out_p, 2)];
+    assert!(out_q > k && out_q < k + 40 * 1500 && out_s["packets_dropped"] == 0, "output marking: output queue {out_q} B");
+    let (_, in_p, t) = cioq("input");
+    let in_q = in_p.u64("max_depth_bytes")[row(&t, &in_p, 2)];
+    assert!(in_q > 4 * out_q, "input marking: output queue {in_q} B against {out_q} B");
 }
