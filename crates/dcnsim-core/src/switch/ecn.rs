@@ -4,7 +4,7 @@
 //! DCTCP's step marking at K as the low == high case (Alizadeh et al., 2010).
 
 use super::mechanism::{Caps, Fabric, Never, SwitchMechanism};
-use super::pipeline::{AqmAction, Arrival, Ctx, Report};
+use super::pipeline::{AqmAction, Arrival, Ctx, Report, EGRESS_DEPTH};
 use crate::metrics::Outputs;
 use crate::net::DropReason;
 use rand::Rng as _;
@@ -53,7 +53,7 @@ impl SwitchMechanism for EcnMarker {
     }
     #[inline]
     fn on_arrival(&mut self, a: &Arrival, ect: bool, cx: &mut Ctx) -> AqmAction {
-        let depth = a.judged_depth.unwrap_or_else(|| cx.queue_bytes(a.out, a.queue));
+        let depth = if a.judged_depth == EGRESS_DEPTH { cx.queue_bytes(a.out, a.queue) } else { a.judged_depth };
         if !self.red.decide(depth, &mut cx.switches[a.sw as usize].rng) {
             AqmAction::Pass
         } else if ect {

@@ -136,6 +136,9 @@ pub enum AqmRule {
     MarkCe,
 }
 
+/// `Arrival::judged_depth` when the marker judges the egress queue.
+pub const EGRESS_DEPTH: u64 = u64::MAX;
+
 /// An arriving packet as the stages see it.
 #[derive(Copy, Clone, Debug)]
 pub struct Arrival {
@@ -174,8 +177,10 @@ pub struct Arrival {
     pub held: bool,
     /// The depth the queue's marker judges instead of the egress queue's, where the packet
     /// waited elsewhere first and the marking reading is that queue's (a memory
-    /// architecture's VOQ or input FIFO as the packet arrived); None: its egress queue's.
-    pub judged_depth: Option<u64>,
+    /// architecture's VOQ or input FIFO as the packet arrived); `EGRESS_DEPTH`: its egress
+    /// queue's. A plain u64 rather than an Option: the record is copied at every hop, and
+    /// with an Option the k = 8 bench ran 1.0% slower (median of 6 pairs; 0.99 with this).
+    pub judged_depth: u64,
 }
 
 impl Arrival {
@@ -203,7 +208,7 @@ impl Arrival {
             hdrm: false,
             escalate: None,
             held: false,
-            judged_depth: None,
+            judged_depth: EGRESS_DEPTH,
         }
     }
 }

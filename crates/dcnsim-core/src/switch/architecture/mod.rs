@@ -530,7 +530,7 @@ impl SwitchMechanism for Architecture {
         *peak = (*peak).max(x.in_bytes[i]);
         let q = x.slot(i, o);
         if self.p.mark_input {
-            a.judged_depth = Some(x.queue_bytes[q]);
+            a.judged_depth = x.queue_bytes[q];
         }
         x.queue_bytes[q] += a.size;
         x.queues[q].push_back(*a);
