@@ -262,15 +262,9 @@ pub(super) fn validate_switch(s: &Scenario) -> Result<(), ScenarioError> {
         i.check(s.topology.mtu())?;
     }
     if let Some(a) = &sw.architecture {
-        let marker = sw.aqm.as_ref().map(|q| {
-            let drops = match q {
-                AqmConfig::Step(m) => m.drop_non_ect,
-                AqmConfig::Ramp(m) => m.drop_non_ect,
-                _ => None,
-            };
-            (q.kind(), drops.unwrap_or(crate::switch::ecn::DEFAULT_DROP_NON_ECT))
-        });
-        a.check(s.topology.mtu(), |key| sw.has(key), marker)?;
+        // the kind of switch.aqm, and whether its ECN marker (if it is one) drops non-ECT
+        let aqm = sw.aqm.as_ref().map(|q| (q.kind(), q.params(s.topology.mtu()).0.map(|m| m.drop_non_ect)));
+        a.check(s.topology.mtu(), |key| sw.has(key), aqm)?;
     }
     mechanisms::drc::validate(s)?;
     mechanisms::sfc::validate(s)?;

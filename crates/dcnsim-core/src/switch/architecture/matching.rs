@@ -26,41 +26,42 @@ use rand::Rng as _;
 /// a round-robin or random choice is a few bit operations instead of a scan.
 pub struct Requests {
     n: usize,
-    r: Vec<bool>,
-    /// Per output, bit `i` set when input `i` requests it (`n <= MASK_BITS` only).
+    /// Per output, bit `i` set when input `i` requests it (`n <= MASK_BITS`).
     col: Vec<u128>,
+    /// Row-major, `at(i, o)` (a switch of more than `MASK_BITS` ports).
+    r: Vec<bool>,
     any: bool,
 }
 
 /// The most ports the bit-mask matching handles; a larger switch scans (`iterate`).
-const MASK_BITS: usize = 128;
+pub(super) const MASK_BITS: usize = 128;
 
 impl Requests {
     pub fn new(n: usize) -> Requests {
-        Requests { n, r: vec![false; n * n], col: vec![0; if n <= MASK_BITS { n } else { 0 }], any: false }
+        let masks = n <= MASK_BITS;
+        Requests { n, col: vec![0; if masks { n } else { 0 }], r: vec![false; if masks { 0 } else { n * n }], any: false }
     }
     /// Forget every request (the next cell time's start).
     pub fn clear(&mut self) {
         if self.any {
-            self.r.iter_mut().for_each(|x| *x = false);
             self.col.iter_mut().for_each(|x| *x = 0);
+            self.r.iter_mut().for_each(|x| *x = false);
             self.any = false;
         }
     }
     pub fn set(&mut self, i: usize, o: usize) {
-        self.r[i * self.n + o] = true;
-        if let Some(c) = self.col.get_mut(o) {
-            *c |= 1 << i;
+        match self.col.get_mut(o) {
+            Some(c) => *c |= 1 << i,
+            None => self.r[i * self.n + o] = true,
         }
         self.any = true;
     }
-    /// Whether any input requests any output.
-    pub fn any(&self) -> bool {
-        self.any
-    }
     #[inline]
     fn at(&self, i: usize, o: usize) -> bool {
-        self.r[i * self.n + o]
+        match self.col.get(o) {
+            Some(c) => c >> i & 1 == 1,
+            None => self.r[i * self.n + o],
+        }
     }
 }
 

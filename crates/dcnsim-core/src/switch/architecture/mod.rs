@@ -184,8 +184,9 @@ fn d_marking() -> Option<Marking> {
 impl ArchitectureConfig {
     /// Refuse values out of range, keys of another kind, and the mechanisms that cannot run
     /// on it (`configured`: whether the scenario gives the table `switch.<key>`; `aqm`: the
-    /// kind of `switch.aqm`, if any, and whether it drops non-ECT packets).
-    pub fn check(&self, mtu: u64, configured: impl Fn(&str) -> bool, aqm: Option<(&str, bool)>) -> Result<(), ScenarioError> {
+    /// kind of `switch.aqm`, if any, and, where it is the ECN marker on the instantaneous
+    /// queue, whether that drops non-ECT packets).
+    pub fn check(&self, mtu: u64, configured: impl Fn(&str) -> bool, aqm: Option<(&str, Option<bool>)>) -> Result<(), ScenarioError> {
         let k = "switch.architecture";
         let kind = match self.kind {
             Queueing::InputQueued => "input_queued",
@@ -213,10 +214,10 @@ impl ArchitectureConfig {
         }
         match (aqm, self.marking) {
             (None, Some(_)) => return Err(err(format!("{k}.marking"), "given without an ECN marker to place; expected switch.aqm with kind \"step\" or \"ramp\", or no marking")),
-            (Some((kind, _)), _) if kind != "step" && kind != "ramp" => {
+            (Some((kind, None)), _) => {
                 return Err(err(k, format!("cannot run with switch.aqm kind \"{kind}\": it runs on the output queues, where this architecture keeps few packets; its reading on input buffers is not built yet (kinds \"step\" and \"ramp\" mark where `marking` says); remove one of them")))
             }
-            (Some((_, true)), m) if m.unwrap_or(DEFAULT_MARKING) == Marking::Input => {
+            (Some((_, Some(true))), m) if m.unwrap_or(DEFAULT_MARKING) == Marking::Input => {
                 return Err(err("switch.aqm.drop_non_ect", "true with marking on the input queues: the decision is taken as the packet crosses, after it held its input's room; expected false with switch.architecture"))
             }
             _ => {}
@@ -300,7 +301,7 @@ struct Crossbar {
     cell: SimTime,
     input_cap: u64,
     output_cap: u64,
-    /// Per input: a FIFO (`input_queued`), or `n` VOQs, one per output (`queue(i, o)`).
+    /// Per input: a FIFO (`input_queued`), or `n` VOQs, one per output (`slot(i, o)`).
     queues: Vec<VecDeque<Arrival>>,
     /// Bytes in each of `queues`.
     queue_bytes: Vec<u64>,
@@ -311,8 +312,8 @@ struct Crossbar {
     out_busy: Vec<SimTime>,
     ptr: Pointers,
     req: Requests,
-    /// Per input of a VOQ switch of at most 128 ports: bit `o` set while its VOQ for output
-    /// `o` holds a packet (empty otherwise: the scan asks every VOQ).
+    /// Per input of a VOQ switch of at most `matching::MASK_BITS` ports: bit `o` set while
+    /// its VOQ for output `o` holds a packet (empty otherwise: the scan asks every VOQ).
     waiting: Vec<u128>,
     /// Packets held.
     held: u64,
@@ -330,11 +331,6 @@ impl Crossbar {
         } else {
             i
         }
-    }
-    #[inline]
-    fn queue(&mut self, i: usize, o: usize) -> &mut VecDeque<Arrival> {
-        let q = self.slot(i, o);
-        &mut self.queues[q]
     }
     /// Input `i` asks for output `o` if it holds a packet for it and `o` can take it now:
     /// no transfer into it under way, and room in its queue (which always takes the one
@@ -413,10 +409,10 @@ impl Architecture {
         };
         for (i, o) in matched.into_iter().enumerate() {
             let Some(o) = o else { continue };
-            let a = x.queue(i, o).pop_front().expect("a matched input holds a packet for its output");
             let q = x.slot(i, o);
+            let a = x.queues[q].pop_front().expect("a matched input holds a packet for its output");
             x.queue_bytes[q] -= a.size;
-            if x.queue(i, o).is_empty() {
+            if x.queues[q].is_empty() {
                 if let Some(w) = x.waiting.get_mut(i) {
                     *w &= !(1 << o);
                 }
@@ -482,7 +478,7 @@ impl SwitchMechanism for Architecture {
                     out_busy: vec![SimTime::ZERO; n],
                     ptr: Pointers::new(n),
                     req: Requests::new(n),
-                    waiting: vec![0; if voq && n <= 128 { n } else { 0 }],
+                    waiting: vec![0; if voq && n <= matching::MASK_BITS { n } else { 0 }],
                     held: 0,
                     due: SimTime::MAX,
                     last: SimTime::MAX,

@@ -59,7 +59,7 @@ impl Pfc {
                                 pk.ingress == entered && (link_mode || pk.tc as usize == c)
                             };
                             // or held at this node's input for that queue (a memory architecture)
-                            let held = self.ingress[entered as usize].held.iter().any(|h| h.1 == q && h.2 as usize == k && h.0 as usize == c);
+                            let held = self.ingress[entered as usize].held.keys().any(|(hc, hq, hk)| hq == q && hk as usize == k && hc as usize == c);
                             if held || queue.ids().any(protected) {
                                 out.push(w as u32);
                             }

@@ -85,31 +85,46 @@ pub struct PfcParams {
     pub egress_queue: bool,
 }
 
+/// Bytes by key in a short list: an entry comes with its first bytes and goes when its
+/// count falls to zero, so the list keeps the order the keys first came in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ByteCounts<K>(pub Vec<(K, u64)>);
+
+impl<K> Default for ByteCounts<K> {
+    fn default() -> Self {
+        ByteCounts(Vec::new())
+    }
+}
+
+impl<K: PartialEq + Copy> ByteCounts<K> {
+    pub fn add(&mut self, k: K, bytes: u64) {
+        match self.0.iter_mut().find(|c| c.0 == k) {
+            Some(c) => c.1 += bytes,
+            None => self.0.push((k, bytes)),
+        }
+    }
+    /// Take `bytes` from `k`'s count; false when `k` has none.
+    pub fn sub(&mut self, k: K, bytes: u64) -> bool {
+        let Some(i) = self.0.iter().position(|c| c.0 == k) else { return false };
+        self.0[i].1 -= bytes;
+        if self.0[i].1 == 0 {
+            self.0.swap_remove(i);
+        }
+        true
+    }
+    pub fn keys(&self) -> impl Iterator<Item = K> + '_ {
+        self.0.iter().map(|c| c.0)
+    }
+}
+
 /// Queue-based PFC state of one egress queue (`accounting = "egress_queue"`): the bytes
 /// each (ingress port, arrival class) has in the queue, and whom an XOFF went to.
 #[derive(Clone, Debug, Default)]
 pub struct QueuePfc {
-    pub contrib: Vec<(u32, u8, u64)>,
+    pub contrib: ByteCounts<(u32, u8)>,
     pub xoff: bool,
     pub paused: Vec<(u32, u8)>,
     pub refresh_gen: u32,
-}
-
-impl QueuePfc {
-    pub fn add(&mut self, port: u32, tc: u8, bytes: u64) {
-        match self.contrib.iter_mut().find(|c| c.0 == port && c.1 == tc) {
-            Some(c) => c.2 += bytes,
-            None => self.contrib.push((port, tc, bytes)),
-        }
-    }
-    pub fn sub(&mut self, port: u32, tc: u8, bytes: u64) {
-        if let Some(i) = self.contrib.iter().position(|c| c.0 == port && c.1 == tc) {
-            self.contrib[i].2 -= bytes;
-            if self.contrib[i].2 == 0 {
-                self.contrib.swap_remove(i);
-            }
-        }
-    }
 }
 
 impl PfcParams {
@@ -172,7 +187,7 @@ pub struct Ingress {
     /// Of the counted bytes, those an ingress model holds (`Arrival::held`), by (class,
     /// egress port, egress queue) they wait for: what the deadlock check sees of packets
     /// not yet in an egress queue. Empty without a memory architecture.
-    pub held: Vec<(u8, PortId, u8, u64)>,
+    pub held: ByteCounts<(u8, PortId, u8)>,
 }
 
 /// PFC's timers.
@@ -272,11 +287,11 @@ impl Pfc {
         let depth = cx.queue_bytes(out, qi);
         let row = out as usize * self.queues + qi;
         let q = &mut self.queue_pfc[row];
-        q.add(in_port, tc, a.size);
+        q.contrib.add((in_port, tc), a.size);
         let mut to_pause: Vec<(u32, u8)> = Vec::new();
         if !q.xoff && depth > thr {
             q.xoff = true;
-            to_pause.extend(q.contrib.iter().map(|c| (c.0, c.1)));
+            to_pause.extend(q.contrib.keys());
         } else if q.xoff && !q.paused.contains(&(in_port, tc)) {
             to_pause.push((in_port, tc));
         }
@@ -354,15 +369,9 @@ impl Pfc {
         }
     }
 
-    /// A held packet joined its egress queue: the deadlock check finds it there now.
-    fn unhold(&mut self, a: &Arrival) {
-        let (c, out, q) = (self.p.class(a.tc) as u8, a.out, a.queue as u8);
-        let held = &mut self.ingress[a.in_port as usize].held;
-        let i = held.iter().position(|h| (h.0, h.1, h.2) == (c, out, q)).expect("a released packet was held");
-        held[i].3 -= a.size;
-        if held[i].3 == 0 {
-            held.swap_remove(i);
-        }
+    /// The key of a held packet in its ingress port's `held`: (class, egress port, queue).
+    fn held_key(&self, a: &Arrival) -> (u8, PortId, u8) {
+        (self.p.class(a.tc) as u8, a.out, a.queue as u8)
     }
 }
 
@@ -458,7 +467,9 @@ impl SwitchMechanism for Pfc {
         if self.p.egress_queue {
             self.queue_on_enqueue(a, cx);
         } else if a.held {
-            self.unhold(a);
+            // the deadlock check finds it in its egress queue now
+            let k = self.held_key(a);
+            assert!(self.ingress[a.in_port as usize].held.sub(k, a.size), "a released packet was held");
         } else {
             self.count_in(a, cx);
         }
@@ -471,12 +482,8 @@ impl SwitchMechanism for Pfc {
             return;
         }
         self.count_in(a, cx);
-        let (c, out, q) = (self.p.class(a.tc) as u8, a.out, a.queue as u8);
-        let held = &mut self.ingress[a.in_port as usize].held;
-        match held.iter_mut().find(|h| (h.0, h.1, h.2) == (c, out, q)) {
-            Some(h) => h.3 += a.size,
-            None => held.push((c, out, q, a.size)),
-        }
+        let k = self.held_key(a);
+        self.ingress[a.in_port as usize].held.add(k, a.size);
     }
 
     /// on_dequeue: mark victims, release the packet's bytes and send XON at the threshold.
@@ -491,7 +498,7 @@ impl SwitchMechanism for Pfc {
             if self.p.is_lossless(d.queue) {
                 let depth = cx.queue_bytes(d.port, d.queue);
                 let q = &mut self.queue_pfc[d.port as usize * self.queues + d.queue];
-                q.sub(d.in_port, d.tc as u8, d.size);
+                q.contrib.sub((d.in_port, d.tc as u8), d.size);
                 if q.xoff && depth <= self.p.xon {
                     q.xoff = false;
                     q.refresh_gen = q.refresh_gen.wrapping_add(1);
