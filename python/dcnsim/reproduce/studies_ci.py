@@ -44,6 +44,35 @@ def ingress_pfc(sc: Dict[str, Any]) -> Dict[str, Any]:
     return sc
 
 
+def output_dt(sc: Dict[str, Any]) -> Dict[str, Any]:
+    """802.1Qbb ingress PFC on output queues that share the switch's memory by a dynamic
+    threshold (alpha 1, nothing guaranteed) in place of 1 MB per queue: the same memory, a
+    ToR's ports times its two 1 MB queues, as one pool."""
+    sc = ingress_pfc(sc)
+    t = sc["topology"]
+    ports = t["servers_per_tor"] + t["spines"]
+    sc["switch"]["buffer"] = {"model": "shared", "pool": f"{2 * ports}MB", "guaranteed": "0B", "alpha": 1.0}
+    return sc
+
+
+def _architecture(sc: Dict[str, Any], kind: str) -> Dict[str, Any]:
+    """802.1Qbb ingress PFC on the inputs of a switch of memory architecture ``kind``, its
+    buffers the ports' shares of the shipped 1 MB queues (engine defaults: iSLIP with one
+    iteration, a CIOQ's speed-up 2, ECN marked by the VOQ's depth, CI judging each (output,
+    class)'s backlog)."""
+    sc = ingress_pfc(sc)
+    sc["switch"]["architecture"] = {"kind": kind}
+    return sc
+
+
+def voq(sc: Dict[str, Any]) -> Dict[str, Any]:
+    return _architecture(sc, "voq")
+
+
+def cioq(sc: Dict[str, Any]) -> Dict[str, Any]:
+    return _architecture(sc, "cioq")
+
+
 def _set_xoff_high(sc: Dict[str, Any], xoff: str, high: str) -> Dict[str, Any]:
     sc = copy.deepcopy(sc)
     sc.pop("sweep", None)
@@ -85,6 +114,21 @@ register(Study(
     metrics=ci_metrics,
     cases=(Case("ingress", ingress_pfc),),
     cost_s={"small": 15, "full": 750},
+))
+#: the switch models of seed 000's "next step" (alternative switch memory architectures)
+ARCHITECTURES = (
+    Case("output, static", ingress_pfc),
+    Case("output, dynamic threshold", output_dt),
+    Case("VOQ", voq),
+    Case("CIOQ", cioq),
+)
+register(Study(
+    name="seed003_architectures",
+    title="Seed 000's next step: the 2-queue CI study on output-queued (static, dynamic threshold), VOQ and CIOQ switches, 802.1Qbb ingress PFC",
+    scenario="seed003_ci_2queue",
+    metrics=ci_metrics,
+    cases=ARCHITECTURES,
+    cost_s={"small": 120, "full": 9000},
 ))
 register(Study(
     name="seed000_ci_3queue",
@@ -423,7 +467,7 @@ def _runtime(ctx: Context) -> str:
 
     rows = []
     for name in ("seed003_ci_2queue", "seed000_ci_3queue", "seed003_lossy", "seed003_latency", "seed003_memory",
-                 "seed003_sensitivity", "seed003_scale", "seed000_ci_with_cc"):
+                 "seed003_sensitivity", "seed003_scale", "seed000_ci_with_cc", "seed003_architectures"):
         for scale in STUDIES[name].scales:
             try:
                 res = ctx.results(name, scale)
@@ -437,17 +481,36 @@ def _runtime(ctx: Context) -> str:
     return md_table(["study", "scale", "runs", "CPU time of the runs", "one run", "events per run", "machine"], rows)
 
 
+@scaled("seed003_architectures:compare")
+def _architectures(ctx: Context, scale: str) -> str:
+    res = ctx.results("seed003_architectures", scale)
+    rows = [MICE, Row("100 KB-1 MB mean FCT (us)", "bg.100KB-1MB.mean_us", 1), ELEPHANTS, ALL, PAUSE, XOFF_T, Q1_PAUSE,
+            Row("data packets dropped", "s.data_packets_dropped", 1)]
+    cases = [c.label for c in ARCHITECTURES]
+    table = md_table(["without CI -> CI", "seed", *cases], _ci_changes(rows, [(res, c) for c in cases]))
+    # the two output-queued buffer models meet no packet of the lossless class differently
+    same = [res.run(cases[0], v, s)["flows_hash"] == res.run(cases[1], v, s)["flows_hash"] for v in (BASE, CI) for s in res.seeds]
+    return table + f"\n\n- {cases[1]} against {cases[0]}: every flow's outcome identical in {sum(same)} of {len(same)} runs."
+
+
 @scaled("seed003_ingress_pfc:compare", ("full",))
 def _ingress(ctx: Context, scale: str) -> str:
     ing = ctx.results("seed003_ingress_pfc", scale)
     queue = ctx.results("seed003_ci_2queue", scale)
     rows = [MICE, Row("100 KB-1 MB mean FCT (us)", "bg.100KB-1MB.mean_us", 1), ELEPHANTS, ALL, PAUSE, XOFF_T, Q1_PAUSE,
             Row("largest queue 1 depth (KB)", "max_depth_kb.q1", 1), Row("data packets dropped", "s.data_packets_dropped", 1)]
+    out = _ci_changes(rows, [(ing, "ingress"), (queue, "interleaved")])
+    return md_table(["without CI -> CI", "seed", "ingress PFC (802.1Qbb)", "queue-based PFC (shipped)"], out)
+
+
+def _ci_changes(rows: Sequence[Row], columns: Sequence[Any]) -> List[List[str]]:
+    """Per row: its claim, the seed's change, and without CI -> CI in each (results, case)
+    of ``columns``."""
     out = []
     for r in rows:
         cells = [r.claim or r.label, f"{100 * r.source:+.0f}%" if r.source is not None else ""]
-        for res, case in ((ing, "ingress"), (queue, "interleaved")):
+        for res, case in columns:
             c = change(res.values(case, BASE, r.key), res.values(case, CI, r.key))
             cells.append(f"{fmt_mean(c.base, r.digits)} -> {fmt_mean(c.other, r.digits)}, {fmt_change(c)}")
         out.append(cells)
-    return md_table(["without CI -> CI", "seed", "ingress PFC (802.1Qbb)", "queue-based PFC (shipped)"], out)
+    return out

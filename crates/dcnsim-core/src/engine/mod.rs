@@ -256,7 +256,7 @@ impl Sim {
             })
             .collect();
         let sync = arrive_delay.iter().copied().min().unwrap_or(SimTime::ZERO);
-        let mechs = Mechanisms::new(cfg.mechanisms.clone(), &Fabric { topo: &topo, routes: &routes, arrive_delay: &arrive_delay, mtu: cfg.mtu, queues: nq, buffer: &cfg.buffer });
+        let mechs = Mechanisms::new(cfg.mechanisms.clone(), &Fabric { topo: &topo, routes: &routes, arrive_delay: &arrive_delay, mtu: cfg.mtu, queues: nq, buffer: &cfg.buffer, scheduler: &cfg.scheduler });
         let egress: Vec<Egress> = topo
             .ports
             .iter()

@@ -20,5 +20,5 @@ pub use per_flow::PerFlow;
 pub use queue::{DropReason, MarkReason, PktQueue, PortQueues, QueueStats};
 pub use link::{LinkChange, LinkState};
 pub use routing::Routes;
-pub use scheduler::{SchedState, Scheduler};
+pub use scheduler::{SchedSnapshot, SchedState, Scheduler};
 pub use topology::{NodeKind, Topology};

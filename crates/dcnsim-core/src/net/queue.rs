@@ -214,12 +214,34 @@ impl PktQueue {
 pub struct PortQueues {
     all: ZeroedVec<PktQueue>,
     stats: ZeroedVec<QueueStats>,
+    /// Per queue: the bytes bound for it that a switch holds at its ingress side (a memory
+    /// architecture's input queues, `Admission::Held`) until they join it.
+    held: ZeroedVec<u64>,
     per_port: usize,
 }
 
 impl PortQueues {
     pub fn new(ports: usize, per_port: usize) -> PortQueues {
-        PortQueues { all: ZeroedVec::new(ports * per_port), stats: ZeroedVec::new(ports * per_port), per_port }
+        PortQueues { all: ZeroedVec::new(ports * per_port), stats: ZeroedVec::new(ports * per_port), held: ZeroedVec::new(ports * per_port), per_port }
+    }
+    /// A packet of `size` bound for queue `q` of `port` is held at its switch's ingress
+    /// side (`unhold` as it joins the queue).
+    #[inline]
+    pub(crate) fn hold(&mut self, port: PortId, q: usize, size: u64) {
+        let i = self.at(port, q);
+        self.held[i] += size;
+    }
+    #[inline]
+    pub(crate) fn unhold(&mut self, port: PortId, q: usize, size: u64) {
+        let i = self.at(port, q);
+        self.held[i] -= size;
+    }
+    /// The bytes bound for queue `q` of `port` in its switch: in the queue, and held for it
+    /// at the switch's inputs (on an output-queued switch, the queue's depth).
+    #[inline]
+    pub fn backlog(&self, port: PortId, q: usize) -> u64 {
+        let i = self.at(port, q);
+        self.all[i].bytes + self.held[i]
     }
     /// The drop and mark counters of queue `q` of `port`.
     #[inline]

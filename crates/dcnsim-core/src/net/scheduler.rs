@@ -26,20 +26,54 @@ pub struct SchedState {
     fresh: bool,
 }
 
+/// A copy of a `SchedState`, to undo a choice that was not acted on (a crossbar output
+/// that chose a class and then matched no input).
+#[derive(Clone, Copy, Debug)]
+pub struct SchedSnapshot {
+    deficit: Option<[u64; MAX_QUEUES]>,
+    cur: u32,
+    fresh: bool,
+}
+
+impl SchedState {
+    pub fn snapshot(&self) -> SchedSnapshot {
+        SchedSnapshot { deficit: self.deficit.as_deref().copied(), cur: self.cur, fresh: self.fresh }
+    }
+    pub fn restore(&mut self, s: &SchedSnapshot) {
+        self.deficit = s.deficit.map(Box::new);
+        self.cur = s.cur;
+        self.fresh = s.fresh;
+    }
+    /// DWRR charged queue `q` `charged` bytes for a packet that turned out to be `sent`
+    /// bytes: correct its deficit.
+    pub fn recharge(&mut self, q: usize, charged: u64, sent: u64) {
+        if let Some(d) = &mut self.deficit {
+            d[q] = (d[q] + charged).saturating_sub(sent);
+        }
+    }
+}
+
 impl Scheduler {
     /// Pick the queue to serve next, among queues not `blocked` (e.g. PFC-paused).
     /// Returns None when every eligible queue is empty.
     #[inline(always)]
     pub fn select(&self, queues: &[PktQueue], st: &mut SchedState, blocked: impl Fn(usize) -> bool) -> Option<usize> {
+        self.pick(queues.len(), |i| queues[i].is_empty(), blocked, |i| queues[i].head_size().unwrap() as u64, st)
+    }
+
+    /// `select` over `n` queues of any kind: `empty(i)`, `blocked(i)`, and `head(i)`, the
+    /// size of a queue's head (asked only of a queue neither empty nor blocked). A switch
+    /// memory architecture serves an input's VOQs for one output with it.
+    #[inline(always)]
+    pub fn pick(&self, n: usize, empty: impl Fn(usize) -> bool, blocked: impl Fn(usize) -> bool, head: impl Fn(usize) -> u64, st: &mut SchedState) -> Option<usize> {
         match self {
-            Scheduler::Strict => (0..queues.len()).rev().find(|&i| !queues[i].is_empty() && !blocked(i)),
+            Scheduler::Strict => (0..n).rev().find(|&i| !empty(i) && !blocked(i)),
             Scheduler::Dwrr { quanta, strict } => {
-                let n = queues.len();
-                if let Some(i) = (0..n).rev().find(|&i| strict & (1 << i) != 0 && !queues[i].is_empty() && !blocked(i)) {
+                if let Some(i) = (0..n).rev().find(|&i| strict & (1 << i) != 0 && !empty(i) && !blocked(i)) {
                     return Some(i);
                 }
                 let in_rr = |i: usize| strict & (1 << i) == 0;
-                if !(0..n).any(|i| in_rr(i) && !queues[i].is_empty() && !blocked(i)) {
+                if !(0..n).any(|i| in_rr(i) && !empty(i) && !blocked(i)) {
                     return None;
                 }
                 let deficit = st.deficit.get_or_insert_with(|| {
@@ -49,8 +83,8 @@ impl Scheduler {
                 });
                 loop {
                     let i = st.cur as usize;
-                    if !in_rr(i) || queues[i].is_empty() || blocked(i) {
-                        if queues[i].is_empty() {
+                    if !in_rr(i) || empty(i) || blocked(i) {
+                        if empty(i) {
                             deficit[i] = 0;
                         }
                         st.cur = ((i + 1) % n) as u32;
@@ -61,7 +95,7 @@ impl Scheduler {
                         deficit[i] += quanta[i];
                         st.fresh = false;
                     }
-                    let head = queues[i].head_size().unwrap() as u64;
+                    let head = head(i);
                     if head <= deficit[i] {
                         deficit[i] -= head;
                         return Some(i);

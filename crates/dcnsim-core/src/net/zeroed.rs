@@ -23,6 +23,9 @@ use std::ptr::NonNull;
 /// test `zeroed_records_are_their_defaults` checks the second for every implementation).
 pub unsafe trait ZeroDefault: Default {}
 
+// SAFETY: an integer of zero bytes is 0
+unsafe impl ZeroDefault for u64 {}
+
 /// `n` records of `T`, each its default, in one zeroed allocation (see the module doc).
 pub struct ZeroedVec<T: ZeroDefault> {
     /// What the allocator gave (over-sized by `T`'s alignment, which `calloc`'s path of

@@ -288,6 +288,10 @@ pub struct Ci {
     /// connection, the last CIM and the flow it named. A reused connection's next message
     /// keeps the class (the NIC classifies the connection's frames), and ages out with it.
     host_cims: HashMap<(PortId, u32), (SimTime, FlowId)>,
+    /// On a switch memory architecture: per (egress port, flow hash), the flow's packets
+    /// bound for the non-congested queue and still held at an input, which count among an
+    /// entry's `nc_pkts` when it is isolated (they must leave before its congested ones).
+    held_nc: HashMap<(PortId, u32), u32>,
 }
 
 impl Ci {
@@ -300,7 +304,7 @@ impl Ci {
             false => Vec::new(),
         };
         let calm = if isolate && p.cim_release == CimRelease::Standard { vec![Some(SimTime::ZERO); n] } else { Vec::new() };
-        Ci { p, tables: vec![CiTable::default(); if isolate { n } else { 0 }], cip_guard, calm_since: calm, host_cims: HashMap::default() }
+        Ci { p, tables: vec![CiTable::default(); if isolate { n } else { 0 }], cip_guard, calm_since: calm, host_cims: HashMap::default(), held_nc: HashMap::default() }
     }
 
     /// Isolate mode (not the hash baseline).
@@ -327,7 +331,8 @@ impl Ci {
             }
             return;
         }
-        let nc = cx.port_queues.of(port)[self.p.queue].ids().filter(|&id| cx.pkts.get(id).hash == key).count() as u32;
+        let queued = cx.port_queues.of(port)[self.p.queue].ids().filter(|&id| cx.pkts.get(id).hash == key).count() as u32;
+        let nc = queued + self.held_nc.get(&(port, key)).copied().unwrap_or(0);
         let e = self.tables[port as usize].insert(key, nc, cx.now, self.p.table_size);
         e.by_cim = by_cim;
         // an entry that never receives a packet must still age out
@@ -341,7 +346,7 @@ impl Ci {
     #[inline]
     fn track_calm(&mut self, port: PortId, cx: &Ctx) {
         if let Some(c) = self.calm_since.get_mut(port as usize) {
-            let congested = cx.queue_bytes(port, self.p.congested_queue) >= self.p.isolate.low;
+            let congested = cx.backlog(port, self.p.congested_queue) >= self.p.isolate.low;
             match (congested, *c) {
                 (true, Some(_)) => *c = None,
                 (false, None) => *c = Some(cx.now),
@@ -349,6 +354,37 @@ impl Ci {
             }
         }
     }
+
+    /// A packet arrived in the switch (joined its egress queue, or was held at its input):
+    /// count the isolated flow's packet; signal the upstream when the flow still arrives in
+    /// the non-congested class and the congested queue is deep.
+    fn arrived(&mut self, a: &Arrival, cx: &mut Ctx) {
+        if !self.isolates() || a.queue != self.p.congested_queue {
+            return;
+        }
+        self.track_calm(a.out, cx);
+        if a.class != self.p.queue {
+            return;
+        }
+        let over = cx.backlog(a.out, a.queue) > self.p.cip_threshold;
+        let signal = a.account_tc.is_some() && over;
+        let now = cx.now;
+        let guard = self.cip_guard[a.in_port as usize];
+        let t = &mut self.tables[a.out as usize];
+        let e = t.entries.get_mut(&a.hash).unwrap();
+        e.c_pkts += 1;
+        e.last_active = now;
+        // the upstream still sends the flow in the non-congested class: tell it, again
+        // only if that persists past a round trip of the link
+        if signal && e.cip_at.is_none_or(|t| now >= t + guard) && (self.p.cim_max == 0 || e.cims < self.p.cim_max) {
+            e.cip_at = Some(now);
+            e.cims += 1;
+            t.cips_sent += 1;
+            let flow = cx.pkts.get(a.pkt).flow;
+            cx.push(Effect::Frame { port: a.in_port, frame: Frame::Ci(Cip { bytes: self.p.cim_bytes as u16 }), flow, hash: a.hash });
+        }
+    }
+
 
     /// The peer behind `in_port` isolates flows named by a CIP (P802.1Qcz signalling on, and
     /// a CI bridge, or a NIC that honours CIPs).
@@ -417,7 +453,7 @@ impl SwitchMechanism for Ci {
         let mut isolated = self.tables[a.out as usize].entries.contains_key(&a.hash);
         let mut isolating = false;
         if !isolated {
-            let p = self.p.prob(cx.queue_bytes(a.out, self.p.queue));
+            let p = self.p.prob(cx.backlog(a.out, self.p.queue));
             let rng = &mut cx.switches[a.sw as usize].rng;
             if p >= 1.0 || (p > 0.0 && rand::Rng::gen::<f64>(rng) < p) {
                 self.isolate(a.out, a.hash, false, cx);
@@ -445,33 +481,28 @@ impl SwitchMechanism for Ci {
         }
     }
 
-    /// on_enqueue: count the isolated flow's packet; signal the upstream when the flow
-    /// still arrives in the non-congested class and the congested queue is deep.
+    /// on_enqueue: a packet's arrival in the switch (`arrived`); one held at an input
+    /// arrived when it was held (`on_held`).
     fn on_enqueue(&mut self, a: &Arrival, cx: &mut Ctx) {
-        if !self.isolates() || a.queue != self.p.congested_queue {
-            return;
+        if !a.held {
+            self.arrived(a, cx);
+        } else if a.queue == self.p.queue && self.isolates() {
+            let k = (a.out, a.hash);
+            match self.held_nc.get_mut(&k) {
+                Some(n) if *n > 1 => *n -= 1,
+                _ => {
+                    self.held_nc.remove(&k);
+                }
+            }
         }
-        self.track_calm(a.out, cx);
-        if a.class != self.p.queue {
-            return;
+    }
+
+    /// A packet held at its input (a memory architecture) has arrived: it counts from now.
+    fn on_held(&mut self, a: &Arrival, cx: &mut Ctx) {
+        if a.queue == self.p.queue && self.isolates() {
+            *self.held_nc.entry((a.out, a.hash)).or_insert(0) += 1;
         }
-        let over = cx.queue_bytes(a.out, a.queue) > self.p.cip_threshold;
-        let signal = a.account_tc.is_some() && over;
-        let now = cx.now;
-        let guard = self.cip_guard[a.in_port as usize];
-        let t = &mut self.tables[a.out as usize];
-        let e = t.entries.get_mut(&a.hash).unwrap();
-        e.c_pkts += 1;
-        e.last_active = now;
-        // the upstream still sends the flow in the non-congested class: tell it, again
-        // only if that persists past a round trip of the link
-        if signal && e.cip_at.is_none_or(|t| now >= t + guard) && (self.p.cim_max == 0 || e.cims < self.p.cim_max) {
-            e.cip_at = Some(now);
-            e.cims += 1;
-            t.cips_sent += 1;
-            let flow = cx.pkts.get(a.pkt).flow;
-            cx.push(Effect::Frame { port: a.in_port, frame: Frame::Ci(Cip { bytes: self.p.cim_bytes as u16 }), flow, hash: a.hash });
-        }
+        self.arrived(a, cx);
     }
 
     /// hold: the congested queue waits while its head's flow still has packets in the

@@ -162,6 +162,8 @@ pub struct Fabric<'a> {
     pub queues: usize,
     /// The switches' buffer model (a memory architecture places the same memory elsewhere).
     pub buffer: &'a super::buffer::BufferParams,
+    /// How a port serves its queues (`switch.scheduler`).
+    pub scheduler: &'a crate::net::Scheduler,
 }
 
 impl Fabric<'_> {

@@ -64,6 +64,12 @@ impl Ctx<'_> {
     pub(crate) fn queue_bytes(&self, port: PortId, queue: usize) -> u64 {
         self.port_queues.get(port, queue).bytes
     }
+    /// The bytes bound for queue `queue` of `port` in its switch, wherever they wait: the
+    /// queue, and a memory architecture's input queues (`PortQueues::backlog`).
+    #[inline]
+    pub(crate) fn backlog(&self, port: PortId, queue: usize) -> u64 {
+        self.port_queues.backlog(port, queue)
+    }
     /// Put `frame` in the place of a control frame not yet sent on `port` that it replaces
     /// (`Frame::replacing`): one asked for earlier in this event, or one waiting in the
     /// port's control queue. False when there is none; the caller sends it.
@@ -391,7 +397,7 @@ mod tests {
         let pi2 = Pi2Params { target: DEFAULT_TARGET, tupdate: DEFAULT_TUPDATE, alpha: DEFAULT_ALPHA, beta: DEFAULT_BETA };
         let d = DualPi2Params { pi2, k: DEFAULT_K, step: DEFAULT_STEP, l_queue, c_queue: 0, floor: 3000 };
         let p = MechanismParams { aqm: Some(AqmParams::DualPi2(d)), ..Default::default() };
-        Mechanisms::new(p, &Fabric { topo: &b.topo, routes: &routes, arrive_delay: &vec![SimTime::ZERO; b.topo.ports.len()], mtu: 1500, queues, buffer: &crate::switch::buffer::BufferParams::Static { queue_cap: 1 << 20 } })
+        Mechanisms::new(p, &Fabric { topo: &b.topo, routes: &routes, arrive_delay: &vec![SimTime::ZERO; b.topo.ports.len()], mtu: 1500, queues, buffer: &crate::switch::buffer::BufferParams::Static { queue_cap: 1 << 20 }, scheduler: &crate::net::Scheduler::Strict })
     }
 
     /// A queue a mechanism's parameters name must be one the ports have: the engine takes a

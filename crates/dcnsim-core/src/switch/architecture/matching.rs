@@ -77,6 +77,13 @@ impl Pointers {
     pub fn new(n: usize) -> Pointers {
         Pointers { grant: vec![0; n], accept: vec![0; n] }
     }
+    /// Output `o`'s grant pointer, to keep one per class (McKeown 1999, sec. VI,
+    /// "Prioritized iSLIP" keeps separate pointers for each priority level; with one for
+    /// all, an output alternating between classes can leave its pointer where one input
+    /// of a class is never reached).
+    pub fn swap_grant(&mut self, o: usize, with: &mut usize) {
+        std::mem::swap(&mut self.grant[o], with);
+    }
 }
 
 /// The first `k` in `0..n` from `from` on, round-robin, for which `ok(k)`.

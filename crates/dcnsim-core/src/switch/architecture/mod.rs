@@ -49,7 +49,7 @@ use super::mechanism::{Caps, Fabric, Never, SwitchMechanism};
 use super::pipeline::{Admission, Arrival, Ctx, Effect, Report};
 use super::MechTimer;
 use crate::metrics::{ColumnData as C, Outputs};
-use crate::net::{DropReason, PortId};
+use crate::net::{DropReason, PortId, PortQueues, SchedSnapshot, SchedState, Scheduler as PortScheduler};
 use crate::sim::error::{err, ScenarioError};
 use crate::sim::units::Bytes;
 use crate::sim::{ser_time, SimTime};
@@ -112,7 +112,7 @@ pub const MAX_SPEEDUP: f64 = 16.0;
 
 /// The `switch.` tables that cannot run beside an architecture (`ArchitectureConfig::check`
 /// says why).
-const REFUSED: [&str; 5] = ["ci", "sfc", "qcn", "drc", "fq_codel"];
+const REFUSED: [&str; 4] = ["sfc", "qcn", "drc", "fq_codel"];
 
 /// What the property tests' cases leave out beside it: the tables it refuses, PFC's
 /// readings other than ingress accounting with a static XOFF ("pfc:ingress"; refused by
@@ -132,11 +132,12 @@ const DRAWN_WITHOUT: [&str; REFUSED.len() + 2] = {
 
 /// `switch.architecture`: the switches' memory architecture (see switch/architecture);
 /// absent = output-queued. It decides where packets wait, so it runs without the
-/// mechanisms that watch the output queues (`switch.ci`, `sfc`, `qcn`, `drc`, `fq_codel`,
-/// and the AQMs of `switch.aqm` other than the ECN marker) until their readings on input
-/// buffers are built. PFC runs with it on its 802.1Qbb ingress accounting, which counts a
-/// packet from its arrival, so XOFF follows the input buffer; the ECN marker judges the
-/// queue `marking` names.
+/// mechanisms that watch the output queues (`switch.sfc`, `qcn`, `drc`, `fq_codel`, and the
+/// AQMs of `switch.aqm` other than the ECN marker) until their readings on input buffers
+/// are built. PFC runs with it on its 802.1Qbb ingress accounting, which counts a packet
+/// from its arrival, so XOFF follows the input buffer; the ECN marker judges the queue
+/// `marking` names; Congestion Isolation judges each (output, class)'s backlog, the packets
+/// bound for it wherever they wait.
 #[derive(Deserialize, Serialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct ArchitectureConfig {
@@ -293,6 +294,16 @@ pub struct ArchitectureParams {
     pub mark_input: bool,
 }
 
+/// Take the lowest set bit of `m` off it.
+#[inline]
+fn next_bit(m: &mut u128) -> Option<usize> {
+    (*m != 0).then(|| {
+        let i = m.trailing_zeros() as usize;
+        *m &= *m - 1;
+        i
+    })
+}
+
 /// One switch's crossbar and input queues.
 struct Crossbar {
     /// Its ports (inputs and outputs alike), by local index.
@@ -301,11 +312,25 @@ struct Crossbar {
     cell: SimTime,
     input_cap: u64,
     output_cap: u64,
-    /// Per input: a FIFO (`input_queued`), or `n` VOQs, one per output (`slot(i, o)`).
+    /// Per input: a FIFO (`input_queued`), or a VOQ per output and traffic class
+    /// (`slot(i, o, q)`).
     queues: Vec<VecDeque<Arrival>>,
     /// Bytes in each of `queues`.
     queue_bytes: Vec<u64>,
     voq: bool,
+    /// Traffic classes per port (VOQs per (input, output)).
+    classes: usize,
+    /// With more than one class: per output, its port scheduler's state as it chooses the
+    /// class it takes each cell time (`offer`), and this cell time's choice (the class, the
+    /// bytes charged for it, the state before).
+    out_sched: Vec<SchedState>,
+    chosen: Vec<Option<(usize, u64, SchedSnapshot)>>,
+    /// With more than one class: iSLIP's grant pointer of each (output, class), swapped
+    /// into `ptr` for the class the output chose while the scheduler runs.
+    class_grant: Vec<usize>,
+    /// With more than one class, at most `matching::MASK_BITS` ports: per (output, class),
+    /// bit `i` set while input `i`'s VOQ for them holds a packet.
+    holders: Vec<u128>,
     in_bytes: Vec<u64>,
     /// When each input's and output's current transfer ends.
     in_busy: Vec<SimTime>,
@@ -323,25 +348,64 @@ struct Crossbar {
 }
 
 impl Crossbar {
-    /// Where input `i`'s packets for output `o` wait in `queues`.
+    /// Where input `i`'s packets for output `o` in class `q` wait in `queues`.
     #[inline]
-    fn slot(&self, i: usize, o: usize) -> usize {
+    fn slot(&self, i: usize, o: usize, q: usize) -> usize {
         if self.voq {
-            i * self.ports.len() + o
+            (i * self.ports.len() + o) * self.classes + q
         } else {
             i
         }
     }
-    /// Input `i` asks for output `o` if it holds a packet for it and `o` can take it now:
-    /// no transfer into it under way, and room in its queue (which always takes the one
-    /// packet going onto the link).
+    /// Whether the head of `queues[slot]` may cross to output `o` now: no transfer into
+    /// `o` under way, and room at the output: within `output_cap`, or its class's queue
+    /// empty (an output always takes one packet per class, the one going onto the link).
     #[inline]
-    fn request(&mut self, i: usize, o: usize, now: SimTime, egress: &crate::net::port::Ports) {
-        let Some(size) = self.queues[self.slot(i, o)].front().map(|a| a.size) else { return };
+    fn fits(&self, slot: usize, o: usize, now: SimTime, egress: &crate::net::port::Ports, queues: &PortQueues) -> bool {
+        let Some(a) = self.queues[slot].front() else { return false };
         let out = self.ports[o];
-        if self.out_busy[o] <= now && egress[out as usize].bytes + size <= self.output_cap.max(size) {
+        self.out_busy[o] <= now && (egress[out as usize].bytes + a.size <= self.output_cap || queues.get(out, a.queue).bytes == 0)
+    }
+    /// Input `i` asks for output `o` if it holds a packet for it that `o` can take now
+    /// (`fits`).
+    #[inline]
+    fn request(&mut self, i: usize, o: usize, now: SimTime, egress: &crate::net::port::Ports, queues: &PortQueues) {
+        if (0..self.classes).any(|q| self.fits(self.slot(i, o, q), o, now, egress, queues)) {
             self.req.set(i, o);
         }
+    }
+    /// With more than one class: output `o` chooses the class it takes this cell time as
+    /// its port scheduler would, among the classes of which some input free now
+    /// (`in_busy`) holds a packet it can take (`fits`), each charged the size of the first
+    /// such input's head; the inputs that hold one of the chosen class request `o`.
+    fn offer(&mut self, o: usize, now: SimTime, sched: &PortScheduler, egress: &crate::net::port::Ports, queues: &PortQueues) {
+        let (n, nq) = (self.ports.len(), self.classes);
+        let mut first = [None; crate::net::queue::MAX_QUEUES];
+        for (c, f) in first.iter_mut().enumerate().take(nq) {
+            *f = self.inputs_for(o, c).find(|&i| self.in_busy[i] <= now && self.fits(self.slot(i, o, c), o, now, egress, queues));
+        }
+        let mut size = [0; crate::net::queue::MAX_QUEUES];
+        for c in 0..nq {
+            size[c] = first[c].map_or(0, |i| self.queues[self.slot(i, o, c)][0].size);
+        }
+        let before = self.out_sched[o].snapshot();
+        let Some(c) = sched.pick(nq, |c| first[c].is_none(), |_| false, |c| size[c], &mut self.out_sched[o]) else { return };
+        self.chosen[o] = Some((c, size[c], before));
+        let mut m = self.holders.get(o * nq + c).copied();
+        let mut all = 0..if m.is_none() { n } else { 0 };
+        // the inputs holding class c for o, lowest first (every input without the masks)
+        while let Some(i) = m.as_mut().and_then(next_bit).or_else(|| all.next()) {
+            if self.in_busy[i] <= now && self.fits(self.slot(i, o, c), o, now, egress, queues) {
+                self.req.set(i, o);
+            }
+        }
+    }
+    /// The inputs that may hold packets of class `c` for output `o`: those whose VOQ holds
+    /// one (`holders`), or every input where the switch has too many ports for the masks.
+    fn inputs_for(&self, o: usize, c: usize) -> impl Iterator<Item = usize> + '_ {
+        let mut m = self.holders.get(o * self.classes + c).copied();
+        let mut all = 0..if m.is_none() { self.ports.len() } else { 0 };
+        std::iter::from_fn(move || m.as_mut().and_then(next_bit).or_else(|| all.next()))
     }
     /// The first cell time at or after `t` not yet scanned.
     fn next_cell(&self, t: SimTime) -> SimTime {
@@ -358,6 +422,9 @@ impl Crossbar {
 /// The switches' memory architecture: per switch, its input queues and crossbar.
 pub struct Architecture {
     p: ArchitectureParams,
+    /// How the ports serve their classes (`switch.scheduler`): an input serves its VOQs for
+    /// one output the same way.
+    sched: PortScheduler,
     /// By switch index.
     xbars: Vec<Crossbar>,
     /// By port: its local index at its switch.
@@ -379,7 +446,17 @@ impl Architecture {
         self.cells += 1;
         let n = x.ports.len();
         x.req.clear();
-        for i in 0..n {
+        if x.classes > 1 {
+            // each output takes the class its scheduler chooses (`offer`)
+            for o in 0..n {
+                x.chosen[o] = None;
+                if x.out_busy[o] <= now {
+                    x.offer(o, now, &self.sched, cx.egress, cx.port_queues);
+                }
+            }
+        }
+        let fifo_or_one_class = if x.classes == 1 { n } else { 0 };
+        for i in 0..fifo_or_one_class {
             if x.in_busy[i] > now {
                 continue;
             }
@@ -388,32 +465,50 @@ impl Architecture {
             if !x.voq {
                 if let Some(a) = x.queues[i].front() {
                     let o = self.local[a.out as usize] as usize;
-                    x.request(i, o, now, cx.egress);
+                    x.request(i, o, now, cx.egress, cx.port_queues);
                 }
             } else if let Some(&m) = x.waiting.get(i) {
                 let mut m = m;
                 while m != 0 {
                     let o = m.trailing_zeros() as usize;
                     m &= m - 1;
-                    x.request(i, o, now, cx.egress);
+                    x.request(i, o, now, cx.egress, cx.port_queues);
                 }
             } else {
                 for o in 0..n {
-                    x.request(i, o, now, cx.egress);
+                    x.request(i, o, now, cx.egress, cx.port_queues);
                 }
             }
         }
+        let swap = |x: &mut Crossbar| {
+            for o in 0..x.chosen.len() {
+                if let Some((c, ..)) = x.chosen[o] {
+                    x.ptr.swap_grant(o, &mut x.class_grant[o * x.classes + c]);
+                }
+            }
+        };
+        swap(x);
         let matched = match p.scheduler {
             Scheduler::Islip => matching::islip(&x.req, p.iterations, &mut x.ptr),
             Scheduler::Pim => matching::pim(&x.req, p.iterations, &mut cx.switches[sw as usize].rng),
         };
+        swap(x);
         for (i, o) in matched.into_iter().enumerate() {
             let Some(o) = o else { continue };
-            let q = x.slot(i, o);
+            let chosen = x.chosen.get_mut(o).and_then(Option::take);
+            let class = chosen.map_or(0, |(c, ..)| c);
+            let q = x.slot(i, o, class);
             let a = x.queues[q].pop_front().expect("a matched input holds a packet for its output");
             x.queue_bytes[q] -= a.size;
+            if let Some((c, charged, _)) = chosen {
+                x.out_sched[o].recharge(c, charged, a.size);
+            }
             if x.queues[q].is_empty() {
-                if let Some(w) = x.waiting.get_mut(i) {
+                if let Some(h) = x.holders.get_mut(o * x.classes + class) {
+                    *h &= !(1 << i);
+                }
+                let pair = x.slot(i, o, 0);
+                if let Some(w) = x.waiting.get_mut(i).filter(|_| x.queues[pair..pair + x.classes].iter().all(|v| v.is_empty())) {
                     *w &= !(1 << o);
                 }
             }
@@ -425,6 +520,12 @@ impl Architecture {
             x.out_busy[o] = end;
             self.transfers += 1;
             cx.push(Effect::Release(a));
+        }
+        // an output that chose a class and took nothing has served nothing
+        for o in 0..x.chosen.len() {
+            if let Some((_, _, before)) = x.chosen[o].take() {
+                x.out_sched[o].restore(&before);
+            }
         }
         if x.held > 0 {
             let at = x.next_cell(now);
@@ -466,13 +567,19 @@ impl SwitchMechanism for Architecture {
                 let fastest = ports.iter().map(|&pt| f.topo.ports[pt as usize].rate_bps).max().unwrap_or(1);
                 let (input_cap, output_cap) = p.buffers(f.buffer, n, f.queues);
                 let voq = p.queueing != Queueing::InputQueued;
+                let classes = if voq { f.queues } else { 1 };
                 Crossbar {
                     cell: ser_time(f.mtu as u64, (fastest as f64 * p.speedup) as u64).max(SimTime(1)),
                     input_cap,
                     output_cap,
-                    queues: vec![VecDeque::new(); if voq { n * n } else { n }],
-                    queue_bytes: vec![0; if voq { n * n } else { n }],
+                    queues: vec![VecDeque::new(); if voq { n * n * classes } else { n }],
+                    queue_bytes: vec![0; if voq { n * n * classes } else { n }],
                     voq,
+                    classes,
+                    out_sched: if classes > 1 { vec![SchedState::default(); n] } else { Vec::new() },
+                    chosen: vec![None; if classes > 1 { n } else { 0 }],
+                    class_grant: vec![0; if classes > 1 { n * classes } else { 0 }],
+                    holders: vec![0; if classes > 1 && n <= matching::MASK_BITS { n * classes } else { 0 }],
                     in_bytes: vec![0; n],
                     in_busy: vec![SimTime::ZERO; n],
                     out_busy: vec![SimTime::ZERO; n],
@@ -486,7 +593,7 @@ impl SwitchMechanism for Architecture {
                 }
             })
             .collect();
-        Architecture { p, xbars, local, in_peak: vec![0; f.topo.ports.len()], transfers: 0, cells: 0 }
+        Architecture { p, sched: f.scheduler.clone(), xbars, local, in_peak: vec![0; f.topo.ports.len()], transfers: 0, cells: 0 }
     }
 
     #[cfg(test)]
@@ -524,7 +631,7 @@ impl SwitchMechanism for Architecture {
         x.held += 1;
         let peak = &mut self.in_peak[a.in_port as usize];
         *peak = (*peak).max(x.in_bytes[i]);
-        let q = x.slot(i, o);
+        let q = x.slot(i, o, a.queue);
         if self.p.mark_input {
             a.judged_depth = x.queue_bytes[q];
         }
@@ -532,6 +639,9 @@ impl SwitchMechanism for Architecture {
         x.queues[q].push_back(*a);
         if let Some(w) = x.waiting.get_mut(i) {
             *w |= 1 << o;
+        }
+        if let Some(h) = x.holders.get_mut(o * x.classes + a.queue) {
+            *h |= 1 << i;
         }
         if x.due == SimTime::MAX {
             let at = x.next_cell(cx.now);
