@@ -10,7 +10,7 @@
 //!   saturated uniform traffic an N x N switch carries 2 - sqrt(2) = 58.6% of its capacity
 //!   as N grows (Karol, Hluchyj, Morgan, IEEE Trans. Communications 35(12), 1987, sec. III;
 //!   75% at N = 2, 61.8% at N = 8).
-//! * `voq`: a virtual output queue per (input, output) at every input, scheduled by a
+//! * `voq`: a virtual output queue per (input, output, class) at every input, scheduled by a
 //!   crossbar scheduler (`matching`: iSLIP or PIM) each cell time: no head-of-line
 //!   blocking; iSLIP with one iteration carries 100% of uniform traffic (McKeown, IEEE/ACM
 //!   ToN 7(2), 1999).
@@ -29,18 +29,24 @@
 //!   and with no output buffer a packet crosses only to an output whose queue is empty and
 //!   whose previous transfer is over, and goes onto the link in the same cell time.
 //! * An output takes part in a cell time when no transfer into it is in progress and its
-//!   queue has room for the requesting packet within `output_buffer`.
+//!   queue has room for the requesting packet within `output_buffer`, or the packet's
+//!   class has nothing queued there.
 //! * Memory sits where the packets wait: `input_buffer` bytes per input port (its VOQs
 //!   share them), `output_buffer` per output port. By default a switch keeps the memory
 //!   of `switch.buffer`: a port's share (a shared pool over the switch's ports; a static
 //!   buffer's queues of one port) goes to its input, or half to its input and half to its
 //!   output with a speed-up. A packet the input cannot hold is dropped there (tail drop,
 //!   counted on the input port).
-//! * VOQs are per (input, output), not per class: the crossbar ignores priorities, and
-//!   the output queue serves its classes as `switch.scheduler` says.
+//! * VOQs are per (input, output, class). With more than one class an output takes, each
+//!   cell time, the class its port scheduler (`switch.scheduler`) chooses among those some
+//!   free input can send it, and iSLIP or PIM share that class among the inputs (a grant
+//!   pointer per (output, class): McKeown 1999, sec. VI, "Prioritized iSLIP").
 //! * PFC counts a packet from its arrival (802.1Qbb ingress accounting, `on_held`), so
 //!   XOFF follows the input buffer; the ECN marker judges the VOQ or input FIFO the packet
-//!   joins (`marking = "input"`) or, with a speed-up, the output queue (`"output"`).
+//!   joins (`marking = "input"`) or, with a speed-up, the output queue (`"output"`, with
+//!   which every AQM and FQ-CoDel run on the output queues).
+//! * Congestion Isolation judges each (output, class)'s backlog (`PortQueues::backlog`),
+//!   wherever its packets wait, and counts a packet from its arrival.
 
 pub mod matching;
 
@@ -83,7 +89,8 @@ pub enum Scheduler {
 }
 
 /// Where the ECN marker (`switch.aqm` kinds "step" and "ramp") judges the depth of a
-/// packet's queue.
+/// packet's queue, and whether the mechanisms that run on output queues (the other AQMs of
+/// `switch.aqm`, `switch.fq_codel`) may run.
 #[derive(Deserialize, Serialize, JsonSchema, Copy, Clone, Debug, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Marking {
@@ -92,7 +99,8 @@ pub enum Marking {
     Input,
     /// The output queue as the packet joins it after crossing, as on an output-queued
     /// switch: `cioq` only (the other kinds keep at most the packet going onto the link
-    /// there, so it would never mark).
+    /// there, so it would never mark). Every AQM of `switch.aqm` and FQ-CoDel then run on
+    /// the output queues as on an output-queued switch.
     Output,
 }
 
@@ -112,14 +120,15 @@ pub const MAX_SPEEDUP: f64 = 16.0;
 
 /// The `switch.` tables that cannot run beside an architecture (`ArchitectureConfig::check`
 /// says why).
-const REFUSED: [&str; 4] = ["sfc", "qcn", "drc", "fq_codel"];
+const REFUSED: [&str; 3] = ["sfc", "qcn", "drc"];
 
 /// What the property tests' cases leave out beside it: the tables it refuses, PFC's
 /// readings other than ingress accounting with a static XOFF ("pfc:ingress"; refused by
-/// scenario/mechanisms/pfc.rs), and a marker that drops non-ECT packets ("aqm:no_drop").
+/// scenario/mechanisms/pfc.rs), a marker that drops non-ECT packets ("aqm:no_drop"), and
+/// FQ-CoDel (which needs `marking = "output"`, not drawn).
 #[cfg(test)]
-const DRAWN_WITHOUT: [&str; REFUSED.len() + 2] = {
-    let mut w = [""; REFUSED.len() + 2];
+const DRAWN_WITHOUT: [&str; REFUSED.len() + 3] = {
+    let mut w = [""; REFUSED.len() + 3];
     let mut i = 0;
     while i < REFUSED.len() {
         w[i] = REFUSED[i];
@@ -127,17 +136,18 @@ const DRAWN_WITHOUT: [&str; REFUSED.len() + 2] = {
     }
     w[REFUSED.len()] = "pfc:ingress";
     w[REFUSED.len() + 1] = "aqm:no_drop";
+    w[REFUSED.len() + 2] = "fq_codel";
     w
 };
 
 /// `switch.architecture`: the switches' memory architecture (see switch/architecture);
-/// absent = output-queued. It decides where packets wait, so it runs without the
-/// mechanisms that watch the output queues (`switch.sfc`, `qcn`, `drc`, `fq_codel`, and the
-/// AQMs of `switch.aqm` other than the ECN marker) until their readings on input buffers
+/// absent = output-queued. It decides where packets wait, so it runs without `switch.sfc`,
+/// `qcn` and `drc`, which watch the output queues, until their readings on input buffers
 /// are built. PFC runs with it on its 802.1Qbb ingress accounting, which counts a packet
 /// from its arrival, so XOFF follows the input buffer; the ECN marker judges the queue
-/// `marking` names; Congestion Isolation judges each (output, class)'s backlog, the packets
-/// bound for it wherever they wait.
+/// `marking` names; the other AQMs and FQ-CoDel run on a CIOQ switch's output queues
+/// (`marking = "output"`); Congestion Isolation judges each (output, class)'s backlog, the
+/// packets bound for it wherever they wait.
 #[derive(Deserialize, Serialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct ArchitectureConfig {
@@ -163,7 +173,8 @@ pub struct ArchitectureConfig {
     pub output_buffer: Option<Bytes>,
     /// Where `switch.aqm`'s ECN marker (kinds "step", "ramp") judges a packet's queue:
     /// "input" (its VOQ or input FIFO as it arrives) or "output" (the output queue after
-    /// crossing, "cioq" only). Default {default}; only with such a marker.
+    /// crossing, "cioq" only; the other AQM kinds and switch.fq_codel run only with it, on
+    /// the output queues). Default {default}; only with switch.aqm or switch.fq_codel.
     #[schemars(default = "d_marking")]
     pub marking: Option<Marking>,
 }
@@ -189,11 +200,7 @@ impl ArchitectureConfig {
     /// queue, whether that drops non-ECT packets).
     pub fn check(&self, mtu: u64, configured: impl Fn(&str) -> bool, aqm: Option<(&str, Option<bool>)>) -> Result<(), ScenarioError> {
         let k = "switch.architecture";
-        let kind = match self.kind {
-            Queueing::InputQueued => "input_queued",
-            Queueing::Voq => "voq",
-            Queueing::Cioq => "cioq",
-        };
+        let kind = self.kind_name();
         if self.kind == Queueing::InputQueued && self.iterations.is_some() {
             return Err(err(format!("{k}.iterations"), "kind = \"input_queued\": a FIFO input asks for one output, so iterations add nothing; remove it or use kind = \"voq\""));
         }
@@ -213,24 +220,45 @@ impl ArchitectureConfig {
                 return Err(err(format!("{k}.{key}"), format!("invalid value {} B, expected at least the MTU ({mtu} B): a full frame must fit", b.0)));
             }
         }
+        if self.marking == Some(Marking::Output) && self.kind != Queueing::Cioq {
+            return Err(err(format!("{k}.marking"), format!("invalid value \"output\" with kind = \"{kind}\": its outputs hold at most the packet going onto the link, so the marker would never mark; expected \"input\", or kind = \"cioq\"")));
+        }
+        let output = self.marking == Some(Marking::Output);
+        let fq_codel = configured("fq_codel");
         match (aqm, self.marking) {
-            (None, Some(_)) => return Err(err(format!("{k}.marking"), "given without an ECN marker to place; expected switch.aqm with kind \"step\" or \"ramp\", or no marking")),
-            (Some((kind, None)), _) => {
-                return Err(err(k, format!("cannot run with switch.aqm kind \"{kind}\": it runs on the output queues, where this architecture keeps few packets; its reading on input buffers is not built yet (kinds \"step\" and \"ramp\" mark where `marking` says); remove one of them")))
+            (None, Some(_)) if !(output && fq_codel) => {
+                return Err(err(format!("{k}.marking"), "given without a mechanism to place; expected switch.aqm (or, with \"output\", switch.fq_codel), or no marking"))
             }
-            (Some((_, Some(true))), m) if m.unwrap_or(DEFAULT_MARKING) == Marking::Input => {
-                return Err(err("switch.aqm.drop_non_ect", "true with marking on the input queues: the decision is taken as the packet crosses, after it held its input's room; expected false with switch.architecture"))
+            (Some((kind, None)), _) if !output => {
+                return Err(err(k, format!("cannot run with switch.aqm kind \"{kind}\" on the input queues: it runs on output queues, where kind = \"{}\" keeps few packets (kinds \"step\" and \"ramp\" mark the input queues); expected kind = \"cioq\" with marking = \"output\", or one of them", self.kind_name())))
+            }
+            (Some((_, Some(true))), _) if !output => {
+                return Err(err("switch.aqm.drop_non_ect", "true with marking on the input queues: the decision is taken as the packet crosses, after it held its input's room; expected false with switch.architecture, or marking = \"output\" with kind = \"cioq\""))
             }
             _ => {}
         }
-        if self.marking == Some(Marking::Output) && self.kind != Queueing::Cioq {
-            return Err(err(format!("{k}.marking"), format!("invalid value \"output\" with kind = \"{kind}\": its outputs hold at most the packet going onto the link, so the marker would never mark; expected \"input\", or kind = \"cioq\"")));
+        if fq_codel && !output {
+            return Err(err(k, format!("cannot run with switch.fq_codel on the input queues: it schedules and drops at the output queues, where kind = \"{}\" keeps few packets; expected kind = \"cioq\" with marking = \"output\", or one of them", self.kind_name())));
+        }
+        // CI counts a packet from its arrival at the input (`on_held`); a drop at the output
+        // after it crossed would leave it counted
+        let drops = matches!(aqm, Some((_, None)) | Some((_, Some(true))));
+        if configured("ci") && output && drops {
+            return Err(err(k, "cannot run switch.ci with an AQM of switch.aqm that drops at the output queues (a kind other than \"step\" and \"ramp\", or drop_non_ect = true): CI counts a packet from its arrival at the input; remove one of them"));
         }
         match REFUSED.into_iter().find(|key| configured(key)) {
             Some(key) => {
                 Err(err(k, format!("cannot run with switch.{key}: it watches the output queues, where this architecture keeps few packets; its reading on input buffers is not built yet; remove one of them")))
             }
             None => Ok(()),
+        }
+    }
+
+    fn kind_name(&self) -> &'static str {
+        match self.kind {
+            Queueing::InputQueued => "input_queued",
+            Queueing::Voq => "voq",
+            Queueing::Cioq => "cioq",
         }
     }
 
