@@ -34,6 +34,17 @@ fn scenario(n: usize, switch: &str, load: f64, us: u64) -> String {
     )
 }
 
+/// Run `text` with the invariant checks on, asserting none was violated: the results and
+/// the topology to find their rows.
+fn checked(text: &str) -> (crate::metrics::Results, crate::net::Topology) {
+    let s = Document::from_toml(text).and_then(|d| d.resolve(None)).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let mut sim = build_adjusted(&s, &RunOptions { check_invariants: true, ..Default::default() }, |_, _| {}).unwrap();
+    sim.run();
+    assert!(sim.violations().is_empty(), "{:?}\n{text}", sim.violations());
+    let t = sim.topology().clone();
+    (sim.results(), t)
+}
+
 /// Bytes the outputs received by the end of the run, and the summary.
 fn run(text: &str) -> (u64, serde_json::Value) {
     let s = Document::from_toml(text).and_then(|d| d.resolve(None)).unwrap_or_else(|e| panic!("{e}\n{text}"));
@@ -154,11 +165,7 @@ fn released_packets_are_not_held_to_the_buffer_models_limits() {
                 [switch]\nbuffer = { model = \"static\", queue = \"6000B\" }\nqueues = 1\narchitecture = { kind = \"input_queued\", input_buffer = \"12002B\" }\n\
                 [transport]\nkind = \"reno\"\n\
                 [[workload]]\nkind = \"flows\"\nflows = [ { src = 0, dst = 1, size = \"5961B\" } ]\n";
-    let s = Document::from_toml(text).and_then(|d| d.resolve(None)).unwrap();
-    let mut sim = build_adjusted(&s, &RunOptions { check_invariants: true, ..Default::default() }, |_, _| {}).unwrap();
-    sim.run();
-    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
-    let r = sim.results();
+    let (r, _) = checked(text);
     assert_eq!(r.summary["flows_finished"], 1);
     assert!(r.summary["crossbar_transfers"].as_u64().unwrap() >= 4, "{}", r.summary["crossbar_transfers"]);
 }
@@ -191,12 +198,7 @@ fn pfc_pauses_by_the_input_buffers_and_keeps_the_incast_lossless() {
     for kind in ["input_queued", "voq", "cioq"] {
         let out = if kind == "cioq" { ", output_buffer = \"16KB\"" } else { "" };
         let arch = format!("architecture = {{ kind = \"{kind}\", input_buffer = \"64KB\"{out} }}");
-        let s = Document::from_toml(&incast(4, &format!("{arch}\npfc = {{ xoff = \"30KB\", xon = \"10KB\" }}"))).and_then(|d| d.resolve(None)).unwrap();
-        let mut sim = build_adjusted(&s, &RunOptions { check_invariants: true, ..Default::default() }, |_, _| {}).unwrap();
-        sim.run();
-        assert!(sim.violations().is_empty(), "{kind}: {:?}", sim.violations());
-        let t = sim.topology().clone();
-        let r = sim.results();
+        let (r, t) = checked(&incast(4, &format!("{arch}\npfc = {{ xoff = \"30KB\", xon = \"10KB\" }}")));
         assert_eq!(r.summary["end_reason"], "completed", "{kind}");
         assert_eq!(r.summary["packets_dropped"], 0, "{kind}");
         assert!(r.summary["pfc_frames"].as_u64().unwrap() > 0, "{kind}");
@@ -219,13 +221,7 @@ fn pfc_pauses_by_the_input_buffers_and_keeps_the_incast_lossless() {
 /// `switch` under `[switch]` (a 30 KB step marker where given): the summary and the
 /// ports table's rows, with the topology to find them.
 fn dctcp_2to1(switch: &str) -> (serde_json::Value, crate::metrics::Table, crate::net::Topology) {
-    let text = dctcp_text(switch);
-    let s = Document::from_toml(&text).and_then(|d| d.resolve(None)).unwrap_or_else(|e| panic!("{e}\n{text}"));
-    let mut sim = build_adjusted(&s, &RunOptions { check_invariants: true, ..Default::default() }, |_, _| {}).unwrap();
-    sim.run();
-    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
-    let t = sim.topology().clone();
-    let r = sim.results();
+    let (r, t) = checked(&dctcp_text(switch));
     (r.summary, r.ports, t)
 }
 
@@ -298,11 +294,7 @@ fn ci_on(arch: &str, ci: &str) -> (f64, u64, u64, u64) {
         links.join("\n"),
         flows.join(", ")
     );
-    let s = Document::from_toml(&text).and_then(|d| d.resolve(None)).unwrap_or_else(|e| panic!("{e}\n{text}"));
-    let mut sim = build_adjusted(&s, &RunOptions { check_invariants: true, ..Default::default() }, |_, _| {}).unwrap();
-    sim.run();
-    assert!(sim.violations().is_empty(), "{arch} {ci}: {:?}", sim.violations());
-    let r = sim.results();
+    let (r, _) = checked(&text);
     assert_eq!(r.summary["end_reason"], "completed", "{arch} {ci}");
     assert_eq!(r.summary["packets_dropped"], 0, "{arch} {ci}");
     let (size, fct, retx) = (r.flows.u64("size_bytes"), r.flows.u64("fct_ps"), r.flows.u32("retx"));
@@ -347,11 +339,7 @@ fn class_shares(switch: &str) -> [f64; 3] {
         links.join("\n"),
         flows.join(", ")
     );
-    let s = Document::from_toml(&text).and_then(|d| d.resolve(None)).unwrap_or_else(|e| panic!("{e}\n{text}"));
-    let mut sim = build_adjusted(&s, &RunOptions { check_invariants: true, ..Default::default() }, |_, _| {}).unwrap();
-    sim.run();
-    assert!(sim.violations().is_empty(), "{switch}: {:?}", sim.violations());
-    let r = sim.results();
+    let (r, _) = checked(&text);
     let got = r.flows.u64("delivered_bytes");
     let total: u64 = got.iter().sum();
     std::array::from_fn(|i| got[i] as f64 / total as f64)
@@ -380,13 +368,7 @@ fn an_output_shares_its_link_among_classes_as_its_scheduler_does() {
 /// Two Cubic senders into one 10 Gbit/s receiver, 10 MB each, under `switch`: the
 /// receiver's output queue's time-averaged depth (B) and the summary.
 fn cubic_2to1(switch: &str) -> (f64, serde_json::Value) {
-    let text = dctcp_text(switch).replace("kind = \"dctcp\"", "kind = \"cubic\"");
-    let s = Document::from_toml(&text).and_then(|d| d.resolve(None)).unwrap_or_else(|e| panic!("{e}\n{text}"));
-    let mut sim = build_adjusted(&s, &RunOptions { check_invariants: true, ..Default::default() }, |_, _| {}).unwrap();
-    sim.run();
-    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
-    let t = sim.topology().clone();
-    let r = sim.results();
+    let (r, t) = checked(&dctcp_text(switch).replace("kind = \"dctcp\"", "kind = \"cubic\""));
     let row = t.ports[t.host_port(2) as usize].peer as usize * (r.ports.rows() / t.ports.len());
     (r.ports.f64("mean_depth_bytes")[row], r.summary)
 }
