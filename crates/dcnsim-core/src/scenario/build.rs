@@ -113,15 +113,25 @@ impl<'t> NodeNames<'t> {
 /// `switch.int`'s parameters, its switch names resolved on the built fabric.
 pub(super) fn int_params(s: &Scenario, topo: &Topology) -> Result<Option<crate::switch::int::IntParams>, ScenarioError> {
     let Some(c) = &s.switch.int else { return Ok(None) };
+    Ok(Some(c.params(switches_named(topo, c.switches.as_deref(), "switch.int.switches")?)))
+}
+
+/// By switch index, the switches a list of names (`key`) gives, resolved on the built
+/// fabric (None: no list, every switch); an unknown name or a host is refused, naming its
+/// entry.
+fn switches_named(topo: &Topology, list: Option<&[String]>, key: &str) -> Result<Option<Vec<bool>>, ScenarioError> {
+    let Some(list) = list else { return Ok(None) };
     let names = NodeNames::of(topo);
-    let switch_of = |name: &str, key: &str| -> Result<u32, ScenarioError> {
-        let n = &topo.nodes[names.node(name, key)? as usize];
+    let mut on = vec![false; topo.switches.len()];
+    for (i, name) in list.iter().enumerate() {
+        let key = format!("{key}[{i}]");
+        let n = &topo.nodes[names.node(name, &key)? as usize];
         if n.kind != crate::net::NodeKind::Switch {
             return Err(err(key, format!("invalid value \"{name}\": a host, expected a switch")));
         }
-        Ok(n.index)
-    };
-    c.params(switch_of, topo.switches.len()).map(Some)
+        on[n.index as usize] = true;
+    }
+    Ok(Some(on))
 }
 
 pub(super) fn capture_params(s: &Scenario, topo: &Topology) -> Result<Option<CaptureParams>, ScenarioError> {
@@ -314,7 +324,10 @@ pub(super) fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Ro
     }
     let mechanisms = MechanismParams { ecn, pfc, ci, sfc, aqm, qcn, drc, fq_codel: sw.fq_codel.as_ref().map(|f| f.params(mtu)),
         int: int_params(s, &topo)?,
-        architecture: sw.architecture.as_ref().map(|a| a.params()),
+        architecture: match &sw.architecture {
+            Some(a) => Some(a.params(switches_named(&topo, a.switches.as_deref(), "switch.architecture.switches")?)),
+            None => None,
+        },
         #[cfg(test)]
         stand_in: None,
     };

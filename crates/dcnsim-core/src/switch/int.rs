@@ -67,24 +67,14 @@ impl IntConfig {
         Ok(())
     }
 
-    /// The parameters, with `switch_of(name)` the switch index of a switch's name (an error
-    /// naming the key for an unknown one).
-    pub fn params(&self, switch_of: impl Fn(&str, &str) -> Result<u32, ScenarioError>, switches: usize) -> Result<IntParams, ScenarioError> {
-        let on = match &self.switches {
-            None => None,
-            Some(names) => {
-                let mut on = vec![false; switches];
-                for (i, n) in names.iter().enumerate() {
-                    on[switch_of(n, &format!("switch.int.switches[{i}]"))? as usize] = true;
-                }
-                Some(on)
-            }
-        };
-        Ok(IntParams {
+    /// The parameters, with `on` the switches `switches` names, resolved on the fabric
+    /// (by switch index).
+    pub fn params(&self, on: Option<Vec<bool>>) -> IntParams {
+        IntParams {
             hop_bytes: self.hop_bytes.map_or(DEFAULT_HOP_BYTES, |b| b.0) as u32,
             header_bytes: self.header_bytes.map_or(DEFAULT_HEADER_BYTES, |b| b.0) as u32,
             switches: on,
-        })
+        }
     }
 }
 

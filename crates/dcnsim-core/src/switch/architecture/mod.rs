@@ -177,6 +177,10 @@ pub struct ArchitectureConfig {
     /// the output queues). Default {default}; only with switch.aqm or switch.fq_codel.
     #[schemars(default = "d_marking")]
     pub marking: Option<Marking>,
+    /// The switches (by name, as ports.parquet names them) built with this architecture;
+    /// the others stay output-queued, as where a fabric mixes switch models (e.g. VOQ
+    /// spines above output-queued ToRs). Default: every switch.
+    pub switches: Option<Vec<String>>,
 }
 
 // The documented defaults (the doc comments' `{default}`); `kind` has none.
@@ -203,6 +207,9 @@ impl ArchitectureConfig {
         let kind = self.kind_name();
         if self.kind == Queueing::InputQueued && self.iterations.is_some() {
             return Err(err(format!("{k}.iterations"), "kind = \"input_queued\": a FIFO input asks for one output, so iterations add nothing; remove it or use kind = \"voq\""));
+        }
+        if self.switches.as_ref().is_some_and(|s| s.is_empty()) {
+            return Err(err(format!("{k}.switches"), "invalid value [], expected switch names (or leave the key out for every switch)"));
         }
         if let Some(n) = self.iterations.filter(|n| !(1..=MAX_ITERATIONS).contains(n)) {
             return Err(err(format!("{k}.iterations"), format!("invalid value {n}, expected 1..{MAX_ITERATIONS} iterations")));
@@ -262,8 +269,9 @@ impl ArchitectureConfig {
         }
     }
 
-    /// The parameters, defaults filled in.
-    pub fn params(&self) -> ArchitectureParams {
+    /// The parameters, defaults filled in; `on`: the switches `switches` names, resolved on
+    /// the fabric (by switch index).
+    pub fn params(&self, on: Option<Vec<bool>>) -> ArchitectureParams {
         let cioq = self.kind == Queueing::Cioq;
         ArchitectureParams {
             queueing: self.kind,
@@ -273,6 +281,7 @@ impl ArchitectureConfig {
             input_buffer: self.input_buffer.map(|b| b.0),
             output_buffer: if cioq { self.output_buffer.map(|b| b.0) } else { Some(0) },
             mark_input: self.marking.unwrap_or(DEFAULT_MARKING) == Marking::Input,
+            switches: on,
         }
     }
 }
@@ -292,7 +301,7 @@ impl ArchitectureParams {
     /// Refuse a default buffer (a port's share of `switch.buffer`) that cannot hold a full
     /// frame at some switch of `topo`: its input would drop every packet of that size.
     pub fn check_buffers(&self, topo: &crate::net::Topology, buffer: &BufferParams, queues: usize, mtu: u64) -> Result<(), ScenarioError> {
-        for &node in &topo.switches {
+        for &node in topo.switches.iter().filter(|&&node| self.on(topo.nodes[node as usize].index as usize)) {
             let n = &topo.nodes[node as usize];
             let (input, output) = self.buffers(buffer, n.ports.len(), queues);
             for (key, b, given) in [("input_buffer", input, self.input_buffer.is_some()), ("output_buffer", output, self.queueing != Queueing::Cioq || self.output_buffer.is_some())] {
@@ -320,6 +329,15 @@ pub struct ArchitectureParams {
     pub output_buffer: Option<u64>,
     /// The ECN marker judges the input queue's depth as the packet arrives (`Marking`).
     pub mark_input: bool,
+    /// By switch index, the switches built with it (None: all).
+    pub switches: Option<Vec<bool>>,
+}
+
+impl ArchitectureParams {
+    /// Whether switch `sw` (its index) is built with the architecture.
+    pub fn on(&self, sw: usize) -> bool {
+        self.switches.as_ref().is_none_or(|on| on[sw])
+    }
 }
 
 /// Take the lowest set bit of `m` off it.
@@ -587,7 +605,9 @@ impl SwitchMechanism for Architecture {
             .switches
             .iter()
             .map(|&node| {
-                let ports = f.topo.nodes[node as usize].ports.clone();
+                // a switch left output-queued (`switches`) keeps an empty crossbar
+                let on = p.on(f.topo.nodes[node as usize].index as usize);
+                let ports = if on { f.topo.nodes[node as usize].ports.clone() } else { Vec::new() };
                 let n = ports.len();
                 for (k, &pt) in ports.iter().enumerate() {
                     local[pt as usize] = k as u32;
@@ -647,6 +667,10 @@ impl SwitchMechanism for Architecture {
     /// headroom bound it, as on an output-queued switch); a scan is due at the next cell
     /// time.
     fn admit(&mut self, a: &mut Arrival, cx: &mut Ctx) -> Admission {
+        if self.local[a.in_port as usize] == u32::MAX {
+            // an output-queued switch of a mixed fabric (`switches`)
+            return Admission::Buffer;
+        }
         let i = self.local[a.in_port as usize] as usize;
         let o = self.local[a.out as usize] as usize;
         let x = &mut self.xbars[a.sw as usize];

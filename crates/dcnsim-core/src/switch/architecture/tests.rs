@@ -391,3 +391,48 @@ fn output_aqms_hold_a_cioq_switchs_output_queue_as_on_an_output_queued_one() {
         assert_eq!((oq_s["flows_finished"].as_u64(), xq_s["flows_finished"].as_u64()), (Some(2), Some(2)), "{aqm}");
     }
 }
+
+/// A 2-tier Clos of 4 ToRs (4 servers each) and 2 spines at 10 Gbit/s, every server sending
+/// 200 KB to the server two ToRs on, DCTCP with a 30 KB step; `arch` under `[switch]`.
+fn clos(arch: &str) -> (crate::metrics::Results, crate::net::Topology) {
+    let flows: Vec<String> = (0..16).map(|h| format!(r#"{{ src = {h}, dst = {}, size = "200KB" }}"#, (h + 8) % 16)).collect();
+    checked(&format!(
+        "[scenario]\nname = \"mixed\"\nmax_time = \"10ms\"\n[topology]\nkind = \"clos2\"\ntors = 4\nservers_per_tor = 4\nspines = 2\n\
+         host_link = {{ rate = \"10Gbps\", delay = \"500ns\" }}\nfabric_link = {{ rate = \"10Gbps\", delay = \"500ns\" }}\n\
+         [switch]\nbuffer = {{ model = \"static\", queue = \"500KB\" }}\naqm = {{ kind = \"step\", threshold = \"30KB\" }}\n{arch}\n\
+         [transport]\nkind = \"dctcp\"\n[[workload]]\nkind = \"flows\"\nflows = [ {} ]\n",
+        flows.join(", ")
+    ))
+}
+
+/// A fabric may mix switch models (`switches`): VOQ spines above output-queued ToRs hold
+/// packets at the spines' inputs only, and naming every switch is the same run as leaving
+/// the key out.
+#[test]
+fn an_architecture_can_be_given_to_some_switches() {
+    let (all, _) = clos("architecture = { kind = \"voq\" }");
+    let names: Vec<String> = (0..4).map(|i| format!("\"tor{i}\"")).chain((0..2).map(|i| format!("\"spine{i}\""))).collect();
+    let (named, _) = clos(&format!("architecture = {{ kind = \"voq\", switches = [{}] }}", names.join(", ")));
+    assert_eq!(all.summary["events"], named.summary["events"]);
+    assert_eq!(all.flows.u64("fct_ps"), named.flows.u64("fct_ps"));
+    let (mixed, t) = clos("architecture = { kind = \"voq\", switches = [\"spine0\", \"spine1\"] }");
+    assert_eq!(mixed.summary["flows_finished"], 16);
+    let (moved, every) = (mixed.summary["crossbar_transfers"].as_u64().unwrap(), all.summary["crossbar_transfers"].as_u64().unwrap());
+    // every flow crosses one spine: a third of the three switches each packet crosses
+    assert!(moved > 0 && moved < every / 2, "{moved} of {every}");
+    let peak = mixed.ports.u64("input_peak_bytes");
+    let queues = mixed.ports.rows() / t.ports.len();
+    for (p, port) in t.ports.iter().enumerate() {
+        let spine = t.nodes[port.node as usize].name.starts_with("spine");
+        assert!(spine || peak[p * queues] == 0, "port {p} of {}: {} B held", t.nodes[port.node as usize].name, peak[p * queues]);
+    }
+    assert!(t.ports.iter().enumerate().any(|(p, port)| t.nodes[port.node as usize].name.starts_with("spine") && peak[p * queues] > 0));
+    for (list, says) in [("[]", "switch.architecture.switches"), ("[\"spine9\"]", "switch.architecture.switches[0]"), ("[\"spine0\", \"h0\"]", "switch.architecture.switches[1]")] {
+        let text = format!("[scenario]\nname = \"x\"\n[topology]\nkind = \"clos2\"\ntors = 2\nservers_per_tor = 1\nspines = 1\nhost_link = {{ rate = \"10Gbps\", delay = \"1us\" }}\nfabric_link = {{ rate = \"10Gbps\", delay = \"1us\" }}\n[switch]\narchitecture = {{ kind = \"voq\", switches = {list} }}\n[[workload]]\nkind = \"flows\"\nflows = [ {{ src = 0, dst = 1, size = \"1KB\" }} ]\n");
+        let e = match Document::from_toml(&text).and_then(|d| d.resolve(None)).and_then(|s| build_adjusted(&s, &RunOptions::default(), |_, _| {}).map(|_| ())) {
+            Ok(()) => panic!("accepted: {list}"),
+            Err(e) => e.to_string(),
+        };
+        assert!(e.contains(says), "{list}: {e}");
+    }
+}
