@@ -385,7 +385,6 @@ impl Ci {
         }
     }
 
-
     /// The peer behind `in_port` isolates flows named by a CIP (P802.1Qcz signalling on, and
     /// a CI bridge, or a NIC that honours CIPs).
     fn upstream_isolates(&self, in_port: PortId, topo: &Topology) -> bool {
