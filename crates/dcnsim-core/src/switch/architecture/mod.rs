@@ -236,8 +236,8 @@ impl ArchitectureConfig {
             (None, Some(_)) if !(output && fq_codel) => {
                 return Err(err(format!("{k}.marking"), "given without a mechanism to place; expected switch.aqm (or, with \"output\", switch.fq_codel), or no marking"))
             }
-            (Some((kind, None)), _) if !output => {
-                return Err(err(k, format!("cannot run with switch.aqm kind \"{kind}\" on the input queues: it runs on output queues, where kind = \"{}\" keeps few packets (kinds \"step\" and \"ramp\" mark the input queues); expected kind = \"cioq\" with marking = \"output\", or one of them", self.kind_name())))
+            (Some((aqm_kind, None)), _) if !output => {
+                return Err(err(k, format!("cannot run with switch.aqm kind \"{aqm_kind}\" on the input queues: it runs on output queues, where kind = \"{kind}\" keeps few packets (kinds \"step\" and \"ramp\" mark the input queues); expected kind = \"cioq\" with marking = \"output\", or one of them")))
             }
             (Some((_, Some(true))), _) if !output => {
                 return Err(err("switch.aqm.drop_non_ect", "true with marking on the input queues: the decision is taken as the packet crosses, after it held its input's room; expected false with switch.architecture, or marking = \"output\" with kind = \"cioq\""))
@@ -245,7 +245,7 @@ impl ArchitectureConfig {
             _ => {}
         }
         if fq_codel && !output {
-            return Err(err(k, format!("cannot run with switch.fq_codel on the input queues: it schedules and drops at the output queues, where kind = \"{}\" keeps few packets; expected kind = \"cioq\" with marking = \"output\", or one of them", self.kind_name())));
+            return Err(err(k, format!("cannot run with switch.fq_codel on the input queues: it schedules and drops at the output queues, where kind = \"{kind}\" keeps few packets; expected kind = \"cioq\" with marking = \"output\", or one of them")));
         }
         // CI counts a packet from its arrival at the input (`on_held`); a drop at the output
         // after it crossed would leave it counted
@@ -350,6 +350,14 @@ fn next_bit(m: &mut u128) -> Option<usize> {
     })
 }
 
+/// The inputs a mask names, lowest first; every input of `n` without one (a switch with
+/// more ports than the masks hold).
+fn inputs(mask: Option<u128>, n: usize) -> impl Iterator<Item = usize> {
+    let mut m = mask;
+    let mut all = 0..if m.is_none() { n } else { 0 };
+    std::iter::from_fn(move || m.as_mut().and_then(next_bit).or_else(|| all.next()))
+}
+
 /// One switch's crossbar and input queues.
 struct Crossbar {
     /// Its ports (inputs and outputs alike), by local index.
@@ -383,8 +391,9 @@ struct Crossbar {
     out_busy: Vec<SimTime>,
     ptr: Pointers,
     req: Requests,
-    /// Per input of a VOQ switch of at most `matching::MASK_BITS` ports: bit `o` set while
-    /// its VOQ for output `o` holds a packet (empty otherwise: the scan asks every VOQ).
+    /// Per input of a one-class VOQ switch of at most `matching::MASK_BITS` ports: bit `o`
+    /// set while its VOQ for output `o` holds a packet (empty otherwise: the scan asks
+    /// every VOQ; with more classes `holders` serves).
     waiting: Vec<u128>,
     /// Packets held.
     held: u64,
@@ -412,11 +421,11 @@ impl Crossbar {
         let out = self.ports[o];
         self.out_busy[o] <= now && (egress[out as usize].bytes + a.size <= self.output_cap || queues.get(out, a.queue).bytes == 0)
     }
-    /// Input `i` asks for output `o` if it holds a packet for it that `o` can take now
-    /// (`fits`).
+    /// With one class (or FIFO inputs): input `i` asks for output `o` if it holds a packet
+    /// for it that `o` can take now (`fits`).
     #[inline]
     fn request(&mut self, i: usize, o: usize, now: SimTime, egress: &crate::net::port::Ports, queues: &PortQueues) {
-        if (0..self.classes).any(|q| self.fits(self.slot(i, o, q), o, now, egress, queues)) {
+        if self.fits(self.slot(i, o, 0), o, now, egress, queues) {
             self.req.set(i, o);
         }
     }
@@ -437,10 +446,7 @@ impl Crossbar {
         let before = self.out_sched[o].snapshot();
         let Some(c) = sched.pick(nq, |c| first[c].is_none(), |_| false, |c| size[c], &mut self.out_sched[o]) else { return };
         self.chosen[o] = Some((c, size[c], before));
-        let mut m = self.holders.get(o * nq + c).copied();
-        let mut all = 0..if m.is_none() { n } else { 0 };
-        // the inputs holding class c for o, lowest first (every input without the masks)
-        while let Some(i) = m.as_mut().and_then(next_bit).or_else(|| all.next()) {
+        for i in inputs(self.holders.get(o * nq + c).copied(), n) {
             if self.in_busy[i] <= now && self.fits(self.slot(i, o, c), o, now, egress, queues) {
                 self.req.set(i, o);
             }
@@ -448,10 +454,8 @@ impl Crossbar {
     }
     /// The inputs that may hold packets of class `c` for output `o`: those whose VOQ holds
     /// one (`holders`), or every input where the switch has too many ports for the masks.
-    fn inputs_for(&self, o: usize, c: usize) -> impl Iterator<Item = usize> + '_ {
-        let mut m = self.holders.get(o * self.classes + c).copied();
-        let mut all = 0..if m.is_none() { self.ports.len() } else { 0 };
-        std::iter::from_fn(move || m.as_mut().and_then(next_bit).or_else(|| all.next()))
+    fn inputs_for(&self, o: usize, c: usize) -> impl Iterator<Item = usize> {
+        inputs(self.holders.get(o * self.classes + c).copied(), self.ports.len())
     }
     /// The first cell time at or after `t` not yet scanned.
     fn next_cell(&self, t: SimTime) -> SimTime {
@@ -515,9 +519,7 @@ impl Architecture {
                 }
             } else if let Some(&m) = x.waiting.get(i) {
                 let mut m = m;
-                while m != 0 {
-                    let o = m.trailing_zeros() as usize;
-                    m &= m - 1;
+                while let Some(o) = next_bit(&mut m) {
                     x.request(i, o, now, cx.egress, cx.port_queues);
                 }
             } else {
@@ -553,8 +555,7 @@ impl Architecture {
                 if let Some(h) = x.holders.get_mut(o * x.classes + class) {
                     *h &= !(1 << i);
                 }
-                let pair = x.slot(i, o, 0);
-                if let Some(w) = x.waiting.get_mut(i).filter(|_| x.queues[pair..pair + x.classes].iter().all(|v| v.is_empty())) {
+                if let Some(w) = x.waiting.get_mut(i) {
                     *w &= !(1 << o);
                 }
             }
@@ -633,7 +634,7 @@ impl SwitchMechanism for Architecture {
                     out_busy: vec![SimTime::ZERO; n],
                     ptr: Pointers::new(n),
                     req: Requests::new(n),
-                    waiting: vec![0; if voq && n <= matching::MASK_BITS { n } else { 0 }],
+                    waiting: vec![0; if voq && classes == 1 && n <= matching::MASK_BITS { n } else { 0 }],
                     held: 0,
                     due: SimTime::MAX,
                     last: SimTime::MAX,
