@@ -101,6 +101,26 @@ def test_drc_is_lossless_on_the_multistage_fabric_at_16_kb():
     assert gbps["DRC 16KB"] > 1.05 * gbps["802.3x 16KB"], gbps
 
 
+@pytest.mark.parametrize("fabric", ["backplane", "multistage"])
+def test_drc_per_ingress_direction_on_input_buffered_switches(fabric):
+    """Issue 58's study 2 (seed001_*_voq): seed 001's L2 fabrics on VOQ switches, whose
+    per-port buffer holds what the port receives. At 16 KB DRC judging each direction with
+    its input's whole fill ("DRC+input", a stop at 70% leaving PFC's 4,814 B of headroom
+    for the one peer that fills the input) drops nothing and carries more than 802.3x on
+    the same inputs, which the output-queued reading cannot do at 16 KB (it drops there:
+    seed001_backplane). Judging each direction by what the input would still admit for it
+    ("DRC") lets an input fill with frames for many directions none of which is near its
+    threshold, and it drops at 16 KB."""
+    r = {v: dcnsim.run(f"seed001_{fabric}_voq_small", variant=v) for v in ("802.3x 16KB", "DRC 16KB", "DRC+input 16KB")}
+    gbps = {v: _gbps(x) for v, x in r.items()}
+    drops = {v: x.summary["data_packets_dropped"] for v, x in r.items()}
+    assert drops["802.3x 16KB"] == 0 and drops["DRC+input 16KB"] == 0, drops
+    assert drops["DRC 16KB"] > 0, drops
+    assert r["DRC+input 16KB"].summary["drc_frames"] > 0
+    assert gbps["DRC+input 16KB"] > 1.05 * gbps["802.3x 16KB"], gbps
+    assert r["802.3x 16KB"].summary["crossbar_transfers"] > 0
+
+
 @pytest.fixture(scope="module")
 def simple():
     return {v: dcnsim.run("seed001_simple_small", variant=v) for v in ("802.3x", "DRC_RED_ECN")}

@@ -13,6 +13,9 @@ Studies (one case each, the shipped scenario; every variant):
   port; the seed states its drop counts.
 * ``seed001_backplane`` / ``seed001_multistage``: the L2 generators; "Per Port Buffer vs.
   Total Throughput & Mean Latency" for 802.3x, RED and DRC.
+* ``seed001_backplane_voq`` / ``seed001_multistage_voq``: the same on input-buffered (VOQ)
+  switches (issue 58's study 2): 802.3x by the inputs' fill, and DRC with feedback per
+  (ingress, direction) in its two readings ("DRC", "DRC+input").
 * ``seed001_qcn``: ten line-rate flows into one port, without and with QCN.
 
 The response time is the seed's "TCP Delay = DB Entry request to completion": the flows
@@ -54,6 +57,9 @@ SEED_MIXED_DROPS = {
 TCP_VARIANTS = ("NoFC_RED", "802.3x", "NoFC_RED_ECN", "DRC_RED_ECN")
 L2_SIZES = ("16KB", "32KB", "64KB", "128KB", "256KB")
 L2_MECHS = ("802.3x", "RED", "DRC")
+#: the input-buffered studies' mechanisms: RED runs on output queues, which a VOQ switch
+#: does not keep; DRC in its two readings of a direction's fill at an input (switch/drc.rs)
+VOQ_MECHS = ("802.3x", "DRC", "DRC+input")
 QCN_VARIANTS = ("UDP, no QCN", "UDP, QCN", "Reno, QCN")
 SHIPPED = "shipped"
 #: TCP's segment payload (1500 B frames less 40 B of headers)
@@ -238,6 +244,25 @@ def peak_fabric(sc: Dict[str, Any]) -> Dict[str, Any]:
 
 PEAK = "peak fabric"
 
+
+def peak_fabric_voq(sc: Dict[str, Any]) -> Dict[str, Any]:
+    """:func:`peak_fabric` on the scenario's VOQ switches (4 MB inputs): what their crossbars
+    carry of the workload when no buffer limits it."""
+    s = peak_fabric(sc)
+    s["switch"]["architecture"] = copy.deepcopy(sc["switch"]["architecture"])
+    return s
+
+
+PEAK_ISLIP4 = "peak fabric, iSLIP 4 iterations"
+
+
+def peak_fabric_islip4(sc: Dict[str, Any]) -> Dict[str, Any]:
+    """:func:`peak_fabric_voq` with four iSLIP iterations per cell time: how much of the
+    peak's shortfall is one iteration's matching."""
+    s = peak_fabric_voq(sc)
+    s["switch"]["architecture"]["iterations"] = 4
+    return s
+
 register(Study(
     name="seed001_backplane",
     title="Seed 001 backplane switch: 16 L2 generators, 802.3x / RED / DRC at 16-256 KB per port",
@@ -254,6 +279,16 @@ register(Study(
     cases=(Case(SHIPPED), Case(PEAK, peak_fabric)),
     cost_s={"small": 6, "full": 30},
 ))
+for _fabric, _what in (("backplane", "backplane switch"), ("multistage", "multi-stage L2 fabric")):
+    register(Study(
+        name=f"seed001_{_fabric}_voq",
+        title=f"Seed 001 {_what} on input-buffered (VOQ) switches: 802.3x and DRC per (ingress, direction), two readings, at 16-256 KB per port",
+        scenario=f"seed001_{_fabric}_voq",
+        metrics=l2_metrics,
+        cases=(Case(SHIPPED), Case(PEAK, peak_fabric_voq), Case(PEAK_ISLIP4, peak_fabric_islip4)),
+        cost_s={"small": 10, "full": 60},
+    ))
+
 @dataclass(frozen=True)
 class QEq:
     """A case edit: QCN's set point Q_eq moved (the engine's default, 802.1Q's, is 26 KB)
@@ -505,7 +540,7 @@ L2_COLS = [("throughput (Gbit/s)", "gbps", 1), ("mean frame latency (us)", "late
            ("PAUSE frames", "pfc_frames", 0)]
 
 
-def peak_text(res: Results, scenario: str) -> str:
+def peak_text(res: Results, scenario: str, fabric: str = "4 MB queues") -> str:
     """The fabric's measured peak (case :data:`PEAK`) against the seed's stated one."""
     from .core import scenario_dict
     from .metrics import quantity
@@ -513,14 +548,14 @@ def peak_text(res: Results, scenario: str) -> str:
     want = quantity(scenario_dict(scenario)["source"]["peak_throughput"], "bps") / 1e9
     got = mean_ci(res.values(PEAK, "", "gbps"))
     drops = max(res.values(PEAK, "", "drops"))
-    return (f"The fabric's peak (the same workload, 4 MB queues, no mechanism): {fmt_mean(got, 1)} Gbit/s against the seed's {want:g} "
+    return (f"The fabric's peak (the same workload, {fabric}, no mechanism): {fmt_mean(got, 1)} Gbit/s against the seed's {want:g} "
             f"({100 * got[0] / want:.1f}%; {drops:,.0f} drops in the worst run).")
 
 
-def l2_table(res: Results, scenario: str) -> str:
-    rows = [[f"{m} {s}"] + [_m(res, f"{m} {s}", k, d) for _, k, d in L2_COLS] for s in L2_SIZES for m in L2_MECHS]
+def l2_table(res: Results, scenario: str, mechs: Sequence[str] = L2_MECHS, fabric: str = "4 MB queues") -> str:
+    rows = [[f"{m} {s}"] + [_m(res, f"{m} {s}", k, d) for _, k, d in L2_COLS] for s in L2_SIZES for m in mechs]
     sec = res.run(SHIPPED, res.variants(SHIPPED)[0], res.seeds[0])["sim_time_s"]
-    peak = f" {peak_text(res, scenario)}" if PEAK in res.cases() else ""
+    peak = f" {peak_text(res, scenario, fabric)}" if PEAK in res.cases() else ""
     return (md_table(["variant", *[h for h, _, _ in L2_COLS]], rows)
             + f"\n\nMean ± 95% CI over {_seeds_text(res)}, {1e3 * sec:g} ms each; run time {_runtime(res)}.{peak}")
 
@@ -533,6 +568,68 @@ def _backplane_table(ctx: Context) -> str:
 @block("seed001_multistage:table_full")
 def _multistage_table(ctx: Context) -> str:
     return l2_table(ctx.results("seed001_multistage", "full"), "seed001_multistage")
+
+
+VOQ_PEAK = "VOQ switches with 4 MB inputs"
+
+
+@block("seed001_backplane_voq:table_full")
+def _backplane_voq_table(ctx: Context) -> str:
+    return l2_table(ctx.results("seed001_backplane_voq", "full"), "seed001_backplane_voq", VOQ_MECHS, VOQ_PEAK)
+
+
+@block("seed001_multistage_voq:table_full")
+def _multistage_voq_table(ctx: Context) -> str:
+    return l2_table(ctx.results("seed001_multistage_voq", "full"), "seed001_multistage_voq", VOQ_MECHS, VOQ_PEAK)
+
+
+def _drops_text(res: Results, variant: str) -> str:
+    """Where ``variant`` (a mechanism; every size) dropped nothing in any run, and what it
+    dropped elsewhere."""
+    lossless = [s.replace("KB", "") for s in L2_SIZES if all(x == 0 for x in res.values(SHIPPED, f"{variant} {s}", "drops"))]
+    lossy = [f"{s.replace('KB', ' KB')} ({_mu(res, f'{variant} {s}', 'drops'):,.0f} per run)" for s in L2_SIZES
+             if not all(x == 0 for x in res.values(SHIPPED, f"{variant} {s}", "drops"))]
+    if not lossless:
+        return f"drops at every size: {', '.join(lossy)}"
+    return f"no drop in any run at {', '.join(lossless)} KB" + (f"; drops at {', '.join(lossy)}" if lossy else "")
+
+
+@block("seed001_l2_voq:claims_full")
+def _l2_voq_claims(ctx: Context) -> str:
+    """The seed's L2 claims on input-buffered switches, in both DRC readings, beside the
+    output-queued studies' answers."""
+    rows = []
+    for study, oq, claim in (("seed001_backplane_voq", "seed001_backplane", '"Directional Mechanisms reduce HOL Blocking at Tx Ports" (backplane)'),
+                             ("seed001_multistage_voq", "seed001_multistage", '"Directional Mechanisms also show benefit in Multi-stage Topologies"')):
+        res, out = ctx.results(study, "full"), ctx.results(oq, "full")
+        for drc in VOQ_MECHS[1:]:
+            text, vs = _per_size(res, "802.3x", drc, "gbps")
+            rows.append([f"{claim}: throughput, {drc} over 802.3x, VOQ", "higher", text, _b(_sizes_where(vs, 1))])
+            text, vs = _per_size(res, "802.3x", drc, "latency_us")
+            rows.append([f"{claim}: mean frame latency, {drc} over 802.3x, VOQ", "lower", text, _b(_sizes_where(vs, -1))])
+            rows.append([f"(ours) {drc} is lossless ({study.split('_')[1]}, VOQ)", "", _drops_text(res, drc), ""])
+        rows.append([f"(ours) DRC is lossless ({oq.split('_')[1]}, output-queued: `{oq}`)", "", _drops_text(out, "DRC"), ""])
+    n = len(ctx.used[0].seeds) if ctx.used else 0
+    return md_table(["claim (seed 001, L2 generators, input-buffered switches)", "seed", f"dcnsim (full size, {n} seeds; change of the means per buffer, \\* significant)", "verdict"], rows)
+
+
+@block("seed001_l2_voq:architecture_full")
+def _l2_voq_against_oq(ctx: Context) -> str:
+    """What the input-buffered switch costs: each mechanism's throughput on VOQ switches
+    against the output-queued study's at each size."""
+    rows = []
+    for study, oq in (("seed001_backplane_voq", "seed001_backplane"), ("seed001_multistage_voq", "seed001_multistage")):
+        res, out = ctx.results(study, "full"), ctx.results(oq, "full")
+        for m in ("802.3x", "DRC"):
+            cells = []
+            for size in L2_SIZES:
+                c = change(out.values(SHIPPED, f"{m} {size}", "gbps"), res.values(SHIPPED, f"{m} {size}", "gbps"))
+                cells.append(f"{fmt_num(c.base[0], 1)} -> {fmt_num(c.other[0], 1)} ({fmt_change(c)})")
+            rows.append([f"{study.split('_')[1]}, {m}", *cells])
+        for label, case in (("peak fabric (4 MB)", PEAK), ("peak fabric (4 MB), iSLIP 4 iterations", PEAK_ISLIP4)):
+            peak = change(out.values(PEAK, "", "gbps"), res.values(case, "", "gbps"))
+            rows.append([f"{study.split('_')[1]}, {label}", f"{fmt_num(peak.base[0], 1)} -> {fmt_num(peak.other[0], 1)} ({fmt_change(peak)})", "", "", "", ""])
+    return md_table(["throughput (Gbit/s), output-queued -> VOQ", *[s.replace("KB", " KB") for s in L2_SIZES]], rows)
 
 
 def _per_size(res: Results, a: str, b: str, key: str) -> Tuple[str, List[str]]:
@@ -567,11 +664,7 @@ def _l2_claims(ctx: Context) -> str:
         drops = ", ".join(f"{_mu(res, f'RED {s}', 'drops'):,.0f}" for s in L2_SIZES)
         rows.append([f'RED "reduces blocking with random drops" ({study.split("_")[1]}): throughput, RED over 802.3x', "higher",
                      f"{text}; RED's drops per run at 16-256 KB: {drops}", _b(_sizes_where(vs, 1))])
-        lossless = [s.replace("KB", "") for s in L2_SIZES if all(x == 0 for x in res.values(SHIPPED, f"DRC {s}", "drops"))]
-        lossy = [f"{s.replace('KB', ' KB')} ({_mu(res, f'DRC {s}', 'drops'):,.0f} per run)" for s in L2_SIZES
-                 if not all(x == 0 for x in res.values(SHIPPED, f"DRC {s}", "drops"))]
-        rows.append([f"(ours, not the seed's) DRC is lossless ({study.split('_')[1]})", "",
-                     f"no drop in any run at {', '.join(lossless) or 'no size'} KB" + (f"; drops at {', '.join(lossy)}" if lossy else ""), ""])
+        rows.append([f"(ours, not the seed's) DRC is lossless ({study.split('_')[1]})", "", _drops_text(res, "DRC"), ""])
     n = len(ctx.used[0].seeds) if ctx.used else 0
     return md_table(["claim (seed 001, L2 generators)", "seed", f"dcnsim (full size, {n} seeds; change of the means per buffer, \\* significant)", "verdict"], rows)
 

@@ -132,7 +132,9 @@ function drc.dissector(tvb, pinfo, tree)
     t:add(drc_f.mask, tvb(2, 1))
     t:add(drc_f.direction, tvb(3, 2))
     t:add(drc_f.severity, tvb(5, 1))
-    pinfo.cols.info = string.format("DRC direction %d severity %d", tvb(3, 2):uint(), tvb(5, 1):uint())
+    -- 0xFFFF: every direction of the sender's input (its whole fill, input_fill = "direction_or_input")
+    local dir = tvb(3, 2):uint() == 0xFFFF and "every direction" or string.format("direction %d", tvb(3, 2):uint())
+    pinfo.cols.info = string.format("DRC %s severity %d", dir, tvb(5, 1):uint())
 end
 ethertype:add(0x8808, drc)
 

@@ -316,18 +316,20 @@ pub(super) fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Ro
     let ci = sw.ci.as_ref().map(mechanisms::ci::params);
     let sfc = sw.sfc.as_ref().map(mechanisms::sfc::params);
     let qcn = sw.qcn.as_ref().map(|cp| mechanisms::qcn::params(cp, s.transport.qcn.as_ref()));
-    let drc = sw.drc.as_ref().map(mechanisms::drc::params);
     let mut pfc = mechanisms::pfc::params(s, &topo, &buffer)?;
     if sfc.as_ref().is_some_and(|p| p.mode == SfcMode::Proxy) && pfc.is_none() {
         // the proxy's PAUSE frames need the NICs' PFC receive side, present in every RoCE NIC
         pfc = Some(PfcParams::receive_only(topo.ports.len()));
     }
+    let architecture = match &sw.architecture {
+        Some(a) => Some(a.params(switches_named(&topo, a.switches.as_deref(), "switch.architecture.switches")?)),
+        None => None,
+    };
+    // DRC's feedback at an input-buffered switch judges its input buffers
+    let drc = sw.drc.as_ref().map(|d| mechanisms::drc::params(d, architecture.as_ref().map_or_else(Vec::new, |a| a.input_buffers(&topo, &buffer, nq))));
     let mechanisms = MechanismParams { ecn, pfc, ci, sfc, aqm, qcn, drc, fq_codel: sw.fq_codel.as_ref().map(|f| f.params(mtu)),
         int: int_params(s, &topo)?,
-        architecture: match &sw.architecture {
-            Some(a) => Some(a.params(switches_named(&topo, a.switches.as_deref(), "switch.architecture.switches")?)),
-            None => None,
-        },
+        architecture,
         #[cfg(test)]
         stand_in: None,
     };

@@ -27,6 +27,19 @@
 //!   unchanged), the first frame whose direction may send now goes; at a NIC, a flow whose
 //!   direction may not send is skipped. A frame's direction is the peer switch's routing
 //!   choice for it (its ECMP hash included).
+//! * On an input-buffered switch (`switch.architecture`), whose per-port memory holds what
+//!   the port receives, the feedback is per (ingress, direction): the switch tells the peer
+//!   on ingress port i the severity of each direction o from what i holds for o (its VOQ,
+//!   or its FIFO's packets for o; the rate-controlled classes together) against what i
+//!   would still admit for o (those bytes and i's free room: the input is a buffer its
+//!   directions share), or (`input_fill = "direction_or_input"`) from the larger of what i
+//!   holds for o and all i holds, against i's buffer, so that a full input stops every
+//!   direction. Only that peer fills i, so a stop needs room for what it has in flight, not
+//!   for every other port's. A FIFO input's packets count toward their own directions,
+//!   although the head's blocks them. A packet counts from
+//!   its arrival at the input until it crosses the crossbar; the crossbar lets a packet
+//!   cross only when its direction at the next switch may receive now, as the output queue's
+//!   order would (`Mechanisms::nic_may_send`).
 
 use super::mechanism::{Caps, Fabric, Never, SwitchMechanism, Verdict};
 use super::pipeline::{Arrival, Better, Ctx, Departure, Effect, Report};
@@ -48,6 +61,11 @@ pub struct DrcFrame {
     pub dir: u16,
     pub level: u8,
 }
+
+/// A frame's `dir` for every direction of the sender's ingress at once: the input's whole
+/// fill sets a floor under each direction's own level (`InputFill::DirectionOrInput`), as
+/// the seed's frame carries every direction's status in one.
+pub const EVERY_DIRECTION: u16 = u16::MAX;
 
 /// The DRC frame's MAC Control opcode. The seed names a "DRC type" but gives no value; this
 /// one is assigned to nothing (802.3 clause 31 annex 31A).
@@ -73,6 +91,37 @@ pub const DEFAULT_THRESHOLDS: [f64; 3] = [0.25, 0.5, 0.75];
 pub const DEFAULT_RATES: [f64; 3] = [0.5, 0.25, 0.0];
 pub const DEFAULT_HYSTERESIS: f64 = 0.1;
 
+/// On an input-buffered switch, what a direction's severity judges (module doc).
+#[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, Copy, Clone, Debug, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum InputFill {
+    /// What the input holds for the direction against what it would admit for it (those
+    /// bytes and the input's free room), as an output queue's fill is judged against what
+    /// the buffer would admit there: the input is a buffer its directions share.
+    #[default]
+    Direction,
+    /// The larger of what the input holds for the direction and of all it holds, against
+    /// the input buffer: a full input stops every direction.
+    DirectionOrInput,
+}
+
+impl InputFill {
+    /// The fill of its own of a direction for which an input of `cap` bytes that holds
+    /// `held` holds `mine` (under "direction_or_input" the input's fill, `held / cap`, is
+    /// a floor sent apart, for every direction at once).
+    pub fn fill(self, mine: u64, held: u64, cap: u64) -> f64 {
+        match self {
+            // what the input would still admit for the direction: its own bytes and the room
+            // (a full input admits nothing more for a direction it holds nothing for)
+            InputFill::Direction => match mine + cap.saturating_sub(held) {
+                0 => 1.0,
+                room => mine as f64 / room as f64,
+            },
+            InputFill::DirectionOrInput => mine as f64 / cap as f64,
+        }
+    }
+}
+
 /// `switch.drc`, resolved.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DrcParams {
@@ -83,12 +132,16 @@ pub struct DrcParams {
     pub hysteresis: f64,
     /// Rate-controlled traffic classes (the priority mask), one bit per class.
     pub classes: u8,
+    /// Per port: the bytes of its input buffer where its switch holds packets at its inputs
+    /// (`switch.architecture`), 0 where it is output-queued; empty: every switch is.
+    pub inputs: Vec<u64>,
+    pub input_fill: InputFill,
 }
 
 /// The defaults: every class rate-controlled.
 impl Default for DrcParams {
     fn default() -> Self {
-        DrcParams { thresholds: DEFAULT_THRESHOLDS, rates: DEFAULT_RATES, hysteresis: DEFAULT_HYSTERESIS, classes: 0xff }
+        DrcParams { thresholds: DEFAULT_THRESHOLDS, rates: DEFAULT_RATES, hysteresis: DEFAULT_HYSTERESIS, classes: 0xff, inputs: Vec::new(), input_fill: InputFill::Direction }
     }
 }
 
@@ -122,8 +175,12 @@ pub struct Drc {
     local: Vec<u16>,
     /// Per (transmitting port, direction port of its peer).
     dirs: FxHashMap<(PortId, PortId), Dir>,
-    /// Directions above level 0, per transmitting port (the fast path when none is).
+    /// Directions above level 0, per transmitting port, and one more while its floor is
+    /// (the fast path when none is).
     limited: Vec<u32>,
+    /// Per transmitting port: the level its peer gave every direction at once
+    /// (`EVERY_DIRECTION`).
+    floor: Vec<u8>,
     /// The switch index of each port's peer (u32::MAX: a host), and the fabric's routes: a
     /// frame's direction is its next hop there (a copy, kept only in DRC runs, so the
     /// transmitter's hot path passes nothing extra).
@@ -134,6 +191,17 @@ pub struct Drc {
     /// DRC frames sent per port; frames that stopped a direction (level 3).
     frames: Vec<u64>,
     stops: Vec<u64>,
+    /// Per (ingress, direction) at input-buffered switches: each ingress port's first
+    /// entry (u32::MAX at an output-queued switch; its directions follow by local index),
+    /// the bytes of rate-controlled classes it holds for each direction and the level last
+    /// sent for it, and per port the bytes its input holds.
+    at_input: Vec<u32>,
+    toward: Vec<u64>,
+    toward_level: Vec<u8>,
+    input_bytes: Vec<u64>,
+    /// Per port at input-buffered switches: the level of its input's whole fill last sent
+    /// ("direction_or_input").
+    input_level: Vec<u8>,
 }
 
 impl Drc {
@@ -155,7 +223,21 @@ impl Drc {
                 }
             })
             .collect();
+        let mut at_input = vec![u32::MAX; n];
+        let mut entries = 0usize;
+        for node in topo.nodes.iter().filter(|nd| nd.kind == NodeKind::Switch) {
+            for &port in node.ports.iter().filter(|&&pt| p.inputs.get(pt as usize).is_some_and(|&b| b > 0)) {
+                at_input[port as usize] = entries as u32;
+                entries += node.ports.len();
+            }
+        }
         Drc {
+            at_input,
+            toward: vec![0; entries],
+            toward_level: vec![0; entries],
+            input_bytes: vec![0; if entries > 0 { n } else { 0 }],
+            input_level: vec![0; if entries > 0 { n } else { 0 }],
+            floor: vec![0; n],
             p,
             queues,
             level: vec![0; n],
@@ -193,6 +275,73 @@ impl Drc {
                 cx.push(Effect::Frame { port: q, frame: Frame::Drc(DrcFrame { dir, level: new }), flow: FlowId::MAX, hash: 0 });
             }
         }
+    }
+
+    /// A packet `a` held at an input-buffered switch's input arrived (`add`) or crossed:
+    /// the directions of its ingress it may have moved a level.
+    fn held(&mut self, a: &Arrival, add: bool, cx: &mut Ctx) {
+        if !self.input_buffered(a.in_port) {
+            return;
+        }
+        let i = a.in_port as usize;
+        let base = self.at_input[i] as usize;
+        let o = self.local[a.out as usize] as usize;
+        let counted = self.p.classes & (1 << a.queue) != 0;
+        if add {
+            self.input_bytes[i] += a.size;
+            self.toward[base + o] += a.size * counted as u64;
+        } else {
+            self.input_bytes[i] -= a.size;
+            self.toward[base + o] -= a.size * counted as u64;
+        }
+        match self.p.input_fill {
+            // the input's room moves every direction's fill
+            InputFill::Direction => {
+                let node = cx.topo.ports[i].node;
+                for d in 0..cx.topo.nodes[node as usize].ports.len() {
+                    self.update_toward(a.in_port, d, cx);
+                }
+            }
+            InputFill::DirectionOrInput => {
+                self.update_toward(a.in_port, o, cx);
+                let (cur, fill) = (self.input_level[i], self.input_bytes[i] as f64 / self.p.inputs[i] as f64);
+                let new = self.p.level(fill, cur);
+                if new != cur {
+                    self.input_level[i] = new;
+                    self.send(a.in_port, EVERY_DIRECTION, new, cx);
+                }
+            }
+        }
+    }
+
+    /// Tell the peer on `port` that direction `dir` is at `level`.
+    fn send(&mut self, port: PortId, dir: u16, level: u8, cx: &mut Ctx) {
+        self.frames[port as usize] += 1;
+        self.stops[port as usize] += (level == 3) as u64;
+        cx.push(Effect::Frame { port, frame: Frame::Drc(DrcFrame { dir, level }), flow: FlowId::MAX, hash: 0 });
+    }
+
+    /// Recompute the level of direction `o` (a local port index) at ingress `port`; on a
+    /// change, tell the peer on `port`.
+    fn update_toward(&mut self, port: PortId, o: usize, cx: &mut Ctx) {
+        let (i, slot) = (port as usize, self.at_input[port as usize] as usize + o);
+        if self.local[i] as usize == o {
+            return;
+        }
+        let fill = self.p.input_fill.fill(self.toward[slot], self.input_bytes[i], self.p.inputs[i]);
+        let cur = self.toward_level[slot];
+        let new = self.p.level(fill, cur);
+        if new == cur {
+            return;
+        }
+        self.toward_level[slot] = new;
+        self.send(port, o as u16, new, cx);
+    }
+
+    /// Whether `port` belongs to an input-buffered switch.
+    #[inline]
+    fn input_buffered(&self, port: PortId) -> bool {
+        self.at_input[port as usize] != u32::MAX
     }
 
     /// The peer switch's egress port for a frame to `dst` with `hash` sent out of `port`.
@@ -263,14 +412,26 @@ impl SwitchMechanism for Drc {
     fn pick(&mut self, port: PortId, queue: usize, q: &PktQueue, pkts: &PacketArena, now: SimTime) -> Option<usize> {
         self.first_allowed(port, queue, q, pkts, now)
     }
-    /// on_enqueue at a switch: the direction the packet joined may have grown a level.
+    /// on_enqueue at a switch: the direction the packet joined may have grown a level; at an
+    /// input-buffered one, the packet has crossed and left its ingress's count.
     fn on_enqueue(&mut self, a: &Arrival, cx: &mut Ctx) {
-        self.update(a.sw, a.out, cx);
+        if a.held {
+            self.held(a, false, cx);
+        } else if !self.input_buffered(a.in_port) {
+            self.update(a.sw, a.out, cx);
+        }
+    }
+
+    /// on_held: a packet arrived at an input-buffered switch's input.
+    fn on_held(&mut self, a: &Arrival, cx: &mut Ctx) {
+        self.held(a, true, cx);
     }
 
     /// on_dequeue at a switch: the direction may have drained a level.
     fn on_dequeue(&mut self, d: &Departure, cx: &mut Ctx) -> Verdict {
-        self.update(d.sw, d.port, cx);
+        if !self.input_buffered(d.port) {
+            self.update(d.sw, d.port, cx);
+        }
         Verdict::Send
     }
 
@@ -278,12 +439,15 @@ impl SwitchMechanism for Drc {
     fn on_frame(&mut self, f: DrcFrame, port: PortId, _flow: FlowId, _hash: u32, cx: &mut Ctx) {
         let (dir, level) = (f.dir, f.level);
         let peer = cx.topo.peer_node(port);
-        let Some(&dport) = cx.topo.nodes[peer as usize].ports.get(dir as usize) else {
-            return;
+        let old = if dir == EVERY_DIRECTION {
+            std::mem::replace(&mut self.floor[port as usize], level)
+        } else {
+            let Some(&dport) = cx.topo.nodes[peer as usize].ports.get(dir as usize) else {
+                return;
+            };
+            let e = self.dirs.entry((port, dport)).or_default();
+            std::mem::replace(&mut e.level, level)
         };
-        let e = self.dirs.entry((port, dport)).or_default();
-        let old = e.level;
-        e.level = level;
         match (old, level) {
             (0, 1..) => self.limited[port as usize] += 1,
             (1.., 0) => self.limited[port as usize] -= 1,
@@ -300,10 +464,12 @@ impl SwitchMechanism for Drc {
         if self.limited[port as usize] == 0 || self.p.classes & (1 << class) == 0 {
             return true;
         }
-        match self.direction(port, dst, hash).and_then(|d| self.dirs.get(&(port, d))) {
-            None => true,
-            Some(d) => d.level == 0 || (self.p.rates[d.level as usize - 1] > 0.0 && now >= d.next),
-        }
+        let Some(d) = self.direction(port, dst, hash) else {
+            return true;
+        };
+        let (level, next) = self.dirs.get(&(port, d)).map_or((0, SimTime::ZERO), |d| (d.level, d.next));
+        let level = level.max(self.floor[port as usize]);
+        level == 0 || (self.p.rates[level as usize - 1] > 0.0 && now >= next)
     }
 
     /// A frame starts on `port`: a limited direction's next frame waits one serialization
@@ -320,16 +486,16 @@ impl SwitchMechanism for Drc {
         let Some(dport) = self.direction(port, dst, hash) else {
             return;
         };
-        let Some(d) = self.dirs.get_mut(&(port, dport)) else {
-            return;
-        };
-        if d.level == 0 {
+        let floor = self.floor[port as usize];
+        let level = self.dirs.get(&(port, dport)).map_or(0, |d| d.level).max(floor);
+        if level == 0 {
             return;
         }
-        let rate = self.p.rates[d.level as usize - 1];
+        let rate = self.p.rates[level as usize - 1];
         if rate <= 0.0 {
             return;
         }
+        let d = self.dirs.entry((port, dport)).or_default();
         let link = cx.topo.ports[port as usize].rate_bps as f64;
         d.next = cx.now + ser_time(size as u64, (link * rate).max(1.0) as u64);
         let at = d.next;
@@ -345,7 +511,7 @@ impl SwitchMechanism for Drc {
     }
 
     /// A port's wake-up: try to transmit.
-    fn on_timer(&mut self, port: PortId, cx: &mut Ctx) {
+    fn on_timer(&mut self, port: PortId, _: &super::Mechanisms, cx: &mut Ctx) {
         if self.wake_at[port as usize] == cx.now {
             self.wake_at[port as usize] = SimTime::MAX;
         }
@@ -416,6 +582,34 @@ mod tests {
         assert_eq!(d.limited[up as usize], 0);
     }
 
+    /// A frame for every direction (an input-buffered peer's whole input at a level) sets a
+    /// floor under each direction's own level: stopped at 3 whatever a direction's own
+    /// level, spaced at level 1 toward a direction the peer never named, and back to each
+    /// direction's own level (with a wake-up) when it falls.
+    #[test]
+    fn floor_of_every_direction() {
+        use crate::switch::bench::{Bench, G100};
+        let mut b = Bench::new();
+        let routes = Routes::build(&b.topo).unwrap();
+        let mut d = Drc::new(params(), &b.topo, &routes, 1);
+        let up = b.port("left", "right");
+        let dir_idx = d.local[b.port("right", "h2") as usize];
+        let t0 = SimTime::from_us(10);
+        d.on_frame(DrcFrame { dir: dir_idx, level: 0 }, up, 0, 0, &mut b.cx(t0));
+        d.on_frame(DrcFrame { dir: EVERY_DIRECTION, level: 3 }, up, 0, 0, &mut b.cx(t0));
+        assert!(!d.nic_may_send(up, 2, 7, 0, t0), "stopped by the floor");
+        d.on_frame(DrcFrame { dir: EVERY_DIRECTION, level: 1 }, up, 0, 0, &mut b.cx(t0));
+        assert!(d.nic_may_send(up, 2, 7, 0, t0));
+        let pkt = b.pkts.alloc(crate::net::Packet { kind: PktKind::Data, flow: 1, src: 0, dst: 2, size: 1500, hash: 7, ..crate::net::Packet::blank() });
+        d.on_transmit(up, pkt, 0, &mut b.cx(t0));
+        assert!(!d.nic_may_send(up, 2, 7, 0, t0 + ser_time(1500, G100 / 2) - SimTime(1)), "spaced at half the rate");
+        b.fx.clear();
+        d.on_frame(DrcFrame { dir: EVERY_DIRECTION, level: 0 }, up, 0, 0, &mut b.cx(t0));
+        assert!(d.nic_may_send(up, 2, 7, 0, t0));
+        assert!(matches!(b.fx[..], [Effect::Wake { port }] if port == up));
+        assert_eq!(d.limited[up as usize], 0);
+    }
+
     /// The congested switch's side: a queue filling past a threshold sends its new level to
     /// every other peer, once.
     #[test]
@@ -438,6 +632,20 @@ mod tests {
         let a = b.data(2, 0, 2, inp, out, 4_900_000);
         d.on_enqueue(&a, &mut b.cx(SimTime::ZERO));
         assert!(b.fx.is_empty(), "no change, no frame");
+    }
+
+    /// A direction's fill at an input of 16,000 B: under "direction" against its bytes and
+    /// the free room (a full input is full for every direction), under
+    /// "direction_or_input" its bytes against the buffer (the input's fill is a floor
+    /// under every direction, `floor_of_every_direction`).
+    #[test]
+    fn input_fill_readings() {
+        let (d, o) = (InputFill::Direction, InputFill::DirectionOrInput);
+        assert_eq!(d.fill(3_000, 4_000, 16_000), 0.2);
+        assert_eq!(d.fill(0, 4_000, 16_000), 0.0);
+        assert_eq!(d.fill(0, 16_000, 16_000), 1.0);
+        assert_eq!(d.fill(4_000, 17_000, 16_000), 1.0, "PFC's headroom above the buffer");
+        assert_eq!(o.fill(4_000, 12_000, 16_000), 0.25, "its own; the input's 0.75 goes apart");
     }
 
     /// Levels rise at the thresholds and fall only past the hysteresis.

@@ -43,6 +43,9 @@ pub(in crate::scenario) fn validate(s: &Scenario) -> Result<(), ScenarioError> {
                 format!("invalid value {v}: hysteresis {h} >= the first threshold {t0}, expected hysteresis below every threshold (an empty queue would never leave severity 1)"),
             ));
         }
+        if d.input_fill.is_some() && sw.architecture.is_none() {
+            return Err(err("switch.drc.input_fill", "given without switch.architecture: an output-queued switch judges each direction by its egress queue; expected switch.architecture, or no input_fill"));
+        }
         if let Some(c) = &d.classes {
             if let Some(&q) = c.iter().find(|&&q| q >= nq) {
                 return Err(err("switch.drc.classes", format!("invalid class {q}, expected classes 0..{} (switch.queues = {nq})", nq - 1)));
@@ -52,7 +55,9 @@ pub(in crate::scenario) fn validate(s: &Scenario) -> Result<(), ScenarioError> {
     Ok(())
 }
 
-pub(in crate::scenario) fn params(c: &DrcConfig) -> DrcParams {
+/// `inputs`: per port, its input buffer where its switch is input-buffered
+/// (`switch.architecture`; `DrcParams::inputs`).
+pub(in crate::scenario) fn params(c: &DrcConfig, inputs: Vec<u64>) -> DrcParams {
     let d = DrcParams::default();
     let three = |v: &Option<Vec<f64>>, d: [f64; 3]| v.as_ref().map_or(d, |v| [v[0], v[1], v[2]]);
     DrcParams {
@@ -60,6 +65,8 @@ pub(in crate::scenario) fn params(c: &DrcConfig) -> DrcParams {
         rates: three(&c.rates, d.rates),
         hysteresis: c.hysteresis.unwrap_or(d.hysteresis),
         classes: c.classes.as_ref().map_or(d.classes, |v| v.iter().fold(0u8, |m, &q| m | (1 << q))),
+        inputs,
+        input_fill: c.input_fill.unwrap_or_default(),
     }
 }
 
@@ -83,6 +90,17 @@ pub struct DrcConfig {
     pub hysteresis: Option<f64>,
     /// Rate-controlled traffic classes (the frame's priority mask). Default: all.
     pub classes: Option<Vec<u8>>,
+    /// With switch.architecture (input-buffered switches, whose feedback is per (ingress,
+    /// direction)): "direction" (what the input holds for that direction against what it
+    /// would still admit for it: those bytes and its free room) or "direction_or_input"
+    /// (the larger of what it holds for the direction and of all it holds, against the
+    /// input buffer: a full input stops every direction). Default {default}.
+    #[schemars(default = "d_input_fill")]
+    pub input_fill: Option<drc::InputFill>,
+}
+
+fn d_input_fill() -> Option<drc::InputFill> {
+    Some(drc::InputFill::default())
 }
 
 impl DrcConfig {

@@ -47,11 +47,15 @@
 //!   which every AQM and FQ-CoDel run on the output queues).
 //! * Congestion Isolation judges each (output, class)'s backlog (`PortQueues::backlog`),
 //!   wherever its packets wait, and counts a packet from its arrival.
+//! * A packet crosses only when the mechanism that orders a transmitter's frames by their
+//!   next hop (DRC) lets it go toward that hop now: a VOQ offers its first such packet, a
+//!   FIFO its head or nothing.
 
 pub mod matching;
 
 use super::buffer::BufferParams;
 use super::mechanism::{Caps, Fabric, Never, SwitchMechanism};
+use super::Mechanisms;
 use super::pipeline::{Admission, Arrival, Ctx, Effect, Report};
 use super::MechTimer;
 use crate::metrics::{ColumnData as C, Outputs};
@@ -120,7 +124,7 @@ pub const MAX_SPEEDUP: f64 = 16.0;
 
 /// The `switch.` tables that cannot run beside an architecture (`ArchitectureConfig::check`
 /// says why).
-const REFUSED: [&str; 3] = ["sfc", "qcn", "drc"];
+const REFUSED: [&str; 2] = ["sfc", "qcn"];
 
 /// What the property tests' cases leave out beside it: the tables it refuses, PFC's
 /// readings other than ingress accounting with a static XOFF ("pfc:ingress"; refused by
@@ -141,9 +145,9 @@ const DRAWN_WITHOUT: [&str; REFUSED.len() + 3] = {
 };
 
 /// `switch.architecture`: the switches' memory architecture (see switch/architecture);
-/// absent = output-queued. It decides where packets wait, so it runs without `switch.sfc`,
-/// `qcn` and `drc`, which watch the output queues, until their readings on input buffers
-/// are built. PFC runs with it on its 802.1Qbb ingress accounting, which counts a packet
+/// absent = output-queued. It decides where packets wait, so it runs without `switch.sfc`
+/// and `qcn`, which watch the output queues, until their readings on input buffers are
+/// built; DRC's feedback is per (ingress, direction) on it (switch/drc.rs). PFC runs with it on its 802.1Qbb ingress accounting, which counts a packet
 /// from its arrival, so XOFF follows the input buffer; the ECN marker judges the queue
 /// `marking` names; the other AQMs and FQ-CoDel run on a CIOQ switch's output queues
 /// (`marking = "output"`); Congestion Isolation judges each (output, class)'s backlog, the
@@ -247,11 +251,11 @@ impl ArchitectureConfig {
         if fq_codel && !output {
             return Err(err(k, format!("cannot run with switch.fq_codel on the input queues: it schedules and drops at the output queues, where kind = \"{kind}\" keeps few packets; expected kind = \"cioq\" with marking = \"output\", or one of them")));
         }
-        // CI counts a packet from its arrival at the input (`on_held`); a drop at the output
-        // after it crossed would leave it counted
+        // CI and DRC count a packet from its arrival at the input (`on_held`); a drop at the
+        // output after it crossed would leave it counted
         let drops = matches!(aqm, Some((_, None)) | Some((_, Some(true))));
-        if configured("ci") && output && drops {
-            return Err(err(k, "cannot run switch.ci with an AQM of switch.aqm that drops at the output queues (a kind other than \"step\" and \"ramp\", or drop_non_ect = true): CI counts a packet from its arrival at the input; remove one of them"));
+        if let Some(key) = ["ci", "drc"].into_iter().find(|key| configured(key)).filter(|_| output && drops) {
+            return Err(err(k, format!("cannot run switch.{key} with an AQM of switch.aqm that drops at the output queues (a kind other than \"step\" and \"ramp\", or drop_non_ect = true): {key} counts a packet from its arrival at the input; remove one of them")));
         }
         match REFUSED.into_iter().find(|key| configured(key)) {
             Some(key) => {
@@ -296,6 +300,19 @@ impl ArchitectureParams {
         };
         let cioq = self.queueing == Queueing::Cioq;
         (self.input_buffer.unwrap_or(if cioq { share / 2 } else { share }), self.output_buffer.unwrap_or(share / 2))
+    }
+
+    /// Per port of `topo`: the bytes of its input buffer where its switch is built with the
+    /// architecture (`on`), 0 elsewhere.
+    pub fn input_buffers(&self, topo: &crate::net::Topology, buffer: &BufferParams, queues: usize) -> Vec<u64> {
+        let mut inputs = vec![0; topo.ports.len()];
+        for n in topo.switches.iter().map(|&node| &topo.nodes[node as usize]).filter(|n| self.on(n.index as usize)) {
+            let (input, _) = self.buffers(buffer, n.ports.len(), queues);
+            for &p in &n.ports {
+                inputs[p as usize] = input;
+            }
+        }
+        inputs
     }
 
     /// Refuse a default buffer (a port's share of `switch.buffer`) that cannot hold a full
@@ -412,20 +429,27 @@ impl Crossbar {
             i
         }
     }
-    /// Whether the head of `queues[slot]` may cross to output `o` now: no transfer into
-    /// `o` under way, and room at the output: within `output_cap`, or its class's queue
-    /// empty (an output always takes one packet per class, the one going onto the link).
+    /// The position in `queues[slot]` of the packet that may cross to output `o` now, if
+    /// one may: the first that `may` lets go toward its next hop (the head of a FIFO
+    /// input, which blocks the rest), with no transfer into `o` under way and room at the
+    /// output: within `output_cap`, or its class's queue empty (an output always takes one
+    /// packet per class, the one going onto the link).
     #[inline]
-    fn fits(&self, slot: usize, o: usize, now: SimTime, egress: &crate::net::port::Ports, queues: &PortQueues) -> bool {
-        let Some(a) = self.queues[slot].front() else { return false };
+    fn fits(&self, slot: usize, o: usize, now: SimTime, egress: &crate::net::port::Ports, queues: &PortQueues, may: &impl Fn(&Arrival) -> bool) -> Option<usize> {
+        let q = &self.queues[slot];
+        if self.out_busy[o] > now {
+            return None;
+        }
+        let k = if self.voq { q.iter().position(may)? } else { q.front().filter(|a| may(a)).map(|_| 0)? };
+        let a = &q[k];
         let out = self.ports[o];
-        self.out_busy[o] <= now && (egress[out as usize].bytes + a.size <= self.output_cap || queues.get(out, a.queue).bytes == 0)
+        (egress[out as usize].bytes + a.size <= self.output_cap || queues.get(out, a.queue).bytes == 0).then_some(k)
     }
     /// With one class (or FIFO inputs): input `i` asks for output `o` if it holds a packet
     /// for it that `o` can take now (`fits`).
     #[inline]
-    fn request(&mut self, i: usize, o: usize, now: SimTime, egress: &crate::net::port::Ports, queues: &PortQueues) {
-        if self.fits(self.slot(i, o, 0), o, now, egress, queues) {
+    fn request(&mut self, i: usize, o: usize, now: SimTime, egress: &crate::net::port::Ports, queues: &PortQueues, may: &impl Fn(&Arrival) -> bool) {
+        if self.fits(self.slot(i, o, 0), o, now, egress, queues, may).is_some() {
             self.req.set(i, o);
         }
     }
@@ -433,21 +457,21 @@ impl Crossbar {
     /// its port scheduler would, among the classes of which some input free now
     /// (`in_busy`) holds a packet it can take (`fits`), each charged the size of the first
     /// such input's head; the inputs that hold one of the chosen class request `o`.
-    fn offer(&mut self, o: usize, now: SimTime, sched: &PortScheduler, egress: &crate::net::port::Ports, queues: &PortQueues) {
+    fn offer(&mut self, o: usize, now: SimTime, sched: &PortScheduler, egress: &crate::net::port::Ports, queues: &PortQueues, may: &impl Fn(&Arrival) -> bool) {
         let (n, nq) = (self.ports.len(), self.classes);
         let mut first = [None; crate::net::queue::MAX_QUEUES];
         for (c, f) in first.iter_mut().enumerate().take(nq) {
-            *f = self.inputs_for(o, c).find(|&i| self.in_busy[i] <= now && self.fits(self.slot(i, o, c), o, now, egress, queues));
+            *f = self.inputs_for(o, c).filter(|&i| self.in_busy[i] <= now).find_map(|i| Some((i, self.fits(self.slot(i, o, c), o, now, egress, queues, may)?)));
         }
         let mut size = [0; crate::net::queue::MAX_QUEUES];
         for c in 0..nq {
-            size[c] = first[c].map_or(0, |i| self.queues[self.slot(i, o, c)][0].size);
+            size[c] = first[c].map_or(0, |(i, k)| self.queues[self.slot(i, o, c)][k].size);
         }
         let before = self.out_sched[o].snapshot();
         let Some(c) = sched.pick(nq, |c| first[c].is_none(), |_| false, |c| size[c], &mut self.out_sched[o]) else { return };
         self.chosen[o] = Some((c, size[c], before));
         for i in inputs(self.holders.get(o * nq + c).copied(), n) {
-            if self.in_busy[i] <= now && self.fits(self.slot(i, o, c), o, now, egress, queues) {
+            if self.in_busy[i] <= now && self.fits(self.slot(i, o, c), o, now, egress, queues, may).is_some() {
                 self.req.set(i, o);
             }
         }
@@ -488,8 +512,12 @@ pub struct Architecture {
 impl Architecture {
     /// One cell time at switch `sw`: match the inputs that hold packets to the outputs that
     /// can take them, start the transfers, and come back next cell time while packets wait.
-    fn scan(&mut self, sw: u32, cx: &mut Ctx) {
+    fn scan(&mut self, sw: u32, others: &Mechanisms, cx: &mut Ctx) {
         let (p, now) = (&self.p, cx.now);
+        // a mechanism that orders a transmitter's frames by their next hop (DRC) decides
+        // which packets may cross to their output now, as it would at an output queue
+        let (pkts, gated) = (&*cx.pkts, others.acts_at(Caps::REORDER));
+        let may = |a: &Arrival| !gated || others.nic_may_send(a.out, pkts.get(a.pkt).dst, a.hash, a.queue, now);
         let x = &mut self.xbars[sw as usize];
         x.due = SimTime::MAX;
         x.last = now;
@@ -501,7 +529,7 @@ impl Architecture {
             for o in 0..n {
                 x.chosen[o] = None;
                 if x.out_busy[o] <= now {
-                    x.offer(o, now, &self.sched, cx.egress, cx.port_queues);
+                    x.offer(o, now, &self.sched, cx.egress, cx.port_queues, &may);
                 }
             }
         }
@@ -515,16 +543,16 @@ impl Architecture {
             if !x.voq {
                 if let Some(a) = x.queues[i].front() {
                     let o = self.local[a.out as usize] as usize;
-                    x.request(i, o, now, cx.egress, cx.port_queues);
+                    x.request(i, o, now, cx.egress, cx.port_queues, &may);
                 }
             } else if let Some(&m) = x.waiting.get(i) {
                 let mut m = m;
                 while let Some(o) = next_bit(&mut m) {
-                    x.request(i, o, now, cx.egress, cx.port_queues);
+                    x.request(i, o, now, cx.egress, cx.port_queues, &may);
                 }
             } else {
                 for o in 0..n {
-                    x.request(i, o, now, cx.egress, cx.port_queues);
+                    x.request(i, o, now, cx.egress, cx.port_queues, &may);
                 }
             }
         }
@@ -546,7 +574,8 @@ impl Architecture {
             let chosen = x.chosen.get_mut(o).and_then(Option::take);
             let class = chosen.map_or(0, |(c, ..)| c);
             let q = x.slot(i, o, class);
-            let a = x.queues[q].pop_front().expect("a matched input holds a packet for its output");
+            let k = x.fits(q, o, now, cx.egress, cx.port_queues, &may).expect("a matched input holds a packet its output can take");
+            let a = x.queues[q].remove(k).expect("fits gives a position in the queue");
             x.queue_bytes[q] -= a.size;
             if let Some((c, charged, _)) = chosen {
                 x.out_sched[o].recharge(c, charged, a.size);
@@ -566,7 +595,7 @@ impl Architecture {
             x.in_busy[i] = end;
             x.out_busy[o] = end;
             self.transfers += 1;
-            cx.push(Effect::Release(a));
+            cx.fx.push(Effect::Release(a));
         }
         // an output that chose a class and took nothing has served nothing
         for o in 0..x.chosen.len() {
@@ -577,7 +606,7 @@ impl Architecture {
         if x.held > 0 {
             let at = x.next_cell(now);
             x.due = at;
-            cx.timer(at, MechTimer::Architecture(sw));
+            cx.fx.push(Effect::Timer { at, timer: MechTimer::Architecture(sw) });
         }
     }
 }
@@ -704,8 +733,8 @@ impl SwitchMechanism for Architecture {
         Admission::Held
     }
 
-    fn on_timer(&mut self, sw: u32, cx: &mut Ctx) {
-        self.scan(sw, cx);
+    fn on_timer(&mut self, sw: u32, others: &Mechanisms, cx: &mut Ctx) {
+        self.scan(sw, others, cx);
     }
 
     fn timer_place(sw: u32) -> u32 {
