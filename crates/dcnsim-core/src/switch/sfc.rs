@@ -32,6 +32,14 @@
 //! Readings the sources leave open: depth includes the arriving packet; ACKs and other
 //! non-data packets never trigger; a pause longer than 65535 quanta (335 us at 100 Gbps) is
 //! clamped by the proxy and renewed by later messages while the queue stays deep.
+//!
+//! On an input-buffered switch (`switch.architecture`) a packet triggers as it arrives at
+//! its input (`on_held`; the destination cache answers it there too), judged by `depth`:
+//! the queue it joins there (`"queue"`: its VOQ or input FIFO, the per-(input, output)
+//! state VOQ ASICs expose; the pause still drains it at the output's rate, the most it can
+//! drain at), or everything bound for its (output, class) wherever it waits (`"backlog"`,
+//! `PortQueues::backlog`: what one output queue would hold). On an output-queued switch
+//! both are its egress queue.
 
 use super::mechanism::{Caps, Fabric, MsgAt, Never, SwitchMechanism};
 use super::pipeline::{Arrival, Better, Ctx, Effect, Report};
@@ -88,9 +96,21 @@ pub enum SfcMode {
     Proxy,
 }
 
+/// What a packet's depth is on an input-buffered switch (module doc).
+#[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, Copy, Clone, Debug, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum SfcDepth {
+    /// The queue the packet joins: its VOQ (or input FIFO) there.
+    #[default]
+    Queue,
+    /// Everything bound for its (output, class), at every input and at the output.
+    Backlog,
+}
+
 /// `switch.sfc`, resolved.
 #[derive(Clone, Debug)]
 pub struct SfcParams {
+    pub depth: SfcDepth,
     pub trigger: u64,
     pub target: u64,
     pub suppression: SimTime,
@@ -141,6 +161,9 @@ pub struct Sfc {
     flows: PerFlow<FlowPause>,
     /// Paused time of the flows `forget_flows` forgot.
     paused_forgotten: u64,
+    /// At input-buffered switches: bytes held per (ingress, egress, queue), from arrival to
+    /// crossing (`depth = "queue"`).
+    held: FxHashMap<(PortId, PortId, u8), u64>,
 }
 
 /// An SFC message (P802.1Qdw): pause the packet's `flow` (sent to destination `src`) in
@@ -170,6 +193,7 @@ impl Sfc {
             proxy_pauses: vec![0; rows],
             flows: PerFlow::default(),
             paused_forgotten: 0,
+            held: FxHashMap::default(),
         }
     }
 
@@ -197,6 +221,32 @@ impl Sfc {
         self.last_sent.insert((port, flow), now);
         self.sent[row] += 1;
         cx.push(Effect::Msg { sw, msg: Msg::Sfc(SfcMsg { class }), flow, to, about, hash, value: pause.0 });
+    }
+
+    /// A packet arrived at a queue that then holds `depth` bytes (its egress queue, or at an
+    /// input-buffered switch what `depth` names): answer a data packet one of this ToR's
+    /// hosts sent from the destination cache, then trigger on the depth.
+    fn arrived(&mut self, a: &Arrival, depth: u64, cx: &mut Ctx) {
+        let p = cx.pkts.get(a.pkt);
+        if p.kind != PktKind::Data {
+            return;
+        }
+        let (flow, src, dst, hash) = (p.flow, p.src, p.dst, p.hash);
+        let class = a.class as u8;
+        let now = cx.now;
+        if self.p.cache && !self.cache.is_empty() && peer_is_host(cx, a.in_port) {
+            if let Some(&until) = self.cache.get(&(a.sw, dst, class)) {
+                if until > now {
+                    let row = self.row(a.in_port, class);
+                    self.cache_hits[row] += 1;
+                    self.signal(a.sw, a.in_port, flow, src, dst, class, hash, until - now, cx);
+                }
+            }
+        }
+        if depth >= self.p.trigger {
+            let pause = self.p.pause_for(depth, cx.topo.ports[a.out as usize].rate_bps);
+            self.signal(a.sw, a.out, flow, src, dst, class, hash, pause, cx);
+        }
     }
 
     /// Add [from, until) to the flow's paused time (the union of its pauses).
@@ -254,30 +304,36 @@ impl SwitchMechanism for Sfc {
         );
         Some(Arbitrary { line, without: if proxy { &["pfc"] } else { &[] } })
     }
-    /// on_enqueue: answer from the destination cache a packet one of this ToR's hosts sent,
-    /// then trigger on the depth of the queue the packet joined.
+    /// on_held: a packet arrived at an input-buffered switch's input: it counts in its
+    /// queue there, and is answered from the cache and triggers as on arrival at an egress
+    /// queue.
+    fn on_held(&mut self, a: &Arrival, cx: &mut Ctx) {
+        let depth = match self.p.depth {
+            SfcDepth::Queue => {
+                let e = self.held.entry((a.in_port, a.out, a.queue as u8)).or_insert(0);
+                *e += a.size;
+                *e
+            }
+            SfcDepth::Backlog => cx.backlog(a.out, a.queue),
+        };
+        self.arrived(a, depth, cx);
+    }
+
+    /// on_enqueue: a packet joined its egress queue; at an input-buffered switch one that
+    /// crossed from its input (`on_held` judged it), else `arrived`.
     fn on_enqueue(&mut self, a: &Arrival, cx: &mut Ctx) {
-        let p = cx.pkts.get(a.pkt);
-        if p.kind != PktKind::Data {
-            return;
-        }
-        let (flow, src, dst, hash) = (p.flow, p.src, p.dst, p.hash);
-        let class = a.class as u8;
-        let now = cx.now;
-        if self.p.cache && !self.cache.is_empty() && peer_is_host(cx, a.in_port) {
-            if let Some(&until) = self.cache.get(&(a.sw, dst, class)) {
-                if until > now {
-                    let row = self.row(a.in_port, class);
-                    self.cache_hits[row] += 1;
-                    self.signal(a.sw, a.in_port, flow, src, dst, class, hash, until - now, cx);
+        if a.held {
+            if self.p.depth == SfcDepth::Queue {
+                let key = (a.in_port, a.out, a.queue as u8);
+                let e = self.held.get_mut(&key).expect("a packet that crossed was counted as it arrived");
+                *e -= a.size;
+                if *e == 0 {
+                    self.held.remove(&key);
                 }
             }
+            return;
         }
-        let depth = cx.queue_bytes(a.out, a.queue);
-        if depth >= self.p.trigger {
-            let pause = self.p.pause_for(depth, cx.topo.ports[a.out as usize].rate_bps);
-            self.signal(a.sw, a.out, flow, src, dst, class, hash, pause, cx);
-        }
+        self.arrived(a, cx.queue_bytes(a.out, a.queue), cx);
     }
 
     /// A message leaves switch `sw` through `out` (the switch that made it included): the
@@ -417,7 +473,7 @@ mod tests {
     }
 
     fn params(mode: SfcMode) -> SfcParams {
-        SfcParams { trigger: DEFAULT_TRIGGER, target: DEFAULT_TARGET, suppression: DEFAULT_SUPPRESSION, cache: true, mode }
+        SfcParams { depth: SfcDepth::Queue, trigger: DEFAULT_TRIGGER, target: DEFAULT_TARGET, suppression: DEFAULT_SUPPRESSION, cache: true, mode }
     }
 
     /// A queue built by hand to 173,587 B on a 100G port: the message names the packet's
@@ -527,7 +583,7 @@ mod tests {
     /// 150 KB at 100 Gbps is 100 KB above a 50 KB target, 8 us.
     #[test]
     fn pause_drains_to_the_target_at_line_rate() {
-        let p = SfcParams { trigger: DEFAULT_TRIGGER, target: DEFAULT_TARGET, suppression: DEFAULT_SUPPRESSION, cache: true, mode: SfcMode::Native };
+        let p = SfcParams { depth: SfcDepth::Queue, trigger: DEFAULT_TRIGGER, target: DEFAULT_TARGET, suppression: DEFAULT_SUPPRESSION, cache: true, mode: SfcMode::Native };
         assert_eq!(p.pause_for(150_000, 100_000_000_000), SimTime::from_us(8));
         assert_eq!(p.pause_for(100_001, 400_000_000_000), SimTime(50_001 * 20));
         assert_eq!(p.pause_for(10_000, 100_000_000_000), SimTime::ZERO);

@@ -18,6 +18,9 @@ pub(in crate::scenario) fn validate(s: &Scenario) -> Result<(), ScenarioError> {
         if target >= trigger {
             return Err(err("switch.sfc.target", format!("invalid value {target} B, expected a depth below the trigger ({trigger} B)")));
         }
+        if sfc.depth.is_some() && sw.architecture.is_none() {
+            return Err(err("switch.sfc.depth", "given without switch.architecture: an output-queued switch judges the egress queue the packet joins; expected switch.architecture, or no depth"));
+        }
         if sfc.mode == Some(SfcModeConfig::Proxy) && sw.pfc.as_ref().is_some_and(|p| p.mode == PfcMode::Link) {
             return Err(err(
                 "switch.sfc.mode",
@@ -30,6 +33,7 @@ pub(in crate::scenario) fn validate(s: &Scenario) -> Result<(), ScenarioError> {
 
 pub(in crate::scenario) fn params(c: &SfcConfig) -> SfcParams {
     SfcParams {
+        depth: c.depth.unwrap_or_default(),
         trigger: c.trigger.map_or(sfc::DEFAULT_TRIGGER, |b| b.0),
         target: c.target.map_or(sfc::DEFAULT_TARGET, |b| b.0),
         suppression: c.suppression.map_or(sfc::DEFAULT_SUPPRESSION, |d| d.0),
@@ -84,6 +88,16 @@ pub struct SfcConfig {
     /// "native" (default: the NIC pauses the flow) or "proxy" (the source's ToR sends the NIC
     /// a PFC PAUSE for the class).
     pub mode: Option<SfcModeConfig>,
+    /// With switch.architecture (input-buffered switches, where a packet triggers as it
+    /// arrives at its input): the depth judged, "queue" (the VOQ or input FIFO it joins) or
+    /// "backlog" (everything bound for its output and class, at every input and at the
+    /// output). Default {default}.
+    #[schemars(default = "d_depth")]
+    pub depth: Option<sfc::SfcDepth>,
+}
+
+fn d_depth() -> Option<sfc::SfcDepth> {
+    Some(sfc::SfcDepth::default())
 }
 
 impl SfcConfig {

@@ -124,7 +124,7 @@ pub const MAX_SPEEDUP: f64 = 16.0;
 
 /// The `switch.` tables that cannot run beside an architecture (`ArchitectureConfig::check`
 /// says why).
-const REFUSED: [&str; 2] = ["sfc", "qcn"];
+const REFUSED: [&str; 1] = ["qcn"];
 
 /// What the property tests' cases leave out beside it: the tables it refuses, PFC's
 /// readings other than ingress accounting with a static XOFF ("pfc:ingress"; refused by
@@ -145,9 +145,10 @@ const DRAWN_WITHOUT: [&str; REFUSED.len() + 3] = {
 };
 
 /// `switch.architecture`: the switches' memory architecture (see switch/architecture);
-/// absent = output-queued. It decides where packets wait, so it runs without `switch.sfc`
-/// and `qcn`, which watch the output queues, until their readings on input buffers are
-/// built; DRC's feedback is per (ingress, direction) on it (switch/drc.rs). PFC runs with it on its 802.1Qbb ingress accounting, which counts a packet
+/// absent = output-queued. It decides where packets wait, so it runs without `switch.qcn`,
+/// which samples the output queues, until its reading on input buffers is built; DRC's
+/// feedback is per (ingress, direction) on it (switch/drc.rs), SFC triggers as a packet
+/// arrives at its input (switch/sfc.rs). PFC runs with it on its 802.1Qbb ingress accounting, which counts a packet
 /// from its arrival, so XOFF follows the input buffer; the ECN marker judges the queue
 /// `marking` names; the other AQMs and FQ-CoDel run on a CIOQ switch's output queues
 /// (`marking = "output"`); Congestion Isolation judges each (output, class)'s backlog, the
@@ -251,15 +252,15 @@ impl ArchitectureConfig {
         if fq_codel && !output {
             return Err(err(k, format!("cannot run with switch.fq_codel on the input queues: it schedules and drops at the output queues, where kind = \"{kind}\" keeps few packets; expected kind = \"cioq\" with marking = \"output\", or one of them")));
         }
-        // CI and DRC count a packet from its arrival at the input (`on_held`); a drop at the
-        // output after it crossed would leave it counted
+        // CI, DRC and SFC count a packet from its arrival at the input (`on_held`); a drop at
+        // the output after it crossed would leave it counted
         let drops = matches!(aqm, Some((_, None)) | Some((_, Some(true))));
-        if let Some(key) = ["ci", "drc"].into_iter().find(|key| configured(key)).filter(|_| output && drops) {
+        if let Some(key) = ["ci", "drc", "sfc"].into_iter().find(|key| configured(key)).filter(|_| output && drops) {
             return Err(err(k, format!("cannot run switch.{key} with an AQM of switch.aqm that drops at the output queues (a kind other than \"step\" and \"ramp\", or drop_non_ect = true): {key} counts a packet from its arrival at the input; remove one of them")));
         }
         match REFUSED.into_iter().find(|key| configured(key)) {
             Some(key) => {
-                Err(err(k, format!("cannot run with switch.{key}: it watches the output queues, where this architecture keeps few packets; its reading on input buffers is not built yet; remove one of them")))
+                Err(err(k, format!("cannot run with switch.{key}: it samples the output queues, where this architecture keeps few packets; its reading on input buffers is not built yet; remove one of them")))
             }
             None => Ok(()),
         }

@@ -135,6 +135,8 @@ fn bad_tables_are_refused_naming_the_key() {
         ("architecture = { kind = \"voq\", input_buffer = \"100B\" }", "switch.architecture.input_buffer"),
         ("architecture = { kind = \"crossbar\" }", "crossbar"),
         ("architecture = { kind = \"voq\" }\nqcn = {}", "cannot run with switch.qcn"),
+        ("sfc = { depth = \"queue\" }", "switch.sfc.depth"),
+        ("architecture = { kind = \"cioq\", marking = \"output\" }\naqm = { kind = \"red\", min = \"10KB\", max = \"30KB\" }\nsfc = {}", "switch.sfc"),
         ("architecture = { kind = \"voq\" }\naqm = { kind = \"pi2\" }", "switch.aqm kind \"pi2\""),
         ("architecture = { kind = \"cioq\" }\naqm = { kind = \"pi2\" }", "marking = \"output\""),
         ("architecture = { kind = \"cioq\" }\nfq_codel = {}", "switch.fq_codel"),
@@ -506,5 +508,40 @@ fn a_crossbar_lets_a_packet_cross_only_toward_a_direction_that_may_receive() {
         assert_eq!((ps["packets_dropped"].as_u64(), ds["packets_dropped"].as_u64()), (Some(0), Some(0)), "{kind}");
         assert!(pause[1] < 3.0, "{kind}: h1 -> h3 at {:.2} Gbit/s under 802.3x", pause[1]);
         assert!(if kind == "input_queued" { drc[1] < 3.0 } else { drc[1] > 6.5 }, "{kind}: h1 -> h3 at {:.2} Gbit/s under DRC", drc[1]);
+    }
+}
+
+/// SFC (P802.1Qdw) on an input-buffered switch: a 4:1 incast of line-rate UDP senders into
+/// 300 KB inputs, trigger 30 KB, target 10 KB. Judging the VOQ a packet joins (`depth =
+/// "queue"`, the per-(input, output) state), each sender is paused as its own VOQ reaches
+/// the trigger: every input peaks at the trigger plus the frame that crossed it (31.5 KB),
+/// and a CIOQ switch lets its output queue fill (its VOQs drain into it at twice a port's
+/// rate). Judging everything bound for the output (`"backlog"`), the four inputs (and the
+/// CIOQ output) together stay near the trigger. Both keep the receiver's link busy (8 MB
+/// at 10 Gbit/s: 6.4 ms) and drop nothing; without SFC the inputs fill and drop.
+#[test]
+fn sfc_triggers_on_the_voq_or_on_the_outputs_backlog() {
+    let sfc = "sfc = { trigger = \"30KB\", target = \"10KB\"";
+    for kind in ["voq", "cioq"] {
+        let arch = format!("architecture = {{ kind = \"{kind}\", input_buffer = \"300KB\" }}");
+        for depth in ["queue", "backlog"] {
+            let (r, t) = checked(&incast(4, &format!("{arch}\n{sfc}, depth = \"{depth}\" }}")));
+            assert_eq!((r.summary["packets_dropped"].as_u64(), r.summary["flows_finished"].as_u64()), (Some(0), Some(4)), "{kind} {depth}");
+            assert!(r.summary["sfc_sent"].as_u64().unwrap() > 100, "{kind} {depth}");
+            let end_ms = r.summary["sim_time_ps"].as_u64().unwrap() as f64 / 1e9;
+            assert!(end_ms < 6.5, "{kind} {depth}: ended at {end_ms} ms");
+            let queues = r.ports.rows() / t.ports.len();
+            let row = |h: u32| t.ports[t.host_port(h) as usize].peer as usize * queues;
+            let (peak, out) = (r.ports.u64("input_peak_bytes"), r.ports.u64("max_depth_bytes")[row(4)]);
+            let inputs: Vec<u64> = (0..4).map(|h| peak[row(h)]).collect();
+            if depth == "queue" {
+                assert!(inputs.iter().all(|&b| b == 31_500), "{kind}: inputs peaked at {inputs:?}");
+                assert!(kind == "voq" || out > 100_000, "{kind}: output queue {out} B");
+            } else {
+                assert!(inputs.iter().all(|&b| b < 20_000) && out <= 30_000 + 3 * 1_500, "{kind}: inputs {inputs:?}, output {out} B");
+            }
+        }
+        let (_, lossy) = run(&incast(4, &arch));
+        assert!(lossy["packets_dropped"].as_u64().unwrap() > 0, "{kind}: no drop without SFC");
     }
 }
