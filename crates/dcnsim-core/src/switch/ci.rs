@@ -576,7 +576,7 @@ impl SwitchMechanism for Ci {
 
     /// Released once the congested queue has held none of the flow's packets for
     /// release_after; while it holds some, the next drain re-arms the timer.
-    fn on_timer(&mut self, t: Timer, _: &super::Mechanisms, cx: &mut Ctx) {
+    fn on_timer(&mut self, t: Timer, cx: &mut Ctx) {
         let (port, key, gen) = match t {
             Timer::Release { port, key, gen } => (port, key, gen),
             Timer::HostRelease { port, key } => {

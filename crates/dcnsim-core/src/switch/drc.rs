@@ -511,7 +511,7 @@ impl SwitchMechanism for Drc {
     }
 
     /// A port's wake-up: try to transmit.
-    fn on_timer(&mut self, port: PortId, _: &super::Mechanisms, cx: &mut Ctx) {
+    fn on_timer(&mut self, port: PortId, cx: &mut Ctx) {
         if self.wake_at[port as usize] == cx.now {
             self.wake_at[port as usize] = SimTime::MAX;
         }

@@ -347,9 +347,17 @@ pub trait SwitchMechanism: Sized {
     }
     /// One of its routed messages reached its host through `port`.
     fn on_host_msg(&mut self, _m: Self::Msg, _port: PortId, _pkt: PktId, _cx: &mut Ctx) {}
-    /// One of its timers is due. `others` are the switch's other mechanisms, for their
-    /// queries (a crossbar asks whether a packet may go toward its next hop now).
-    fn on_timer(&mut self, _t: Self::Timer, _others: &super::Mechanisms, _cx: &mut Ctx) {}
+    /// One of its timers is due.
+    fn on_timer(&mut self, _t: Self::Timer, _cx: &mut Ctx) {}
+    /// Whether its timers ask the other mechanisms (`on_timer_asking`): it is then taken out
+    /// of the set for the call, which costs a move of it per timer, so only those that ask
+    /// pay it.
+    const TIMER_ASKS_OTHERS: bool = false;
+    /// One of its timers is due, with the switch's other mechanisms to ask (a crossbar asks
+    /// whether a packet may go toward its next hop now); `on_timer` unless it asks.
+    fn on_timer_asking(&mut self, t: Self::Timer, _others: &super::Mechanisms, cx: &mut Ctx) {
+        self.on_timer(t, cx)
+    }
     /// Add its columns to the ports table and its keys to the summary (totals over every
     /// flow, those `forget_flows` forgot included).
     fn report(&self, _r: &mut Report) {}
@@ -724,14 +732,18 @@ macro_rules! switch_mechanisms {
                 match msg { $($(#[cfg($cfg)])? Msg::$Arm(x) => if let Some(m) = &mut self.$field { m.on_host_msg(x, port, pkt, cx) }),* }
             }
 
-            /// A mechanism's timer is due. Its owner is taken out for the call, so that it can
-            /// ask the others (as `on_msg`).
+            /// A mechanism's timer is due. One that asks the others is taken out for the call
+            /// (as for `on_msg`).
             pub fn on_timer(&mut self, t: MechTimer, cx: &mut Ctx) {
                 use $crate::switch::mechanism::SwitchMechanism;
                 match t {
-                    $($(#[cfg($cfg)])? MechTimer::$Arm(t) => if let Some(mut m) = self.$field.take() {
-                        m.on_timer(t, self, cx);
-                        self.$field = Some(m);
+                    $($(#[cfg($cfg)])? MechTimer::$Arm(t) => if <$T>::TIMER_ASKS_OTHERS {
+                        if let Some(mut m) = self.$field.take() {
+                            m.on_timer_asking(t, self, cx);
+                            self.$field = Some(m);
+                        }
+                    } else if let Some(m) = &mut self.$field {
+                        m.on_timer(t, cx)
                     }),*
                 }
             }

@@ -136,7 +136,7 @@ impl SwitchMechanism for StandIn {
         Admission::Held
     }
 
-    fn on_timer(&mut self, sw: u32, _: &super::Mechanisms, cx: &mut Ctx) {
+    fn on_timer(&mut self, sw: u32, cx: &mut Ctx) {
         self.scan(sw, cx);
     }
 

@@ -294,7 +294,7 @@ impl SwitchMechanism for Aqm {
     }
 
     /// An AQM timer (the PI2 controllers' periodic update).
-    fn on_timer(&mut self, t: pi2::Update, _: &crate::switch::Mechanisms, cx: &mut Ctx) {
+    fn on_timer(&mut self, t: pi2::Update, cx: &mut Ctx) {
         match &mut self.algo {
             Algo::Pi2(p) => p.on_timer(t, cx),
             Algo::DualPi2(d) => d.on_timer(t, cx),

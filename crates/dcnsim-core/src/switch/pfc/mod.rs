@@ -571,7 +571,7 @@ impl SwitchMechanism for Pfc {
         }
     }
 
-    fn on_timer(&mut self, t: Timer, _: &crate::switch::Mechanisms, cx: &mut Ctx) {
+    fn on_timer(&mut self, t: Timer, cx: &mut Ctx) {
         match t {
             Timer::Refresh { port, class, gen } => {
                 let c = class as usize;
