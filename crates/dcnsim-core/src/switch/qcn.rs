@@ -15,7 +15,11 @@
 //! drawn uniformly within +-15% of that from the switch's stream so CPs do not sample in
 //! lockstep. (The standard's text was not at hand: the MIB's defaults, an HPE manual's
 //! quantisation, the table and jitter of public OMNeT++ QCN models and a Linux QCN patch,
-//! which send no CNM when QntzFb is 0, are what this follows.)
+//! which send no CNM when QntzFb is 0, are what this follows.) On an input-buffered switch
+//! (`switch.architecture`) a CP per (egress port, class) samples a frame as it arrives at
+//! its input, with Q the backlog bound for that port and class wherever it waits (its
+//! VOQs at every input and the output queue: `PortQueues::backlog`), the queue the CP
+//! would see on an output-queued switch.
 //!
 //! **Reaction point (RP)**, per flow in the source NIC (802.1Q 32.13), starting at the
 //! first CNM at line rate: on a CNM, target rate `TR <- CR` (unless no increase cycle has
@@ -364,6 +368,33 @@ impl Qcn {
         let cp = vec![Cp { q_old: 0, to_sample: p.cp.sample_base }; ports * queues];
         Qcn { p, queues, cp, cnms_sent: vec![0; ports * queues], rp: PerFlow::default(), limited_forgotten: 0 }
     }
+
+    /// The congestion point of `a`'s (egress port, queue), which holds `q` bytes with the
+    /// packet (802.1Q 30.2): a data packet due to be sampled makes a CNM to its source when
+    /// the feedback is negative.
+    fn sample(&mut self, a: &Arrival, q: u64, cx: &mut Ctx) {
+        let p = cx.pkts.get(a.pkt);
+        if p.kind != PktKind::Data {
+            return;
+        }
+        let row = a.out as usize * self.queues + a.queue;
+        let cp = &mut self.cp[row];
+        if a.size < cp.to_sample {
+            cp.to_sample -= a.size;
+            return;
+        }
+        let (flow, src, dst, hash) = (p.flow, p.src, p.dst, p.hash);
+        let fb = self.p.cp.feedback(q, cp.q_old);
+        let fields = CnmFields::new(self.p.cp.quantize(fb), q as i64 - self.p.cp.q_eq as i64, q as i64 - cp.q_old as i64, cx.topo.ports[a.out as usize].local, a.queue as u8);
+        cp.q_old = q;
+        let qntz = fields.qntz;
+        let jitter = cx.switches[a.sw as usize].rng.gen_range(0.85..1.15);
+        cp.to_sample = ((self.p.cp.interval(qntz) as f64 * jitter) as u64).max(1);
+        if qntz > 0 {
+            self.cnms_sent[row] += 1;
+            cx.push(Effect::Msg { sw: a.sw, msg: Msg::Qcn(Cnm), flow, to: src, about: dst, hash, value: fields.pack() });
+        }
+    }
 }
 
 impl SwitchMechanism for Qcn {
@@ -396,28 +427,16 @@ impl SwitchMechanism for Qcn {
     /// on_enqueue: count the data frame toward the next sample; at a sample, compute Fb and
     /// send a CNM to the frame's source if the queue is congested.
     fn on_enqueue(&mut self, a: &Arrival, cx: &mut Ctx) {
-        let p = cx.pkts.get(a.pkt);
-        if p.kind != PktKind::Data {
-            return;
+        // a packet that crossed an input-buffered switch's crossbar was sampled on arrival
+        if !a.held {
+            self.sample(a, cx.queue_bytes(a.out, a.queue), cx);
         }
-        let row = a.out as usize * self.queues + a.queue;
-        let cp = &mut self.cp[row];
-        if a.size < cp.to_sample {
-            cp.to_sample -= a.size;
-            return;
-        }
-        let (flow, src, dst, hash) = (p.flow, p.src, p.dst, p.hash);
-        let q = cx.queue_bytes(a.out, a.queue);
-        let fb = self.p.cp.feedback(q, cp.q_old);
-        let fields = CnmFields::new(self.p.cp.quantize(fb), q as i64 - self.p.cp.q_eq as i64, q as i64 - cp.q_old as i64, cx.topo.ports[a.out as usize].local, a.queue as u8);
-        cp.q_old = q;
-        let qntz = fields.qntz;
-        let jitter = cx.switches[a.sw as usize].rng.gen_range(0.85..1.15);
-        cp.to_sample = ((self.p.cp.interval(qntz) as f64 * jitter) as u64).max(1);
-        if qntz > 0 {
-            self.cnms_sent[row] += 1;
-            cx.push(Effect::Msg { sw: a.sw, msg: Msg::Qcn(Cnm), flow, to: src, about: dst, hash, value: fields.pack() });
-        }
+    }
+
+    /// on_held: a packet arrived at an input-buffered switch's input; the congestion point
+    /// of its (output, class) samples it against the backlog bound there, wherever it waits.
+    fn on_held(&mut self, a: &Arrival, cx: &mut Ctx) {
+        self.sample(a, cx.backlog(a.out, a.queue), cx);
     }
 
     /// A CNM reached the source NIC behind `port`: the flow's reaction point cuts its rate.

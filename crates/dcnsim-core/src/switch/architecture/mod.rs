@@ -122,33 +122,17 @@ pub const MAX_ITERATIONS: u32 = 64;
 /// Largest speed-up.
 pub const MAX_SPEEDUP: f64 = 16.0;
 
-/// The `switch.` tables that cannot run beside an architecture (`ArchitectureConfig::check`
-/// says why).
-const REFUSED: [&str; 1] = ["qcn"];
-
-/// What the property tests' cases leave out beside it: the tables it refuses, PFC's
-/// readings other than ingress accounting with a static XOFF ("pfc:ingress"; refused by
-/// scenario/mechanisms/pfc.rs), a marker that drops non-ECT packets ("aqm:no_drop"), and
-/// FQ-CoDel (which needs `marking = "output"`, not drawn).
+/// What the property tests' cases leave out beside it: PFC's readings other than ingress
+/// accounting with a static XOFF ("pfc:ingress"; refused by scenario/mechanisms/pfc.rs), a
+/// marker that drops non-ECT packets ("aqm:no_drop"), and FQ-CoDel (which needs `marking =
+/// "output"`, not drawn).
 #[cfg(test)]
-const DRAWN_WITHOUT: [&str; REFUSED.len() + 3] = {
-    let mut w = [""; REFUSED.len() + 3];
-    let mut i = 0;
-    while i < REFUSED.len() {
-        w[i] = REFUSED[i];
-        i += 1;
-    }
-    w[REFUSED.len()] = "pfc:ingress";
-    w[REFUSED.len() + 1] = "aqm:no_drop";
-    w[REFUSED.len() + 2] = "fq_codel";
-    w
-};
+const DRAWN_WITHOUT: [&str; 3] = ["pfc:ingress", "aqm:no_drop", "fq_codel"];
 
 /// `switch.architecture`: the switches' memory architecture (see switch/architecture);
-/// absent = output-queued. It decides where packets wait, so it runs without `switch.qcn`,
-/// which samples the output queues, until its reading on input buffers is built; DRC's
-/// feedback is per (ingress, direction) on it (switch/drc.rs), SFC triggers as a packet
-/// arrives at its input (switch/sfc.rs). PFC runs with it on its 802.1Qbb ingress accounting, which counts a packet
+/// absent = output-queued. It decides where packets wait: DRC's feedback is per (ingress,
+/// direction) on it (switch/drc.rs), SFC triggers and QCN's congestion points sample as a
+/// packet arrives at its input (switch/sfc.rs, switch/qcn.rs). PFC runs with it on its 802.1Qbb ingress accounting, which counts a packet
 /// from its arrival, so XOFF follows the input buffer; the ECN marker judges the queue
 /// `marking` names; the other AQMs and FQ-CoDel run on a CIOQ switch's output queues
 /// (`marking = "output"`); Congestion Isolation judges each (output, class)'s backlog, the
@@ -203,8 +187,8 @@ fn d_marking() -> Option<Marking> {
 }
 
 impl ArchitectureConfig {
-    /// Refuse values out of range, keys of another kind, and the mechanisms that cannot run
-    /// on it (`configured`: whether the scenario gives the table `switch.<key>`; `aqm`: the
+    /// Refuse values out of range, keys of another kind, and the combinations that cannot
+    /// run on it (`configured`: whether the scenario gives the table `switch.<key>`; `aqm`: the
     /// kind of `switch.aqm`, if any, and, where it is the ECN marker on the instantaneous
     /// queue, whether that drops non-ECT packets).
     pub fn check(&self, mtu: u64, configured: impl Fn(&str) -> bool, aqm: Option<(&str, Option<bool>)>) -> Result<(), ScenarioError> {
@@ -258,12 +242,7 @@ impl ArchitectureConfig {
         if let Some(key) = ["ci", "drc", "sfc"].into_iter().find(|key| configured(key)).filter(|_| output && drops) {
             return Err(err(k, format!("cannot run switch.{key} with an AQM of switch.aqm that drops at the output queues (a kind other than \"step\" and \"ramp\", or drop_non_ect = true): {key} counts a packet from its arrival at the input; remove one of them")));
         }
-        match REFUSED.into_iter().find(|key| configured(key)) {
-            Some(key) => {
-                Err(err(k, format!("cannot run with switch.{key}: it samples the output queues, where this architecture keeps few packets; its reading on input buffers is not built yet; remove one of them")))
-            }
-            None => Ok(()),
-        }
+        Ok(())
     }
 
     fn kind_name(&self) -> &'static str {
