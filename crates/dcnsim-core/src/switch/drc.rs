@@ -36,10 +36,10 @@
 //!   holds for o and all i holds, against i's buffer, so that a full input stops every
 //!   direction. Only that peer fills i, so a stop needs room for what it has in flight, not
 //!   for every other port's. A FIFO input's packets count toward their own directions,
-//!   although the head's blocks them. A packet counts from
-//!   its arrival at the input until it crosses the crossbar; the crossbar lets a packet
-//!   cross only when its direction at the next switch may receive now, as the output queue's
-//!   order would (`Mechanisms::nic_may_send`).
+//!   although the head's blocks them. A packet counts from its arrival at the input until
+//!   it crosses the crossbar; the crossbar lets a packet cross only when its direction at
+//!   the next switch may receive now, as the output queue's order would
+//!   (`Mechanisms::nic_may_send`).
 
 use super::mechanism::{Caps, Fabric, Never, SwitchMechanism, Verdict};
 use super::pipeline::{Arrival, Better, Ctx, Departure, Effect, Report};

@@ -132,8 +132,9 @@ const DRAWN_WITHOUT: [&str; 3] = ["pfc:ingress", "aqm:no_drop", "fq_codel"];
 /// `switch.architecture`: the switches' memory architecture (see switch/architecture);
 /// absent = output-queued. It decides where packets wait: DRC's feedback is per (ingress,
 /// direction) on it (switch/drc.rs), SFC triggers and QCN's congestion points sample as a
-/// packet arrives at its input (switch/sfc.rs, switch/qcn.rs). PFC runs with it on its 802.1Qbb ingress accounting, which counts a packet
-/// from its arrival, so XOFF follows the input buffer; the ECN marker judges the queue
+/// packet arrives at its input (switch/sfc.rs, switch/qcn.rs). PFC runs with it on its
+/// 802.1Qbb ingress accounting, which counts a packet from its arrival, so XOFF follows
+/// the input buffer; the ECN marker judges the queue
 /// `marking` names; the other AQMs and FQ-CoDel run on a CIOQ switch's output queues
 /// (`marking = "output"`); Congestion Isolation judges each (output, class)'s backlog, the
 /// packets bound for it wherever they wait.
@@ -188,9 +189,9 @@ fn d_marking() -> Option<Marking> {
 
 impl ArchitectureConfig {
     /// Refuse values out of range, keys of another kind, and the combinations that cannot
-    /// run on it (`configured`: whether the scenario gives the table `switch.<key>`; `aqm`: the
-    /// kind of `switch.aqm`, if any, and, where it is the ECN marker on the instantaneous
-    /// queue, whether that drops non-ECT packets).
+    /// run on it (`configured`: whether the scenario gives the table `switch.<key>`;
+    /// `aqm`: the kind of `switch.aqm`, if any, and, where it is the ECN marker on the
+    /// instantaneous queue, whether that drops non-ECT packets).
     pub fn check(&self, mtu: u64, configured: impl Fn(&str) -> bool, aqm: Option<(&str, Option<bool>)>) -> Result<(), ScenarioError> {
         let k = "switch.architecture";
         let kind = self.kind_name();
