@@ -2,8 +2,9 @@
 the literature's switches are: N x N, one cell per input per slot with probability `load`
 (Bernoulli), each to a uniformly random output, infinite input queues. It gives the numbers
 docs/mechanisms.md ("Switch memory architectures") sets beside dcnsim's packet-level ones:
-the saturation throughputs of FIFO inputs (Karol et al. 1987) and of one-iteration PIM, and
-the backlog of 1-SLIP near full load.
+the saturation throughputs of FIFO inputs (Karol et al. 1987) and of one-iteration PIM, the
+backlog of 1-SLIP near full load, and the non-uniform cases: hot-spot traffic on FIFO inputs
+and diagonal traffic on saturated VOQs (which maximal matching iSLIP's pointers settle in).
 
     python3 bench/peers/crossbar_slot_model.py            # the table, a few seconds
 """
@@ -11,6 +12,8 @@ the backlog of 1-SLIP near full load.
 from __future__ import annotations
 
 import random
+import statistics
+from collections import Counter
 
 
 def islip_or_pim(voq, n, iterations, ptr, rnd, pim):
@@ -82,6 +85,42 @@ def fifo_saturated(n, slots, seed=1):
     return sent / (n * slots)
 
 
+def diagonal_saturated(n, slots, iterations, pim, rnd):
+    """Every VOQ (i, i) and (i, i + 1) always backlogged, the pointers drawn at random:
+    the throughput over the last half of the slots."""
+    voq = [[0] * n for _ in range(n)]
+    for i in range(n):
+        voq[i][i] = voq[i][(i + 1) % n] = 1
+    ptr = {"g": [rnd.randrange(n) for _ in range(n)], "a": [rnd.randrange(n) for _ in range(n)]}
+    sent = 0
+    for t in range(slots):
+        matched = sum(o is not None for o in islip_or_pim(voq, n, iterations, ptr, rnd, pim))
+        sent += matched if t >= slots // 2 else 0
+    return sent / (n * (slots - slots // 2))
+
+
+def fifo_hot_spot(n, load, hot, slots, seed=1):
+    """FIFO inputs, Bernoulli arrivals at `load`, each cell to output 0 with probability
+    `hot` and else to one of outputs 1..n-1 at random, infinite queues, random choice among
+    the heads that want one output: what each output carries."""
+    rnd = random.Random(seed)
+    queues = [[] for _ in range(n)]
+    carried = [0] * n
+    dest = lambda: 0 if rnd.random() < hot else rnd.randrange(1, n)
+    for _ in range(slots):
+        for q in queues:
+            if rnd.random() < load:
+                q.append(dest())
+        want: dict[int, list[int]] = {}
+        for i, q in enumerate(queues):
+            if q:
+                want.setdefault(q[0], []).append(i)
+        for o, inputs in want.items():
+            queues[rnd.choice(inputs)].pop(0)
+            carried[o] += 1
+    return [c / slots for c in carried]
+
+
 def main() -> None:
     print("FIFO inputs, saturated (Karol et al. 1987: N = 2 0.75, N = 8 0.6184)")
     for n in (2, 8):
@@ -94,6 +133,16 @@ def main() -> None:
         for seed in (1, 2):
             thr, backlog = voq_run(8, load, 8_000, seed=seed)
             print(f"  load {load}: carried {thr:.4f}, backlog {backlog}")
+    got = fifo_hot_spot(8, 0.8, 0.5, 100_000)
+    print("FIFO inputs, hot spot (N = 8, load 0.8, half to output 0): output 0 carries "
+          f"{got[0]:.4f}, outputs 1-7 {sum(got[1:]) / 7:.4f} each (1 / (N x 0.5) x 0.5 / 7 x N = {8 * 0.25 * 0.5 / 7:.4f})")
+    rnd = random.Random(1)
+    print("Diagonal, every VOQ (i, i), (i, i + 1) saturated, N = 8, 200 random pointer starts:")
+    pim = statistics.mean(diagonal_saturated(8, 400, 1, True, rnd) for _ in range(20))
+    print(f"  PIM 1 iteration: {pim:.4f} (1 - 1/4 = 0.75)")
+    for iterations in (1, 4):
+        ends = Counter(round(diagonal_saturated(8, 400, iterations, False, rnd), 4) for _ in range(200))
+        print(f"  iSLIP {iterations} iteration(s): " + ", ".join(f"{k} in {v}" for k, v in sorted(ends.items())))
 
 
 if __name__ == "__main__":
