@@ -85,6 +85,26 @@ def fifo_saturated(n, slots, seed=1):
     return sent / (n * slots)
 
 
+def islip_delay(n, load, slots, iterations, seed=1):
+    """Uniform Bernoulli traffic: the mean wait of a cell in its VOQ, in slots, from the
+    time-averaged backlog by Little's law (a cell that arrives in a slot may cross in it:
+    a wait of 0), after the first fifth of the slots."""
+    rnd = random.Random(seed)
+    voq = [[0] * n for _ in range(n)]
+    ptr = {"g": [0] * n, "a": [0] * n}
+    held, arrived = 0, 0
+    for t in range(slots):
+        for i in range(n):
+            if rnd.random() < load:
+                voq[i][rnd.randrange(n)] += 1
+                arrived += t >= slots // 5
+        for i, o in enumerate(islip_or_pim(voq, n, iterations, ptr, rnd, False)):
+            if o is not None:
+                voq[i][o] -= 1
+        held += sum(map(sum, voq)) if t >= slots // 5 else 0
+    return held / arrived
+
+
 def diagonal_saturated(n, slots, iterations, pim, rnd):
     """Every VOQ (i, i) and (i, i + 1) always backlogged, the pointers drawn at random:
     the throughput over the last half of the slots."""
@@ -133,6 +153,11 @@ def main() -> None:
         for seed in (1, 2):
             thr, backlog = voq_run(8, load, 8_000, seed=seed)
             print(f"  load {load}: carried {thr:.4f}, backlog {backlog}")
+    print("VOQ, uniform Bernoulli, N = 8: mean wait in slots (output queueing: (N - 1)/N x p / (2(1 - p)), Karol et al. 1987)")
+    for load in (0.5, 0.8):
+        oq = 7 / 8 * load / (2 * (1 - load))
+        waits = [statistics.mean(islip_delay(8, load, 40_000, it, seed) for seed in (1, 2)) for it in (1, 4)]
+        print(f"  load {load}: 1-SLIP {waits[0]:.2f}, 4-SLIP {waits[1]:.2f}, output queueing {oq:.2f}")
     got = fifo_hot_spot(8, 0.8, 0.5, 100_000)
     print("FIFO inputs, hot spot (N = 8, load 0.8, half to output 0): output 0 carries "
           f"{got[0]:.4f}, outputs 1-7 {sum(got[1:]) / 7:.4f} each (1 / (N x 0.5) x 0.5 / 7 x N = {8 * 0.25 * 0.5 / 7:.4f})")

@@ -255,7 +255,7 @@ impl Sim {
             fl.ecn_marks += 1;
         }
         let r = fl.receive(p.seq, p.payload, ce, self.now, self.cfg.roce.cnp_interval);
-        if r.datagram && !self.loops.is_empty() {
+        if r.datagram && self.cfg.frame_latency {
             // a frame's latency: made at the source to its last byte in at the host
             let e = self.frame_latency.entry(f);
             e.0 += (self.now - p.ts).0;

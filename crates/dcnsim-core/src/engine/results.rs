@@ -109,8 +109,8 @@ impl Sim {
         (&["retx"], "Data segments retransmitted"),
         (
             &["mean_frame_latency_ps"],
-            "Closed-loop UDP runs only: the mean latency of the flow's delivered frames, from their making at the source to \
-             their arrival (NaN: none delivered)",
+            "Runs with closed-loop UDP flows, or metrics.frame_latency, only: the mean latency of the flow's delivered \
+             frames, from their making at the source to their arrival (NaN: none delivered, or not a UDP flow)",
         ),
     ];
 

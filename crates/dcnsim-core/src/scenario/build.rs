@@ -372,7 +372,7 @@ pub(super) fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Ro
         capture: capture_params(s, &topo)?,
         loops,
         warnings: Vec::new(),
-        frame_latency: udp_loops,
+        frame_latency: s.metrics.frame_latency.unwrap_or(udp_loops),
         host_load,
         repeats,
         repeats_at_destination: at_dst,

@@ -855,6 +855,11 @@ pub struct MetricsConfig {
     /// Write the frames that chosen ports send into a pcapng file (capture.pcapng) that
     /// Wireshark opens, with real encodings (docs/capture.md). Default: no capture.
     pub capture: Option<CaptureConfig>,
+    /// Record each UDP flow's mean frame latency, from a frame's making at its source to its
+    /// arrival (`mean_frame_latency_ps` in flows.parquet; other transports' flows NaN), e.g.
+    /// for a switch's delay against queueing theory. Default: on in runs with closed-loop UDP
+    /// flows, off in others.
+    pub frame_latency: Option<bool>,
 }
 
 impl MetricsConfig {
