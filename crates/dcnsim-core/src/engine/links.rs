@@ -63,4 +63,26 @@ impl Sim {
             self.drop_pkt(pkt, Some((port, qi)), DropReason::LinkDown);
         }
     }
+
+    /// `link_changes` of the summary: each change the run reached, with its link named.
+    pub(super) fn link_change_rows(&self) -> Vec<serde_json::Value> {
+        use crate::net::LinkState;
+        let t = &self.topo;
+        let rows = self.cfg.link_changes.iter().filter(|c| c.at <= self.now).map(|c| {
+            let p = &t.ports[c.port as usize];
+            let (state, rate) = match c.state {
+                LinkState::Down => ("down", None),
+                LinkState::Up => ("up", None),
+                LinkState::Rate(r) => ("rate", Some(r)),
+            };
+            serde_json::json!({
+                "at_ps": c.at.0,
+                "link": format!("{}:{}", t.nodes[p.node as usize].name, p.local),
+                "peer": t.nodes[t.peer_node(c.port) as usize].name,
+                "state": state,
+                "rate_bps": rate,
+            })
+        });
+        rows.collect()
+    }
 }

@@ -861,6 +861,8 @@ mod ci_tests;
 #[cfg(test)]
 mod dcqcn_tests;
 #[cfg(test)]
+mod multipath_tests;
+#[cfg(test)]
 mod pfc_tests;
 #[cfg(test)]
 mod proptests;

@@ -1205,7 +1205,7 @@ fn engine_combine(key: &str) -> Option<Combine> {
     Some(match key {
         "packets_created" | "packets_dropped" | "packets_delivered" | "control_frames" | "ecn_marks" | "data_packets_sent" | "data_packets_dropped" | "packets_in_flight" | "capture_frames" => Combine::Sum,
         "invariant_violations" => Combine::Concat,
-        "seed" | "sim_time_ps" | "hosts" | "switches" | "flows_total" | "flows_started" | "throughput_bin_ps" | "queue_samples" | "fct_bins" | "metrics" | "queue_notes" | "version" | "end_reason" => Combine::First,
+        "seed" | "sim_time_ps" | "hosts" | "switches" | "flows_total" | "flows_started" | "throughput_bin_ps" | "queue_samples" | "fct_bins" | "metrics" | "queue_notes" | "version" | "end_reason" | "link_changes" => Combine::First,
         "events" | "flows_finished" | "flows_unfinished" | "loss_rate" | "flows_with_loss" | "warnings" => Combine::First,
         _ => return None,
     })

@@ -196,8 +196,8 @@ impl Sim {
         (&["drops_lossless"], "Lossless packets the buffer model refused (queue-based PFC with too little room above XOFF)"),
         (
             &["drops_link_down"],
-            "With link changes (`SimConfig::link_changes`, no scenario key yet) only: packets this switch queue held when its \
-             link went down or that joined it while the link was down (until the routes moved off it)",
+            "With `[faults]` only: packets this switch queue held when its link went down or that joined it while the link \
+             was down (until the routes moved off it)",
         ),
         (
             &["ecn_marks"],
@@ -258,6 +258,12 @@ impl Sim {
              (`{\"queue\": 1, \"threshold\": \"CI High\", \"bytes\": 300000}`)",
         ),
         (&["capture_frames"], "With `[metrics] capture`: the frames captured (see `capture.pcapng` above)"),
+        (
+            &["link_changes"],
+            "With `[faults]`: the link changes the run reached, in the order made, each {at_ps, link (\"node:N\", one \
+             end), peer (the other end's node), state (\"down\", \"up\" or \"rate\"), rate_bps (the new rate; null unless \
+             \"rate\")}",
+        ),
         (
             &["warnings"],
             "Only when the scenario looked suspicious (no flows, a buffer smaller than a packet), configures a mechanism its \
@@ -385,6 +391,9 @@ impl Sim {
         }
         if !notes.is_empty() {
             summary["queue_notes"] = notes.into();
+        }
+        if !self.cfg.link_changes.is_empty() {
+            summary["link_changes"] = self.link_change_rows().into();
         }
         let mut warnings = self.cfg.warnings.clone();
         if let Some(c) = &self.capture {

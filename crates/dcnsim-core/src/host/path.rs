@@ -3,13 +3,16 @@
 //! (`Routes::next_hop`).
 
 use crate::sim::rng::mix64;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// How a flow's sender sets the entropy of each data packet it sends. Per-flow ECMP keeps
 /// one entropy for the whole flow, so every packet takes one path; packet spraying gives
 /// each packet its own, so a flow's packets spread over every equal-cost path (and may
 /// arrive out of order). A packet's reply (ACK, NACK, CNP) carries the entropy of the
 /// packet it answers.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
 pub enum PathChoice {
     /// One entropy per flow (per-flow ECMP, RFC 2992).
     #[default]

@@ -87,14 +87,11 @@ pub fn build_routes(t: &TopologyConfig, topo: &Topology) -> Result<Routes, Scena
     Ok(routes)
 }
 
-/// `metrics.capture` with its port names resolved on the built fabric: "node" (all its
-/// ports), "node:N" (its port N) or "node->peer" (its port toward that neighbour), each
-/// port once, in the order named.
 /// The fabric's nodes by name, for keys that name them.
 pub(super) struct NodeNames<'t>(std::collections::HashMap<&'t str, u32>);
 
 impl<'t> NodeNames<'t> {
-    fn of(topo: &'t Topology) -> Self {
+    pub(super) fn of(topo: &'t Topology) -> Self {
         NodeNames(topo.nodes.iter().enumerate().map(|(i, n)| (n.name.as_str(), i as u32)).collect())
     }
     /// Node `name`'s id, or an error naming `key` with the nearest names.
@@ -106,6 +103,30 @@ impl<'t> NodeNames<'t> {
             // thousands of names are no help: the nearest is
             let msg = if all.len() > 24 { msg.split(", expected one of").next().unwrap_or_default().to_string() + " (see the nodes in ports.parquet)" } else { msg };
             err(key, msg)
+        })
+    }
+
+    /// The ports a port name (`key`) gives on `topo`: "node" (all its ports), "node:N" (its
+    /// port N, the `port` column of ports.parquet) or "node->peer" (its ports toward that
+    /// neighbour), in port order.
+    pub(super) fn ports(&self, topo: &Topology, spec: &str, key: &str) -> Result<Vec<crate::net::PortId>, ScenarioError> {
+        let node = |name: &str| self.node(name, key);
+        Ok(if let Some((a, b)) = spec.split_once("->") {
+            let (a, b) = (node(a.trim())?, node(b.trim())?);
+            let to_b: Vec<u32> = topo.nodes[a as usize].ports.iter().copied().filter(|&p| topo.peer_node(p) == b).collect();
+            if to_b.is_empty() {
+                return Err(err(key, format!("invalid value \"{spec}\": {} has no link to {}", topo.nodes[a as usize].name, topo.nodes[b as usize].name)));
+            }
+            to_b
+        } else if let Some((a, n)) = spec.rsplit_once(':') {
+            let a = node(a.trim())?;
+            let own = &topo.nodes[a as usize].ports;
+            match n.trim().parse::<usize>() {
+                Ok(n) if n < own.len() => vec![own[n]],
+                _ => return Err(err(key, format!("invalid value \"{spec}\", expected a port number 0..{} of {}", own.len() - 1, topo.nodes[a as usize].name))),
+            }
+        } else {
+            topo.nodes[node(spec.trim())? as usize].ports.clone()
         })
     }
 }
@@ -134,30 +155,14 @@ fn switches_named(topo: &Topology, list: Option<&[String]>, key: &str) -> Result
     Ok(Some(on))
 }
 
+/// `metrics.capture` with its port names resolved on the built fabric (`NodeNames::ports`),
+/// each port once, in the order named.
 pub(super) fn capture_params(s: &Scenario, topo: &Topology) -> Result<Option<CaptureParams>, ScenarioError> {
     let Some(c) = &s.metrics.capture else { return Ok(None) };
     let names = NodeNames::of(topo);
     let mut ports = Vec::new();
     for (i, spec) in c.ports.iter().enumerate() {
-        let key = format!("metrics.capture.ports[{i}]");
-        let node = |name: &str| names.node(name, &key);
-        let ids: Vec<u32> = if let Some((a, b)) = spec.split_once("->") {
-            let (a, b) = (node(a.trim())?, node(b.trim())?);
-            let to_b: Vec<u32> = topo.nodes[a as usize].ports.iter().copied().filter(|&p| topo.peer_node(p) == b).collect();
-            if to_b.is_empty() {
-                return Err(err(&key, format!("invalid value \"{spec}\": {} has no link to {}", topo.nodes[a as usize].name, topo.nodes[b as usize].name)));
-            }
-            to_b
-        } else if let Some((a, n)) = spec.rsplit_once(':') {
-            let a = node(a.trim())?;
-            let own = &topo.nodes[a as usize].ports;
-            match n.trim().parse::<usize>() {
-                Ok(n) if n < own.len() => vec![own[n]],
-                _ => return Err(err(&key, format!("invalid value \"{spec}\", expected a port number 0..{} of {}", own.len() - 1, topo.nodes[a as usize].name))),
-            }
-        } else {
-            topo.nodes[node(spec.trim())? as usize].ports.clone()
-        };
+        let ids = names.ports(topo, spec, &format!("metrics.capture.ports[{i}]"))?;
         for p in ids {
             if !ports.contains(&p) {
                 ports.push(p);
@@ -304,12 +309,12 @@ pub(super) fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Ro
     // made and dropped flow by flow, counts them (for the progress and the summary), sums
     // each host's bytes (the partitioner's weights) and finds what the warnings look for
     let mut host_load = vec![0.0f64; topo.hosts.len()];
-    let (planned, hpcc, udp_loops, repeats, at_dst) = flow_specs(s, &topo, seed)?.procs.into_iter().flatten().fold((0, false, false, false, false), |(n, h, u, r, d), f| {
+    let (planned, hpcc, udp_loops, repeats, at_dst, ordered) = flow_specs(s, &topo, seed)?.procs.into_iter().flatten().fold((0, false, false, false, false, false), |(n, h, u, r, d, o), f| {
         host_load[f.src as usize] += f.size as f64;
         host_load[f.dst as usize] += f.size as f64;
         let udp = f.transport == crate::host::Transport::Udp;
         let repeats = f.closed_loop.is_some() || f.repeat_until.is_some();
-        (n + 1, h || f.transport == HPCC, u || (udp && f.closed_loop.is_some()), r || repeats, d || (udp && repeats && f.closed_loop.is_none()))
+        (n + 1, h || f.transport == HPCC, u || (udp && f.closed_loop.is_some()), r || repeats, d || (udp && repeats && f.closed_loop.is_none()), o || !udp)
     });
     let Flows { procs, loops, tags } = flow_specs(s, &topo, seed)?;
     let switch_latency = sw.latency.map(|d| d.0).unwrap_or(SimTime::ZERO);
@@ -337,12 +342,16 @@ pub(super) fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Ro
     if let Some(a) = &mechanisms.architecture {
         a.check_buffers(&topo, &buffer, nq, mtu as u64)?;
     }
+    let (link_changes, reroute_after) = match &s.faults {
+        Some(f) => super::faults::link_changes(f, &topo, seed)?,
+        None => (Vec::new(), super::faults::DEFAULT_DETECT),
+    };
     let mut cfg = SimConfig {
         host_jitter: crate::engine::DEFAULT_HOST_JITTER,
-        path: Default::default(),
-        link_changes: Vec::new(),
+        path: tr.path.unwrap_or_default(),
+        link_changes,
         credits: None,
-        reroute_after: SimTime::ZERO,
+        reroute_after,
         seed,
         max_time: s.scenario.max_time.0,
         mtu,
@@ -377,7 +386,7 @@ pub(super) fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Ro
         repeats,
         repeats_at_destination: at_dst,
     };
-    cfg.warnings = warnings(s, &cfg, planned, hpcc);
+    cfg.warnings = warnings(s, &cfg, planned, hpcc, ordered);
     Ok((topo, routes, cfg, FlowArrivals::new(procs, planned)))
 }
 
@@ -516,7 +525,9 @@ pub(super) fn flow_specs(s: &Scenario, topo: &Topology, seed: u64) -> Result<Flo
 
 /// Valid but almost certainly not what was meant: said in the summary's `warnings` and by
 /// the command line.
-pub(super) fn warnings(s: &Scenario, cfg: &SimConfig, flows: usize, hpcc: bool) -> Vec<String> {
+/// What would make a run read as something it is not; `ordered`: some flow's transport
+/// expects its packets in order (TCP, RoCE).
+pub(super) fn warnings(s: &Scenario, cfg: &SimConfig, flows: usize, hpcc: bool, ordered: bool) -> Vec<String> {
     let mut w = Vec::new();
     if flows == 0 {
         w.push(format!("workload: no flows (the {} workload table(s) generate none); nothing is simulated", s.workload.len()));
@@ -538,6 +549,13 @@ pub(super) fn warnings(s: &Scenario, cfg: &SimConfig, flows: usize, hpcc: bool) 
     }
     if m.int.is_none() && hpcc {
         w.push("transport.cc = \"hpcc\" without switch.int: no switch writes the telemetry HPCC reads, so its flows stay at line rate".to_string());
+    }
+    if cfg.path == crate::host::path::PathChoice::Spray && ordered {
+        w.push(
+            "transport.path = \"spray\" with TCP or RoCE flows: their packets take every path and arrive out of order, which TCP reads as loss \
+             (three duplicate ACKs, no SACK) and RoCE's go-back-N as a gap (a NACK and a resend); their FCTs measure that, not the paths"
+                .to_string(),
+        );
     }
     w.extend(advice(s).unwrap_or_default());
     w

@@ -4,6 +4,7 @@
 //! override the base scenario (tables merge key by key, everything else is
 //! replaced). Every error names the key, the value and what was expected.
 pub mod estimate;
+pub mod faults;
 mod mechanisms;
 pub mod outputs;
 pub mod reference;

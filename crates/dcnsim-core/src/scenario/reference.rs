@@ -871,6 +871,7 @@ mod tests {
         let extra3 = "[scenario]\nname = \"defaults3\"\n\
                       [topology]\nkind = \"dumbbell\"\nsenders = 2\nhost_link = { rate = \"10Gbps\", delay = \"1us\" }\nbottleneck = { rate = \"10Gbps\", delay = \"1us\" }\n\
                       [switch]\narchitecture = { kind = \"cioq\" }\naqm = { kind = \"step\", threshold = \"20KB\" }\ndrc = {}\nsfc = {}\n\
+                      [faults]\nlinks = [{ link = \"left->right\", at = \"100us\", state = \"down\" }]\n\
                       [[workload]]\nkind = \"flows\"\nflows = [{ src = 0, dst = 2, size = \"10KB\" }]\n";
         let mut checked = std::collections::BTreeSet::new();
         for (f, text) in files

@@ -75,6 +75,9 @@ pub struct Scenario {
     /// What the source document of a reproduction states about its set-up.
     #[serde(default)]
     pub source: Option<SourceConfig>,
+    /// Links that fail, come back or degrade during the run, and the routes that follow.
+    #[serde(default)]
+    pub faults: Option<super::faults::FaultsConfig>,
 }
 
 /// `[source]`: the numbers the source document a scenario reproduces states about its
@@ -528,6 +531,12 @@ pub struct TransportConfig {
     pub bbr: BbrConfig,
     /// QCN reaction point constants (IEEE 802.1Qau); only with `switch.qcn`.
     pub qcn: Option<QcnRpConfig>,
+    /// How senders spread a flow's packets over the fabric's equal-cost paths: "per_flow"
+    /// (one entropy per flow, so the switches' ECMP hash keeps it on one path, RFC 2992) or
+    /// "spray" (a new pseudo-random entropy per data packet, so its packets take every path
+    /// and may arrive out of order: oblivious packet spraying, the UEC htsim's oblivious
+    /// mode). Default {default}. TCP and RoCE read reordering as loss: spray UDP for now.
+    pub path: Option<crate::host::path::PathChoice>,
 }
 
 impl TransportConfig {
@@ -541,6 +550,7 @@ impl TransportConfig {
             min_rto: Some(Duration(DEFAULT_MIN_RTO)),
             g: Some(crate::host::cc::dctcp::DEFAULT_G),
             ecn: Some(false),
+            path: Some(crate::host::path::PathChoice::PerFlow),
             ..Default::default()
         }
     }

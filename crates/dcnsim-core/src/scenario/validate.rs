@@ -34,6 +34,9 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
             ));
         }
     }
+    if let Some(f) = &s.faults {
+        super::faults::validate(f, s.scenario.max_time.0)?;
+    }
     validate_metrics(s)
 }
 
