@@ -119,10 +119,11 @@ def test_multipath_permutation_description_holds():
     and nothing is dropped; per-flow ECMP delivers clearly less (hash collisions); a core
     link down costs the flows routed onto it before the routes follow (drops_link_down) and
     the link's share after; the same link at 25 Gb/s, which spraying does not see, costs
-    more than spraying on a healthy fabric. Every variant differs from the others."""
+    more than spraying on a healthy fabric; switches routing by their queues ("adaptive")
+    carry it as spraying does and drop less at the slow link."""
     offered = 16 * 90e9 * 2e-3 / 8  # bytes: 16 senders at 90 Gb/s for 2 ms
     got = {}
-    for v in ["ECMP", "spray", "ECMP, core link down", "spray, core link down", "spray, core link at 25G"]:
+    for v in ["ECMP", "spray", "ECMP, core link down", "spray, core link down", "spray, core link at 25G", "adaptive", "adaptive, core link at 25G"]:
         r = dcnsim.run("multipath_permutation_small", variant=v)
         got[v] = (r.flows["delivered_bytes"].sum() / offered, r.summary["packets_dropped"], r)
     assert got["spray"][0] > 0.98 and got["spray"][1] == 0, got["spray"][:2]
@@ -133,3 +134,7 @@ def test_multipath_permutation_description_holds():
     assert down[0] < got["spray"][0] and got["spray, core link at 25G"][0] < got["spray"][0]
     assert "drops_link_down" not in got["spray"][2].ports.columns
     assert got["spray, core link at 25G"][2].summary["link_changes"][0]["rate_bps"] == 25_000_000_000
+    # switches routing by their queues carry it as spraying does, and send the slow link less
+    assert got["adaptive"][0] > 0.98 and got["adaptive"][1] == 0, got["adaptive"][:2]
+    assert got["adaptive"][2].summary["load_balance_moved"] > 0
+    assert got["adaptive, core link at 25G"][1] < got["spray, core link at 25G"][1]

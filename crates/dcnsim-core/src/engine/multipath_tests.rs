@@ -9,12 +9,13 @@ use crate::engine::Sim;
 
 /// A 2-tier leaf-spine of 4 ToRs with 4 hosts each and 4 spines (full bisection), 10 Gbit/s
 /// and 1 us per link; host i sends Poisson datagrams of one MTU at 90% of its link to host
-/// i + 4 (a permutation across ToRs), for `us` microseconds; `rest`: more tables.
-fn permutation(us: u64, rest: &str) -> String {
+/// i + 4 (a permutation across ToRs), for `us` microseconds; `switch`: more of the switch
+/// table; `rest`: more tables.
+fn permutation(us: u64, switch: &str, rest: &str) -> String {
     let flows: Vec<String> = (0..16).map(|i| format!(r#"{{ src = {i}, dst = {}, size = "1GB" }}"#, (i + 4) % 16)).collect();
     format!(
         "[scenario]\nname = \"perm\"\nmax_time = \"{us}us\"\nseed = 11\n[topology]\nkind = \"clos2\"\nservers_per_tor = 4\ntors = 4\nspines = 4\n\
-         host_link = {{ rate = \"10Gbps\", delay = \"1us\" }}\n[switch]\nbuffer = {{ queue = \"150KB\" }}\n\
+         host_link = {{ rate = \"10Gbps\", delay = \"1us\" }}\n[switch]\nbuffer = {{ queue = \"150KB\" }}\n{switch}\n\
          [transport]\nkind = \"udp\"\nudp = {{ rate = \"9Gbps\", arrivals = \"poisson\" }}\n{rest}\n[[workload]]\nkind = \"flows\"\nflows = [ {} ]\n",
         flows.join(", ")
     )
@@ -31,10 +32,15 @@ fn run(text: &str) -> (Sim, Results) {
 
 /// Each flow's bytes delivered between T1 and T2, as a fraction of its link's capacity.
 fn delivered(rest: &str) -> (Vec<f64>, Sim, Results) {
+    balanced("", rest)
+}
+
+/// The same with `switch` added to the switch table.
+fn balanced(switch: &str, rest: &str) -> (Vec<f64>, Sim, Results) {
     const T1: u64 = 500;
     const T2: u64 = 3_000;
-    let (_, a) = run(&permutation(T1, rest));
-    let (sim, b) = run(&permutation(T2, rest));
+    let (_, a) = run(&permutation(T1, switch, rest));
+    let (sim, b) = run(&permutation(T2, switch, rest));
     let secs = SimTime::from_us(T2 - T1).as_secs_f64();
     let got = a.flows.u64("delivered_bytes").iter().zip(b.flows.u64("delivered_bytes")).map(|(x, y)| (y - x) as f64 * 8.0 / (10e9 * secs)).collect();
     (got, sim, b)
@@ -138,4 +144,34 @@ fn a_failed_link_moves_sprayed_traffic_to_the_spines_left_and_a_degraded_one_doe
     }
     assert_eq!(r.summary["link_changes"][0]["rate_bps"], 5_000_000_000u64);
     assert_eq!(r.ports.u64("drops_link_down").iter().sum::<u64>(), 0);
+}
+
+/// Switch-side load balancing (`switch.load_balance`) on the same permutation. Per-packet
+/// adaptive routing (each packet to the least queued uplink) and flowlets with a gap of 0
+/// (each packet its own flowlet, a random uplink) carry it as host spraying does: every
+/// flow its 0.9, nothing dropped. Flowlets with a gap longer than the run keep each flow on
+/// the uplink its first packet drew: one flowlet per flow at its ToR (the spines have one
+/// way down), 16 in all. Under the gray failure above (tor0's link to spine1 at 5 of 10
+/// Gbit/s), adaptive routing at tor0 sees the slow uplink's queue and sends it less: tor0's
+/// four uplinks pass 35 of the 36 Gbit/s offered, each of its flows 0.9 x 35/36 = 0.875
+/// (sprayed: 0.8); tor3's flows to tor0 still lose at spine1's slow link, which tor3's own
+/// queues do not show: 0.8, as sprayed.
+#[test]
+fn switches_balance_by_flowlet_or_by_queue() {
+    let noise = 0.07;
+    for table in ["load_balance = { kind = \"adaptive\" }", "load_balance = { kind = \"flowlet\", gap = \"0s\" }"] {
+        let (got, _, r) = balanced(table, "");
+        assert!(got.iter().all(|&g| (g - 0.9).abs() < noise), "{table}: {got:?}");
+        assert_eq!(r.summary["packets_dropped"], 0, "{table}");
+        assert!(r.summary["load_balance_moved"].as_u64().unwrap() > 0);
+    }
+    let (_, _, r) = balanced("load_balance = { kind = \"flowlet\", gap = \"1s\" }", "");
+    assert_eq!(r.summary["flowlets"], 16);
+    let gray = "[faults]\nlinks = [{ link = \"tor0->spine1\", at = \"0s\", state = \"rate\", rate = \"5Gbps\" }]";
+    let (got, _, _) = balanced("load_balance = { kind = \"adaptive\" }", gray);
+    let tol = 0.035;
+    for (what, fs, want) in [("tor0 -> tor1", 0..4, 0.875), ("tor1 -> tor2", 4..8, 0.9), ("tor3 -> tor0", 12..16, 0.8)] {
+        let m = mean(&got, fs);
+        assert!((m - want).abs() < tol, "adaptive, gray, {what}: {m:.4} of each link, expected {want} ({got:?})");
+    }
 }

@@ -335,6 +335,7 @@ pub(super) fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Ro
     let mechanisms = MechanismParams { ecn, pfc, ci, sfc, aqm, qcn, drc, fq_codel: sw.fq_codel.as_ref().map(|f| f.params(mtu)),
         int: int_params(s, &topo)?,
         architecture,
+        load_balance: sw.load_balance.as_ref().map(|l| l.params()),
         #[cfg(test)]
         stand_in: None,
     };

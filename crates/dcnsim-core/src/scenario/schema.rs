@@ -422,6 +422,9 @@ pub struct SwitchConfig {
     /// Active queue management and ECN marking, chosen by kind (see `switch.aqm`); absent =
     /// none (drop-tail only).
     pub aqm: Option<AqmConfig>,
+    /// Switch-side load balancing: a next hop per flowlet (LetFlow) or per packet by the
+    /// egress queues (see `switch.load_balance`); absent = per-flow ECMP.
+    pub load_balance: Option<crate::switch::load_balance::LoadBalanceConfig>,
 }
 
 impl SwitchConfig {

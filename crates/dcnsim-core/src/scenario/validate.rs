@@ -264,6 +264,9 @@ pub(super) fn validate_switch(s: &Scenario) -> Result<(), ScenarioError> {
     if let Some(i) = &sw.int {
         i.check(s.topology.mtu())?;
     }
+    if let Some(l) = &sw.load_balance {
+        l.check()?;
+    }
     if let Some(a) = &sw.architecture {
         // the kind of switch.aqm, and whether its ECN marker (if it is one) drops non-ECT
         let aqm = sw.aqm.as_ref().map(|q| (q.kind(), q.params(s.topology.mtu()).0.map(|m| m.drop_non_ect)));

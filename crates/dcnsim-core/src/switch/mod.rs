@@ -11,6 +11,7 @@ pub mod drc;
 pub mod ecn;
 pub mod fq_codel;
 pub mod int;
+pub mod load_balance;
 pub mod mechanism;
 pub mod pfc;
 pub mod pipeline;
@@ -51,6 +52,8 @@ mechanism::switch_mechanisms! {
     int: Int => int::Int,
     /// Switch memory architectures: input queues, VOQs and a crossbar (issue 58).
     architecture: Architecture => architecture::Architecture,
+    /// Flowlet switching and adaptive routing (issue 59).
+    load_balance: LoadBalance => load_balance::LoadBalance,
     /// A test's stand-in for the seams no shipped mechanism uses yet (routing, trimming).
     #[cfg(test)]
     stand_in: StandIn => stand_in::StandIn,
