@@ -138,3 +138,27 @@ def test_multipath_permutation_description_holds():
     assert got["adaptive"][0] > 0.98 and got["adaptive"][1] == 0, got["adaptive"][:2]
     assert got["adaptive"][2].summary["load_balance_moved"] > 0
     assert got["adaptive, core link at 25G"][1] < got["spray, core link at 25G"][1]
+
+
+def test_multipath_websearch_description_holds():
+    """multipath_websearch_small's comments: every variant completes every flow; flowlets
+    with a 500 us gap route as ECMP does (DCTCP rarely pauses that long: next to no
+    reordering), adaptive routing moves packets and reorders some, and spraying reorders
+    every flow, which TCP without SACK reads as loss: the most retransmissions."""
+    import warnings
+
+    retx = {}
+    for v in ["ECMP", "flowlets", "adaptive", "spray", "ECMP, core link down", "flowlets, core link down", "adaptive, core link down"]:
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            r = dcnsim.run("multipath_websearch_small", variant=v)
+        assert r.summary["flows_unfinished"] == 0, v
+        retx[v] = int(r.flows["retx"].sum())
+        assert any("spray" in str(x.message) for x in w) == (v == "spray"), v
+        if v.startswith("adaptive"):
+            assert r.summary["load_balance_moved"] > 0
+        if v.endswith("down"):
+            assert r.summary["link_changes"][0]["state"] == "down"
+    assert retx["ECMP"] == retx["ECMP, core link down"] == 0, retx
+    assert retx["flowlets"] < 0.05 * retx["adaptive"], retx
+    assert retx["spray"] > retx["adaptive"] > 0, retx

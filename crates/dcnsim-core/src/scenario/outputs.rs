@@ -168,7 +168,7 @@ mod tests {
                         [transport.udp]\nnic_buffer = \"3KB\"\n";
         let metrics = "[metrics]\nqueue_sample = \"1us\"\nthroughput_bin = \"10us\"\ncapture = { ports = [\"s\"], frames = \"all\", max_frames = 1 }\n";
         // (the writer a run is for, its switch table, the rest of the scenario)
-        let runs: [(&str, &str, &str); 15] = [
+        let runs: [(&str, &str, &str); 16] = [
             ("engine", "", ""),
             ("engine", "", udp_loop),
             ("engine", "", metrics),
@@ -184,6 +184,7 @@ mod tests {
             ("fq_codel", "fq_codel = {}", ""),
             ("int", "int = {}", ""),
             ("architecture", "architecture = { kind = \"voq\" }", ""),
+            ("load_balance", "load_balance = { kind = \"flowlet\" }", ""),
         ];
         let mut all: Vec<(String, BTreeMap<&str, BTreeSet<String>>)> =
             runs.iter().map(|(w, switch, rest)| (format!("{w} ({switch}{})", if rest.is_empty() { "" } else { " + more" }), written(&incast(switch, rest), |_, _| {}))).collect();
