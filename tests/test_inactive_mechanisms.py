@@ -134,3 +134,19 @@ def test_the_counts_add_over_threads():
     split = dcnsim.run(text, threads=2).summary
     assert not [w for w in split.get("warnings") or [] if "one thread" in w], split.get("warnings")
     assert split["activity"] == one and all(a["count"] > 0 for a in one), one
+
+
+def test_load_balancing_on_a_fabric_of_single_paths_is_said_to_have_never_acted():
+    """A dumbbell gives every packet one next hop: switch.load_balance never chooses, and
+    the run says so; on a leaf-spine it routes and says nothing."""
+    text = DUMBBELL.format(switch='[switch]\naqm = { kind = "step", threshold = "30KB" }\nload_balance = { kind = "adaptive" }', transport='kind = "dctcp"')
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        dcnsim.run(text)
+    said = [str(x.message) for x in w]
+    assert "switch.load_balance is configured but never acted: 0 packets routed among equal-cost next hops" in said, said
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        r = dcnsim.run("multipath_permutation_small", variant="adaptive")
+    assert not [x for x in w if "load_balance" in str(x.message)]
+    assert r.summary["load_balance_moved"] > 0

@@ -114,7 +114,9 @@ pub struct LoadBalance {
     p: LoadBalanceParams,
     /// By switch: flow entropy -> (its last packet's time, its flowlet's port).
     flowlets: Vec<FxHashMap<u32, (SimTime, PortId)>>,
-    /// Flowlets started, and next hops chosen other than ECMP's.
+    /// Packets it routed (at a switch with more than one next hop for them), flowlets
+    /// started, and next hops chosen other than ECMP's.
+    routed: u64,
     started: u64,
     moved: u64,
 }
@@ -150,7 +152,7 @@ impl SwitchMechanism for LoadBalance {
     };
 
     fn build(p: LoadBalanceParams, f: &Fabric) -> Self {
-        LoadBalance { p, flowlets: vec![FxHashMap::default(); f.topo.switches.len()], started: 0, moved: 0 }
+        LoadBalance { p, flowlets: vec![FxHashMap::default(); f.topo.switches.len()], routed: 0, started: 0, moved: 0 }
     }
 
     /// Flowlets with a gap of 0, 20 us or 500 us, chosen at random or by queue, or
@@ -188,6 +190,7 @@ impl SwitchMechanism for LoadBalance {
                 }
             }
         };
+        self.routed += 1;
         self.moved += (chosen != r.hashed) as u64;
         Some(chosen)
     }
@@ -197,6 +200,9 @@ impl SwitchMechanism for LoadBalance {
             r.count("flowlets", self.started);
         }
         r.count("load_balance_moved", self.moved);
+        // a fabric with one path between every two hosts (a dumbbell, one switch) gives it
+        // no choice to make
+        r.acted("switch.load_balance", "packets routed among equal-cost next hops", self.routed);
     }
 }
 
