@@ -525,9 +525,8 @@ pub(super) fn flow_specs(s: &Scenario, topo: &Topology, seed: u64) -> Result<Flo
 }
 
 /// Valid but almost certainly not what was meant: said in the summary's `warnings` and by
-/// the command line.
-/// What would make a run read as something it is not; `ordered`: some flow's transport
-/// expects its packets in order (TCP, RoCE).
+/// the command line. `ordered`: some flow's transport expects its packets in order (TCP,
+/// RoCE).
 pub(super) fn warnings(s: &Scenario, cfg: &SimConfig, flows: usize, hpcc: bool, ordered: bool) -> Vec<String> {
     let mut w = Vec::new();
     if flows == 0 {

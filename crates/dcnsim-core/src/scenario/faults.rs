@@ -195,8 +195,7 @@ fn generated(g: &FailureGenerator, names: &NodeNames, topo: &Topology, seed: u64
     if pool.is_empty() {
         return Err(err(key, "the fabric has no switch-to-switch link to fail; name the links"));
     }
-    use rand::SeedableRng as _;
-    let mut rng = crate::sim::Rng::seed_from_u64(crate::sim::rng::mix64(g.seed.unwrap_or(seed) ^ 0x5EED_FA17_0000_0001));
+    let mut rng = crate::sim::rng::stream(g.seed.unwrap_or(seed), crate::sim::rng::Stream::Faults, 0);
     let period = g.period.map_or(SimTime::ZERO, |p| p.0);
     // each failed link and when it comes back (MAX: never)
     let mut failed: Vec<(PortId, SimTime)> = Vec::new();

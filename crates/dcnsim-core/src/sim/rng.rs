@@ -23,6 +23,8 @@ pub enum Stream {
     Flow = 3,
     Ecmp = 4,
     Host = 5,
+    /// `faults.generator`'s draws of the links it fails.
+    Faults = 6,
 }
 
 /// The stream for component `index` of kind `kind` under scenario `seed`.

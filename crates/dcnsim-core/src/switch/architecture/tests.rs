@@ -80,10 +80,7 @@ fn carried_by_output(n: usize, switch: &str, load: f64, to: &dyn Fn(usize) -> Ve
         if switch.contains("buffer = {") {
             text = text.replacen(&format!("buffer = {{ model = \"shared\", pool = \"{}KB\" }}\n", 2 * n * 150), "", 1);
         }
-        let s = Document::from_toml(&text).and_then(|d| d.resolve(None)).unwrap_or_else(|e| panic!("{e}\n{text}"));
-        let mut sim = build_adjusted(&s, &RunOptions::default(), |_, _| {}).unwrap_or_else(|e| panic!("{e}\n{text}"));
-        sim.run();
-        let r = sim.results();
+        let (r, _) = checked(&text);
         let mut got = vec![0; n];
         for (&dst, &b) in r.flows.u32("dst").iter().zip(r.flows.u64("delivered_bytes")) {
             got[dst as usize - n] += b;
@@ -675,11 +672,7 @@ fn diagonal_traffic_saturates_pim_at_three_quarters_and_islip_at_a_maximal_match
 /// Mean latency of the frames delivered by `us` (made at the source to their arrival), over
 /// every flow of the uniform scenario at `load`.
 fn latency_us(switch: &str, load: f64, us: u64) -> f64 {
-    let text = scenario(8, switch, load, us) + "[metrics]\nframe_latency = true\n";
-    let s = Document::from_toml(&text).and_then(|d| d.resolve(None)).unwrap();
-    let mut sim = build_adjusted(&s, &RunOptions::default(), |_, _| {}).unwrap();
-    sim.run();
-    let r = sim.results();
+    let (r, _) = checked(&(scenario(8, switch, load, us) + "[metrics]\nframe_latency = true\n"));
     let (lat, n) = (r.flows.f64("mean_frame_latency_ps"), r.flows.u64("delivered_bytes"));
     let w: u64 = n.iter().sum();
     lat.iter().zip(n).map(|(l, &b)| l * b as f64).sum::<f64>() / w as f64 / 1e6
