@@ -307,7 +307,12 @@ impl Case {
     /// The listed mechanism's table, if the case has one.
     fn listed_table(&self) -> Option<crate::switch::mechanism::Arbitrary> {
         let (i, draw) = self.listed?;
-        (crate::switch::ARBITRARY[i].1)(draw, self.queues, self.mtu)
+        (crate::switch::ARBITRARY[i].2)(draw, self.queues, self.mtu)
+    }
+
+    /// Whether the listed mechanism may choose next hops (`Caps::ROUTE`).
+    fn listed_routes(&self) -> bool {
+        self.listed.is_some_and(|(i, _)| crate::switch::ARBITRARY[i].1.has(crate::switch::mechanism::Caps::ROUTE))
     }
 
     /// The case with its listed mechanism (`listed`), the tables drawn here that it cannot
@@ -914,9 +919,10 @@ fn check_case(c: &Case) -> Result<(), TestCaseError> {
     let ra = a.results();
     // a failed link drops lossless packets too
     let links_fail = c.seams.as_ref().is_some_and(|s| s.link.is_some());
-    // a router that chooses by queue depth spreads a flow over paths as spraying does, and
-    // a flow whose routes change after it starts may take a shorter path than its ideal's
-    let one_path = !c.seams.as_ref().is_some_and(|s| s.spray || s.link.is_some() || matches!(s.stand_in, Some(StandIn::Route(_))));
+    // a router that chooses by queue depth spreads a flow over paths as spraying does (and
+    // may take a shorter one than ECMP's, past a static route), and a flow whose routes
+    // change after it starts may take a shorter path than its ideal's
+    let one_path = !c.listed_routes() && !c.seams.as_ref().is_some_and(|s| s.spray || s.link.is_some() || matches!(s.stand_in, Some(StandIn::Route(_))));
     let lossless = c.pfc.is_some_and(|p| !p.egress_queue) && !links_fail;
     check_results(&ra, &a, &transports, Expect { lossless, one_path, nics_up: !links_fail })?;
 

@@ -469,11 +469,12 @@ macro_rules! switch_mechanisms {
             }
         }
 
-        /// Every listed mechanism's table key and random table (`SwitchMechanism::arbitrary`),
-        /// in list order: what the engine's property tests draw from.
+        /// Every listed mechanism's table key, the stages it may act at and its random table
+        /// (`SwitchMechanism::arbitrary`), in list order: what the engine's property tests
+        /// draw from (and what they may expect of a run with it).
         #[cfg(test)]
-        pub const ARBITRARY: &[(&str, fn(u64, u8, u32) -> Option<$crate::switch::mechanism::Arbitrary>)] =
-            &[$($(#[cfg($cfg)])? (<$T as $crate::switch::mechanism::SwitchMechanism>::KEY, <$T as $crate::switch::mechanism::SwitchMechanism>::arbitrary),)*];
+        pub const ARBITRARY: &[(&str, $crate::switch::mechanism::Caps, fn(u64, u8, u32) -> Option<$crate::switch::mechanism::Arbitrary>)] =
+            &[$($(#[cfg($cfg)])? (<$T as $crate::switch::mechanism::SwitchMechanism>::KEY, <$T as $crate::switch::mechanism::SwitchMechanism>::CAPS, <$T as $crate::switch::mechanism::SwitchMechanism>::arbitrary),)*];
 
         /// Every listed mechanism's field name and its columns and summary keys, in list
         /// order, with whether the entry is compiled for tests alone (a stand-in the outputs
