@@ -115,7 +115,7 @@ impl Sim {
                     ecn: ect,
                     ece: false,
                     retx: seg.retx,
-                    hash: self.cfg.path.entropy(fl.hash, seg.seq, seg.retx),
+                    hash: self.cfg.path_of(fl.transport).entropy(fl.hash, seg.seq, seg.retx),
                     ts: self.now,
                     qc: class as u8,
                     ..Packet::blank()
@@ -197,7 +197,7 @@ impl Sim {
         }
         match kind {
             PktKind::Data => self.on_data(f, pkt),
-            PktKind::Trimmed => self.discard_trimmed(pkt),
+            PktKind::Trimmed => self.on_trimmed(f, pkt),
             PktKind::Ack | PktKind::Nack => self.on_ack(f, pkt),
             PktKind::Syn => self.reply_in_place(pkt, PktKind::SynAck, 0, false),
             PktKind::SynAck => {
@@ -286,8 +286,32 @@ impl Sim {
         }
     }
 
-    /// A trimmed packet reached its host. None of these transports knows trimming: their
-    /// receivers discard a truncated frame (its TCP checksum or RoCEv2 ICRC fails), so the
+    /// The header of a packet of flow `f` a switch trimmed reached its receiver. A transport
+    /// that knows trimming (UET) answers it with a NACK naming the packet (or, if the
+    /// packet arrived whole before, as its receiver answers a duplicate: an ACK); the
+    /// others discard it, and so does a receiver that holds every byte, as a finished
+    /// flow's does (host_rx): in a run split over threads the receiver's half may have
+    /// retired by then.
+    fn on_trimmed(&mut self, f: FlowId, pkt: PktId) {
+        let fl = self.flows.get(f).unwrap();
+        if !fl.transport.knows_trimming() || fl.receiver_complete() {
+            return self.discard_trimmed(pkt);
+        }
+        let p = self.pkts.get(pkt);
+        if fl.rx.holds_not(p.seq, p.payload as u64) {
+            let seq = p.seq;
+            self.reply_in_place(pkt, PktKind::Nack, seq, false);
+        } else {
+            let r = self.flows.get_mut(f).unwrap().receive(p.seq, p.payload, false, self.now, self.cfg.roce.cnp_interval);
+            if r.sack {
+                self.attach_sack(f, pkt);
+            }
+            self.reply_in_place(pkt, r.reply, r.seq, false);
+        }
+    }
+
+    /// A trimmed packet reached its host and is discarded: a transport that does not know
+    /// trimming discards a truncated frame (its TCP checksum or RoCEv2 ICRC fails), so the
     /// sender learns of the loss as of a drop. Counted whatever the flow's state here (a
     /// split run's receiver half may have retired).
     #[cold]
@@ -430,7 +454,7 @@ impl Sim {
             None => return,
             Some(d) if d > now => {}
             Some(_) => {
-                if fl.sender.on_timeout(now) {
+                if fl.sender.on_timeout(now, fl.size) {
                     self.send_syn(f);
                 }
                 self.make_ready(f);
@@ -558,7 +582,7 @@ impl Sim {
         let handshake = self.cfg.tcp.handshake && conn.is_none() && spec.transport.is_tcp();
         let ideal = self.ideal_fct(&spec, hash, handshake);
         let host_rate = self.topo.ports[self.hosts[spec.src as usize].port as usize].rate_bps;
-        let mss = self.cfg.mtu - self.cfg.header;
+        let (mss, header) = (self.cfg.mtu - self.cfg.header, self.cfg.header);
         let udp = || UdpSource {
             rate_bps: self.cfg.udp.rate_bps.unwrap_or(host_rate),
             arrivals: self.cfg.udp.arrivals,
@@ -569,7 +593,7 @@ impl Sim {
             rng: stream(self.cfg.seed, Stream::Flow, key),
         };
         let base_rtt = || *self.base_rtt.get_or_init(|| self.fabric_base_rtt());
-        let mut sender = Sender::new(spec.transport, &self.cfg.tcp, &self.cfg.roce, udp, mss, host_rate, now, base_rtt);
+        let mut sender = Sender::new(spec.transport, &self.cfg.tcp, &self.cfg.roce, &self.cfg.uet, udp, mss, header, host_rate, now, base_rtt);
         let mut nic_class = None;
         if let Some((_, class, prev)) = conn {
             nic_class = class;
@@ -599,7 +623,8 @@ impl Sim {
             reuse_connection: spec.reuse_connection,
             sender,
             nic_class,
-            rx: crate::host::tcp::Receiver::new(self.cfg.tcp.sack && matches!(spec.transport, Transport::Tcp(_))),
+            // a UET receiver's every ACK carries its selective acknowledgement
+            rx: crate::host::tcp::Receiver::new((self.cfg.tcp.sack && spec.transport.is_tcp()) || matches!(spec.transport, Transport::Uet(_))),
             ..Flow::vacant(id)
         });
         self.holds.clear(slot);

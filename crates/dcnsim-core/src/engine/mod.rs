@@ -863,6 +863,8 @@ mod dcqcn_tests;
 #[cfg(test)]
 mod multipath_tests;
 #[cfg(test)]
+mod uet_tests;
+#[cfg(test)]
 mod pfc_tests;
 #[cfg(test)]
 mod proptests;

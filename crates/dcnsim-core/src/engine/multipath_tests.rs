@@ -21,7 +21,8 @@ fn permutation(us: u64, switch: &str, rest: &str) -> String {
     )
 }
 
-fn run(text: &str) -> (Sim, Results) {
+/// Run `text` with the invariant checks on (which must find nothing).
+pub(super) fn run(text: &str) -> (Sim, Results) {
     let s = Document::from_toml(text).and_then(|d| d.resolve(None)).unwrap_or_else(|e| panic!("{e}\n{text}"));
     let mut sim = build_adjusted(&s, &RunOptions { check_invariants: true, ..Default::default() }, |_, _| {}).unwrap_or_else(|e| panic!("{e}"));
     sim.run();

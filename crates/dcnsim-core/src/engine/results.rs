@@ -236,9 +236,9 @@ impl Sim {
         (&["version"], "The version of dcnsim that ran"),
         (
             &["trimmed_discarded"],
-            "With a switch mechanism that trims the packets its buffer cannot hold (none shipped yet) only: trimmed packets \
-             their receivers discarded (today's transports do not know trimming: a receiver discards a trimmed frame as a \
-             NIC discards one whose checksum fails, and its sender learns of the loss as of a drop)",
+            "With switch.trim only: trimmed packets their receivers discarded (TCP, RoCE and UDP do not know trimming: a \
+             receiver discards a trimmed frame as a NIC discards one whose checksum fails, and its sender learns of the loss \
+             as of a drop; UET's receivers NACK it unless they hold every byte)",
         ),
         (
             &["metrics"],

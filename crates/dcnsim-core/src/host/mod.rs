@@ -18,6 +18,7 @@ pub mod roce;
 pub mod tcp;
 pub mod transport;
 pub mod udp;
+pub mod uet;
 
 use crate::net::{FlowId, HostId, NodeId, PortId};
 use crate::sim::SimTime;
@@ -57,6 +58,34 @@ rate_ccs! {
     swift: Swift => cc::swift::SwiftRate,
 }
 
+/// The congestion controls the UET transport runs (`transport.cc` with `kind = "uet"`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum UetCc {
+    /// NSCC (UE Specification 1.0; the UEC's htsim, `uec.cpp`): the sender's window by
+    /// delay and ECN, quick adapt on trims.
+    Nscc,
+}
+
+impl UetCc {
+    pub const ALL: &'static [UetCc] = &[UetCc::Nscc];
+    pub const fn name(self) -> &'static str {
+        match self {
+            UetCc::Nscc => "nscc",
+        }
+    }
+    pub fn from_name(s: &str) -> Option<UetCc> {
+        Self::ALL.iter().copied().find(|c| c.name() == s)
+    }
+    pub fn doc(self) -> &'static str {
+        match self {
+            UetCc::Nscc => "NSCC, Ultra Ethernet's sender-based congestion control (UE Specification 1.0; the UEC's htsim, uec.cpp): a window by queueing delay and ECN, quick adapt on trimmed packets.",
+        }
+    }
+}
+
+/// The UET transport's algorithm when a scenario names none.
+pub const DEFAULT_UET_CC: UetCc = UetCc::Nscc;
+
 /// A flow's transport and the congestion control it runs.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Transport {
@@ -66,6 +95,9 @@ pub enum Transport {
     Roce(RateCcKind),
     /// Unacknowledged datagrams at a constant or Poisson rate.
     Udp,
+    /// Ultra Ethernet's reliable unordered delivery (`host/uet.rs`): PSNs, selective ACKs,
+    /// NACKs of trimmed packets, sprayed.
+    Uet(UetCc),
 }
 
 impl Transport {
@@ -76,6 +108,7 @@ impl Transport {
             Transport::Tcp(_) => WireProto::Tcp,
             Transport::Roce(_) => WireProto::Roce,
             Transport::Udp => WireProto::Udp,
+            Transport::Uet(_) => WireProto::Uet,
         }
     }
     /// Its congestion control's name ("udp" for UDP), as scenarios write it.
@@ -84,10 +117,19 @@ impl Transport {
             Transport::Tcp(c) => c.name(),
             Transport::Roce(c) => c.name(),
             Transport::Udp => "udp",
+            Transport::Uet(c) => c.name(),
         }
     }
     pub fn is_tcp(self) -> bool {
         matches!(self, Transport::Tcp(_))
+    }
+    /// Whether it expects a flow's packets in order and reads reordering as loss (TCP, RoCE).
+    pub fn in_order(self) -> bool {
+        matches!(self, Transport::Tcp(_) | Transport::Roce(_))
+    }
+    /// Whether its receivers answer a trimmed packet (`PktKind::Trimmed`) with a NACK.
+    pub fn knows_trimming(self) -> bool {
+        matches!(self, Transport::Uet(_))
     }
 }
 
@@ -101,17 +143,27 @@ pub const DEFAULT_RATE_CC: RateCcKind = RateCcKind::Dcqcn;
 pub enum CcName {
     Window(WindowCc),
     Rate(RateCcKind),
+    Uet(UetCc),
 }
 
 impl CcName {
     /// Every algorithm, windows first, in list order.
     pub fn all() -> impl Iterator<Item = CcName> {
-        WindowCc::ALL.iter().map(|&c| CcName::Window(c)).chain(RateCcKind::ALL.iter().map(|&c| CcName::Rate(c)))
+        WindowCc::ALL.iter().map(|&c| CcName::Window(c)).chain(RateCcKind::ALL.iter().map(|&c| CcName::Rate(c))).chain(UetCc::ALL.iter().map(|&c| CcName::Uet(c)))
     }
     pub fn name(self) -> &'static str {
         match self {
             CcName::Window(c) => c.name(),
             CcName::Rate(c) => c.name(),
+            CcName::Uet(c) => c.name(),
+        }
+    }
+    /// What it is, with its source.
+    pub fn doc(self) -> &'static str {
+        match self {
+            CcName::Window(c) => c.doc(),
+            CcName::Rate(c) => c.doc(),
+            CcName::Uet(c) => c.doc(),
         }
     }
     /// Every shipped algorithm once, by name (one that runs over both transports: its window
@@ -129,6 +181,7 @@ impl CcName {
         match self {
             CcName::Window(c) => c.test_only(),
             CcName::Rate(c) => c.test_only(),
+            CcName::Uet(_) => false,
         }
     }
     /// Whether an algorithm of this name runs over both transports (Swift).
@@ -144,6 +197,7 @@ impl CcName {
         match self {
             CcName::Window(c) => Transport::Tcp(c),
             CcName::Rate(c) => Transport::Roce(c),
+            CcName::Uet(c) => Transport::Uet(c),
         }
     }
 }
@@ -157,14 +211,16 @@ pub enum TransportKind {
     Tcp,
     Roce,
     Udp,
+    Uet,
     Cc(CcName),
 }
 
 impl TransportKind {
-    const PLAIN: [(TransportKind, &'static str, &'static str); 3] = [
+    const PLAIN: [(TransportKind, &'static str, &'static str); 4] = [
         (TransportKind::Tcp, "tcp", "TCP: byte sequence numbers, cumulative ACKs with ECN-Echo, NewReno recovery (RFC 6582), RTO (RFC 6298), under a window-based congestion control (`cc`, default dctcp)."),
         (TransportKind::Roce, "roce", "RoCEv2 reliable connection: paced at its rate-based congestion control's rate (`cc`, default dcqcn), go-back-N, CNPs (IBTA Annex A17)."),
         (TransportKind::Udp, "udp", "Unacknowledged datagrams at a constant or Poisson rate (`transport.udp`); no congestion control."),
+        (TransportKind::Uet, "uet", "Ultra Ethernet's reliable unordered delivery (UE Specification 1.0): PSNs, an ACK per packet with selective acknowledgements, a NACK for a trimmed packet (`switch.trim`) resent at once, a retransmission timer (`transport.uet`), packets sprayed over the paths (`transport.path`, default \"spray\" for UET), under its congestion control (`cc`, default nscc)."),
     ];
 
     /// Every name a scenario may write, with what it means.
@@ -173,6 +229,7 @@ impl TransportKind {
         let ccs = CcName::distinct().map(|c| {
             let over = match c.transport() {
                 Transport::Tcp(_) => "tcp",
+                Transport::Uet(_) => "uet",
                 _ => "roce",
             };
             let both = if c.on_both() { format!(" (It also runs over roce: `kind = \"roce\"` with `cc = \"{}\"`.)", c.name()) } else { String::new() };
@@ -180,10 +237,7 @@ impl TransportKind {
                 c.name(),
                 format!(
                     "{} Short for `kind = \"{over}\"` with `cc = \"{}\"`.{both}",
-                    match c {
-                        CcName::Window(w) => w.doc(),
-                        CcName::Rate(r) => r.doc(),
-                    },
+                    c.doc(),
                     c.name()
                 ),
             )
@@ -211,6 +265,7 @@ impl TransportKind {
     pub fn resolve(kind: Option<TransportKind>, cc: Option<CcName>, inherit: Transport) -> Result<Transport, String> {
         let on_tcp = |c: CcName| WindowCc::from_name(c.name());
         let on_roce = |c: CcName| RateCcKind::from_name(c.name());
+        let on_uet = |c: CcName| UetCc::from_name(c.name());
         let names = |all: &mut dyn Iterator<Item = &'static str>| all.map(|n| format!("\"{n}\"")).collect::<Vec<_>>().join(", ");
         Ok(match (kind, cc) {
             (None, None) => inherit,
@@ -218,6 +273,14 @@ impl TransportKind {
                 (Transport::Tcp(_), Some(w), _) => Transport::Tcp(w),
                 (Transport::Roce(_), _, Some(r)) => Transport::Roce(r),
                 _ => c.transport(),
+            },
+            (Some(TransportKind::Uet), None) => match inherit {
+                Transport::Uet(u) => Transport::Uet(u),
+                _ => Transport::Uet(DEFAULT_UET_CC),
+            },
+            (Some(TransportKind::Uet), Some(c)) => match on_uet(c) {
+                Some(u) => Transport::Uet(u),
+                None => return Err(format!("invalid value \"{}\", expected a congestion control that runs over uet: {}", c.name(), names(&mut UetCc::ALL.iter().map(|c| c.name())))),
             },
             (Some(TransportKind::Udp), None) => Transport::Udp,
             (Some(TransportKind::Udp), Some(c)) => return Err(format!("invalid value \"{}\": UDP runs no congestion control; remove cc", c.name())),
@@ -248,7 +311,13 @@ impl TransportKind {
             (Some(TransportKind::Cc(k)), None) => k.transport(),
             (Some(TransportKind::Cc(k)), Some(c)) if c == k => k.transport(),
             (Some(TransportKind::Cc(k)), Some(c)) => {
-                let over = if on_tcp(c).is_some() { "tcp" } else { "roce" };
+                let over = if on_tcp(c).is_some() {
+                    "tcp"
+                } else if on_uet(c).is_some() {
+                    "uet"
+                } else {
+                    "roce"
+                };
                 return Err(format!(
                     "invalid value \"{}\" beside transport \"{}\", which names its own congestion control: write \"{over}\" as the transport with cc = \"{}\"",
                     c.name(),
@@ -320,7 +389,7 @@ named_enum_serde!(TransportKind, true, "A transport, or a congestion control sta
 named_enum_serde!(
     CcName,
     false,
-    "A congestion control: window-based ones run over tcp, rate-based ones over roce.",
+    "A congestion control: window-based ones run over tcp, rate-based ones over roce, NSCC over uet.",
     CcName::distinct()
         .map(|c| (
             c.name(),
@@ -328,6 +397,7 @@ named_enum_serde!(
                 CcName::Window(w) if c.on_both() => format!("{} Window-based over tcp, rate-based over roce.", w.doc()),
                 CcName::Window(w) => format!("{} Window-based: over tcp.", w.doc()),
                 CcName::Rate(r) => format!("{} Rate-based: over roce.", r.doc()),
+                CcName::Uet(u) => format!("{} Over uet.", u.doc()),
             }
         ))
         .collect()

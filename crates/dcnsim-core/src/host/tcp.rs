@@ -653,6 +653,12 @@ impl Receiver {
         self.rcv_nxt
     }
 
+    /// Whether the segment [seq, seq+len) is new to it (a segment resent at the boundaries it
+    /// was first sent at: held whole or not at all).
+    pub fn holds_not(&self, seq: u64, len: u64) -> bool {
+        seq + len > self.rcv_nxt && self.ooo.get(&seq).is_none_or(|&e| e < seq + len)
+    }
+
     /// Out-of-order bytes [seq, end) arrived: their block, merged with every block it
     /// overlaps or touches, goes first.
     fn sack_block(&mut self, seq: u64, end: u64) {

@@ -8,6 +8,7 @@ use super::cc::{CongestionControl, PathEcho, RateControl};
 use super::roce::{RoceReply, RoceSender};
 use super::tcp::{Segment, TcpParams, TcpSender};
 use super::udp::UdpSource;
+use super::uet::{UetParams, UetSender};
 use super::{Cc, Flow, Transport};
 use crate::net::{Ecn, Packet, PktKind};
 use crate::sim::{ser_time, SimTime};
@@ -18,6 +19,7 @@ pub enum Sender {
     Tcp(Box<TcpSender>),
     Udp(Box<UdpSource>),
     Roce(Box<RoceSender>),
+    Uet(Box<UetSender>),
     /// Finished: the transport state is released (memory follows in-flight flows).
     Done,
 }
@@ -95,8 +97,10 @@ impl Sender {
         transport: Transport,
         tcp: &TcpParams,
         roce: &super::roce::RoceParams,
+        uet: &UetParams,
         udp: impl FnOnce() -> UdpSource,
         mss: u32,
+        header: u32,
         line_rate_bps: u64,
         now: SimTime,
         base_rtt: impl FnOnce() -> SimTime,
@@ -105,6 +109,7 @@ impl Sender {
             Transport::Tcp(cc) => Sender::Tcp(Box::new(TcpSender::from_params(Cc::build(cc, &tcp.cc, tcp), mss, tcp))),
             Transport::Roce(cc) => Sender::Roce(Box::new(RoceSender::new(roce, cc, line_rate_bps, now, base_rtt(), mss))),
             Transport::Udp => Sender::Udp(Box::new(udp())),
+            Transport::Uet(super::UetCc::Nscc) => Sender::Uet(Box::new(UetSender::new(uet, mss, header, line_rate_bps, base_rtt()))),
         }
     }
 
@@ -171,6 +176,13 @@ impl Sender {
                 }
                 Ready::Now
             }
+            Sender::Uet(u) => {
+                if u.can_send(size) {
+                    Ready::Now
+                } else {
+                    Ready::No
+                }
+            }
             Sender::Udp(_) | Sender::Done => Ready::No,
         }
     }
@@ -203,6 +215,10 @@ impl Sender {
                 }
                 None => Next::Recheck,
             },
+            Sender::Uet(u) => match u.next_segment(size, now) {
+                Some(seg) => Next::Send { seg, ect: Ecn::Ect0, still: u.can_send(size), recheck: false },
+                None => Next::Skip,
+            },
             Sender::Udp(_) | Sender::Done => Next::Skip,
         }
     }
@@ -224,6 +240,11 @@ impl Sender {
             Sender::Tcp(tcp) => tcp.on_ack(ack, ece, ts, now, size, echo).finished,
             Sender::Roce(r) if kind == PktKind::Nack => r.on_nack(ack, ts, now, size, echo),
             Sender::Roce(r) => r.on_ack(ack, ts, now, size, echo),
+            Sender::Uet(u) if kind == PktKind::Nack => {
+                u.on_nack(ack, ts, now, size);
+                false
+            }
+            Sender::Uet(u) => u.on_ack(ack, ece, ts, now, size, echo),
             Sender::Udp(_) | Sender::Done => return None,
         })
     }
@@ -249,16 +270,22 @@ impl Sender {
         match self {
             Sender::Tcp(t) => Some((&mut t.rto_deadline, &mut t.timer_at, &mut t.timer_gen)),
             Sender::Roce(r) => Some((&mut r.rto_deadline, &mut r.timer_at, &mut r.timer_gen)),
+            Sender::Uet(u) => Some((&mut u.rto_deadline, &mut u.timer_at, &mut u.timer_gen)),
             Sender::Udp(_) | Sender::Done => None,
         }
     }
 
-    /// The retransmission timer expired at `now`: whether to send the SYN again.
-    pub fn on_timeout(&mut self, now: SimTime) -> bool {
+    /// The retransmission timer of a flow of `size` bytes expired at `now`: whether to send
+    /// the SYN again.
+    pub fn on_timeout(&mut self, now: SimTime, size: u64) -> bool {
         match self {
             Sender::Tcp(tcp) => tcp.on_timeout(now) && tcp.syn_pending,
             Sender::Roce(r) => {
                 r.on_timeout(now);
+                false
+            }
+            Sender::Uet(u) => {
+                u.on_timeout(now, size);
                 false
             }
             Sender::Udp(_) | Sender::Done => false,
@@ -270,7 +297,7 @@ impl Sender {
         match self {
             Sender::Tcp(t) => t.pacer.as_mut().is_some_and(|p| p.fire(gen)),
             Sender::Roce(r) => r.pacer.fire(gen),
-            Sender::Udp(_) | Sender::Done => false,
+            Sender::Uet(_) | Sender::Udp(_) | Sender::Done => false,
         }
     }
 
@@ -287,6 +314,7 @@ impl Sender {
         match self {
             Sender::Tcp(t) => Some(t.snd_una),
             Sender::Roce(r) => Some(r.snd_una),
+            Sender::Uet(u) => Some(u.snd_una),
             Sender::Udp(_) | Sender::Done => None,
         }
     }
@@ -296,7 +324,7 @@ impl Flow {
     /// Whether a reliable flow's receiver holds every byte (it then only re-acknowledges).
     pub fn receiver_complete(&self) -> bool {
         match &self.sender {
-            Sender::Tcp(_) => self.rx.rcv_nxt >= self.size,
+            Sender::Tcp(_) | Sender::Uet(_) => self.rx.rcv_nxt >= self.size,
             Sender::Roce(_) => self.rrx.rcv_nxt >= self.size,
             Sender::Udp(_) | Sender::Done => false,
         }
@@ -319,6 +347,14 @@ impl Flow {
                 let before = self.rx.rcv_nxt;
                 let ack = self.rx.on_data(seq, payload as u64);
                 r.delivered = ack - before;
+                (r.reply, r.seq, r.ece) = (PktKind::Ack, ack, ce);
+                r.sack = self.rx.has_sack();
+            }
+            Sender::Uet(_) => {
+                // delivered as it comes, in any order: a packet not held before
+                let new = self.rx.holds_not(seq, payload as u64);
+                let ack = self.rx.on_data(seq, payload as u64);
+                r.delivered = if new { payload as u64 } else { 0 };
                 (r.reply, r.seq, r.ece) = (PktKind::Ack, ack, ce);
                 r.sack = self.rx.has_sack();
             }

@@ -21,6 +21,8 @@ pub const ETHERTYPE_VLAN: u16 = 0x8100;
 pub const ETHERTYPE_IPV4: u16 = 0x0800;
 /// RoCEv2's UDP destination port (IANA).
 pub const ROCEV2_PORT: u16 = 4791;
+/// The UDP port of the Ultra Ethernet transport (IANA: 4793, "UET").
+pub const UET_PORT: u16 = 4793;
 /// Destination port of every TCP and UDP flow (ours: iperf3's).
 pub const FLOW_DPORT: u16 = 5201;
 const IPPROTO_TCP: u8 = 6;
@@ -223,6 +225,9 @@ pub enum WireProto {
     /// RoCEv2: UDP to port 4791, the Base Transport Header, the ICRC.
     Roce,
     Udp,
+    /// Ultra Ethernet: UDP to port 4793, the source port the packet's entropy (the PDS and
+    /// SES headers are not written: their bytes are in the frame's length, zeros).
+    Uet,
 }
 
 /// What a flow's packets carry beyond the packet record: its protocols, size and ports.
@@ -259,6 +264,15 @@ pub fn transport(out: &mut Vec<u8>, topo: &Topology, p: &Packet, f: &FlowWire, m
     match f.proto {
         WireProto::Udp => {
             udp(out, &ip, fwd, &[], payload, true);
+            IPV4_BYTES + UDP_BYTES + payload
+        }
+        WireProto::Uet => {
+            let entropy = 0xC000 | (p.hash & 0x3FFF) as u16;
+            let ports = match p.kind {
+                PktKind::Data | PktKind::Trimmed => (entropy, UET_PORT),
+                _ => (UET_PORT, entropy),
+            };
+            udp(out, &ip, ports, &[], payload, true);
             IPV4_BYTES + UDP_BYTES + payload
         }
         WireProto::Roce => {
@@ -328,7 +342,7 @@ pub fn flow_msdu(out: &mut Vec<u8>, topo: &Topology, f: &FlowWire, mss: u32, n: 
 /// Header bytes of a transport's full-size data packet (IPv4 on), for CNMs' MSDU length.
 pub fn header_bytes(t: WireProto) -> usize {
     match t {
-        WireProto::Udp => IPV4_BYTES + UDP_BYTES,
+        WireProto::Udp | WireProto::Uet => IPV4_BYTES + UDP_BYTES,
         WireProto::Roce => IPV4_BYTES + UDP_BYTES + BTH_BYTES + ICRC_BYTES,
         _ => IPV4_BYTES + TCP_BYTES,
     }

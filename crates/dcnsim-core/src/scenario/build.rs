@@ -314,7 +314,7 @@ pub(super) fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Ro
         host_load[f.dst as usize] += f.size as f64;
         let udp = f.transport == crate::host::Transport::Udp;
         let repeats = f.closed_loop.is_some() || f.repeat_until.is_some();
-        (n + 1, h || f.transport == HPCC, u || (udp && f.closed_loop.is_some()), r || repeats, d || (udp && repeats && f.closed_loop.is_none()), o || !udp)
+        (n + 1, h || f.transport == HPCC, u || (udp && f.closed_loop.is_some()), r || repeats, d || (udp && repeats && f.closed_loop.is_none()), o || f.transport.in_order())
     });
     let Flows { procs, loops, tags } = flow_specs(s, &topo, seed)?;
     let switch_latency = sw.latency.map(|d| d.0).unwrap_or(SimTime::ZERO);
@@ -336,6 +336,7 @@ pub(super) fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Ro
         int: int_params(s, &topo)?,
         architecture,
         load_balance: sw.load_balance.as_ref().map(|l| l.params()),
+        trim: sw.trim.as_ref().map(|t| t.params(nq as u8)),
         #[cfg(test)]
         stand_in: None,
     };
@@ -347,9 +348,11 @@ pub(super) fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Ro
         Some(f) => super::faults::link_changes(f, &topo, seed)?,
         None => (Vec::new(), super::faults::DEFAULT_DETECT),
     };
+    let uet_rto = uet_rto(&buffer, &topo);
     let mut cfg = SimConfig {
         host_jitter: crate::engine::DEFAULT_HOST_JITTER,
         path: tr.path.unwrap_or_default(),
+        uet_path: tr.path.unwrap_or(crate::host::path::PathChoice::Spray),
         link_changes,
         credits: None,
         reroute_after,
@@ -370,6 +373,7 @@ pub(super) fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Ro
         tcp: transport::tcp_params(tr, min_rto),
         udp: transport::udp_params(tr, mtu),
         roce: transport::roce_params(tr, min_rto),
+        uet: transport::uet_params(tr, sw.trim.is_some(), uet_rto),
         tags,
         fct_bins: s.metrics.fct_bins.as_ref().map(|v| v.iter().map(|b| b.0).collect()).unwrap_or_else(|| DEFAULT_FCT_BINS.to_vec()),
         check_invariants: opts.check_invariants,
@@ -389,6 +393,19 @@ pub(super) fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Ro
     };
     cfg.warnings = warnings(s, &cfg, planned, hpcc, ordered);
     Ok((topo, routes, cfg, FlowArrivals::new(procs, planned)))
+}
+
+/// `transport.uet.rto`'s default: htsim's 15 us plus six full queues drained at the
+/// slowest host's line rate (a static buffer's queue; what the dynamic threshold lets one
+/// queue of an otherwise empty shared buffer hold).
+fn uet_rto(buffer: &crate::switch::BufferParams, topo: &Topology) -> SimTime {
+    use crate::switch::BufferParams;
+    let queue = match *buffer {
+        BufferParams::Static { queue_cap } => queue_cap,
+        BufferParams::Shared { pool, guaranteed, alpha } => guaranteed + (alpha / (1.0 + alpha) * pool as f64) as u64,
+    };
+    let slowest = (0..topo.hosts.len() as u32).map(|h| topo.ports[topo.host_port(h) as usize].rate_bps).min().unwrap_or(1);
+    transport::UET_RTO_BASE + crate::sim::ser_time(transport::UET_RTO_QUEUES * queue, slowest)
 }
 
 pub(super) const HPCC: crate::host::Transport = crate::host::Transport::Roce(crate::host::RateCcKind::Hpcc);
@@ -554,6 +571,13 @@ pub(super) fn warnings(s: &Scenario, cfg: &SimConfig, flows: usize, hpcc: bool, 
         w.push(
             "transport.path = \"spray\" with TCP or RoCE flows: their packets take every path and arrive out of order, which TCP reads as loss \
              (three duplicate ACKs, no SACK) and RoCE's go-back-N as a gap (a NACK and a resend); their FCTs measure that, not the paths"
+                .to_string(),
+        );
+    }
+    if m.trim.is_some() && ordered {
+        w.push(
+            "switch.trim with TCP or RoCE flows: their receivers discard a trimmed header (trimmed_discarded) and their senders recover \
+             as from a drop; only UET flows (transport.kind = \"uet\") answer it with a NACK"
                 .to_string(),
         );
     }

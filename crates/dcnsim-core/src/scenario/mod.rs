@@ -717,7 +717,7 @@ hosts = [42, 63]
         assert_eq!(e.key, "switch.bufer");
         assert!(e.message.starts_with("unknown key \"bufer\" (did you mean \"buffer\"?), expected one of "), "{e}");
         let e = error_of("[transport]\nkind = \"dcqnc\"");
-        assert!(e.message.starts_with("invalid value \"dcqnc\" (did you mean \"dcqcn\"?), expected one of \"tcp\", \"roce\", \"udp\", \"dctcp\""), "{e}");
+        assert!(e.message.starts_with("invalid value \"dcqnc\" (did you mean \"dcqcn\"?), expected one of \"tcp\", \"roce\", \"udp\", \"uet\", \"dctcp\""), "{e}");
         // nothing near: no guess
         let e = error_of("[transport]\nkind = \"vegas\"");
         assert!(e.message.starts_with("invalid value \"vegas\", expected one of"), "{e}");

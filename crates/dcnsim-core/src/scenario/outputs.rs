@@ -168,7 +168,7 @@ mod tests {
                         [transport.udp]\nnic_buffer = \"3KB\"\n";
         let metrics = "[metrics]\nqueue_sample = \"1us\"\nthroughput_bin = \"10us\"\ncapture = { ports = [\"s\"], frames = \"all\", max_frames = 1 }\n";
         // (the writer a run is for, its switch table, the rest of the scenario)
-        let runs: [(&str, &str, &str); 16] = [
+        let runs: [(&str, &str, &str); 17] = [
             ("engine", "", ""),
             ("engine", "", udp_loop),
             ("engine", "", metrics),
@@ -185,6 +185,7 @@ mod tests {
             ("int", "int = {}", ""),
             ("architecture", "architecture = { kind = \"voq\" }", ""),
             ("load_balance", "load_balance = { kind = \"flowlet\" }", ""),
+            ("trim", "queues = 2\nbuffer = { queue = \"30KB\" }\ntrim = {}", ""),
         ];
         let mut all: Vec<(String, BTreeMap<&str, BTreeSet<String>>)> =
             runs.iter().map(|(w, switch, rest)| (format!("{w} ({switch}{})", if rest.is_empty() { "" } else { " + more" }), written(&incast(switch, rest), |_, _| {}))).collect();

@@ -857,7 +857,7 @@ mod tests {
         // and the tables no shipped scenario leaves at their defaults
         let extra = "[scenario]\nname = \"defaults\"\nmax_time = \"1ms\"\n\
                      [topology]\nkind = \"dumbbell\"\nsenders = 2\nhost_link = { rate = \"10Gbps\", delay = \"1us\" }\nbottleneck = { rate = \"10Gbps\", delay = \"1us\" }\n\
-                     [switch]\nbuffer = { model = \"shared\" }\nfq_codel = {}\nqcn = {}\nint = {}\nload_balance = { kind = \"flowlet\" }\n[transport]\nqcn = {}\nhpcc = {}\ntimely = {}\nswift = {}\nbbr = {}\n\
+                     [switch]\nbuffer = { model = \"shared\" }\nfq_codel = {}\nqcn = {}\nint = {}\nload_balance = { kind = \"flowlet\" }\ntrim = {}\n[transport]\nqcn = {}\nhpcc = {}\ntimely = {}\nswift = {}\nbbr = {}\nnscc = {}\n\
                      [metrics]\nqueue_sample = \"10us\"\ncapture = { ports = [\"left\"] }\n\
                      [[workload]]\nkind = \"flows\"\nflows = [{ src = 0, dst = 2, size = \"10KB\" }]\n\
                      [[variant]]\nname = \"static\"\nremove = [\"switch.buffer\", \"switch.fq_codel\"]\n";

@@ -425,6 +425,9 @@ pub struct SwitchConfig {
     /// Switch-side load balancing: a next hop per flowlet (LetFlow) or per packet by the
     /// egress queues (see `switch.load_balance`); absent = per-flow ECMP.
     pub load_balance: Option<crate::switch::load_balance::LoadBalanceConfig>,
+    /// Packet trimming: a data packet the buffer cannot hold is cut to its headers and
+    /// forwarded in a priority queue (see `switch.trim`); absent = dropped.
+    pub trim: Option<crate::switch::trim::TrimConfig>,
 }
 
 impl SwitchConfig {
@@ -473,16 +476,16 @@ pub struct UdpConfig {
 #[serde(deny_unknown_fields)]
 #[schemars(default = "TransportConfig::defaults")]
 pub struct TransportConfig {
-    /// The transport: "tcp", "roce" or "udp"; or a congestion control's name standing for
-    /// itself over its transport ("dctcp", "reno", "cubic", "swift", "bbr": tcp; "dcqcn",
-    /// "hpcc", "timely": roce; "swift" over roce is `kind = "roce"` with `cc = "swift"`).
-    /// Default: the transport `cc` runs over, else "dctcp".
+    /// The transport: "tcp", "roce", "udp" or "uet"; or a congestion control's name standing
+    /// for itself over its transport ("dctcp", "reno", "cubic", "swift", "bbr": tcp; "dcqcn",
+    /// "hpcc", "timely": roce; "nscc": uet; "swift" over roce is `kind = "roce"` with
+    /// `cc = "swift"`). Default: the transport `cc` runs over, else "dctcp".
     pub kind: Option<TransportKind>,
     /// The congestion control of tcp (window-based: "dctcp", "reno", "cubic", "swift",
-    /// "bbr") or roce (rate-based: "dcqcn", "hpcc", "timely", "swift"). Default: the one
-    /// `kind` names, else "dctcp" over tcp and "dcqcn" over roce. Each algorithm's
-    /// constants are keys of this table (`g` and `ecn` for DCTCP, `dcqcn`, `hpcc`, `timely`,
-    /// `swift`, `bbr`).
+    /// "bbr"), roce (rate-based: "dcqcn", "hpcc", "timely", "swift") or uet ("nscc").
+    /// Default: the one `kind` names, else "dctcp" over tcp, "dcqcn" over roce and "nscc"
+    /// over uet. Each algorithm's constants are keys of this table (`g` and `ecn` for DCTCP,
+    /// `dcqcn`, `hpcc`, `timely`, `swift`, `bbr`, `nscc`).
     pub cc: Option<CcName>,
     /// Header bytes in every data packet (payload = MTU - header). Default {default}; below the MTU.
     pub header: Option<Bytes>,
@@ -538,8 +541,15 @@ pub struct TransportConfig {
     /// (one entropy per flow, so the switches' ECMP hash keeps it on one path, RFC 2992) or
     /// "spray" (a new pseudo-random entropy per data packet, so its packets take every path
     /// and may arrive out of order: oblivious packet spraying, the UEC htsim's oblivious
-    /// mode). Default {default}. TCP and RoCE read reordering as loss: spray UDP for now.
+    /// mode). Default: "per_flow", and "spray" for UET flows (Ultra Ethernet sprays). TCP
+    /// and RoCE read reordering as loss.
     pub path: Option<crate::host::path::PathChoice>,
+    /// The UET transport's timer (`kind = "uet"`).
+    #[serde(default)]
+    pub uet: super::transport::UetConfig,
+    /// NSCC's constants (`cc = "nscc"`, over uet).
+    #[serde(default)]
+    pub nscc: super::transport::NsccConfig,
 }
 
 impl TransportConfig {
@@ -553,7 +563,6 @@ impl TransportConfig {
             min_rto: Some(Duration(DEFAULT_MIN_RTO)),
             g: Some(crate::host::cc::dctcp::DEFAULT_G),
             ecn: Some(false),
-            path: Some(crate::host::path::PathChoice::PerFlow),
             ..Default::default()
         }
     }

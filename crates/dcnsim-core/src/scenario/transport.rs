@@ -11,6 +11,8 @@ use crate::host::cc::bbr::{self, BbrParams, Quantum};
 use crate::host::cc::dctcp::{self, DctcpParams};
 use crate::host::cc::hpcc::{self, HpccParams};
 use crate::host::roce::RoceParams;
+use crate::host::cc::nscc::NsccParams;
+use crate::host::uet::UetParams;
 use crate::host::cc::swift::{self, SwiftParams};
 use crate::host::tcp::TcpParams;
 use crate::host::cc::timely::{self, TimelyParams};
@@ -102,6 +104,10 @@ fn validate_values(s: &Scenario) -> Result<(), ScenarioError> {
     tr.hpcc.validate()?;
     tr.timely.validate()?;
     tr.swift.validate()?;
+    tr.nscc.validate()?;
+    if tr.uet.rto.map(|d| d.0 .0) == Some(0) {
+        return Err(err("transport.uet.rto", "invalid value 0, expected a duration > 0"));
+    }
     let dc = &tr.dcqcn;
     in_unit("transport.dcqcn.g", dc.g, "a gain")?;
     for (k, f, rate) in [("rate_ai", dc.rate_ai_fraction, dc.rate_ai.is_some()), ("rate_hai", dc.rate_hai_fraction, dc.rate_hai.is_some())] {
@@ -458,6 +464,76 @@ impl HpccConfig {
             base_rtt: self.base_rtt.map(|d| d.0),
         }
     }
+}
+
+/// `transport.uet`: the UET transport's timer (host/uet.rs), for flows with `kind = "uet"`.
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct UetConfig {
+    /// The retransmission timeout, from a packet's send time (fixed, no back-off, as the
+    /// UEC's htsim has it). Default: as htsim derives it, 15 us plus the time six full
+    /// switch queues take to drain at the sender's line rate (a static buffer's queue, or
+    /// what the dynamic threshold lets one queue of a shared buffer hold); > 0.
+    pub rto: Option<Duration>,
+}
+
+/// 15 us of `UetConfig::rto`'s default (htsim main_uec.cpp: "15us + 6 full queues").
+pub const UET_RTO_BASE: SimTime = SimTime::from_us(15);
+/// The full queues of `UetConfig::rto`'s default.
+pub const UET_RTO_QUEUES: u64 = 6;
+
+/// `transport.nscc`: NSCC's constants (host/cc/nscc.rs), for flows with `cc = "nscc"`.
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+#[schemars(default = "NsccConfig::defaults")]
+pub struct NsccConfig {
+    /// The target queueing delay. Default: 0.75 of the fabric's largest base RTT with
+    /// `switch.trim`, one base RTT without (the UEC's htsim); > 0.
+    pub target: Option<Duration>,
+    /// The largest window, which is also the first, in BDPs of the fabric's largest base RTT
+    /// at the sender's line rate. Default {default}; > 0.
+    pub max_window: Option<f64>,
+    /// The multiplicative decrease's gain. Default {default}; in (0, 1].
+    pub gamma: Option<f64>,
+    /// Quick adapt acts only when less than max_window / 2^qa_gate was acknowledged in its
+    /// period. Default {default}.
+    pub qa_gate: Option<u32>,
+}
+
+impl NsccConfig {
+    /// Every key's default, for the reference (the doc comments' `{default}`).
+    fn defaults() -> Self {
+        let d = NsccParams::defaults(false);
+        NsccConfig { target: None, max_window: Some(d.max_window_bdp), gamma: Some(d.gamma), qa_gate: Some(d.qa_gate) }
+    }
+
+    fn validate(&self) -> Result<(), ScenarioError> {
+        in_unit("transport.nscc.gamma", self.gamma, "a gain")?;
+        if self.target.map(|d| d.0 .0) == Some(0) {
+            return Err(err("transport.nscc.target", "invalid value 0, expected a duration > 0"));
+        }
+        match self.max_window {
+            Some(w) if !(w > 0.0 && w.is_finite()) => Err(err("transport.nscc.max_window", format!("invalid value {w}, expected a number of BDPs > 0"))),
+            _ => Ok(()),
+        }
+    }
+
+    /// NSCC's parameters on a fabric whose switches trim (`trimming`) or not.
+    pub(super) fn params(&self, trimming: bool) -> NsccParams {
+        let d = NsccParams::defaults(trimming);
+        NsccParams {
+            target: self.target.map(|t| t.0),
+            trimming,
+            qa_gate: self.qa_gate.unwrap_or(d.qa_gate),
+            gamma: self.gamma.unwrap_or(d.gamma),
+            max_window_bdp: self.max_window.unwrap_or(d.max_window_bdp),
+        }
+    }
+}
+
+/// The UET parameters: NSCC's, and the timer (`rto_default` where the scenario gives none).
+pub(super) fn uet_params(tr: &TransportConfig, trimming: bool, rto_default: SimTime) -> UetParams {
+    UetParams { nscc: tr.nscc.params(trimming), rto: tr.uet.rto.map_or(rto_default, |d| d.0) }
 }
 
 /// `transport.timely`: TIMELY's constants (Mittal et al., SIGCOMM 2015, Table 1; see

@@ -267,6 +267,17 @@ pub(super) fn validate_switch(s: &Scenario) -> Result<(), ScenarioError> {
     if let Some(l) = &sw.load_balance {
         l.check()?;
     }
+    if let Some(t) = &sw.trim {
+        t.check(s.topology.mtu() as u64, nq as u8)?;
+        // a header in CI's queues would be a packet CI classified, which it did not
+        if let Some(ci) = &sw.ci {
+            let tq = t.params(nq as u8).queue;
+            let (cq, q) = (ci.congested_queue.unwrap_or(crate::switch::ci::DEFAULT_CONGESTED_QUEUE) as usize, ci.queue.unwrap_or(crate::switch::ci::DEFAULT_QUEUE) as usize);
+            if tq == cq || tq == q {
+                return Err(err("switch.trim.queue", format!("invalid value {tq}: it is one of switch.ci's queues ({q} and {cq}), expected a queue of its own for trimmed headers")));
+            }
+        }
+    }
     if let Some(a) = &sw.architecture {
         // the kind of switch.aqm, and whether its ECN marker (if it is one) drops non-ECT
         let aqm = sw.aqm.as_ref().map(|q| (q.kind(), q.params(s.topology.mtu()).0.map(|m| m.drop_non_ect)));

@@ -19,6 +19,7 @@ pub mod qcn;
 pub mod sfc;
 #[cfg(test)]
 pub mod stand_in;
+pub mod trim;
 
 pub use buffer::{BufferParams, SwitchBuffer};
 pub use ecn::{EcnMarker, Red};
@@ -54,6 +55,8 @@ mechanism::switch_mechanisms! {
     architecture: Architecture => architecture::Architecture,
     /// Flowlet switching and adaptive routing (issue 59).
     load_balance: LoadBalance => load_balance::LoadBalance,
+    /// Packet trimming (NDP; Ultra Ethernet).
+    trim: Trim => trim::Trim,
     /// A test's stand-in for the seams no shipped mechanism uses yet (routing, trimming).
     #[cfg(test)]
     stand_in: StandIn => stand_in::StandIn,

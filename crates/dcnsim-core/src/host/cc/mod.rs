@@ -16,6 +16,7 @@ pub mod dcqcn;
 pub mod dctcp;
 pub mod delivery_rate;
 pub mod hpcc;
+pub mod nscc;
 pub mod reno;
 #[cfg(test)]
 pub mod stand_in;

@@ -1,0 +1,338 @@
+//! An Ultra Ethernet-style reliable unordered delivery transport (UE Specification 1.0,
+//! the packet delivery sublayer's RUD service; the UEC's htsim, `uec.cpp`, `UecSrc` and
+//! `UecSink`): every packet has a sequence number (its index in the message, the PSN), the
+//! receiver acknowledges every packet with its cumulative point and selective
+//! acknowledgements and delivers each packet as it comes, in any order; a trimmed packet's
+//! header is answered by a NACK naming it, and the sender resends that packet at once; a
+//! retransmission timer covers what neither ACK nor NACK reports. The sender sprays: each
+//! packet carries an entropy of its own (the UDP source port UE uses for multipath), drawn
+//! afresh for a retransmission (`transport.path`, default "spray" for UET flows).
+//!
+//! Readings (where the spec leaves the sender a choice, or the model is coarser than a
+//! NIC; htsim's choices followed where it makes one): sequence numbers are bytes as in the
+//! other transports, one packet per MSS, so a PSN is `seq / mss`; every packet is
+//! acknowledged (htsim coalesces ACKs to one per 16 KB, but sends one at once for a CE
+//! mark, the first packet and a retransmission); the ACK's selective acknowledgement is
+//! byte ranges (`Sack`, the block of the packet that triggered it first), which tell the
+//! sender what UE's 64-packet SACK bitmap tells it as long as ACKs are not lost; the ACK
+//! echoes its packet's send time, so every ACK is an RTT sample, a retransmission's too;
+//! the bytes in flight count headers, as htsim's do. The retransmission timer is htsim's: a
+//! fixed `rto` from the send time of the oldest packet in flight, no back-off; a packet
+//! that times out is resent and its bytes come off NSCC's window. NACKed and timed-out
+//! packets are resent before new data, lowest first.
+
+use super::cc::nscc::{Nscc, NsccParams};
+use super::cc::PathEcho;
+use super::tcp::Segment;
+use crate::sim::SimTime;
+use std::collections::VecDeque;
+
+/// The UET parameters every flow shares.
+#[derive(Clone, Debug)]
+pub struct UetParams {
+    /// NSCC's constants (sender-based congestion control).
+    pub nscc: NsccParams,
+    /// The retransmission timeout, from a packet's send time.
+    pub rto: SimTime,
+}
+
+/// What the sender knows of one packet it has sent.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum PktState {
+    /// Sent at this time, neither acknowledged nor reported lost.
+    InFlight(SimTime),
+    /// Selectively or cumulatively acknowledged.
+    Acked,
+    /// NACKed (its header arrived trimmed) or timed out: to resend.
+    Lost,
+}
+
+/// The sender of one UET flow.
+#[derive(Clone, Debug)]
+pub struct UetSender {
+    pub cc: Nscc,
+    /// Payload bytes per packet, and header bytes on the wire per packet.
+    mss: u32,
+    header: u32,
+    /// Everything below is acknowledged.
+    pub snd_una: u64,
+    /// The next byte never sent.
+    pub snd_nxt: u64,
+    /// The state of each packet from the one holding `snd_una` up to `snd_nxt`.
+    states: VecDeque<PktState>,
+    /// Packets (by index) to resend, lowest first; an entry acknowledged since is skipped.
+    resend: VecDeque<u64>,
+    /// Bytes on the wire (headers included) sent and neither acknowledged nor reported lost.
+    pub inflight: u64,
+    /// NACKs taken (trimmed packets reported by the receiver) and packets timed out.
+    pub nacks: u32,
+    pub timeouts: u32,
+    pub rto: SimTime,
+    pub rto_deadline: Option<SimTime>,
+    pub timer_at: Option<SimTime>,
+    pub timer_gen: u32,
+}
+
+impl UetSender {
+    /// A new flow's sender at a NIC of `line_rate_bps`, `mss` payload and `header` bytes
+    /// per packet, on a fabric whose largest unloaded RTT is `network_rtt`.
+    pub fn new(p: &UetParams, mss: u32, header: u32, line_rate_bps: u64, network_rtt: SimTime) -> UetSender {
+        UetSender {
+            cc: Nscc::new(&p.nscc, mss, mss + header, line_rate_bps, network_rtt),
+            mss,
+            header,
+            snd_una: 0,
+            snd_nxt: 0,
+            states: VecDeque::new(),
+            resend: VecDeque::new(),
+            inflight: 0,
+            nacks: 0,
+            timeouts: 0,
+            // never 0: the timer would fire at the same instant forever (see TcpSender::new)
+            rto: p.rto.max(SimTime(1)),
+            rto_deadline: None,
+            timer_at: None,
+            timer_gen: 0,
+        }
+    }
+
+    /// The index of the packet holding `snd_una` (the first of `states`).
+    fn base(&self) -> u64 {
+        self.snd_una / self.mss as u64
+    }
+
+    /// The payload bytes of packet `k` of a message of `size` bytes.
+    fn len_of(&self, k: u64, size: u64) -> u64 {
+        (size - k * self.mss as u64).min(self.mss as u64)
+    }
+
+    /// Packet `k`'s bytes on the wire.
+    fn wire_of(&self, k: u64, size: u64) -> u64 {
+        self.len_of(k, size) + self.header as u64
+    }
+
+    /// The first packet to resend that is still lost.
+    fn next_resend(&mut self) -> Option<u64> {
+        while let Some(&k) = self.resend.front() {
+            match k.checked_sub(self.base()).and_then(|i| self.states.get(i as usize)) {
+                Some(PktState::Lost) => return Some(k),
+                _ => {
+                    self.resend.pop_front();
+                }
+            }
+        }
+        None
+    }
+
+    /// Queue packet `k` for resending, in order.
+    fn queue_resend(&mut self, k: u64) {
+        let at = self.resend.partition_point(|&q| q < k);
+        if self.resend.get(at) != Some(&k) {
+            self.resend.insert(at, k);
+        }
+    }
+
+    /// Whether a packet may go now: one to resend or new data, within the window.
+    pub fn can_send(&mut self, size: u64) -> bool {
+        let next = match self.next_resend() {
+            Some(k) => self.wire_of(k, size),
+            None if self.snd_nxt < size => (size - self.snd_nxt).min(self.mss as u64) + self.header as u64,
+            None => return false,
+        };
+        (self.inflight + next) as f64 <= self.cc.cwnd()
+    }
+
+    /// The next packet to send at `now`, if the window allows one: a lost one first.
+    pub fn next_segment(&mut self, size: u64, now: SimTime) -> Option<Segment> {
+        if !self.can_send(size) {
+            return None;
+        }
+        let (k, seg) = match self.next_resend() {
+            Some(k) => {
+                self.resend.pop_front();
+                (k, Segment { seq: k * self.mss as u64, len: self.len_of(k, size) as u32, retx: true })
+            }
+            None => {
+                let seq = self.snd_nxt;
+                let len = (size - seq).min(self.mss as u64);
+                self.snd_nxt += len;
+                self.states.push_back(PktState::Lost);
+                (seq / self.mss as u64, Segment { seq, len: len as u32, retx: false })
+            }
+        };
+        let i = (k - self.base()) as usize;
+        self.states[i] = PktState::InFlight(now);
+        self.inflight += seg.len as u64 + self.header as u64;
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rto);
+        }
+        Some(seg)
+    }
+
+    /// Mark the packets of bytes [start, end) acknowledged: the wire bytes newly so.
+    fn ack_range(&mut self, start: u64, end: u64, size: u64) -> u64 {
+        let mss = self.mss as u64;
+        let base = self.base();
+        let (first, last) = (start.div_ceil(mss).max(base), end.min(self.snd_nxt).div_ceil(mss));
+        let mut newly = 0;
+        for k in first..last {
+            // a block ends at a packet's end (the last packet's end is the message's)
+            if (k + 1) * mss > end && end < size {
+                break;
+            }
+            let wire = self.wire_of(k, size);
+            let st = &mut self.states[(k - base) as usize];
+            match *st {
+                PktState::InFlight(_) => {
+                    self.inflight -= wire;
+                    newly += wire;
+                }
+                PktState::Lost => newly += wire,
+                PktState::Acked => {}
+            }
+            *st = PktState::Acked;
+        }
+        newly
+    }
+
+    /// An ACK: `cum` is the receiver's cumulative point, `echo.sack` its blocks above it
+    /// (the triggering packet's first), `ece` the packet's CE, `ts` its send time. True when
+    /// every byte is acknowledged.
+    pub fn on_ack(&mut self, cum: u64, ece: bool, ts: SimTime, now: SimTime, size: u64, echo: PathEcho) -> bool {
+        let mut newly = self.ack_range(self.snd_una, cum, size);
+        for &(s, e) in echo.sack {
+            newly += self.ack_range(s, e, size);
+        }
+        while self.states.front() == Some(&PktState::Acked) {
+            self.states.pop_front();
+            let k = self.base();
+            self.snd_una += self.len_of(k, size);
+        }
+        self.cc.on_ack(newly, ece, Some(now - ts), now, self.inflight);
+        if self.inflight == 0 {
+            self.rto_deadline = None;
+        }
+        self.snd_una >= size
+    }
+
+    /// A NACK: the packet starting at byte `seq`, sent at `ts`, reached the receiver trimmed.
+    pub fn on_nack(&mut self, seq: u64, ts: SimTime, now: SimTime, size: u64) {
+        let k = seq / self.mss as u64;
+        let Some(i) = k.checked_sub(self.base()) else { return };
+        // stale: acknowledged since, or already resent (this NACK is of an earlier copy)
+        match self.states.get(i as usize) {
+            Some(PktState::InFlight(sent)) if *sent == ts => {}
+            _ => return,
+        }
+        self.states[i as usize] = PktState::Lost;
+        let wire = self.wire_of(k, size);
+        self.inflight -= wire;
+        self.nacks += 1;
+        self.queue_resend(k);
+        self.cc.on_nack(wire, now - ts, now, self.inflight);
+        if self.inflight == 0 {
+            self.rto_deadline = None;
+        }
+    }
+
+    /// The retransmission timer's deadline passed at `now`: every packet sent an `rto` or
+    /// more ago is lost (htsim recovers them one expiry at a time, each at once after the
+    /// last). The timer then waits for the oldest packet still in flight. Whether any was.
+    pub fn on_timeout(&mut self, now: SimTime, size: u64) -> bool {
+        match self.rto_deadline {
+            Some(d) if d <= now => {}
+            _ => return false,
+        }
+        let base = self.base();
+        let mut oldest = None::<SimTime>;
+        let mut lost = Vec::new();
+        for (i, st) in self.states.iter_mut().enumerate() {
+            if let PktState::InFlight(sent) = *st {
+                if sent + self.rto <= now {
+                    *st = PktState::Lost;
+                    lost.push(base + i as u64);
+                } else {
+                    oldest = Some(oldest.map_or(sent, |o| o.min(sent)));
+                }
+            }
+        }
+        for &k in &lost {
+            let wire = self.wire_of(k, size);
+            self.inflight -= wire;
+            self.timeouts += 1;
+            self.queue_resend(k);
+            self.cc.on_timeout(wire);
+        }
+        self.rto_deadline = oldest.map(|o| o + self.rto);
+        !lost.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sender() -> UetSender {
+        let p = UetParams { nscc: NsccParams::defaults(true), rto: SimTime::from_us(100) };
+        UetSender::new(&p, 1000, 0, 100_000_000_000, SimTime::from_us(10))
+    }
+
+    fn blocks(b: &[(u64, u64)]) -> PathEcho<'_> {
+        PathEcho { sack: b, ..Default::default() }
+    }
+
+    /// Out-of-order ACKs (sprayed packets) each report their packet; the cumulative point
+    /// moves over every packet acknowledged; a NACKed packet is resent before new data and
+    /// is not in flight until then.
+    #[test]
+    fn selective_acks_and_a_nack_resend_exactly_the_trimmed_packet() {
+        let mut s = sender();
+        let size = 5_500;
+        let t = SimTime::ZERO;
+        let segs: Vec<Segment> = std::iter::from_fn(|| s.next_segment(size, t)).collect();
+        assert_eq!(segs.iter().map(|g| (g.seq, g.len)).collect::<Vec<_>>(), vec![(0, 1000), (1000, 1000), (2000, 1000), (3000, 1000), (4000, 1000), (5000, 500)]);
+        assert_eq!(s.inflight, 5_500);
+        let now = SimTime::from_us(10);
+        // packet 2 arrives first, out of order
+        assert!(!s.on_ack(0, false, t, now, size, blocks(&[(2000, 3000)])));
+        assert_eq!((s.snd_una, s.inflight), (0, 4_500));
+        // packet 1 was trimmed
+        s.on_nack(1000, t, now, size);
+        s.on_nack(1000, t, now, size);
+        assert_eq!(s.inflight, 3_500);
+        assert_eq!(s.nacks, 1);
+        // packet 0 and 3..5 arrive
+        s.on_ack(1000, false, t, now, size, blocks(&[]));
+        s.on_ack(1000, false, t, now, size, blocks(&[(2000, 4000)]));
+        s.on_ack(1000, false, t, now, size, blocks(&[(2000, 5500)]));
+        assert_eq!((s.snd_una, s.inflight), (1000, 0));
+        let again = s.next_segment(size, now).unwrap();
+        assert_eq!((again.seq, again.len, again.retx), (1000, 1000, true));
+        assert!(s.next_segment(size, now).is_none(), "nothing else to send");
+        assert!(s.on_ack(5500, false, t, now, size, blocks(&[])));
+        assert_eq!(s.snd_una, 5500);
+    }
+
+    /// A stale NACK (of a packet acknowledged since) and a duplicate ACK change nothing; a
+    /// timeout marks the packets sent an RTO ago lost and waits for the next oldest.
+    #[test]
+    fn stale_reports_change_nothing_and_a_timeout_resends_what_is_in_flight() {
+        let mut s = sender();
+        let size = 3_000;
+        let (t, now) = (SimTime::ZERO, SimTime::from_us(10));
+        while s.next_segment(size, t).is_some() {}
+        s.on_ack(0, false, t, now, size, blocks(&[(1000, 2000)]));
+        s.on_nack(1000, t, now, size);
+        s.on_ack(0, false, t, now, size, blocks(&[(1000, 2000)]));
+        assert_eq!((s.inflight, s.nacks), (2_000, 0));
+        let d = s.rto_deadline.unwrap();
+        assert_eq!(d, SimTime::from_us(100));
+        assert!(!s.on_timeout(SimTime(d.0 - 1), size));
+        assert!(s.on_timeout(d, size));
+        assert_eq!((s.inflight, s.timeouts), (0, 2));
+        assert_eq!(s.rto_deadline, None);
+        let resent: Vec<u64> = std::iter::from_fn(|| s.next_segment(size, d)).map(|g| g.seq).collect();
+        assert_eq!(resent, vec![0, 2000]);
+        assert_eq!(s.rto_deadline, Some(d + s.rto), "the resent packets' timer");
+    }
+}

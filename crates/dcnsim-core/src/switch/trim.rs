@@ -1,0 +1,159 @@
+//! Packet trimming (`switch.trim`): a lossy data packet the switch's buffer cannot hold is
+//! cut to its headers and forwarded in a higher-priority queue instead of being dropped,
+//! so that its receiver learns of the loss one queueing delay later instead of a
+//! retransmission timeout later. NDP (Handley et al., SIGCOMM 2017, sec. 3.1: "cut
+//! payload", headers to a priority queue); Ultra Ethernet 1.0 (sec. 3.6.12, packet
+//! trimming: the switch truncates the packet and marks it trimmed, in a traffic class
+//! of its own); the UEC's htsim (`compositequeue.cpp`: a full data queue trims the
+//! arriving packet to its header and queues it in the header queue, served first).
+//!
+//! Readings: a packet is trimmed where the buffer model refuses it (a full queue or a
+//! full shared memory; htsim trims the arriving packet or, by a coin flip, the last one
+//! queued: here always the arriving one), in the queue the configuration names (by default
+//! the highest, which the default strict-priority scheduler serves first; with one queue
+//! per port the header waits behind the data), and keeps to that queue at every later
+//! switch, never ECN-marked; the header needs room in that queue, else it is dropped.
+//! Only data is trimmed, and never a lossless class's (PFC's packets are not refused).
+//! Receivers of a transport that knows trimming (UET, `host/uet.rs`) answer a trimmed
+//! header with a NACK; the others discard it (`trimmed_discarded`).
+
+use super::mechanism::{Caps, Fabric, Never, SwitchMechanism};
+use super::pipeline::{AqmRule, Arrival, Ctx, Overflow, Report};
+use crate::metrics::Outputs;
+use crate::net::{DropReason, PktKind};
+use crate::sim::error::{err, ScenarioError};
+use crate::sim::units::Bytes;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The size a packet is trimmed to where none is given: 64 B, the UEC's htsim's trimmed
+/// header (`UecPacket`'s header size, `uec.cpp`) and NDP's 64 B headers.
+pub const DEFAULT_TRIM_BYTES: u64 = 64;
+
+/// `switch.trim`: cut data packets the buffer cannot hold to their headers and forward
+/// those in a priority queue (switch/trim.rs).
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct TrimConfig {
+    /// What is left of a trimmed packet on the wire (its headers), at least 1 B and less
+    /// than the MTU. Default {default}.
+    #[schemars(default = "d_bytes")]
+    pub size: Option<Bytes>,
+    /// The egress queue (0..queues-1) trimmed headers join. Default: the highest
+    /// (switch.queues - 1), which the strict-priority scheduler serves first.
+    pub queue: Option<u8>,
+}
+
+fn d_bytes() -> Option<Bytes> {
+    Some(Bytes(DEFAULT_TRIM_BYTES))
+}
+
+impl TrimConfig {
+    /// Refuse a size that is no header and a queue the ports do not have.
+    pub fn check(&self, mtu: u64, queues: u8) -> Result<(), ScenarioError> {
+        if let Some(b) = self.size {
+            if b.0 == 0 || b.0 >= mtu {
+                return Err(err("switch.trim.size", format!("invalid value {} B, expected 1B up to less than the MTU ({mtu} B)", b.0)));
+            }
+        }
+        if let Some(q) = self.queue {
+            if q >= queues {
+                return Err(err("switch.trim.queue", format!("invalid value {q}, expected a queue 0..{} (switch.queues = {queues})", queues - 1)));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn params(&self, queues: u8) -> TrimParams {
+        TrimParams { bytes: self.size.map_or(DEFAULT_TRIM_BYTES, |b| b.0) as u32, queue: self.queue.unwrap_or(queues - 1) as usize }
+    }
+}
+
+/// `switch.trim` resolved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TrimParams {
+    pub bytes: u32,
+    pub queue: usize,
+}
+
+/// The trimming stage of every switch.
+pub struct Trim {
+    p: TrimParams,
+    trims: u64,
+}
+
+impl SwitchMechanism for Trim {
+    type Params = TrimParams;
+    type Frame = Never;
+    type Msg = Never;
+    type Timer = Never;
+    const KEY: &'static str = "trim";
+    const CAPS: Caps = Caps::TRIM.or(Caps::CLASSIFY);
+    /// The trimmer's summary key (`Trim::report`).
+    const OUTPUTS: Outputs = Outputs {
+        flows: &[],
+        ports: &[],
+        summary: &[(&["trims"], "With switch.trim: data packets the switches trimmed to their headers instead of dropping them (each header's bytes are in the ports' tx_bytes of every hop after)")],
+    };
+
+    fn build(p: TrimParams, f: &Fabric) -> Self {
+        f.check_queue("switch.trim.queue", p.queue);
+        Trim { p, trims: 0 }
+    }
+
+    /// Trimming to 64 B into the highest queue, or into queue 0.
+    #[cfg(test)]
+    fn arbitrary(draw: u64, queues: u8, _: u32) -> Option<crate::switch::mechanism::Arbitrary> {
+        use crate::switch::mechanism::{bits, Arbitrary};
+        let line = match bits(draw, 0, 1) {
+            0 => "trim = {}".to_string(),
+            _ => format!("trim = {{ size = \"48B\", queue = {} }}", queues.saturating_sub(1) / 2),
+        };
+        // CI classifies its own queues: the property tests draw it with CI's queues 0 and 1
+        Some(Arbitrary { line, without: &["ci"] })
+    }
+
+    /// A header trimmed upstream keeps to the trim queue at every later hop (UE re-marks a
+    /// trimmed packet's DSCP; htsim's headers are high priority everywhere), unmarked.
+    fn classify(&mut self, a: &mut Arrival, cx: &mut Ctx) {
+        if cx.pkts.get(a.pkt).kind == PktKind::Trimmed {
+            (a.queue, a.aqm) = (self.p.queue, AqmRule::Skip);
+        }
+    }
+
+    fn on_overflow(&mut self, a: &Arrival, _why: DropReason, _cx: &mut Ctx) -> Overflow {
+        self.trims += 1;
+        Overflow::Trim { queue: self.p.queue, bytes: self.p.bytes.min(a.size as u32) }
+    }
+
+    fn report(&self, r: &mut Report) {
+        r.count("trims", self.trims);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::{build_adjusted, Document, RunOptions};
+
+    /// Bad tables are refused naming the key, the value and what was expected.
+    #[test]
+    fn bad_tables_are_refused_naming_the_key() {
+        for (table, says) in [
+            ("trim = { size = \"0B\" }", "switch.trim.size"),
+            ("trim = { size = \"1500B\" }", "switch.trim.size"),
+            ("trim = { queue = 2 }", "switch.trim.queue"),
+            ("trim = { bytes = 64 }", "bytes"),
+            ("ci = {}\ntrim = {}", "one of switch.ci's queues"),
+        ] {
+            let text = format!(
+                "[scenario]\nname = \"trim\"\n[topology]\nkind = \"clos2\"\nservers_per_tor = 1\ntors = 2\nspines = 2\nmtu = \"1500B\"\nhost_link = {{ rate = \"10Gbps\", delay = \"1us\" }}\n\
+                 [switch]\nqueues = 2\n{table}\n[[workload]]\nkind = \"flows\"\nflows = [{{ src = 0, dst = 1, size = \"10KB\" }}]\n"
+            );
+            let e = match Document::from_toml(&text).and_then(|d| d.resolve(None)).and_then(|s| build_adjusted(&s, &RunOptions::default(), |_, _| {}).map(|_| ())) {
+                Ok(()) => panic!("accepted: {table}"),
+                Err(e) => e.to_string(),
+            };
+            assert!(e.contains(says), "{table}: {e}");
+        }
+    }
+}
