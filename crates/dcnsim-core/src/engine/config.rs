@@ -79,11 +79,9 @@ pub struct SimConfig {
     /// destination: the run cannot be split over threads (`Sim::parallel_blocker`).
     pub repeats_at_destination: bool,
     /// How senders set each data packet's entropy, which the switches' ECMP hashes: one per
-    /// flow (the default) or one per packet (spraying), for every transport but UET
-    /// (`transport.path`).
+    /// flow (the default) or one per packet (spraying), for every transport but UET, whose
+    /// senders choose their own (`UetParams::path`).
     pub path: crate::host::path::PathChoice,
-    /// The same for UET flows (`transport.path`, default spraying).
-    pub uet_path: crate::host::path::PathChoice,
     /// Links that fail, come back or change rate during the run (`net::link`); no scenario
     /// key sets them yet.
     pub link_changes: Vec<crate::net::LinkChange>,
@@ -103,15 +101,6 @@ pub struct SimConfig {
 pub const DEFAULT_HOST_JITTER: SimTime = SimTime(256);
 
 impl SimConfig {
-    /// How flows of `t` set their data packets' entropy.
-    #[inline]
-    pub fn path_of(&self, t: crate::host::Transport) -> crate::host::path::PathChoice {
-        if matches!(t, crate::host::Transport::Uet(_)) {
-            self.uet_path
-        } else {
-            self.path
-        }
-    }
     /// Traffic class (queue index) of packet priority `prio` (its low 3 bits).
     #[inline]
     pub fn class(&self, prio: u8) -> usize {

@@ -103,6 +103,7 @@ impl Sim {
                 if seg.retx {
                     fl.retx += 1;
                 }
+                let hash = fl.sender.entropy(self.cfg.path, fl.hash, &seg);
                 let p = Packet {
                     kind: PktKind::Data,
                     flow: f,
@@ -115,7 +116,7 @@ impl Sim {
                     ecn: ect,
                     ece: false,
                     retx: seg.retx,
-                    hash: self.cfg.path_of(fl.transport).entropy(fl.hash, seg.seq, seg.retx),
+                    hash,
                     ts: self.now,
                     qc: class as u8,
                     ..Packet::blank()
@@ -593,7 +594,7 @@ impl Sim {
             rng: stream(self.cfg.seed, Stream::Flow, key),
         };
         let base_rtt = || *self.base_rtt.get_or_init(|| self.fabric_base_rtt());
-        let mut sender = Sender::new(spec.transport, &self.cfg.tcp, &self.cfg.roce, &self.cfg.uet, udp, mss, header, host_rate, now, base_rtt);
+        let mut sender = Sender::new(spec.transport, &self.cfg.tcp, &self.cfg.roce, &self.cfg.uet, udp, mss, header, host_rate, now, base_rtt, hash);
         let mut nic_class = None;
         if let Some((_, class, prev)) = conn {
             nic_class = class;

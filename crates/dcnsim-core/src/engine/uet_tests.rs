@@ -6,6 +6,7 @@ use crate::metrics::Results;
 use crate::scenario::{build_adjusted, Document, RunOptions};
 use crate::sim::SimTime;
 use super::multipath_tests::run;
+use crate::engine::Sim;
 
 /// htsim's 8-to-1 incast on its smallest default fat tree (k = 4, 16 hosts, 100 Gbit/s,
 /// 1 us per link, MTU 4,150 B with 64 B of headers, a switch queue of one BDP, 178,450 B,
@@ -89,4 +90,56 @@ fn an_incast_of_htsims_keeps_the_receivers_link_busy() {
     assert_eq!(r.flows.u32("drops").iter().sum::<u32>(), 0);
     let trims = summary(&r, "trims") as f64;
     assert!(trims > 0.1 * packets && trims < 0.3 * packets, "{trims} trims of {packets} packets");
+}
+
+/// 4 UET flows of `size` from the hosts of ToR 0 to those of ToR 1 on a 2-tier leaf-spine
+/// of 4 spines at 100 Gbit/s (1 us per link, MTU 4,150 B, trimming, htsim's queue and ECN
+/// thresholds), ToR 0's uplink to spine 0 at `degraded` from the start; `path` the
+/// entropy scheme.
+fn degraded_uplink(size: &str, degraded: &str, path: &str) -> String {
+    let flows: Vec<String> = (0..4).map(|i| format!(r#"{{ src = {i}, dst = {}, size = "{size}" }}"#, i + 4)).collect();
+    format!(
+        "[scenario]\nname = \"reps\"\nseed = 5\nmax_time = \"20ms\"\n\
+         [topology]\nkind = \"clos2\"\nservers_per_tor = 4\ntors = 2\nspines = 4\nmtu = \"4150B\"\nhost_link = {{ rate = \"100Gbps\", delay = \"1us\" }}\n\
+         [switch]\nqueues = 2\nbuffer = {{ model = \"static\", queue = \"178450B\" }}\naqm = {{ kind = \"ramp\", kmin = \"37350B\", kmax = \"145250B\", pmax = 1.0 }}\ntrim = {{}}\n\
+         [transport]\nkind = \"uet\"\nheader = \"64B\"\nack_size = \"64B\"\npath = \"{path}\"\n\
+         [faults]\nlinks = [{{ link = \"tor0->spine0\", at = \"0s\", state = \"rate\", rate = \"{degraded}\" }}]\n\
+         [[workload]]\nkind = \"flows\"\nflows = [ {} ]\n",
+        flows.join(", ")
+    )
+}
+
+/// One of four uplinks at a tenth of its rate (a gray failure). Oblivious spraying puts a
+/// quarter of every flow's packets on it: the 4 MB that makes of the 16 MB take 3.2 ms at
+/// 10 Gbit/s, and every flow waits for its share. REPS recycles the entropies of packets
+/// acknowledged unmarked: the slow path's packets come back marked or trimmed, its entropies
+/// drop out of use, and the flows finish near the time 16 MB take over the healthy uplinks
+/// (16 MB at 310 Gbit/s: 413 us), the slow link carrying under 5% of the bytes.
+#[test]
+fn reps_moves_off_a_degraded_path_that_oblivious_spraying_keeps_using() {
+    let slow_port = |sim: &Sim| {
+        let t = sim.topology();
+        t.nodes[t.switches[0] as usize].ports.iter().copied().find(|&p| t.nodes[t.ports[t.ports[p as usize].peer as usize].node as usize].name == "spine0").unwrap()
+    };
+    let total = 16_000_000.0 * 4150.0 / 4086.0;
+    let (sim, spray) = run(&degraded_uplink("4000000B", "10Gbps", "spray"));
+    let on_slow = spray.ports.u64("tx_bytes")[slow_port(&sim) as usize] as f64;
+    assert!((on_slow / total - 0.25).abs() < 0.03, "spraying: {:.3} of the bytes on the slow link", on_slow / total);
+    let floor = total / 4.0 * 8.0 / 10e9 * 1e6;
+    let last = fcts(&spray).iter().cloned().fold(0.0, f64::max);
+    assert!(last > 0.9 * floor, "spraying: {last:.0} us, the slow link's share alone takes {floor:.0} us");
+    let (sim, reps) = run(&degraded_uplink("4000000B", "10Gbps", "reps"));
+    let on_slow = reps.ports.u64("tx_bytes")[slow_port(&sim) as usize] as f64;
+    assert!(on_slow / total < 0.05, "REPS: {:.3} of the bytes on the slow link", on_slow / total);
+    let healthy = total * 8.0 / 310e9 * 1e6;
+    let last = fcts(&reps).iter().cloned().fold(0.0, f64::max);
+    assert!(last < 1.3 * healthy, "REPS: {last:.0} us against {healthy:.0} us over the healthy uplinks");
+}
+
+/// REPS needs the ACKs of a UET flow: beside flows of other transports it is refused.
+#[test]
+fn reps_with_other_transports_is_refused() {
+    let text = degraded_uplink("1MB", "10Gbps", "reps").replace("kind = \"uet\"", "kind = \"dctcp\"");
+    let e = Document::from_toml(&text).and_then(|d| d.resolve(None)).and_then(|s| build_adjusted(&s, &RunOptions::default(), |_, _| {}).map(|_| ())).unwrap_err().to_string();
+    assert!(e.contains("transport.path") && e.contains("reps"), "{e}");
 }

@@ -14,6 +14,7 @@ pub mod credit;
 pub mod flow_table;
 pub mod pacer;
 pub mod path;
+pub mod reps;
 pub mod roce;
 pub mod tcp;
 pub mod transport;

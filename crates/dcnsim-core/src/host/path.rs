@@ -22,6 +22,9 @@ pub enum PathChoice {
     /// oblivious packet spraying (Dixit et al., "On the impact of packet spraying in data
     /// center networks", INFOCOM 2013; the UEC's htsim, `uec.cpp`, its oblivious mode).
     Spray,
+    /// UET flows only: REPS, recycled entropies (`host/reps.rs`): each packet on the entropy
+    /// of an earlier packet acknowledged unmarked, else a random one.
+    Reps,
 }
 
 impl PathChoice {
@@ -31,7 +34,8 @@ impl PathChoice {
     pub fn entropy(self, flow: u32, seq: u64, retx: bool) -> u32 {
         match self {
             PathChoice::PerFlow => flow,
-            PathChoice::Spray => mix64((flow as u64) << 32 ^ seq ^ (retx as u64) << 63) as u32,
+            // (a REPS sender chooses its own: `UetSender::entropy`; others spray)
+            PathChoice::Spray | PathChoice::Reps => mix64((flow as u64) << 32 ^ seq ^ (retx as u64) << 63) as u32,
         }
     }
 }

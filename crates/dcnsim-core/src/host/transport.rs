@@ -104,12 +104,13 @@ impl Sender {
         line_rate_bps: u64,
         now: SimTime,
         base_rtt: impl FnOnce() -> SimTime,
+        flow_hash: u32,
     ) -> Sender {
         match transport {
             Transport::Tcp(cc) => Sender::Tcp(Box::new(TcpSender::from_params(Cc::build(cc, &tcp.cc, tcp), mss, tcp))),
             Transport::Roce(cc) => Sender::Roce(Box::new(RoceSender::new(roce, cc, line_rate_bps, now, base_rtt(), mss))),
             Transport::Udp => Sender::Udp(Box::new(udp())),
-            Transport::Uet(super::UetCc::Nscc) => Sender::Uet(Box::new(UetSender::new(uet, mss, header, line_rate_bps, base_rtt()))),
+            Transport::Uet(super::UetCc::Nscc) => Sender::Uet(Box::new(UetSender::new(uet, mss, header, line_rate_bps, base_rtt(), flow_hash))),
         }
     }
 
@@ -126,8 +127,21 @@ impl Sender {
     /// A new connection opens (not a continued one): its congestion control learns the
     /// handshake's RTT (`rtt`: asked only where the algorithm reads it) and its seed.
     pub fn open(&mut self, seed: u64, rtt: impl FnOnce() -> SimTime, now: SimTime) {
-        if let Sender::Tcp(t) = self {
-            t.open(seed, rtt, now);
+        match self {
+            Sender::Tcp(t) => t.open(seed, rtt, now),
+            Sender::Uet(u) => u.open(seed),
+            _ => {}
+        }
+    }
+
+    /// The entropy of data segment `seg` of a flow whose own is `flow_hash`: a UET sender
+    /// chooses its own (`transport.path`, spraying by default; REPS), the others follow
+    /// `path`.
+    #[inline]
+    pub fn entropy(&mut self, path: crate::host::path::PathChoice, flow_hash: u32, seg: &Segment) -> u32 {
+        match self {
+            Sender::Uet(u) => u.entropy(seg),
+            _ => path.entropy(flow_hash, seg.seq, seg.retx),
         }
     }
 
@@ -241,10 +255,10 @@ impl Sender {
             Sender::Roce(r) if kind == PktKind::Nack => r.on_nack(ack, ts, now, size, echo),
             Sender::Roce(r) => r.on_ack(ack, ts, now, size, echo),
             Sender::Uet(u) if kind == PktKind::Nack => {
-                u.on_nack(ack, ts, now, size);
+                u.on_nack(ack, ts, p.hash, now, size);
                 false
             }
-            Sender::Uet(u) => u.on_ack(ack, ece, ts, now, size, echo),
+            Sender::Uet(u) => u.on_ack(ack, ece, ts, p.hash, now, size, echo),
             Sender::Udp(_) | Sender::Done => return None,
         })
     }

@@ -23,6 +23,8 @@
 
 use super::cc::nscc::{Nscc, NsccParams};
 use super::cc::PathEcho;
+use super::path::PathChoice;
+use super::reps::{PathFeedback, Reps};
 use super::tcp::Segment;
 use crate::sim::SimTime;
 use std::collections::VecDeque;
@@ -34,6 +36,8 @@ pub struct UetParams {
     pub nscc: NsccParams,
     /// The retransmission timeout, from a packet's send time.
     pub rto: SimTime,
+    /// How the sender sets each packet's entropy (`transport.path`, default spraying).
+    pub path: PathChoice,
 }
 
 /// What the sender knows of one packet it has sent.
@@ -51,6 +55,11 @@ enum PktState {
 #[derive(Clone, Debug)]
 pub struct UetSender {
     pub cc: Nscc,
+    /// The flow's own entropy, and how its packets' entropies derive from it.
+    flow_hash: u32,
+    path: PathChoice,
+    /// REPS state, where the flow uses it.
+    reps: Option<Box<Reps>>,
     /// Payload bytes per packet, and header bytes on the wire per packet.
     mss: u32,
     header: u32,
@@ -76,9 +85,12 @@ pub struct UetSender {
 impl UetSender {
     /// A new flow's sender at a NIC of `line_rate_bps`, `mss` payload and `header` bytes
     /// per packet, on a fabric whose largest unloaded RTT is `network_rtt`.
-    pub fn new(p: &UetParams, mss: u32, header: u32, line_rate_bps: u64, network_rtt: SimTime) -> UetSender {
+    pub fn new(p: &UetParams, mss: u32, header: u32, line_rate_bps: u64, network_rtt: SimTime, flow_hash: u32) -> UetSender {
         UetSender {
             cc: Nscc::new(&p.nscc, mss, mss + header, line_rate_bps, network_rtt),
+            flow_hash,
+            path: p.path,
+            reps: (p.path == PathChoice::Reps).then(|| Box::new(Reps::new(flow_hash as u64))),
             mss,
             header,
             snd_una: 0,
@@ -93,6 +105,29 @@ impl UetSender {
             rto_deadline: None,
             timer_at: None,
             timer_gen: 0,
+        }
+    }
+
+    /// A new connection opens: its random draws (REPS's) are seeded by `seed`.
+    pub fn open(&mut self, seed: u64) {
+        if let Some(r) = &mut self.reps {
+            r.seed(seed);
+        }
+    }
+
+    /// The entropy of segment `seg`, about to be sent.
+    #[inline]
+    pub fn entropy(&mut self, seg: &Segment) -> u32 {
+        match &mut self.reps {
+            Some(r) => self.flow_hash ^ r.next(),
+            None => self.path.entropy(self.flow_hash, seg.seq, seg.retx),
+        }
+    }
+
+    /// Feedback for REPS on the packet whose entropy `hash` an ACK or NACK echoes.
+    fn path_feedback(&mut self, hash: u32, fb: PathFeedback, now: SimTime) {
+        if let Some(r) = &mut self.reps {
+            r.feedback(hash ^ self.flow_hash, fb, now);
         }
     }
 
@@ -196,9 +231,11 @@ impl UetSender {
     }
 
     /// An ACK: `cum` is the receiver's cumulative point, `echo.sack` its blocks above it
-    /// (the triggering packet's first), `ece` the packet's CE, `ts` its send time. True when
-    /// every byte is acknowledged.
-    pub fn on_ack(&mut self, cum: u64, ece: bool, ts: SimTime, now: SimTime, size: u64, echo: PathEcho) -> bool {
+    /// (the triggering packet's first), `ece` the packet's CE, `ts` its send time, `hash`
+    /// its entropy. True when every byte is acknowledged.
+    #[allow(clippy::too_many_arguments)]
+    pub fn on_ack(&mut self, cum: u64, ece: bool, ts: SimTime, hash: u32, now: SimTime, size: u64, echo: PathEcho) -> bool {
+        self.path_feedback(hash, if ece { PathFeedback::Congested } else { PathFeedback::Good }, now);
         let mut newly = self.ack_range(self.snd_una, cum, size);
         for &(s, e) in echo.sack {
             newly += self.ack_range(s, e, size);
@@ -215,8 +252,10 @@ impl UetSender {
         self.snd_una >= size
     }
 
-    /// A NACK: the packet starting at byte `seq`, sent at `ts`, reached the receiver trimmed.
-    pub fn on_nack(&mut self, seq: u64, ts: SimTime, now: SimTime, size: u64) {
+    /// A NACK: the packet starting at byte `seq`, sent at `ts` with entropy `hash`, reached
+    /// the receiver trimmed.
+    pub fn on_nack(&mut self, seq: u64, ts: SimTime, hash: u32, now: SimTime, size: u64) {
+        self.path_feedback(hash, PathFeedback::Congested, now);
         let k = seq / self.mss as u64;
         let Some(i) = k.checked_sub(self.base()) else { return };
         // stale: acknowledged since, or already resent (this NACK is of an earlier copy)
@@ -256,6 +295,9 @@ impl UetSender {
                 }
             }
         }
+        if !lost.is_empty() {
+            self.path_feedback(self.flow_hash, PathFeedback::Timeout, now);
+        }
         for &k in &lost {
             let wire = self.wire_of(k, size);
             self.inflight -= wire;
@@ -273,8 +315,8 @@ mod tests {
     use super::*;
 
     fn sender() -> UetSender {
-        let p = UetParams { nscc: NsccParams::defaults(true), rto: SimTime::from_us(100) };
-        UetSender::new(&p, 1000, 0, 100_000_000_000, SimTime::from_us(10))
+        let p = UetParams { nscc: NsccParams::defaults(true), rto: SimTime::from_us(100), path: PathChoice::Spray };
+        UetSender::new(&p, 1000, 0, 100_000_000_000, SimTime::from_us(10), 7)
     }
 
     fn blocks(b: &[(u64, u64)]) -> PathEcho<'_> {
@@ -294,22 +336,22 @@ mod tests {
         assert_eq!(s.inflight, 5_500);
         let now = SimTime::from_us(10);
         // packet 2 arrives first, out of order
-        assert!(!s.on_ack(0, false, t, now, size, blocks(&[(2000, 3000)])));
+        assert!(!s.on_ack(0, false, t, 0, now, size, blocks(&[(2000, 3000)])));
         assert_eq!((s.snd_una, s.inflight), (0, 4_500));
         // packet 1 was trimmed
-        s.on_nack(1000, t, now, size);
-        s.on_nack(1000, t, now, size);
+        s.on_nack(1000, t, 0, now, size);
+        s.on_nack(1000, t, 0, now, size);
         assert_eq!(s.inflight, 3_500);
         assert_eq!(s.nacks, 1);
         // packet 0 and 3..5 arrive
-        s.on_ack(1000, false, t, now, size, blocks(&[]));
-        s.on_ack(1000, false, t, now, size, blocks(&[(2000, 4000)]));
-        s.on_ack(1000, false, t, now, size, blocks(&[(2000, 5500)]));
+        s.on_ack(1000, false, t, 0, now, size, blocks(&[]));
+        s.on_ack(1000, false, t, 0, now, size, blocks(&[(2000, 4000)]));
+        s.on_ack(1000, false, t, 0, now, size, blocks(&[(2000, 5500)]));
         assert_eq!((s.snd_una, s.inflight), (1000, 0));
         let again = s.next_segment(size, now).unwrap();
         assert_eq!((again.seq, again.len, again.retx), (1000, 1000, true));
         assert!(s.next_segment(size, now).is_none(), "nothing else to send");
-        assert!(s.on_ack(5500, false, t, now, size, blocks(&[])));
+        assert!(s.on_ack(5500, false, t, 0, now, size, blocks(&[])));
         assert_eq!(s.snd_una, 5500);
     }
 
@@ -321,9 +363,9 @@ mod tests {
         let size = 3_000;
         let (t, now) = (SimTime::ZERO, SimTime::from_us(10));
         while s.next_segment(size, t).is_some() {}
-        s.on_ack(0, false, t, now, size, blocks(&[(1000, 2000)]));
-        s.on_nack(1000, t, now, size);
-        s.on_ack(0, false, t, now, size, blocks(&[(1000, 2000)]));
+        s.on_ack(0, false, t, 0, now, size, blocks(&[(1000, 2000)]));
+        s.on_nack(1000, t, 0, now, size);
+        s.on_ack(0, false, t, 0, now, size, blocks(&[(1000, 2000)]));
         assert_eq!((s.inflight, s.nacks), (2_000, 0));
         let d = s.rto_deadline.unwrap();
         assert_eq!(d, SimTime::from_us(100));

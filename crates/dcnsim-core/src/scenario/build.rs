@@ -309,13 +309,21 @@ pub(super) fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Ro
     // made and dropped flow by flow, counts them (for the progress and the summary), sums
     // each host's bytes (the partitioner's weights) and finds what the warnings look for
     let mut host_load = vec![0.0f64; topo.hosts.len()];
+    let mut udp_any = false;
     let (planned, hpcc, udp_loops, repeats, at_dst, ordered) = flow_specs(s, &topo, seed)?.procs.into_iter().flatten().fold((0, false, false, false, false, false), |(n, h, u, r, d, o), f| {
         host_load[f.src as usize] += f.size as f64;
         host_load[f.dst as usize] += f.size as f64;
         let udp = f.transport == crate::host::Transport::Udp;
+        udp_any |= udp;
         let repeats = f.closed_loop.is_some() || f.repeat_until.is_some();
         (n + 1, h || f.transport == HPCC, u || (udp && f.closed_loop.is_some()), r || repeats, d || (udp && repeats && f.closed_loop.is_none()), o || f.transport.in_order())
     });
+    if tr.path == Some(crate::host::path::PathChoice::Reps) && (ordered || udp_any) {
+        return Err(err(
+            "transport.path",
+            "invalid value \"reps\": REPS recycles the entropies a UET flow's ACKs bring back, and some flows here are not UET (use \"spray\" for them, or make every flow uet)",
+        ));
+    }
     let Flows { procs, loops, tags } = flow_specs(s, &topo, seed)?;
     let switch_latency = sw.latency.map(|d| d.0).unwrap_or(SimTime::ZERO);
     let ci = sw.ci.as_ref().map(mechanisms::ci::params);
@@ -352,7 +360,6 @@ pub(super) fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Ro
     let mut cfg = SimConfig {
         host_jitter: crate::engine::DEFAULT_HOST_JITTER,
         path: tr.path.unwrap_or_default(),
-        uet_path: tr.path.unwrap_or(crate::host::path::PathChoice::Spray),
         link_changes,
         credits: None,
         reroute_after,

@@ -541,8 +541,10 @@ pub struct TransportConfig {
     /// (one entropy per flow, so the switches' ECMP hash keeps it on one path, RFC 2992) or
     /// "spray" (a new pseudo-random entropy per data packet, so its packets take every path
     /// and may arrive out of order: oblivious packet spraying, the UEC htsim's oblivious
-    /// mode). Default: "per_flow", and "spray" for UET flows (Ultra Ethernet sprays). TCP
-    /// and RoCE read reordering as loss.
+    /// mode), or, with UET flows only, "reps" (each packet on the entropy of an earlier
+    /// packet acknowledged unmarked: REPS, arXiv 2407.21625, as the UEC's htsim has it).
+    /// Default: "per_flow", and "spray" for UET flows (Ultra Ethernet sprays). TCP and RoCE
+    /// read reordering as loss.
     pub path: Option<crate::host::path::PathChoice>,
     /// The UET transport's timer (`kind = "uet"`).
     #[serde(default)]

@@ -533,7 +533,7 @@ impl NsccConfig {
 
 /// The UET parameters: NSCC's, and the timer (`rto_default` where the scenario gives none).
 pub(super) fn uet_params(tr: &TransportConfig, trimming: bool, rto_default: SimTime) -> UetParams {
-    UetParams { nscc: tr.nscc.params(trimming), rto: tr.uet.rto.map_or(rto_default, |d| d.0) }
+    UetParams { nscc: tr.nscc.params(trimming), rto: tr.uet.rto.map_or(rto_default, |d| d.0), path: tr.path.unwrap_or(crate::host::path::PathChoice::Spray) }
 }
 
 /// `transport.timely`: TIMELY's constants (Mittal et al., SIGCOMM 2015, Table 1; see
