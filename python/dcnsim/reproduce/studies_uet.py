@@ -13,21 +13,19 @@ import numpy as np
 from .core import Study
 from .render import Context, md_table
 from .studies import register, scaled
+from .studies_cc import _mean
 
 VARIANTS = ("UET + trimming", "UET, no trimming", "DCTCP")
 
 
 def incast_metrics(r: Any, sc: Dict[str, Any]) -> Dict[str, Any]:
     """FCTs of the incast's flows (min, median, max, us), retransmissions, drops, trims,
-    and the trimmed headers' bytes on the wire (every switch port's transmissions in the
-    header queue: the trims' cost in bandwidth)."""
+    and the trimmed headers' bytes the switches sent on (the trims' cost in bandwidth)."""
     f = r.flows
     fct = f["fct_ps"].to_numpy(dtype=float) / 1e6
     done = f["finished"].to_numpy(dtype=bool)
     ok = fct[done]
     p = r.ports
-    sw = p[~p["is_host"].astype(bool)]
-    header_queue = max(int(sc["switch"].get("queues", 1)) - 1, 0)
     trims = int(r.summary.get("trims", 0))
     out: Dict[str, Any] = {
         "flows": len(f),
@@ -39,7 +37,7 @@ def incast_metrics(r: Any, sc: Dict[str, Any]) -> Dict[str, Any]:
         "drops": int(r.summary.get("packets_dropped", 0)),
         "trims": trims,
         "data_bytes_sent": int(p[p["is_host"].astype(bool)]["tx_bytes"].sum()),
-        "header_bytes_switches": int(sw[sw["queue"] == header_queue]["tx_bytes"].sum()) if trims else 0,
+        "header_bytes_switches": int(r.summary.get("trimmed_header_bytes", 0)),
     }
     return out
 
@@ -83,6 +81,3 @@ def _table(ctx: Context, scale: str) -> str:
     return f"{n} flows per run; mean over seeds [range over seeds], seeds {res.seeds[0]}-{res.seeds[-1]}:\n\n{table}"
 
 
-def _mean(xs: Sequence[float]) -> float:
-    xs = [x for x in xs if not math.isnan(x)]
-    return sum(xs) / len(xs) if xs else math.nan

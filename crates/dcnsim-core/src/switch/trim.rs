@@ -12,7 +12,9 @@
 //! queued: here always the arriving one), in the queue the configuration names (by default
 //! the highest, which the default strict-priority scheduler serves first; with one queue
 //! per port the header waits behind the data), and keeps to that queue at every later
-//! switch, never ECN-marked; the header needs room in that queue, else it is dropped.
+//! switch, never ECN-marked; the header needs room in that queue, else it is dropped. The
+//! switch's ACKs, NACKs and credits share that queue (htsim's composite queue holds its
+//! control packets in its header queue).
 //! Only data is trimmed, and never a lossless class's (PFC's packets are not refused).
 //! Receivers of a transport that knows trimming (UET, `host/uet.rs`) answer a trimmed
 //! header with a NACK; the others discard it (`trimmed_discarded`).
@@ -80,6 +82,9 @@ pub struct TrimParams {
 pub struct Trim {
     p: TrimParams,
     trims: u64,
+    /// Bytes of trimmed headers the switches put on their egress links (counted where a
+    /// packet is trimmed and at every switch its header enters after).
+    header_bytes: u64,
 }
 
 impl SwitchMechanism for Trim {
@@ -93,12 +98,15 @@ impl SwitchMechanism for Trim {
     const OUTPUTS: Outputs = Outputs {
         flows: &[],
         ports: &[],
-        summary: &[(&["trims"], "With switch.trim: data packets the switches trimmed to their headers instead of dropping them (each header's bytes are in the ports' tx_bytes of every hop after)")],
+        summary: &[
+            (&["trims"], "With switch.trim: data packets the switches trimmed to their headers instead of dropping them"),
+            (&["trimmed_header_bytes"], "With switch.trim: bytes of trimmed headers the switches sent on, one count per switch hop (what trimming costs the fabric's links)"),
+        ],
     };
 
     fn build(p: TrimParams, f: &Fabric) -> Self {
         f.check_queue("switch.trim.queue", p.queue);
-        Trim { p, trims: 0 }
+        Trim { p, trims: 0, header_bytes: 0 }
     }
 
     /// Trimming to 64 B into the highest queue, or into queue 0.
@@ -114,20 +122,29 @@ impl SwitchMechanism for Trim {
     }
 
     /// A header trimmed upstream keeps to the trim queue at every later hop (UE re-marks a
-    /// trimmed packet's DSCP; htsim's headers are high priority everywhere), unmarked.
+    /// trimmed packet's DSCP; htsim's headers are high priority everywhere), unmarked; so do
+    /// the transports' acknowledgements and credits, as htsim's composite queue holds its
+    /// ACKs, NACKs and pulls in the header queue.
     fn classify(&mut self, a: &mut Arrival, cx: &mut Ctx) {
-        if cx.pkts.get(a.pkt).kind == PktKind::Trimmed {
+        let kind = cx.pkts.get(a.pkt).kind;
+        if matches!(kind, PktKind::Trimmed | PktKind::Ack | PktKind::Nack | PktKind::Credit) {
             (a.queue, a.aqm) = (self.p.queue, AqmRule::Skip);
+        }
+        if kind == PktKind::Trimmed {
+            self.header_bytes += a.size;
         }
     }
 
     fn on_overflow(&mut self, a: &Arrival, _why: DropReason, _cx: &mut Ctx) -> Overflow {
         self.trims += 1;
-        Overflow::Trim { queue: self.p.queue, bytes: self.p.bytes.min(a.size as u32) }
+        let bytes = self.p.bytes.min(a.size as u32);
+        self.header_bytes += bytes as u64;
+        Overflow::Trim { queue: self.p.queue, bytes }
     }
 
     fn report(&self, r: &mut Report) {
         r.count("trims", self.trims);
+        r.count("trimmed_header_bytes", self.header_bytes);
     }
 }
 
