@@ -47,6 +47,8 @@ pub(super) enum Ev {
     Mech(MechTimer),
     /// The receiver of `flow` grants its sender more credit (`host::credit`).
     Credit { flow: FlowId },
+    /// Host `host`'s RCCC pull pacer's turn (`host/rccc.rs`).
+    Pull { host: u32 },
 }
 
 /// Equal-time events run by kind (this order), then by where they happen: the port, flow
@@ -69,6 +71,7 @@ impl crate::sim::event::Tie for Ev {
             Ev::Link(i) => 9 << K | i as u64,
             Ev::Reroute(i) => 10 << K | i as u64,
             Ev::Credit { flow } => 11 << K | flow as u64,
+            Ev::Pull { host } => 12 << K | host as u64,
         }
     }
 }

@@ -104,6 +104,7 @@ impl Sim {
                     fl.retx += 1;
                 }
                 let hash = fl.sender.entropy(self.cfg.path, fl.hash, &seg);
+                let pull = fl.sender.pull_target(fl.size);
                 let p = Packet {
                     kind: PktKind::Data,
                     flow: f,
@@ -136,6 +137,9 @@ impl Sim {
                 self.queues.get_mut(port, class).count_tx(p.size);
                 let (size, route) = (p.size, self.route_beyond(port, p.dst, p.hash));
                 let id = self.new_packet(p);
+                if let Some(v) = pull {
+                    self.pkts.set_pull(id, v);
+                }
                 if !skipped.is_empty() {
                     self.unskip(h, skipped);
                 }
@@ -248,6 +252,12 @@ impl Sim {
     }
 
     pub(super) fn on_data(&mut self, f: FlowId, pkt: PktId) {
+        let pull = self.pkts.pull(pkt);
+        // (a receiver that holds every byte pulls no more: a late duplicate asks for nothing,
+        // as it does of a split run's retired receiver half)
+        if pull > 0 && !self.flows.get(f).unwrap().receiver_complete() {
+            self.pull_wanted(f, pull, false);
+        }
         let fl = self.flows.get_mut(f).unwrap();
         let p = self.pkts.get(pkt);
         let ce = p.ecn.is_ce();
@@ -280,10 +290,47 @@ impl Sim {
             let id = self.new_packet(c);
             self.nic_enqueue(dst, id);
         }
+        // a receiver holding every byte pulls no more, whatever its last packet asked for (a
+        // split run's receiver half retires now: one thread must not pull for it either)
+        if let Some(pp) = &mut self.pull_pacers {
+            if self.flows.get(f).is_some_and(|fl| fl.receiver_complete()) {
+                pp.done(f);
+            }
+        }
         if r.done {
             self.finish_flow(f);
         } else if self.part.is_some() {
             self.retire_receiver_half(f);
+        }
+    }
+
+    /// Flow `f`'s receiver saw RCCC pull target `target` (`trimmed`: on a trimmed header):
+    /// its NIC's pull pacer takes it (`host/rccc.rs`), started if idle.
+    #[cold]
+    fn pull_wanted(&mut self, f: FlowId, target: u64, trimmed: bool) {
+        let h = self.flows.get(f).unwrap().dst;
+        let n = self.hosts.len();
+        let pp = self.pull_pacers.get_or_insert_with(|| Box::new(crate::host::rccc::PullPacers::new(n)));
+        if pp.want(h, f, target, trimmed) {
+            self.q.push(self.now, Ev::Pull { host: h });
+        }
+    }
+
+    /// Host `h`'s pull pacer's turn: a pull to one of its flows' senders, and the next turn.
+    pub(super) fn pull_turn(&mut self, h: u32) {
+        let rate = self.hosts[h as usize].rate_bps;
+        let Some(pp) = &mut self.pull_pacers else { return };
+        let t = pp.turn(h, self.now, rate);
+        if let Some((f, granted)) = t.pull {
+            if let Some(fl) = self.flows.get(f) {
+                let (src, prio, hash) = (fl.src, fl.prio, fl.hash);
+                let p = Packet { kind: PktKind::Credit, flow: f, src: h, dst: src, seq: granted, size: self.cfg.ack_size, prio, hash, ts: self.now, ..Packet::blank() };
+                let id = self.new_packet(p);
+                self.nic_enqueue(h, id);
+            }
+        }
+        if let Some(at) = t.next {
+            self.q.push(at, Ev::Pull { host: h });
         }
     }
 
@@ -300,7 +347,10 @@ impl Sim {
         }
         let p = self.pkts.get(pkt);
         if fl.rx.holds_not(p.seq, p.payload as u64) {
-            let seq = p.seq;
+            let (seq, pull) = (p.seq, self.pkts.pull(pkt));
+            if pull > 0 {
+                self.pull_wanted(f, pull, true);
+            }
             self.reply_in_place(pkt, PktKind::Nack, seq, false);
         } else {
             let r = self.flows.get_mut(f).unwrap().receive(p.seq, p.payload, false, self.now, self.cfg.roce.cnp_interval);

@@ -118,6 +118,8 @@ pub struct Sim {
     ecn_marks: u64,
     /// Trimmed packets their receivers discarded (a transport that does not know trimming).
     trimmed_discarded: u64,
+    /// The receiving NICs' RCCC pull pacers, made when a flow first asks for a pull.
+    pull_pacers: Option<Box<crate::host::rccc::PullPacers>>,
     /// Data packets put on the wire by hosts (retransmissions included) and data packets dropped.
     data_sent: u64,
     data_dropped: u64,
@@ -355,6 +357,7 @@ impl Sim {
             ctrl_frames: 0,
             ecn_marks: 0,
             trimmed_discarded: 0,
+            pull_pacers: None,
             data_sent: 0,
             data_dropped: 0,
             violations: Vec::new(),
@@ -669,6 +672,7 @@ impl Sim {
                 self.reroute();
             }
             Ev::Credit { flow } => self.grant_credit(flow),
+            Ev::Pull { host } => self.pull_turn(host),
         }
     }
 

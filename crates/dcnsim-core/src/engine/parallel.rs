@@ -52,6 +52,8 @@ pub(super) struct Crossing {
     tel: Vec<HopTelemetry>,
     /// Its selective acknowledgement (`PacketArena::sack`), which lives there too.
     sack: Option<Box<crate::net::Sack>>,
+    /// Its RCCC pull target (`PacketArena::pull`), 0 for none.
+    pull: u64,
 }
 
 /// A continuation (a closed loop's next message, a persistent flow's next transfer) that a
@@ -638,11 +640,12 @@ impl Sim {
         let p = self.pkts.get(pkt).clone();
         let tel = self.pkts.telemetry(pkt).to_vec();
         let sack = crate::net::Sack::boxed(self.pkts.sack(pkt));
+        let pull = self.pkts.pull(pkt);
         self.pkts.free(pkt);
         let part = self.part.as_mut().unwrap();
         let to = part.port_part[port as usize] as usize;
         let flow = if p.flow == FlowId::MAX { u64::MAX } else { part.global(p.flow) };
-        part.out[to].push(Crossing { at, port, route, pkt: p, flow, tel, sack });
+        part.out[to].push(Crossing { at, port, route, pkt: p, flow, tel, sack, pull });
     }
 
     /// Take in the continuations other partitions started (before their frames).
@@ -665,6 +668,9 @@ impl Sim {
             }
             if let Some(s) = c.sack {
                 self.pkts.set_sack(id, *s);
+            }
+            if c.pull > 0 {
+                self.pkts.set_pull(id, c.pull);
             }
             self.q.push(c.at, Ev::Arrive { port: c.port, pkt: id, route: c.route });
         }

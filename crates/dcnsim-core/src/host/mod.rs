@@ -14,6 +14,7 @@ pub mod credit;
 pub mod flow_table;
 pub mod pacer;
 pub mod path;
+pub mod rccc;
 pub mod reps;
 pub mod roce;
 pub mod tcp;
@@ -65,13 +66,27 @@ pub enum UetCc {
     /// NSCC (UE Specification 1.0; the UEC's htsim, `uec.cpp`): the sender's window by
     /// delay and ECN, quick adapt on trims.
     Nscc,
+    /// RCCC alone (`host/rccc.rs`): the receiver's NIC paces credit to its senders.
+    Rccc,
+    /// NSCC and RCCC together: the sender needs both window and credit.
+    NsccRccc,
 }
 
 impl UetCc {
-    pub const ALL: &'static [UetCc] = &[UetCc::Nscc];
+    pub const ALL: &'static [UetCc] = &[UetCc::Nscc, UetCc::Rccc, UetCc::NsccRccc];
     pub const fn name(self) -> &'static str {
         match self {
             UetCc::Nscc => "nscc",
+            UetCc::Rccc => "rccc",
+            UetCc::NsccRccc => "nscc_rccc",
+        }
+    }
+    /// Whether the sender runs NSCC's window, and whether it needs the receiver's credit.
+    pub const fn parts(self) -> (bool, bool) {
+        match self {
+            UetCc::Nscc => (true, false),
+            UetCc::Rccc => (false, true),
+            UetCc::NsccRccc => (true, true),
         }
     }
     pub fn from_name(s: &str) -> Option<UetCc> {
@@ -80,6 +95,8 @@ impl UetCc {
     pub fn doc(self) -> &'static str {
         match self {
             UetCc::Nscc => "NSCC, Ultra Ethernet's sender-based congestion control (UE Specification 1.0; the UEC's htsim, uec.cpp): a window by queueing delay and ECN, quick adapt on trimmed packets.",
+            UetCc::Rccc => "RCCC, Ultra Ethernet's receiver credit congestion control (UE Specification 1.0; the UEC's htsim): each receiving NIC paces credit to its senders at 99% of its line rate; senders start with a window of speculative credit.",
+            UetCc::NsccRccc => "NSCC and RCCC together (the UEC's htsim's -sender_cc -receiver_cc): a packet needs room in NSCC's window and the receiver's credit.",
         }
     }
 }

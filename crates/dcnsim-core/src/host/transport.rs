@@ -110,7 +110,7 @@ impl Sender {
             Transport::Tcp(cc) => Sender::Tcp(Box::new(TcpSender::from_params(Cc::build(cc, &tcp.cc, tcp), mss, tcp))),
             Transport::Roce(cc) => Sender::Roce(Box::new(RoceSender::new(roce, cc, line_rate_bps, now, base_rtt(), mss))),
             Transport::Udp => Sender::Udp(Box::new(udp())),
-            Transport::Uet(super::UetCc::Nscc) => Sender::Uet(Box::new(UetSender::new(uet, mss, header, line_rate_bps, base_rtt(), flow_hash))),
+            Transport::Uet(cc) => Sender::Uet(Box::new(UetSender::new(uet, cc, mss, header, line_rate_bps, base_rtt(), flow_hash))),
         }
     }
 
@@ -266,8 +266,19 @@ impl Sender {
     /// A credit of this flow's receiver arrived: it has granted bytes up to `granted`
     /// (`host::credit`).
     pub fn on_credit(&mut self, granted: u64) {
-        if let Sender::Tcp(t) = self {
-            t.cc.on_credit(&mut t.w, granted, t.snd_una);
+        match self {
+            Sender::Tcp(t) => t.cc.on_credit(&mut t.w, granted, t.snd_una),
+            Sender::Uet(u) => u.on_pull(granted),
+            _ => {}
+        }
+    }
+
+    /// The RCCC pull target its last data packet carries (`host/rccc.rs`), if it runs RCCC.
+    #[inline]
+    pub fn pull_target(&self, size: u64) -> Option<u64> {
+        match self {
+            Sender::Uet(u) => u.pull_target(size),
+            _ => None,
         }
     }
 

@@ -24,7 +24,9 @@
 use super::cc::nscc::{Nscc, NsccParams};
 use super::cc::PathEcho;
 use super::path::PathChoice;
+use super::rccc::Credit;
 use super::reps::{PathFeedback, Reps};
+use super::UetCc;
 use super::tcp::Segment;
 use crate::sim::SimTime;
 use std::collections::VecDeque;
@@ -60,6 +62,12 @@ pub struct UetSender {
     path: PathChoice,
     /// REPS state, where the flow uses it.
     reps: Option<Box<Reps>>,
+    /// Whether NSCC's window limits it (not with RCCC alone), and its RCCC credit (with RCCC).
+    windowed: bool,
+    credit: Option<Box<Credit>>,
+    /// Packets the timer declared lost and not yet resent: they go without credit (htsim
+    /// asks for it with an RTS).
+    timed_out: u32,
     /// Payload bytes per packet, and header bytes on the wire per packet.
     mss: u32,
     header: u32,
@@ -85,9 +93,15 @@ pub struct UetSender {
 impl UetSender {
     /// A new flow's sender at a NIC of `line_rate_bps`, `mss` payload and `header` bytes
     /// per packet, on a fabric whose largest unloaded RTT is `network_rtt`.
-    pub fn new(p: &UetParams, mss: u32, header: u32, line_rate_bps: u64, network_rtt: SimTime, flow_hash: u32) -> UetSender {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(p: &UetParams, cc: UetCc, mss: u32, header: u32, line_rate_bps: u64, network_rtt: SimTime, flow_hash: u32) -> UetSender {
+        let nscc = Nscc::new(&p.nscc, mss, mss + header, line_rate_bps, network_rtt);
+        let (windowed, credited) = cc.parts();
         UetSender {
-            cc: Nscc::new(&p.nscc, mss, mss + header, line_rate_bps, network_rtt),
+            credit: credited.then(|| Box::new(Credit::new(nscc.cwnd() as u64))),
+            windowed,
+            timed_out: 0,
+            cc: nscc,
             flow_hash,
             path: p.path,
             reps: (p.path == PathChoice::Reps).then(|| Box::new(Reps::new(flow_hash as u64))),
@@ -167,14 +181,37 @@ impl UetSender {
         }
     }
 
-    /// Whether a packet may go now: one to resend or new data, within the window.
+    /// Whether a packet may go now: one to resend or new data, within the window and the
+    /// credit.
     pub fn can_send(&mut self, size: u64) -> bool {
-        let next = match self.next_resend() {
-            Some(k) => self.wire_of(k, size),
-            None if self.snd_nxt < size => (size - self.snd_nxt).min(self.mss as u64) + self.header as u64,
+        let (next, resend) = match self.next_resend() {
+            Some(k) => (self.wire_of(k, size), true),
+            None if self.snd_nxt < size => ((size - self.snd_nxt).min(self.mss as u64) + self.header as u64, false),
             None => return false,
         };
-        (self.inflight + next) as f64 <= self.cc.cwnd()
+        if self.windowed && (self.inflight + next) as f64 > self.cc.cwnd() {
+            return false;
+        }
+        match &self.credit {
+            Some(c) => c.credit > 0 || (resend && self.timed_out > 0),
+            None => true,
+        }
+    }
+
+    /// The RCCC pull target the packet just sent carries (None without RCCC).
+    pub fn pull_target(&self, size: u64) -> Option<u64> {
+        let c = self.credit.as_ref()?;
+        let left = size - self.snd_nxt;
+        let backlog = left + left.div_ceil(self.mss as u64) * self.header as u64;
+        let resend = self.resend.len() as u64 * (self.mss + self.header) as u64;
+        Some(c.target(backlog, resend, self.windowed.then(|| self.cc.cwnd()), (self.mss + self.header) as u64))
+    }
+
+    /// A pull of the receiver granting `granted` bytes cumulatively.
+    pub fn on_pull(&mut self, granted: u64) {
+        if let Some(c) = &mut self.credit {
+            c.on_pull(granted);
+        }
     }
 
     /// The next packet to send at `now`, if the window allows one: a lost one first.
@@ -197,7 +234,16 @@ impl UetSender {
         };
         let i = (k - self.base()) as usize;
         self.states[i] = PktState::InFlight(now);
-        self.inflight += seg.len as u64 + self.header as u64;
+        let wire = seg.len as u64 + self.header as u64;
+        self.inflight += wire;
+        if let Some(c) = &mut self.credit {
+            if c.credit > 0 || !seg.retx || self.timed_out == 0 {
+                c.credit -= wire as i64;
+            }
+        }
+        if seg.retx {
+            self.timed_out = self.timed_out.saturating_sub(1);
+        }
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rto);
         }
@@ -236,6 +282,9 @@ impl UetSender {
     #[allow(clippy::too_many_arguments)]
     pub fn on_ack(&mut self, cum: u64, ece: bool, ts: SimTime, hash: u32, now: SimTime, size: u64, echo: PathEcho) -> bool {
         self.path_feedback(hash, if ece { PathFeedback::Congested } else { PathFeedback::Good }, now);
+        if let Some(c) = &mut self.credit {
+            c.stop_speculating();
+        }
         let mut newly = self.ack_range(self.snd_una, cum, size);
         for &(s, e) in echo.sack {
             newly += self.ack_range(s, e, size);
@@ -256,6 +305,9 @@ impl UetSender {
     /// the receiver trimmed.
     pub fn on_nack(&mut self, seq: u64, ts: SimTime, hash: u32, now: SimTime, size: u64) {
         self.path_feedback(hash, PathFeedback::Congested, now);
+        if let Some(c) = &mut self.credit {
+            c.stop_speculating();
+        }
         let k = seq / self.mss as u64;
         let Some(i) = k.checked_sub(self.base()) else { return };
         // stale: acknowledged since, or already resent (this NACK is of an earlier copy)
@@ -302,6 +354,7 @@ impl UetSender {
             let wire = self.wire_of(k, size);
             self.inflight -= wire;
             self.timeouts += 1;
+            self.timed_out += 1;
             self.queue_resend(k);
             self.cc.on_timeout(wire);
         }
@@ -316,7 +369,7 @@ mod tests {
 
     fn sender() -> UetSender {
         let p = UetParams { nscc: NsccParams::defaults(true), rto: SimTime::from_us(100), path: PathChoice::Spray };
-        UetSender::new(&p, 1000, 0, 100_000_000_000, SimTime::from_us(10), 7)
+        UetSender::new(&p, UetCc::Nscc, 1000, 0, 100_000_000_000, SimTime::from_us(10), 7)
     }
 
     fn blocks(b: &[(u64, u64)]) -> PathEcho<'_> {

@@ -218,7 +218,10 @@ pub struct PacketArena {
     /// By packet id: the selective acknowledgement a reply carries; empty in runs where no
     /// receiver sends one.
     sack: Vec<Sack>,
-    /// Some packet has had an extension (one test per allocation for both).
+    /// By packet id: the RCCC pull target a data packet carries (`host/rccc.rs`), 0 for
+    /// none; empty in runs without RCCC.
+    pull: Vec<u64>,
+    /// Some packet has had an extension (one test per allocation for all).
     extended: bool,
 }
 
@@ -275,6 +278,23 @@ impl PacketArena {
         if let Some(s) = self.sack.get_mut(id as usize) {
             s.n = 0;
         }
+        if let Some(p) = self.pull.get_mut(id as usize) {
+            *p = 0;
+        }
+    }
+    /// The RCCC pull target packet `id` carries (0: none).
+    #[inline]
+    pub fn pull(&self, id: PktId) -> u64 {
+        self.pull.get(id as usize).copied().unwrap_or(0)
+    }
+    /// Give data packet `id` the pull target `v`.
+    pub fn set_pull(&mut self, id: PktId, v: u64) {
+        let i = id as usize;
+        if self.pull.len() <= i {
+            self.pull.resize(self.slots.len().max(i + 1), 0);
+        }
+        self.extended = true;
+        self.pull[i] = v;
     }
     /// The selective acknowledgement blocks packet `id` carries (none for most).
     #[inline]

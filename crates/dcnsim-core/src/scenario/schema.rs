@@ -478,11 +478,13 @@ pub struct UdpConfig {
 pub struct TransportConfig {
     /// The transport: "tcp", "roce", "udp" or "uet"; or a congestion control's name standing
     /// for itself over its transport ("dctcp", "reno", "cubic", "swift", "bbr": tcp; "dcqcn",
-    /// "hpcc", "timely": roce; "nscc": uet; "swift" over roce is `kind = "roce"` with
-    /// `cc = "swift"`). Default: the transport `cc` runs over, else "dctcp".
+    /// "hpcc", "timely": roce; "nscc", "rccc", "nscc_rccc": uet; "swift" over roce is
+    /// `kind = "roce"` with `cc = "swift"`). Default: the transport `cc` runs over, else
+    /// "dctcp".
     pub kind: Option<TransportKind>,
     /// The congestion control of tcp (window-based: "dctcp", "reno", "cubic", "swift",
-    /// "bbr"), roce (rate-based: "dcqcn", "hpcc", "timely", "swift") or uet ("nscc").
+    /// "bbr"), roce (rate-based: "dcqcn", "hpcc", "timely", "swift") or uet ("nscc", "rccc",
+    /// "nscc_rccc").
     /// Default: the one `kind` names, else "dctcp" over tcp, "dcqcn" over roce and "nscc"
     /// over uet. Each algorithm's constants are keys of this table (`g` and `ecn` for DCTCP,
     /// `dcqcn`, `hpcc`, `timely`, `swift`, `bbr`, `nscc`).
