@@ -9,7 +9,8 @@
 //! start and the time alone, so the receiver keeps no state for it, and a run split over
 //! threads grants as one thread does. The receiver grants until it holds every byte.
 //! Only TCP flows' receivers grant (a RoCE reply of this kind has no wire format).
-//! `SimConfig::credits` sets it; no scenario key yet (issue 59 builds RCCC on it).
+//! `SimConfig::credits` sets it; no scenario key (a test seam). Ultra Ethernet's RCCC
+//! (`host/rccc.rs`) sends its pulls as this kind too, from a pacer per receiving NIC.
 
 use crate::sim::SimTime;
 
