@@ -85,8 +85,7 @@ pub struct Nscc {
     bytes_ignored: f64,
     last_adjust: SimTime,
     last_dec: SimTime,
-    /// Times each rule acted (tests and diagnostics).
-    pub decreases: u32,
+    /// Times quick adapt acted (tests and diagnostics).
     pub quick_adapts: u32,
 }
 
@@ -129,7 +128,6 @@ impl Nscc {
             bytes_ignored: 0.0,
             last_adjust: SimTime::ZERO,
             last_dec: SimTime::ZERO,
-            decreases: 0,
             quick_adapts: 0,
         }
     }
@@ -234,7 +232,6 @@ impl Nscc {
                 if avg > self.target && now - self.last_dec > self.base_rtt {
                     self.cwnd *= (1.0 - self.gamma * (avg - self.target) / avg).max(0.5);
                     self.last_dec = now;
-                    self.decreases += 1;
                 }
             }
             (true, false) => {}
