@@ -19,24 +19,27 @@ def _network(cmp: dcnsim.Comparison, metric: str) -> dict:
 
 
 def test_incast_reno_vs_dctcp_description_holds():
-    """"Reno overflows and loses ~11%, DCTCP keeps the queue within the buffer (no loss);
-    with a 10-segment initial window DCTCP overflows too." Also (the file's comments): every
-    flow finishes; Reno and DCTCP complete the incast within 10% of each other (p99 FCT),
-    DCTCP with IW 10 later at the tail (its losses cost its slowest flows timeouts)."""
+    """"Reno overflows and loses ~12%, DCTCP keeps the queue within the buffer (no loss);
+    with a 10-segment initial window DCTCP overflows too, and recovers by SACK." Also (the
+    file's comments): every flow finishes; with SACK, DCTCP with IW 10 ends the incast
+    within 5% of loss-free DCTCP (p99 FCT), without SACK 15% or more later (its slowest
+    flows wait for timeouts); Reno's p99 is no better than DCTCP's, its mean is lower."""
     cmp = dcnsim.compare("incast_reno_vs_dctcp", jobs=1)
-    assert cmp.variants == ["Reno", "DCTCP", "DCTCP, IW 10"]
+    assert cmp.variants == ["Reno", "DCTCP", "DCTCP, IW 10", "DCTCP, IW 10, no SACK"]
     loss = _network(cmp, "loss rate (%)")
     peak = _network(cmp, "max queue depth, queue 0: any port (KB)")
-    assert 8.0 <= loss["Reno"] <= 14.0, loss
+    assert 8.0 <= loss["Reno"] <= 16.0, loss
     assert peak["Reno"] > 195.0, peak  # the 200 KB buffer overflows
     assert loss["DCTCP"] == 0.0 and peak["DCTCP"] < 195.0, (loss, peak)
-    assert loss["DCTCP, IW 10"] > 1.0, loss
+    assert loss["DCTCP, IW 10"] > 1.0 and loss["DCTCP, IW 10, no SACK"] > 1.0, loss
     for name, r in cmp.results.items():
         assert r.summary["flows_unfinished"] == 0, name
     t = cmp.table()
     p99 = t[(t["group"] == "all") & (t["metric"] == "p99 FCT (us)")].iloc[0]
-    assert abs(p99["DCTCP"] / p99["Reno"] - 1) <= 0.1, p99
-    assert p99["DCTCP, IW 10"] > 1.05 * p99["DCTCP"], p99
+    mean = t[(t["group"] == "all") & (t["metric"] == "mean FCT (us)")].iloc[0]
+    assert abs(p99["DCTCP, IW 10"] / p99["DCTCP"] - 1) <= 0.05, p99
+    assert p99["DCTCP, IW 10, no SACK"] > 1.15 * p99["DCTCP, IW 10"], p99
+    assert p99["Reno"] >= p99["DCTCP"] and mean["Reno"] < mean["DCTCP"], (p99, mean)
 
 
 def test_leaf_spine_dctcp_description_holds():

@@ -5,10 +5,10 @@ links to a left switch, a 10 Gbit/s, 10 us bottleneck, a 10 Gbit/s, 20 us link t
 receiver (base RTT ~103.8 us, BDP ~86.5 packets of 1500 B). The bottleneck egress is a FIFO
 of the given size (tail drop), 1-packet device queues, 100 MB FIFOs elsewhere.
 
-Each sender runs the given algorithm (`bbr`: ns3::TcpBbr, `cubic`: ns3::TcpCubic), 1460 B
+Each sender runs the given algorithm (`bbr`: ns3::TcpBbr, `cubic`: ns3::TcpCubic, `newreno`:
+ns3::TcpNewReno), 1460 B
 segments (1500 B IP packets, no timestamps), an ACK per segment, initial window 10, minimum
-RTO 1 ms (dcnsim's default), no pacing cap (ns-3's default caps it at 4 Gbit/s), 64 MB socket buffers, SACK off unless `--sack` (dcnsim's TCP
-has none). Long flows start at t = 0; from 100 to 200 ms it measures each flow's goodput,
+RTO 1 ms (dcnsim's default), no pacing cap (ns-3's default caps it at 4 Gbit/s), 64 MB socket buffers, each case with SACK off and on. Long flows start at t = 0; from 100 to 200 ms it measures each flow's goodput,
 the bottleneck FIFO's length (mean, 99th percentile, sampled every 2 us), its drops and the
 senders' retransmissions. `compare_bbr.py` runs dcnsim on the same cases.
 
@@ -33,6 +33,9 @@ CASES = {
     "bbr2_shallow": ("bbr,bbr", 40),
     "bbr_cubic_shallow": ("bbr,cubic", 40),
     "bbr_cubic_deep": ("bbr,cubic", 2666),
+    # loss recovery with and without SACK (issue 59): loss-based flows sharing 40 packets
+    "cubic4_shallow": ("cubic,cubic,cubic,cubic", 40),
+    "reno4_shallow": ("newreno,newreno,newreno,newreno", 40),
 }
 COLUMNS = ["case", "ccs", "buffer_pkts", "sack", "goodput_gbps", "q_mean", "q_p99", "drops", "retx", "ns3_version"]
 
@@ -106,7 +109,7 @@ std::vector<double> RunBbrDumbbell(std::vector<std::string> ccs, uint32_t bufPkt
     stack.Install(nodes);
     for (uint32_t i = 0; i < n; i++)
     {
-        TypeId t = ccs[i] == "bbr" ? TcpBbr::GetTypeId() : TcpCubic::GetTypeId();
+        TypeId t = ccs[i] == "bbr" ? TcpBbr::GetTypeId() : ccs[i] == "newreno" ? TcpNewReno::GetTypeId() : TcpCubic::GetTypeId();
         Ptr<TcpL4Protocol> l4 = nodes.Get(i)->GetObject<TcpL4Protocol>();
         l4->SetAttribute("SocketType", TypeIdValue(t));
     }

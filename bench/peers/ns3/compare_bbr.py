@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""dcnsim's side of bench/peers/ns3/bbr_dumbbell.py: the same dumbbell and cases with BBR v1
-(`transport.cc = "bbr"`) under both readings of its send quantum ("tso", Linux's default
-here, and "segment", ns-3's), printed beside ns-3's numbers from bbr_dumbbell_ns3.csv and
-written to bbr_dumbbell_dcnsim.csv, and drawn side by side in bbr_dumbbell.png (the first
-flow's share of the goodput and the mean bottleneck queue, per case).
+"""dcnsim's side of bench/peers/ns3/bbr_dumbbell.py: the same dumbbell and cases, each with
+selective acknowledgements (`transport.sack`, the default) and without, and the cases with
+BBR v1 (`transport.cc = "bbr"`) under both readings of its send quantum ("tso", Linux's
+default here, and "segment", ns-3's), printed beside ns-3's numbers from
+bbr_dumbbell_ns3.csv and written to bbr_dumbbell_dcnsim.csv, and drawn side by side in
+bbr_dumbbell.png (the first flow's share of the goodput, the mean bottleneck queue and the
+retransmissions, per case).
 
     python bench/peers/ns3/compare_bbr.py
 """
@@ -24,9 +26,13 @@ from bbr_dumbbell import CASES  # noqa: E402
 WARMUP_MS, END_MS = 100, 200
 
 
-def scenario(ccs: list[str], buf_pkts: int, quantum: str) -> str:
+# ns-3's names of the algorithms that dcnsim names otherwise
+DCNSIM_CC = {"newreno": "reno"}
+
+
+def scenario(ccs: list[str], buf_pkts: int, quantum: str, sack: bool) -> str:
     n = len(ccs)
-    flows = ", ".join(f'{{ src = {i}, dst = {n}, size = "10GB", transport = "{c}" }}' for i, c in enumerate(ccs))
+    flows = ", ".join(f'{{ src = {i}, dst = {n}, size = "10GB", transport = "{DCNSIM_CC.get(c, c)}" }}' for i, c in enumerate(ccs))
     return f"""
 [scenario]
 name = "bbr_dumbbell"
@@ -44,6 +50,7 @@ buffer = {{ model = "static", queue = "{buf_pkts * 1500}B" }}
 kind = "tcp"
 cc = "bbr"
 bbr = {{ quantum = "{quantum}" }}
+sack = {"true" if sack else "false"}
 [metrics]
 throughput_bin = "1ms"
 queue_sample = "2us"
@@ -53,10 +60,10 @@ flows = [ {flows} ]
 """
 
 
-def run(ccs: list[str], buf_pkts: int, quantum: str) -> dict:
+def run(ccs: list[str], buf_pkts: int, quantum: str, sack: bool) -> dict:
     with tempfile.TemporaryDirectory() as d:
         p = Path(d) / "bbr.toml"
-        p.write_text(scenario(ccs, buf_pkts, quantum))
+        p.write_text(scenario(ccs, buf_pkts, quantum, sack))
         r = dcnsim.run(str(p))
     ts = r.timeseries
     piv = ts.pivot_table(index="bin_start_ps", columns="flow", values="bytes", aggfunc="sum").fillna(0.0)
@@ -78,14 +85,16 @@ def main() -> None:
             ns3[(row["case"], row["sack"])] = row
     rows = []
     for name, (ccs, buf) in CASES.items():
-        for quantum in ("tso", "segment"):
-            r = {"case": name, "ccs": ccs, "buffer_pkts": buf, "quantum": quantum, **run(ccs.split(","), buf, quantum)}
-            rows.append(r)
-            print(f"{name:18s} dcnsim {quantum:7s}: goodput {r['goodput_gbps']:>13s} Gb/s, queue mean {r['q_mean']:6.1f} p99 {r['q_p99']:5.0f} pkts, drops {r['drops']}, retx {r['retx']}")
+        # the send quantum is BBR's alone
+        for quantum in ("tso", "segment") if "bbr" in ccs else ("segment",):
+            for sack in (0, 1):
+                r = {"case": name, "ccs": ccs, "buffer_pkts": buf, "quantum": quantum, "sack": sack, **run(ccs.split(","), buf, quantum, bool(sack))}
+                rows.append(r)
+                print(f"{name:18s} dcnsim {quantum:7s} sack={sack}: goodput {r['goodput_gbps']:>27s} Gb/s, queue mean {r['q_mean']:6.1f} p99 {r['q_p99']:5.0f} pkts, drops {r['drops']}, retx {r['retx']}")
         for sack in ("0", "1"):
             n = ns3.get((name, sack))
             if n:
-                print(f"{name:18s} ns-3 sack={sack}   : goodput {n['goodput_gbps']:>13s} Gb/s, queue mean {float(n['q_mean']):6.1f} p99 {float(n['q_p99']):5.0f} pkts, drops {n['drops']}, retx {n['retx']}")
+                print(f"{name:18s} ns-3           sack={sack}: goodput {n['goodput_gbps']:>27s} Gb/s, queue mean {float(n['q_mean']):6.1f} p99 {float(n['q_p99']):5.0f} pkts, drops {n['drops']}, retx {n['retx']}")
     out = HERE / "bbr_dumbbell_dcnsim.csv"
     with out.open("w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
@@ -104,27 +113,39 @@ def plot(rows: list[dict], ns3: dict) -> None:
     import numpy as np
 
     names = list(CASES)
-    setups = [("dcnsim tso", lambda c: next(r for r in rows if r["case"] == c and r["quantum"] == "tso")),
-              ("dcnsim segment", lambda c: next(r for r in rows if r["case"] == c and r["quantum"] == "segment")),
+
+    def ours(quantum: str, sack: int):
+        # a case without BBR ran once, under "segment"
+        return lambda c: next((r for r in rows if r["case"] == c and r["sack"] == sack and r["quantum"] in (quantum, "segment")
+                               and (r["quantum"] == quantum or "bbr" not in r["ccs"])), None)
+
+    setups = [("dcnsim tso, SACK", ours("tso", 1)),
+              ("dcnsim segment, no SACK", ours("segment", 0)),
+              ("dcnsim segment, SACK", ours("segment", 1)),
               ("ns-3 no SACK", lambda c: ns3.get((c, "0"))),
               ("ns-3 SACK", lambda c: ns3.get((c, "1")))]
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4))
+    fig, (a1, a2, a3) = plt.subplots(1, 3, figsize=(16, 4.2))
     x = np.arange(len(names))
+    w = 0.8 / len(setups)
     for k, (label, get) in enumerate(setups):
-        share, queue = [], []
+        share, queue, retx = [], [], []
         for c in names:
             r = get(c)
             g = [float(v) for v in r["goodput_gbps"].split()] if r else [np.nan]
             share.append(g[0] / sum(g) if r else np.nan)
             queue.append(float(r["q_mean"]) if r else np.nan)
-        a1.bar(x + (k - 1.5) * 0.2, share, 0.2, label=label)
-        a2.bar(x + (k - 1.5) * 0.2, queue, 0.2, label=label)
-    for a, t in ((a1, "first flow's share of goodput (BBR's)"), (a2, "mean bottleneck queue, packets")):
+            retx.append(float(r["retx"]) if r else np.nan)
+        off = (k - (len(setups) - 1) / 2) * w
+        a1.bar(x + off, share, w, label=label)
+        a2.bar(x + off, queue, w, label=label)
+        a3.bar(x + off, retx, w, label=label)
+    for a, t in ((a1, "first flow's share of goodput"), (a2, "mean bottleneck queue, packets"), (a3, "retransmissions, 100-200 ms")):
         a.set_xticks(x, names, rotation=20, fontsize=8)
         a.set_title(t, fontsize=10)
     a2.set_yscale("symlog", linthresh=10)
-    a1.legend(fontsize=8)
-    fig.suptitle("BBR v1 on a 10 Gbit/s, 104 us dumbbell, 100-200 ms: dcnsim vs ns-3 3.44", fontsize=10)
+    a3.set_yscale("symlog", linthresh=10)
+    a1.legend(fontsize=7)
+    fig.suptitle("BBR v1, CUBIC and NewReno on a 10 Gbit/s, 104 us dumbbell, 100-200 ms: dcnsim vs ns-3 3.44, SACK on and off", fontsize=10)
     fig.tight_layout()
     fig.savefig(HERE / "bbr_dumbbell.png", dpi=110)
     print(f"wrote {HERE / 'bbr_dumbbell.png'}")

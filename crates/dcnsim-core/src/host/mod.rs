@@ -17,6 +17,7 @@ pub mod path;
 pub mod rccc;
 pub mod reps;
 pub mod roce;
+pub mod sack;
 pub mod tcp;
 pub mod transport;
 pub mod udp;
@@ -107,7 +108,8 @@ pub const DEFAULT_UET_CC: UetCc = UetCc::Nscc;
 /// A flow's transport and the congestion control it runs.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Transport {
-    /// TCP (byte sequence numbers, cumulative ACKs, SACK-less NewReno recovery, RTO).
+    /// TCP (byte sequence numbers, cumulative ACKs with SACK blocks, RFC 6675 recovery or
+    /// NewReno's without SACK, RTO).
     Tcp(WindowCc),
     /// RoCEv2 reliable connection (paced, go-back-N, CNPs).
     Roce(RateCcKind),

@@ -1,8 +1,11 @@
-//! The window-based sender and the receiver shared by DCTCP, Reno and Cubic:
+//! The window-based sender and the receiver shared by DCTCP, Reno, Cubic, Swift and BBR:
 //! byte sequence numbers, per-packet cumulative ACKs with ECN-Echo and an
 //! echoed timestamp, the ECN window reduction of Linux's CWR state (below),
-//! NewReno fast retransmit / fast recovery (RFC 6582), RTO per RFC 6298 with
-//! exponential back-off and go-back-N after a timeout.
+//! loss recovery by selective acknowledgements (RFC 2018 blocks, RFC 6675's scoreboard in
+//! `host/sack.rs`, the window by PRR, RFC 6937, as Linux has it; `transport.sack`, on by
+//! default) or, without them, NewReno fast retransmit / fast recovery (RFC 6582), RTO per
+//! RFC 6298 with exponential back-off and go-back-N after a timeout (skipping what the
+//! receiver has SACKed).
 //!
 //! ECN response (RFC 3168 6.1.2, RFC 8257 3.3; Linux `tcp_enter_cwr`,
 //! `tcp_cwnd_reduction`, `tcp_end_cwnd_reduction` in net/ipv4/tcp_input.c): an ECN-Echo
@@ -19,6 +22,7 @@
 use super::cc::{AckEvent, CaState, Control, CongestionControl, PathEcho, Window};
 use super::cc::delivery_rate::DeliveryRate;
 use super::pacer::Pacer;
+use super::sack::{Scoreboard, DUP_THRESH};
 use super::{Cc, WindowCcParams};
 use crate::net::Ecn;
 use crate::sim::SimTime;
@@ -41,9 +45,9 @@ pub struct TcpParams {
     pub handshake: bool,
     /// Each window-based algorithm's own parameters.
     pub cc: WindowCcParams,
-    /// Receivers send selective acknowledgements (RFC 2018). Senders note the blocks
-    /// (`TcpSender::sacked`); loss recovery does not use them yet (RFC 6675). No scenario
-    /// key sets it yet.
+    /// Selective acknowledgements (`transport.sack`): receivers send them (RFC 2018) and
+    /// senders recover from loss by them (RFC 6675 with PRR, `host/sack.rs`); without,
+    /// NewReno (RFC 6582).
     pub sack: bool,
 }
 
@@ -129,10 +133,11 @@ pub struct TcpSender<C = Cc> {
     /// In Linux's Loss state: after a timeout, until `recover` is acknowledged (tracked for
     /// an algorithm that owns the window).
     in_loss: bool,
-    /// The blocks of the latest ACK that carried a selective acknowledgement (RFC 2018),
-    /// where the receiver sends them: what RFC 6675's scoreboard is built from. Loss
-    /// recovery does not read them yet. (Boxed: most flows never get one.)
-    pub sacked: Option<Box<crate::net::Sack>>,
+    /// Recovers by selective acknowledgements (RFC 6675) rather than NewReno.
+    sack: bool,
+    /// The SACK scoreboard, from the first ACK that carries blocks (boxed: a flow that
+    /// never sees reordering or loss never gets one).
+    pub board: Option<Box<Scoreboard>>,
 }
 
 /// What an ACK did.
@@ -186,6 +191,9 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
     /// counts them for the others).
     #[inline]
     fn pipe(&self) -> u64 {
+        if let Some(b) = &self.board {
+            return b.pipe(self.snd_una, self.snd_nxt, self.in_recovery, self.w.mss as u64);
+        }
         match &self.rate {
             Some(r) if C::CONG_CONTROL => r.pipe(self.inflight()),
             _ => self.inflight(),
@@ -234,13 +242,16 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
             pacer: C::PACES.then(Box::default),
             rate: owns.then(Box::default),
             in_loss: false,
-            sacked: None,
+            sack: false,
+            board: None,
         }
     }
 
     /// A new flow's sender of algorithm `cc` under the shared TCP parameters.
     pub fn from_params(cc: C, mss: u32, p: &TcpParams) -> TcpSender<C> {
-        TcpSender::new(cc, mss, p.init_cwnd, p.min_rto, p.init_rto).with_window(p.window)
+        let mut s = TcpSender::new(cc, mss, p.init_cwnd, p.min_rto, p.init_rto).with_window(p.window);
+        s.sack = p.sack;
+        s
     }
 
     /// Cap the bytes in flight at a receiver window of `bytes` (None: no cap).
@@ -309,6 +320,9 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
         if self.pending_retx.is_some() {
             return true;
         }
+        if let Some(b) = &self.board {
+            return self.can_send_sack(b, size);
+        }
         if self.snd_nxt >= size {
             return false;
         }
@@ -316,16 +330,58 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
         (self.pipe() + next) as f64 <= self.w.cwnd.max(self.w.mss) && (self.inflight() + next) as f64 <= self.rwnd
     }
 
+    /// `can_send` with a scoreboard: RFC 6675's `NextSeg` rule 1 (a lost segment in
+    /// recovery) before rule 2 (new data, after a timeout the next unSACKed byte), each only
+    /// while `pipe` leaves it room in the window.
+    #[cold]
+    fn can_send_sack(&self, b: &Scoreboard, size: u64) -> bool {
+        let mss = self.w.mss as u64;
+        let room = self.w.cwnd.max(self.w.mss);
+        let pipe = self.pipe();
+        if self.in_recovery {
+            if let Some(s) = b.next_lost(self.snd_una, mss) {
+                return (pipe + (size - s).min(mss)) as f64 <= room;
+            }
+        }
+        let nxt = if self.snd_nxt < self.snd_max { b.next_unsacked(self.snd_nxt) } else { self.snd_nxt };
+        if nxt >= size {
+            return false;
+        }
+        let next = (size - nxt).min(mss);
+        (pipe + next) as f64 <= room && (nxt - self.snd_una + next) as f64 <= self.rwnd
+    }
+
     /// The next segment to send; advances snd_nxt.
     pub fn next_segment(&mut self, size: u64) -> Option<Segment> {
         let mss = self.w.mss as u64;
         if let Some(seq) = self.pending_retx.take() {
             if seq < self.snd_max && seq >= self.snd_una {
-                return Some(self.sent(Segment { seq, len: (size - seq).min(mss) as u32, retx: true }));
+                let len = (size - seq).min(mss);
+                if let Some(b) = &mut self.board {
+                    b.high_rxt = b.high_rxt.max(seq + len);
+                    if self.in_recovery {
+                        b.on_resend(seq, seq + len, self.snd_max);
+                    }
+                }
+                return Some(self.sent(Segment { seq, len: len as u32, retx: true }));
             }
         }
         if !self.can_send(size) {
             return None;
+        }
+        if let Some(b) = &mut self.board {
+            if self.in_recovery {
+                if let Some(seq) = b.next_lost(self.snd_una, mss) {
+                    let len = (size - seq).min(mss);
+                    b.high_rxt = b.high_rxt.max(seq + len);
+                    b.on_resend(seq, seq + len, self.snd_max);
+                    return Some(self.sent(Segment { seq, len: len as u32, retx: true }));
+                }
+            }
+            if self.snd_nxt < self.snd_max {
+                // go-back-N after a timeout skips what the receiver holds
+                self.snd_nxt = b.next_unsacked(self.snd_nxt);
+            }
         }
         let seq = self.snd_nxt;
         let len = (size - seq).min(mss);
@@ -358,16 +414,18 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
         self.cwr = Some(Cwr { high_seq: self.snd_nxt, prior_cwnd: self.w.cwnd, prr_delivered: 0, prr_out: 0 });
     }
 
-    /// PRR on an ACK in CWR delivering `acked` bytes (Linux `tcp_cwnd_reduction`, in bytes:
-    /// the proportional part rounds up to whole segments as Linux's packet counts do).
+    /// PRR on an ACK in CWR (or, with SACK, in fast recovery) delivering `acked` bytes
+    /// (Linux `tcp_cwnd_reduction`, in bytes: the proportional part rounds up to whole
+    /// segments as Linux's packet counts do; the bytes in flight are `pipe`).
     fn reduce_cwnd(&mut self, acked: u64) {
+        let pipe = self.pipe();
         let Some(c) = &mut self.cwr else { return };
         if acked == 0 {
             return;
         }
         c.prr_delivered += acked;
         let mss = self.w.mss;
-        let inflight = (self.snd_nxt - self.snd_una) as f64;
+        let inflight = pipe as f64;
         let ssthresh = self.w.ssthresh;
         let mut sndcnt = if inflight > ssthresh {
             let due = ssthresh * c.prr_delivered as f64 / c.prior_cwnd;
@@ -445,13 +503,123 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
     /// Process a cumulative ACK.
     #[inline]
     pub fn on_ack(&mut self, ack: u64, ece: bool, ts_echo: SimTime, now: SimTime, size: u64, echo: PathEcho) -> AckOutcome {
-        if let Some(s) = crate::net::Sack::boxed(echo.sack) {
-            self.sacked = Some(s);
+        if self.sack {
+            return self.on_ack_sack(ack, ece, ts_echo, now, size, echo);
         }
         if C::CONG_CONTROL && self.rate.is_some() {
             return self.on_ack_owned(ack, ts_echo, now, size, echo);
         }
         self.on_ack_newreno(ack, ece, ts_echo, now, size, echo)
+    }
+
+    /// An ACK of a connection with selective acknowledgements (RFC 6675 sec. 5; Linux
+    /// `tcp_ack` -> `tcp_sacktag_write_queue`, `tcp_fastretrans_alert`,
+    /// `tcp_cong_control`): the scoreboard takes its blocks; DupThresh duplicate ACKs or a
+    /// lost first byte (`IsLost(HighACK + 1)`) enter recovery until everything sent so far
+    /// is acknowledged, the first hole resent at once (and the next on each partial ACK)
+    /// and the lost segments after it as `pipe` allows. The window: PRR (RFC 6937) in CWR and in recovery, as Linux has it,
+    /// over the bytes each ACK delivers cumulatively or selectively; an algorithm that owns
+    /// the window gets its delivery-rate sample (SACKed segments included) and the newly
+    /// lost bytes.
+    fn on_ack_sack(&mut self, ack: u64, ece: bool, ts_echo: SimTime, now: SimTime, size: u64, echo: PathEcho) -> AckOutcome {
+        let mut out = AckOutcome::default();
+        if ack < self.snd_una {
+            return out;
+        }
+        let mss = self.w.mss as u64;
+        let owned = C::CONG_CONTROL && self.rate.is_some();
+        let pipe_before = self.pipe();
+        let blocks = echo.sack;
+        let upd = if blocks.is_empty() && self.board.is_none() {
+            Default::default()
+        } else {
+            self.board.get_or_insert_with(Box::default).update(ack, blocks)
+        };
+        let delivered = (ack - self.snd_una) - upd.covered + upd.newly_sacked;
+        let advanced = ack > self.snd_una;
+        let mut ev = None;
+        if advanced {
+            let e = self.advance(ack, ece && !owned, ts_echo, now, echo);
+            ev = Some(e);
+            if self.in_recovery && ack >= self.recover {
+                self.in_recovery = false;
+                if !owned {
+                    self.cwr = None;
+                    self.w.cwnd = self.w.ssthresh.max(self.w.min_cwnd());
+                }
+            } else if self.in_recovery && self.board.as_ref().is_some_and(|b| ack < b.delivered_rxt_to && !b.resent(ack)) {
+                // a partial ACK of a retransmission: the next hole was sent before it, so it
+                // is lost too, even with too little SACKed above it for IsLost (the tail of
+                // a window); resent at once (ns-3's partial ACK with SACK resends it; Linux's
+                // RACK finds it lost the same way, by send order)
+                self.pending_retx = Some(ack);
+                out.retransmit = true;
+            }
+            if self.in_loss && ack >= self.recover {
+                self.in_loss = false;
+            }
+            if !owned && !self.in_recovery && self.cwr.is_some_and(|c| ack > c.high_seq) {
+                self.cwr = None;
+                self.w.cwnd = self.w.ssthresh;
+            }
+        } else if ack == self.snd_una && self.snd_max > self.snd_una {
+            self.dupacks += 1;
+        } else {
+            return out;
+        }
+        if !owned && !self.in_recovery {
+            self.on_ecn_echo(ece);
+        }
+        let lost = self.board.as_ref().is_some_and(|b| b.is_lost(self.snd_una, mss));
+        if !self.in_recovery && !self.in_loss && self.snd_una >= self.recover && self.snd_max > self.snd_una && (self.dupacks >= DUP_THRESH as u32 || lost) {
+            out.retransmit = self.enter_sack_recovery(now, owned);
+        }
+        if owned {
+            let lost = match (&mut self.board, self.in_recovery) {
+                (Some(b), true) => b.newly_lost(self.snd_una, mss),
+                _ => 0,
+            };
+            let state = self.ca_state();
+            let pipe = self.pipe();
+            let r = self.rate.as_mut().unwrap();
+            let mut rs = r.on_sack(ack, delivered, blocks, pipe_before, now, ev.as_ref().map(|e| e.rtt));
+            r.mark_lost(lost);
+            rs.losses = r.take_losses();
+            let ctl = Control { rs, state, pipe, delivered: r.delivered, now };
+            self.cc.cong_control(&mut self.w, &ctl, r);
+        } else if self.cwr.is_some() {
+            self.reduce_cwnd(delivered);
+        } else if let Some(e) = &ev {
+            self.cc.cong_avoid(&mut self.w, e);
+        }
+        if advanced {
+            out.finished = self.rearm(size, now);
+        }
+        out
+    }
+
+    /// Loss found with SACK (RFC 6675 sec. 5 step 4): the algorithm's reduction, unless an
+    /// ECN-Echo's CWR already made it this round trip (PRR then carries on from that one,
+    /// as Linux's `tcp_enter_recovery` keeps it); the first hole resent at once.
+    fn enter_sack_recovery(&mut self, now: SimTime, owned: bool) -> bool {
+        let inflight = self.snd_max - self.snd_una;
+        if owned || self.cwr.is_none() {
+            let prior_cwnd = self.w.cwnd;
+            self.cc.on_fast_retransmit(&mut self.w, inflight, now);
+            if !owned {
+                self.cwr = Some(Cwr { high_seq: self.snd_max, prior_cwnd, prr_delivered: 0, prr_out: 0 });
+            }
+        }
+        self.in_recovery = true;
+        self.recover = self.snd_max;
+        let b = self.board.get_or_insert_with(Box::default);
+        // the last recovery may have resent it already (rule 1 goes past its RecoveryPoint)
+        let again = !b.resent(self.snd_una);
+        b.start_recovery(self.snd_una);
+        if again {
+            self.pending_retx = Some(self.snd_una);
+        }
+        again
     }
 
     /// An ACK for an algorithm that owns the window: NewReno's retransmission decisions,
@@ -567,8 +735,13 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
         }
         let inflight = self.snd_max - self.snd_una;
         self.cwr = None;
+        let mut out = self.snd_nxt - self.snd_una;
+        if let Some(b) = &mut self.board {
+            out -= b.sacked_in(self.snd_una, self.snd_nxt);
+            b.timed_out(self.snd_una, self.snd_max);
+        }
         if let Some(r) = &mut self.rate {
-            r.on_timeout(self.snd_nxt - self.snd_una);
+            r.on_timeout(out);
             self.in_loss = true;
         }
         self.cc.on_timeout(&mut self.w, inflight, now);
@@ -898,6 +1071,100 @@ mod tests {
         let seg = s.next_segment(100_000).unwrap();
         assert_eq!(seg.seq, 1000);
         assert!(seg.retx);
+    }
+
+    /// Rounds of a lossy path: each round the sender sends what it may, the path drops the
+    /// transmissions `drops` names (a segment's start and which of its sendings, from 1),
+    /// the receiver answers each arrival and the ACKs are back before the next round; a
+    /// round with nothing to send and data outstanding waits for the timeout. The rounds
+    /// until every dropped segment is acknowledged, the timeouts and the segments resent.
+    fn lossy_rounds(sack: bool, size: u64, drops: &[(u64, u32)]) -> (u32, u32, u32) {
+        let last = drops.iter().map(|d| d.0 + 1000).max().unwrap_or(0);
+        let mut recovered = None;
+        let mut p = TcpParams::for_tests();
+        p.sack = sack;
+        let mut s = TcpSender::from_params(Cc::Reno(Reno { ect: crate::net::Ecn::NotEct }), 1000, &p);
+        let mut r = Receiver::new(sack);
+        let mut sent: std::collections::HashMap<u64, u32> = Default::default();
+        let (mut now, rtt) = (SimTime::ZERO, SimTime::from_us(10));
+        let mut resent = 0;
+        for round in 1..=200 {
+            let mut arrivals = vec![];
+            while let Some(seg) = s.next_segment(size) {
+                s.arm_if_idle(now);
+                resent += seg.retx as u32;
+                let n = sent.entry(seg.seq).or_default();
+                *n += 1;
+                if !drops.contains(&(seg.seq, *n)) {
+                    arrivals.push(seg);
+                }
+            }
+            let t0 = now;
+            now = now + rtt;
+            for seg in arrivals {
+                let ack = r.on_data(seg.seq, seg.len as u64);
+                let b = r.sack_blocks();
+                s.on_ack(ack, false, t0, now, size, PathEcho { sack: b.blocks(), ..Default::default() });
+            }
+            if s.snd_una >= last {
+                recovered.get_or_insert(round);
+            }
+            if s.snd_una >= size {
+                return (recovered.unwrap(), s.timeouts, resent);
+            }
+            if !s.can_send(size) && s.inflight() > 0 && s.rto_deadline.is_some_and(|d| d > now) {
+                // nothing moves until the timer: wait for it if no ACK is due back
+                if sent.len() as u64 * 1000 >= size && r.rcv_nxt < size && s.snd_una == r.rcv_nxt {
+                    now = s.rto_deadline.unwrap();
+                    assert!(s.on_timeout(now));
+                }
+            }
+        }
+        panic!("not done in 200 rounds: una {} of {size}", s.snd_una);
+    }
+
+    /// Five segments of one window lost (the third round's 40 segments, 30-69, every fourth
+    /// from 40): NewReno resends one hole per round trip, so the last is acknowledged in
+    /// round 8; with SACK (RFC 6675) every hole has three SACKed segments above it and all
+    /// five go in round 4, acknowledged that round. Each resends just the five and neither
+    /// times out. With the window's last segment lost instead of one in its middle, nothing
+    /// above it can be SACKed: it goes on the partial ACK that reaches it, a round later.
+    #[test]
+    fn sack_recovers_every_hole_of_a_window_in_one_round_trip() {
+        let drops: Vec<(u64, u32)> = [40, 44, 48, 52, 56].iter().map(|&k| (k * 1000, 1)).collect();
+        let (sack_rounds, sack_to, sack_retx) = lossy_rounds(true, 200_000, &drops);
+        let (reno_rounds, reno_to, reno_retx) = lossy_rounds(false, 200_000, &drops);
+        assert_eq!((sack_to, reno_to), (0, 0));
+        assert_eq!((sack_retx, reno_retx), (5, 5));
+        assert_eq!((sack_rounds, reno_rounds), (4, 8));
+        let tail: Vec<(u64, u32)> = [40, 44, 48, 52, 69].iter().map(|&k| (k * 1000, 1)).collect();
+        assert_eq!(lossy_rounds(true, 200_000, &tail).0, 5);
+    }
+
+    /// Losses in every window, recovery after recovery (every seventh segment from the 20th
+    /// lost once): every loss is resent once and nothing else is, none by the timeout.
+    /// (The holes one recovery resends past its RecoveryPoint stay resent in the next, and
+    /// a partial ACK resends the next hole only when a retransmission reached the receiver
+    /// after it was sent: what arrives in order after a retransmission sent earlier is not
+    /// lost.)
+    #[test]
+    fn sack_resends_each_loss_once_over_successive_recoveries() {
+        // (none in the last window: a lost tail waits for the timeout, as it does without TLP)
+        let drops: Vec<(u64, u32)> = (20..360).step_by(7).map(|k| (k * 1000, 1)).collect();
+        let (_, timeouts, resent) = lossy_rounds(true, 400_000, &drops);
+        assert_eq!((timeouts, resent), (0, drops.len() as u32));
+    }
+
+    /// A retransmission lost too: with SACK it is found lost once three segments sent after
+    /// it are SACKed, and resent without waiting for the timeout; NewReno waits for it.
+    #[test]
+    fn sack_finds_a_lost_retransmission_without_the_timeout() {
+        let drops = [(20_000, 1), (20_000, 2), (26_000, 1)];
+        let (_, sack_to, sack_retx) = lossy_rounds(true, 100_000, &drops);
+        let (_, reno_to, _) = lossy_rounds(false, 100_000, &drops);
+        assert_eq!(sack_to, 0);
+        assert_eq!(sack_retx, 3, "20 KB twice, 26 KB once");
+        assert!(reno_to >= 1);
     }
 
     #[test]

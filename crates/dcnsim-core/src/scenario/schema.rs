@@ -37,6 +37,9 @@ pub const DEFAULT_HEADER: u64 = 40;
 pub const DEFAULT_ACK_SIZE: u64 = 64;
 pub const DEFAULT_INIT_CWND: u32 = 10;
 pub const DEFAULT_MIN_RTO: SimTime = SimTime::from_ms(1);
+/// TCP negotiates selective acknowledgements, as every Linux connection does
+/// (`net.ipv4.tcp_sack = 1`).
+pub const DEFAULT_SACK: bool = true;
 pub const DEFAULT_GROUPS: u32 = 1;
 pub const DEFAULT_IN_FLIGHT: u32 = 1;
 pub const DEFAULT_MIN_SIZE: u64 = 1;
@@ -505,6 +508,14 @@ pub struct TransportConfig {
     /// that continue a connection (`connection = "reuse"`) have none. Default {default} (RDMA and
     /// persistent connections have no set-up).
     pub handshake: Option<bool>,
+    /// TCP: selective acknowledgements. Receivers report the blocks they hold above the
+    /// cumulative point (RFC 2018, three at most) and senders recover from loss by them:
+    /// RFC 6675's scoreboard, fast recovery on three duplicate ACKs or three segments SACKed
+    /// above the first hole, every lost segment resent as the bytes in flight allow, the
+    /// window by PRR (RFC 6937), as Linux does; after a timeout go-back-N skips what the
+    /// receiver holds. false: NewReno (RFC 6582), one hole per round trip. Default {default}
+    /// (Linux's).
+    pub sack: Option<bool>,
     /// Minimum retransmission timeout (RFC 6298 uses 1 s; data centers use far less). Default {default}; > 0.
     pub min_rto: Option<Duration>,
     /// RTO before the first RTT sample. Default: min_rto; > 0; a value below min_rto is raised to it.
@@ -564,6 +575,7 @@ impl TransportConfig {
             ack_size: Some(Bytes(DEFAULT_ACK_SIZE)),
             init_cwnd: Some(DEFAULT_INIT_CWND),
             handshake: Some(false),
+            sack: Some(DEFAULT_SACK),
             min_rto: Some(Duration(DEFAULT_MIN_RTO)),
             g: Some(crate::host::cc::dctcp::DEFAULT_G),
             ecn: Some(false),

@@ -149,7 +149,7 @@ fn validate_values(s: &Scenario) -> Result<(), ScenarioError> {
 /// The TCP parameters, with each window-based algorithm's own.
 pub(super) fn tcp_params(tr: &TransportConfig, min_rto: SimTime) -> TcpParams {
     TcpParams {
-        sack: false,
+        sack: tr.sack.unwrap_or(DEFAULT_SACK),
         init_cwnd: tr.init_cwnd.unwrap_or(DEFAULT_INIT_CWND),
         min_rto,
         init_rto: tr.init_rto.map(|d| d.0).unwrap_or(min_rto),

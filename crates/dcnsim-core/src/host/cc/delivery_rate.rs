@@ -11,8 +11,10 @@
 //! sample over less than the connection's minimum RTT is discarded (`tcp_rate_gen`), and
 //! one taken while the application had nothing to send is marked application-limited.
 //!
-//! The TCP sender here has no SACK: as Linux does for such a connection (`tcp_add_reno_sack`,
-//! `tcp_remove_reno_sacks`), each duplicate ACK counts one segment delivered and out of
+//! A connection with selective acknowledgements reports each segment delivered when it is
+//! first SACKed or acknowledged (`on_sack`). One without (`transport.sack = false`) counts
+//! as Linux does for such a connection (`tcp_add_reno_sack`, `tcp_remove_reno_sacks`):
+//! each duplicate ACK counts one segment delivered and out of
 //! the network (`sacked`), and the cumulative ACK that later covers it counts only the
 //! rest. Unlike Linux without SACK (`tcp_reset_reno_sack`), the delivered count keeps them
 //! across a timeout: there the cumulative ACK that fills the hole after go-back-N would
@@ -33,6 +35,8 @@ struct TxRecord {
     delivered_at: SimTime,
     first_tx: SimTime,
     app_limited: bool,
+    /// Reported delivered by a selective acknowledgement: it gave its sample then.
+    sacked: bool,
 }
 
 /// One connection's delivery counters and the record of each segment in flight (Linux's
@@ -94,7 +98,7 @@ impl DeliveryRate {
             self.first_tx = now;
             self.delivered_at = now;
         }
-        let rec = TxRecord { end, sent: now, delivered: self.delivered, delivered_at: self.delivered_at, first_tx: self.first_tx, app_limited: self.app_limited != 0 };
+        let rec = TxRecord { end, sent: now, delivered: self.delivered, delivered_at: self.delivered_at, first_tx: self.first_tx, app_limited: self.app_limited != 0, sacked: false };
         match self.records.back() {
             Some(last) if last.end >= end => {
                 if let Ok(i) = self.records.binary_search_by_key(&end, |r| r.end) {
@@ -173,6 +177,56 @@ impl DeliveryRate {
             }
         }
         let mut rs = RateSample { acked: newly, prior_in_flight, rtt: Some(rtt), ..Default::default() };
+        self.sample(&mut rs, newest, now);
+        self.finish(rs)
+    }
+
+    /// An ACK of a connection with selective acknowledgements: cumulative point `ack`,
+    /// `delivered` bytes newly reported delivered, cumulatively or by its SACK `blocks`,
+    /// `prior_in_flight` in the network before it, `rtt` its RTT sample if it moved the
+    /// cumulative point. The sample is of the newest segment it reports, SACKed ones
+    /// included, each segment once (Linux `tcp_sacktag_one` and `tcp_clean_rtx_queue`, both
+    /// through `tcp_rate_skb_delivered`).
+    pub fn on_sack(&mut self, ack: u64, delivered: u64, blocks: &[(u64, u64)], prior_in_flight: u64, now: SimTime, rtt: Option<SimTime>) -> RateSample {
+        if let Some(rtt) = rtt {
+            self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
+        }
+        self.delivered += delivered;
+        if delivered > 0 {
+            self.delivered_at = now;
+        }
+        let newer = |r: &TxRecord, n: &Option<TxRecord>| n.is_none_or(|n| r.delivered >= n.delivered);
+        let mut newest: Option<TxRecord> = None;
+        while let Some(r) = self.records.front() {
+            if r.end > ack {
+                break;
+            }
+            let r = self.records.pop_front().unwrap();
+            if !r.sacked && newer(&r, &newest) {
+                newest = Some(r);
+            }
+        }
+        for &(s, e) in blocks {
+            let i = self.records.partition_point(|r| r.end <= s);
+            for r in self.records.range_mut(i..) {
+                if r.end > e {
+                    break;
+                }
+                if !r.sacked {
+                    r.sacked = true;
+                    if newer(r, &newest) {
+                        newest = Some(*r);
+                    }
+                }
+            }
+        }
+        let mut rs = RateSample { acked: delivered, prior_in_flight, rtt, ..Default::default() };
+        self.sample(&mut rs, newest, now);
+        self.finish(rs)
+    }
+
+    /// The sample of the newest segment an ACK reports delivered (`tcp_rate_gen`).
+    fn sample(&mut self, rs: &mut RateSample, newest: Option<TxRecord>, now: SimTime) {
         if let Some(r) = newest {
             rs.prior_delivered = r.delivered;
             rs.app_limited = r.app_limited;
@@ -186,7 +240,6 @@ impl DeliveryRate {
                 rs.interval = Some(interval);
             }
         }
-        self.finish(rs)
     }
 
     fn finish(&mut self, rs: RateSample) -> RateSample {
