@@ -468,7 +468,7 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
 
     /// A cumulative ACK to `ack` above snd_una: the window slides, the RTT is sampled and the
     /// algorithm hears of it (`on_ack_event`); the event it was told.
-    #[inline]
+    #[inline(always)]
     fn advance<'a>(&mut self, ack: u64, ece: bool, ts_echo: SimTime, now: SimTime, echo: PathEcho<'a>) -> AckEvent<'a> {
         let acked = ack - self.snd_una;
         self.snd_una = ack;
@@ -504,7 +504,12 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
     #[inline]
     pub fn on_ack(&mut self, ack: u64, ece: bool, ts_echo: SimTime, now: SimTime, size: u64, echo: PathEcho) -> AckOutcome {
         if self.sack {
-            return self.on_ack_sack(ack, ece, ts_echo, now, size, echo);
+            // an ACK of new data with no selective acknowledgement ever seen, out of recovery,
+            // is the same under both: the common case keeps NewReno's shorter path
+            let plain = self.board.is_none() && echo.sack.is_empty() && !self.in_recovery && ack > self.snd_una;
+            if !plain || (C::CONG_CONTROL && self.rate.is_some()) {
+                return self.on_ack_sack(ack, ece, ts_echo, now, size, echo);
+            }
         }
         if C::CONG_CONTROL && self.rate.is_some() {
             return self.on_ack_owned(ack, ts_echo, now, size, echo);
@@ -521,6 +526,7 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
     /// over the bytes each ACK delivers cumulatively or selectively; an algorithm that owns
     /// the window gets its delivery-rate sample (SACKed segments included) and the newly
     /// lost bytes.
+    #[inline(never)]
     fn on_ack_sack(&mut self, ack: u64, ece: bool, ts_echo: SimTime, now: SimTime, size: u64, echo: PathEcho) -> AckOutcome {
         let mut out = AckOutcome::default();
         if ack < self.snd_una {
