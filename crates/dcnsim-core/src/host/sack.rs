@@ -105,6 +105,7 @@ impl Scoreboard {
 
     /// A segment [s, e) is retransmitted in recovery with `sent_to` the highest byte sent.
     pub fn on_resend(&mut self, s: u64, e: u64, sent_to: u64) {
+        self.high_rxt = self.high_rxt.max(e);
         self.relost.retain(|r| r.0 != s);
         self.resent.retain(|r| r.0 != s);
         self.resent.push((s, e, sent_to));
@@ -253,11 +254,6 @@ impl Scoreboard {
         self.resent.clear();
         self.relost.clear();
         self.counted_lost = max;
-    }
-
-    /// A new message on the same connection numbers its bytes from 0 again.
-    pub fn restart(&mut self) {
-        *self = Scoreboard::default();
     }
 }
 

@@ -357,11 +357,9 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
         if let Some(seq) = self.pending_retx.take() {
             if seq < self.snd_max && seq >= self.snd_una {
                 let len = (size - seq).min(mss);
+                // (with a scoreboard only recovery sets `pending_retx`)
                 if let Some(b) = &mut self.board {
-                    b.high_rxt = b.high_rxt.max(seq + len);
-                    if self.in_recovery {
-                        b.on_resend(seq, seq + len, self.snd_max);
-                    }
+                    b.on_resend(seq, seq + len, self.snd_max);
                 }
                 return Some(self.sent(Segment { seq, len: len as u32, retx: true }));
             }
@@ -373,7 +371,6 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
             if self.in_recovery {
                 if let Some(seq) = b.next_lost(self.snd_una, mss) {
                     let len = (size - seq).min(mss);
-                    b.high_rxt = b.high_rxt.max(seq + len);
                     b.on_resend(seq, seq + len, self.snd_max);
                     return Some(self.sent(Segment { seq, len: len as u32, retx: true }));
                 }
@@ -534,7 +531,8 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
         }
         let mss = self.w.mss as u64;
         let owned = C::CONG_CONTROL && self.rate.is_some();
-        let pipe_before = self.pipe();
+        // (the delivery-rate sample's, before the scoreboard takes this ACK)
+        let pipe_before = if owned { self.pipe() } else { 0 };
         let blocks = echo.sack;
         let upd = if blocks.is_empty() && self.board.is_none() {
             Default::default()
