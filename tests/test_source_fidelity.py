@@ -62,7 +62,8 @@ def _doc(name: str) -> Dict[str, Any]:
 
 
 def _resolved(doc: Dict[str, Any], variant: Optional[str]) -> Dict[str, Any]:
-    """The base with the variant's keys merged in (dotted keys are nested tables in TOML)."""
+    """The base with the variant's `remove` paths dropped and its keys merged in (dotted
+    keys are nested tables in TOML)."""
     s = copy.deepcopy({k: v for k, v in doc.items() if k != "variant"})
     if variant is None:
         return s
@@ -81,7 +82,13 @@ def _resolved(doc: Dict[str, Any], variant: Optional[str]) -> Dict[str, Any]:
             else:
                 into[k] = copy.deepcopy(val)
 
-    merge(s, {k: val for k, val in v.items() if k != "name"})
+    for path in v.get("remove", []):
+        *parents, last = path.split(".")
+        t = s
+        for k in parents:
+            t = t[k]
+        del t[last]
+    merge(s, {k: val for k, val in v.items() if k not in ("name", "remove")})
     return s
 
 

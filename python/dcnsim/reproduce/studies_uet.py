@@ -60,15 +60,18 @@ def _cell(xs: Sequence[float], fmt: str = "{:.1f}") -> str:
     return fmt.format(m) if len(xs) == 1 else f"{fmt.format(m)} [{fmt.format(min(xs))}-{fmt.format(max(xs))}]"
 
 
+def _header_share(val: Any) -> List[float]:
+    """Per seed, the trimmed headers' bytes at the switches as % of the bytes the hosts sent."""
+    return [h / s * 100 if s else math.nan for h, s in zip(val("header_bytes_switches"), val("data_bytes_sent"))]
+
+
 @scaled("uet_incast:table")
 def _table(ctx: Context, scale: str) -> str:
     res = ctx.results("uet_incast", scale)
     rows: List[List[str]] = []
     for v in VARIANTS:
         val = lambda k: res.values("shipped", v, k)
-        sent = [x for x in val("data_bytes_sent")]
-        hdr = val("header_bytes_switches")
-        share = [h / s * 100 if s else math.nan for h, s in zip(hdr, sent)]
+        share = _header_share(val)
         rows.append([
             v,
             _cell(val("fct_min_us")), _cell(val("fct_median_us")), _cell(val("fct_max_us")),
@@ -81,3 +84,51 @@ def _table(ctx: Context, scale: str) -> str:
     return f"{n} flows per run; mean over seeds [range over seeds], seeds {res.seeds[0]}-{res.seeds[-1]}:\n\n{table}"
 
 
+
+
+# --------------------------------------------------------------------------- study 2
+
+#: the variants of `uet_seed004`, in the scenario's order
+SEED004_VARIANTS = ("PFC+DCQCN", "PFC+HPCC", "SFC native+DCQCN", "UET NSCC, lossy", "UET NSCC+trim", "UET RCCC+trim",
+                    "UET NSCC+RCCC+trim")
+
+
+def lossless_metrics(r: Any, sc: Dict[str, Any]) -> Dict[str, Any]:
+    """Seed 004's benefits metrics (FCT per bin of the background, incast FCT, queues,
+    PAUSE frames, SFC messages), and the transport's losses: drops, trims, resends and
+    the trimmed headers' bytes against the bytes the hosts sent."""
+    from .studies_seed004 import benefits_metrics
+
+    out = benefits_metrics(r, sc)
+    p = r.ports
+    out.update({
+        "trims": int(r.summary.get("trims", 0)),
+        "retx": int(r.flows["retx"].sum()),
+        "data_bytes_sent": int(p[p["is_host"].astype(bool)]["tx_bytes"].sum()),
+        "header_bytes_switches": int(r.summary.get("trimmed_header_bytes", 0)),
+    })
+    return out
+
+
+register(Study(
+    name="uet_seed004",
+    title="Ultra Ethernet's transport (NSCC, RCCC, both; lossy and with trimming) against PFC + DCQCN / HPCC and SFC + DCQCN on seed 004's fabric and workload",
+    scenario="uet_seed004",
+    metrics=lossless_metrics,
+    cost_s={"small": 60, "full": 7 * 5 * 250},
+))
+
+
+@scaled("uet_seed004:table")
+def _seed004_table(ctx: Context, scale: str) -> str:
+    res = ctx.results("uet_seed004", scale)
+    rows: List[List[str]] = []
+    for v in SEED004_VARIANTS:
+        val = lambda k: res.values("shipped", v, k)
+        share = _header_share(val)
+        rows.append([v] + [f"{_cell(val(f'{k}.mean_us'))} / {_cell(val(f'{k}.p99_us'))}" for k in ("bg.<10KB", "bg.10KB-1MB", "bg.>1MB", "incast")]
+                    + [_cell(val("pfc_frames"), "{:,.0f}"), _cell(val("sfc_sent"), "{:,.0f}"), _cell(val("dropped"), "{:,.0f}"),
+                       _cell(val("trims"), "{:,.0f}"), _cell(share, "{:.3f}"), _cell(val("unfinished"), "{:,.0f}")])
+    table = md_table(["variant", "<10KB: mean / p99 FCT (us)", "10KB-1MB", ">1MB", "incast (256 KB)", "PAUSE frames", "SFC messages",
+                      "packets dropped", "trims", "trimmed headers (% of host bytes)", "unfinished"], rows)
+    return f"Background FCT per the seed's bins and the incast's, mean over seeds [range over seeds], seeds {res.seeds[0]}-{res.seeds[-1]}; counts per run:\n\n{table}"

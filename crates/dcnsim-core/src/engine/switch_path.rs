@@ -160,7 +160,7 @@ impl Sim {
     }
 
     /// The buffer refused the arriving packet `a` (`why`): a trimming mechanism may cut a
-    /// lossy data packet to its headers, which then need room in the queue it names. The
+    /// lossy data packet to its headers, held in its own memory in the queue it names. The
     /// trimmed packet's size, or None: it is dropped. Out of line: a packet that does not
     /// fit is the rare case.
     #[cold]
@@ -175,10 +175,8 @@ impl Sim {
             return None;
         };
         assert!(queue < self.cfg.queues && bytes > 0 && bytes as u64 <= a.size, "a trim to {bytes} B in queue {queue} of a {} B packet (the ports have {} queues)", a.size, self.cfg.queues);
-        if !self.buffer_fits(a.sw, a.out, queue, bytes as u64) {
-            return None;
-        }
-        (a.queue, a.size, a.aqm) = (queue, bytes as u64, AqmRule::Skip);
+        // (held in the trimmer's own memory, not the buffer model's)
+        (a.queue, a.size, a.aqm, a.ingress_admitted) = (queue, bytes as u64, AqmRule::Skip, true);
         let p = self.pkts.get_mut(a.pkt);
         (p.kind, p.size) = (PktKind::Trimmed, bytes);
         Some(bytes)

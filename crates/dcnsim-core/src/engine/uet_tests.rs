@@ -76,6 +76,26 @@ fn trimming_turns_an_incast_loss_into_an_immediate_resend() {
     assert!(last > 100.656, "without trimming the tail waits for the timer: {last:.1} us");
 }
 
+/// The same burst into a shared buffer with per-port dynamic thresholds (seed 004's model):
+/// the port a packet overflows is at its limit, where the data buffer would refuse its
+/// header too; the headers are held in trimming's own memory (`switch.trim.buffer`, by
+/// default twice a data queue's limit, as htsim's header queue), so again nothing is lost
+/// and each trim is resent once. A header memory of one header drops most of them.
+#[test]
+fn trimmed_headers_are_held_beside_a_full_shared_buffer() {
+    let shared = |trim: &str| {
+        incast("64KB", trim).replace(r#"buffer = { model = "static", queue = "178450B" }"#, r#"buffer = { model = "shared", pool = "300KB", guaranteed = "0B", alpha = 1.0 }"#)
+    };
+    let (_, r) = run(&shared("trim = {}"));
+    let trims = summary(&r, "trims");
+    let retx: u64 = r.flows.u32("retx").iter().map(|&x| x as u64).sum();
+    assert!(trims > 0);
+    assert_eq!(summary(&r, "packets_dropped"), 0, "no header refused");
+    assert_eq!(retx, trims);
+    let (_, tight) = run(&shared(r#"trim = { buffer = "64B" }"#));
+    assert!(summary(&tight, "packets_dropped") > 0, "a one-header memory refuses headers");
+}
+
 /// htsim's 8-to-1 incast of 1 MB flows: trimming keeps the receiver's link busy, so the
 /// incast ends within 10% of 8 MB (with headers) at 100 Gbit/s plus a round trip, and no
 /// packet is dropped; about one packet in five of each flow is trimmed (htsim prints 396

@@ -116,16 +116,17 @@ impl PullPacers {
         PullPacers { sinks: FxHashMap::default(), active: vec![VecDeque::new(); hosts], armed: vec![false; hosts] }
     }
 
-    /// Flow `f`'s receiver at host `h` saw pull target `target` (`trimmed`: on a trimmed
-    /// header, which asks for a pull whatever the target). Whether host `h`'s pacer must be
+    /// Flow `f`'s receiver at host `h` saw pull target `target` (`ask`: on a trimmed header
+    /// or a packet sent without credit, which ask for a pull whatever the target: the pull
+    /// then repeats the cumulative grant, as htsim's does). Whether host `h`'s pacer must be
     /// started now.
-    pub fn want(&mut self, h: HostId, f: FlowId, target: u64, trimmed: bool) -> bool {
+    pub fn want(&mut self, h: HostId, f: FlowId, target: u64, ask: bool) -> bool {
         let s = self.sinks.entry(f).or_default();
         let higher = target > s.target;
         if higher {
             s.target = target;
         }
-        if (higher || trimmed) && !s.in_pull {
+        if (higher || ask) && !s.in_pull {
             s.in_pull = true;
             self.active[h as usize].push_back(f);
             if !self.armed[h as usize] {

@@ -68,6 +68,9 @@ pub struct UetSender {
     /// Packets the timer declared lost and not yet resent: they go without credit (htsim
     /// asks for it with an RTS).
     timed_out: u32,
+    /// The packet just sent went without credit: like htsim's RTS it asks the receiver for a
+    /// pull whatever its target (`pull_target`'s bit 0).
+    uncredited: bool,
     /// Payload bytes per packet, and header bytes on the wire per packet.
     mss: u32,
     header: u32,
@@ -101,6 +104,7 @@ impl UetSender {
             credit: credited.then(|| Box::new(Credit::new(nscc.cwnd() as u64))),
             windowed,
             timed_out: 0,
+            uncredited: false,
             cc: nscc,
             flow_hash,
             path: p.path,
@@ -184,27 +188,31 @@ impl UetSender {
     /// Whether a packet may go now: one to resend or new data, within the window and the
     /// credit.
     pub fn can_send(&mut self, size: u64) -> bool {
-        let (next, resend) = match self.next_resend() {
-            Some(k) => (self.wire_of(k, size), true),
-            None if self.snd_nxt < size => ((size - self.snd_nxt).min(self.mss as u64) + self.header as u64, false),
+        let next = match self.next_resend() {
+            Some(k) => self.wire_of(k, size),
+            None if self.snd_nxt < size => (size - self.snd_nxt).min(self.mss as u64) + self.header as u64,
             None => return false,
         };
         if self.windowed && (self.inflight + next) as f64 > self.cc.cwnd() {
             return false;
         }
         match &self.credit {
-            Some(c) => c.credit > 0 || (resend && self.timed_out > 0),
+            Some(c) => c.credit > 0 || self.timed_out > 0,
             None => true,
         }
     }
 
-    /// The RCCC pull target the packet just sent carries (None without RCCC).
+    /// The RCCC pull target the packet just sent carries (None without RCCC), bit 0 set when
+    /// it went without credit (it then asks for a pull whatever the target, as htsim's RTS
+    /// does: a pull lost on the way leaves the receiver believing it granted what the
+    /// sender never got, and only a pull repeating the cumulative grant repairs that).
     pub fn pull_target(&self, size: u64) -> Option<u64> {
         let c = self.credit.as_ref()?;
         let left = size - self.snd_nxt;
         let backlog = left + left.div_ceil(self.mss as u64) * self.header as u64;
         let resend = self.resend.len() as u64 * (self.mss + self.header) as u64;
-        Some(c.target(backlog, resend, self.windowed.then(|| self.cc.cwnd()), (self.mss + self.header) as u64))
+        // (targets are whole quanta of 256 B: bit 0 is free)
+        Some(c.target(backlog, resend, self.windowed.then(|| self.cc.cwnd()), (self.mss + self.header) as u64) | self.uncredited as u64)
     }
 
     /// A pull of the receiver granting `granted` bytes cumulatively.
@@ -237,13 +245,13 @@ impl UetSender {
         let wire = seg.len as u64 + self.header as u64;
         self.inflight += wire;
         if let Some(c) = &mut self.credit {
-            if c.credit > 0 || !seg.retx || self.timed_out == 0 {
+            // a packet goes without credit only after the timer (`timed_out`)
+            self.uncredited = c.credit <= 0;
+            if !self.uncredited {
                 c.credit -= wire as i64;
             }
         }
-        if seg.retx {
-            self.timed_out = self.timed_out.saturating_sub(1);
-        }
+        self.timed_out = self.timed_out.saturating_sub(1);
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rto);
         }
@@ -296,7 +304,7 @@ impl UetSender {
         }
         self.cc.on_ack(newly, ece, Some(now - ts), now, self.inflight);
         if self.inflight == 0 {
-            self.rto_deadline = None;
+            self.rto_deadline = self.credit_wait_deadline(now, size);
         }
         self.snd_una >= size
     }
@@ -322,8 +330,20 @@ impl UetSender {
         self.queue_resend(k);
         self.cc.on_nack(wire, now - ts, now, self.inflight);
         if self.inflight == 0 {
-            self.rto_deadline = None;
+            self.rto_deadline = self.credit_wait_deadline(now, size);
         }
+    }
+
+    /// The timer once nothing is in flight: none, unless packets wait on credit that may
+    /// never come. The receiver pulls up to the targets the sender's packets carried: a
+    /// packet sent on speculative credit as its flow's last carried none for itself, so,
+    /// trimmed, its resend would wait for a pull forever; a lost pull leaves new data
+    /// waiting the same way. The timer then stands in for htsim's RTS, a header asking for
+    /// credit: at its expiry the next packet goes without credit (`on_timeout`), carrying
+    /// the pull target that asks for the rest.
+    fn credit_wait_deadline(&mut self, now: SimTime, size: u64) -> Option<SimTime> {
+        let starved = self.credit.as_ref().is_some_and(|c| c.credit <= 0);
+        (starved && (self.next_resend().is_some() || self.snd_nxt < size)).then(|| now + self.rto)
     }
 
     /// The retransmission timer's deadline passed at `now`: every packet sent an `rto` or
@@ -357,6 +377,13 @@ impl UetSender {
             self.timed_out += 1;
             self.queue_resend(k);
             self.cc.on_timeout(wire);
+        }
+        if oldest.is_none() && lost.is_empty() && self.credit.as_ref().is_some_and(|c| c.credit <= 0) {
+            // nothing in flight, and the flow waited an `rto` for credit: the next packet
+            // goes without it (and arms the timer again)
+            self.timed_out = self.timed_out.max(1);
+            self.rto_deadline = None;
+            return true;
         }
         self.rto_deadline = oldest.map(|o| o + self.rto);
         !lost.is_empty()
@@ -429,5 +456,56 @@ mod tests {
         let resent: Vec<u64> = std::iter::from_fn(|| s.next_segment(size, d)).map(|g| g.seq).collect();
         assert_eq!(resent, vec![0, 2000]);
         assert_eq!(s.rto_deadline, Some(d + s.rto), "the resent packets' timer");
+    }
+
+    /// RCCC: a one-packet flow's packet, sent on speculative credit, comes back NACKed. Its
+    /// pull target asked for nothing (nothing was left to send), so no pull will come: the
+    /// timer, not cleared with nothing in flight, lets the resend go without credit after
+    /// an RTO, and that packet asks for a pull (bit 0 of its target) as htsim's RTS does.
+    /// A pull repeating a cumulative grant the sender already had gives it nothing.
+    #[test]
+    fn rccc_a_trimmed_last_packet_that_no_pull_covers_is_resent_after_the_timer() {
+        let p = UetParams { nscc: NsccParams::defaults(true), rto: SimTime::from_us(100), path: PathChoice::Spray };
+        let mut s = UetSender::new(&p, UetCc::Rccc, 1000, 0, 100_000_000_000, SimTime::from_us(10), 7);
+        let size = 500;
+        let t = SimTime::ZERO;
+        assert_eq!(s.next_segment(size, t).map(|g| (g.seq, g.len)), Some((0, 500)));
+        assert_eq!(s.pull_target(size).unwrap() & 1, 0, "sent on credit");
+        let now = SimTime::from_us(10);
+        s.on_nack(0, t, 0, now, size);
+        assert!(s.next_segment(size, now).is_none(), "the NACK ended the speculative credit");
+        let d = s.rto_deadline.expect("nothing in flight, but a resend waits for credit");
+        assert_eq!(d, now + s.rto);
+        assert!(s.on_timeout(d, size));
+        let again = s.next_segment(size, d).expect("resent without credit");
+        assert_eq!((again.seq, again.retx), (0, true));
+        assert_eq!(s.pull_target(size).unwrap() & 1, 1, "asks for a pull");
+        assert!(s.next_segment(size, d).is_none());
+        assert!(s.on_ack(500, false, d, 0, d + SimTime::from_us(10), size, blocks(&[])));
+        assert_eq!(s.rto_deadline, None);
+    }
+
+    /// RCCC: a flow whose pulls were lost waits with nothing in flight and data left; the
+    /// timer sends one packet without credit, which asks for a pull; that pull's cumulative
+    /// grant, above what the sender had, restores its credit.
+    #[test]
+    fn rccc_a_flow_whose_pulls_were_lost_asks_again_after_the_timer() {
+        let p = UetParams { nscc: NsccParams::defaults(true), rto: SimTime::from_us(100), path: PathChoice::Spray };
+        let mut s = UetSender::new(&p, UetCc::Rccc, 1000, 0, 100_000_000_000, SimTime::from_us(10), 7);
+        let size = 10_000_000;
+        let t = SimTime::ZERO;
+        let n = std::iter::from_fn(|| s.next_segment(size, t)).count();
+        assert!(n > 10, "a window of speculative credit: {n} packets");
+        let now = SimTime::from_us(10);
+        s.on_ack(n as u64 * 1000, false, t, 0, now, size, blocks(&[]));
+        assert!(s.next_segment(size, now).is_none(), "no credit left, the pulls lost");
+        let d = s.rto_deadline.expect("data left and no credit: the timer stays");
+        assert!(s.on_timeout(d, size));
+        assert!(s.next_segment(size, d).is_some());
+        assert_eq!(s.pull_target(size).unwrap() & 1, 1);
+        assert!(s.next_segment(size, d).is_none(), "one packet per expiry");
+        s.on_pull(50_000);
+        assert!(s.next_segment(size, d).is_some(), "the repeated grant restores credit");
+        assert_eq!(s.pull_target(size).unwrap() & 1, 0);
     }
 }

@@ -171,7 +171,8 @@ pub struct Arrival {
     pub aqm: AqmRule,
     /// Lossless class (set by admission).
     pub lossless: bool,
-    /// Admitted by lossless ingress accounting rather than by the buffer model.
+    /// Admitted by a mechanism's own memory rather than by the buffer model: lossless
+    /// ingress accounting (PFC's headroom), trimming's header memory.
     pub ingress_admitted: bool,
     /// Held in PFC headroom.
     pub hdrm: bool,
@@ -273,8 +274,8 @@ pub enum Overflow {
     /// Packet trimming (NDP, Handley et al., SIGCOMM 2017 sec. 3.1; UE 1.0 sec. 3.6.x,
     /// "packet trimming"): cut it to its first `bytes` (its headers) and queue that in
     /// `queue` of the same egress port, usually a higher priority one, so the receiver
-    /// learns of the loss at once. The header still needs room in the buffer: if it has
-    /// none it is dropped.
+    /// learns of the loss at once. The mechanism has found the header room in a memory of
+    /// its own (`switch/trim.rs`): the buffer model does not judge it again.
     Trim { queue: usize, bytes: u32 },
 }
 

@@ -12,15 +12,20 @@
 //! queued: here always the arriving one), in the queue the configuration names (by default
 //! the highest, which the default strict-priority scheduler serves first; with one queue
 //! per port the header waits behind the data), and keeps to that queue at every later
-//! switch, never ECN-marked; the header needs room in that queue, else it is dropped. The
-//! switch's ACKs, NACKs and credits share that queue (htsim's composite queue holds its
-//! control packets in its header queue).
+//! switch, never ECN-marked. The switch's ACKs, NACKs and credits share that queue (htsim's
+//! composite queue holds its control packets in its header queue). Headers and those
+//! control packets are held in a memory of their own beside the data buffer, as htsim's
+//! composite queue holds its headers apart from its data (up to twice its data queue):
+//! `buffer` per port, by default twice a data queue's limit; with no room there they are
+//! dropped. A trimming switch that took header room from the data buffer would refuse
+//! headers exactly when it trims (a shared buffer's per-port dynamic limit is reached by the
+//! data that overflows), and every trim would turn into a drop.
 //! Only data is trimmed, and never a lossless class's (PFC's packets are not refused).
 //! Receivers of a transport that knows trimming (UET, `host/uet.rs`) answer a trimmed
 //! header with a NACK; the others discard it (`trimmed_discarded`).
 
 use super::mechanism::{Caps, Fabric, Never, SwitchMechanism};
-use super::pipeline::{AqmRule, Arrival, Ctx, Overflow, Report};
+use super::pipeline::{Admission, AqmRule, Arrival, Ctx, Overflow, Report};
 use crate::metrics::Outputs;
 use crate::net::{DropReason, PktKind};
 use crate::sim::error::{err, ScenarioError};
@@ -44,6 +49,11 @@ pub struct TrimConfig {
     /// The egress queue (0..queues-1) trimmed headers join. Default: the highest
     /// (switch.queues - 1), which the strict-priority scheduler serves first.
     pub queue: Option<u8>,
+    /// Memory per port for the trimmed headers and the ACKs, NACKs and credits in that queue,
+    /// beside the data buffer (htsim's composite queue: twice its data queue). Default: twice
+    /// a data queue's limit (static: 2 x switch.buffer.queue; shared: 2 x what one queue of
+    /// an empty pool may hold, guaranteed + alpha / (1 + alpha) x pool).
+    pub buffer: Option<Bytes>,
 }
 
 fn d_bytes() -> Option<Bytes> {
@@ -63,11 +73,16 @@ impl TrimConfig {
                 return Err(err("switch.trim.queue", format!("invalid value {q}, expected a queue 0..{} (switch.queues = {queues})", queues - 1)));
             }
         }
+        if let (Some(b), Some(size)) = (self.buffer, Some(self.size.map_or(DEFAULT_TRIM_BYTES, |s| s.0))) {
+            if b.0 < size {
+                return Err(err("switch.trim.buffer", format!("invalid value {} B, expected at least one trimmed header ({size} B)", b.0)));
+            }
+        }
         Ok(())
     }
 
     pub fn params(&self, queues: u8) -> TrimParams {
-        TrimParams { bytes: self.size.map_or(DEFAULT_TRIM_BYTES, |b| b.0) as u32, queue: self.queue.unwrap_or(queues - 1) as usize }
+        TrimParams { bytes: self.size.map_or(DEFAULT_TRIM_BYTES, |b| b.0) as u32, queue: self.queue.unwrap_or(queues - 1) as usize, buffer: self.buffer.map(|b| b.0) }
     }
 }
 
@@ -76,11 +91,26 @@ impl TrimConfig {
 pub struct TrimParams {
     pub bytes: u32,
     pub queue: usize,
+    /// The header memory per port (None: twice a data queue's limit, `header_buffer`).
+    pub buffer: Option<u64>,
+}
+
+/// The header memory per port by default: twice what one data queue may hold (htsim's
+/// `CompositeQueue` drops a header past twice its data queue's size).
+pub fn header_buffer(buffer: &super::buffer::BufferParams) -> u64 {
+    use super::buffer::BufferParams;
+    let queue = match *buffer {
+        BufferParams::Static { queue_cap } => queue_cap,
+        BufferParams::Shared { pool, guaranteed, alpha } => guaranteed + (alpha / (1.0 + alpha) * pool as f64) as u64,
+    };
+    2 * queue
 }
 
 /// The trimming stage of every switch.
 pub struct Trim {
     p: TrimParams,
+    /// Header memory per port (`TrimParams::buffer` resolved).
+    buffer: u64,
     trims: u64,
     /// Bytes of trimmed headers the switches put on their egress links (counted where a
     /// packet is trimmed and at every switch its header enters after).
@@ -93,7 +123,7 @@ impl SwitchMechanism for Trim {
     type Msg = Never;
     type Timer = Never;
     const KEY: &'static str = "trim";
-    const CAPS: Caps = Caps::TRIM.or(Caps::CLASSIFY);
+    const CAPS: Caps = Caps::TRIM.or(Caps::CLASSIFY).or(Caps::ADMIT);
     /// The trimmer's summary key (`Trim::report`).
     const OUTPUTS: Outputs = Outputs {
         flows: &[],
@@ -106,7 +136,8 @@ impl SwitchMechanism for Trim {
 
     fn build(p: TrimParams, f: &Fabric) -> Self {
         f.check_queue("switch.trim.queue", p.queue);
-        Trim { p, trims: 0, header_bytes: 0 }
+        let buffer = p.buffer.unwrap_or_else(|| header_buffer(f.buffer));
+        Trim { p, buffer, trims: 0, header_bytes: 0 }
     }
 
     /// Trimming to 64 B into the highest queue, or into queue 0.
@@ -135,11 +166,31 @@ impl SwitchMechanism for Trim {
         }
     }
 
-    fn on_overflow(&mut self, a: &Arrival, _why: DropReason, _cx: &mut Ctx) -> Overflow {
-        self.trims += 1;
+    /// The headers and control packets `classify` put in the trim queue are admitted by the
+    /// header memory, not the data buffer.
+    fn admit(&mut self, a: &mut Arrival, cx: &mut Ctx) -> Admission {
+        if a.queue != self.p.queue || !matches!(cx.pkts.get(a.pkt).kind, PktKind::Trimmed | PktKind::Ack | PktKind::Nack | PktKind::Credit) {
+            return Admission::Buffer;
+        }
+        if cx.queue_bytes(a.out, self.p.queue) + a.size > self.buffer {
+            return Admission::Drop(DropReason::BufferFull, a.out, self.p.queue);
+        }
+        a.ingress_admitted = true;
+        Admission::Admitted
+    }
+
+    fn on_overflow(&mut self, a: &Arrival, _why: DropReason, cx: &mut Ctx) -> Overflow {
         let bytes = self.p.bytes.min(a.size as u32);
+        if cx.queue_bytes(a.out, self.p.queue) + bytes as u64 > self.buffer {
+            return Overflow::Drop;
+        }
+        self.trims += 1;
         self.header_bytes += bytes as u64;
         Overflow::Trim { queue: self.p.queue, bytes }
+    }
+
+    fn reserved_beside(&self, ports: &[crate::net::PortId]) -> u64 {
+        ports.len() as u64 * self.buffer
     }
 
     fn report(&self, r: &mut Report) {
@@ -159,6 +210,7 @@ mod tests {
             ("trim = { size = \"0B\" }", "switch.trim.size"),
             ("trim = { size = \"1500B\" }", "switch.trim.size"),
             ("trim = { queue = 2 }", "switch.trim.queue"),
+            ("trim = { buffer = \"32B\" }", "switch.trim.buffer"),
             ("trim = { bytes = 64 }", "bytes"),
             ("ci = {}\ntrim = {}", "one of switch.ci's queues"),
         ] {
