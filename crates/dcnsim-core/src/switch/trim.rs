@@ -167,8 +167,12 @@ impl SwitchMechanism for Trim {
     }
 
     /// The headers and control packets `classify` put in the trim queue are admitted by the
-    /// header memory, not the data buffer.
+    /// header memory, not the data buffer (but those of a lossless class).
     fn admit(&mut self, a: &mut Arrival, cx: &mut Ctx) -> Admission {
+        // a lossless class's packets stay PFC's and its buffer's (PFC comes first in the list)
+        if a.lossless || a.ingress_admitted {
+            return Admission::Buffer;
+        }
         if a.queue != self.p.queue || !matches!(cx.pkts.get(a.pkt).kind, PktKind::Trimmed | PktKind::Ack | PktKind::Nack | PktKind::Credit) {
             return Admission::Buffer;
         }
