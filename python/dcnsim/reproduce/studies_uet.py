@@ -10,12 +10,24 @@ from typing import Any, Dict, List, Sequence
 
 import numpy as np
 
-from .core import Study
+import copy
+
+from .core import Case, Study
 from .render import Context, md_table
 from .studies import register, scaled
 from .studies_cc import _mean
 
 VARIANTS = ("UET + trimming", "UET, no trimming", "DCTCP")
+
+
+def trim_counts(r: Any) -> Dict[str, Any]:
+    """Trims, the bytes the hosts sent, and the trimmed headers' bytes the switches sent on."""
+    p = r.ports
+    return {
+        "trims": int(r.summary.get("trims", 0)),
+        "data_bytes_sent": int(p[p["is_host"].astype(bool)]["tx_bytes"].sum()),
+        "header_bytes_switches": int(r.summary.get("trimmed_header_bytes", 0)),
+    }
 
 
 def incast_metrics(r: Any, sc: Dict[str, Any]) -> Dict[str, Any]:
@@ -25,8 +37,6 @@ def incast_metrics(r: Any, sc: Dict[str, Any]) -> Dict[str, Any]:
     fct = f["fct_ps"].to_numpy(dtype=float) / 1e6
     done = f["finished"].to_numpy(dtype=bool)
     ok = fct[done]
-    p = r.ports
-    trims = int(r.summary.get("trims", 0))
     out: Dict[str, Any] = {
         "flows": len(f),
         "unfinished": int((~done).sum()),
@@ -35,9 +45,7 @@ def incast_metrics(r: Any, sc: Dict[str, Any]) -> Dict[str, Any]:
         "fct_max_us": float(ok.max()) if len(ok) else math.nan,
         "retx": int(f["retx"].sum()),
         "drops": int(r.summary.get("packets_dropped", 0)),
-        "trims": trims,
-        "data_bytes_sent": int(p[p["is_host"].astype(bool)]["tx_bytes"].sum()),
-        "header_bytes_switches": int(r.summary.get("trimmed_header_bytes", 0)),
+        **trim_counts(r),
     }
     return out
 
@@ -100,13 +108,8 @@ def lossless_metrics(r: Any, sc: Dict[str, Any]) -> Dict[str, Any]:
     from .studies_seed004 import benefits_metrics
 
     out = benefits_metrics(r, sc)
-    p = r.ports
-    out.update({
-        "trims": int(r.summary.get("trims", 0)),
-        "retx": int(r.flows["retx"].sum()),
-        "data_bytes_sent": int(p[p["is_host"].astype(bool)]["tx_bytes"].sum()),
-        "header_bytes_switches": int(r.summary.get("trimmed_header_bytes", 0)),
-    })
+    out.update(trim_counts(r))
+    out["retx"] = int(r.flows["retx"].sum())
     return out
 
 
@@ -132,3 +135,58 @@ def _seed004_table(ctx: Context, scale: str) -> str:
     table = md_table(["variant", "<10KB: mean / p99 FCT (us)", "10KB-1MB", ">1MB", "incast (256 KB)", "PAUSE frames", "SFC messages",
                       "packets dropped", "trims", "trimmed headers (% of host bytes)", "unfinished"], rows)
     return f"Background FCT per the seed's bins and the incast's, mean over seeds [range over seeds], seeds {res.seeds[0]}-{res.seeds[-1]}; counts per run:\n\n{table}"
+
+
+# --------------------------------------------------------------------------- study 3
+
+#: the variants of `trim_vs_pfc`, in the scenario's order
+TRIM_VARIANTS = ("PFC, DCQCN", "PFC, UET", "trimming, UET", "lossy, UET")
+
+
+def memory_200kb(sc: Dict[str, Any]) -> Dict[str, Any]:
+    """200 KB of memory per port in place of the seeds' 1 MB: the lossy and trimming
+    variants' egress queues, and PFC's XOFF at the same 75% of it (150 KB)."""
+    sc = copy.deepcopy(sc)
+    sc["switch"]["buffer"]["queue"] = "200KB"
+    for v in sc.get("variant", []):
+        if "pfc" in v.get("switch", {}):
+            v["switch"]["pfc"]["xoff"] = "150KB"
+    return sc
+
+
+def trim_pfc_metrics(r: Any, sc: Dict[str, Any]) -> Dict[str, Any]:
+    """The seed 000/003 metrics (background FCT per seed bin, PFC per class, loss), the
+    incast's FCT, and trimming's counts and header bytes against the bytes the hosts sent."""
+    from .metrics import ci_metrics, fct_metrics
+
+    out = ci_metrics(r, sc)
+    f = r.flows
+    out.update(fct_metrics(f[f["tag"] == "incast"], int(r.summary["sim_time_ps"]), "incast."))
+    out.update(trim_counts(r))
+    return out
+
+
+register(Study(
+    name="trim_vs_pfc",
+    title="Packet trimming against PFC as the loss-free mechanism on seed 000's set-up: head-of-line blocking, loss and the headers' cost, at 1 MB and 200 KB per port",
+    scenario="trim_vs_pfc",
+    metrics=trim_pfc_metrics,
+    cases=(Case("1 MB per port"), Case("200 KB per port", memory_200kb)),
+    scales=("small",),
+    cost_s={"small": 30},
+))
+
+
+@scaled("trim_vs_pfc:table")
+def _trim_table(ctx: Context, scale: str) -> str:
+    res = ctx.results("trim_vs_pfc", scale)
+    rows: List[List[str]] = []
+    for case in ("1 MB per port", "200 KB per port"):
+        for v in TRIM_VARIANTS:
+            val = lambda k: res.values(case, v, k)
+            rows.append([case, v] + [f"{_cell(val(f'{k}.mean_us'))} / {_cell(val(f'{k}.p99_us'))}" for k in ("bg.<100KB", "bg.100KB-1MB", "incast.all")]
+                        + [_cell(val("pfc_frames"), "{:,.0f}"), _cell(val("s.flows_paused"), "{:,.0f}"), _cell(val("s.packets_dropped"), "{:,.0f}"),
+                           _cell(val("trims"), "{:,.0f}"), _cell(_header_share(val), "{:.3f}")])
+    table = md_table(["memory", "variant", "background <100KB: mean / p99 FCT (us)", "background 100KB-1MB", "incast (1 MB)", "PAUSE frames",
+                      "flows a pause held", "packets dropped", "trims", "trimmed headers (% of host bytes)"], rows)
+    return f"Mean over seeds [range over seeds], seeds {res.seeds[0]}-{res.seeds[-1]}; counts per run:\n\n{table}"
