@@ -68,6 +68,9 @@ pub struct UetSender {
     /// Packets the timer declared lost and not yet resent: they go without credit (htsim
     /// asks for it with an RTS).
     timed_out: u32,
+    /// The flow waited a whole timer for credit with nothing in flight: its next packet,
+    /// of any kind, goes without credit (once), as htsim's RTS asks for credit.
+    rts: bool,
     /// The packet just sent went without credit: like htsim's RTS it asks the receiver for a
     /// pull whatever its target (`pull_target`'s bit 0).
     uncredited: bool,
@@ -104,6 +107,7 @@ impl UetSender {
             credit: credited.then(|| Box::new(Credit::new(nscc.cwnd() as u64))),
             windowed,
             timed_out: 0,
+            rts: false,
             uncredited: false,
             cc: nscc,
             flow_hash,
@@ -188,16 +192,16 @@ impl UetSender {
     /// Whether a packet may go now: one to resend or new data, within the window and the
     /// credit.
     pub fn can_send(&mut self, size: u64) -> bool {
-        let next = match self.next_resend() {
-            Some(k) => self.wire_of(k, size),
-            None if self.snd_nxt < size => (size - self.snd_nxt).min(self.mss as u64) + self.header as u64,
+        let (next, resend) = match self.next_resend() {
+            Some(k) => (self.wire_of(k, size), true),
+            None if self.snd_nxt < size => ((size - self.snd_nxt).min(self.mss as u64) + self.header as u64, false),
             None => return false,
         };
         if self.windowed && (self.inflight + next) as f64 > self.cc.cwnd() {
             return false;
         }
         match &self.credit {
-            Some(c) => c.credit > 0 || self.timed_out > 0,
+            Some(c) => c.credit > 0 || (resend && self.timed_out > 0) || self.rts,
             None => true,
         }
     }
@@ -245,13 +249,16 @@ impl UetSender {
         let wire = seg.len as u64 + self.header as u64;
         self.inflight += wire;
         if let Some(c) = &mut self.credit {
-            // a packet goes without credit only after the timer (`timed_out`)
+            // without credit only after the timer: a timed-out resend, or `rts`
             self.uncredited = c.credit <= 0;
             if !self.uncredited {
                 c.credit -= wire as i64;
             }
         }
-        self.timed_out = self.timed_out.saturating_sub(1);
+        if seg.retx {
+            self.timed_out = self.timed_out.saturating_sub(1);
+        }
+        self.rts = false;
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rto);
         }
@@ -348,7 +355,9 @@ impl UetSender {
 
     /// The retransmission timer's deadline passed at `now`: every packet sent an `rto` or
     /// more ago is lost (htsim recovers them one expiry at a time, each at once after the
-    /// last). The timer then waits for the oldest packet still in flight. Whether any was.
+    /// last). The timer then waits for the oldest packet still in flight. With nothing in
+    /// flight and credit exhausted (the timer `credit_wait_deadline` armed), the next packet
+    /// may go without credit (`rts`). Whether the flow may send again.
     pub fn on_timeout(&mut self, now: SimTime, size: u64) -> bool {
         match self.rto_deadline {
             Some(d) if d <= now => {}
@@ -381,7 +390,7 @@ impl UetSender {
         if oldest.is_none() && lost.is_empty() && self.credit.as_ref().is_some_and(|c| c.credit <= 0) {
             // nothing in flight, and the flow waited an `rto` for credit: the next packet
             // goes without it (and arms the timer again)
-            self.timed_out = self.timed_out.max(1);
+            self.rts = true;
             self.rto_deadline = None;
             return true;
         }

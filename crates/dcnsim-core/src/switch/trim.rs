@@ -14,12 +14,13 @@
 //! per port the header waits behind the data), and keeps to that queue at every later
 //! switch, never ECN-marked. The switch's ACKs, NACKs and credits share that queue (htsim's
 //! composite queue holds its control packets in its header queue). Headers and those
-//! control packets are held in a memory of their own beside the data buffer, as htsim's
-//! composite queue holds its headers apart from its data (up to twice its data queue):
-//! `buffer` per port, by default twice a data queue's limit; with no room there they are
-//! dropped. A trimming switch that took header room from the data buffer would refuse
-//! headers exactly when it trims (a shared buffer's per-port dynamic limit is reached by the
-//! data that overflows), and every trim would turn into a drop.
+//! control packets are admitted by a memory of their own, as htsim's composite queue
+//! admits its headers apart from its data: `buffer` per port (a static buffer's queue
+//! size by default; beside a shared pool, reserved there, the port's guaranteed bytes, at
+//! least 64 MTUs); with no room there they are dropped. Admitted by the shared pool's
+//! per-port dynamic limit, headers would be refused exactly when the switch trims (the
+//! data that overflows has reached that limit) and every trim would turn into a drop. Like
+//! every byte in the switch they count in the pool's occupancy while queued (a few KB).
 //! Only data is trimmed, and never a lossless class's (PFC's packets are not refused).
 //! Receivers of a transport that knows trimming (UET, `host/uet.rs`) answer a trimmed
 //! header with a NACK; the others discard it (`trimmed_discarded`).
@@ -50,9 +51,9 @@ pub struct TrimConfig {
     /// (switch.queues - 1), which the strict-priority scheduler serves first.
     pub queue: Option<u8>,
     /// Memory per port for the trimmed headers and the ACKs, NACKs and credits in that queue,
-    /// beside the data buffer (htsim's composite queue: twice its data queue). Default: twice
-    /// a data queue's limit (static: 2 x switch.buffer.queue; shared: 2 x what one queue of
-    /// an empty pool may hold, guaranteed + alpha / (1 + alpha) x pool).
+    /// apart from the data's (an empty queue takes any one packet). Default: a static
+    /// buffer's queue size (switch.buffer.queue); beside a shared pool the port's guaranteed
+    /// bytes, at least 64 MTUs.
     pub buffer: Option<Bytes>,
 }
 
@@ -95,15 +96,21 @@ pub struct TrimParams {
     pub buffer: Option<u64>,
 }
 
-/// The header memory per port by default: twice what one data queue may hold (htsim's
-/// `CompositeQueue` drops a header past twice its data queue's size).
-pub fn header_buffer(buffer: &super::buffer::BufferParams) -> u64 {
+/// Headers a port keeps room for beside a shared pool by default, in MTUs (64 MTUs hold
+/// about a thousand 64 B headers behind nothing but strict priority).
+pub const DEFAULT_HEADER_MTUS: u64 = 64;
+
+/// The header memory per port by default: on a static buffer the trim queue's own
+/// capacity, as every queue's (htsim's composite queue allows its headers twice its data
+/// queue); beside a shared pool the port's guaranteed bytes, at least 64 MTUs. (Twice what
+/// one queue of an empty pool may hold, htsim's rule carried over, would reserve about the
+/// whole pool again per port.)
+pub fn header_buffer(buffer: &super::buffer::BufferParams, mtu: u32) -> u64 {
     use super::buffer::BufferParams;
-    let queue = match *buffer {
+    match *buffer {
         BufferParams::Static { queue_cap } => queue_cap,
-        BufferParams::Shared { pool, guaranteed, alpha } => guaranteed + (alpha / (1.0 + alpha) * pool as f64) as u64,
-    };
-    2 * queue
+        BufferParams::Shared { guaranteed, .. } => guaranteed.max(DEFAULT_HEADER_MTUS * mtu as u64),
+    }
 }
 
 /// The trimming stage of every switch.
@@ -136,7 +143,7 @@ impl SwitchMechanism for Trim {
 
     fn build(p: TrimParams, f: &Fabric) -> Self {
         f.check_queue("switch.trim.queue", p.queue);
-        let buffer = p.buffer.unwrap_or_else(|| header_buffer(f.buffer));
+        let buffer = p.buffer.unwrap_or_else(|| header_buffer(f.buffer, f.mtu));
         Trim { p, buffer, trims: 0, header_bytes: 0 }
     }
 
@@ -176,7 +183,9 @@ impl SwitchMechanism for Trim {
         if a.queue != self.p.queue || !matches!(cx.pkts.get(a.pkt).kind, PktKind::Trimmed | PktKind::Ack | PktKind::Nack | PktKind::Credit) {
             return Admission::Buffer;
         }
-        if cx.queue_bytes(a.out, self.p.queue) + a.size > self.buffer {
+        // an empty queue takes any one packet (an ACK larger than a small header memory)
+        let held = cx.queue_bytes(a.out, self.p.queue);
+        if held > 0 && held + a.size > self.buffer {
             return Admission::Drop(DropReason::BufferFull, a.out, self.p.queue);
         }
         a.ingress_admitted = true;
@@ -185,7 +194,8 @@ impl SwitchMechanism for Trim {
 
     fn on_overflow(&mut self, a: &Arrival, _why: DropReason, cx: &mut Ctx) -> Overflow {
         let bytes = self.p.bytes.min(a.size as u32);
-        if cx.queue_bytes(a.out, self.p.queue) + bytes as u64 > self.buffer {
+        let held = cx.queue_bytes(a.out, self.p.queue);
+        if held > 0 && held + bytes as u64 > self.buffer {
             return Overflow::Drop;
         }
         self.trims += 1;

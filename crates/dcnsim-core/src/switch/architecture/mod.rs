@@ -124,10 +124,10 @@ pub const MAX_SPEEDUP: f64 = 16.0;
 
 /// What the property tests' cases leave out beside it: PFC's readings other than ingress
 /// accounting with a static XOFF ("pfc:ingress"; refused by scenario/mechanisms/pfc.rs), a
-/// marker that drops non-ECT packets ("aqm:no_drop"), and FQ-CoDel (which needs `marking =
-/// "output"`, not drawn).
+/// marker that drops non-ECT packets ("aqm:no_drop"), FQ-CoDel (which needs `marking =
+/// "output"`, not drawn) and trimming (refused).
 #[cfg(test)]
-const DRAWN_WITHOUT: [&str; 3] = ["pfc:ingress", "aqm:no_drop", "fq_codel"];
+const DRAWN_WITHOUT: [&str; 4] = ["pfc:ingress", "aqm:no_drop", "fq_codel", "trim"];
 
 /// `switch.architecture`: the switches' memory architecture (see switch/architecture);
 /// absent = output-queued. It decides where packets wait: DRC's feedback is per (ingress,
@@ -236,6 +236,11 @@ impl ArchitectureConfig {
         }
         if fq_codel && !output {
             return Err(err(k, format!("cannot run with switch.fq_codel on the input queues: it schedules and drops at the output queues, where kind = \"{kind}\" keeps few packets; expected kind = \"cioq\" with marking = \"output\", or one of them")));
+        }
+        // the input queues hold every packet before trimming is asked (it comes later in the
+        // list): an input that cannot take a packet drops it, and nothing is ever trimmed
+        if configured("trim") {
+            return Err(err(k, format!("cannot run with switch.trim: kind = \"{kind}\" holds every packet in its input queues, where a packet that does not fit is dropped before any trimming; remove one of them")));
         }
         // CI, DRC and SFC count a packet from its arrival at the input (`on_held`); a drop at
         // the output after it crossed would leave it counted

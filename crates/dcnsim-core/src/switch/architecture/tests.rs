@@ -167,6 +167,7 @@ fn bad_tables_are_refused_naming_the_key() {
         ("architecture = { kind = \"voq\" }\naqm = { kind = \"pi2\" }", "switch.aqm kind \"pi2\""),
         ("architecture = { kind = \"cioq\" }\naqm = { kind = \"pi2\" }", "marking = \"output\""),
         ("architecture = { kind = \"cioq\" }\nfq_codel = {}", "switch.fq_codel"),
+        ("architecture = { kind = \"voq\" }\ntrim = {}", "switch.trim"),
         ("architecture = { kind = \"voq\", marking = \"output\" }\naqm = { kind = \"step\", threshold = \"20KB\" }", "switch.architecture.marking"),
         ("architecture = { kind = \"cioq\", marking = \"input\" }", "without a mechanism to place"),
         ("architecture = { kind = \"cioq\", marking = \"output\" }\nqueues = 2\naqm = { kind = \"pi2\" }\nci = {}", "switch.ci"),
