@@ -23,6 +23,7 @@ issue part that fixes it, and the check is expected to fail there."""
 from __future__ import annotations
 
 import copy
+import json
 import math
 import re
 from typing import Any, Dict, List, Optional, Tuple
@@ -35,6 +36,7 @@ except ModuleNotFoundError:  # Python < 3.11
     import tomli as tomllib
 
 import dcnsim
+from dcnsim import _core
 from dcnsim.api import shipped_scenarios
 
 SEED = re.compile(r"^seed\d{3}_")
@@ -62,34 +64,11 @@ def _doc(name: str) -> Dict[str, Any]:
 
 
 def _resolved(doc: Dict[str, Any], variant: Optional[str]) -> Dict[str, Any]:
-    """The base with the variant's `remove` paths dropped and its keys merged in (dotted
-    keys are nested tables in TOML)."""
-    s = copy.deepcopy({k: v for k, v in doc.items() if k != "variant"})
-    if variant is None:
-        return s
-    (v,) = [v for v in doc.get("variant", []) if v["name"] == variant]
-
-    def changes_kind(k: str, base: Dict[str, Any], over: Dict[str, Any]) -> bool:
-        # the loader's rule (scenario::merge): a table that changes its model, or switch.aqm
-        # its kind, replaces the base's instead of merging into it
-        differs = lambda f: f in over and base.get(f) != over[f]  # noqa: E731
-        return differs("model") or (k == "aqm" and differs("kind"))
-
-    def merge(into: Dict[str, Any], over: Dict[str, Any]) -> None:
-        for k, val in over.items():
-            if isinstance(val, dict) and isinstance(into.get(k), dict) and not changes_kind(k, into[k], val):
-                merge(into[k], val)
-            else:
-                into[k] = copy.deepcopy(val)
-
-    for path in v.get("remove", []):
-        *parents, last = path.split(".")
-        t = s
-        for k in parents:
-            t = t[k]
-        del t[last]
-    merge(s, {k: val for k, val in v.items() if k not in ("name", "remove")})
-    return s
+    """The base with the variant merged in, by the loader's own rules (`remove`, tables
+    merged key by key, a changed buffer model or AQM kind replacing its table)."""
+    merged = _core.check_variants(json.dumps(doc), "json", [variant])[0][1]
+    merged.pop("variant", None)
+    return merged
 
 
 def _cases() -> List[Tuple[str, Optional[str]]]:

@@ -256,8 +256,7 @@ impl Sim {
         // (a receiver that holds every byte pulls no more: a late duplicate asks for nothing,
         // as it does of a split run's retired receiver half)
         if pull > 0 && !self.flows.get(f).unwrap().receiver_complete() {
-            // bit 0: sent without credit, it asks for a pull whatever the target
-            self.pull_wanted(f, pull & !1, pull & 1 == 1);
+            self.pull_wanted(f, pull, false);
         }
         let fl = self.flows.get_mut(f).unwrap();
         let p = self.pkts.get(pkt);
@@ -305,15 +304,14 @@ impl Sim {
         }
     }
 
-    /// Flow `f`'s receiver saw RCCC pull target `target` (`ask`: on a trimmed header or a
-    /// packet sent without credit, either of which asks for a pull whatever the target):
-    /// its NIC's pull pacer takes it (`host/rccc.rs`), started if idle.
+    /// Flow `f`'s receiver saw the RCCC pull target a packet carried (`trimmed`: on its
+    /// trimmed header): its NIC's pull pacer takes it (`host/rccc.rs`), started if idle.
     #[cold]
-    fn pull_wanted(&mut self, f: FlowId, target: u64, ask: bool) {
+    fn pull_wanted(&mut self, f: FlowId, carried: u64, trimmed: bool) {
         let h = self.flows.get(f).unwrap().dst;
         let n = self.hosts.len();
         let pp = self.pull_pacers.get_or_insert_with(|| Box::new(crate::host::rccc::PullPacers::new(n)));
-        if pp.want(h, f, target, ask) {
+        if pp.want(h, f, carried, trimmed) {
             self.q.push(self.now, Ev::Pull { host: h });
         }
     }
@@ -351,7 +349,7 @@ impl Sim {
         if fl.rx.holds_not(p.seq, p.payload as u64) {
             let (seq, pull) = (p.seq, self.pkts.pull(pkt));
             if pull > 0 {
-                self.pull_wanted(f, pull & !1, true);
+                self.pull_wanted(f, pull, true);
             }
             self.reply_in_place(pkt, PktKind::Nack, seq, false);
         } else {

@@ -79,8 +79,9 @@ fn trimming_turns_an_incast_loss_into_an_immediate_resend() {
 /// The same burst into a shared buffer with per-port dynamic thresholds (seed 004's model):
 /// the port a packet overflows is at its limit, where the data buffer would refuse its
 /// header too; the headers are held in trimming's own memory (`switch.trim.buffer`, by
-/// default twice a data queue's limit, as htsim's header queue), so again nothing is lost
-/// and each trim is resent once. A header memory of one header drops most of them.
+/// default beside a shared pool the port's guaranteed bytes, at least 64 MTUs), so again
+/// nothing is lost and each trim is resent once. A header memory of one header drops
+/// some of them.
 #[test]
 fn trimmed_headers_are_held_beside_a_full_shared_buffer() {
     let shared = |trim: &str| {

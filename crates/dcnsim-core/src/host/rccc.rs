@@ -35,6 +35,15 @@ pub const QUANTUM: u64 = 256;
 pub const PULL_RATE: f64 = 0.99;
 /// What a pull that granted nothing waits for (htsim: 4 quanta).
 const IDLE_PULL_BYTES: u64 = 1_024;
+/// Bit 0 of the pull target a data packet carries (targets are whole quanta, so it is
+/// free): the packet went without credit and asks for a pull whatever its target, as
+/// htsim's RTS does.
+const ASKS: u64 = 1;
+
+/// The value a data packet carries: its pull target, and whether it went without credit.
+pub fn carried(target: u64, uncredited: bool) -> u64 {
+    target | if uncredited { ASKS } else { 0 }
+}
 
 /// A sender's credit state (`UetSender`).
 #[derive(Clone, Debug)]
@@ -116,11 +125,13 @@ impl PullPacers {
         PullPacers { sinks: FxHashMap::default(), active: vec![VecDeque::new(); hosts], armed: vec![false; hosts] }
     }
 
-    /// Flow `f`'s receiver at host `h` saw pull target `target` (`ask`: on a trimmed header
-    /// or a packet sent without credit, which ask for a pull whatever the target: the pull
-    /// then repeats the cumulative grant, as htsim's does). Whether host `h`'s pacer must be
-    /// started now.
-    pub fn want(&mut self, h: HostId, f: FlowId, target: u64, ask: bool) -> bool {
+    /// Flow `f`'s receiver at host `h` saw a packet carrying `carried` (`carried()`: the
+    /// pull target, and whether it went without credit); `trimmed`: its trimmed header. A
+    /// packet sent without credit and a trimmed header ask for a pull whatever the target:
+    /// the pull then repeats the cumulative grant, as htsim's does. Whether host `h`'s
+    /// pacer must be started now.
+    pub fn want(&mut self, h: HostId, f: FlowId, carried: u64, trimmed: bool) -> bool {
+        let (target, ask) = (carried & !ASKS, trimmed || carried & ASKS != 0);
         let s = self.sinks.entry(f).or_default();
         let higher = target > s.target;
         if higher {

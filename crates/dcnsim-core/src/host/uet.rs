@@ -24,7 +24,7 @@
 use super::cc::nscc::{Nscc, NsccParams};
 use super::cc::PathEcho;
 use super::path::PathChoice;
-use super::rccc::Credit;
+use super::rccc::{carried, Credit};
 use super::reps::{PathFeedback, Reps};
 use super::UetCc;
 use super::tcp::Segment;
@@ -206,17 +206,17 @@ impl UetSender {
         }
     }
 
-    /// The RCCC pull target the packet just sent carries (None without RCCC), bit 0 set when
-    /// it went without credit (it then asks for a pull whatever the target, as htsim's RTS
-    /// does: a pull lost on the way leaves the receiver believing it granted what the
-    /// sender never got, and only a pull repeating the cumulative grant repairs that).
+    /// The RCCC pull target the packet just sent carries (None without RCCC), marked when it
+    /// went without credit (`rccc::carried`: it then asks for a pull whatever the target, as
+    /// htsim's RTS does: a pull lost on the way leaves the receiver believing it granted
+    /// what the sender never got, and only a pull repeating the cumulative grant repairs
+    /// that).
     pub fn pull_target(&self, size: u64) -> Option<u64> {
         let c = self.credit.as_ref()?;
         let left = size - self.snd_nxt;
         let backlog = left + left.div_ceil(self.mss as u64) * self.header as u64;
         let resend = self.resend.len() as u64 * (self.mss + self.header) as u64;
-        // (targets are whole quanta of 256 B: bit 0 is free)
-        Some(c.target(backlog, resend, self.windowed.then(|| self.cc.cwnd()), (self.mss + self.header) as u64) | self.uncredited as u64)
+        Some(carried(c.target(backlog, resend, self.windowed.then(|| self.cc.cwnd()), (self.mss + self.header) as u64), self.uncredited))
     }
 
     /// A pull of the receiver granting `granted` bytes cumulatively.
@@ -349,8 +349,12 @@ impl UetSender {
     /// credit: at its expiry the next packet goes without credit (`on_timeout`), carrying
     /// the pull target that asks for the rest.
     fn credit_wait_deadline(&mut self, now: SimTime, size: u64) -> Option<SimTime> {
-        let starved = self.credit.as_ref().is_some_and(|c| c.credit <= 0);
-        (starved && (self.next_resend().is_some() || self.snd_nxt < size)).then(|| now + self.rto)
+        (self.starved() && (self.next_resend().is_some() || self.snd_nxt < size)).then(|| now + self.rto)
+    }
+
+    /// RCCC's credit is spent (false without RCCC).
+    fn starved(&self) -> bool {
+        self.credit.as_ref().is_some_and(|c| c.credit <= 0)
     }
 
     /// The retransmission timer's deadline passed at `now`: every packet sent an `rto` or
@@ -387,7 +391,7 @@ impl UetSender {
             self.queue_resend(k);
             self.cc.on_timeout(wire);
         }
-        if oldest.is_none() && lost.is_empty() && self.credit.as_ref().is_some_and(|c| c.credit <= 0) {
+        if oldest.is_none() && lost.is_empty() && self.starved() {
             // nothing in flight, and the flow waited an `rto` for credit: the next packet
             // goes without it (and arms the timer again)
             self.rts = true;
@@ -404,8 +408,13 @@ mod tests {
     use super::*;
 
     fn sender() -> UetSender {
+        sender_with(UetCc::Nscc)
+    }
+
+    /// A 1,000 B-packet sender at 100 Gbit/s, a 100 us timer, a 10 us network RTT.
+    fn sender_with(cc: UetCc) -> UetSender {
         let p = UetParams { nscc: NsccParams::defaults(true), rto: SimTime::from_us(100), path: PathChoice::Spray };
-        UetSender::new(&p, UetCc::Nscc, 1000, 0, 100_000_000_000, SimTime::from_us(10), 7)
+        UetSender::new(&p, cc, 1000, 0, 100_000_000_000, SimTime::from_us(10), 7)
     }
 
     fn blocks(b: &[(u64, u64)]) -> PathEcho<'_> {
@@ -474,8 +483,7 @@ mod tests {
     /// A pull repeating a cumulative grant the sender already had gives it nothing.
     #[test]
     fn rccc_a_trimmed_last_packet_that_no_pull_covers_is_resent_after_the_timer() {
-        let p = UetParams { nscc: NsccParams::defaults(true), rto: SimTime::from_us(100), path: PathChoice::Spray };
-        let mut s = UetSender::new(&p, UetCc::Rccc, 1000, 0, 100_000_000_000, SimTime::from_us(10), 7);
+        let mut s = sender_with(UetCc::Rccc);
         let size = 500;
         let t = SimTime::ZERO;
         assert_eq!(s.next_segment(size, t).map(|g| (g.seq, g.len)), Some((0, 500)));
@@ -499,8 +507,7 @@ mod tests {
     /// grant, above what the sender had, restores its credit.
     #[test]
     fn rccc_a_flow_whose_pulls_were_lost_asks_again_after_the_timer() {
-        let p = UetParams { nscc: NsccParams::defaults(true), rto: SimTime::from_us(100), path: PathChoice::Spray };
-        let mut s = UetSender::new(&p, UetCc::Rccc, 1000, 0, 100_000_000_000, SimTime::from_us(10), 7);
+        let mut s = sender_with(UetCc::Rccc);
         let size = 10_000_000;
         let t = SimTime::ZERO;
         let n = std::iter::from_fn(|| s.next_segment(size, t)).count();

@@ -219,8 +219,8 @@ pub struct PacketArena {
     /// receiver sends one.
     sack: Vec<Sack>,
     /// By packet id: the RCCC pull target a data packet carries (`host/rccc.rs`), 0 for
-    /// none; a target is whole 256 B quanta, and bit 0 marks a packet sent without credit
-    /// (`UetSender::pull_target`); empty in runs without RCCC.
+    /// none (with whether the packet went without credit, `rccc::carried`); empty in runs
+    /// without RCCC.
     pull: Vec<u64>,
     /// Some packet has had an extension (one test per allocation for all).
     extended: bool,

@@ -113,6 +113,12 @@ pub fn header_buffer(buffer: &super::buffer::BufferParams, mtu: u32) -> u64 {
     }
 }
 
+/// What the trim queue carries at every switch: trimmed headers, and the acknowledgements
+/// and credits (htsim's composite queue holds its ACKs, NACKs and pulls in its header queue).
+fn in_trim_queue(kind: PktKind) -> bool {
+    matches!(kind, PktKind::Trimmed | PktKind::Ack | PktKind::Nack | PktKind::Credit)
+}
+
 /// The trimming stage of every switch.
 pub struct Trim {
     p: TrimParams,
@@ -122,6 +128,15 @@ pub struct Trim {
     /// Bytes of trimmed headers the switches put on their egress links (counted where a
     /// packet is trimmed and at every switch its header enters after).
     header_bytes: u64,
+}
+
+impl Trim {
+    /// Whether the header memory of port `out` has room for `size` more bytes (an empty
+    /// trim queue takes any one packet: an ACK may be larger than a small header memory).
+    fn has_room(&self, out: crate::net::PortId, size: u64, cx: &Ctx) -> bool {
+        let held = cx.queue_bytes(out, self.p.queue);
+        held == 0 || held + size <= self.buffer
+    }
 }
 
 impl SwitchMechanism for Trim {
@@ -165,7 +180,7 @@ impl SwitchMechanism for Trim {
     /// ACKs, NACKs and pulls in the header queue.
     fn classify(&mut self, a: &mut Arrival, cx: &mut Ctx) {
         let kind = cx.pkts.get(a.pkt).kind;
-        if matches!(kind, PktKind::Trimmed | PktKind::Ack | PktKind::Nack | PktKind::Credit) {
+        if in_trim_queue(kind) {
             (a.queue, a.aqm) = (self.p.queue, AqmRule::Skip);
         }
         if kind == PktKind::Trimmed {
@@ -180,12 +195,10 @@ impl SwitchMechanism for Trim {
         if a.lossless || a.ingress_admitted {
             return Admission::Buffer;
         }
-        if a.queue != self.p.queue || !matches!(cx.pkts.get(a.pkt).kind, PktKind::Trimmed | PktKind::Ack | PktKind::Nack | PktKind::Credit) {
+        if a.queue != self.p.queue || !in_trim_queue(cx.pkts.get(a.pkt).kind) {
             return Admission::Buffer;
         }
-        // an empty queue takes any one packet (an ACK larger than a small header memory)
-        let held = cx.queue_bytes(a.out, self.p.queue);
-        if held > 0 && held + a.size > self.buffer {
+        if !self.has_room(a.out, a.size, cx) {
             return Admission::Drop(DropReason::BufferFull, a.out, self.p.queue);
         }
         a.ingress_admitted = true;
@@ -194,8 +207,7 @@ impl SwitchMechanism for Trim {
 
     fn on_overflow(&mut self, a: &Arrival, _why: DropReason, cx: &mut Ctx) -> Overflow {
         let bytes = self.p.bytes.min(a.size as u32);
-        let held = cx.queue_bytes(a.out, self.p.queue);
-        if held > 0 && held + bytes as u64 > self.buffer {
+        if !self.has_room(a.out, bytes as u64, cx) {
             return Overflow::Drop;
         }
         self.trims += 1;
