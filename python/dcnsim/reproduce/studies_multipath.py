@@ -2,13 +2,19 @@
 (`multipath_websearch`, `_small` on k = 4) under per-flow ECMP, flowlet switching, adaptive
 routing and packet spraying with DCTCP, and over Ultra Ethernet's transport (NSCC,
 trimming) sprayed obliviously or with REPS; each healthy and with an aggregation-to-core
-link down from the start: FCT slowdown per flow size, drops and trims."""
+link down from the start: FCT slowdown per flow size, drops and trims. And the same schemes on
+a permutation of 4 MB flows (`multipath_permutation_cc`, k = 8; doubled to k = 16 in a second
+case; `_small` on k = 4 and 8), healthy, with a core link failing mid-run and with one at a
+quarter of its rate: the permutation's completion against the ideal."""
 
 from __future__ import annotations
 
+import math
 from typing import Any, Dict, List
 
-from .core import Study, scenario_dict
+import numpy as np
+
+from .core import Case, Study, scenario_dict
 from .render import Context, md_table
 from .studies import register, scaled
 from .studies_cc import _mean, _range, bins_of, slowdown_metrics
@@ -55,3 +61,72 @@ def _table(ctx: Context, scale: str) -> str:
         rows.append(cells)
     table = md_table(["variant", *[f"{b}: p50 / p99" for b in bins], "drops", "trims", "unfinished"], rows)
     return f"FCT slowdown of the finished flows, median / p99 per size bin, mean over seeds [range over seeds]; drops, trims and unfinished flows per run:\n\n{table}"
+
+
+# --------------------------------------------------------------------------- permutation
+
+
+def doubled_k(sc: Dict[str, Any]) -> Dict[str, Any]:
+    """The same scenario on a fat tree of twice the radix (8 times the hosts)."""
+    return {**sc, "topology": {**sc["topology"], "k": 2 * sc["topology"]["k"]}}
+
+
+def permutation_metrics(r: Any, sc: Dict[str, Any]) -> Dict[str, Any]:
+    """The permutation's last flow against the ideal (a flow alone at line rate), the median
+    and mean slowdown of its flows, the last FCT (us), packets dropped (and of them at a
+    dead link), trimmed and resent, unfinished flows."""
+    f = r.flows
+    done = f["finished"].to_numpy(dtype=bool)
+    slow = f["slowdown"].to_numpy(dtype=float, na_value=np.nan)[done]
+    p = r.ports
+    return {
+        "flows": int(len(f)),
+        "unfinished": int((~done).sum()),
+        "last_slowdown": float(slow.max()) if len(slow) else math.nan,
+        "median_slowdown": float(np.median(slow)) if len(slow) else math.nan,
+        "mean_slowdown": float(slow.mean()) if len(slow) else math.nan,
+        "last_fct_us": float(f["fct_ps"].max() / 1e6) if done.all() else math.nan,
+        "drops": int(r.summary.get("packets_dropped", 0)),
+        "drops_link_down": int(p["drops_link_down"].sum()) if "drops_link_down" in p else 0,
+        "trims": int(r.summary.get("trims", 0)),
+        "retx": int(f["retx"].sum()),
+    }
+
+
+register(Study(
+    name="multipath_permutation_cc",
+    title="A 4 MB permutation on k = 8 and k = 16 fat trees: DCTCP under ECMP, flowlets, adaptive routing and spraying; UET sprayed and with REPS; healthy, a core link failing, a core link at 25G",
+    scenario="multipath_permutation_cc",
+    metrics=permutation_metrics,
+    cases=(Case("shipped"), Case("k doubled", doubled_k)),
+    cost_s={"small": 30, "full": 600},
+))
+
+
+@scaled("multipath_permutation_cc:completion")
+def _permutation_table(ctx: Context, scale: str) -> str:
+    res = ctx.results("multipath_permutation_cc", scale)
+    sc = scenario_dict(res.data["scenario"])
+    out = []
+    for case, k in (("shipped", sc["topology"]["k"]), ("k doubled", 2 * sc["topology"]["k"])):
+        ran = set(res.variants(case))
+        if not ran:
+            continue
+        hosts = k**3 // 4
+        variants = [v["name"] for v in sc.get("variant", []) if v["name"] in ran]
+        rows: List[List[str]] = []
+        for v in variants:
+            val = lambda key: res.values(case, v, key)
+            rows.append([
+                v,
+                _range(val("last_slowdown")),
+                _range(val("median_slowdown")),
+                _range(val("mean_slowdown")),
+                f"{_mean(val('drops')):,.0f} ({_mean(val('drops_link_down')):,.0f})",
+                f"{_mean(val('trims')):,.0f}",
+                f"{_mean(val('retx')):,.0f}",
+                f"{_mean(val('unfinished')):g}",
+            ])
+        table = md_table(["variant", "last flow", "median flow", "mean", "drops (at the dead link)", "trims", "resent", "unfinished"], rows)
+        out.append(f"k = {k} ({hosts:,} hosts), FCT over the ideal (4 MB alone at line rate), mean over seeds [range over seeds]; packets per run:\n\n{table}")
+    return "\n\n".join(out)

@@ -557,7 +557,7 @@ impl Sim {
             prio: fl.prio,
             ece: false,
             retx: false,
-            hash: self.cfg.path.entropy(fl.hash, u.sent - sz as u64, false),
+            hash: self.cfg.path.entropy(fl.hash, u.sent - sz as u64, 0),
             ts: self.now,
             ..Packet::blank()
         };

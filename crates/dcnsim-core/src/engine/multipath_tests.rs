@@ -176,3 +176,38 @@ fn switches_balance_by_flowlet_or_by_queue() {
         assert!((m - want).abs() < tol, "adaptive, gray, {what}: {m:.4} of each link, expected {want} ({got:?})");
     }
 }
+
+/// A link that dies and that the routes never leave (no detection: `detect` past the end):
+/// sprayed flows lose what they send onto it, and finish only because every resend of a
+/// packet takes another entropy (a packet resent on one fixed entropy, hashed onto the dead
+/// link, would be lost for ever). Sixteen 200 KB flows, i to i + 4, tor0's link to spine1
+/// dead from 20 us: the flows from tor0 and to tor0 lose a quarter of what they spray (and
+/// of their ACKs), the others nothing; over UET (timer recovery: NSCC's window falls to one
+/// packet, as htsim's does when every loss takes a timer) and over DCTCP (SACK, and the
+/// timeouts that move resends to other paths).
+#[test]
+fn sprayed_flows_finish_past_a_dead_link_the_routes_never_leave() {
+    for (kind, extra) in [("uet", "queues = 2\ntrim = {}\n"), ("dctcp", "")] {
+        let flows: Vec<String> = (0..16).map(|i| format!(r#"{{ src = {i}, dst = {}, size = "200KB" }}"#, (i + 4) % 16)).collect();
+        let text = format!(
+            "[scenario]\nname = \"dead\"\nmax_time = \"900ms\"\nseed = 3\n[topology]\nkind = \"clos2\"\nservers_per_tor = 4\ntors = 4\nspines = 4\n\
+             host_link = {{ rate = \"10Gbps\", delay = \"1us\" }}\n[switch]\nbuffer = {{ queue = \"150KB\" }}\n{extra}[transport]\nkind = \"{kind}\"\npath = \"spray\"\n\
+             [faults]\ndetect = \"1s\"\nlinks = [{{ link = \"tor0->spine1\", at = \"20us\", state = \"down\" }}]\n\
+             [[workload]]\nkind = \"flows\"\nflows = [ {} ]\n",
+            flows.join(", ")
+        );
+        let (_, r) = run(&text);
+        assert_eq!(r.summary["flows_unfinished"], 0, "{kind}: every flow finishes");
+        let lost: u64 = r.ports.u64("drops_link_down").iter().sum();
+        assert!(lost > 20, "{kind}: {lost} lost at the dead link");
+        // tor0's flows (0..4) and those to tor0 (12..16) lose packets; the others cross no
+        // dead link (sprayed DCTCP resends there too: it reads reordering as loss)
+        let drops = r.flows.u32("drops");
+        for f in (0..4).chain(12..16) {
+            assert!(drops[f] > 0, "{kind}: flow {f} crosses the dead link ({drops:?})");
+        }
+        for f in 4..12 {
+            assert_eq!(drops[f], 0, "{kind}: flow {f} crosses no dead link ({drops:?})");
+        }
+    }
+}

@@ -141,7 +141,11 @@ impl Sender {
     pub fn entropy(&mut self, path: crate::host::path::PathChoice, flow_hash: u32, seg: &Segment) -> u32 {
         match self {
             Sender::Uet(u) => u.entropy(seg),
-            _ => path.entropy(flow_hash, seg.seq, seg.retx),
+            // a TCP resend after the n-th timeout is on its (n + 1)-th try at least: each
+            // timeout moves the resends to other paths, as Linux rehashes a timed-out
+            // connection's flow label (`sk_rethink_txhash`)
+            Sender::Tcp(t) if seg.retx => path.entropy(flow_hash, seg.seq, 1 + t.timeouts),
+            _ => path.entropy(flow_hash, seg.seq, seg.retx as u32),
         }
     }
 

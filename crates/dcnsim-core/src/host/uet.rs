@@ -83,6 +83,11 @@ pub struct UetSender {
     pub snd_nxt: u64,
     /// The state of each packet from the one holding `snd_una` up to `snd_nxt`.
     states: VecDeque<PktState>,
+    /// How often each of them was resent (beside `states`): every resend is sprayed
+    /// on an entropy of its own.
+    resent: VecDeque<u32>,
+    /// That count for the packet `next_segment` just gave.
+    last_resent: u32,
     /// Packets (by index) to resend, lowest first; an entry acknowledged since is skipped.
     resend: VecDeque<u64>,
     /// Bytes on the wire (headers included) sent and neither acknowledged nor reported lost.
@@ -118,6 +123,8 @@ impl UetSender {
             snd_una: 0,
             snd_nxt: 0,
             states: VecDeque::new(),
+            resent: VecDeque::new(),
+            last_resent: 0,
             resend: VecDeque::new(),
             inflight: 0,
             nacks: 0,
@@ -142,7 +149,7 @@ impl UetSender {
     pub fn entropy(&mut self, seg: &Segment) -> u32 {
         match &mut self.reps {
             Some(r) => self.flow_hash ^ r.next(),
-            None => self.path.entropy(self.flow_hash, seg.seq, seg.retx),
+            None => self.path.entropy(self.flow_hash, seg.seq, self.last_resent),
         }
     }
 
@@ -241,11 +248,16 @@ impl UetSender {
                 let len = (size - seq).min(self.mss as u64);
                 self.snd_nxt += len;
                 self.states.push_back(PktState::Lost);
+                self.resent.push_back(0);
                 (seq / self.mss as u64, Segment { seq, len: len as u32, retx: false })
             }
         };
         let i = (k - self.base()) as usize;
         self.states[i] = PktState::InFlight(now);
+        if seg.retx {
+            self.resent[i] += 1;
+        }
+        self.last_resent = self.resent[i];
         let wire = seg.len as u64 + self.header as u64;
         self.inflight += wire;
         if let Some(c) = &mut self.credit {
@@ -306,6 +318,7 @@ impl UetSender {
         }
         while self.states.front() == Some(&PktState::Acked) {
             self.states.pop_front();
+            self.resent.pop_front();
             let k = self.base();
             self.snd_una += self.len_of(k, size);
         }
@@ -419,6 +432,38 @@ mod tests {
 
     fn blocks(b: &[(u64, u64)]) -> PathEcho<'_> {
         PathEcho { sack: b, ..Default::default() }
+    }
+
+    /// A packet NACKed again and again is resent on another entropy every time (htsim gives
+    /// every packet it sends the next entropy): one resent always on its first resend's
+    /// entropy would be lost for good on a path that drops it (a dead link the routes have
+    /// not left).
+    #[test]
+    fn every_resend_of_a_sprayed_packet_takes_another_entropy() {
+        let mut s = sender();
+        let size = 2_000;
+        let t = SimTime::ZERO;
+        let first = s.next_segment(size, t).unwrap();
+        let mut seen = vec![s.entropy(&first)];
+        s.next_segment(size, t).unwrap();
+        // the second packet arrives (SACKed): only the first is left
+        assert!(!s.on_ack(0, false, t, 0, SimTime::from_us(1), size, blocks(&[(1_000, 2_000)])));
+        for n in 1..6u64 {
+            // (a NACK names the copy it answers by its send time)
+            s.on_nack(0, SimTime::from_us(n - 1), 0, SimTime::from_us(n), size);
+            let again = s.next_segment(size, SimTime::from_us(n)).unwrap();
+            assert_eq!((again.seq, again.retx), (0, true));
+            seen.push(s.entropy(&again));
+        }
+        // the first two match what a bool "resent" gave (runs that resend a packet at most
+        // once are unchanged)
+        assert_eq!(seen[1], PathChoice::Spray.entropy(7, 0, 1));
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len(), 6, "six transmissions, six entropies");
+        // acknowledged, its count leaves with it
+        assert!(s.on_ack(2_000, false, t, 0, SimTime::from_us(9), size, blocks(&[])));
+        assert!(s.resent.is_empty() && s.states.is_empty());
     }
 
     /// Out-of-order ACKs (sprayed packets) each report their packet; the cumulative point

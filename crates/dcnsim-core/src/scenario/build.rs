@@ -577,7 +577,8 @@ pub(super) fn warnings(s: &Scenario, cfg: &SimConfig, flows: usize, hpcc: bool, 
     if cfg.path == crate::host::path::PathChoice::Spray && ordered {
         w.push(
             "transport.path = \"spray\" with TCP or RoCE flows: their packets take every path and arrive out of order, which TCP reads as loss \
-             (three duplicate ACKs, no SACK) and RoCE's go-back-N as a gap (a NACK and a resend); their FCTs measure that, not the paths"
+             (three duplicate ACKs, or with SACK three segments SACKed above a hole; Linux's reordering detection and RACK are not modelled) \
+             and RoCE's go-back-N as a gap (a NACK and a resend); their FCTs measure that, not the paths"
                 .to_string(),
         );
     }
