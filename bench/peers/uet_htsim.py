@@ -20,6 +20,13 @@ of the per-flow FCTs, sorted (``uet_htsim.png``)::
 
     python bench/peers/uet_htsim.py                     # about a second of simulation
     python bench/peers/uet_htsim.py --htsim /path/to/htsim_uec --out-dir /tmp/uet_peer
+    python bench/peers/uet_htsim.py --seeds 5           # and the spread over seeds 1..5
+
+With ``--seeds N`` it also runs every case with seeds 1..N in both simulators (htsim's
+``-seed``: its load balancing's and trimming's random draws; dcnsim's: the sprayed
+entropies, the hashes, the ECN draws) and adds a table of each FCT statistic and counter as
+the mean over seeds and its range, so that a difference between the two can be read
+against each one's own seed-to-seed spread.
 
 htsim is not part of this project; build ``htsim_uec`` from uet-htsim's ``htsim/sim`` with
 ``cmake -S . -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build --target htsim_uec``.
@@ -202,7 +209,40 @@ Modelling differences (htsim: sim/uec.cpp, compositequeue.cpp, uec_mp.cpp, datac
 """
 
 
-def write_table(path: Path, cases: List[Case], args: argparse.Namespace, scen: dict) -> None:
+def over_seeds(per_seed: List[Case]) -> Dict[str, List[float]]:
+    """Each statistic of one case over its seeds: FCT min / median / max of both simulators,
+    htsim's NACKs and retransmissions, dcnsim's trims, retransmissions and drops."""
+    out: Dict[str, List[float]] = {}
+    for c in per_seed:
+        for name, fct in (("htsim", c.htsim_fct), ("dcnsim", c.dcnsim_fct)):
+            v = list(fct.values())
+            for stat, f in (("min", min), ("median", statistics.median), ("max", max)):
+                out.setdefault(f"{name} {stat}", []).append(f(v) if v else math.nan)
+        for key, val in (("ht NACK", c.htsim_totals["nacks"]), ("ht Rtx", c.htsim_totals["rtx"]), ("dc trims", c.dcnsim_trims), ("dc retx", c.dcnsim_retx), ("dc drops", c.dcnsim_drops)):
+            out.setdefault(key, []).append(float(val))
+    return out
+
+
+def mean_range(xs: Sequence[float], digits: int = 1) -> str:
+    m = statistics.fmean(xs)
+    return f"{m:.{digits}f} [{min(xs):.{digits}f}-{max(xs):.{digits}f}]"
+
+
+def seed_table(spread_cases: List[List[Case]], seeds: int) -> List[str]:
+    """The mean over seeds 1..N and the range, per case."""
+    out = ["", f"Over seeds 1-{seeds} (htsim -seed S, dcnsim seed S): mean [range over seeds] of each run's FCT min / median / max (us) and counters"]
+    for per_seed in spread_cases:
+        c0 = per_seed[0]
+        v = over_seeds(per_seed)
+        out.append(f"{c0.size:>9} B, trim {'yes' if c0.trim else 'no'}:")
+        for name in ("htsim", "dcnsim"):
+            out.append(f"  {name:>6} FCT  " + " / ".join(mean_range(v[f"{name} {stat}"]) for stat in ("min", "median", "max")))
+        out.append("  htsim NACKs " + mean_range(v["ht NACK"], 0) + ", resends " + mean_range(v["ht Rtx"], 0)
+                   + "; dcnsim trims " + mean_range(v["dc trims"], 0) + ", resends " + mean_range(v["dc retx"], 0) + ", drops " + mean_range(v["dc drops"], 0))
+    return out
+
+
+def write_table(path: Path, cases: List[Case], args: argparse.Namespace, scen: dict, spread_cases: Optional[List[List[Case]]] = None) -> None:
     senders = len(scenario_flows(scen))
     out: List[str] = []
     out.append(f"UET incast, {senders} to 1: htsim ({HTSIM_REPO} @ {HTSIM_COMMIT}, htsim_uec) vs dcnsim")
@@ -240,6 +280,8 @@ def write_table(path: Path, cases: List[Case], args: argparse.Namespace, scen: d
         for name, fct in (("htsim", c.htsim_fct), ("dcnsim", c.dcnsim_fct)):
             row = " ".join(f"{fct[s]:>7.1f}" if s in fct else f"{'-':>7}" for s in srcs)
             out.append(f"{c.size:>9} {'yes' if c.trim else 'no':>4} {name:>6}  {row}")
+    if spread_cases:
+        out += seed_table(spread_cases, args.seeds)
     out.append("")
     out.append(DIFFERENCES)
     path.write_text("\n".join(out))
@@ -281,6 +323,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--end-us", type=int, default=2000, help="htsim -end in us (default 2000)")
     ap.add_argument("--htsim-seed", type=int, default=None, help="htsim -seed (default: htsim's own, 13)")
     ap.add_argument("--dcnsim-seed", type=int, default=None, help="dcnsim seed (default: the scenario's)")
+    ap.add_argument("--seeds", type=int, default=0, help="also run seeds 1..N in both and tabulate the spread (default: none)")
     ap.add_argument("--out-dir", default=str(HERE), help="where the .txt, .png and .cm files go (default bench/peers)")
     ap.add_argument("--no-plot", action="store_true", help="skip the PNG")
     args = ap.parse_args(argv)
@@ -305,8 +348,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(f"{size:>9} B trim={'yes' if trim else 'no ':3}  htsim {spread(list(case.htsim_fct.values()))}  "
                   f"dcnsim {spread(list(case.dcnsim_fct.values()))}", file=sys.stderr)
 
+    spread_cases: List[List[Case]] = []
+    for c in cases:
+        if args.seeds < 1:
+            break
+        cm = out_dir / f"uet_htsim_{c.size}B.cm"
+        per_seed = []
+        for seed in range(1, args.seeds + 1):
+            sc = Case(size=c.size, trim=c.trim)
+            run_htsim(args.htsim, cm, c.trim, args.queue_pkts, args.end_us, seed, sc)
+            run_dcnsim(with_sizes(scen, c.size), c.trim, seed, sc)
+            per_seed.append(sc)
+        spread_cases.append(per_seed)
+
     txt = out_dir / "uet_htsim.txt"
-    write_table(txt, cases, args, scen)
+    write_table(txt, cases, args, scen, spread_cases)
     print(txt.read_text())
     if not args.no_plot:
         plot(out_dir / "uet_htsim.png", cases, len(scenario_flows(scen)))
