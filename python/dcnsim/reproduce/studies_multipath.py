@@ -1,5 +1,5 @@
 """Issue 59's first study, our own: web search at 60% on the k = 8 fat tree
-(`multipath_websearch`, `_small` on k = 4) under per-flow ECMP, flowlet switching, adaptive
+(`multipath_websearch`, `_small` on k = 4; doubled to k = 16 and 8 in a second case) under per-flow ECMP, flowlet switching, adaptive
 routing and packet spraying with DCTCP, and over Ultra Ethernet's transport (NSCC,
 trimming) sprayed obliviously or with REPS; each healthy and with an aggregation-to-core
 link down from the start: FCT slowdown per flow size, drops and trims. And the same schemes on
@@ -36,12 +36,33 @@ def multipath_metrics(r: Any, sc: Dict[str, Any]) -> Dict[str, Any]:
     return out
 
 
+def doubled_k(sc: Dict[str, Any]) -> Dict[str, Any]:
+    """The same scenario on a fat tree of twice the radix (8 times the hosts)."""
+    return {**sc, "topology": {**sc["topology"], "k": 2 * sc["topology"]["k"]}}
+
+
+#: each study of this module runs its scenario's fat tree and the one of twice its radix
+CASES = (Case("shipped"), Case("k doubled", doubled_k))
+
+
+def _cases_of(res: Any, sc: Dict[str, Any]) -> List[Any]:
+    """(case, k, variants in the scenario's order) for each case the results hold (the
+    results file keeps its keys sorted)."""
+    out = []
+    for case, k in (("shipped", sc["topology"]["k"]), ("k doubled", 2 * sc["topology"]["k"])):
+        ran = set(res.variants(case))
+        if ran:
+            out.append((case, k, [v["name"] for v in sc.get("variant", []) if v["name"] in ran]))
+    return out
+
+
 register(Study(
     name="multipath_websearch",
-    title="Web search at 60% on a fat tree: ECMP, flowlets, adaptive routing and spraying with DCTCP; UET sprayed and with REPS; healthy and with a core link down",
+    title="Web search at 60% on k = 8 and k = 16 fat trees: ECMP, flowlets, adaptive routing and spraying with DCTCP; UET sprayed and with REPS; healthy and with a core link down",
     scenario="multipath_websearch",
     metrics=multipath_metrics,
-    cost_s={"small": 20, "full": 600},
+    cases=CASES,
+    cost_s={"small": 60, "full": 1200},
 ))
 
 
@@ -50,25 +71,20 @@ def _table(ctx: Context, scale: str) -> str:
     res = ctx.results("multipath_websearch", scale)
     sc = scenario_dict(res.data["scenario"])
     bins = [label for label, _, _ in bins_of(_with_bins(sc))]
-    # in the scenario's order (the results file keeps its keys sorted)
-    ran = set(res.variants("shipped"))
-    variants = [v["name"] for v in sc.get("variant", []) if v["name"] in ran]
-    rows: List[List[str]] = []
-    for v in variants:
-        val = lambda k: res.values("shipped", v, k)
-        cells = [v] + [f"{_range(val(f'{b}.p50'))} / {_range(val(f'{b}.p99'))}" for b in bins]
-        cells += [f"{_mean(val('drops')):,.0f}", f"{_mean(val('trims')):,.0f}", f"{_mean(val('unfinished')):g}"]
-        rows.append(cells)
-    table = md_table(["variant", *[f"{b}: p50 / p99" for b in bins], "drops", "trims", "unfinished"], rows)
-    return f"FCT slowdown of the finished flows, median / p99 per size bin, mean over seeds [range over seeds]; drops, trims and unfinished flows per run:\n\n{table}"
+    out = []
+    for case, k, variants in _cases_of(res, sc):
+        rows: List[List[str]] = []
+        for v in variants:
+            val = lambda key: res.values(case, v, key)
+            cells = [v] + [f"{_range(val(f'{b}.p50'))} / {_range(val(f'{b}.p99'))}" for b in bins]
+            cells += [f"{_mean(val('drops')):,.0f}", f"{_mean(val('trims')):,.0f}", f"{_mean(val('unfinished')):g}"]
+            rows.append(cells)
+        table = md_table(["variant", *[f"{b}: p50 / p99" for b in bins], "drops", "trims", "unfinished"], rows)
+        out.append(f"k = {k} ({k**3 // 4:,} hosts), FCT slowdown of the finished flows, median / p99 per size bin, mean over seeds [range over seeds]; drops, trims and unfinished flows per run:\n\n{table}")
+    return "\n\n".join(out)
 
 
 # --------------------------------------------------------------------------- permutation
-
-
-def doubled_k(sc: Dict[str, Any]) -> Dict[str, Any]:
-    """The same scenario on a fat tree of twice the radix (8 times the hosts)."""
-    return {**sc, "topology": {**sc["topology"], "k": 2 * sc["topology"]["k"]}}
 
 
 def permutation_metrics(r: Any, sc: Dict[str, Any]) -> Dict[str, Any]:
@@ -98,7 +114,7 @@ register(Study(
     title="A 4 MB permutation on k = 8 and k = 16 fat trees: DCTCP under ECMP, flowlets, adaptive routing and spraying; UET sprayed and with REPS; healthy, a core link failing, a core link at 25G",
     scenario="multipath_permutation_cc",
     metrics=permutation_metrics,
-    cases=(Case("shipped"), Case("k doubled", doubled_k)),
+    cases=CASES,
     cost_s={"small": 30, "full": 600},
 ))
 
@@ -108,12 +124,8 @@ def _permutation_table(ctx: Context, scale: str) -> str:
     res = ctx.results("multipath_permutation_cc", scale)
     sc = scenario_dict(res.data["scenario"])
     out = []
-    for case, k in (("shipped", sc["topology"]["k"]), ("k doubled", 2 * sc["topology"]["k"])):
-        ran = set(res.variants(case))
-        if not ran:
-            continue
+    for case, k, variants in _cases_of(res, sc):
         hosts = k**3 // 4
-        variants = [v["name"] for v in sc.get("variant", []) if v["name"] in ran]
         rows: List[List[str]] = []
         for v in variants:
             val = lambda key: res.values(case, v, key)
