@@ -140,5 +140,9 @@ def _permutation_table(ctx: Context, scale: str) -> str:
                 f"{_mean(val('unfinished')):g}",
             ])
         table = md_table(["variant", "last flow", "median flow", "mean", "drops (at the dead link)", "trims", "resent", "unfinished"], rows)
-        out.append(f"k = {k} ({hosts:,} hosts), FCT over the ideal (4 MB alone at line rate), mean over seeds [range over seeds]; packets per run:\n\n{table}")
+        note = ""
+        if any(_mean(res.values(case, v, "unfinished")) > 0 for v in variants):
+            note = (f"\n\nWhere \"unfinished\" is above 0, some runs ended at max_time ({sc['scenario']['max_time']}) with flows still"
+                    " running: the FCT columns are over the finished flows and understate those runs.")
+        out.append(f"k = {k} ({hosts:,} hosts), FCT of the finished flows over the ideal (4 MB alone at line rate), mean over seeds [range over seeds]; packets per run:\n\n{table}{note}")
     return "\n\n".join(out)
