@@ -349,15 +349,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                   f"dcnsim {spread(list(case.dcnsim_fct.values()))}", file=sys.stderr)
 
     spread_cases: List[List[Case]] = []
-    for c in cases:
-        if args.seeds < 1:
-            break
-        cm = out_dir / f"uet_htsim_{c.size}B.cm"
+    for c in cases if args.seeds > 0 else []:
+        cm, scen_size = out_dir / f"uet_htsim_{c.size}B.cm", with_sizes(scen, c.size)
         per_seed = []
         for seed in range(1, args.seeds + 1):
             sc = Case(size=c.size, trim=c.trim)
             run_htsim(args.htsim, cm, c.trim, args.queue_pkts, args.end_us, seed, sc)
-            run_dcnsim(with_sizes(scen, c.size), c.trim, seed, sc)
+            run_dcnsim(scen_size, c.trim, seed, sc)
             per_seed.append(sc)
         spread_cases.append(per_seed)
 

@@ -49,10 +49,11 @@ def _cases_of(res: Any, sc: Dict[str, Any]) -> List[Any]:
     """(case, k, variants in the scenario's order) for each case the results hold (the
     results file keeps its keys sorted)."""
     out = []
-    for case, k in (("shipped", sc["topology"]["k"]), ("k doubled", 2 * sc["topology"]["k"])):
-        ran = set(res.variants(case))
+    for case in CASES:
+        ran = set(res.variants(case.label))
         if ran:
-            out.append((case, k, [v["name"] for v in sc.get("variant", []) if v["name"] in ran]))
+            k = (case.edit(sc) if case.edit else sc)["topology"]["k"]
+            out.append((case.label, k, [v["name"] for v in sc.get("variant", []) if v["name"] in ran]))
     return out
 
 

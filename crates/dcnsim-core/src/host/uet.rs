@@ -86,8 +86,6 @@ pub struct UetSender {
     /// How often each of them was resent (beside `states`): every resend is sprayed
     /// on an entropy of its own.
     resent: VecDeque<u32>,
-    /// That count for the packet `next_segment` just gave.
-    last_resent: u32,
     /// Packets (by index) to resend, lowest first; an entry acknowledged since is skipped.
     resend: VecDeque<u64>,
     /// Bytes on the wire (headers included) sent and neither acknowledged nor reported lost.
@@ -124,7 +122,6 @@ impl UetSender {
             snd_nxt: 0,
             states: VecDeque::new(),
             resent: VecDeque::new(),
-            last_resent: 0,
             resend: VecDeque::new(),
             inflight: 0,
             nacks: 0,
@@ -149,7 +146,11 @@ impl UetSender {
     pub fn entropy(&mut self, seg: &Segment) -> u32 {
         match &mut self.reps {
             Some(r) => self.flow_hash ^ r.next(),
-            None => self.path.entropy(self.flow_hash, seg.seq, self.last_resent),
+            None => {
+                // (still in `resent`: nothing is acknowledged between sending and this)
+                let i = (seg.seq / self.mss as u64 - self.base()) as usize;
+                self.path.entropy(self.flow_hash, seg.seq, self.resent[i])
+            }
         }
     }
 
@@ -257,7 +258,6 @@ impl UetSender {
         if seg.retx {
             self.resent[i] += 1;
         }
-        self.last_resent = self.resent[i];
         let wire = seg.len as u64 + self.header as u64;
         self.inflight += wire;
         if let Some(c) = &mut self.credit {
