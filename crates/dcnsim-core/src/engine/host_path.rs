@@ -675,7 +675,8 @@ impl Sim {
             sender,
             nic_class,
             // a UET receiver's every ACK carries its selective acknowledgement
-            rx: crate::host::tcp::Receiver::new((self.cfg.tcp.sack && spec.transport.is_tcp()) || matches!(spec.transport, Transport::Uet(_))),
+            rx: crate::host::tcp::Receiver::new((self.cfg.tcp.sack && spec.transport.is_tcp()) || matches!(spec.transport, Transport::Uet(_)))
+                .with_dsack(self.cfg.tcp.sack && self.cfg.tcp.rack && spec.transport.is_tcp()),
             ..Flow::vacant(id)
         });
         self.holds.clear(slot);

@@ -211,3 +211,35 @@ fn sprayed_flows_finish_past_a_dead_link_the_routes_never_leave() {
         }
     }
 }
+
+/// DCTCP sprayed over the 4 spines of a 16-host leaf-spine (a permutation of 1 MB flows
+/// across ToRs, ECN at 20 packets): with RFC 6675's DupThresh every packet a spine's
+/// queue delays behind three later ones is resent and cuts the window (770 resends,
+/// none needed: nothing is dropped); with RACK-TLP (`transport.rack`) only those before a
+/// flow has seen reordering or before D-SACKs have grown its window (144), and the
+/// spurious recoveries are undone: the last flow ends sooner (1.31 against 1.52 ms) and
+/// within twice the 0.8 ms that 1 MB needs alone at 10 Gbit/s.
+#[test]
+fn rack_tlp_lets_sprayed_tcp_ride_out_reordering() {
+    let flows: Vec<String> = (0..16).map(|i| format!(r#"{{ src = {i}, dst = {}, size = "1MB" }}"#, (i + 4) % 16)).collect();
+    let text = |rack: bool| {
+        format!(
+            "[scenario]\nname = \"spray\"\nmax_time = \"100ms\"\nseed = 5\n[topology]\nkind = \"clos2\"\nservers_per_tor = 4\ntors = 4\nspines = 4\n\
+             host_link = {{ rate = \"10Gbps\", delay = \"1us\" }}\n[switch]\nbuffer = {{ queue = \"300KB\" }}\naqm = {{ kind = \"step\", threshold = \"30KB\" }}\n\
+             [transport]\nkind = \"dctcp\"\npath = \"spray\"\nrack = {rack}\n[[workload]]\nkind = \"flows\"\nflows = [ {} ]\n",
+            flows.join(", ")
+        )
+    };
+    let (_, dup) = run(&text(false));
+    let (_, rack) = run(&text(true));
+    let last = |r: &Results| r.flows.u64("fct_ps").iter().max().copied().unwrap() as f64 / 1e6;
+    let resent = |r: &Results| r.flows.u32("retx").iter().sum::<u32>();
+    eprintln!("DupThresh: last {:.0} us, {} resent; RACK-TLP: last {:.0} us, {} resent", last(&dup), resent(&dup), last(&rack), resent(&rack));
+    for r in [&dup, &rack] {
+        assert_eq!(r.summary["flows_unfinished"], 0);
+        assert_eq!(r.summary["packets_dropped"], 0);
+    }
+    assert!(resent(&rack) * 5 < resent(&dup), "RACK-TLP resends a fifth at most");
+    assert!(last(&rack) < last(&dup), "and its flows finish sooner");
+    assert!(last(&rack) < 1_600.0, "within twice the 0.8 ms ideal");
+}

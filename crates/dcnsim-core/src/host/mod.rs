@@ -17,6 +17,7 @@ pub mod path;
 pub mod rccc;
 pub mod reps;
 pub mod roce;
+pub mod rack;
 pub mod sack;
 pub mod tcp;
 pub mod transport;

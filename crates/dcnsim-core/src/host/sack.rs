@@ -5,10 +5,10 @@
 //! and which segment recovery sends next (`NextSeg`).
 //!
 //! Readings (RFC 6675 sec. 4 and 5):
-//! - DupThresh is 3, as RFC 6675 and Linux's initial `tp->reordering` have it. Linux raises
-//!   its threshold when it sees reordering (`tcp_check_sack_reordering`) and marks losses
-//!   by time (RACK, RFC 8985); neither is modelled, so a sprayed flow's reordering reads as
-//!   loss here as it does in ns-3 3.44.
+//! - DupThresh is 3, as RFC 6675 and Linux's initial `tp->reordering` have it, and a
+//!   sprayed flow's reordering reads as loss here as it does in ns-3 3.44. Linux marks
+//!   losses by time instead (RACK, RFC 8985): with `transport.rack` the scoreboard takes
+//!   RACK's marks (`host/rack.rs`, `mark_lost`) and none of the DupThresh rules below.
 //! - `IsLost(S)`: more than (DupThresh - 1) * SMSS bytes, or DupThresh discontiguous ranges,
 //!   SACKed above S. Both grow as S falls, so the lost bytes are exactly the unSACKed ones
 //!   below one frontier, which `lost_below` finds in one walk from the top.
@@ -46,6 +46,9 @@ pub struct Scoreboard {
     /// (0: none): whatever is still missing below it was sent before that retransmission
     /// and, the path keeping a flow's order, is lost.
     pub delivered_rxt_to: u64,
+    /// RACK (`host/rack.rs`) marks losses (`mark_lost`) in place of the DupThresh rules:
+    /// no loss frontier, no retransmission lost by the segments SACKed past it.
+    rack: bool,
 }
 
 /// What one ACK changed on the scoreboard.
@@ -58,16 +61,26 @@ pub struct Update {
 }
 
 impl Scoreboard {
+    /// A scoreboard whose losses RACK marks (`rack`) or RFC 6675's rules find.
+    pub fn new(rack: bool) -> Scoreboard {
+        Scoreboard { rack, ..Default::default() }
+    }
+
     /// An ACK with cumulative point `una` and the SACK `blocks` it carries (the part of a
     /// block at or below `una`, a D-SACK or a stale block, is ignored).
     pub fn update(&mut self, una: u64, blocks: &[(u64, u64)]) -> Update {
+        self.update_with(una, blocks, |_, _| {})
+    }
+
+    /// `update`, telling `newly(start, end)` of each range SACKed for the first time.
+    pub fn update_with(&mut self, una: u64, blocks: &[(u64, u64)], mut newly: impl FnMut(u64, u64)) -> Update {
         self.delivered_rxt_to = 0;
         let covered = self.trim(una);
         let before = self.bytes;
         for &(s, e) in blocks {
             let s = s.max(una);
             if s < e {
-                self.insert(s, e);
+                self.insert(s, e, &mut newly);
             }
         }
         if !self.resent.is_empty() || !self.relost.is_empty() {
@@ -89,7 +102,7 @@ impl Scoreboard {
                 return false;
             }
             // DupThresh segments of `e - s` each (the retransmission's own size)
-            if top >= sent_to + DUP_THRESH * (e - s) {
+            if !self.rack && top >= sent_to + DUP_THRESH * (e - s) {
                 self.relost.push((s, e));
                 return false;
             }
@@ -133,10 +146,21 @@ impl Scoreboard {
         gone
     }
 
-    fn insert(&mut self, s: u64, e: u64) {
+    fn insert(&mut self, s: u64, e: u64, newly: &mut impl FnMut(u64, u64)) {
         // the ranges that overlap or touch [s, e) merge with it
         let lo = self.ranges.partition_point(|r| r.1 < s);
         let hi = self.ranges.partition_point(|r| r.0 <= e);
+        // the gaps between them within [s, e) are new
+        let mut from = s;
+        for r in &self.ranges[lo..hi] {
+            if r.0 > from {
+                newly(from, r.0.min(e));
+            }
+            from = from.max(r.1);
+        }
+        if from < e {
+            newly(from, e);
+        }
         let (mut s, mut e) = (s, e);
         for r in &self.ranges[lo..hi] {
             s = s.min(r.0);
@@ -184,6 +208,9 @@ impl Scoreboard {
     /// The loss frontier: every unSACKed byte below it is lost (RFC 6675 `IsLost`, with
     /// segments of `mss`); 0 when none is.
     pub fn lost_below(&self, mss: u64) -> u64 {
+        if self.rack {
+            return 0;
+        }
         let mut bytes = 0;
         for (n, r) in self.ranges.iter().rev().enumerate() {
             bytes += r.1 - r.0;
@@ -245,6 +272,22 @@ impl Scoreboard {
     /// unless found lost again.
     pub fn start_recovery(&mut self, una: u64) {
         self.high_rxt = self.high_rxt.max(una);
+    }
+
+    /// RACK found [s, e) lost: it is resent before new data (and counts out of `pipe` until
+    /// it is).
+    pub fn mark_lost(&mut self, s: u64, e: u64) {
+        debug_assert!(self.rack);
+        let at = self.relost.partition_point(|r| r.0 < s);
+        if self.relost.get(at).is_none_or(|r| r.0 != s) {
+            self.relost.insert(at, (s, e));
+        }
+        self.resent.retain(|r| r.0 != s);
+    }
+
+    /// Segments SACKed, of `mss` bytes (Linux's `sacked_out`).
+    pub fn sacked_segments(&self, mss: u64) -> u64 {
+        self.bytes.div_ceil(mss)
     }
 
     /// A retransmission timeout: every unSACKed byte below `max` is taken as lost (counted

@@ -22,6 +22,7 @@
 use super::cc::{AckEvent, CaState, Control, CongestionControl, PathEcho, Window};
 use super::cc::delivery_rate::DeliveryRate;
 use super::pacer::Pacer;
+use super::rack::{Early, Rack, Undo};
 use super::sack::{Scoreboard, DUP_THRESH};
 use super::{Cc, WindowCcParams};
 use crate::net::Ecn;
@@ -49,6 +50,10 @@ pub struct TcpParams {
     /// senders recover from loss by them (RFC 6675 with PRR, `host/sack.rs`); without,
     /// NewReno (RFC 6582).
     pub sack: bool,
+    /// With `sack`: losses found by RACK-TLP (RFC 8985, `host/rack.rs`) rather than RFC
+    /// 6675's DupThresh rules, and receivers that report duplicates by D-SACK (RFC 2883), as
+    /// Linux's do (`transport.rack`).
+    pub rack: bool,
 }
 
 impl TcpParams {
@@ -66,6 +71,7 @@ impl TcpParams {
             handshake: false,
             cc: Default::default(),
             sack: false,
+            rack: false,
         }
     }
     /// The codepoint of a classic-ECN sender's data (RFC 3168): ECT(0) unless configured,
@@ -138,6 +144,10 @@ pub struct TcpSender<C = Cc> {
     /// The SACK scoreboard, from the first ACK that carries blocks (boxed: a flow that
     /// never sees reordering or loss never gets one).
     pub board: Option<Box<Scoreboard>>,
+    /// RACK-TLP's state, where it finds the losses (`TcpParams::rack`).
+    pub rack: Option<Box<Rack>>,
+    /// The loss probe may send one new segment whatever the window (RFC 8985 7.3).
+    force_one: bool,
 }
 
 /// What an ACK did.
@@ -172,6 +182,10 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
         self.has_rtt = prev.has_rtt;
         self.rto = prev.rto;
         if let (Some(r), Some(p)) = (&mut self.rate, &prev.rate) {
+            **r = (**p).clone();
+            r.restart();
+        }
+        if let (Some(r), Some(p)) = (&mut self.rack, &prev.rack) {
             **r = (**p).clone();
             r.restart();
         }
@@ -244,6 +258,8 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
             in_loss: false,
             sack: false,
             board: None,
+            rack: None,
+            force_one: false,
         }
     }
 
@@ -251,6 +267,9 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
     pub fn from_params(cc: C, mss: u32, p: &TcpParams) -> TcpSender<C> {
         let mut s = TcpSender::new(cc, mss, p.init_cwnd, p.min_rto, p.init_rto).with_window(p.window);
         s.sack = p.sack;
+        if p.sack && p.rack {
+            s.rack = Some(Box::new(Rack::new(mss)));
+        }
         s
     }
 
@@ -291,6 +310,27 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
         if let (Some(_), Some(p)) = (self.pacing_rate(), &mut self.pacer) {
             p.on_send(now, wire);
         }
+        if self.rack.is_some() {
+            self.rack_on_send(seg, now);
+        }
+    }
+
+    /// RACK-TLP hears of a segment sent: its send time; a recovery's retransmission counts
+    /// for undoing it; a probe is remembered; new data re-arms the probe timer.
+    #[cold]
+    fn rack_on_send(&mut self, seg: &Segment, now: SimTime) {
+        let in_recovery = self.in_recovery;
+        let r = self.rack.as_mut().unwrap();
+        r.on_send(seg.seq, now, seg.retx);
+        if seg.retx && in_recovery {
+            if let Some(u) = &mut r.undo {
+                u.retrans += 1;
+                u.first_retx.get_or_insert(now);
+            }
+        }
+        if !seg.retx {
+            self.arm_probe(now);
+        }
     }
 
     fn rate_on_send(&mut self, seg: &Segment, now: SimTime, size: u64) {
@@ -318,6 +358,9 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
             return false;
         }
         if self.pending_retx.is_some() {
+            return true;
+        }
+        if self.force_one && self.snd_nxt < size {
             return true;
         }
         if let Some(b) = &self.board {
@@ -385,6 +428,7 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
         self.snd_nxt += len;
         let retx = seq < self.snd_max;
         self.snd_max = self.snd_max.max(self.snd_nxt);
+        self.force_one = false;
         Some(self.sent(Segment { seq, len: len as u32, retx }))
     }
 
@@ -504,7 +548,7 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
             // an ACK of new data with no selective acknowledgement ever seen, out of recovery,
             // is the same under both: the common case keeps NewReno's shorter path
             let plain = self.board.is_none() && echo.sack.is_empty() && !self.in_recovery && ack > self.snd_una;
-            if !plain || (C::CONG_CONTROL && self.rate.is_some()) {
+            if !plain || (C::CONG_CONTROL && self.rate.is_some()) || self.rack.is_some() {
                 return self.on_ack_sack(ack, ece, ts_echo, now, size, echo);
             }
         }
@@ -534,11 +578,29 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
         // (the delivery-rate sample's, before the scoreboard takes this ACK)
         let pipe_before = if owned { self.pipe() } else { 0 };
         let blocks = echo.sack;
+        let rack = self.rack.is_some();
+        if rack {
+            self.rack_take_ack(ack, ts_echo, now, size, blocks);
+        }
         let upd = if blocks.is_empty() && self.board.is_none() {
             Default::default()
         } else {
-            self.board.get_or_insert_with(Box::default).update(ack, blocks)
+            let b = self.board.get_or_insert_with(|| Box::new(Scoreboard::new(rack)));
+            match self.rack.as_deref_mut() {
+                // each segment SACKed for the first time is delivered (RFC 8985 6.2 step 2)
+                Some(r) => b.update_with(ack, blocks, |s, e| {
+                    let mut k = s / mss;
+                    while k * mss < e {
+                        r.delivered(k, ((k + 1) * mss).min(size), ts_echo, now);
+                        k += 1;
+                    }
+                }),
+                None => b.update(ack, blocks),
+            }
         };
+        if let Some(r) = &mut self.rack {
+            r.on_cum_ack(ack);
+        }
         let delivered = (ack - self.snd_una) - upd.covered + upd.newly_sacked;
         let advanced = ack > self.snd_una;
         let mut ev = None;
@@ -547,11 +609,15 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
             ev = Some(e);
             if self.in_recovery && ack >= self.recover {
                 self.in_recovery = false;
-                if !owned {
+                if !owned && !self.try_undo(ts_echo, true) {
                     self.cwr = None;
                     self.w.cwnd = self.w.ssthresh.max(self.w.min_cwnd());
                 }
-            } else if self.in_recovery && self.board.as_ref().is_some_and(|b| ack < b.delivered_rxt_to && !b.resent(ack)) {
+                if let Some(r) = &mut self.rack {
+                    r.on_recovery_end();
+                    r.undo = None;
+                }
+            } else if !rack && self.in_recovery && self.board.as_ref().is_some_and(|b| ack < b.delivered_rxt_to && !b.resent(ack)) {
                 // a partial ACK of a retransmission: the next hole was sent before it, so it
                 // is lost too, even with too little SACKed above it for IsLost (the tail of
                 // a window); resent at once (ns-3's partial ACK with SACK resends it; Linux's
@@ -571,15 +637,31 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
         } else {
             return out;
         }
+        if !owned && self.in_recovery && self.try_undo(ts_echo, false) {
+            // every retransmission of the recovery was a duplicate: it was reordering
+            self.in_recovery = false;
+            if let Some(r) = &mut self.rack {
+                r.on_recovery_end();
+            }
+        }
         if !owned && !self.in_recovery {
             self.on_ecn_echo(ece);
         }
-        let lost = self.board.as_ref().is_some_and(|b| b.is_lost(self.snd_una, mss));
-        if !self.in_recovery && !self.in_loss && self.snd_una >= self.recover && self.snd_max > self.snd_una && (self.dupacks >= DUP_THRESH as u32 || lost) {
-            out.retransmit = self.enter_sack_recovery(now, owned);
+        let mut rack_lost = 0;
+        if rack {
+            rack_lost = self.rack_detect(size, now);
+            if rack_lost > 0 && !self.in_recovery && !self.in_loss {
+                out.retransmit = self.enter_rack_recovery(now, owned);
+            }
+        } else {
+            let lost = self.board.as_ref().is_some_and(|b| b.is_lost(self.snd_una, mss));
+            if !self.in_recovery && !self.in_loss && self.snd_una >= self.recover && self.snd_max > self.snd_una && (self.dupacks >= DUP_THRESH as u32 || lost) {
+                out.retransmit = self.enter_sack_recovery(now, owned);
+            }
         }
         if owned {
             let lost = match (&mut self.board, self.in_recovery) {
+                _ if rack => rack_lost,
                 (Some(b), true) => b.newly_lost(self.snd_una, mss),
                 _ => 0,
             };
@@ -599,13 +681,221 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
         if advanced {
             out.finished = self.rearm(size, now);
         }
+        if rack && !out.finished {
+            self.rack_arm(size, now);
+        }
         out
     }
 
-    /// Loss found with SACK (RFC 6675 sec. 5 step 4): the algorithm's reduction, unless an
-    /// ECN-Echo's CWR already made it this round trip (PRR then carries on from that one,
-    /// as Linux's `tcp_enter_recovery` keeps it); the first hole resent at once.
-    fn enter_sack_recovery(&mut self, now: SimTime, owned: bool) -> bool {
+    /// RACK-TLP takes an ACK before the scoreboard does: the timer it held goes back to the
+    /// RTO; a D-SACK (RFC 2883: a first block at or below the cumulative point, or inside
+    /// the second) grows the reordering window and counts against the recovery's
+    /// retransmissions; the RTT sample; the segments the cumulative point newly covers that
+    /// were not SACKed are delivered; a loss probe is settled (RFC 8985 7.4.2).
+    #[cold]
+    fn rack_take_ack(&mut self, ack: u64, ts_echo: SimTime, now: SimTime, size: u64, blocks: &[(u64, u64)]) {
+        let mss = self.w.mss as u64;
+        let r = self.rack.as_mut().unwrap();
+        if let Some((_, rto)) = r.early.take() {
+            self.rto_deadline = rto;
+        }
+        if ack < self.snd_una {
+            return;
+        }
+        let dsack = blocks.first().copied().filter(|&(s, e)| e <= ack || blocks.get(1).is_some_and(|b| b.0 <= s && e <= b.1));
+        if let Some((s, e)) = dsack {
+            r.on_dsack(ack, self.snd_nxt);
+            if let Some(u) = &mut r.undo {
+                if s >= u.marker {
+                    u.retrans -= (e - s).div_ceil(mss) as i64;
+                }
+            }
+        }
+        r.on_rtt(now - ts_echo);
+        let mut k = self.snd_una / mss;
+        while k * mss < ack {
+            let end = ((k + 1) * mss).min(size);
+            if !self.board.as_ref().is_some_and(|b| b.holds(k * mss, end)) {
+                r.delivered(k, end, ts_echo, now);
+            }
+            k += 1;
+        }
+        if let Some((end, retx)) = r.probe {
+            if ack >= end {
+                r.probe = None;
+                let spurious = dsack.is_some_and(|(s, e)| s < end && end <= e);
+                if retx && !spurious && !self.in_recovery && !(C::CONG_CONTROL && self.rate.is_some()) {
+                    // the probe repaired a loss: one reduction (Linux `tcp_process_tlp_ack`)
+                    self.w.ssthresh = self.cc.ssthresh(&self.w);
+                    self.w.cwnd = self.w.ssthresh.max(self.w.min_cwnd());
+                    self.cwr = None;
+                }
+            }
+        }
+    }
+
+    /// RACK's loss detection on the scoreboard (RFC 8985 6.2 step 5): segments found lost
+    /// are marked for resending; a reorder timer is armed for those that may yet be; the
+    /// bytes newly found lost.
+    #[cold]
+    fn rack_detect(&mut self, size: u64, now: SimTime) -> u64 {
+        let mss = self.w.mss as u64;
+        let (Some(r), Some(b)) = (self.rack.as_deref_mut(), self.board.as_deref_mut()) else {
+            return 0;
+        };
+        if self.in_loss || self.snd_max <= self.snd_una {
+            return 0;
+        }
+        match r.loss_until {
+            Some(m) if self.snd_una < m => return 0,
+            Some(_) => r.loss_until = None,
+            None => {}
+        }
+        let srtt = SimTime(self.srtt as u64);
+        let reo = r.reo_wnd(self.in_recovery, b.sacked_segments(mss), srtt);
+        let mut lost = 0;
+        let mut marks = Vec::new();
+        let wait = r.detect_loss(size, self.snd_max, reo, now, |s, e| b.holds(s, e), |s, e| marks.push((s, e)));
+        for (s, e) in marks {
+            b.mark_lost(s, e);
+            lost += e - s;
+        }
+        if let Some(w) = wait {
+            self.arm_early(Early::Reorder, now + w);
+        }
+        lost
+    }
+
+    /// RACK found a loss out of recovery: fast recovery (the algorithm's reduction unless an
+    /// ECN-Echo's CWR made it this round trip), with the record to undo it; the lost
+    /// segments go first (`NextSeg` rule 1 over RACK's marks).
+    fn enter_rack_recovery(&mut self, now: SimTime, owned: bool) -> bool {
+        let undo = Undo { retrans: 0, first_retx: None, marker: self.snd_una, cwnd: self.w.cwnd, ssthresh: self.w.ssthresh };
+        self.start_fast_recovery(now, owned);
+        let b = self.board.as_mut().expect("RACK marks losses on the scoreboard");
+        b.start_recovery(self.snd_una);
+        self.rack.as_mut().unwrap().undo = Some(undo);
+        true
+    }
+
+    /// Undo a fast recovery that was not needed (Linux `tcp_try_undo_dsack`, and at its end
+    /// `tcp_try_undo_recovery`): every retransmission reported a duplicate, or, at the end
+    /// (`ending`), the ACK echoes a send time before the first retransmission. The window
+    /// and threshold from before the reduction come back; whether it undid.
+    fn try_undo(&mut self, ts_echo: SimTime, ending: bool) -> bool {
+        let Some(r) = &mut self.rack else { return false };
+        let Some(u) = r.undo else { return false };
+        let Some(first) = u.first_retx else { return false };
+        if !(u.retrans <= 0 || (ending && ts_echo < first)) {
+            return false;
+        }
+        r.undo = None;
+        r.undone += 1;
+        self.cwr = None;
+        self.w.cwnd = self.w.cwnd.max(u.cwnd);
+        self.w.ssthresh = self.w.ssthresh.max(u.ssthresh);
+        true
+    }
+
+    /// After an ACK: RACK-TLP's probe timer, unless a reorder timer is armed (RFC 8985 7.2).
+    #[cold]
+    fn rack_arm(&mut self, _size: u64, now: SimTime) {
+        if self.rack.as_ref().is_some_and(|r| r.early.is_none()) {
+            self.arm_probe(now);
+        }
+    }
+
+    /// Arm the loss probe (RFC 8985 7.2, Linux `tcp_schedule_loss_probe`): in the Open or
+    /// CWR state with data outstanding and no probe out, PTO = 2 x SRTT from now, or the
+    /// RTO's time if that comes first (the probe is then sent in its place).
+    fn arm_probe(&mut self, now: SimTime) {
+        let Some(r) = &self.rack else { return };
+        if self.in_recovery || self.in_loss || self.syn_pending || r.probe.is_some() || !self.has_rtt || self.snd_max <= self.snd_una {
+            return;
+        }
+        if r.early.is_some_and(|e| e.0 == Early::Reorder) {
+            return;
+        }
+        let at = now + SimTime((2.0 * self.srtt) as u64);
+        self.arm_early(Early::Probe, at);
+    }
+
+    /// Hold the retransmission timer for RACK-TLP's `kind` at `at` (the earlier wins; a
+    /// probe due after the RTO is sent at the RTO's time instead).
+    fn arm_early(&mut self, kind: Early, at: SimTime) {
+        let r = self.rack.as_mut().unwrap();
+        if let Some((_, rto)) = r.early.take() {
+            self.rto_deadline = rto;
+        }
+        let at = match (kind, self.rto_deadline) {
+            (Early::Probe, Some(d)) => at.min(d),
+            (Early::Reorder, Some(d)) if d <= at => return,
+            _ => at,
+        };
+        r.early = Some((kind, self.rto_deadline));
+        self.rto_deadline = Some(at);
+    }
+
+    /// The flow's timer fired at `now` (a message of `size` bytes): RACK-TLP's reorder or
+    /// probe timer where one holds it, else the retransmission timer (`on_timeout`).
+    pub fn on_timer(&mut self, now: SimTime, size: u64) -> bool {
+        let early = match &mut self.rack {
+            Some(r) if self.rto_deadline.is_some_and(|d| d <= now) => r.early.take(),
+            _ => None,
+        };
+        let Some((kind, rto)) = early else {
+            return self.on_timeout(now);
+        };
+        self.rto_deadline = rto;
+        match kind {
+            Early::Reorder => {
+                let owned = C::CONG_CONTROL && self.rate.is_some();
+                let lost = self.rack_detect(size, now);
+                if lost > 0 && !self.in_recovery && !self.in_loss {
+                    self.enter_rack_recovery(now, owned);
+                }
+                if lost > 0 && owned {
+                    self.rate.as_mut().unwrap().mark_lost(lost);
+                }
+                if self.rack.as_ref().is_some_and(|r| r.early.is_none()) {
+                    self.arm_probe(now);
+                }
+            }
+            Early::Probe => self.send_probe(now, size),
+        }
+        true
+    }
+
+    /// The probe timer fired (RFC 8985 7.3): one new segment whatever the window, or, with
+    /// none to send, the highest segment again; the RTO re-armed from now.
+    fn send_probe(&mut self, now: SimTime, size: u64) {
+        let mss = self.w.mss as u64;
+        if self.snd_max <= self.snd_una {
+            return;
+        }
+        let probe = if self.snd_nxt < size && self.snd_nxt == self.snd_max && ((self.inflight() + mss.min(size - self.snd_nxt)) as f64) <= self.rwnd {
+            self.force_one = true;
+            (self.snd_nxt + mss.min(size - self.snd_nxt), false)
+        } else {
+            let last = (self.snd_max - 1) / mss * mss;
+            let end = (last + mss).min(size);
+            if last < self.snd_una || self.board.as_ref().is_some_and(|b| b.holds(last, end)) {
+                self.rto_deadline = Some(now + self.rto);
+                return;
+            }
+            self.pending_retx = Some(last);
+            (end, true)
+        };
+        let r = self.rack.as_mut().unwrap();
+        r.probe = Some(probe);
+        r.probes += 1;
+        self.rto_deadline = Some(now + self.rto);
+    }
+
+    /// Fast recovery begins until everything sent so far is acknowledged: the algorithm's
+    /// reduction, unless an ECN-Echo's CWR already made it this round trip (PRR then
+    /// carries on from that one, as Linux's `tcp_enter_recovery` keeps it).
+    fn start_fast_recovery(&mut self, now: SimTime, owned: bool) {
         let inflight = self.snd_max - self.snd_una;
         if owned || self.cwr.is_none() {
             let prior_cwnd = self.w.cwnd;
@@ -616,6 +906,13 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
         }
         self.in_recovery = true;
         self.recover = self.snd_max;
+    }
+
+    /// Loss found with SACK (RFC 6675 sec. 5 step 4): the algorithm's reduction, unless an
+    /// ECN-Echo's CWR already made it this round trip (PRR then carries on from that one,
+    /// as Linux's `tcp_enter_recovery` keeps it); the first hole resent at once.
+    fn enter_sack_recovery(&mut self, now: SimTime, owned: bool) -> bool {
+        self.start_fast_recovery(now, owned);
         let b = self.board.get_or_insert_with(Box::default);
         // the last recovery may have resent it already (rule 1 goes past its RecoveryPoint)
         let again = !b.resent(self.snd_una);
@@ -739,6 +1036,12 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
         }
         let inflight = self.snd_max - self.snd_una;
         self.cwr = None;
+        self.force_one = false;
+        if let Some(r) = &mut self.rack {
+            r.early = None;
+            r.on_timeout(self.snd_max);
+            r.on_recovery_end();
+        }
         let mut out = self.snd_nxt - self.snd_una;
         if let Some(b) = &mut self.board {
             out -= b.sacked_in(self.snd_una, self.snd_nxt);
@@ -788,6 +1091,11 @@ pub struct Receiver {
     /// first block reports the latest segment, the others the most recently reported;
     /// as ns-3's `TcpRxBuffer::UpdateSackList` keeps them).
     sack_list: Vec<(u64, u64)>,
+    /// It reports a segment it already holds by a D-SACK (RFC 2883), as Linux receivers do
+    /// (`net.ipv4.tcp_dsack = 1`; with `TcpParams::rack`).
+    pub dsack: bool,
+    /// The duplicate the next ACK reports first.
+    dup: Option<(u64, u64)>,
 }
 
 impl Receiver {
@@ -795,9 +1103,17 @@ impl Receiver {
     pub fn new(sack: bool) -> Receiver {
         Receiver { sack, ..Default::default() }
     }
+    /// The receiver, reporting duplicates by D-SACK if `dsack`.
+    pub fn with_dsack(mut self, dsack: bool) -> Receiver {
+        self.dsack = dsack;
+        self
+    }
     /// Accept a segment [seq, seq+len); returns the new cumulative ACK.
     pub fn on_data(&mut self, seq: u64, len: u64) -> u64 {
         let end = seq + len;
+        if self.dsack {
+            self.dup = (!self.holds_not(seq, len)).then_some((seq, end));
+        }
         if end <= self.rcv_nxt {
             return self.rcv_nxt;
         }
@@ -853,13 +1169,17 @@ impl Receiver {
     /// The selective acknowledgement to send now (empty when nothing is held above the
     /// cumulative point).
     pub fn sack_blocks(&self) -> crate::net::Sack {
-        crate::net::Sack::of(&self.sack_list)
+        match self.dup {
+            // the D-SACK first, then the usual blocks (RFC 2883 sec. 4)
+            Some(d) => crate::net::Sack::of(&[&[d][..], &self.sack_list].concat()),
+            None => crate::net::Sack::of(&self.sack_list),
+        }
     }
 
     /// Whether it holds any block to report.
     #[inline]
     pub fn has_sack(&self) -> bool {
-        !self.sack_list.is_empty()
+        !self.sack_list.is_empty() || self.dup.is_some()
     }
     pub fn clear(&mut self) {
         self.ooo = BTreeMap::new();
@@ -1272,5 +1592,142 @@ mod tests {
         assert_eq!(last.2, 4000, "the four segments in flight at the timeout");
         s.on_ack(10_000, false, deadline, deadline + SimTime::from_us(21), size, PathEcho::default());
         assert_eq!(s.cc.seen.last().unwrap().0, CaState::Open);
+    }
+
+    /// What one flow over `path` did (`path_run`).
+    #[derive(Debug, Default)]
+    struct PathRun {
+        done: SimTime,
+        resent: u32,
+        timeouts: u32,
+        probes: u64,
+        undone: u64,
+        cwnd: f64,
+    }
+
+    /// One Reno flow of `size` bytes (1000-byte segments, 1 us apart at the NIC) across a
+    /// path whose one-way delay for the `n`-th sending of the segment at `seq` is
+    /// `path(seq, n)` (None: dropped); ACKs take 5 us back and echo their data's send time;
+    /// the flow's timer fires. SACK on; RACK-TLP as `rack` says.
+    fn path_run(rack: bool, size: u64, path: impl Fn(u64, u32) -> Option<SimTime>) -> PathRun {
+        #[derive(Debug)]
+        enum Ev {
+            Nic,
+            Data(u64, u64, SimTime),
+            Ack(u64, Vec<(u64, u64)>, SimTime),
+        }
+        let mut p = TcpParams::for_tests();
+        p.sack = true;
+        p.rack = rack;
+        p.init_cwnd = 20;
+        let mut s = TcpSender::from_params(Cc::Reno(Reno { ect: crate::net::Ecn::NotEct }), 1000, &p);
+        let mut r = Receiver::new(true).with_dsack(rack);
+        let (us, back) = (SimTime::from_us(1), SimTime::from_us(5));
+        let mut sends: std::collections::HashMap<u64, u32> = Default::default();
+        let mut q: Vec<(SimTime, u64, Ev)> = vec![(SimTime::ZERO, 0, Ev::Nic)];
+        let (mut id, mut nic_free, mut nic_armed) = (1u64, SimTime::ZERO, true);
+        let mut out = PathRun::default();
+        while s.snd_una < size {
+            let next = (0..q.len()).min_by_key(|&i| (q[i].0, q[i].1));
+            let now = next.map_or(SimTime::MAX, |i| q[i].0);
+            if s.rto_deadline.is_some_and(|d| d < now) {
+                let now = s.rto_deadline.unwrap();
+                let was = s.timeouts;
+                s.on_timer(now, size);
+                out.timeouts += s.timeouts - was;
+                q.push((now.max(nic_free), id, Ev::Nic));
+                id += 1;
+                continue;
+            }
+            let (now, _, ev) = q.swap_remove(next.expect("a timer or an event is always pending"));
+            assert!(now < SimTime::from_ms(1000), "stuck: una {} of {size}", s.snd_una);
+            match ev {
+                Ev::Nic => {
+                    nic_armed = false;
+                    if now >= nic_free {
+                        if let Some(seg) = s.next_segment(size) {
+                            s.arm_if_idle(now);
+                            s.on_wire(&seg, 1000, now, size);
+                            out.resent += seg.retx as u32;
+                            let n = sends.entry(seg.seq).or_default();
+                            *n += 1;
+                            if let Some(d) = path(seg.seq, *n) {
+                                q.push((now + d, id, Ev::Data(seg.seq, seg.len as u64, now)));
+                                id += 1;
+                            }
+                            nic_free = now + us;
+                        }
+                    }
+                }
+                Ev::Data(seq, len, sent) => {
+                    let ack = r.on_data(seq, len);
+                    q.push((now + back, id, Ev::Ack(ack, r.sack_blocks().blocks().to_vec(), sent)));
+                    id += 1;
+                }
+                Ev::Ack(ack, blocks, echo) => {
+                    s.on_ack(ack, false, echo, now, size, PathEcho { sack: &blocks, ..Default::default() });
+                }
+            }
+            if !nic_armed && s.can_send(size) {
+                q.push((now.max(nic_free), id, Ev::Nic));
+                id += 1;
+                nic_armed = true;
+            }
+            out.done = now;
+        }
+        if let Some(k) = &s.rack {
+            (out.probes, out.undone) = (k.probes, k.undone);
+        }
+        out.cwnd = s.w.cwnd;
+        out
+    }
+
+    /// Every 10th segment of a 200-segment flow is 6 us late on a 10 us path (behind the
+    /// five sent after it): DupThresh reads each as lost and resends it. RACK resends the
+    /// first (nothing has shown reordering yet: its window is 0 with three segments
+    /// SACKed) and learns from the original arriving before the resend that it was
+    /// reordering; its window is then a quarter of the 15 us minimum RTT, 3.75 us, short of
+    /// 6 us, so the second is resent too, and its D-SACK grows the window a step (7.5 us):
+    /// no resend after that. Undoing the spurious recoveries keeps the window open.
+    #[test]
+    fn rack_waits_out_reordering_that_dupthresh_reads_as_loss() {
+        let late = |seq: u64, _n: u32| Some(SimTime::from_us(if seq / 1000 % 10 == 5 { 16 } else { 10 }));
+        let dup = path_run(false, 200_000, late);
+        let rack = path_run(true, 200_000, late);
+        assert!(dup.resent >= 20, "DupThresh resends every late segment: {dup:?}");
+        assert_eq!(rack.resent, 2, "RACK the first two: {rack:?}");
+        assert_eq!((dup.timeouts, rack.timeouts), (0, 0));
+        assert!(rack.undone >= 1, "{rack:?}");
+        assert!(rack.cwnd > 10.0 * dup.cwnd, "{rack:?} against {dup:?}");
+        assert!(rack.done.0 * 2 < dup.done.0, "{rack:?} against {dup:?}");
+    }
+
+    /// A lost tail: the last two segments of a 30-segment flow dropped once. Without a
+    /// probe nothing is SACKed above them and the flow waits for the 1 ms RTO; RACK-TLP
+    /// probes with the last segment two SRTTs after the silence begins, its SACK shows the
+    /// other lost, and the flow ends within tens of microseconds.
+    #[test]
+    fn a_loss_probe_recovers_a_lost_tail_before_the_rto() {
+        let tail = |seq: u64, n: u32| (n > 1 || seq < 28_000).then_some(SimTime::from_us(10));
+        let dup = path_run(false, 30_000, tail);
+        let rack = path_run(true, 30_000, tail);
+        assert_eq!((dup.timeouts, rack.timeouts), (1, 0), "{dup:?} {rack:?}");
+        assert_eq!(rack.probes, 1);
+        assert_eq!(rack.resent, 2, "the probe, then the other by RACK");
+        assert!(dup.done > SimTime::from_ms(1), "{dup:?}");
+        assert!(rack.done < SimTime::from_us(150), "{rack:?}");
+    }
+
+    /// A real loss in the middle of a window is found as DupThresh finds it and resent once;
+    /// the recovery's reduction stands (no D-SACK, the echo is the resend's).
+    #[test]
+    fn rack_recovers_a_real_loss_and_keeps_the_reduction() {
+        let drop = |seq: u64, n: u32| (n > 1 || seq != 50_000).then_some(SimTime::from_us(10));
+        let dup = path_run(false, 100_000, drop);
+        let rack = path_run(true, 100_000, drop);
+        assert_eq!((dup.resent, rack.resent), (1, 1));
+        assert_eq!((dup.timeouts, rack.timeouts), (0, 0));
+        assert_eq!(rack.undone, 0);
+        assert!(rack.done <= dup.done + SimTime::from_us(2), "{rack:?} {dup:?}");
     }
 }

@@ -308,7 +308,7 @@ impl Sender {
     /// the SYN again.
     pub fn on_timeout(&mut self, now: SimTime, size: u64) -> bool {
         match self {
-            Sender::Tcp(tcp) => tcp.on_timeout(now) && tcp.syn_pending,
+            Sender::Tcp(tcp) => tcp.on_timer(now, size) && tcp.syn_pending,
             Sender::Roce(r) => {
                 r.on_timeout(now);
                 false

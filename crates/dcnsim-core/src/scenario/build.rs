@@ -576,10 +576,16 @@ pub(super) fn warnings(s: &Scenario, cfg: &SimConfig, flows: usize, hpcc: bool, 
     }
     if cfg.path == crate::host::path::PathChoice::Spray && ordered {
         w.push(
-            "transport.path = \"spray\" with TCP or RoCE flows: their packets take every path and arrive out of order, which TCP reads as loss \
-             (three duplicate ACKs, or with SACK three segments SACKed above a hole; Linux's reordering detection and RACK are not modelled) \
-             and RoCE's go-back-N as a gap (a NACK and a resend); their FCTs measure that, not the paths"
-                .to_string(),
+            if cfg.tcp.sack && cfg.tcp.rack {
+                "transport.path = \"spray\" with TCP or RoCE flows: their packets take every path and arrive out of order; TCP's RACK-TLP waits a \
+                 reordering window before it reads a late segment as lost (0 until it has seen reordering, then a quarter of the minimum RTT, grown \
+                 by D-SACKs), RoCE's go-back-N reads every gap as loss (a NACK and a resend); their FCTs measure that, not the paths"
+            } else {
+                "transport.path = \"spray\" with TCP or RoCE flows: their packets take every path and arrive out of order, which TCP reads as loss \
+                 (three duplicate ACKs, or with SACK three segments SACKed above a hole; transport.rack = true finds losses as Linux does, by \
+                 RACK-TLP, which waits out reordering) and RoCE's go-back-N as a gap (a NACK and a resend); their FCTs measure that, not the paths"
+            }
+            .to_string(),
         );
     }
     if m.trim.is_some() && ordered {

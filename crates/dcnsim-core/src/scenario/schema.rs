@@ -40,6 +40,9 @@ pub const DEFAULT_MIN_RTO: SimTime = SimTime::from_ms(1);
 /// TCP negotiates selective acknowledgements, as every Linux connection does
 /// (`net.ipv4.tcp_sack = 1`).
 pub const DEFAULT_SACK: bool = true;
+/// TCP finds losses by RFC 6675's DupThresh rules, as ns-3 3.44 does, until the studies are
+/// rerun under RACK-TLP (Linux's default since 4.18, `transport.rack = true`).
+pub const DEFAULT_RACK: bool = false;
 pub const DEFAULT_GROUPS: u32 = 1;
 pub const DEFAULT_IN_FLIGHT: u32 = 1;
 pub const DEFAULT_MIN_SIZE: u64 = 1;
@@ -516,6 +519,15 @@ pub struct TransportConfig {
     /// receiver holds. false: NewReno (RFC 6582), one hole per round trip. Default {default}
     /// (Linux's).
     pub sack: Option<bool>,
+    /// TCP with `sack`: losses found by RACK-TLP (RFC 8985), as Linux finds them since 4.18
+    /// (`net.ipv4.tcp_recovery = 1`, `tcp_early_retrans = 3`): a segment is lost once one
+    /// sent after it is delivered and a reordering window has passed (0 until reordering
+    /// is seen, then a quarter of the minimum RTT, grown by D-SACKs); two round trips of
+    /// silence send a loss probe before the RTO; a recovery whose retransmissions all
+    /// prove spurious (D-SACK or echoed send times) is undone. Receivers report duplicates
+    /// by D-SACK (RFC 2883). false: RFC 6675's DupThresh rules, as ns-3 3.44. Default
+    /// {default}.
+    pub rack: Option<bool>,
     /// Minimum retransmission timeout (RFC 6298 uses 1 s; data centers use far less). Default {default}; > 0.
     pub min_rto: Option<Duration>,
     /// RTO before the first RTT sample. Default: min_rto; > 0; a value below min_rto is raised to it.
@@ -576,6 +588,7 @@ impl TransportConfig {
             init_cwnd: Some(DEFAULT_INIT_CWND),
             handshake: Some(false),
             sack: Some(DEFAULT_SACK),
+            rack: Some(DEFAULT_RACK),
             min_rto: Some(Duration(DEFAULT_MIN_RTO)),
             g: Some(crate::host::cc::dctcp::DEFAULT_G),
             ecn: Some(false),

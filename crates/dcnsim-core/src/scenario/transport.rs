@@ -150,6 +150,7 @@ fn validate_values(s: &Scenario) -> Result<(), ScenarioError> {
 pub(super) fn tcp_params(tr: &TransportConfig, min_rto: SimTime) -> TcpParams {
     TcpParams {
         sack: tr.sack.unwrap_or(DEFAULT_SACK),
+        rack: tr.rack.unwrap_or(DEFAULT_RACK),
         init_cwnd: tr.init_cwnd.unwrap_or(DEFAULT_INIT_CWND),
         min_rto,
         init_rto: tr.init_rto.map(|d| d.0).unwrap_or(min_rto),
