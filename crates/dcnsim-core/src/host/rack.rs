@@ -112,8 +112,7 @@ pub struct Rack {
     /// After a timeout, until everything then sent is acknowledged (Linux's Loss state):
     /// go-back-N resends every segment, and RACK finds no losses of its own.
     pub loss_until: Option<u64>,
-    /// Lifetime counts: losses RACK found, probes sent, recoveries undone.
-    pub marked: u64,
+    /// Lifetime counts: probes sent, recoveries undone.
     pub probes: u64,
     pub undone: u64,
 }
@@ -136,7 +135,6 @@ impl Rack {
             probe: None,
             undo: None,
             loss_until: None,
-            marked: 0,
             probes: 0,
             undone: 0,
         }
@@ -270,7 +268,6 @@ impl Rack {
             let due = s.at + self.rtt + reo_wnd;
             if due <= now {
                 s.lost = true;
-                self.marked += 1;
                 lost(start, end);
             } else {
                 let w = due - now;

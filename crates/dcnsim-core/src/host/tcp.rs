@@ -682,7 +682,7 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
             out.finished = self.rearm(size, now);
         }
         if rack && !out.finished {
-            self.rack_arm(size, now);
+            self.rack_arm(now);
         }
         out
     }
@@ -698,9 +698,6 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
         let r = self.rack.as_mut().unwrap();
         if let Some((_, rto)) = r.early.take() {
             self.rto_deadline = rto;
-        }
-        if ack < self.snd_una {
-            return;
         }
         let dsack = blocks.first().copied().filter(|&(s, e)| e <= ack || blocks.get(1).is_some_and(|b| b.0 <= s && e <= b.1));
         if let Some((s, e)) = dsack {
@@ -799,7 +796,7 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
 
     /// After an ACK: RACK-TLP's probe timer, unless a reorder timer is armed (RFC 8985 7.2).
     #[cold]
-    fn rack_arm(&mut self, _size: u64, now: SimTime) {
+    fn rack_arm(&mut self, now: SimTime) {
         if self.rack.as_ref().is_some_and(|r| r.early.is_none()) {
             self.arm_probe(now);
         }
@@ -857,9 +854,7 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
                 if lost > 0 && owned {
                     self.rate.as_mut().unwrap().mark_lost(lost);
                 }
-                if self.rack.as_ref().is_some_and(|r| r.early.is_none()) {
-                    self.arm_probe(now);
-                }
+                self.rack_arm(now);
             }
             Early::Probe => self.send_probe(now, size),
         }
