@@ -141,12 +141,13 @@ def _seed004_table(ctx: Context, scale: str) -> str:
 # --------------------------------------------------------------------------- study 3
 
 #: the variants of `trim_vs_pfc`, in the scenario's order
-TRIM_VARIANTS = ("PFC, DCQCN", "PFC, UET", "trimming, UET", "lossy, UET")
+TRIM_VARIANTS = ("PFC, DCQCN", "PFC, UET", "PFC per egress queue, DCQCN", "PFC per egress queue, UET", "trimming, UET", "lossy, UET")
 
 
 def memory_200kb(sc: Dict[str, Any]) -> Dict[str, Any]:
-    """200 KB of memory per port in place of the seeds' 1 MB: the lossy and trimming
-    variants' egress queues, and PFC's XOFF at the same 75% of it (150 KB)."""
+    """200 KB of memory per port in place of the seeds' 1 MB: the egress queues of the
+    lossy, trimming and PFC-per-egress-queue variants, and every PFC variant's XOFF at the
+    same 75% of it (150 KB)."""
     sc = copy.deepcopy(sc)
     sc["switch"]["buffer"]["queue"] = "200KB"
     for v in sc.get("variant", []):
@@ -173,8 +174,8 @@ register(Study(
     scenario="trim_vs_pfc",
     metrics=trim_pfc_metrics,
     cases=(Case("1 MB per port"), Case("200 KB per port", memory_200kb)),
-    scales=("small",),
-    cost_s={"small": 30},
+    scales=("small", "full"),
+    cost_s={"small": 45, "full": 3600},
 ))
 
 
