@@ -504,7 +504,7 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
 
     /// Smoothed RTT, if sampled.
     pub fn srtt(&self) -> Option<SimTime> {
-        self.has_rtt.then(|| SimTime(self.srtt as u64))
+        self.has_rtt.then_some(SimTime(self.srtt as u64))
     }
 
     /// A cumulative ACK to `ack` above snd_una: the window slides, the RTT is sampled and the
@@ -783,7 +783,9 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
         let Some(r) = &mut self.rack else { return false };
         let Some(u) = r.undo else { return false };
         let Some(first) = u.first_retx else { return false };
-        if !(u.retrans <= 0 || (ending && ts_echo < first)) {
+        let all_dsacked = u.retrans <= 0;
+        let echo_predates_retx = ending && ts_echo < first;
+        if !all_dsacked && !echo_predates_retx {
             return false;
         }
         r.undo = None;
@@ -1419,7 +1421,7 @@ mod tests {
                 }
             }
             let t0 = now;
-            now = now + rtt;
+            now += rtt;
             for seg in arrivals {
                 let ack = r.on_data(seg.seq, seg.len as u64);
                 let b = r.sack_blocks();
@@ -1542,7 +1544,7 @@ mod tests {
         for _ in 0..10 {
             let seg = s.next_segment(size).unwrap();
             s.on_wire(&seg, 1040, t, size);
-            t = t + SimTime::from_us(1);
+            t += SimTime::from_us(1);
         }
         let cwnd = s.w.cwnd;
         let t = SimTime::from_us(20);
