@@ -348,14 +348,15 @@ def test_drc_frames_carry_direction_and_severity(tmp_path):
     drc = [b for _, _, _, b in frames if ethertype(b)[0] == 0x8808 and b[14:16] == b"\xff\x01"]
     assert drc and len(drc) == len(frames), "only DRC frames are control frames here"
     for b in drc:
-        mask, direction, level = b[16], int.from_bytes(b[17:19], "big"), b[19]
-        # switch.drc.classes unset: every class is rate-controlled; C, the largest, has 4 ports
-        assert mask == 0xFF and direction < 4 and level <= 3
+        mask, first, dirs, level = b[16], int.from_bytes(b[17:19], "big"), int.from_bytes(b[19:21], "big"), b[21]
+        # switch.drc.classes unset: every class is rate-controlled; C, the largest, has 4
+        # ports; an output-queued switch's frame names the one egress queue that changed
+        assert mask == 0xFF and first == 0 and dirs in (1, 2, 4, 8) and level <= 3
     if TSHARK:
         path = tmp_path / "d.pcapng"
         path.write_bytes(r.capture)
-        rows = tshark(path, "drc", "drc.direction", "drc.severity")
-        assert [(int(d), int(s)) for d, s in rows] == [(int.from_bytes(b[17:19], "big"), b[19]) for b in drc]
+        rows = tshark(path, "drc", "drc.direction", "drc.directions", "drc.severity")
+        assert [(int(d), int(m, 16), int(s)) for d, m, s in rows] == [(int.from_bytes(b[17:19], "big"), int.from_bytes(b[19:21], "big"), b[21]) for b in drc]
 
 
 def test_tcp_ecn_echo_and_window(tmp_path):

@@ -118,12 +118,13 @@ local drc = Proto("drc", "Directional Rate Control (seed 001)")
 local drc_f = {
     opcode = ProtoField.uint16("drc.opcode", "Opcode", base.HEX),
     mask = ProtoField.uint8("drc.priority_mask", "Priority mask", base.HEX),
-    direction = ProtoField.uint16("drc.direction", "Direction (port)"),
+    direction = ProtoField.uint16("drc.direction", "First direction (port)"),
+    directions = ProtoField.uint16("drc.directions", "Directions (bit i: first + i)", base.HEX),
     severity = ProtoField.uint8("drc.severity", "Severity"),
 }
 for _, v in pairs(drc_f) do table.insert(drc.fields, v) end
 function drc.dissector(tvb, pinfo, tree)
-    if tvb:len() < 6 or tvb(0, 2):uint() ~= 0xFF01 then
+    if tvb:len() < 8 or tvb(0, 2):uint() ~= 0xFF01 then
         return macc:call(tvb, pinfo, tree)
     end
     pinfo.cols.protocol = "DRC"
@@ -131,10 +132,20 @@ function drc.dissector(tvb, pinfo, tree)
     t:add(drc_f.opcode, tvb(0, 2))
     t:add(drc_f.mask, tvb(2, 1))
     t:add(drc_f.direction, tvb(3, 2))
-    t:add(drc_f.severity, tvb(5, 1))
-    -- 0xFFFF: every direction of the sender's input (its whole fill, input_fill = "direction_or_input")
-    local dir = tvb(3, 2):uint() == 0xFFFF and "every direction" or string.format("direction %d", tvb(3, 2):uint())
-    pinfo.cols.info = string.format("DRC %s severity %d", dir, tvb(5, 1):uint())
+    t:add(drc_f.directions, tvb(5, 2))
+    t:add(drc_f.severity, tvb(7, 1))
+    -- first direction 0xFFFF: every direction of the sender's input (its whole fill,
+    -- input_fill = "direction_or_input"); else the ports first + i for each bit i set
+    local first, bits = tvb(3, 2):uint(), tvb(5, 2):uint()
+    local dir = "every direction"
+    if first ~= 0xFFFF then
+        local names = {}
+        for i = 0, 15 do
+            if bit.band(bits, bit.lshift(1, i)) ~= 0 then table.insert(names, tostring(first + i)) end
+        end
+        dir = "directions " .. table.concat(names, ",")
+    end
+    pinfo.cols.info = string.format("DRC %s severity %d", dir, tvb(7, 1):uint())
 end
 ethertype:add(0x8808, drc)
 

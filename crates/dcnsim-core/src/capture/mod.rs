@@ -282,7 +282,9 @@ mod tests {
             Frame::Pfc(PauseFrame::Pfc { class: 3, quanta: 65535 }),
             Frame::Ci(Cip { bytes: 94 }),
             Frame::Ci(Cip { bytes: 64 }),
-            Frame::Drc(DrcFrame { dir: 1, level: 2 }),
+            Frame::Drc(DrcFrame::one(1, 2)),
+            Frame::Drc(DrcFrame::new(1, 0b1011, 3)),
+            Frame::Drc(DrcFrame::every(1)),
         ] {
             let mut out = vec![];
             f.encode(&w, &mut out);

@@ -338,6 +338,9 @@ pub(super) fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Ro
         Some(a) => Some(a.params(switches_named(&topo, a.switches.as_deref(), "switch.architecture.switches")?)),
         None => None,
     };
+    if let Some(n) = sw.drc.as_ref().and_then(|_| topo.switches.iter().map(|&n| &topo.nodes[n as usize]).find(|n| n.ports.len() > crate::switch::drc::MAX_PORTS)) {
+        return Err(err("switch.drc", format!("switch {} has {} ports; a DRC frame names at most {} directions, expected switches of at most that many ports", n.name, n.ports.len(), crate::switch::drc::MAX_PORTS)));
+    }
     // DRC's feedback at an input-buffered switch judges its input buffers
     let drc = sw.drc.as_ref().map(|d| mechanisms::drc::params(d, architecture.as_ref().map_or_else(Vec::new, |a| a.input_buffers(&topo, &buffer, nq))));
     let mechanisms = MechanismParams { ecn, pfc, ci, sfc, aqm, qcn, drc, fq_codel: sw.fq_codel.as_ref().map(|f| f.params(mtu)),

@@ -18,8 +18,13 @@
 //!   is `hysteresis` (0.1) below its threshold, so a queue at a threshold does not make a
 //!   frame per packet.
 //! * A frame goes to every other port's peer (switch or NIC) when a direction's level
-//!   changes, ahead of the data queues; it carries that direction's status (one direction
-//!   per frame: the same information as the slide's all-direction frame, sent on change).
+//!   changes, ahead of the data queues. It carries the new status of the directions that
+//!   changed at that instant, as a mask of directions at one severity: the seed's frame
+//!   carries every direction's status at once, so directions that change together (an
+//!   arrival at an input-buffered switch moves every direction's share of the input's free
+//!   room) take one frame, not one each. Directions that change to different levels at
+//!   once take one frame per level, and a switch of more than 16 ports one per 16
+//!   directions (`DIRS_PER_FRAME`: the payload a packet record holds).
 //! * Rate per level, as a fraction of the link rate the transmitter may send toward that
 //!   direction: `rates` 0.5, 0.25 and 0 (stop). A frame toward a limited direction may start
 //!   one serialization time at that rate after the previous one toward it started.
@@ -52,37 +57,112 @@ use rustc_hash::FxHashMap;
 
 /// Wire bytes of a DRC frame (a minimum MAC control frame).
 pub const DRC_FRAME_BYTES: u32 = 64;
-/// A Directional Rate Control frame (seed 001): the sender's egress port number `dir` (its
-/// index among the sending node's ports) is at severity `level`. Packed, as every frame
-/// payload: `Packet` keeps its frame in 4 bytes (net/packet.rs).
+/// A Directional Rate Control frame (seed 001): the directions it names are at severity
+/// `level()`. The directions are the sender's egress ports by their index among its node's
+/// ports: `DIRS_PER_FRAME x block() + i` for each bit `i` of `mask`; block
+/// `EVERY_DIRECTION` names every direction at once. Packed, as every frame payload:
+/// `Packet` keeps its frame in 4 bytes (net/packet.rs).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 #[repr(C, packed)]
 pub struct DrcFrame {
-    pub dir: u16,
-    pub level: u8,
+    /// The severity (top 2 bits) and the block of directions (low 6 bits).
+    head: u8,
+    pub mask: u16,
 }
 
-/// A frame's `dir` for every direction of the sender's ingress at once: the input's whole
-/// fill sets a floor under each direction's own level (`InputFill::DirectionOrInput`), as
-/// the seed's frame carries every direction's status in one.
-pub const EVERY_DIRECTION: u16 = u16::MAX;
+/// Directions one frame can name (the bits of its mask).
+pub const DIRS_PER_FRAME: usize = 16;
+
+/// The block of a frame for every direction of the sender's ingress at once: the input's
+/// whole fill sets a floor under each direction's own level (`InputFill::DirectionOrInput`),
+/// as the seed's frame carries every direction's status in one.
+pub const EVERY_DIRECTION: u8 = 63;
+
+/// Most ports of a switch that runs DRC: every direction must have a block below
+/// `EVERY_DIRECTION`.
+pub const MAX_PORTS: usize = EVERY_DIRECTION as usize * DIRS_PER_FRAME;
+
+impl DrcFrame {
+    /// The directions of `block` set in `mask` are at `level` (0..3).
+    pub fn new(block: u8, mask: u16, level: u8) -> DrcFrame {
+        debug_assert!(block <= EVERY_DIRECTION && level <= 3);
+        DrcFrame { head: level << 6 | block, mask }
+    }
+    /// Direction `dir` alone is at `level`.
+    pub fn one(dir: u16, level: u8) -> DrcFrame {
+        let d = dir as usize;
+        DrcFrame::new((d / DIRS_PER_FRAME) as u8, 1 << (d % DIRS_PER_FRAME), level)
+    }
+    /// Every direction is at least at `level` (a floor).
+    pub fn every(level: u8) -> DrcFrame {
+        DrcFrame::new(EVERY_DIRECTION, u16::MAX, level)
+    }
+    pub fn level(self) -> u8 {
+        self.head >> 6
+    }
+    pub fn block(self) -> u8 {
+        self.head & 63
+    }
+    /// The directions named, lowest first (none for a floor of every direction).
+    pub fn dirs(self) -> impl Iterator<Item = u16> {
+        let (base, mut m) = (self.block() as u16 * DIRS_PER_FRAME as u16, if self.block() == EVERY_DIRECTION { 0 } else { self.mask });
+        std::iter::from_fn(move || {
+            (m != 0).then(|| {
+                let i = m.trailing_zeros() as u16;
+                m &= m - 1;
+                base + i
+            })
+        })
+    }
+}
+
+/// The directions of one ingress that changed level at one instant, gathered into the
+/// fewest frames (one per severity and block of `DIRS_PER_FRAME` directions). Directions
+/// are added in increasing order.
+#[derive(Default, Clone, Debug)]
+struct Changes {
+    block: u8,
+    masks: [u16; 4],
+    out: Vec<DrcFrame>,
+}
+
+impl Changes {
+    fn add(&mut self, dir: usize, level: u8) {
+        let block = (dir / DIRS_PER_FRAME) as u8;
+        if block != self.block {
+            self.flush();
+            self.block = block;
+        }
+        self.masks[level as usize] |= 1 << (dir % DIRS_PER_FRAME);
+    }
+    fn flush(&mut self) {
+        for (level, m) in self.masks.iter_mut().enumerate() {
+            if *m != 0 {
+                self.out.push(DrcFrame::new(self.block, *m, level as u8));
+                *m = 0;
+            }
+        }
+    }
+}
 
 /// The DRC frame's MAC Control opcode. The seed names a "DRC type" but gives no value; this
 /// one is assigned to nothing (802.3 clause 31 annex 31A).
 pub const OPCODE_DRC: u16 = 0xFF01;
 
 /// The bytes of a DRC frame from `src` (seed 001's layout: MAC control address, source
-/// address, DRC type, then ours for the one direction a frame carries: the priority mask
-/// `classes`, the direction's port number `dir` and its severity `level`), padded to the
-/// minimum frame, no FCS.
-pub fn encode(dir: u16, level: u8, classes: u8, src: [u8; 6], out: &mut Vec<u8>) {
+/// address, DRC type, then ours for the directions a frame carries: the priority mask
+/// `classes`, the first direction of its block (0xFFFF: every direction), the mask of the
+/// block's directions it names and their severity), padded to the minimum frame, no FCS.
+pub fn encode(f: DrcFrame, classes: u8, src: [u8; 6], out: &mut Vec<u8>) {
     use crate::switch::pfc::{ETHERTYPE_MAC_CONTROL, MAC_CONTROL_DA};
     let start = out.len();
     crate::net::wire::eth(out, MAC_CONTROL_DA, src, None, ETHERTYPE_MAC_CONTROL);
     out.extend_from_slice(&OPCODE_DRC.to_be_bytes());
     out.push(classes);
-    out.extend_from_slice(&dir.to_be_bytes());
-    out.push(level);
+    let first = if f.block() == EVERY_DIRECTION { u16::MAX } else { f.block() as u16 * DIRS_PER_FRAME as u16 };
+    out.extend_from_slice(&first.to_be_bytes());
+    out.extend_from_slice(&{ f.mask }.to_be_bytes());
+    out.push(f.level());
     crate::net::wire::pad(out, start);
 }
 
@@ -202,6 +282,8 @@ pub struct Drc {
     /// Per port at input-buffered switches: the level of its input's whole fill last sent
     /// ("direction_or_input").
     input_level: Vec<u8>,
+    /// Scratch space of the frames one arrival's changes make (`Changes`).
+    changes: Changes,
 }
 
 impl Drc {
@@ -237,6 +319,7 @@ impl Drc {
             toward_level: vec![0; entries],
             input_bytes: vec![0; if entries > 0 { n } else { 0 }],
             input_level: vec![0; if entries > 0 { n } else { 0 }],
+            changes: Changes::default(),
             floor: vec![0; n],
             p,
             queues,
@@ -272,7 +355,7 @@ impl Drc {
                 if new == 3 {
                     self.stops[q as usize] += 1;
                 }
-                cx.push(Effect::Frame { port: q, frame: Frame::Drc(DrcFrame { dir, level: new }), flow: FlowId::MAX, hash: 0 });
+                cx.push(Effect::Frame { port: q, frame: Frame::Drc(DrcFrame::one(dir, new)), flow: FlowId::MAX, hash: 0 });
             }
         }
     }
@@ -295,47 +378,57 @@ impl Drc {
             self.toward[base + o] -= a.size * counted as u64;
         }
         match self.p.input_fill {
-            // the input's room moves every direction's fill
+            // the input's room moves every direction's fill: the directions that change
+            // level go to the peer together
             InputFill::Direction => {
                 let node = cx.topo.ports[i].node;
+                let mut ch = std::mem::take(&mut self.changes);
                 for d in 0..cx.topo.nodes[node as usize].ports.len() {
-                    self.update_toward(a.in_port, d, cx);
+                    if let Some(new) = self.relevel_toward(a.in_port, d) {
+                        ch.add(d, new);
+                    }
                 }
+                ch.flush();
+                for f in ch.out.drain(..) {
+                    self.send(a.in_port, f, cx);
+                }
+                self.changes = ch;
             }
             InputFill::DirectionOrInput => {
-                self.update_toward(a.in_port, o, cx);
+                if let Some(new) = self.relevel_toward(a.in_port, o) {
+                    self.send(a.in_port, DrcFrame::one(o as u16, new), cx);
+                }
                 let (cur, fill) = (self.input_level[i], self.input_bytes[i] as f64 / self.p.inputs[i] as f64);
                 let new = self.p.level(fill, cur);
                 if new != cur {
                     self.input_level[i] = new;
-                    self.send(a.in_port, EVERY_DIRECTION, new, cx);
+                    self.send(a.in_port, DrcFrame::every(new), cx);
                 }
             }
         }
     }
 
-    /// Tell the peer on `port` that direction `dir` is at `level`.
-    fn send(&mut self, port: PortId, dir: u16, level: u8, cx: &mut Ctx) {
+    /// Send `f` to the peer on `port`.
+    fn send(&mut self, port: PortId, f: DrcFrame, cx: &mut Ctx) {
         self.frames[port as usize] += 1;
-        self.stops[port as usize] += (level == 3) as u64;
-        cx.push(Effect::Frame { port, frame: Frame::Drc(DrcFrame { dir, level }), flow: FlowId::MAX, hash: 0 });
+        self.stops[port as usize] += (f.level() == 3) as u64;
+        cx.push(Effect::Frame { port, frame: Frame::Drc(f), flow: FlowId::MAX, hash: 0 });
     }
 
-    /// Recompute the level of direction `o` (a local port index) at ingress `port`; on a
-    /// change, tell the peer on `port`.
-    fn update_toward(&mut self, port: PortId, o: usize, cx: &mut Ctx) {
+    /// Recompute the level of direction `o` (a local port index) at ingress `port`: the
+    /// new level if it changed.
+    fn relevel_toward(&mut self, port: PortId, o: usize) -> Option<u8> {
         let (i, slot) = (port as usize, self.at_input[port as usize] as usize + o);
         if self.local[i] as usize == o {
-            return;
+            return None;
         }
         let fill = self.p.input_fill.fill(self.toward[slot], self.input_bytes[i], self.p.inputs[i]);
         let cur = self.toward_level[slot];
         let new = self.p.level(fill, cur);
-        if new == cur {
-            return;
-        }
-        self.toward_level[slot] = new;
-        self.send(port, o as u16, new, cx);
+        (new != cur).then(|| {
+            self.toward_level[slot] = new;
+            new
+        })
     }
 
     /// Whether `port` belongs to an input-buffered switch.
@@ -435,25 +528,32 @@ impl SwitchMechanism for Drc {
         Verdict::Send
     }
 
-    /// A DRC frame arrived through `port` from its peer switch: that direction's status.
+    /// A DRC frame arrived through `port` from its peer switch: the status of the
+    /// directions it names, or a floor under all of them.
     fn on_frame(&mut self, f: DrcFrame, port: PortId, _flow: FlowId, _hash: u32, cx: &mut Ctx) {
-        let (dir, level) = (f.dir, f.level);
-        let peer = cx.topo.peer_node(port);
-        let old = if dir == EVERY_DIRECTION {
-            std::mem::replace(&mut self.floor[port as usize], level)
-        } else {
-            let Some(&dport) = cx.topo.nodes[peer as usize].ports.get(dir as usize) else {
-                return;
-            };
-            let e = self.dirs.entry((port, dport)).or_default();
-            std::mem::replace(&mut e.level, level)
+        let level = f.level();
+        let mut fell = false;
+        let mut set = |old: u8, limited: &mut u32| {
+            match (old, level) {
+                (0, 1..) => *limited += 1,
+                (1.., 0) => *limited -= 1,
+                _ => {}
+            }
+            fell |= level < old;
         };
-        match (old, level) {
-            (0, 1..) => self.limited[port as usize] += 1,
-            (1.., 0) => self.limited[port as usize] -= 1,
-            _ => {}
+        if f.block() == EVERY_DIRECTION {
+            set(std::mem::replace(&mut self.floor[port as usize], level), &mut self.limited[port as usize]);
+        } else {
+            let peer = &cx.topo.nodes[cx.topo.peer_node(port) as usize];
+            for dir in f.dirs() {
+                let Some(&dport) = peer.ports.get(dir as usize) else {
+                    continue;
+                };
+                let e = self.dirs.entry((port, dport)).or_default();
+                set(std::mem::replace(&mut e.level, level), &mut self.limited[port as usize]);
+            }
         }
-        if level < old {
+        if fell {
             cx.push(Effect::Wake { port });
         }
     }
@@ -538,7 +638,7 @@ impl SwitchMechanism for Drc {
 
     fn encode_frame(f: DrcFrame, w: &crate::switch::mechanism::WireCtx, out: &mut Vec<u8>) {
         let classes = w.mechs.drc.as_ref().map_or(0, |d| d.classes);
-        encode(f.dir, f.level, classes, crate::net::wire::mac_of(w.topo, w.tx), out)
+        encode(f, classes, crate::net::wire::mac_of(w.topo, w.tx), out)
     }
 }
 
@@ -567,16 +667,16 @@ mod tests {
         let t0 = SimTime::from_us(10);
         assert!(d.nic_may_send(up, 2, 7, 0, t0), "no feedback yet");
         for (level, share) in [(1u8, 2u64), (2, 4)] {
-            d.on_frame(DrcFrame { dir: dir_idx, level }, up, 0, 0, &mut b.cx(t0));
+            d.on_frame(DrcFrame::one(dir_idx, level), up, 0, 0, &mut b.cx(t0));
             d.on_transmit(up, pkt, 0, &mut b.cx(t0));
             let gap = ser_time(1500, G100 / share);
             assert!(!d.nic_may_send(up, 2, 7, 0, t0 + gap - SimTime(1)), "level {level}");
             assert!(d.nic_may_send(up, 2, 7, 0, t0 + gap), "level {level}: one frame per {gap} ps");
         }
         b.fx.clear();
-        d.on_frame(DrcFrame { dir: dir_idx, level: 3 }, up, 0, 0, &mut b.cx(t0));
+        d.on_frame(DrcFrame::one(dir_idx, 3), up, 0, 0, &mut b.cx(t0));
         assert!(!d.nic_may_send(up, 2, 7, 0, SimTime::from_ms(10)), "stopped");
-        d.on_frame(DrcFrame { dir: dir_idx, level: 0 }, up, 0, 0, &mut b.cx(t0));
+        d.on_frame(DrcFrame::one(dir_idx, 0), up, 0, 0, &mut b.cx(t0));
         assert!(d.nic_may_send(up, 2, 7, 0, t0));
         assert!(matches!(b.fx[..], [Effect::Wake { port }] if port == up), "resumed: the port is woken");
         assert_eq!(d.limited[up as usize], 0);
@@ -595,16 +695,16 @@ mod tests {
         let up = b.port("left", "right");
         let dir_idx = d.local[b.port("right", "h2") as usize];
         let t0 = SimTime::from_us(10);
-        d.on_frame(DrcFrame { dir: dir_idx, level: 0 }, up, 0, 0, &mut b.cx(t0));
-        d.on_frame(DrcFrame { dir: EVERY_DIRECTION, level: 3 }, up, 0, 0, &mut b.cx(t0));
+        d.on_frame(DrcFrame::one(dir_idx, 0), up, 0, 0, &mut b.cx(t0));
+        d.on_frame(DrcFrame::every(3), up, 0, 0, &mut b.cx(t0));
         assert!(!d.nic_may_send(up, 2, 7, 0, t0), "stopped by the floor");
-        d.on_frame(DrcFrame { dir: EVERY_DIRECTION, level: 1 }, up, 0, 0, &mut b.cx(t0));
+        d.on_frame(DrcFrame::every(1), up, 0, 0, &mut b.cx(t0));
         assert!(d.nic_may_send(up, 2, 7, 0, t0));
         let pkt = b.pkts.alloc(crate::net::Packet { kind: PktKind::Data, flow: 1, src: 0, dst: 2, size: 1500, hash: 7, ..crate::net::Packet::blank() });
         d.on_transmit(up, pkt, 0, &mut b.cx(t0));
         assert!(!d.nic_may_send(up, 2, 7, 0, t0 + ser_time(1500, G100 / 2) - SimTime(1)), "spaced at half the rate");
         b.fx.clear();
-        d.on_frame(DrcFrame { dir: EVERY_DIRECTION, level: 0 }, up, 0, 0, &mut b.cx(t0));
+        d.on_frame(DrcFrame::every(0), up, 0, 0, &mut b.cx(t0));
         assert!(d.nic_may_send(up, 2, 7, 0, t0));
         assert!(matches!(b.fx[..], [Effect::Wake { port }] if port == up));
         assert_eq!(d.limited[up as usize], 0);
@@ -628,10 +728,49 @@ mod tests {
         let mut others: Vec<PortId> = b.topo.nodes[b.topo.ports[out as usize].node as usize].ports.iter().copied().filter(|&p| p != out).collect();
         others.sort();
         assert_eq!(to, others);
-        assert!(frames.iter().all(|f| f.1 == Frame::Drc(DrcFrame { dir, level: 1 })));
+        assert!(frames.iter().all(|f| f.1 == Frame::Drc(DrcFrame::one(dir, 1))));
         let a = b.data(2, 0, 2, inp, out, 4_900_000);
         d.on_enqueue(&a, &mut b.cx(SimTime::ZERO));
         assert!(b.fx.is_empty(), "no change, no frame");
+    }
+
+    /// Directions that change at one instant go in the fewest frames: one per severity and
+    /// block of 16, each naming its directions, and the receiver reads them all back.
+    #[test]
+    fn changes_share_frames_by_level_and_block() {
+        let mut c = Changes::default();
+        for (d, l) in [(1, 2), (3, 2), (4, 0), (15, 2), (16, 3), (40, 3)] {
+            c.add(d, l);
+        }
+        c.flush();
+        let got: Vec<(u8, u8, Vec<u16>)> = c.out.iter().map(|f| (f.block(), f.level(), f.dirs().collect())).collect();
+        assert_eq!(got, vec![(0, 0, vec![4]), (0, 2, vec![1, 3, 15]), (1, 3, vec![16]), (2, 3, vec![40])]);
+        assert_eq!(DrcFrame::every(2).dirs().count(), 0, "a floor names no direction of its own");
+        assert_eq!((DrcFrame::every(2).level(), DrcFrame::every(2).block()), (2, EVERY_DIRECTION));
+        assert_eq!(DrcFrame::one(1007, 1).dirs().collect::<Vec<_>>(), vec![1007]);
+    }
+
+    /// A frame naming several directions sets each of them: stopped toward both, and one
+    /// wake-up when they fall back.
+    #[test]
+    fn one_frame_sets_every_direction_it_names() {
+        use crate::switch::bench::Bench;
+        let mut b = Bench::new();
+        let routes = Routes::build(&b.topo).unwrap();
+        let mut d = Drc::new(params(), &b.topo, &routes, 1);
+        let up = b.port("left", "right");
+        let right = b.topo.ports[b.port("right", "h2") as usize].node;
+        let n = b.topo.nodes[right as usize].ports.len();
+        let mask = ((1u32 << n) - 1) as u16;
+        let t0 = SimTime::from_us(10);
+        d.on_frame(DrcFrame::new(0, mask, 3), up, 0, 0, &mut b.cx(t0));
+        assert!(!d.nic_may_send(up, 2, 7, 0, t0), "toward h2 stopped");
+        assert_eq!(d.limited[up as usize] as usize, n, "every direction named is limited");
+        b.fx.clear();
+        d.on_frame(DrcFrame::new(0, mask, 0), up, 0, 0, &mut b.cx(t0));
+        assert!(d.nic_may_send(up, 2, 7, 0, t0));
+        assert_eq!(d.limited[up as usize], 0);
+        assert!(matches!(b.fx[..], [Effect::Wake { port }] if port == up), "one wake-up");
     }
 
     /// A direction's fill at an input of 16,000 B: under "direction" against its bytes and
