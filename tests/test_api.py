@@ -363,3 +363,14 @@ def test_fct_table_counts_partition_flows(rows):
             assert row["p99_fct_us"] <= row["p999_fct_us"] * (1 + 1e-12)
         else:
             assert math.isnan(row["mean_fct_us"])
+
+
+def test_pfc_headroom_is_the_engines_derivation():
+    """The bindings' headroom (what studies size buffers by) is the engine's: 100 Gbit/s
+    over a 400 ns round trip is 5,000 B on the wire, then three 1,500 B frames and a PAUSE
+    (the engine's own unit test, switch/pfc/mod.rs, has 9,564 B), and it grows with the
+    round trip at line rate."""
+    from dcnsim._core import pfc_headroom
+
+    assert pfc_headroom(100_000_000_000, 400_000, 1500) == 5_000 + 3 * 1500 + 64
+    assert pfc_headroom(400_000_000_000, 1_000_000, 1500) - pfc_headroom(400_000_000_000, 0, 1500) == 50_000

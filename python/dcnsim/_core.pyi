@@ -75,6 +75,11 @@ def quantity(text: str) -> Optional[Tuple[float, str]]:
     ``(value, unit)`` with the value in bytes ("B"), bit/s ("bps") or picoseconds ("ps");
     None for anything else."""
 
+def pfc_headroom(rate_bps: int, round_trip_ps: int, mtu: int) -> int:
+    """The PFC headroom in bytes the engine derives for a link of ``rate_bps`` whose round
+    trip (propagation both ways and the switch latency at each end) is ``round_trip_ps``:
+    the round trip at line rate, three frames of ``mtu`` bytes and a PAUSE frame."""
+
 class Simulation:
     def __init__(
         self,

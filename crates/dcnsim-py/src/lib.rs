@@ -168,6 +168,15 @@ fn quantity(text: &str) -> Option<(f64, &'static str)> {
     units::parse_duration(text).map(|t| (t.0 as f64, "ps"))
 }
 
+/// The PFC headroom the engine derives for a link of `rate_bps` whose round trip
+/// (propagation both ways and the switch latency at each end) is `round_trip_ps`, with
+/// frames of `mtu` bytes (`PfcParams::derived_headroom`), for studies that size a buffer
+/// to hold it.
+#[pyfunction]
+fn pfc_headroom(rate_bps: u64, round_trip_ps: u64, mtu: u32) -> u64 {
+    dcnsim_core::switch::pfc::PfcParams::derived_headroom(rate_bps, dcnsim_core::sim::SimTime(round_trip_ps), mtu)
+}
+
 /// A running simulation.
 #[pyclass(module = "dcnsim._core")]
 struct Simulation {
@@ -286,6 +295,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(memory_estimate, m)?)?;
     m.add_function(wrap_pyfunction!(cut_long_words, m)?)?;
     m.add_function(wrap_pyfunction!(quantity, m)?)?;
+    m.add_function(wrap_pyfunction!(pfc_headroom, m)?)?;
     m.add_class::<Simulation>()?;
     Ok(())
 }

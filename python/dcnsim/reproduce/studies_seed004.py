@@ -48,6 +48,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .._core import pfc_headroom, quantity
 from ..comparison import sampled_depth_histogram
 from ..stats import ci95
 from .core import Case, Study
@@ -199,10 +200,10 @@ class RttCase:
         sc["switch"]["aqm"]["threshold"] = f"{round(bdp / 3)}B"
         sc["transport"]["dcqcn"]["window"] = f"{round(1.25 * r * 1e3, 3)}ns"
         latency_ns = float(sc["switch"]["latency"].removesuffix("ns"))
-        # the per-link headroom of a core port (switch/pfc/mod.rs derived_headroom): rate x
-        # (both delays + a switch latency at each end) + 3 MTU + a PAUSE frame
+        # the headroom the engine derives for a core port: both delays and a switch latency
+        # at each end
         mtu = int(sc["topology"]["mtu"].removesuffix("B"))
-        core_headroom = 400e9 / 8 * (2 * delay_ns + 2 * latency_ns) * 1e-9 + 3 * mtu + 64
+        core_headroom = pfc_headroom(int(quantity(CORE_RATE)[0]), round((2 * delay_ns + 2 * latency_ns) * 1e3), mtu)
         variants = sc["variant"]
         for v in variants:
             if "sfc" in v.get("switch", {}):
