@@ -52,7 +52,7 @@ impl Sim {
             Admission::Drop(why, port, q) => return self.drop_pkt(pkt, Some((port, q)), why),
             Admission::Admitted => {}
             Admission::Held => {
-                self.queues.hold(a.out, a.queue, a.size);
+                self.queues.hold(a.in_port, a.out, a.queue, a.size);
                 if self.mechs.acts_at(Caps::ENQUEUE) {
                     self.mechs.on_held(&a, &mut ctx!(self));
                 }
@@ -127,7 +127,7 @@ impl Sim {
     #[inline(never)]
     pub(super) fn release(&mut self, a: Arrival) {
         let dst = self.pkts.get(a.pkt).dst;
-        self.queues.unhold(a.out, a.queue, a.size);
+        self.queues.unhold(a.in_port, a.out, a.queue, a.size);
         self.join_egress(&a, dst, a.size as u32, false);
     }
 

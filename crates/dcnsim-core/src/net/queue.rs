@@ -217,24 +217,55 @@ pub struct PortQueues {
     /// Per queue: the bytes bound for it that a switch holds at its ingress side (a memory
     /// architecture's input queues, `Admission::Held`) until they join it.
     held: ZeroedVec<u64>,
+    /// The same bytes by the port they arrived on: per (ingress port, egress port, queue),
+    /// and per ingress port in all (what SFC and DRC judge at an input-buffered switch).
+    between: rustc_hash::FxHashMap<(PortId, PortId, u8), u64>,
+    held_in: ZeroedVec<u64>,
     per_port: usize,
 }
 
 impl PortQueues {
     pub fn new(ports: usize, per_port: usize) -> PortQueues {
-        PortQueues { all: ZeroedVec::new(ports * per_port), stats: ZeroedVec::new(ports * per_port), held: ZeroedVec::new(ports * per_port), per_port }
+        PortQueues {
+            all: ZeroedVec::new(ports * per_port),
+            stats: ZeroedVec::new(ports * per_port),
+            held: ZeroedVec::new(ports * per_port),
+            between: Default::default(),
+            held_in: ZeroedVec::new(ports),
+            per_port,
+        }
     }
-    /// A packet of `size` bound for queue `q` of `port` is held at its switch's ingress
-    /// side (`unhold` as it joins the queue).
+    /// A packet of `size` that arrived on `from`, bound for queue `q` of `port`, is held at
+    /// its switch's ingress side (`unhold` as it joins the queue).
     #[inline]
-    pub(crate) fn hold(&mut self, port: PortId, q: usize, size: u64) {
+    pub(crate) fn hold(&mut self, from: PortId, port: PortId, q: usize, size: u64) {
         let i = self.at(port, q);
         self.held[i] += size;
+        self.held_in[from as usize] += size;
+        *self.between.entry((from, port, q as u8)).or_insert(0) += size;
     }
     #[inline]
-    pub(crate) fn unhold(&mut self, port: PortId, q: usize, size: u64) {
+    pub(crate) fn unhold(&mut self, from: PortId, port: PortId, q: usize, size: u64) {
         let i = self.at(port, q);
         self.held[i] -= size;
+        self.held_in[from as usize] -= size;
+        let k = (from, port, q as u8);
+        let e = self.between.get_mut(&k).expect("a packet joining its queue was held");
+        *e -= size;
+        if *e == 0 {
+            self.between.remove(&k);
+        }
+    }
+    /// The bytes held at the ingress side of its switch that arrived on `from` and are bound
+    /// for queue `q` of `port` (`hold`).
+    #[inline]
+    pub fn held_between(&self, from: PortId, port: PortId, q: usize) -> u64 {
+        self.between.get(&(from, port, q as u8)).copied().unwrap_or(0)
+    }
+    /// The bytes held at the ingress side of its switch that arrived on `from`.
+    #[inline]
+    pub fn held_in(&self, from: PortId) -> u64 {
+        self.held_in[from as usize]
     }
     /// The bytes bound for queue `q` of `port` in its switch: in the queue, and held for it
     /// at the switch's inputs (on an output-queued switch, the queue's depth).
@@ -313,6 +344,20 @@ impl PortQueues {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Bytes held at the ingress side count toward their egress queue's backlog, per
+    /// (ingress, egress, queue) and per ingress, until they join the queue.
+    #[test]
+    fn held_bytes_count_by_ingress_and_egress() {
+        let mut q = PortQueues::new(4, 2);
+        q.hold(0, 3, 1, 1500);
+        q.hold(1, 3, 1, 500);
+        q.hold(0, 2, 0, 100);
+        assert_eq!((q.backlog(3, 1), q.held_between(0, 3, 1), q.held_between(1, 3, 1), q.held_in(0), q.held_in(1)), (2000, 1500, 500, 1600, 500));
+        q.unhold(0, 3, 1, 1500);
+        assert_eq!((q.backlog(3, 1), q.held_between(0, 3, 1), q.held_in(0)), (500, 0, 100));
+        assert!(!q.between.contains_key(&(0, 3, 1)), "an emptied count leaves the map");
+    }
 
     #[test]
     fn what_every_packet_touches_shares_one_cache_line() {

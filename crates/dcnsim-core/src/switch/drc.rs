@@ -272,13 +272,11 @@ pub struct Drc {
     frames: Vec<u64>,
     stops: Vec<u64>,
     /// Per (ingress, direction) at input-buffered switches: each ingress port's first
-    /// entry (u32::MAX at an output-queued switch; its directions follow by local index),
-    /// the bytes of rate-controlled classes it holds for each direction and the level last
-    /// sent for it, and per port the bytes its input holds.
+    /// entry (u32::MAX at an output-queued switch; its directions follow by local index)
+    /// and the level last sent for each direction. What the input holds for a direction
+    /// the switch counts (`PortQueues::held_between`, `held_in`).
     at_input: Vec<u32>,
-    toward: Vec<u64>,
     toward_level: Vec<u8>,
-    input_bytes: Vec<u64>,
     /// Per port at input-buffered switches: the level of its input's whole fill last sent
     /// ("direction_or_input").
     input_level: Vec<u8>,
@@ -315,9 +313,7 @@ impl Drc {
         }
         Drc {
             at_input,
-            toward: vec![0; entries],
             toward_level: vec![0; entries],
-            input_bytes: vec![0; if entries > 0 { n } else { 0 }],
             input_level: vec![0; if entries > 0 { n } else { 0 }],
             changes: Changes::default(),
             floor: vec![0; n],
@@ -360,23 +356,15 @@ impl Drc {
         }
     }
 
-    /// A packet `a` held at an input-buffered switch's input arrived (`add`) or crossed:
-    /// the directions of its ingress it may have moved a level.
-    fn held(&mut self, a: &Arrival, add: bool, cx: &mut Ctx) {
+    /// A packet `a` held at an input-buffered switch's input arrived or crossed (the
+    /// switch's counts already say so): the directions of its ingress it may have moved a
+    /// level.
+    fn held(&mut self, a: &Arrival, cx: &mut Ctx) {
         if !self.input_buffered(a.in_port) {
             return;
         }
         let i = a.in_port as usize;
-        let base = self.at_input[i] as usize;
         let o = self.local[a.out as usize] as usize;
-        let counted = self.p.classes & (1 << a.queue) != 0;
-        if add {
-            self.input_bytes[i] += a.size;
-            self.toward[base + o] += a.size * counted as u64;
-        } else {
-            self.input_bytes[i] -= a.size;
-            self.toward[base + o] -= a.size * counted as u64;
-        }
         match self.p.input_fill {
             // the input's room moves every direction's fill: the directions that change
             // level go to the peer together
@@ -384,7 +372,7 @@ impl Drc {
                 let node = cx.topo.ports[i].node;
                 let mut ch = std::mem::take(&mut self.changes);
                 for d in 0..cx.topo.nodes[node as usize].ports.len() {
-                    if let Some(new) = self.relevel_toward(a.in_port, d) {
+                    if let Some(new) = self.relevel_toward(a.in_port, d, cx) {
                         ch.add(d, new);
                     }
                 }
@@ -395,10 +383,10 @@ impl Drc {
                 self.changes = ch;
             }
             InputFill::DirectionOrInput => {
-                if let Some(new) = self.relevel_toward(a.in_port, o) {
+                if let Some(new) = self.relevel_toward(a.in_port, o, cx) {
                     self.send(a.in_port, DrcFrame::one(o as u16, new), cx);
                 }
-                let (cur, fill) = (self.input_level[i], self.input_bytes[i] as f64 / self.p.inputs[i] as f64);
+                let (cur, fill) = (self.input_level[i], cx.port_queues.held_in(a.in_port) as f64 / self.p.inputs[i] as f64);
                 let new = self.p.level(fill, cur);
                 if new != cur {
                     self.input_level[i] = new;
@@ -417,12 +405,16 @@ impl Drc {
 
     /// Recompute the level of direction `o` (a local port index) at ingress `port`: the
     /// new level if it changed.
-    fn relevel_toward(&mut self, port: PortId, o: usize) -> Option<u8> {
+    fn relevel_toward(&mut self, port: PortId, o: usize, cx: &Ctx) -> Option<u8> {
         let (i, slot) = (port as usize, self.at_input[port as usize] as usize + o);
         if self.local[i] as usize == o {
             return None;
         }
-        let fill = self.p.input_fill.fill(self.toward[slot], self.input_bytes[i], self.p.inputs[i]);
+        // the bytes of the rate-controlled classes the input holds for the direction
+        let out = cx.topo.nodes[cx.topo.ports[i].node as usize].ports[o];
+        let q = cx.port_queues;
+        let mine = (0..self.queues).filter(|&c| self.p.classes & (1 << c) != 0).map(|c| q.held_between(port, out, c)).sum();
+        let fill = self.p.input_fill.fill(mine, q.held_in(port), self.p.inputs[i]);
         let cur = self.toward_level[slot];
         let new = self.p.level(fill, cur);
         (new != cur).then(|| {
@@ -509,7 +501,7 @@ impl SwitchMechanism for Drc {
     /// input-buffered one, the packet has crossed and left its ingress's count.
     fn on_enqueue(&mut self, a: &Arrival, cx: &mut Ctx) {
         if a.held {
-            self.held(a, false, cx);
+            self.held(a, cx);
         } else if !self.input_buffered(a.in_port) {
             self.update(a.sw, a.out, cx);
         }
@@ -517,7 +509,7 @@ impl SwitchMechanism for Drc {
 
     /// on_held: a packet arrived at an input-buffered switch's input.
     fn on_held(&mut self, a: &Arrival, cx: &mut Ctx) {
-        self.held(a, true, cx);
+        self.held(a, cx);
     }
 
     /// on_dequeue at a switch: the direction may have drained a level.

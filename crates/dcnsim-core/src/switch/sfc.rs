@@ -161,9 +161,6 @@ pub struct Sfc {
     flows: PerFlow<FlowPause>,
     /// Paused time of the flows `forget_flows` forgot.
     paused_forgotten: u64,
-    /// At input-buffered switches: bytes held per (ingress, egress, queue), from arrival to
-    /// crossing (`depth = "queue"`).
-    held: FxHashMap<(PortId, PortId, u8), u64>,
 }
 
 /// An SFC message (P802.1Qdw): pause the packet's `flow` (sent to destination `src`) in
@@ -193,7 +190,6 @@ impl Sfc {
             proxy_pauses: vec![0; rows],
             flows: PerFlow::default(),
             paused_forgotten: 0,
-            held: FxHashMap::default(),
         }
     }
 
@@ -309,31 +305,18 @@ impl SwitchMechanism for Sfc {
     /// queue.
     fn on_held(&mut self, a: &Arrival, cx: &mut Ctx) {
         let depth = match self.p.depth {
-            SfcDepth::Queue => {
-                let e = self.held.entry((a.in_port, a.out, a.queue as u8)).or_insert(0);
-                *e += a.size;
-                *e
-            }
+            SfcDepth::Queue => cx.port_queues.held_between(a.in_port, a.out, a.queue),
             SfcDepth::Backlog => cx.backlog(a.out, a.queue),
         };
         self.arrived(a, depth, cx);
     }
 
-    /// on_enqueue: a packet joined its egress queue; at an input-buffered switch one that
-    /// crossed from its input (`on_held` judged it), else `arrived`.
+    /// on_enqueue: a packet joined its egress queue; `arrived`, unless it crossed from an
+    /// input-buffered switch's input (`on_held` judged it).
     fn on_enqueue(&mut self, a: &Arrival, cx: &mut Ctx) {
-        if a.held {
-            if self.p.depth == SfcDepth::Queue {
-                let key = (a.in_port, a.out, a.queue as u8);
-                let e = self.held.get_mut(&key).expect("a packet that crossed was counted as it arrived");
-                *e -= a.size;
-                if *e == 0 {
-                    self.held.remove(&key);
-                }
-            }
-            return;
+        if !a.held {
+            self.arrived(a, cx.queue_bytes(a.out, a.queue), cx);
         }
-        self.arrived(a, cx.queue_bytes(a.out, a.queue), cx);
     }
 
     /// A message leaves switch `sw` through `out` (the switch that made it included): the
