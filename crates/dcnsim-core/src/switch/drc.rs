@@ -347,11 +347,7 @@ impl Drc {
         let dir = self.local[port as usize];
         for &q in &cx.topo.nodes[node as usize].ports {
             if q != port {
-                self.frames[q as usize] += 1;
-                if new == 3 {
-                    self.stops[q as usize] += 1;
-                }
-                cx.push(Effect::Frame { port: q, frame: Frame::Drc(DrcFrame::one(dir, new)), flow: FlowId::MAX, hash: 0 });
+                self.send(q, DrcFrame::one(dir, new), cx);
             }
         }
     }
@@ -642,16 +638,21 @@ mod tests {
         DrcParams::default()
     }
 
+    /// DRC with its defaults on the bench's dumbbell (h0, h1 on "left", h2 on "right").
+    fn dumbbell() -> (crate::switch::bench::Bench, Drc) {
+        let b = crate::switch::bench::Bench::new();
+        let d = Drc::new(params(), &b.topo, &Routes::build(&b.topo).unwrap(), 1);
+        (b, d)
+    }
+
     /// The transmitter's side on a dumbbell (h0, h1 on "left", h2 on "right"): the left
     /// switch's port to "right" learns that right's port to h2 is at severity 1, 2, 3 and
     /// spaces frames toward it at 1/2, 1/4 of 100G, then stops; back at 0 it wakes the port.
     #[test]
     fn a_direction_is_spaced_by_its_severity_and_stopped_at_three() {
         use crate::net::Packet;
-        use crate::switch::bench::{Bench, G100};
-        let mut b = Bench::new();
-        let routes = Routes::build(&b.topo).unwrap();
-        let mut d = Drc::new(params(), &b.topo, &routes, 1);
+        use crate::switch::bench::G100;
+        let (mut b, mut d) = dumbbell();
         let up = b.port("left", "right");
         let dir = b.port("right", "h2");
         let dir_idx = d.local[dir as usize];
@@ -680,10 +681,8 @@ mod tests {
     /// direction's own level (with a wake-up) when it falls.
     #[test]
     fn floor_of_every_direction() {
-        use crate::switch::bench::{Bench, G100};
-        let mut b = Bench::new();
-        let routes = Routes::build(&b.topo).unwrap();
-        let mut d = Drc::new(params(), &b.topo, &routes, 1);
+        use crate::switch::bench::G100;
+        let (mut b, mut d) = dumbbell();
         let up = b.port("left", "right");
         let dir_idx = d.local[b.port("right", "h2") as usize];
         let t0 = SimTime::from_us(10);
@@ -706,9 +705,7 @@ mod tests {
     /// every other peer, once.
     #[test]
     fn feedback_goes_to_every_other_peer_on_a_change() {
-        use crate::switch::bench::Bench;
-        let mut b = Bench::new();
-        let mut d = Drc::new(params(), &b.topo, &Routes::build(&b.topo).unwrap(), 1);
+        let (mut b, mut d) = dumbbell();
         let (inp, out) = (b.port("left", "h0"), b.port("left", "right"));
         // Bench queues hold 16 MB: 30% full is severity 1
         let a = b.data(1, 0, 2, inp, out, 4_800_000);
@@ -746,10 +743,7 @@ mod tests {
     /// wake-up when they fall back.
     #[test]
     fn one_frame_sets_every_direction_it_names() {
-        use crate::switch::bench::Bench;
-        let mut b = Bench::new();
-        let routes = Routes::build(&b.topo).unwrap();
-        let mut d = Drc::new(params(), &b.topo, &routes, 1);
+        let (mut b, mut d) = dumbbell();
         let up = b.port("left", "right");
         let right = b.topo.ports[b.port("right", "h2") as usize].node;
         let n = b.topo.nodes[right as usize].ports.len();
