@@ -120,6 +120,14 @@ register(Study(
 ))
 
 
+def _us_range(xs: List[float]) -> str:
+    """Mean [range] in whole microseconds over the runs whose every flow finished, and how
+    many did not (their completion is unknown, not max_time)."""
+    done = [x for x in xs if not math.isnan(x)]
+    text = "-" if not done else f"{_mean(done):,.0f}" if len(done) == 1 else f"{_mean(done):,.0f} [{min(done):,.0f}-{max(done):,.0f}]"
+    return text if len(done) == len(xs) else f"{text} ({len(xs) - len(done)} of {len(xs)} runs unfinished)"
+
+
 @scaled("multipath_permutation_cc:completion")
 def _permutation_table(ctx: Context, scale: str) -> str:
     res = ctx.results("multipath_permutation_cc", scale)
@@ -127,12 +135,14 @@ def _permutation_table(ctx: Context, scale: str) -> str:
     out = []
     for case, k, variants in _cases_of(res, sc):
         hosts = k**3 // 4
+        flows = {int(x) for v in variants for x in res.values(case, v, "flows")}
         rows: List[List[str]] = []
         for v in variants:
             val = lambda key: res.values(case, v, key)
             rows.append([
                 v,
                 _range(val("last_slowdown")),
+                _us_range(val("last_fct_us")),
                 _range(val("median_slowdown")),
                 _range(val("mean_slowdown")),
                 f"{_mean(val('drops')):,.0f} ({_mean(val('drops_link_down')):,.0f})",
@@ -140,10 +150,12 @@ def _permutation_table(ctx: Context, scale: str) -> str:
                 f"{_mean(val('retx')):,.0f}",
                 f"{_mean(val('unfinished')):g}",
             ])
-        table = md_table(["variant", "last flow", "median flow", "mean", "drops (at the dead link)", "trims", "resent", "unfinished"], rows)
+        table = md_table(["variant", "last flow", "all done (us)", "median flow", "mean", "drops (at the dead link)", "trims", "resent", "unfinished"], rows)
         note = ""
         if any(_mean(res.values(case, v, "unfinished")) > 0 for v in variants):
             note = (f"\n\nWhere \"unfinished\" is above 0, some runs ended at max_time ({sc['scenario']['max_time']}) with flows still"
                     " running: the FCT columns are over the finished flows and understate those runs.")
-        out.append(f"k = {k} ({hosts:,} hosts), FCT of the finished flows over the ideal (4 MB alone at line rate), mean over seeds [range over seeds]; packets per run:\n\n{table}{note}")
+        n = "/".join(f"{x:,}" for x in sorted(flows))
+        out.append(f"k = {k} ({hosts:,} hosts, {n} flows), FCT of the finished flows over the ideal (4 MB alone at line rate) and when the last"
+                   f" flow finished, mean over seeds [range over seeds]; packets per run:\n\n{table}{note}")
     return "\n\n".join(out)
