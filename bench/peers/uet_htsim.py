@@ -22,6 +22,12 @@ of the per-flow FCTs, sorted (``uet_htsim.png``)::
     python bench/peers/uet_htsim.py --htsim /path/to/htsim_uec --out-dir /tmp/uet_peer
     python bench/peers/uet_htsim.py --seeds 5           # and the spread over seeds 1..5
 
+With ``--ack-every BYTES`` dcnsim's receivers coalesce their ACKs as htsim's do
+(``transport.uet.ack_every``; htsim's is 16,384) and the outputs are named
+``uet_htsim_ack<BYTES>.txt`` / ``.png``; the tables count both simulators' ACKs::
+
+    python bench/peers/uet_htsim.py --seeds 5 --ack-every 16384
+
 With ``--seeds N`` it also runs every case with seeds 1..N in both simulators (htsim's
 ``-seed``: its load balancing's and trimming's random draws; dcnsim's: the sprayed
 entropies, the hashes, the ECN draws) and adds a table of each FCT statistic and counter as
@@ -73,6 +79,7 @@ class Case:
     dcnsim_drops: int = 0
     dcnsim_trims: int = 0
     dcnsim_unfinished: int = 0
+    dcnsim_acks: int = 0
 
 
 # --------------------------------------------------------------------------- inputs
@@ -150,6 +157,17 @@ def run_htsim(binary: str, cm: Path, trim: bool, queue_pkts: int, end_us: int, s
     case.htsim_totals = dict(zip(("new", "rtx", "rts", "bounced", "acks", "nacks"), map(int, m.groups())))
 
 
+def with_ack_every(scen: dict, every: Optional[int]) -> dict:
+    """A copy of the scenario whose UET receivers coalesce ACKs to one per ``every`` bytes."""
+    import copy
+
+    if every is None:
+        return scen
+    out = copy.deepcopy(scen)
+    out["transport"].setdefault("uet", {})["ack_every"] = f"{every}B"
+    return out
+
+
 def run_dcnsim(scen: dict, trim: bool, seed: Optional[int], case: Case) -> None:
     import dcnsim
 
@@ -162,6 +180,12 @@ def run_dcnsim(scen: dict, trim: bool, seed: Optional[int], case: Case) -> None:
     case.dcnsim_retx = int(fl["retx"].astype("int64").sum())
     case.dcnsim_drops = int(fl["drops"].astype("int64").sum())
     case.dcnsim_trims = int(res.summary.get("trims") or 0)
+    # every packet made is a data packet (new or resent), an ACK, a NACK (one per trimmed
+    # header that reached its receiver) or a control frame
+    mss = int(str(scen["topology"]["mtu"]).rstrip("B")) - int(str(scen["transport"]["header"]).rstrip("B"))
+    new = sum(math.ceil(int(str(f["size"]).rstrip("B")) / mss) for f in scenario_flows(scen))
+    nacks = case.dcnsim_trims - int(res.summary.get("trimmed_discarded") or 0)
+    case.dcnsim_acks = int(res.summary["packets_created"]) - new - case.dcnsim_retx - nacks - int(res.summary.get("control_frames") or 0)
 
 
 # --------------------------------------------------------------------------- outputs
@@ -189,9 +213,11 @@ def dcnsim_label() -> str:
 DIFFERENCES = """\
 Modelling differences (htsim: sim/uec.cpp, compositequeue.cpp, uec_mp.cpp, datacenter/main_uec.cpp):
 - ACKs: htsim's receiver coalesces ACKs to one per 16 KB (about 4 full packets), sending at
-  once only for CE-marked, AR-flagged, first and duplicate packets; dcnsim ACKs (with SACK)
-  every packet, so its NSCC gets about 4 times as many delay samples per window (and
-  htsim's ACK count is lower than its packet count).
+  once only for CE-marked, AR-flagged, first and duplicate packets; dcnsim by default ACKs
+  (with SACK) every packet, so its NSCC gets more delay samples per window; with
+  --ack-every 16384 it coalesces by htsim's rules (transport.uet.ack_every). dcnsim's
+  SACK is 3 byte ranges, htsim's a 64-packet bitmap: a coalesced ACK may leave packets
+  that arrived above a hole unreported until the hole fills.
 - Trim victim: when htsim's data queue is full a coin flip trims either the arriving packet
   or the last one queued (the arrival then takes its place); dcnsim trims the arriving one.
   Both forward the 64 B header in the priority queue and the receiver NACKs it.
@@ -218,7 +244,8 @@ def over_seeds(per_seed: List[Case]) -> Dict[str, List[float]]:
             v = list(fct.values())
             for stat, f in (("min", min), ("median", statistics.median), ("max", max)):
                 out.setdefault(f"{name} {stat}", []).append(f(v) if v else math.nan)
-        for key, val in (("ht NACK", c.htsim_totals["nacks"]), ("ht Rtx", c.htsim_totals["rtx"]), ("dc trims", c.dcnsim_trims), ("dc retx", c.dcnsim_retx), ("dc drops", c.dcnsim_drops)):
+        for key, val in (("ht NACK", c.htsim_totals["nacks"]), ("ht Rtx", c.htsim_totals["rtx"]), ("ht ACK", c.htsim_totals["acks"]), ("dc trims", c.dcnsim_trims),
+                         ("dc retx", c.dcnsim_retx), ("dc drops", c.dcnsim_drops), ("dc ACK", c.dcnsim_acks)):
             out.setdefault(key, []).append(float(val))
     return out
 
@@ -238,7 +265,8 @@ def seed_table(spread_cases: List[List[Case]], seeds: int) -> List[str]:
         for name in ("htsim", "dcnsim"):
             out.append(f"  {name:>6} FCT  " + " / ".join(mean_range(v[f"{name} {stat}"]) for stat in ("min", "median", "max")))
         out.append("  htsim NACKs " + mean_range(v["ht NACK"], 0) + ", resends " + mean_range(v["ht Rtx"], 0)
-                   + "; dcnsim trims " + mean_range(v["dc trims"], 0) + ", resends " + mean_range(v["dc retx"], 0) + ", drops " + mean_range(v["dc drops"], 0))
+                   + ", ACKs " + mean_range(v["ht ACK"], 0) + "; dcnsim trims " + mean_range(v["dc trims"], 0) + ", resends " + mean_range(v["dc retx"], 0)
+                   + ", drops " + mean_range(v["dc drops"], 0) + ", ACKs " + mean_range(v["dc ACK"], 0))
     return out
 
 
@@ -246,7 +274,11 @@ def write_table(path: Path, cases: List[Case], args: argparse.Namespace, scen: d
     senders = len(scenario_flows(scen))
     out: List[str] = []
     out.append(f"UET incast, {senders} to 1: htsim ({HTSIM_REPO} @ {HTSIM_COMMIT}, htsim_uec) vs dcnsim")
-    out.append(f"Made by: python bench/peers/uet_htsim.py (htsim {args.htsim}); {dcnsim_label()}")
+    flags = f" --seeds {args.seeds}" if args.seeds else ""
+    flags += f" --ack-every {args.ack_every}" if args.ack_every else ""
+    out.append(f"Made by: python bench/peers/uet_htsim.py{flags} (htsim {args.htsim}); {dcnsim_label()}")
+    out.append("dcnsim's ACKs: " + (f"coalesced to one per {args.ack_every:,} B by htsim's rules (transport.uet.ack_every)" if args.ack_every
+                                     else "one per packet (its default; htsim's receiver coalesces to one per 16,384 B)"))
     out.append(f"dcnsim: {Path(args.scenario).name}, variants {VARIANTS[True]!r} and {VARIANTS[False]!r}, seed "
                f"{args.dcnsim_seed if args.dcnsim_seed is not None else scen.get('scenario', {}).get('seed', 'default')}"
                "; the 65,536 B runs use a copy with the flow sizes replaced")
@@ -258,7 +290,7 @@ def write_table(path: Path, cases: List[Case], args: argparse.Namespace, scen: d
     out.append("FCTs in us (min / median / max over the flows); 'bound': the receiver link's time for all packets, headers included")
     out.append("")
     head = (f"{'size B':>9} {'trim':>4} {'bound':>6}  {'htsim FCT':>23}  {'dcnsim FCT':>23}  "
-            f"{'ht NACK':>7} {'ht Rtx':>6} {'ht RTS':>6}  {'dc trims':>8} {'dc retx':>7} {'dc drops':>8}")
+            f"{'ht NACK':>7} {'ht Rtx':>6} {'ht RTS':>6} {'ht ACK':>6}  {'dc trims':>8} {'dc retx':>7} {'dc drops':>8} {'dc ACK':>6}")
     out.append(head)
     out.append("-" * len(head))
     for c in cases:
@@ -266,7 +298,7 @@ def write_table(path: Path, cases: List[Case], args: argparse.Namespace, scen: d
         out.append(
             f"{c.size:>9} {'yes' if c.trim else 'no':>4} {wire_bound_us(c.size, senders):>6.1f}  "
             f"{spread(list(c.htsim_fct.values())):>23}  {spread(list(c.dcnsim_fct.values())):>23}  "
-            f"{t['nacks']:>7} {t['rtx']:>6} {t['rts']:>6}  {c.dcnsim_trims:>8} {c.dcnsim_retx:>7} {c.dcnsim_drops:>8}"
+            f"{t['nacks']:>7} {t['rtx']:>6} {t['rts']:>6} {t['acks']:>6}  {c.dcnsim_trims:>8} {c.dcnsim_retx:>7} {c.dcnsim_drops:>8} {c.dcnsim_acks:>6}"
         )
     unfinished = [(c, senders - len(c.htsim_fct), c.dcnsim_unfinished) for c in cases]
     for c, h, d in unfinished:
@@ -326,13 +358,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--seeds", type=int, default=0, help="also run seeds 1..N in both and tabulate the spread (default: none)")
     ap.add_argument("--out-dir", default=str(HERE), help="where the .txt, .png and .cm files go (default bench/peers)")
     ap.add_argument("--no-plot", action="store_true", help="skip the PNG")
+    ap.add_argument("--ack-every", type=int, default=None, help="dcnsim's transport.uet.ack_every in bytes (htsim's: 16384; default: an ACK per packet)")
     args = ap.parse_args(argv)
 
     if not Path(args.htsim).is_file():
         raise SystemExit(f"htsim binary not found: {args.htsim} (see the module docstring to build it)")
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    scen = load_scenario(Path(args.scenario))
+    if args.ack_every is not None and args.ack_every < 1:
+        raise SystemExit(f"--ack-every: invalid value {args.ack_every}, expected bytes >= 1")
+    scen = with_ack_every(load_scenario(Path(args.scenario)), args.ack_every)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
 
     cases: List[Case] = []
@@ -359,11 +394,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             per_seed.append(sc)
         spread_cases.append(per_seed)
 
-    txt = out_dir / "uet_htsim.txt"
+    stem = f"uet_htsim_ack{args.ack_every}" if args.ack_every else "uet_htsim"
+    txt = out_dir / f"{stem}.txt"
     write_table(txt, cases, args, scen, spread_cases)
     print(txt.read_text())
     if not args.no_plot:
-        plot(out_dir / "uet_htsim.png", cases, len(scenario_flows(scen)))
+        plot(out_dir / f"{stem}.png", cases, len(scenario_flows(scen)))
     return 0
 
 

@@ -116,7 +116,7 @@ impl Sim {
                     prio: fl.prio,
                     ecn: ect,
                     ece: false,
-                    retx: seg.retx,
+                    flags: if seg.retx { Packet::RETX } else { 0 } | if fl.sender.asks_ack() { Packet::AR } else { 0 },
                     hash,
                     ts: self.now,
                     qc: class as u8,
@@ -265,7 +265,7 @@ impl Sim {
         if ce && !fl.receiver_complete() {
             fl.ecn_marks += 1;
         }
-        let r = fl.receive(p.seq, p.payload, ce, self.now, self.cfg.roce.cnp_interval);
+        let r = fl.receive(p.seq, p.payload, ce, p.flags & Packet::AR != 0, self.now, self.cfg.roce.cnp_interval);
         if r.datagram && self.cfg.frame_latency {
             // a frame's latency: made at the source to its last byte in at the host
             let e = self.frame_latency.entry(f);
@@ -353,7 +353,7 @@ impl Sim {
             }
             self.reply_in_place(pkt, PktKind::Nack, seq, false);
         } else {
-            let r = self.flows.get_mut(f).unwrap().receive(p.seq, p.payload, false, self.now, self.cfg.roce.cnp_interval);
+            let r = self.flows.get_mut(f).unwrap().receive(p.seq, p.payload, false, false, self.now, self.cfg.roce.cnp_interval);
             if r.sack {
                 self.attach_sack(f, pkt);
             }
@@ -415,6 +415,7 @@ impl Sim {
         p.size = self.cfg.ack_size + added;
         p.payload = 0;
         p.ece = ece;
+        p.flags &= Packet::RETX;
         p.ecn = Ecn::NotEct;
         // the receiver echoes the path length (the IP TTL's decrease) in its reply
         p.echo_hops = p.hops;
@@ -556,7 +557,6 @@ impl Sim {
             payload: sz,
             prio: fl.prio,
             ece: false,
-            retx: false,
             hash: self.cfg.path.entropy(fl.hash, u.sent - sz as u64, 0),
             ts: self.now,
             ..Packet::blank()

@@ -241,6 +241,13 @@ impl Sender {
         }
     }
 
+    /// Whether the packet just sent asks its receiver for an ACK at once (UE's AR flag, set
+    /// only where the receiver coalesces its ACKs).
+    #[inline]
+    pub fn asks_ack(&self) -> bool {
+        matches!(self, Sender::Uet(u) if u.ar)
+    }
+
     /// Whether the sender runs its own rate control at the NIC (RoCE's algorithm), so a
     /// switch mechanism's NIC rate limiter (QCN's reaction point) leaves it alone.
     pub fn rate_controlled(&self) -> bool {
@@ -362,7 +369,7 @@ impl Flow {
     /// The receiver takes a data packet (`payload` bytes of data from `seq`; a datagram's
     /// whole size as it was sent; `ce` its CE mark) at `now`; `cnp_interval` limits its CNPs.
     #[inline]
-    pub fn receive(&mut self, seq: u64, payload: u32, ce: bool, now: SimTime, cnp_interval: SimTime) -> Receipt {
+    pub fn receive(&mut self, seq: u64, payload: u32, ce: bool, ar: bool, now: SimTime, cnp_interval: SimTime) -> Receipt {
         let mut r = Receipt { reply: PktKind::Data, seq: 0, ece: false, delivered: 0, cnp: false, done: false, datagram: false, sack: false };
         if self.receiver_complete() {
             // every byte is in: the cumulative ACK with the packet's CE echoed, as a finished
@@ -371,7 +378,7 @@ impl Flow {
             (r.reply, r.seq, r.ece) = (PktKind::Ack, self.size, ce);
             return r;
         }
-        match &self.sender {
+        match &mut self.sender {
             Sender::Tcp(_) => {
                 let before = self.rx.rcv_nxt;
                 let ack = self.rx.on_data(seq, payload as u64);
@@ -379,13 +386,15 @@ impl Flow {
                 (r.reply, r.seq, r.ece) = (PktKind::Ack, ack, ce);
                 r.sack = self.rx.has_sack();
             }
-            Sender::Uet(_) => {
+            Sender::Uet(u) => {
                 // delivered as it comes, in any order: a packet not held before
                 let new = self.rx.holds_not(seq, payload as u64);
                 let ack = self.rx.on_data(seq, payload as u64);
                 r.delivered = if new { payload as u64 } else { 0 };
-                (r.reply, r.seq, r.ece) = (PktKind::Ack, ack, ce);
                 r.sack = self.rx.has_sack();
+                // (with ACK coalescing a packet may go unanswered: the reply is then none)
+                let reply = if u.ack_now(payload + u.header(), new, ce, ar, !r.sack) { PktKind::Ack } else { PktKind::Data };
+                (r.reply, r.seq, r.ece) = (reply, ack, ce);
             }
             Sender::Roce(s) => {
                 let before = self.rrx.rcv_nxt;

@@ -10,9 +10,11 @@
 //!
 //! Readings (where the spec leaves the sender a choice, or the model is coarser than a
 //! NIC; htsim's choices followed where it makes one): sequence numbers are bytes as in the
-//! other transports, one packet per MSS, so a PSN is `seq / mss`; every packet is
-//! acknowledged (htsim coalesces ACKs to one per 16 KB, but sends one at once for a CE
-//! mark, the first packet and a retransmission); the ACK's selective acknowledgement is
+//! other transports, one packet per MSS, so a PSN is `seq / mss`; by default every packet
+//! is acknowledged, and with `transport.uet.ack_every` the receiver coalesces as htsim's
+//! does (16 KB there: an ACK per that many bytes, and at once for a CE mark, the first
+//! packet, a duplicate and a packet whose sender sets AR, `UetSender::ack_now`); the
+//! ACK's selective acknowledgement is
 //! byte ranges (`Sack`, the block of the packet that triggered it first), which tell the
 //! sender what UE's 64-packet SACK bitmap tells it as long as ACKs are not lost; the ACK
 //! echoes its packet's send time, so every ACK is an RTT sample, a retransmission's too;
@@ -40,6 +42,9 @@ pub struct UetParams {
     pub rto: SimTime,
     /// How the sender sets each packet's entropy (`transport.path`, default spraying).
     pub path: PathChoice,
+    /// The receiver's ACK coalescing (`transport.uet.ack_every`): an ACK per this many
+    /// bytes on the wire, 0 for one per packet.
+    pub ack_every: u32,
 }
 
 /// What the sender knows of one packet it has sent.
@@ -97,6 +102,16 @@ pub struct UetSender {
     pub rto_deadline: Option<SimTime>,
     pub timer_at: Option<SimTime>,
     pub timer_gen: u32,
+    /// ACK coalescing (`UetParams::ack_every`; 0: every packet is acknowledged).
+    ack_every: u32,
+    /// The packet just sent asks for an ACK at once (UE's AR flag), where ACKs coalesce.
+    pub ar: bool,
+    /// The receiver's side (the flow's two ends share this record): wire bytes taken since
+    /// its last ACK, whether it has taken any packet, and an AR not yet answered by an ACK
+    /// with nothing missing below it.
+    rx_unacked: u32,
+    rx_any: bool,
+    rx_ack_request: bool,
 }
 
 impl UetSender {
@@ -131,6 +146,11 @@ impl UetSender {
             rto_deadline: None,
             timer_at: None,
             timer_gen: 0,
+            ack_every: p.ack_every,
+            ar: false,
+            rx_unacked: 0,
+            rx_any: false,
+            rx_ack_request: false,
         }
     }
 
@@ -274,7 +294,46 @@ impl UetSender {
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rto);
         }
+        // htsim's AR (`UecSrc::sendNewPacket`, `sendRtxPacket`): a resend, the last new
+        // packet, and one after which the window or the credit has no room for another
+        self.ar = self.ack_every > 0
+            && (seg.retx
+                || self.snd_nxt >= size
+                || (self.windowed && (self.inflight + (self.mss + self.header) as u64) as f64 >= self.cc.cwnd())
+                || self.credit.as_ref().is_some_and(|c| c.credit <= 0));
         Some(seg)
+    }
+
+    /// Header bytes on the wire per packet.
+    pub fn header(&self) -> u32 {
+        self.header
+    }
+
+    /// The receiver took a packet of `wire` bytes (`new`: not held before; `ce`: marked;
+    /// `ar`: its sender asks for an ACK; `drained`: nothing is missing below the highest
+    /// byte held): whether it acknowledges now. With `ack_every` set, as htsim's
+    /// `UecSink::processData`: at once for a duplicate, the first packet, a CE mark, an AR,
+    /// and, after an AR, once the packets missing below it have come; else once `ack_every`
+    /// bytes have come since the last ACK.
+    pub fn ack_now(&mut self, wire: u32, new: bool, ce: bool, ar: bool, drained: bool) -> bool {
+        if self.ack_every == 0 {
+            return true;
+        }
+        self.rx_unacked = self.rx_unacked.saturating_add(wire);
+        let mut now = !new || !self.rx_any || ce || self.rx_unacked >= self.ack_every;
+        if new {
+            self.rx_any = true;
+            self.rx_ack_request |= ar;
+            now |= ar;
+            if drained && self.rx_ack_request {
+                self.rx_ack_request = false;
+                now = true;
+            }
+        }
+        if now {
+            self.rx_unacked = 0;
+        }
+        now
     }
 
     /// Mark the packets of bytes [start, end) acknowledged: the wire bytes newly so.
@@ -426,7 +485,7 @@ mod tests {
 
     /// A 1,000 B-packet sender at 100 Gbit/s, a 100 us timer, a 10 us network RTT.
     fn sender_with(cc: UetCc) -> UetSender {
-        let p = UetParams { nscc: NsccParams::defaults(true), rto: SimTime::from_us(100), path: PathChoice::Spray };
+        let p = UetParams { nscc: NsccParams::defaults(true), rto: SimTime::from_us(100), path: PathChoice::Spray, ack_every: 0 };
         UetSender::new(&p, cc, 1000, 0, 100_000_000_000, SimTime::from_us(10), 7)
     }
 
@@ -568,5 +627,47 @@ mod tests {
         s.on_pull(50_000);
         assert!(s.next_segment(size, d).is_some(), "the repeated grant restores credit");
         assert_eq!(s.pull_target(size).unwrap() & 1, 0);
+    }
+
+    /// htsim's coalescing rules (`UecSink::processData`), packet by packet: the first
+    /// packet at once, then one ACK per `ack_every` bytes; a CE mark, a duplicate and an AR
+    /// at once; an AR that arrived above a hole is answered again when the hole fills.
+    #[test]
+    fn coalescing_acknowledges_as_htsims_receiver_does() {
+        let mut u = sender();
+        assert!(u.ack_now(1064, true, false, false, true), "every packet without coalescing");
+        u.ack_every = 4000;
+        u.rx_any = false;
+        let mut got = vec![];
+        // first; three more reach 4,256 B; then a CE; a duplicate; an AR above a hole, a
+        // plain packet above it, and the one that fills the hole
+        for (new, ce, ar, drained) in [(true, false, false, true), (true, false, false, true), (true, false, false, true), (true, false, false, true), (true, false, false, true),
+                                       (true, true, false, true), (false, false, false, true), (true, false, true, false), (true, false, false, false), (true, false, false, true)] {
+            got.push(u.ack_now(1064, new, ce, ar, drained));
+        }
+        assert_eq!(got, [true, false, false, false, true, true, true, true, false, true]);
+    }
+
+    /// The sender asks for an ACK (AR) only where ACKs coalesce: on its last new packet and
+    /// on a resend (a window or credit with no room for another: the engine tests).
+    #[test]
+    fn the_ack_request_marks_a_resend_the_last_packet_and_a_full_window() {
+        let mut u = sender();
+        let now = SimTime::from_us(1);
+        u.next_segment(10_000, now).unwrap();
+        assert!(!u.ar, "not without coalescing");
+        u.ack_every = 16_384;
+        let mut ars = vec![];
+        while let Some(s) = u.next_segment(10_000, now) {
+            ars.push((s.seq, u.ar));
+        }
+        assert_eq!(ars.last(), Some(&(9000, true)), "the last new packet");
+        assert!(ars[..ars.len() - 1].iter().all(|&(_, ar)| !ar), "{ars:?}");
+        // packet 0 reported lost (as a NACK would, without NSCC's cut closing the window)
+        u.states[0] = PktState::Lost;
+        u.inflight -= u.wire_of(0, 10_000);
+        u.queue_resend(0);
+        let again = u.next_segment(10_000, now).unwrap();
+        assert!(again.retx && u.ar, "a resend");
     }
 }

@@ -91,8 +91,9 @@ pub struct Packet {
     pub ecn: Ecn,
     /// ACK: ECN-Echo of the acknowledged packet's CE (DCTCP per-packet echo).
     pub ece: bool,
-    /// Data: this is a retransmission. Ack: echoes it.
-    pub retx: bool,
+    /// Data: what its sender says of it, `Packet::RETX` and `Packet::AR`; an ACK echoes
+    /// RETX. One byte of bits: the record fills its cache line.
+    pub flags: u8,
     /// ECMP hash of the flow (stable per flow).
     pub hash: u32,
     /// Data: when the sender sent it. Ack: echoed timestamp (RTT sample, RFC 7323 style).
@@ -118,6 +119,12 @@ pub struct Packet {
 }
 
 impl Packet {
+    /// `flags`: a retransmission.
+    pub const RETX: u8 = 1;
+    /// `flags`: the sender asks for an ACK at once (UE's AR flag; a UET receiver that
+    /// coalesces its ACKs, `transport.uet.ack_every`, answers it without waiting).
+    pub const AR: u8 = 2;
+
     pub fn blank() -> Packet {
         Packet {
             kind: PktKind::Data,
@@ -130,7 +137,7 @@ impl Packet {
             prio: 0,
             ecn: Ecn::NotEct,
             ece: false,
-            retx: false,
+            flags: 0,
             hash: 0,
             ts: SimTime::ZERO,
             ingress: u32::MAX,

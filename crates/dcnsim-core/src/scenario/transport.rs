@@ -108,6 +108,9 @@ fn validate_values(s: &Scenario) -> Result<(), ScenarioError> {
     if tr.uet.rto.map(|d| d.0 .0) == Some(0) {
         return Err(err("transport.uet.rto", "invalid value 0, expected a duration > 0"));
     }
+    if tr.uet.ack_every.map(|b| b.0) == Some(0) {
+        return Err(err("transport.uet.ack_every", "invalid value 0 B, expected at least 1B (or no key: every packet is acknowledged)"));
+    }
     let dc = &tr.dcqcn;
     in_unit("transport.dcqcn.g", dc.g, "a gain")?;
     for (k, f, rate) in [("rate_ai", dc.rate_ai_fraction, dc.rate_ai.is_some()), ("rate_hai", dc.rate_hai_fraction, dc.rate_hai.is_some())] {
@@ -476,6 +479,13 @@ pub struct UetConfig {
     /// switch queues take to drain at the sender's line rate (a static buffer's queue, or
     /// what the dynamic threshold lets one queue of a shared buffer hold); > 0.
     pub rto: Option<Duration>,
+    /// ACK coalescing at the receiver: an ACK once this many bytes (on the wire) arrived
+    /// since the last, and at once for a CE-marked packet, the flow's first, a duplicate,
+    /// one whose sender asks for it (UE's AR flag: its last new packet, a resend, a packet
+    /// that fills its window or spends its credit) and, after such a request, when the
+    /// packets missing below it have come (the UEC's htsim, `UecSink::processData`, 16 KB
+    /// there). Default: every packet is acknowledged; at least 1B.
+    pub ack_every: Option<Bytes>,
 }
 
 /// 15 us of `UetConfig::rto`'s default (htsim main_uec.cpp: "15us + 6 full queues").
@@ -534,7 +544,12 @@ impl NsccConfig {
 
 /// The UET parameters: NSCC's, and the timer (`rto_default` where the scenario gives none).
 pub(super) fn uet_params(tr: &TransportConfig, trimming: bool, rto_default: SimTime) -> UetParams {
-    UetParams { nscc: tr.nscc.params(trimming), rto: tr.uet.rto.map_or(rto_default, |d| d.0), path: tr.path.unwrap_or(crate::host::path::PathChoice::Spray) }
+    UetParams {
+        nscc: tr.nscc.params(trimming),
+        rto: tr.uet.rto.map_or(rto_default, |d| d.0),
+        path: tr.path.unwrap_or(crate::host::path::PathChoice::Spray),
+        ack_every: tr.uet.ack_every.map_or(0, |b| b.0.min(u32::MAX as u64) as u32),
+    }
 }
 
 /// `transport.timely`: TIMELY's constants (Mittal et al., SIGCOMM 2015, Table 1; see
