@@ -203,7 +203,9 @@ def dcnsim_label() -> str:
     label = f"dcnsim {dcnsim.__version__}"
     try:
         head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True, check=True).stdout.strip()
+        # (this script's own outputs do not count: a second run would see the first's)
+        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no", "--", ".", f":!{HERE.relative_to(REPO)}"],
+                               capture_output=True, text=True, check=True).stdout.strip()
         label += f" (git {head}{' + uncommitted changes' if dirty else ''})"
     except (OSError, subprocess.CalledProcessError):
         pass
