@@ -116,7 +116,7 @@ impl Sim {
                     prio: fl.prio,
                     ecn: ect,
                     ece: false,
-                    flags: if seg.retx { Packet::RETX } else { 0 } | if fl.sender.asks_ack() { Packet::AR } else { 0 },
+                    flags: seg.retx as u8 * Packet::RETX | seg.ar as u8 * Packet::AR,
                     hash,
                     ts: self.now,
                     qc: class as u8,

@@ -108,7 +108,7 @@ impl<R: RateControl> RoceSender<R> {
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rto);
         }
-        Some(Segment { seq, len: len as u32, retx })
+        Some(Segment { seq, len: len as u32, retx, ar: false })
     }
 
     /// Cumulative ACK (echoing the data's send time `ts` and telemetry `int`); returns true

@@ -163,6 +163,8 @@ pub struct Segment {
     pub seq: u64,
     pub len: u32,
     pub retx: bool,
+    /// The sender asks for an ACK at once (UE's AR flag: `UetSender::next_segment`).
+    pub ar: bool,
 }
 
 impl<C: CongestionControl + Clone> TcpSender<C> {
@@ -404,7 +406,7 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
                 if let Some(b) = &mut self.board {
                     b.on_resend(seq, seq + len, self.snd_max);
                 }
-                return Some(self.sent(Segment { seq, len: len as u32, retx: true }));
+                return Some(self.sent(Segment { seq, len: len as u32, retx: true, ar: false }));
             }
         }
         if !self.can_send(size) {
@@ -415,7 +417,7 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
                 if let Some(seq) = b.next_lost(self.snd_una, mss) {
                     let len = (size - seq).min(mss);
                     b.on_resend(seq, seq + len, self.snd_max);
-                    return Some(self.sent(Segment { seq, len: len as u32, retx: true }));
+                    return Some(self.sent(Segment { seq, len: len as u32, retx: true, ar: false }));
                 }
             }
             if self.snd_nxt < self.snd_max {
@@ -429,7 +431,7 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
         let retx = seq < self.snd_max;
         self.snd_max = self.snd_max.max(self.snd_nxt);
         self.force_one = false;
-        Some(self.sent(Segment { seq, len: len as u32, retx }))
+        Some(self.sent(Segment { seq, len: len as u32, retx, ar: false }))
     }
 
     /// A segment leaves: PRR counts what a reduction lets out.

@@ -241,13 +241,6 @@ impl Sender {
         }
     }
 
-    /// Whether the packet just sent asks its receiver for an ACK at once (UE's AR flag, set
-    /// only where the receiver coalesces its ACKs).
-    #[inline]
-    pub fn asks_ack(&self) -> bool {
-        matches!(self, Sender::Uet(u) if u.ar)
-    }
-
     /// Whether the sender runs its own rate control at the NIC (RoCE's algorithm), so a
     /// switch mechanism's NIC rate limiter (QCN's reaction point) leaves it alone.
     pub fn rate_controlled(&self) -> bool {

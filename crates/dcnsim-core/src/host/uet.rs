@@ -104,8 +104,6 @@ pub struct UetSender {
     pub timer_gen: u32,
     /// ACK coalescing (`UetParams::ack_every`; 0: every packet is acknowledged).
     ack_every: u32,
-    /// The packet just sent asks for an ACK at once (UE's AR flag), where ACKs coalesce.
-    pub ar: bool,
     /// The receiver's side (the flow's two ends share this record): wire bytes taken since
     /// its last ACK, whether it has taken any packet, and an AR not yet answered by an ACK
     /// with nothing missing below it.
@@ -147,7 +145,6 @@ impl UetSender {
             timer_at: None,
             timer_gen: 0,
             ack_every: p.ack_every,
-            ar: false,
             rx_unacked: 0,
             rx_any: false,
             rx_ack_request: false,
@@ -259,10 +256,10 @@ impl UetSender {
         if !self.can_send(size) {
             return None;
         }
-        let (k, seg) = match self.next_resend() {
+        let (k, mut seg) = match self.next_resend() {
             Some(k) => {
                 self.resend.pop_front();
-                (k, Segment { seq: k * self.mss as u64, len: self.len_of(k, size) as u32, retx: true })
+                (k, Segment { seq: k * self.mss as u64, len: self.len_of(k, size) as u32, retx: true, ar: false })
             }
             None => {
                 let seq = self.snd_nxt;
@@ -270,7 +267,7 @@ impl UetSender {
                 self.snd_nxt += len;
                 self.states.push_back(PktState::Lost);
                 self.resent.push_back(0);
-                (seq / self.mss as u64, Segment { seq, len: len as u32, retx: false })
+                (seq / self.mss as u64, Segment { seq, len: len as u32, retx: false, ar: false })
             }
         };
         let i = (k - self.base()) as usize;
@@ -296,7 +293,7 @@ impl UetSender {
         }
         // htsim's AR (`UecSrc::sendNewPacket`, `sendRtxPacket`): a resend, the last new
         // packet, and one after which the window or the credit has no room for another
-        self.ar = self.ack_every > 0
+        seg.ar = self.ack_every > 0
             && (seg.retx
                 || self.snd_nxt >= size
                 || (self.windowed && (self.inflight + (self.mss + self.header) as u64) as f64 >= self.cc.cwnd())
@@ -654,12 +651,11 @@ mod tests {
     fn the_ack_request_marks_a_resend_the_last_packet_and_a_full_window() {
         let mut u = sender();
         let now = SimTime::from_us(1);
-        u.next_segment(10_000, now).unwrap();
-        assert!(!u.ar, "not without coalescing");
+        assert!(!u.next_segment(10_000, now).unwrap().ar, "not without coalescing");
         u.ack_every = 16_384;
         let mut ars = vec![];
         while let Some(s) = u.next_segment(10_000, now) {
-            ars.push((s.seq, u.ar));
+            ars.push((s.seq, s.ar));
         }
         assert_eq!(ars.last(), Some(&(9000, true)), "the last new packet");
         assert!(ars[..ars.len() - 1].iter().all(|&(_, ar)| !ar), "{ars:?}");
@@ -668,6 +664,6 @@ mod tests {
         u.inflight -= u.wire_of(0, 10_000);
         u.queue_resend(0);
         let again = u.next_segment(10_000, now).unwrap();
-        assert!(again.retx && u.ar, "a resend");
+        assert!(again.retx && again.ar, "a resend");
     }
 }
