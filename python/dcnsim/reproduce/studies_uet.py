@@ -17,7 +17,7 @@ from .render import Context, md_table
 from .studies import register, scaled
 from .studies_cc import _mean
 
-VARIANTS = ("UET + trimming", "UET, no trimming", "DCTCP")
+VARIANTS = ("UET + trimming", "UET, no trimming", "UET + trimming, ACK per 16 KB", "UET, no trimming, ACK per 16 KB", "DCTCP")
 
 
 def trim_counts(r: Any) -> Dict[str, Any]:
@@ -32,7 +32,9 @@ def trim_counts(r: Any) -> Dict[str, Any]:
 
 def incast_metrics(r: Any, sc: Dict[str, Any]) -> Dict[str, Any]:
     """FCTs of the incast's flows (min, median, max, us), retransmissions, drops, trims,
-    and the trimmed headers' bytes the switches sent on (the trims' cost in bandwidth)."""
+    the trimmed headers' bytes the switches sent on (the trims' cost in bandwidth) and the
+    receivers' replies (ACKs and NACKs: every packet made that is neither a data packet
+    sent, new or resent, nor a control frame)."""
     f = r.flows
     fct = f["fct_ps"].to_numpy(dtype=float) / 1e6
     done = f["finished"].to_numpy(dtype=bool)
@@ -47,6 +49,9 @@ def incast_metrics(r: Any, sc: Dict[str, Any]) -> Dict[str, Any]:
         "drops": int(r.summary.get("packets_dropped", 0)),
         **trim_counts(r),
     }
+    mss = int(sc["topology"]["mtu"].rstrip("B")) - int(sc["transport"]["header"].rstrip("B"))
+    new = int(sum(-(-int(s) // mss) for s in f["size_bytes"]))
+    out["replies"] = int(r.summary["packets_created"]) - new - out["retx"] - int(r.summary.get("control_frames", 0))
     return out
 
 
@@ -83,11 +88,11 @@ def _table(ctx: Context, scale: str) -> str:
         rows.append([
             v,
             _cell(val("fct_min_us")), _cell(val("fct_median_us")), _cell(val("fct_max_us")),
-            _cell(val("trims"), "{:,.0f}"), _cell(val("retx"), "{:,.0f}"), _cell(val("drops"), "{:,.0f}"),
+            _cell(val("trims"), "{:,.0f}"), _cell(val("retx"), "{:,.0f}"), _cell(val("drops"), "{:,.0f}"), _cell(val("replies"), "{:,.0f}"),
             _cell(share, "{:.2f}"),
         ])
     n = int(_mean(res.values("shipped", VARIANTS[0], "flows")))
-    table = md_table(["variant", "FCT min (us)", "FCT median (us)", "FCT max (us)", "trims", "resends", "packets dropped",
+    table = md_table(["variant", "FCT min (us)", "FCT median (us)", "FCT max (us)", "trims", "resends", "packets dropped", "ACKs and NACKs",
                       "trimmed headers' bytes at the switches (% of the bytes the hosts sent)"], rows)
     return f"{n} flows per run; mean over seeds [range over seeds], seeds {res.seeds[0]}-{res.seeds[-1]}:\n\n{table}"
 
