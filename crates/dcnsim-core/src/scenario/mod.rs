@@ -175,10 +175,11 @@ pub fn document_advice(doc: &Document, selected: &Scenario, all: &[(&str, Scenar
     Ok((unused_transport_tables(&base, all)?, advice(selected)?))
 }
 
-/// The transport tables (`transport.dcqcn`, `transport.hpcc`, ...) a document sets for an
-/// algorithm that no flow of the base or of any variant uses.
+/// The transport tables (`transport.dcqcn`, `transport.hpcc`, ..., `transport.uet`,
+/// `transport.nscc`) a document sets for an algorithm that no flow of the base or of any
+/// variant uses.
 pub fn unused_transport_tables(base: &Scenario, all: &[(&str, Scenario)]) -> Result<Vec<String>, ScenarioError> {
-    fn tables(t: &TransportConfig) -> [(&'static str, serde_json::Value); 6] {
+    fn tables(t: &TransportConfig) -> [(&'static str, serde_json::Value); 8] {
         let v = |x: serde_json::Result<serde_json::Value>| x.unwrap_or_default();
         [
             ("dcqcn", v(serde_json::to_value(&t.dcqcn))),
@@ -187,7 +188,22 @@ pub fn unused_transport_tables(base: &Scenario, all: &[(&str, Scenario)]) -> Res
             ("swift", v(serde_json::to_value(&t.swift))),
             ("bbr", v(serde_json::to_value(&t.bbr))),
             ("udp", v(serde_json::to_value(&t.udp))),
+            ("uet", v(serde_json::to_value(&t.uet))),
+            ("nscc", v(serde_json::to_value(&t.nscc))),
         ]
+    }
+    // the algorithms each table acts on (a UET flow is named by its congestion control)
+    fn users(table: &str) -> &[&'static str] {
+        match table {
+            "uet" => &["nscc", "rccc", "nscc_rccc"],
+            "nscc" => &["nscc", "nscc_rccc"],
+            "dcqcn" => &["dcqcn"],
+            "hpcc" => &["hpcc"],
+            "timely" => &["timely"],
+            "swift" => &["swift"],
+            "bbr" => &["bbr"],
+            _ => &["udp"],
+        }
     }
     let defaults = tables(&TransportConfig::default());
     let mut used = Vec::new();
@@ -201,7 +217,14 @@ pub fn unused_transport_tables(base: &Scenario, all: &[(&str, Scenario)]) -> Res
         }
     }
     let what = if all.is_empty() { "no flow" } else { "no flow of the base or of any variant" };
-    Ok(set.into_iter().filter(|n| !used.contains(n)).map(|n| format!("transport.{n} is set but {what} uses {n}: its values act on nothing")).collect())
+    Ok(set
+        .into_iter()
+        .filter(|n| !users(n).iter().any(|u| used.contains(u)))
+        .map(|n| match n {
+            "uet" => format!("transport.uet is set but {what} is a UET flow: its values act on nothing"),
+            _ => format!("transport.{n} is set but {what} uses {n}: its values act on nothing"),
+        })
+        .collect())
 }
 
 /// Parse, validate and build in one step.
@@ -304,6 +327,19 @@ pub(crate) mod tests {
         };
         assert_eq!(said(&text("")), vec!["transport.hpcc is set but no flow uses hpcc: its values act on nothing".to_string()]);
         assert!(said(&text("[[variant]]\nname = \"h\"\ntransport.cc = \"hpcc\"\n")).is_empty());
+        // UET's tables act on UET flows of any congestion control, NSCC's on NSCC's
+        let uet = |variant: &str| text(variant).replace("hpcc = { eta = 0.9 }", "uet = { ack_every = \"16KB\" }\nnscc = { gamma = 0.5 }");
+        assert_eq!(
+            said(&uet("")),
+            vec![
+                "transport.uet is set but no flow is a UET flow: its values act on nothing".to_string(),
+                "transport.nscc is set but no flow uses nscc: its values act on nothing".to_string()
+            ]
+        );
+        assert_eq!(said(&uet("[[variant]]\nname = \"r\"\ntransport.kind = \"uet\"\ntransport.cc = \"rccc\"\n")), vec![
+            "transport.nscc is set but no flow of the base or of any variant uses nscc: its values act on nothing".to_string()
+        ]);
+        assert!(said(&uet("[[variant]]\nname = \"n\"\ntransport.kind = \"uet\"\ntransport.cc = \"nscc\"\n")).is_empty());
     }
 
     /// An error quotes a value, a key or a name whole up to LONGEST_WORD characters, and a

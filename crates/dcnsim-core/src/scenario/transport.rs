@@ -470,7 +470,8 @@ impl HpccConfig {
     }
 }
 
-/// `transport.uet`: the UET transport's timer (host/uet.rs), for flows with `kind = "uet"`.
+/// `transport.uet`: the UET transport's timer and ACK coalescing (host/uet.rs), for flows
+/// with `kind = "uet"`.
 #[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
 pub struct UetConfig {
