@@ -170,6 +170,7 @@ def with_ack_every(scen: dict, every: Optional[int]) -> dict:
 
 def run_dcnsim(scen: dict, trim: bool, seed: Optional[int], case: Case) -> None:
     import dcnsim
+    from dcnsim.reproduce.studies_uet import replies
 
     res = dcnsim.run(scen, variant=VARIANTS[trim], seed=seed)
     fl = res.flows
@@ -180,12 +181,9 @@ def run_dcnsim(scen: dict, trim: bool, seed: Optional[int], case: Case) -> None:
     case.dcnsim_retx = int(fl["retx"].astype("int64").sum())
     case.dcnsim_drops = int(fl["drops"].astype("int64").sum())
     case.dcnsim_trims = int(res.summary.get("trims") or 0)
-    # every packet made is a data packet (new or resent), an ACK, a NACK (one per trimmed
-    # header that reached its receiver) or a control frame
-    mss = int(str(scen["topology"]["mtu"]).rstrip("B")) - int(str(scen["transport"]["header"]).rstrip("B"))
-    new = sum(math.ceil(int(str(f["size"]).rstrip("B")) / mss) for f in scenario_flows(scen))
+    # the replies less the NACKs (one per trimmed header that reached its receiver)
     nacks = case.dcnsim_trims - int(res.summary.get("trimmed_discarded") or 0)
-    case.dcnsim_acks = int(res.summary["packets_created"]) - new - case.dcnsim_retx - nacks - int(res.summary.get("control_frames") or 0)
+    case.dcnsim_acks = replies(res) - nacks
 
 
 # --------------------------------------------------------------------------- outputs

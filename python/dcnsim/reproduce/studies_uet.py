@@ -30,11 +30,17 @@ def trim_counts(r: Any) -> Dict[str, Any]:
     }
 
 
+def replies(r: Any) -> int:
+    """The receivers' ACKs, NACKs and other replies: every packet made that is neither a
+    data packet a host sent (new or resent) nor a control frame."""
+    s = r.summary
+    return int(s["packets_created"]) - int(s["data_packets_sent"]) - int(s.get("control_frames", 0))
+
+
 def incast_metrics(r: Any, sc: Dict[str, Any]) -> Dict[str, Any]:
     """FCTs of the incast's flows (min, median, max, us), retransmissions, drops, trims,
     the trimmed headers' bytes the switches sent on (the trims' cost in bandwidth) and the
-    receivers' replies (ACKs and NACKs: every packet made that is neither a data packet
-    sent, new or resent, nor a control frame)."""
+    receivers' ACKs and NACKs (`replies`)."""
     f = r.flows
     fct = f["fct_ps"].to_numpy(dtype=float) / 1e6
     done = f["finished"].to_numpy(dtype=bool)
@@ -48,10 +54,8 @@ def incast_metrics(r: Any, sc: Dict[str, Any]) -> Dict[str, Any]:
         "retx": int(f["retx"].sum()),
         "drops": int(r.summary.get("packets_dropped", 0)),
         **trim_counts(r),
+        "replies": replies(r),
     }
-    mss = int(sc["topology"]["mtu"].rstrip("B")) - int(sc["transport"]["header"].rstrip("B"))
-    new = int(sum(-(-int(s) // mss) for s in f["size_bytes"]))
-    out["replies"] = int(r.summary["packets_created"]) - new - out["retx"] - int(r.summary.get("control_frames", 0))
     return out
 
 

@@ -382,11 +382,12 @@ impl Flow {
             Sender::Uet(u) => {
                 // delivered as it comes, in any order: a packet not held before
                 let new = self.rx.holds_not(seq, payload as u64);
+                let first = self.rx.rcv_nxt == 0 && !self.rx.has_sack();
                 let ack = self.rx.on_data(seq, payload as u64);
                 r.delivered = if new { payload as u64 } else { 0 };
                 r.sack = self.rx.has_sack();
                 // (with ACK coalescing a packet may go unanswered: the reply is then none)
-                let reply = if u.ack_now(payload + u.header(), new, ce, ar, !r.sack) { PktKind::Ack } else { PktKind::Data };
+                let reply = if u.ack_now(payload + u.header(), new, first, ce, ar, !r.sack) { PktKind::Ack } else { PktKind::Data };
                 (r.reply, r.seq, r.ece) = (reply, ack, ce);
             }
             Sender::Roce(s) => {

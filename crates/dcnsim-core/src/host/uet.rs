@@ -105,10 +105,8 @@ pub struct UetSender {
     /// ACK coalescing (`UetParams::ack_every`; 0: every packet is acknowledged).
     ack_every: u32,
     /// The receiver's side (the flow's two ends share this record): wire bytes taken since
-    /// its last ACK, whether it has taken any packet, and an AR not yet answered by an ACK
-    /// with nothing missing below it.
+    /// its last ACK, and an AR not yet answered by an ACK with nothing missing below it.
     rx_unacked: u32,
-    rx_any: bool,
     rx_ack_request: bool,
 }
 
@@ -146,7 +144,6 @@ impl UetSender {
             timer_gen: 0,
             ack_every: p.ack_every,
             rx_unacked: 0,
-            rx_any: false,
             rx_ack_request: false,
         }
     }
@@ -306,20 +303,19 @@ impl UetSender {
         self.header
     }
 
-    /// The receiver took a packet of `wire` bytes (`new`: not held before; `ce`: marked;
-    /// `ar`: its sender asks for an ACK; `drained`: nothing is missing below the highest
-    /// byte held): whether it acknowledges now. With `ack_every` set, as htsim's
+    /// The receiver took a packet of `wire` bytes (`new`: not held before; `first`: it held
+    /// nothing before; `ce`: marked; `ar`: its sender asks for an ACK; `drained`: nothing
+    /// is missing below the highest byte held): whether it acknowledges now. With `ack_every` set, as htsim's
     /// `UecSink::processData`: at once for a duplicate, the first packet, a CE mark, an AR,
     /// and, after an AR, once the packets missing below it have come; else once `ack_every`
     /// bytes have come since the last ACK.
-    pub fn ack_now(&mut self, wire: u32, new: bool, ce: bool, ar: bool, drained: bool) -> bool {
+    pub fn ack_now(&mut self, wire: u32, new: bool, first: bool, ce: bool, ar: bool, drained: bool) -> bool {
         if self.ack_every == 0 {
             return true;
         }
         self.rx_unacked = self.rx_unacked.saturating_add(wire);
-        let mut now = !new || !self.rx_any || ce || self.rx_unacked >= self.ack_every;
+        let mut now = !new || first || ce || self.rx_unacked >= self.ack_every;
         if new {
-            self.rx_any = true;
             self.rx_ack_request |= ar;
             now |= ar;
             if drained && self.rx_ack_request {
@@ -632,15 +628,17 @@ mod tests {
     #[test]
     fn coalescing_acknowledges_as_htsims_receiver_does() {
         let mut u = sender();
-        assert!(u.ack_now(1064, true, false, false, true), "every packet without coalescing");
+        assert!(u.ack_now(1064, true, false, false, false, true), "every packet without coalescing");
         u.ack_every = 4000;
-        u.rx_any = false;
         let mut got = vec![];
         // first; three more reach 4,256 B; then a CE; a duplicate; an AR above a hole, a
         // plain packet above it, and the one that fills the hole
-        for (new, ce, ar, drained) in [(true, false, false, true), (true, false, false, true), (true, false, false, true), (true, false, false, true), (true, false, false, true),
-                                       (true, true, false, true), (false, false, false, true), (true, false, true, false), (true, false, false, false), (true, false, false, true)] {
-            got.push(u.ack_now(1064, new, ce, ar, drained));
+        for (i, (new, ce, ar, drained)) in [(true, false, false, true), (true, false, false, true), (true, false, false, true), (true, false, false, true), (true, false, false, true),
+                                            (true, true, false, true), (false, false, false, true), (true, false, true, false), (true, false, false, false), (true, false, false, true)]
+            .into_iter()
+            .enumerate()
+        {
+            got.push(u.ack_now(1064, new, i == 0, ce, ar, drained));
         }
         assert_eq!(got, [true, false, false, false, true, true, true, true, false, true]);
     }

@@ -179,48 +179,38 @@ pub fn document_advice(doc: &Document, selected: &Scenario, all: &[(&str, Scenar
 /// `transport.nscc`) a document sets for an algorithm that no flow of the base or of any
 /// variant uses.
 pub fn unused_transport_tables(base: &Scenario, all: &[(&str, Scenario)]) -> Result<Vec<String>, ScenarioError> {
-    fn tables(t: &TransportConfig) -> [(&'static str, serde_json::Value); 8] {
+    // each table, the algorithms it acts on (a UET flow is named by its congestion control)
+    // and its value
+    type Table = (&'static str, &'static [&'static str], serde_json::Value);
+    fn tables(t: &TransportConfig) -> [Table; 8] {
         let v = |x: serde_json::Result<serde_json::Value>| x.unwrap_or_default();
         [
-            ("dcqcn", v(serde_json::to_value(&t.dcqcn))),
-            ("hpcc", v(serde_json::to_value(&t.hpcc))),
-            ("timely", v(serde_json::to_value(&t.timely))),
-            ("swift", v(serde_json::to_value(&t.swift))),
-            ("bbr", v(serde_json::to_value(&t.bbr))),
-            ("udp", v(serde_json::to_value(&t.udp))),
-            ("uet", v(serde_json::to_value(&t.uet))),
-            ("nscc", v(serde_json::to_value(&t.nscc))),
+            ("dcqcn", &["dcqcn"], v(serde_json::to_value(&t.dcqcn))),
+            ("hpcc", &["hpcc"], v(serde_json::to_value(&t.hpcc))),
+            ("timely", &["timely"], v(serde_json::to_value(&t.timely))),
+            ("swift", &["swift"], v(serde_json::to_value(&t.swift))),
+            ("bbr", &["bbr"], v(serde_json::to_value(&t.bbr))),
+            ("udp", &["udp"], v(serde_json::to_value(&t.udp))),
+            ("uet", &["nscc", "rccc", "nscc_rccc"], v(serde_json::to_value(&t.uet))),
+            ("nscc", &["nscc", "nscc_rccc"], v(serde_json::to_value(&t.nscc))),
         ]
-    }
-    // the algorithms each table acts on (a UET flow is named by its congestion control)
-    fn users(table: &str) -> &[&'static str] {
-        match table {
-            "uet" => &["nscc", "rccc", "nscc_rccc"],
-            "nscc" => &["nscc", "nscc_rccc"],
-            "dcqcn" => &["dcqcn"],
-            "hpcc" => &["hpcc"],
-            "timely" => &["timely"],
-            "swift" => &["swift"],
-            "bbr" => &["bbr"],
-            _ => &["udp"],
-        }
     }
     let defaults = tables(&TransportConfig::default());
     let mut used = Vec::new();
     let mut set = Vec::new();
     for s in std::iter::once(base).chain(all.iter().map(|(_, s)| s)) {
         used.extend(flows_use(s)?.0);
-        for (name, v) in tables(&s.transport) {
-            if defaults.iter().any(|(n, d)| *n == name && *d != v) && !set.contains(&name) {
-                set.push(name);
+        for (name, users, v) in tables(&s.transport) {
+            if defaults.iter().any(|(n, _, d)| *n == name && *d != v) && !set.iter().any(|&(n, _)| n == name) {
+                set.push((name, users));
             }
         }
     }
     let what = if all.is_empty() { "no flow" } else { "no flow of the base or of any variant" };
     Ok(set
         .into_iter()
-        .filter(|n| !users(n).iter().any(|u| used.contains(u)))
-        .map(|n| match n {
+        .filter(|(_, users)| !users.iter().any(|u| used.contains(u)))
+        .map(|(n, _)| match n {
             "uet" => format!("transport.uet is set but {what} is a UET flow: its values act on nothing"),
             _ => format!("transport.{n} is set but {what} uses {n}: its values act on nothing"),
         })
