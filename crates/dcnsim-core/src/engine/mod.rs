@@ -246,7 +246,7 @@ impl Sim {
     pub(super) fn with_shared(topo: std::sync::Arc<Topology>, routes: std::sync::Arc<Routes>, mut cfg: SimConfig, arrivals: FlowArrivals) -> Sim {
         let loops = std::mem::take(&mut cfg.loops);
         let nq = cfg.queues;
-        let queues = PortQueues::new(topo.ports.len(), nq);
+        let queues = PortQueues::new(&topo, nq);
         let port_state = topo.ports.len() * (std::mem::size_of::<Egress>() + nq * std::mem::size_of::<crate::net::PktQueue>());
         let arrive_delay: Vec<SimTime> = topo
             .ports

@@ -587,7 +587,7 @@ impl Sim {
         // the whole run's own per-port tables are never read again (its partitions run its
         // events and give its results): 160 MB at k = 74
         self.egress = crate::net::port::Ports::default();
-        self.queues = crate::net::PortQueues::new(0, self.cfg.queues);
+        self.queues = crate::net::PortQueues::new(&crate::net::Topology::default(), self.cfg.queues);
         self.switches = Vec::new();
         self.port_busy = Vec::new();
         let numbering = repeats.then(|| Numbering { keep, ..Default::default() });

@@ -4,6 +4,7 @@
 
 use super::fifo::Fifo;
 use super::zeroed::{ZeroDefault, ZeroedVec};
+use crate::net::topology::{NodeKind, Topology};
 use crate::net::{PktId, PortId};
 use crate::sim::SimTime;
 
@@ -219,21 +220,52 @@ pub struct PortQueues {
     held: ZeroedVec<u64>,
     /// The same bytes by the port they arrived on: per (ingress port, egress port, queue),
     /// and per ingress port in all (what SFC and DRC judge at an input-buffered switch).
-    between: rustc_hash::FxHashMap<(PortId, PortId, u8), u64>,
+    /// Per switch, a dense array by (local ingress, local egress, queue), as a crossbar
+    /// keeps its VOQs; allocated at the switch's first hold, so a switch that never holds
+    /// (every output-queued one) costs nothing. (A hash map by the three cost
+    /// input-buffered runs 7-11%: docs/performance.md.)
+    between: Vec<Vec<u64>>,
+    /// By port: its switch's index (`u32::MAX` at a host) and its local index there.
+    place: Vec<(u32, u32)>,
+    /// By switch: its ports.
+    radix: Vec<u32>,
     held_in: ZeroedVec<u64>,
     per_port: usize,
 }
 
 impl PortQueues {
-    pub fn new(ports: usize, per_port: usize) -> PortQueues {
+    /// The queues of every port of `topo`, `per_port` each.
+    pub fn new(topo: &Topology, per_port: usize) -> PortQueues {
+        let ports = topo.ports.len();
+        let place = topo
+            .ports
+            .iter()
+            .map(|p| {
+                let node = &topo.nodes[p.node as usize];
+                (if node.kind == NodeKind::Switch { node.index } else { u32::MAX }, p.local)
+            })
+            .collect();
+        let radix = topo.switches.iter().map(|&n| topo.nodes[n as usize].ports.len() as u32).collect();
         PortQueues {
             all: ZeroedVec::new(ports * per_port),
             stats: ZeroedVec::new(ports * per_port),
             held: ZeroedVec::new(ports * per_port),
-            between: Default::default(),
+            between: vec![Vec::new(); topo.switches.len()],
+            place,
+            radix,
             held_in: ZeroedVec::new(ports),
             per_port,
         }
+    }
+    /// Where the count of bytes held from `from` for queue `q` of `port` lives: its switch
+    /// and the position in that switch's `between`.
+    #[inline]
+    fn between_at(&self, from: PortId, port: PortId, q: usize) -> (usize, usize) {
+        let (sw, i) = self.place[from as usize];
+        let (sw_out, o) = self.place[port as usize];
+        debug_assert!(sw != u32::MAX && sw == sw_out, "held between two ports of one switch");
+        let n = self.radix[sw as usize] as usize;
+        (sw as usize, (i as usize * n + o as usize) * self.per_port + q)
     }
     /// A packet of `size` that arrived on `from`, bound for queue `q` of `port`, is held at
     /// its switch's ingress side (`unhold` as it joins the queue).
@@ -242,25 +274,42 @@ impl PortQueues {
         let i = self.at(port, q);
         self.held[i] += size;
         self.held_in[from as usize] += size;
-        *self.between.entry((from, port, q as u8)).or_insert(0) += size;
+        let (sw, at) = self.between_at(from, port, q);
+        let row = &mut self.between[sw];
+        if row.is_empty() {
+            let n = self.radix[sw] as usize;
+            *row = vec![0; n * n * self.per_port];
+        }
+        row[at] += size;
     }
     #[inline]
     pub(crate) fn unhold(&mut self, from: PortId, port: PortId, q: usize, size: u64) {
         let i = self.at(port, q);
         self.held[i] -= size;
         self.held_in[from as usize] -= size;
-        let k = (from, port, q as u8);
-        let e = self.between.get_mut(&k).expect("a packet joining its queue was held");
-        *e -= size;
-        if *e == 0 {
-            self.between.remove(&k);
-        }
+        let (sw, at) = self.between_at(from, port, q);
+        self.between[sw][at] -= size;
     }
     /// The bytes held at the ingress side of its switch that arrived on `from` and are bound
     /// for queue `q` of `port` (`hold`).
     #[inline]
     pub fn held_between(&self, from: PortId, port: PortId, q: usize) -> u64 {
-        self.between.get(&(from, port, q as u8)).copied().unwrap_or(0)
+        let (sw, at) = self.between_at(from, port, q);
+        self.between[sw].get(at).copied().unwrap_or(0)
+    }
+    /// The bytes held at the ingress side of its switch that arrived on `from` and are bound
+    /// for the switch's port of local index `out` (`PortInfo::local`), in the queues whose
+    /// bits `classes` sets.
+    #[inline]
+    pub fn held_toward(&self, from: PortId, out: usize, classes: u8) -> u64 {
+        let (sw, i) = self.place[from as usize];
+        let row = &self.between[sw as usize];
+        if row.is_empty() {
+            return 0;
+        }
+        let n = self.radix[sw as usize] as usize;
+        let at = (i as usize * n + out) * self.per_port;
+        row[at..at + self.per_port].iter().enumerate().filter(|&(c, _)| classes & (1 << c) != 0).map(|(_, &b)| b).sum()
     }
     /// The bytes held at the ingress side of its switch that arrived on `from`.
     #[inline]
@@ -349,14 +398,31 @@ mod tests {
     /// (ingress, egress, queue) and per ingress, until they join the queue.
     #[test]
     fn held_bytes_count_by_ingress_and_egress() {
-        let mut q = PortQueues::new(4, 2);
-        q.hold(0, 3, 1, 1500);
-        q.hold(1, 3, 1, 500);
-        q.hold(0, 2, 0, 100);
-        assert_eq!((q.backlog(3, 1), q.held_between(0, 3, 1), q.held_between(1, 3, 1), q.held_in(0), q.held_in(1)), (2000, 1500, 500, 1600, 500));
-        q.unhold(0, 3, 1, 1500);
-        assert_eq!((q.backlog(3, 1), q.held_between(0, 3, 1), q.held_in(0)), (500, 0, 100));
-        assert!(!q.between.contains_key(&(0, 3, 1)), "an emptied count leaves the map");
+        // two switches of four hosts each, joined: the switch's ports a, b, c, d are its hosts'
+        let mut topo = Topology::default();
+        let (s0, s1) = (topo.add_switch("s0"), topo.add_switch("s1"));
+        let mut at = Vec::new();
+        for s in [s0, s1] {
+            for h in 0..4 {
+                let host = topo.add_host(format!("h{s}{h}"));
+                at.push(topo.connect(host, s, 1, SimTime::ZERO).1);
+            }
+        }
+        topo.connect(s0, s1, 1, SimTime::ZERO);
+        let [a, b, c, d, e, f, ..] = at[..] else { unreachable!() };
+        let mut q = PortQueues::new(&topo, 2);
+        q.hold(a, d, 1, 1500);
+        q.hold(b, d, 1, 500);
+        q.hold(a, c, 0, 100);
+        q.hold(e, f, 1, 7);
+        assert_eq!((q.backlog(d, 1), q.held_between(a, d, 1), q.held_between(b, d, 1), q.held_in(a), q.held_in(b)), (2000, 1500, 500, 1600, 500));
+        assert_eq!((q.held_between(d, a, 1), q.held_between(a, d, 0), q.held_between(e, f, 1), q.held_between(f, e, 1)), (0, 0, 7, 0), "each direction and class its own");
+        let local = |p: PortId| topo.ports[p as usize].local as usize;
+        q.hold(a, d, 0, 20);
+        assert_eq!((q.held_toward(a, local(d), 0b11), q.held_toward(a, local(d), 0b10), q.held_toward(a, local(d), 0b01), q.held_toward(a, local(c), 0b10)), (1520, 1500, 20, 0));
+        q.unhold(a, d, 0, 20);
+        q.unhold(a, d, 1, 1500);
+        assert_eq!((q.backlog(d, 1), q.held_between(a, d, 1), q.held_in(a)), (500, 0, 100));
     }
 
     #[test]

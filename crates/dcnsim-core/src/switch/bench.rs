@@ -30,7 +30,7 @@ impl Bench {
     pub fn with_queues(queues: usize) -> Bench {
         let topo = dumbbell::build(2, 1, (G100, SimTime::from_ns(500)), (G100, SimTime::from_ns(500)));
         let egress = Ports::new((0..topo.ports.len()).map(|_| Egress::default()).collect());
-        let port_queues = PortQueues::new(topo.ports.len(), queues);
+        let port_queues = PortQueues::new(&topo, queues);
         let switches =
             (0..2).map(|i| SwitchState { buffer: SwitchBuffer::new(BufferParams::Static { queue_cap: 16_000_000 }, 3, 1), rng: stream(1, Stream::SwitchAqm, i) }).collect();
         Bench { topo, egress, port_queues, pkts: PacketArena::new(), switches, fx: Vec::new(), queues }

@@ -407,9 +407,8 @@ impl Drc {
             return None;
         }
         // the bytes of the rate-controlled classes the input holds for the direction
-        let out = cx.topo.nodes[cx.topo.ports[i].node as usize].ports[o];
         let q = cx.port_queues;
-        let mine = (0..self.queues).filter(|&c| self.p.classes & (1 << c) != 0).map(|c| q.held_between(port, out, c)).sum();
+        let mine = q.held_toward(port, o, self.p.classes);
         let fill = self.p.input_fill.fill(mine, q.held_in(port), self.p.inputs[i]);
         let cur = self.toward_level[slot];
         let new = self.p.level(fill, cur);

@@ -371,9 +371,9 @@ struct Crossbar {
     output_cap: u64,
     /// Per input: a FIFO (`input_queued`), or a VOQ per output and traffic class
     /// (`slot(i, o, q)`).
+    /// Their bytes, and each input's, the switch counts (`PortQueues::held_between`,
+    /// `held_in`).
     queues: Vec<VecDeque<Arrival>>,
-    /// Bytes in each of `queues`.
-    queue_bytes: Vec<u64>,
     voq: bool,
     /// Traffic classes per port (VOQs per (input, output)).
     classes: usize,
@@ -388,7 +388,6 @@ struct Crossbar {
     /// With more than one class, at most `matching::MASK_BITS` ports: per (output, class),
     /// bit `i` set while input `i`'s VOQ for them holds a packet.
     holders: Vec<u128>,
-    in_bytes: Vec<u64>,
     /// When each input's and output's current transfer ends.
     in_busy: Vec<SimTime>,
     out_busy: Vec<SimTime>,
@@ -573,7 +572,6 @@ impl Switches {
             let q = x.slot(i, o, class);
             let k = if gated { x.fits(q, o, now, cx.egress, cx.port_queues, &may).expect("a matched input holds a packet its output can take") } else { 0 };
             let a = x.queues[q].remove(k).expect("a matched input holds a packet for its output");
-            x.queue_bytes[q] -= a.size;
             if let Some((c, charged, _)) = chosen {
                 x.out_sched[o].recharge(c, charged, a.size);
             }
@@ -585,7 +583,6 @@ impl Switches {
                     *w &= !(1 << o);
                 }
             }
-            x.in_bytes[i] -= a.size;
             x.held -= 1;
             let rate = (cx.topo.ports[a.out as usize].rate_bps as f64 * p.speedup) as u64;
             let end = now + ser_time(a.size, rate);
@@ -620,19 +617,19 @@ impl Switches {
         let o = self.local[a.out as usize] as usize;
         let x = &mut self.xbars[a.sw as usize];
         // a lossless packet PFC admitted is bounded by its XOFF and headroom instead
-        if !a.ingress_admitted && x.in_bytes[i] + a.size > x.input_cap {
+        // the switch adds the packet to its counts once it is held
+        let held = cx.port_queues.held_in(a.in_port);
+        if !a.ingress_admitted && held + a.size > x.input_cap {
             return Admission::Drop(DropReason::BufferFull, a.in_port, a.class);
         }
         a.held = true;
-        x.in_bytes[i] += a.size;
         x.held += 1;
         let peak = &mut self.in_peak[a.in_port as usize];
-        *peak = (*peak).max(x.in_bytes[i]);
+        *peak = (*peak).max(held + a.size);
         let q = x.slot(i, o, a.queue);
         if self.p.mark_input {
-            a.judged_depth = x.queue_bytes[q];
+            a.judged_depth = if x.voq { cx.port_queues.held_between(a.in_port, a.out, a.queue) } else { held };
         }
-        x.queue_bytes[q] += a.size;
         x.queues[q].push_back(*a);
         if let Some(w) = x.waiting.get_mut(i) {
             *w |= 1 << o;
@@ -689,14 +686,12 @@ impl SwitchMechanism for Architecture {
                     input_cap,
                     output_cap,
                     queues: vec![VecDeque::new(); if voq { n * n * classes } else { n }],
-                    queue_bytes: vec![0; if voq { n * n * classes } else { n }],
                     voq,
                     classes,
                     out_sched: if classes > 1 { vec![SchedState::default(); n] } else { Vec::new() },
                     chosen: vec![None; if classes > 1 { n } else { 0 }],
                     class_grant: vec![0; if classes > 1 { n * classes } else { 0 }],
                     holders: vec![0; if classes > 1 && n <= matching::MASK_BITS { n * classes } else { 0 }],
-                    in_bytes: vec![0; n],
                     in_busy: vec![SimTime::ZERO; n],
                     out_busy: vec![SimTime::ZERO; n],
                     ptr: Pointers::new(n),
