@@ -335,7 +335,7 @@ pub(super) fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Ro
         pfc = Some(PfcParams::receive_only(topo.ports.len()));
     }
     let architecture = match &sw.architecture {
-        Some(a) => Some(a.params(switches_named(&topo, a.switches.as_deref(), "switch.architecture.switches")?)),
+        Some(a) => Some(a.params(|key, list| switches_named(&topo, list, key))?),
         None => None,
     };
     if let Some(n) = sw.drc.as_ref().and_then(|_| topo.switches.iter().map(|&n| &topo.nodes[n as usize]).find(|n| n.ports.len() > crate::switch::drc::MAX_PORTS)) {

@@ -325,10 +325,25 @@ impl<'a> Walker<'a> {
         self.root.definitions.get(name).and_then(as_object).unwrap_or_else(|| panic!("schema has no definition {name}"))
     }
 
+    /// The table a definition lets be written once or as an array of them
+    /// (`switch.architecture`): `anyOf` the table and an array of it.
+    fn one_or_many(&self, def: &'a SchemaObject) -> Option<&'a str> {
+        match def.subschemas.as_ref()?.any_of.as_ref()?.as_slice() {
+            [Schema::Object(one), Schema::Object(many)] => {
+                let r = ref_name(one)?;
+                (array_item(many).and_then(ref_name) == Some(r) && is_table(self.def(r))).then_some(r)
+            }
+            _ => None,
+        }
+    }
+
     fn shape(&self, s: &'a SchemaObject) -> Shape<'a> {
         if let Some(r) = ref_name(s) {
             if is_table(self.def(r)) {
                 return Shape::Table(r);
+            }
+            if let Some(t) = self.one_or_many(self.def(r)) {
+                return Shape::Table(t);
             }
         }
         if let Some(item) = array_item(s) {
@@ -394,6 +409,9 @@ impl<'a> Walker<'a> {
             let d = self.def(r);
             if is_table(d) {
                 return format!("table, see [{}](#{})", self.section_title(r), anchor(r));
+            }
+            if let Some(t) = self.one_or_many(d) {
+                return format!("table, or array of tables, see [{}](#{})", self.section_title(t), anchor(t));
             }
             if let Some(vals) = enum_values(d) {
                 let v: Vec<String> = vals.iter().map(|(v, _)| format!("`\"{v}\"`")).collect();

@@ -423,8 +423,9 @@ pub struct SwitchConfig {
     /// which `transport.cc = "hpcc"` reads; absent = off.
     pub int: Option<crate::switch::int::IntConfig>,
     /// The switches' memory architecture: input queues, VOQs with a crossbar scheduler, or
-    /// CIOQ (see `switch.architecture`); absent = output-queued.
-    pub architecture: Option<crate::switch::architecture::ArchitectureConfig>,
+    /// CIOQ (see `switch.architecture`); an array of such tables (`[[switch.architecture]]`,
+    /// each naming its `switches`) where a fabric mixes kinds; absent = output-queued.
+    pub architecture: Option<crate::switch::architecture::Architectures>,
     /// Active queue management and ECN marking, chosen by kind (see `switch.aqm`); absent =
     /// none (drop-tail only).
     pub aqm: Option<AqmConfig>,

@@ -169,8 +169,99 @@ pub struct ArchitectureConfig {
     pub marking: Option<Marking>,
     /// The switches (by name, as ports.parquet names them) built with this architecture;
     /// the others stay output-queued, as where a fabric mixes switch models (e.g. VOQ
-    /// spines above output-queued ToRs). Default: every switch.
+    /// spines above output-queued ToRs), or take another entry's where
+    /// `[[switch.architecture]]` lists several (each switch in one). Default: every switch;
+    /// required in a list of several.
     pub switches: Option<Vec<String>>,
+}
+
+/// `switch.architecture` as written: one table, the architecture of every switch it names
+/// (every switch by default), or an array of tables (`[[switch.architecture]]`), each naming
+/// its switches, for a fabric that mixes kinds (e.g. CIOQ spines above VOQ leaves, as
+/// deployments mix switch ASICs); a switch no entry names stays output-queued.
+#[derive(Debug, Clone)]
+pub struct Architectures(pub Vec<ArchitectureConfig>);
+
+impl<'de> Deserialize<'de> for Architectures {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct OneOrMany;
+        impl<'de> serde::de::Visitor<'de> for OneOrMany {
+            type Value = Architectures;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a table (one architecture) or an array of tables ([[switch.architecture]], each naming its switches)")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, m: A) -> Result<Architectures, A::Error> {
+                ArchitectureConfig::deserialize(serde::de::value::MapAccessDeserializer::new(m)).map(|a| Architectures(vec![a]))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, s: A) -> Result<Architectures, A::Error> {
+                Vec::deserialize(serde::de::value::SeqAccessDeserializer::new(s)).map(Architectures)
+            }
+        }
+        d.deserialize_any(OneOrMany)
+    }
+}
+
+impl Serialize for Architectures {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0.as_slice() {
+            [one] => one.serialize(s),
+            many => many.serialize(s),
+        }
+    }
+}
+
+impl JsonSchema for Architectures {
+    fn schema_name() -> String {
+        "Architectures".to_string()
+    }
+    fn json_schema(g: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
+        use schemars::schema::{SchemaObject, SubschemaValidation};
+        let any_of = vec![g.subschema_for::<ArchitectureConfig>(), g.subschema_for::<Vec<ArchitectureConfig>>()];
+        SchemaObject { subschemas: Some(Box::new(SubschemaValidation { any_of: Some(any_of), ..Default::default() })), ..Default::default() }.into()
+    }
+}
+
+impl Architectures {
+    /// The key an entry's errors name: `switch.architecture`, or `switch.architecture[i]` in
+    /// an array.
+    fn key(&self, i: usize) -> String {
+        if self.0.len() == 1 {
+            "switch.architecture".to_string()
+        } else {
+            format!("switch.architecture[{i}]")
+        }
+    }
+    /// Each entry's `check`, and in an array every entry naming its switches.
+    pub fn check(&self, mtu: u64, configured: impl Fn(&str) -> bool, aqm: Option<(&str, Option<bool>)>) -> Result<(), ScenarioError> {
+        if self.0.is_empty() {
+            return Err(err("switch.architecture", "invalid value [], expected a table or a non-empty array of tables (or leave the key out: output-queued)"));
+        }
+        for (i, a) in self.0.iter().enumerate() {
+            if self.0.len() > 1 && a.switches.is_none() {
+                return Err(err(format!("{}.switches", self.key(i)), "missing: with more than one architecture each names its switches (a switch none names stays output-queued)"));
+            }
+            a.check(&self.key(i), mtu, &configured, aqm)?;
+        }
+        Ok(())
+    }
+    /// The entries' parameters, defaults filled in; `named(key, list)`: the switches `list`
+    /// names (by switch index), its entries' errors naming `key`. A switch two entries name
+    /// is refused.
+    pub fn params(&self, mut named: impl FnMut(&str, Option<&[String]>) -> Result<Option<Vec<bool>>, ScenarioError>) -> Result<ArchitecturesParams, ScenarioError> {
+        let mut out: Vec<ArchitectureParams> = Vec::with_capacity(self.0.len());
+        for (i, a) in self.0.iter().enumerate() {
+            let key = format!("{}.switches", self.key(i));
+            let on = named(&key, a.switches.as_deref())?;
+            if let Some(on) = &on {
+                if let Some((j, sw)) = out.iter().enumerate().find_map(|(j, e)| on.iter().enumerate().position(|(sw, &x)| x && e.on(sw)).map(|sw| (j, sw))) {
+                    let name = a.switches.iter().flatten().find(|n| named(&key, Some(std::slice::from_ref(*n))).ok().flatten().is_some_and(|v| v[sw])).cloned().unwrap_or_default();
+                    return Err(err(key, format!("invalid value: switch \"{name}\" is named by switch.architecture[{j}] too, expected each switch in one architecture")));
+                }
+            }
+            out.push(a.params(on));
+        }
+        Ok(ArchitecturesParams(out))
+    }
 }
 
 // The documented defaults (the doc comments' `{default}`); `kind` has none.
@@ -192,8 +283,7 @@ impl ArchitectureConfig {
     /// run on it (`configured`: whether the scenario gives the table `switch.<key>`;
     /// `aqm`: the kind of `switch.aqm`, if any, and, where it is the ECN marker on the
     /// instantaneous queue, whether that drops non-ECT packets).
-    pub fn check(&self, mtu: u64, configured: impl Fn(&str) -> bool, aqm: Option<(&str, Option<bool>)>) -> Result<(), ScenarioError> {
-        let k = "switch.architecture";
+    pub fn check(&self, k: &str, mtu: u64, configured: impl Fn(&str) -> bool, aqm: Option<(&str, Option<bool>)>) -> Result<(), ScenarioError> {
         let kind = self.kind_name();
         if self.kind == Queueing::InputQueued && self.iterations.is_some() {
             return Err(err(format!("{k}.iterations"), "kind = \"input_queued\": a FIFO input asks for one output, so iterations add nothing; remove it or use kind = \"voq\""));
@@ -287,15 +377,29 @@ impl ArchitectureParams {
         let cioq = self.queueing == Queueing::Cioq;
         (self.input_buffer.unwrap_or(if cioq { share / 2 } else { share }), self.output_buffer.unwrap_or(share / 2))
     }
+}
 
-    /// Per port of `topo`: the bytes of its input buffer where its switch is built with the
-    /// architecture (`on`), 0 elsewhere.
+/// Every entry of `switch.architecture` resolved (`Architectures`), in the order written.
+#[derive(Clone, Debug)]
+pub struct ArchitecturesParams(pub Vec<ArchitectureParams>);
+
+impl ArchitecturesParams {
+    /// The entry switch `sw` (its index) is built with, and its position (None: the switch
+    /// is output-queued).
+    pub fn of(&self, sw: usize) -> Option<(usize, &ArchitectureParams)> {
+        self.0.iter().enumerate().find(|(_, e)| e.on(sw))
+    }
+
+    /// Per port of `topo`: the bytes of its input buffer where its switch is built with an
+    /// architecture, 0 elsewhere.
     pub fn input_buffers(&self, topo: &crate::net::Topology, buffer: &BufferParams, queues: usize) -> Vec<u64> {
         let mut inputs = vec![0; topo.ports.len()];
-        for n in topo.switches.iter().map(|&node| &topo.nodes[node as usize]).filter(|n| self.on(n.index as usize)) {
-            let (input, _) = self.buffers(buffer, n.ports.len(), queues);
-            for &p in &n.ports {
-                inputs[p as usize] = input;
+        for n in topo.switches.iter().map(|&node| &topo.nodes[node as usize]) {
+            if let Some((_, e)) = self.of(n.index as usize) {
+                let (input, _) = e.buffers(buffer, n.ports.len(), queues);
+                for &p in &n.ports {
+                    inputs[p as usize] = input;
+                }
             }
         }
         inputs
@@ -304,13 +408,15 @@ impl ArchitectureParams {
     /// Refuse a default buffer (a port's share of `switch.buffer`) that cannot hold a full
     /// frame at some switch of `topo`: its input would drop every packet of that size.
     pub fn check_buffers(&self, topo: &crate::net::Topology, buffer: &BufferParams, queues: usize, mtu: u64) -> Result<(), ScenarioError> {
-        for &node in topo.switches.iter().filter(|&&node| self.on(topo.nodes[node as usize].index as usize)) {
+        for &node in &topo.switches {
             let n = &topo.nodes[node as usize];
-            let (input, output) = self.buffers(buffer, n.ports.len(), queues);
-            for (key, b, given) in [("input_buffer", input, self.input_buffer.is_some()), ("output_buffer", output, self.queueing != Queueing::Cioq || self.output_buffer.is_some())] {
+            let Some((i, e)) = self.of(n.index as usize) else { continue };
+            let (input, output) = e.buffers(buffer, n.ports.len(), queues);
+            for (key, b, given) in [("input_buffer", input, e.input_buffer.is_some()), ("output_buffer", output, e.queueing != Queueing::Cioq || e.output_buffer.is_some())] {
                 if !given && b < mtu {
+                    let at = if self.0.len() == 1 { String::new() } else { format!("[{i}]") };
                     return Err(err(
-                        format!("switch.architecture.{key}"),
+                        format!("switch.architecture{at}.{key}"),
                         format!("not given, and its default (the port's share of switch.buffer) is {b} B at switch {} of {} ports, below the MTU ({mtu} B); give it, or more buffer", n.name, n.ports.len()),
                     ));
                 }
@@ -365,6 +471,8 @@ fn inputs(mask: Option<u128>, n: usize) -> impl Iterator<Item = usize> {
 struct Crossbar {
     /// Its ports (inputs and outputs alike), by local index.
     ports: Vec<PortId>,
+    /// Its entry of `switch.architecture` (`Switches::p`).
+    kind: usize,
     /// The cell time.
     cell: SimTime,
     input_cap: u64,
@@ -491,7 +599,8 @@ pub struct Architecture(Box<Switches>);
 
 /// What `Architecture` holds.
 struct Switches {
-    p: ArchitectureParams,
+    /// The entries of `switch.architecture`; each crossbar runs by its own (`Crossbar::kind`).
+    p: Vec<ArchitectureParams>,
     /// How the ports serve their classes (`switch.scheduler`): an input serves its VOQs for
     /// one output the same way.
     sched: PortScheduler,
@@ -509,12 +618,13 @@ impl Switches {
     /// One cell time at switch `sw`: match the inputs that hold packets to the outputs that
     /// can take them, start the transfers, and come back next cell time while packets wait.
     fn scan(&mut self, sw: u32, others: &Mechanisms, cx: &mut Ctx) {
-        let (p, now) = (&self.p, cx.now);
+        let now = cx.now;
         // a mechanism that orders a transmitter's frames by their next hop (DRC) decides
         // which packets may cross to their output now, as it would at an output queue
         let (pkts, gated) = (&*cx.pkts, others.acts_at(Caps::REORDER));
         let may = |a: &Arrival| !gated || others.nic_may_send(a.out, pkts.get(a.pkt).dst, a.hash, a.queue, now);
         let x = &mut self.xbars[sw as usize];
+        let p = &self.p[x.kind];
         x.due = SimTime::MAX;
         x.last = now;
         self.cells += 1;
@@ -627,7 +737,7 @@ impl Switches {
         let peak = &mut self.in_peak[a.in_port as usize];
         *peak = (*peak).max(held + a.size);
         let q = x.slot(i, o, a.queue);
-        if self.p.mark_input {
+        if self.p[x.kind].mark_input {
             a.judged_depth = if x.voq { cx.port_queues.held_between(a.in_port, a.out, a.queue) } else { held };
         }
         x.queues[q].push_back(*a);
@@ -647,7 +757,7 @@ impl Switches {
 }
 
 impl SwitchMechanism for Architecture {
-    type Params = ArchitectureParams;
+    type Params = ArchitecturesParams;
     type Frame = Never;
     type Msg = Never;
     /// A cell time of switch `sw`.
@@ -663,7 +773,7 @@ impl SwitchMechanism for Architecture {
         ],
     };
 
-    fn build(p: ArchitectureParams, f: &Fabric) -> Self {
+    fn build(all: ArchitecturesParams, f: &Fabric) -> Self {
         let mut local = vec![u32::MAX; f.topo.ports.len()];
         let xbars = f
             .topo
@@ -671,8 +781,9 @@ impl SwitchMechanism for Architecture {
             .iter()
             .map(|&node| {
                 // a switch left output-queued (`switches`) keeps an empty crossbar
-                let on = p.on(f.topo.nodes[node as usize].index as usize);
-                let ports = if on { f.topo.nodes[node as usize].ports.clone() } else { Vec::new() };
+                let on = all.of(f.topo.nodes[node as usize].index as usize);
+                let (kind, p) = on.unwrap_or((0, &all.0[0]));
+                let ports = if on.is_some() { f.topo.nodes[node as usize].ports.clone() } else { Vec::new() };
                 let n = ports.len();
                 for (k, &pt) in ports.iter().enumerate() {
                     local[pt as usize] = k as u32;
@@ -701,10 +812,11 @@ impl SwitchMechanism for Architecture {
                     due: SimTime::MAX,
                     last: SimTime::MAX,
                     ports,
+                    kind,
                 }
             })
             .collect();
-        Architecture(Box::new(Switches { p, sched: f.scheduler.clone(), xbars, local, in_peak: vec![0; f.topo.ports.len()], transfers: 0, cells: 0 }))
+        Architecture(Box::new(Switches { p: all.0, sched: f.scheduler.clone(), xbars, local, in_peak: vec![0; f.topo.ports.len()], transfers: 0, cells: 0 }))
     }
 
     #[cfg(test)]

@@ -470,6 +470,60 @@ fn an_architecture_can_be_given_to_some_switches() {
     }
 }
 
+/// A fabric may mix kinds (`[[switch.architecture]]`, each entry naming its switches):
+/// VOQ spines above CIOQ ToRs. Splitting one kind's switches over two identical entries is
+/// the same run as one table; in the mixed fabric only the ToRs' output queues build (their
+/// four hosts share two uplinks, and a speed-up of 2 lets two inputs cross to one output at
+/// once), the spines' outputs hold at most the frame on the wire, as on the all-VOQ fabric,
+/// and every packet crosses the same crossbars as there.
+#[test]
+fn architectures_of_several_kinds_mix_in_one_fabric() {
+    let list = |r: std::ops::Range<usize>, prefix: &str| r.map(|i| format!("\"{prefix}{i}\"")).collect::<Vec<_>>().join(", ");
+    let (tors, spines) = (list(0..4, "tor"), list(0..2, "spine"));
+    let (all, _) = clos("architecture = { kind = \"voq\" }");
+    let (split, _) = clos(&format!("architecture = [ {{ kind = \"voq\", switches = [{tors}] }}, {{ kind = \"voq\", switches = [{spines}] }} ]"));
+    assert_eq!(all.summary["events"], split.summary["events"]);
+    assert_eq!(all.flows.u64("fct_ps"), split.flows.u64("fct_ps"));
+    let (cioq, _) = clos("architecture = { kind = \"cioq\" }");
+    let (mixed, t) = clos(&format!("architecture = [ {{ kind = \"cioq\", switches = [{tors}] }}, {{ kind = \"voq\", switches = [{spines}] }} ]"));
+    assert_eq!(mixed.summary["flows_finished"], 16);
+    assert_eq!(mixed.summary["data_packets_dropped"], 0);
+    assert_eq!(mixed.summary["crossbar_transfers"], all.summary["crossbar_transfers"], "every packet crosses every switch on its path");
+    for other in [&all, &cioq] {
+        assert_ne!(mixed.flows.u64("fct_ps"), other.flows.u64("fct_ps"), "the mix is neither pure fabric");
+    }
+    let (depth, queues) = (mixed.ports.u64("max_depth_bytes"), mixed.ports.rows() / t.ports.len());
+    let peak = |spine: bool| {
+        let ports = t.ports.iter().enumerate().filter(|(_, p)| t.nodes[p.node as usize].kind == crate::net::NodeKind::Switch);
+        ports.filter(|(_, p)| t.nodes[p.node as usize].name.starts_with("spine") == spine).map(|(i, _)| depth[i * queues]).max().unwrap()
+    };
+    let mtu = 1500;
+    assert!(peak(true) <= mtu, "a VOQ spine's output holds at most the frame on the wire: {} B", peak(true));
+    assert!(peak(false) > 4 * mtu, "a CIOQ ToR's output queue builds: {} B", peak(false));
+}
+
+/// An array of architectures: each entry names its switches, none twice, and an entry's
+/// errors name its position.
+#[test]
+fn an_array_of_architectures_is_checked_entry_by_entry() {
+    for (arch, says) in [
+        ("architecture = []", "switch.architecture"),
+        ("architecture = [ { kind = \"voq\", switches = [\"tor0\"] }, { kind = \"cioq\" } ]", "switch.architecture[1].switches: missing"),
+        ("architecture = [ { kind = \"voq\", switches = [\"tor0\", \"spine0\"] }, { kind = \"cioq\", switches = [\"spine0\"] } ]", "switch \"spine0\" is named by switch.architecture[0] too"),
+        ("architecture = [ { kind = \"voq\", switches = [\"tor0\"] }, { kind = \"voq\", switches = [\"spine0\"], speedup = 2.0 } ]", "switch.architecture[1].speedup"),
+        ("architecture = [ { kind = \"voq\", switches = [\"tor0\"] }, { kind = \"cioq\", switches = [\"spine9\"] } ]", "switch.architecture[1].switches[0]"),
+        ("architecture = [ { kind = \"voq\", switches = [\"tor0\"], colour = 1 } ]", "colour"),
+        ("architecture = 3", "an array of tables"),
+    ] {
+        let text = format!("[scenario]\nname = \"x\"\n[topology]\nkind = \"clos2\"\ntors = 2\nservers_per_tor = 1\nspines = 1\nhost_link = {{ rate = \"10Gbps\", delay = \"1us\" }}\nfabric_link = {{ rate = \"10Gbps\", delay = \"1us\" }}\n[switch]\n{arch}\n[[workload]]\nkind = \"flows\"\nflows = [ {{ src = 0, dst = 1, size = \"1KB\" }} ]\n");
+        let e = match Document::from_toml(&text).and_then(|d| d.resolve(None)).and_then(|s| build_adjusted(&s, &RunOptions::default(), |_, _| {}).map(|_| ())) {
+            Ok(()) => panic!("accepted: {arch}"),
+            Err(e) => e.to_string(),
+        };
+        assert!(e.contains(says), "{arch}: {e}");
+    }
+}
+
 /// Line-rate UDP flows for 2 ms on switches of `arch` (10 Gbit/s links of 100 ns, 64 KB
 /// per input), with `fc` (flow control) under `[switch]`: `hosts` named for their switch
 /// (`links`: (host or switch, switch)), `flows` as (src, dst) host indices. The rate each
