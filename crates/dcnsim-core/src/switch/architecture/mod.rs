@@ -66,7 +66,6 @@ use crate::sim::{ser_time, SimTime};
 use matching::{Pointers, Requests};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
 
 /// Where packets wait (module doc).
 #[derive(Deserialize, Serialize, JsonSchema, Copy, Clone, Debug, PartialEq, Eq)]
@@ -467,6 +466,91 @@ fn inputs(mask: Option<u128>, n: usize) -> impl Iterator<Item = usize> {
     std::iter::from_fn(move || m.as_mut().and_then(next_bit).or_else(|| all.next()))
 }
 
+/// A crossbar's input queues: each a singly linked list through one slab of nodes, so a
+/// queue that holds nothing costs its head and tail (8 bytes; a `VecDeque`'s header is 32,
+/// and a VOQ switch keeps ports^2 x classes queues: 2,048 per switch at 16 ports and 8
+/// classes).
+#[derive(Clone, Debug, Default)]
+struct Lists {
+    /// Per queue: its first and last node (`NIL`: empty).
+    head: Vec<u32>,
+    tail: Vec<u32>,
+    /// The nodes: a packet and the next node of its queue (or of the free list).
+    nodes: Vec<(Arrival, u32)>,
+    /// The first free node (`NIL`: none).
+    free: u32,
+}
+
+const NIL: u32 = u32::MAX;
+
+impl Lists {
+    fn new(queues: usize) -> Lists {
+        Lists { head: vec![NIL; queues], tail: vec![NIL; queues], nodes: Vec::new(), free: NIL }
+    }
+    #[inline]
+    fn is_empty(&self, q: usize) -> bool {
+        self.head[q] == NIL
+    }
+    #[inline]
+    fn front(&self, q: usize) -> Option<&Arrival> {
+        self.iter(q).next()
+    }
+    /// Queue `q`'s packets, first first.
+    #[inline]
+    fn iter(&self, q: usize) -> impl Iterator<Item = &Arrival> + '_ {
+        let mut at = self.head[q];
+        std::iter::from_fn(move || {
+            (at != NIL).then(|| {
+                let (a, next) = &self.nodes[at as usize];
+                at = *next;
+                a
+            })
+        })
+    }
+    fn push_back(&mut self, q: usize, a: Arrival) {
+        let n = match self.free {
+            NIL => {
+                self.nodes.push((a, NIL));
+                (self.nodes.len() - 1) as u32
+            }
+            n => {
+                self.free = self.nodes[n as usize].1;
+                self.nodes[n as usize] = (a, NIL);
+                n
+            }
+        };
+        match self.tail[q] {
+            NIL => self.head[q] = n,
+            t => self.nodes[t as usize].1 = n,
+        }
+        self.tail[q] = n;
+    }
+    /// Take the packet at position `k` of queue `q` out of it.
+    fn remove(&mut self, q: usize, k: usize) -> Option<Arrival> {
+        let (mut prev, mut at) = (NIL, self.head[q]);
+        for _ in 0..k {
+            if at == NIL {
+                return None;
+            }
+            (prev, at) = (at, self.nodes[at as usize].1);
+        }
+        if at == NIL {
+            return None;
+        }
+        let (a, next) = self.nodes[at as usize];
+        match prev {
+            NIL => self.head[q] = next,
+            p => self.nodes[p as usize].1 = next,
+        }
+        if self.tail[q] == at {
+            self.tail[q] = prev;
+        }
+        self.nodes[at as usize].1 = self.free;
+        self.free = at;
+        Some(a)
+    }
+}
+
 /// One switch's crossbar and input queues.
 struct Crossbar {
     /// Its ports (inputs and outputs alike), by local index.
@@ -481,7 +565,7 @@ struct Crossbar {
     /// (`slot(i, o, q)`).
     /// Their bytes, and each input's, the switch counts (`PortQueues::held_between`,
     /// `held_in`).
-    queues: Vec<VecDeque<Arrival>>,
+    queues: Lists,
     voq: bool,
     /// Traffic classes per port (VOQs per (input, output)).
     classes: usize,
@@ -529,18 +613,16 @@ impl Crossbar {
     /// packet per class, the one going onto the link).
     #[inline]
     fn fits(&self, slot: usize, o: usize, now: SimTime, egress: &crate::net::port::Ports, queues: &PortQueues, may: &impl Fn(&Arrival) -> bool) -> Option<usize> {
-        let q = &self.queues[slot];
         if self.out_busy[o] > now {
             return None;
         }
         // the head first: where nothing gates (most runs) it is the one
-        let k = match q.front() {
+        let (k, a) = match self.queues.front(slot) {
             None => return None,
-            Some(a) if may(a) => 0,
-            Some(_) if self.voq => q.iter().skip(1).position(may)? + 1,
+            Some(a) if may(a) => (0, a),
+            Some(_) if self.voq => self.queues.iter(slot).enumerate().skip(1).find(|(_, a)| may(a))?,
             Some(_) => return None,
         };
-        let a = &q[k];
         let out = self.ports[o];
         (egress[out as usize].bytes + a.size <= self.output_cap || queues.get(out, a.queue).bytes == 0).then_some(k)
     }
@@ -564,7 +646,7 @@ impl Crossbar {
         }
         let mut size = [0; crate::net::queue::MAX_QUEUES];
         for c in 0..nq {
-            size[c] = first[c].map_or(0, |(i, k)| self.queues[self.slot(i, o, c)][k].size);
+            size[c] = first[c].map_or(0, |(i, k)| self.queues.iter(self.slot(i, o, c)).nth(k).expect("fits found it").size);
         }
         let before = self.out_sched[o].snapshot();
         let Some(c) = sched.pick(nq, |c| first[c].is_none(), |_| false, |c| size[c], &mut self.out_sched[o]) else { return };
@@ -647,7 +729,7 @@ impl Switches {
             // a FIFO asks for its head's output only; a VOQ input for each output it holds
             // packets for (its mask of them where it has one)
             if !x.voq {
-                if let Some(a) = x.queues[i].front() {
+                if let Some(a) = x.queues.front(i) {
                     let o = self.local[a.out as usize] as usize;
                     x.request(i, o, now, cx.egress, cx.port_queues, &may);
                 }
@@ -681,11 +763,11 @@ impl Switches {
             let class = chosen.map_or(0, |(c, ..)| c);
             let q = x.slot(i, o, class);
             let k = if gated { x.fits(q, o, now, cx.egress, cx.port_queues, &may).expect("a matched input holds a packet its output can take") } else { 0 };
-            let a = x.queues[q].remove(k).expect("a matched input holds a packet for its output");
+            let a = x.queues.remove(q, k).expect("a matched input holds a packet for its output");
             if let Some((c, charged, _)) = chosen {
                 x.out_sched[o].recharge(c, charged, a.size);
             }
-            if x.queues[q].is_empty() {
+            if x.queues.is_empty(q) {
                 if let Some(h) = x.holders.get_mut(o * x.classes + class) {
                     *h &= !(1 << i);
                 }
@@ -740,7 +822,7 @@ impl Switches {
         if self.p[x.kind].mark_input {
             a.judged_depth = if x.voq { cx.port_queues.held_between(a.in_port, a.out, a.queue) } else { held };
         }
-        x.queues[q].push_back(*a);
+        x.queues.push_back(q, *a);
         if let Some(w) = x.waiting.get_mut(i) {
             *w |= 1 << o;
         }
@@ -796,7 +878,7 @@ impl SwitchMechanism for Architecture {
                     cell: ser_time(f.mtu as u64, (fastest as f64 * p.speedup) as u64).max(SimTime(1)),
                     input_cap,
                     output_cap,
-                    queues: vec![VecDeque::new(); if voq { n * n * classes } else { n }],
+                    queues: Lists::new(if voq { n * n * classes } else { n }),
                     voq,
                     classes,
                     out_sched: if classes > 1 { vec![SchedState::default(); n] } else { Vec::new() },
