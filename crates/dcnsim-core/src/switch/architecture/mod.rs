@@ -247,19 +247,20 @@ impl Architectures {
     /// names (by switch index), its entries' errors naming `key`. A switch two entries name
     /// is refused.
     pub fn params(&self, mut named: impl FnMut(&str, Option<&[String]>) -> Result<Option<Vec<bool>>, ScenarioError>) -> Result<ArchitecturesParams, ScenarioError> {
-        let mut out: Vec<ArchitectureParams> = Vec::with_capacity(self.0.len());
+        let mut out = ArchitecturesParams(Vec::with_capacity(self.0.len()));
         for (i, a) in self.0.iter().enumerate() {
             let key = format!("{}.switches", self.key(i));
             let on = named(&key, a.switches.as_deref())?;
-            if let Some(on) = &on {
-                if let Some((j, sw)) = out.iter().enumerate().find_map(|(j, e)| on.iter().enumerate().position(|(sw, &x)| x && e.on(sw)).map(|sw| (j, sw))) {
-                    let name = a.switches.iter().flatten().find(|n| named(&key, Some(std::slice::from_ref(*n))).ok().flatten().is_some_and(|v| v[sw])).cloned().unwrap_or_default();
+            // the names are valid: each on its own, to say which one an earlier entry took
+            for name in a.switches.iter().flatten() {
+                let one = named(&key, Some(std::slice::from_ref(name)))?.unwrap_or_default();
+                if let Some((j, _)) = one.iter().position(|&x| x).and_then(|sw| out.of(sw)) {
                     return Err(err(key, format!("invalid value: switch \"{name}\" is named by switch.architecture[{j}] too, expected each switch in one architecture")));
                 }
             }
-            out.push(a.params(on));
+            out.0.push(a.params(on));
         }
-        Ok(ArchitecturesParams(out))
+        Ok(out)
     }
 }
 
