@@ -257,15 +257,22 @@ impl PortQueues {
             per_port,
         }
     }
-    /// Where the count of bytes held from `from` for queue `q` of `port` lives: its switch
-    /// and the position in that switch's `between`.
+    /// Where the counts of bytes held from `from` for the switch's port of local index `out`
+    /// begin (one per queue): its switch and the position in that switch's `between`.
+    #[inline]
+    fn toward_at(&self, from: PortId, out: usize) -> (usize, usize) {
+        let (sw, i) = self.place[from as usize];
+        debug_assert!(sw != u32::MAX, "held at a switch's ingress");
+        let n = self.radix[sw as usize] as usize;
+        (sw as usize, (i as usize * n + out) * self.per_port)
+    }
+    /// Where the count of bytes held from `from` for queue `q` of `port` lives.
     #[inline]
     fn between_at(&self, from: PortId, port: PortId, q: usize) -> (usize, usize) {
-        let (sw, i) = self.place[from as usize];
         let (sw_out, o) = self.place[port as usize];
-        debug_assert!(sw != u32::MAX && sw == sw_out, "held between two ports of one switch");
-        let n = self.radix[sw as usize] as usize;
-        (sw as usize, (i as usize * n + o as usize) * self.per_port + q)
+        debug_assert!(sw_out == self.place[from as usize].0, "held between two ports of one switch");
+        let (sw, at) = self.toward_at(from, o as usize);
+        (sw, at + q)
     }
     /// A packet of `size` that arrived on `from`, bound for queue `q` of `port`, is held at
     /// its switch's ingress side (`unhold` as it joins the queue).
@@ -302,14 +309,9 @@ impl PortQueues {
     /// bits `classes` sets.
     #[inline]
     pub fn held_toward(&self, from: PortId, out: usize, classes: u8) -> u64 {
-        let (sw, i) = self.place[from as usize];
-        let row = &self.between[sw as usize];
-        if row.is_empty() {
-            return 0;
-        }
-        let n = self.radix[sw as usize] as usize;
-        let at = (i as usize * n + out) * self.per_port;
-        row[at..at + self.per_port].iter().enumerate().filter(|&(c, _)| classes & (1 << c) != 0).map(|(_, &b)| b).sum()
+        let (sw, at) = self.toward_at(from, out);
+        let Some(row) = self.between[sw].get(at..at + self.per_port) else { return 0 };
+        row.iter().enumerate().filter(|&(c, _)| classes & (1 << c) != 0).map(|(_, &b)| b).sum()
     }
     /// The bytes held at the ingress side of its switch that arrived on `from`.
     #[inline]

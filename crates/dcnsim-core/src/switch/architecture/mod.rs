@@ -220,15 +220,19 @@ impl JsonSchema for Architectures {
     }
 }
 
+/// The key the errors of entry `i` of `entries` name: `switch.architecture`, or
+/// `switch.architecture[i]` in an array of several.
+fn entry_key(entries: usize, i: usize) -> String {
+    if entries == 1 {
+        "switch.architecture".to_string()
+    } else {
+        format!("switch.architecture[{i}]")
+    }
+}
+
 impl Architectures {
-    /// The key an entry's errors name: `switch.architecture`, or `switch.architecture[i]` in
-    /// an array.
     fn key(&self, i: usize) -> String {
-        if self.0.len() == 1 {
-            "switch.architecture".to_string()
-        } else {
-            format!("switch.architecture[{i}]")
-        }
+        entry_key(self.0.len(), i)
     }
     /// Each entry's `check`, and in an array every entry naming its switches.
     pub fn check(&self, mtu: u64, configured: impl Fn(&str) -> bool, aqm: Option<(&str, Option<bool>)>) -> Result<(), ScenarioError> {
@@ -251,12 +255,17 @@ impl Architectures {
         for (i, a) in self.0.iter().enumerate() {
             let key = format!("{}.switches", self.key(i));
             let on = named(&key, a.switches.as_deref())?;
-            // the names are valid: each on its own, to say which one an earlier entry took
-            for name in a.switches.iter().flatten() {
-                let one = named(&key, Some(std::slice::from_ref(name)))?.unwrap_or_default();
-                if let Some((j, _)) = one.iter().position(|&x| x).and_then(|sw| out.of(sw)) {
-                    return Err(err(key, format!("invalid value: switch \"{name}\" is named by switch.architecture[{j}] too, expected each switch in one architecture")));
+            let taken = on.iter().flatten().enumerate().find_map(|(sw, &x)| Some((sw, out.of(sw).filter(|_| x)?.0)));
+            if let Some((sw, j)) = taken {
+                // which of this entry's names it was, each looked up alone (on this path only)
+                let mut name = String::new();
+                for n in a.switches.iter().flatten() {
+                    if named(&key, Some(std::slice::from_ref(n)))?.is_some_and(|v| v[sw]) {
+                        name = n.clone();
+                        break;
+                    }
                 }
+                return Err(err(key, format!("invalid value: switch \"{name}\" is named by switch.architecture[{j}] too, expected each switch in one architecture")));
             }
             out.0.push(a.params(on));
         }
@@ -414,9 +423,8 @@ impl ArchitecturesParams {
             let (input, output) = e.buffers(buffer, n.ports.len(), queues);
             for (key, b, given) in [("input_buffer", input, e.input_buffer.is_some()), ("output_buffer", output, e.queueing != Queueing::Cioq || e.output_buffer.is_some())] {
                 if !given && b < mtu {
-                    let at = if self.0.len() == 1 { String::new() } else { format!("[{i}]") };
                     return Err(err(
-                        format!("switch.architecture{at}.{key}"),
+                        format!("{}.{key}", entry_key(self.0.len(), i)),
                         format!("not given, and its default (the port's share of switch.buffer) is {b} B at switch {} of {} ports, below the MTU ({mtu} B); give it, or more buffer", n.name, n.ports.len()),
                     ));
                 }
