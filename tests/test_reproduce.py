@@ -121,6 +121,57 @@ def test_check_catches_an_edited_table_and_a_moved_fingerprint(study, checkout):
     assert "**Stale: made by" in page.read_text(encoding="utf-8") and "stale since def5678" in page.read_text(encoding="utf-8")
 
 
+def test_moved_reruns_only_the_set_ups_that_moved_and_says_what_it_kept(study, checkout, monkeypatch):
+    """`--moved`: a set-up whose recorded fingerprint is not today's is run again; the
+    others keep their recorded runs (and say from which commit); a file of other seeds is
+    refused, and a changed scenario is caught by the check even where the outputs agree."""
+    monkeypatch.setenv("DCNSIM_COMMIT", "aaa1111")
+    reproduce([NAME], "small", checkout, seeds=1, jobs=1, log=lambda _: None)
+    path = results_path(checkout, NAME, "small")
+    data = load_results(path)
+    truth = data["runs"]["short"]["CI"]["1"]
+    assert set(data["inputs"]) == {"short|without CI", "short|CI", "by_tor|CI"}
+    # a model change that moved short|CI only (a stand-in: its fingerprint is not today's),
+    # and marks on the runs to see which are kept
+    data["fingerprint"]["short|CI"] = "0000000000000000"
+    data["runs"]["short"]["CI"]["1"] = {**truth, "loss_pct": -1.0}
+    data["runs"]["short"]["without CI"]["1"]["loss_pct"] = -2.0
+    write_results(path, data)
+
+    monkeypatch.setenv("DCNSIM_COMMIT", "bbb2222")
+    said = []
+    reproduce([NAME], "small", checkout, seeds=1, jobs=1, log=said.append, moved=True)
+    new = load_results(path)
+    assert new["runs"]["short"]["CI"]["1"]["loss_pct"] == truth["loss_pct"]  # run again
+    assert new["runs"]["short"]["without CI"]["1"]["loss_pct"] == -2.0  # kept as recorded
+    assert new["commit"] == "bbb2222" and new["stale_since"] is None
+    assert new["kept"] == {"short|without CI": {"commit": "aaa1111", "date": data["date"]}, "by_tor|CI": {"commit": "aaa1111", "date": data["date"]}}
+    assert new["fingerprint"] == {k: v for k, v in load_results(path)["fingerprint"].items()} and new["fingerprint"]["short|CI"] != "0000000000000000"
+    assert any("2 set-ups unchanged" in line for line in said)
+    render(checkout, log=lambda _: None)
+    assert check(checkout) == []
+    text = (checkout / "docs" / "page.md").read_text(encoding="utf-8")
+    assert "at commit bbb2222" in text and "the runs of 2 of its 3 set-ups (by_tor: CI, short: without CI) kept from commit aaa1111" in text
+
+    # a second update keeps the first commit of what it keeps
+    monkeypatch.setenv("DCNSIM_COMMIT", "ccc3333")
+    reproduce([NAME], "small", checkout, seeds=1, jobs=1, log=lambda _: None, moved=True)
+    again = load_results(path)
+    assert again["kept"]["by_tor|CI"]["commit"] == "aaa1111" and again["kept"]["short|CI"]["commit"] == "bbb2222"
+
+    with pytest.raises(ValueError, match="made with seeds 1-1 on 1 thread"):
+        reproduce([NAME], "small", checkout, seeds=2, jobs=1, log=lambda _: None, moved=True)
+
+    # the scenario of a set-up changed where the fingerprint cannot see it (e.g. the full
+    # scale, which is not fingerprinted): the check names it
+    render(checkout, log=lambda _: None)
+    assert check(checkout) == []
+    again["inputs"]["by_tor|CI"] = "ffffffffffffffff"
+    write_results(path, again)
+    [problem] = check(checkout)
+    assert "small scenario of by_tor|CI has changed" in problem and "--moved" in problem
+
+
 def test_check_reports_missing_results_and_unknown_studies(study, checkout):
     [problem] = check(checkout)
     assert f"{NAME}.small.json" in problem and f"dcnsim reproduce {NAME} --scale small" in problem

@@ -565,9 +565,10 @@ def sweep_cmd(scenario: str, outdir: Path, sets: Sequence[str], seeds: Optional[
 @click.option("--render", "render_", is_flag=True, help="Rewrite the docs' results blocks from the results files.")
 @click.option("--check", "check_", is_flag=True, help="Fail when a docs block differs from what its results render, or a study's recorded engine fingerprint is not today's.")
 @click.option("--mark-stale", "mark_stale_", is_flag=True, help="Mark the named studies' results stale since this commit (their tables then say so) instead of rerunning them.")
+@click.option("--moved", is_flag=True, help="Update the named studies' results files: run only the set-ups (case, variant) whose outputs today's engine or metrics moved, whose scenario changed, or that are new, and keep the recorded runs of the rest (same seeds and threads).")
 @click.option("--root", type=click.Path(file_okay=False, path_type=Path), default=None, help="The repository checkout [default: the one holding the current folder].")
 @click.option("--progress/--no-progress", default=None, help="Show a progress bar over the runs [default: when stdout is a terminal].")
-def reproduce_cmd(studies: Sequence[str], scale: str, seeds: Optional[int], jobs: Optional[int], threads: int, all_: bool, list_: bool, render_: bool, check_: bool, mark_stale_: bool, root: Optional[Path], progress: Optional[bool]) -> None:
+def reproduce_cmd(studies: Sequence[str], scale: str, seeds: Optional[int], jobs: Optional[int], threads: int, all_: bool, list_: bool, render_: bool, check_: bool, mark_stale_: bool, moved: bool, root: Optional[Path], progress: Optional[bool]) -> None:
     """Run a study of the source documents (or our own) on today's engine and write its
     results file under docs/results/; render the docs from the results; check them."""
     from . import reproduce as rp
@@ -590,6 +591,8 @@ def reproduce_cmd(studies: Sequence[str], scale: str, seeds: Optional[int], jobs
                     lines.append(f"    {sc}: about {_fmt_cost(st.cost_s.get(sc))} of CPU (estimated); no results yet")
             click.echo("\n".join(lines))
         return
+    if moved and not (studies or all_):
+        raise click.UsageError("--moved needs the studies to update (or --all)")
     if mark_stale_:
         if not studies:
             raise click.UsageError("--mark-stale needs the studies to mark")
@@ -606,7 +609,10 @@ def reproduce_cmd(studies: Sequence[str], scale: str, seeds: Optional[int], jobs
         for n in names:
             if scale not in known[n].scales:
                 raise click.UsageError(f"study {n!r} has no --scale {scale} (it has {', '.join(known[n].scales)})")
-        rp.reproduce(names, scale, base, seeds=seeds, jobs=workers, threads=threads, progress=show, log=click.echo)
+        try:
+            rp.reproduce(names, scale, base, seeds=seeds, jobs=workers, threads=threads, progress=show, log=click.echo, moved=moved)
+        except ValueError as e:
+            raise click.UsageError(str(e)) from None
     if render_:
         problems = rp.render(base, log=click.echo)
         for p in problems:

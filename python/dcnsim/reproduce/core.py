@@ -35,8 +35,9 @@ import numpy as np
 #: Where results files live, relative to the repository root.
 RESULTS_DIR = Path("docs") / "results"
 #: Results file format; bump on an incompatible change of the layout below or of the
-#: fingerprints' hash (2: the output hash leaves out :data:`DESCRIPTIVE_KEYS`).
-FORMAT = 2
+#: fingerprints' hash (2: the output hash leaves out :data:`DESCRIPTIVE_KEYS`; 3: and the
+#: scenario text's hash).
+FORMAT = 3
 SCALES = ("small", "full")
 
 Metrics = Callable[[Any, Dict[str, Any]], Dict[str, Any]]
@@ -115,6 +116,16 @@ def variants_of(study: Study, case: Case, scale: str) -> List[str]:
     return names or [""]  # a scenario without variants runs once, as itself
 
 
+def inputs_hash(study: Study, case: Case, scale: str, variant: str) -> str:
+    """A hash of what one (case, variant) runs at a scale: the case's scenario with that
+    variant's table only (editing another variant leaves it alone). Files the scenario
+    names (traces, size distributions) are not in it."""
+    sc = case_scenario(study, case, scale)
+    chosen = [v for v in sc.get("variant", []) if v.get("name") == variant]
+    text = json.dumps({**{k: v for k, v in sc.items() if k != "variant"}, "variant": chosen}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 # --------------------------------------------------------------------------- one run
 
 
@@ -143,16 +154,17 @@ def run_job(study_name: str, case_label: str, scale: str, variant: str, seed: in
 
 #: summary keys that describe a run rather than measure it (the wall clock, the engine's
 #: version, the comparison rows and plot notes the mechanisms declare, how often they acted,
-#: which is in their counters already, and warnings made from the scenario): an output hash
+#: which is in their counters already, and warnings made from the scenario, and the hash of
+#: the scenario's whole text, which a comment or another variant's table moves: a results
+#: file records each set-up's own inputs instead, :func:`inputs_hash`): an output hash
 #: leaves them out, so that a change of what the outputs say about themselves does not read
 #: as a model change
-DESCRIPTIVE_KEYS = frozenset({"wall_time_s", "events_per_s", "version", "metrics", "queue_notes", "activity", "warnings"})
+DESCRIPTIVE_KEYS = frozenset({"wall_time_s", "events_per_s", "version", "metrics", "queue_notes", "activity", "warnings", "scenario_sha256"})
 
 
-def output_hash(r: Any) -> str:
+def output_hash(r: Any, leave_out: frozenset = DESCRIPTIVE_KEYS) -> str:
     """A machine-independent hash of what a run produced: the flows and ports tables
-    column by column (values, not file bytes) and the summary without its
-    :data:`DESCRIPTIVE_KEYS`."""
+    column by column (values, not file bytes) and the summary without ``leave_out``."""
     h = hashlib.sha256()
     for table in (r.flows, r.ports):
         for col in table.columns:
@@ -162,7 +174,7 @@ def output_hash(r: Any) -> str:
                 h.update(np.ascontiguousarray(s.to_numpy()).tobytes())
             else:  # strings, categories, nullable integers: their text, missing values empty
                 h.update("\x1f".join("" if v is None or v != v or str(v) == "<NA>" else str(v) for v in s.tolist()).encode())
-    summ = {k: v for k, v in r.summary.items() if k not in DESCRIPTIVE_KEYS}
+    summ = {k: v for k, v in r.summary.items() if k not in leave_out}
     h.update(json.dumps(summ, sort_keys=True, default=str).encode())
     return h.hexdigest()[:16]
 

@@ -113,7 +113,14 @@ def provenance(used: Sequence[Results]) -> str:
         d = r.data
         seeds = d["seeds"]
         seed_text = f"seeds {seeds[0]}-{seeds[-1]}" if len(seeds) > 1 and seeds == list(range(seeds[0], seeds[-1] + 1)) else f"seeds {', '.join(map(str, seeds))}"
-        line = f"<sub>`{d['command']}` at commit {d['commit']} ({d['date']}, {seed_text}); results: `docs/results/{d['study']}.{d['scale']}.json`</sub>"
+        kept = ""
+        if d.get("kept"):
+            by: Dict[str, List[str]] = {}
+            for pair, made in d["kept"].items():
+                by.setdefault(f"{made['commit']} ({made['date']})", []).append(pair.replace("|", ": ").rstrip(": "))
+            n = sum(len(c) for c in d["runs"].values())
+            kept = "; " + "; ".join(f"the runs of {len(v)} of its {n} set-ups" + (f" ({', '.join(v)})" if len(v) <= 8 else "") + f" kept from commit {k}, whose outputs today's engine leaves unchanged" for k, v in sorted(by.items()))
+        line = f"<sub>`{d['command']}` at commit {d['commit']} ({d['date']}, {seed_text}){kept}; results: `docs/results/{d['study']}.{d['scale']}.json`</sub>"
         if d.get("stale_since"):
             line = (
                 f"**Stale: made by {d['commit']}, stale since {d['stale_since']}**: the engine's outputs for this "

@@ -16,6 +16,7 @@ from .core import (
     fingerprint_job,
     fingerprint_jobs,
     git_commit,
+    inputs_hash,
     load_results,
     results_path,
     run_job,
@@ -55,26 +56,42 @@ def reproduce(
     threads: int = 1,
     progress: bool = False,
     log: Callable[[str], None] = print,
+    moved: bool = False,
 ) -> List[Path]:
     """Run the studies ``names`` at ``scale`` over seeds 1..``seeds`` (default: each
-    study's) and write one results file per study; return their paths."""
+    study's) and write one results file per study; return their paths.
+
+    With ``moved``, each study's results file is updated instead of remade: only the set-ups
+    (case, variant) whose engine or metrics fingerprint is not the recorded one, whose
+    scenario at this scale changed, or that the file lacks are run; the others keep their
+    recorded runs, and the file says from which commit (``kept``)."""
     studies = [STUDIES[n] for n in names]
-    todo: List[Tuple[Any, Tuple[Any, ...]]] = []
-    plan: Dict[str, List[int]] = {}
-    for st in studies:
-        ss = list(range(1, (seeds or st.seeds) + 1))
-        plan[st.name] = ss
-        for case in st.cases:
-            for v in variants_of(st, case, scale):
-                for s in ss:
-                    key = (st.name, case.label, v, s)
-                    todo.append((key, (st.name, case.label, scale, v, s, threads)))
-        for case_label, variant in fingerprint_jobs(st):
-            todo.append((("#fp", st.name, case_label, variant), (st.name, case_label, variant)))
+    plan: Dict[str, List[int]] = {st.name: list(range(1, (seeds or st.seeds) + 1)) for st in studies}
+    commit = git_commit(root)
     runs: Dict[str, Dict[str, Dict[str, Dict[str, Any]]]] = {n: {} for n in names}
     fps: Dict[str, Dict[str, Tuple[str, str]]] = {n: {} for n in names}
+    kept: Dict[str, Dict[str, Dict[str, str]]] = {n: {} for n in names}
+    if moved:
+        old = {st.name: _updatable(root, st, scale, plan[st.name], threads) for st in studies}
+        fps = fingerprints(names, jobs, progress)
+    todo: List[Tuple[Any, Tuple[Any, ...]]] = []
+    for st in studies:
+        for case in st.cases:
+            for v in variants_of(st, case, scale):
+                pair = f"{case.label}|{v}"
+                if moved and _unchanged(old[st.name], pair, fps[st.name].get(pair), inputs_hash(st, case, scale, v)):
+                    d = old[st.name]
+                    runs[st.name].setdefault(case.label, {})[v] = d["runs"][case.label][v]
+                    kept[st.name][pair] = d.get("kept", {}).get(pair) or {"commit": d["commit"], "date": d["date"]}
+                    continue
+                for s in plan[st.name]:
+                    todo.append(((st.name, case.label, v, s), (st.name, case.label, scale, v, s, threads)))
+        if not moved:
+            for case_label, variant in fingerprint_jobs(st):
+                todo.append((("#fp", st.name, case_label, variant), (st.name, case_label, variant)))
+        elif kept[st.name]:
+            log(f"{st.name}: {len(kept[st.name])} set-ups unchanged, kept: {', '.join(sorted(kept[st.name]))}")
     left = {n: sum(1 for k, _ in todo if (k[1] if k[0] == "#fp" else k[0]) == n) for n in names}
-    commit = git_commit(root)
     paths: List[Path] = []
     t0 = time.perf_counter()
 
@@ -93,10 +110,13 @@ def reproduce(
             "command": command_line(st.name, scale, seeds or st.seeds),
             "fingerprint": {k: v[0] for k, v in sorted(fps[st.name].items())},
             "metrics_fingerprint": {k: v[1] for k, v in sorted(fps[st.name].items())},
+            "inputs": _inputs(st, scale),
             "stale_since": None,
             "cpu_s": round(sum(r.get("_wall_s", 0.0) for c in runs[st.name].values() for v in c.values() for r in v.values()), 1),
-            "runs": {c: {v: dict(sorted(seeds_.items(), key=lambda kv: int(kv[0]))) for v, seeds_ in vs.items()} for c, vs in runs[st.name].items()},
+            "runs": {c: {v: dict(sorted(seeds_.items(), key=lambda kv: int(kv[0]))) for v, seeds_ in sorted(vs.items())} for c, vs in runs[st.name].items()},
         }
+        if kept[st.name]:
+            data["kept"] = dict(sorted(kept[st.name].items()))
         p = results_path(root, st.name, scale)
         write_results(p, data)
         paths.append(p)
@@ -106,6 +126,9 @@ def reproduce(
     # study's file is written as soon as its last job ends (a long call that is stopped
     # keeps the studies it finished)
     tagged = [(k, (("fp" if k[0] == "#fp" else "run"), *a)) for k, a in todo]
+    for n in names:
+        if left[n] == 0:  # nothing moved: the file is rewritten with today's provenance
+            write(STUDIES[n])
     with Bar(len(tagged), f"runs of {', '.join(names)} ({scale})", progress, False) as bar:
         def done(key: Any, value: Any) -> None:
             if key[0] == "#fp":
@@ -123,6 +146,32 @@ def reproduce(
     wall = time.perf_counter() - t0
     log(f"{len(todo)} jobs in {wall:.0f} s")
     return paths
+
+
+def _updatable(root: Path, st: Study, scale: str, seeds: List[int], threads: int) -> Dict[str, Any]:
+    """The results file ``--moved`` updates, refused where its runs cannot be kept."""
+    p = results_path(root, st.name, scale)
+    if not p.exists():
+        raise ValueError(f"{p.relative_to(root)}: no results to update; run `dcnsim reproduce {st.name} --scale {scale}` without --moved")
+    d = load_results(p)
+    if d["seeds"] != seeds or d.get("threads", 1) != threads:
+        raise ValueError(
+            f"{p.relative_to(root)}: made with seeds {d['seeds'][0]}-{d['seeds'][-1]} on {d.get('threads', 1)} thread(s), not "
+            f"seeds {seeds[0]}-{seeds[-1]} on {threads}: --moved keeps runs only of the same seeds and threads; rerun without it"
+        )
+    return d
+
+
+def _unchanged(old: Dict[str, Any], pair: str, now: Optional[Tuple[str, str]], inputs: str) -> bool:
+    """Whether a recorded set-up's runs are what today's code would make: the same engine
+    and metrics fingerprints, the same scenario (where the file recorded it), every seed."""
+    case, variant = pair.split("|", 1)
+    if now is None or old.get("fingerprint", {}).get(pair) != now[0] or old.get("metrics_fingerprint", {}).get(pair) != now[1]:
+        return False
+    if old.get("inputs", {}).get(pair, inputs) != inputs:
+        return False
+    recorded = old.get("runs", {}).get(case, {}).get(variant, {})
+    return set(recorded) == {str(s) for s in old["seeds"]}
 
 
 def machine() -> str:
@@ -192,7 +241,7 @@ def check(root: Path, jobs: int = 1, progress: bool = False) -> List[str]:
             if data.get("stale_since"):
                 continue
             was = data.get("fingerprint", {})
-            rerun = f"rerun `{data['command']}` or mark it stale (`dcnsim reproduce {name} --mark-stale`)"
+            rerun = f"rerun `{data['command']}` (add --moved to run only the set-ups that moved) or mark it stale (`dcnsim reproduce {name} --mark-stale`)"
             if was != engine:
                 moved = sorted(k for k in set(was) | set(engine) if was.get(k) != engine.get(k))
                 problems.append(f"{p.relative_to(root)}: made by {data['commit']}, but today's engine gives other outputs for {', '.join(moved)}: {rerun}")
@@ -201,5 +250,13 @@ def check(root: Path, jobs: int = 1, progress: bool = False) -> List[str]:
                 was_m = data["metrics_fingerprint"]
                 moved = sorted(k for k in set(was_m) | set(metrics) if was_m.get(k) != metrics.get(k))
                 problems.append(f"{p.relative_to(root)}: made by {data['commit']}, but the study's metrics now give other values for {', '.join(moved)} (same engine outputs): {rerun}")
+            elif "inputs" in data and data["inputs"] != _inputs(STUDIES[name], data["scale"]):
+                now_in = _inputs(STUDIES[name], data["scale"])
+                moved = sorted(k for k in set(data["inputs"]) | set(now_in) if data["inputs"].get(k) != now_in.get(k))
+                problems.append(f"{p.relative_to(root)}: made by {data['commit']}, but the {data['scale']} scenario of {', '.join(moved)} has changed since: {rerun}")
     problems += check_docs(root)
     return problems
+
+
+def _inputs(st: Study, scale: str) -> Dict[str, str]:
+    return {f"{c.label}|{v}": inputs_hash(st, c, scale, v) for c in st.cases for v in variants_of(st, c, scale)}

@@ -107,7 +107,7 @@ def _table(ctx: Context, scale: str) -> str:
 
 #: the variants of `uet_seed004`, in the scenario's order
 SEED004_VARIANTS = ("PFC+DCQCN", "PFC+HPCC", "SFC native+DCQCN", "UET NSCC, lossy", "UET NSCC, lossy, 399 us timer", "UET NSCC+trim",
-                    "UET RCCC+trim", "UET NSCC+RCCC+trim")
+                    "UET NSCC+trim, htsim's header memory", "UET RCCC+trim", "UET NSCC+RCCC+trim")
 
 
 def lossless_metrics(r: Any, sc: Dict[str, Any]) -> Dict[str, Any]:

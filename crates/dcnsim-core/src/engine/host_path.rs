@@ -104,7 +104,9 @@ impl Sim {
                     fl.retx += 1;
                 }
                 let hash = fl.sender.entropy(self.cfg.path, fl.hash, &seg);
-                let pull = fl.sender.pull_target(fl.size);
+                // the flows this NIC holds ready, this one (taken off its list) included:
+                // htsim's `activeSources`, the sources queued at the NIC for a free port
+                let pull = fl.sender.pull_target(fl.size, self.ready.waiting(h) + 1);
                 let p = Packet {
                     kind: PktKind::Data,
                     flow: f,

@@ -240,3 +240,40 @@ fn coalesced_acks_are_fewer_and_every_flow_still_finishes() {
         }
     }
 }
+
+/// RCCC's pull target is divided among the flows the sender's NIC holds ready to send
+/// (htsim `computePullTarget`, `activeSources`). Two 1 MB flows start together; while a flow
+/// sends on speculative credit its packet asks for an MTU (4,150 B) beyond its credit, so
+/// the first packet its receiver sees carries 4,150 B rounded up to 256 B, 4,352, when the
+/// flows start at two hosts. From one host, the first flow's first packet leaves an idle
+/// NIC before the second flow starts (as htsim's first source sends without queueing: no
+/// division) and asks as much; the second flow's first packet leaves while the first flow
+/// waits ready, and asks half, 2,075 -> 2,304.
+#[test]
+fn rccc_flows_sharing_a_sender_ask_for_half_as_much() {
+    let flows = (8..16).map(|i| format!(r#"{{ src = {i}, dst = 0, size = "1000000B" }}"#)).collect::<Vec<_>>().join(", ");
+    let first_asks = |srcs: [u32; 2]| {
+        let t = incast("1000000B", "trim = {}").replace("kind = \"uet\"", "kind = \"uet\"\ncc = \"rccc\"").replace(
+            &flows,
+            &format!(r#"{{ src = {}, dst = 0, size = "1000000B" }}, {{ src = {}, dst = 1, size = "1000000B" }}"#, srcs[0], srcs[1]),
+        );
+        let s = Document::from_toml(&t).and_then(|d| d.resolve(None)).unwrap();
+        let mut sim = build_adjusted(&s, &RunOptions::default(), |_, _| {}).unwrap();
+        // in steps shorter than a packet's time on the receiver's link (332 ns): the first
+        // packet's target is each receiver's first
+        let mut first = [None; 2];
+        let mut t = SimTime::ZERO;
+        while first.iter().any(|x| x.is_none()) && t < SimTime::from_us(30) {
+            t = t + SimTime::from_ns(50);
+            sim.run_until(t);
+            for f in 0..2 {
+                if first[f].is_none() {
+                    first[f] = sim.pull_pacers.as_ref().and_then(|pp| pp.state(f as u32)).map(|(target, _)| target);
+                }
+            }
+        }
+        first.map(|x| x.expect("no packet reached the receiver in 30 us"))
+    };
+    assert_eq!(first_asks([8, 9]), [4_352, 4_352]);
+    assert_eq!(first_asks([8, 8]), [4_352, 2_304]);
+}

@@ -447,12 +447,20 @@ pub(crate) const NO_FLOW: FlowId = FlowId::MAX;
 pub struct ReadyLists {
     /// (first, last) ready slot of host * classes + class.
     ends: Vec<(u32, u32)>,
+    /// By host: the flows on its lists, every class.
+    waiting: Vec<u32>,
     classes: usize,
 }
 
 impl ReadyLists {
     pub fn new(hosts: usize, classes: usize) -> ReadyLists {
-        ReadyLists { ends: vec![(NO_FLOW, NO_FLOW); hosts * classes], classes }
+        ReadyLists { ends: vec![(NO_FLOW, NO_FLOW); hosts * classes], waiting: vec![0; hosts], classes }
+    }
+
+    /// How many flows wait on host `h`'s lists, every class (RCCC's `activeSources`).
+    #[inline]
+    pub fn waiting(&self, h: HostId) -> u32 {
+        self.waiting[h as usize]
     }
 
     /// Append the flow in slot `s`, in no list now, to host `h`'s list of `class`.
@@ -462,6 +470,7 @@ impl ReadyLists {
         let fl = &mut flows[s as usize];
         fl.in_ready = true;
         fl.ready_next = NO_FLOW;
+        self.waiting[h as usize] += 1;
         let e = &mut self.ends[h as usize * self.classes + class];
         if e.1 == NO_FLOW {
             e.0 = s;
@@ -481,6 +490,7 @@ impl ReadyLists {
         }
         let fl = &mut flows[s as usize];
         fl.in_ready = false;
+        self.waiting[h as usize] -= 1;
         e.0 = fl.ready_next;
         if e.0 == NO_FLOW {
             e.1 = NO_FLOW;
@@ -511,6 +521,7 @@ impl ReadyLists {
                 e.1 = prev;
             }
             flows[s as usize].in_ready = false;
+            self.waiting[h as usize] -= 1;
             return;
         }
         debug_assert!(false, "slot {s} is on none of host {h}'s ready lists");
@@ -716,7 +727,7 @@ mod tests {
     proptest! {
         // any sequence of appends, takes and removals (a flow finishing while ready) over
         // several hosts and classes leaves each list what a double-ended queue per (host,
-        // class) holds, and flags exactly its flows
+        // class) holds, flags exactly its flows and counts them per host
         #[test]
         fn ready_lists_behave_as_a_queue_per_host_and_class(ops in proptest::collection::vec((0u8..3, 0u32..3, 0usize..2, 0u32..10), 0..300)) {
             let mut flows: Vec<Flow> = (0..10).map(flow).collect();
@@ -742,6 +753,7 @@ mod tests {
                 }
                 for h in 0..3u32 {
                     prop_assert_eq!(lists.any(h), !model[h as usize * 2].is_empty() || !model[h as usize * 2 + 1].is_empty());
+                    prop_assert_eq!(lists.waiting(h) as usize, model[h as usize * 2].len() + model[h as usize * 2 + 1].len());
                 }
                 for (i, fl) in flows.iter().enumerate() {
                     prop_assert_eq!(fl.in_ready, model.iter().any(|m| m.contains(&(i as FlowId))));

@@ -15,8 +15,13 @@
 //!   A pull carries the flow's cumulative grant; the sender adds the increase to its credit,
 //!   never above the largest window.
 //!
-//! Readings: the pull target is not divided among the sender NIC's active flows (htsim
-//! divides it by `activeSources`); no slow pulls (htsim grants idle connections speculative
+//! - the target (before the grant it adds to) is divided by the flows the sender's NIC
+//!   holds ready to send, the flow itself included, where there are several: htsim's
+//!   `activeSources`, the sources queued at its NIC (`UecNIC::_active_srcs`) for a free
+//!   port, which a source joins whenever its credit and window let it send and the port is
+//!   busy. A sender's flows then ask together for about what one would.
+//!
+//! Readings: no slow pulls (htsim grants idle connections speculative
 //! credit while no flow wants any: it moves no byte of a flow that is sending); a packet
 //! the retransmission timer declared lost is resent without credit (htsim sends an RTS, a
 //! header that asks for it); pulls carry no quanta (htsim counts credit in 256 B units:
@@ -81,8 +86,10 @@ impl Credit {
     }
 
     /// The pull target to carry: `backlog` bytes (on the wire) left to send new, `resend`
-    /// to resend, `window` what NSCC allows (None: RCCC alone), `mtu` a packet's bytes.
-    pub fn target(&self, backlog: u64, resend: u64, window: Option<f64>, mtu: u64) -> u64 {
+    /// to resend, `window` what NSCC allows (None: RCCC alone), `mtu` a packet's bytes,
+    /// `sharing` the flows the sender's NIC holds ready to send, this one included (htsim
+    /// `computePullTarget` divides by its NIC's `activeSources` where there are several).
+    pub fn target(&self, backlog: u64, resend: u64, window: Option<f64>, mtu: u64, sharing: u32) -> u64 {
         let mut pt = (backlog + resend) as i64;
         if let Some(w) = window {
             pt = pt.min(w as i64 + mtu as i64);
@@ -90,6 +97,10 @@ impl Credit {
         pt = pt.min(self.max) - self.credit;
         if self.speculating && pt < mtu as i64 && backlog > 0 {
             pt = mtu as i64;
+        }
+        if sharing > 1 {
+            // truncating toward zero, as htsim's integer division does
+            pt /= sharing as i64;
         }
         (self.pulled + pt.max(0) as u64).div_ceil(QUANTUM) * QUANTUM
     }
@@ -148,6 +159,12 @@ impl PullPacers {
         false
     }
 
+    /// Flow `f`'s receiver's pull target and what it has granted, cumulatively.
+    #[cfg(test)]
+    pub fn state(&self, f: FlowId) -> Option<(u64, u64)> {
+        self.sinks.get(&f).map(|s| (s.target, s.latest))
+    }
+
     /// Flow `f`'s receiver holds every byte: it pulls no more.
     pub fn done(&mut self, f: FlowId) {
         self.sinks.remove(&f);
@@ -188,18 +205,27 @@ mod tests {
     #[test]
     fn a_senders_credit() {
         let mut c = Credit::new(100_000);
-        assert_eq!(c.target(1_000_000, 0, None, 4_150), 4_352, "a full window of credit: an MTU (rounded up to 256 B) while speculating");
+        assert_eq!(c.target(1_000_000, 0, None, 4_150, 1), 4_352, "a full window of credit: an MTU (rounded up to 256 B) while speculating");
         c.credit -= 60_000;
         c.stop_speculating();
         assert_eq!(c.credit, 0);
-        assert_eq!(c.target(1_000_000, 0, None, 4_150), 100_096, "the largest window, rounded up to 256 B");
+        assert_eq!(c.target(1_000_000, 0, None, 4_150, 1), 100_096, "the largest window, rounded up to 256 B");
         c.on_pull(16_384);
         assert_eq!((c.credit, c.pulled), (16_384, 16_384));
         c.on_pull(10_000);
         assert_eq!(c.credit, 16_384, "an older pull adds nothing");
         c.on_pull(1_000_000);
         assert_eq!(c.credit, 100_000, "never above the largest window");
-        assert_eq!(c.target(8_300, 0, Some(50_000.0), 4_150), 1_000_192, "with credit for all it needs: nothing beyond the grant (rounded up to 256 B)");
+        assert_eq!(c.target(8_300, 0, Some(50_000.0), 4_150, 1), 1_000_192, "with credit for all it needs: nothing beyond the grant (rounded up to 256 B)");
+        // three flows ready at the sender's NIC: a third of what it would ask alone
+        let mut d = Credit::new(100_000);
+        d.stop_speculating();
+        assert_eq!(d.target(1_000_000, 0, None, 4_150, 1), 100_096);
+        assert_eq!(d.target(1_000_000, 0, None, 4_150, 3), 33_536, "100,000 / 3 = 33,333, rounded up to 256 B");
+        d.on_pull(16_384);
+        assert_eq!(d.target(1_000_000, 0, None, 4_150, 3), 16_384 + 27_904, "(100,000 - 16,384 of credit) / 3 above the grant: 27,872 -> 27,904");
+        d.credit = 120_000;
+        assert_eq!(d.target(1_000_000, 0, None, 4_150, 3), 16_384, "more credit than the target: nothing beyond the grant");
     }
 
     /// Two flows into one NIC take turns; each turn waits the granted bytes' time at 99% of

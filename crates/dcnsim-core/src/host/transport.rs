@@ -277,11 +277,12 @@ impl Sender {
         }
     }
 
-    /// The RCCC pull target its last data packet carries (`host/rccc.rs`), if it runs RCCC.
+    /// The RCCC pull target its last data packet carries (`host/rccc.rs`), if it runs RCCC;
+    /// `sharing`: the flows its NIC holds ready to send, this one included.
     #[inline]
-    pub fn pull_target(&self, size: u64) -> Option<u64> {
+    pub fn pull_target(&self, size: u64, sharing: u32) -> Option<u64> {
         match self {
-            Sender::Uet(u) => u.pull_target(size),
+            Sender::Uet(u) => u.pull_target(size, sharing),
             _ => None,
         }
     }

@@ -232,13 +232,13 @@ impl UetSender {
     /// went without credit (`rccc::carried`: it then asks for a pull whatever the target, as
     /// htsim's RTS does: a pull lost on the way leaves the receiver believing it granted
     /// what the sender never got, and only a pull repeating the cumulative grant repairs
-    /// that).
-    pub fn pull_target(&self, size: u64) -> Option<u64> {
+    /// that). `sharing`: the flows its NIC holds ready to send, this one included.
+    pub fn pull_target(&self, size: u64, sharing: u32) -> Option<u64> {
         let c = self.credit.as_ref()?;
         let left = size - self.snd_nxt;
         let backlog = left + left.div_ceil(self.mss as u64) * self.header as u64;
         let resend = self.resend.len() as u64 * (self.mss + self.header) as u64;
-        Some(carried(c.target(backlog, resend, self.windowed.then(|| self.cc.cwnd()), (self.mss + self.header) as u64), self.uncredited))
+        Some(carried(c.target(backlog, resend, self.windowed.then(|| self.cc.cwnd()), (self.mss + self.header) as u64, sharing), self.uncredited))
     }
 
     /// A pull of the receiver granting `granted` bytes cumulatively.
@@ -584,7 +584,7 @@ mod tests {
         let size = 500;
         let t = SimTime::ZERO;
         assert_eq!(s.next_segment(size, t).map(|g| (g.seq, g.len)), Some((0, 500)));
-        assert_eq!(s.pull_target(size).unwrap() & 1, 0, "sent on credit");
+        assert_eq!(s.pull_target(size, 1).unwrap() & 1, 0, "sent on credit");
         let now = SimTime::from_us(10);
         s.on_nack(0, t, 0, now, size);
         assert!(s.next_segment(size, now).is_none(), "the NACK ended the speculative credit");
@@ -593,7 +593,7 @@ mod tests {
         assert!(s.on_timeout(d, size));
         let again = s.next_segment(size, d).expect("resent without credit");
         assert_eq!((again.seq, again.retx), (0, true));
-        assert_eq!(s.pull_target(size).unwrap() & 1, 1, "asks for a pull");
+        assert_eq!(s.pull_target(size, 1).unwrap() & 1, 1, "asks for a pull");
         assert!(s.next_segment(size, d).is_none());
         assert!(s.on_ack(500, false, d, 0, d + SimTime::from_us(10), size, blocks(&[])));
         assert_eq!(s.rto_deadline, None);
@@ -615,11 +615,11 @@ mod tests {
         let d = s.rto_deadline.expect("data left and no credit: the timer stays");
         assert!(s.on_timeout(d, size));
         assert!(s.next_segment(size, d).is_some());
-        assert_eq!(s.pull_target(size).unwrap() & 1, 1);
+        assert_eq!(s.pull_target(size, 1).unwrap() & 1, 1);
         assert!(s.next_segment(size, d).is_none(), "one packet per expiry");
         s.on_pull(50_000);
         assert!(s.next_segment(size, d).is_some(), "the repeated grant restores credit");
-        assert_eq!(s.pull_target(size).unwrap() & 1, 0);
+        assert_eq!(s.pull_target(size, 1).unwrap() & 1, 0);
     }
 
     /// htsim's coalescing rules (`UecSink::processData`), packet by packet: the first
