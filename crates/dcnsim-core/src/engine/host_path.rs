@@ -310,10 +310,12 @@ impl Sim {
     /// trimmed header): its NIC's pull pacer takes it (`host/rccc.rs`), started if idle.
     #[cold]
     fn pull_wanted(&mut self, f: FlowId, carried: u64, trimmed: bool) {
-        let h = self.flows.get(f).unwrap().dst;
+        let fl = self.flows.get(f).unwrap();
+        // (a split run's receiver half builds the same sender: the same cap)
+        let (h, cap) = (fl.dst, fl.sender.credit_cap().unwrap_or(0));
         let n = self.hosts.len();
         let pp = self.pull_pacers.get_or_insert_with(|| Box::new(crate::host::rccc::PullPacers::new(n)));
-        if pp.want(h, f, carried, trimmed) {
+        if pp.want(h, f, carried, trimmed, cap) {
             self.q.push(self.now, Ev::Pull { host: h });
         }
     }

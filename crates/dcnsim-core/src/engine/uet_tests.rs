@@ -241,6 +241,16 @@ fn coalesced_acks_are_fewer_and_every_flow_still_finishes() {
     }
 }
 
+/// htsim's incast fabric with RCCC alone and trimming, its flows replaced by 1 MB flows
+/// `pairs` (source, destination), all starting at 0.
+fn rccc_flows(pairs: &[(u32, u32)]) -> String {
+    let incast_flows = (8..16).map(|i| format!(r#"{{ src = {i}, dst = 0, size = "1000000B" }}"#)).collect::<Vec<_>>().join(", ");
+    let flows = pairs.iter().map(|(s, d)| format!(r#"{{ src = {s}, dst = {d}, size = "1000000B" }}"#)).collect::<Vec<_>>().join(", ");
+    let t = incast("1000000B", "trim = {}").replace("kind = \"uet\"", "kind = \"uet\"\ncc = \"rccc\"").replace(&incast_flows, &flows);
+    assert!(t.contains(&flows));
+    t
+}
+
 /// RCCC's pull target is divided among the flows the sender's NIC holds ready to send
 /// (htsim `computePullTarget`, `activeSources`). Two 1 MB flows start together; while a flow
 /// sends on speculative credit its packet asks for an MTU (4,150 B) beyond its credit, so
@@ -251,13 +261,8 @@ fn coalesced_acks_are_fewer_and_every_flow_still_finishes() {
 /// waits ready, and asks half, 2,075 -> 2,304.
 #[test]
 fn rccc_flows_sharing_a_sender_ask_for_half_as_much() {
-    let flows = (8..16).map(|i| format!(r#"{{ src = {i}, dst = 0, size = "1000000B" }}"#)).collect::<Vec<_>>().join(", ");
     let first_asks = |srcs: [u32; 2]| {
-        let t = incast("1000000B", "trim = {}").replace("kind = \"uet\"", "kind = \"uet\"\ncc = \"rccc\"").replace(
-            &flows,
-            &format!(r#"{{ src = {}, dst = 0, size = "1000000B" }}, {{ src = {}, dst = 1, size = "1000000B" }}"#, srcs[0], srcs[1]),
-        );
-        let s = Document::from_toml(&t).and_then(|d| d.resolve(None)).unwrap();
+        let s = Document::from_toml(&rccc_flows(&[(srcs[0], 0), (srcs[1], 1)])).and_then(|d| d.resolve(None)).unwrap();
         let mut sim = build_adjusted(&s, &RunOptions::default(), |_, _| {}).unwrap();
         // in steps shorter than a packet's time on the receiver's link (332 ns): the first
         // packet's target is each receiver's first
@@ -276,4 +281,21 @@ fn rccc_flows_sharing_a_sender_ask_for_half_as_much() {
     };
     assert_eq!(first_asks([8, 9]), [4_352, 4_352]);
     assert_eq!(first_asks([8, 8]), [4_352, 2_304]);
+}
+
+/// One host sends 1 MB to each of eight (htsim's outcast, bench/peers/rccc_htsim.py): its
+/// flows' targets are divided by eight, and the receivers' pacers, idle for want of asks,
+/// keep the sender's credit full with slow pulls, so its link stays busy: the last flow
+/// ends within 1% of the link's time for the 8 MB (8 x 245 packets of 4,150 B at 100 Gb/s,
+/// 650.4 us) plus the network RTT (14.02 us); htsim: 663.3 us. Without slow pulls the
+/// divided targets starve it (679.7 us).
+#[test]
+fn rccc_slow_pulls_keep_a_shared_sender_busy() {
+    let (_, r) = run(&rccc_flows(&(0..8).map(|d| (8, d)).collect::<Vec<_>>()));
+    let f = fcts(&r);
+    assert_eq!(f.len(), 8);
+    let last = f.iter().cloned().fold(0.0, f64::max);
+    let bound = 8.0 * 245.0 * 4150.0 * 8.0 / 100e9 * 1e6 + 14.02;
+    assert!(last < 1.01 * bound, "{last:.1} us against {bound:.1}: {f:?}");
+    assert!(last > bound - 14.02, "{last:.1} us: faster than the link");
 }

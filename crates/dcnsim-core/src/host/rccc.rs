@@ -13,7 +13,13 @@
 //!   turn granting at most 16,384 B up to the flow's target, then waiting the time the
 //!   granted bytes take at 99% of its line rate (or 1,024 B's time if it granted nothing).
 //!   A pull carries the flow's cumulative grant; the sender adds the increase to its credit,
-//!   never above the largest window.
+//!   never above the largest window;
+//! - slow pulls (`UecPullPacer::doNextEvent`'s idle senders): a flow whose target a pull
+//!   met joins the pacer's idle list; while no flow wants more, each turn grants the first
+//!   idle flow 16,384 B beyond its target, and the flow stays on the list while its target is
+//!   met and it holds less than its largest window (rounded down to 256 B) beyond it. Idle
+//!   NIC time so keeps a sender's credit full: where the division below makes targets small
+//!   (one sender's many flows), these grants, not the targets, fill its credit.
 //!
 //! - the target (before the grant it adds to) is divided by the flows the sender's NIC
 //!   holds ready to send, the flow itself included, where there are several: htsim's
@@ -21,8 +27,8 @@
 //!   port, which a source joins whenever its credit and window let it send and the port is
 //!   busy. A sender's flows then ask together for about what one would.
 //!
-//! Readings: no slow pulls (htsim grants idle connections speculative
-//! credit while no flow wants any: it moves no byte of a flow that is sending); a packet
+//! Readings: a flow whose receiver holds every byte gets no more pulls (htsim's idle list
+//! keeps it until its slow credit reaches the window); a packet
 //! the retransmission timer declared lost is resent without credit (htsim sends an RTS, a
 //! header that asks for it); pulls carry no quanta (htsim counts credit in 256 B units:
 //! targets here are rounded up to them, grants follow).
@@ -66,6 +72,11 @@ pub struct Credit {
 impl Credit {
     pub fn new(max_window: u64) -> Credit {
         Credit { credit: max_window as i64, speculating: true, pulled: 0, max: max_window as i64 }
+    }
+
+    /// The largest credit.
+    pub fn cap(&self) -> u64 {
+        self.max as u64
     }
 
     /// The first word back from the receiver: unspent speculative credit is dropped.
@@ -112,14 +123,19 @@ struct Sink {
     latest: u64,
     target: u64,
     in_pull: bool,
+    /// The most slow pulls grant beyond the target: the sender's largest window, rounded
+    /// down to whole quanta.
+    slow_cap: u64,
 }
 
 /// Every receiving NIC's pull pacer and its flows' pull state.
 #[derive(Clone, Debug, Default)]
 pub struct PullPacers {
     sinks: FxHashMap<FlowId, Sink>,
-    /// By host: the flows waiting for a pull, in turn; whether its pacer's event is queued.
+    /// By host: the flows waiting for a pull, in turn; the flows whose target a pull met, for
+    /// slow pulls (a flow may be on both, as in htsim); whether its pacer's event is queued.
     active: Vec<VecDeque<FlowId>>,
+    idle: Vec<VecDeque<FlowId>>,
     armed: Vec<bool>,
 }
 
@@ -133,17 +149,18 @@ pub struct Turn {
 
 impl PullPacers {
     pub fn new(hosts: usize) -> PullPacers {
-        PullPacers { sinks: FxHashMap::default(), active: vec![VecDeque::new(); hosts], armed: vec![false; hosts] }
+        PullPacers { sinks: FxHashMap::default(), active: vec![VecDeque::new(); hosts], idle: vec![VecDeque::new(); hosts], armed: vec![false; hosts] }
     }
 
     /// Flow `f`'s receiver at host `h` saw a packet carrying `carried` (`carried()`: the
     /// pull target, and whether it went without credit); `trimmed`: its trimmed header. A
     /// packet sent without credit and a trimmed header ask for a pull whatever the target:
-    /// the pull then repeats the cumulative grant, as htsim's does. Whether host `h`'s
-    /// pacer must be started now.
-    pub fn want(&mut self, h: HostId, f: FlowId, carried: u64, trimmed: bool) -> bool {
+    /// the pull then repeats the cumulative grant, as htsim's does. `max_window`: the
+    /// sender's largest window (its credit's cap). Whether host `h`'s pacer must be started
+    /// now.
+    pub fn want(&mut self, h: HostId, f: FlowId, carried: u64, trimmed: bool, max_window: u64) -> bool {
         let (target, ask) = (carried & !ASKS, trimmed || carried & ASKS != 0);
-        let s = self.sinks.entry(f).or_default();
+        let s = self.sinks.entry(f).or_insert_with(|| Sink { slow_cap: max_window / QUANTUM * QUANTUM, ..Sink::default() });
         let higher = target > s.target;
         if higher {
             s.target = target;
@@ -172,11 +189,11 @@ impl PullPacers {
 
     /// Host `h`'s pacer's turn at `now`, its line rate `rate_bps`.
     pub fn turn(&mut self, h: HostId, now: SimTime, rate_bps: u64) -> Turn {
-        let q = &mut self.active[h as usize];
+        let (q, idle) = (&mut self.active[h as usize], &mut self.idle[h as usize]);
         let mut pull = None;
         let mut granted = 0;
+        // a flow whose receiver finished since it asked is skipped, on either list
         while let Some(f) = q.pop_front() {
-            // a flow whose receiver finished since it asked is skipped
             let Some(s) = self.sinks.get_mut(&f) else { continue };
             let prev = s.latest;
             s.latest = (s.latest + CREDIT_PER_PULL).min(s.target.max(prev));
@@ -186,10 +203,24 @@ impl PullPacers {
                 q.push_back(f);
             } else {
                 s.in_pull = false;
+                idle.push_back(f);
             }
             break;
         }
-        let more = !q.is_empty();
+        if pull.is_none() {
+            // no flow wants more: a slow pull to the first idle one
+            while let Some(f) = idle.pop_front() {
+                let Some(s) = self.sinks.get_mut(&f) else { continue };
+                s.latest += CREDIT_PER_PULL;
+                granted = CREDIT_PER_PULL;
+                pull = Some((f, s.latest));
+                if s.target <= s.latest && s.latest - s.target < s.slow_cap {
+                    idle.push_back(f);
+                }
+                break;
+            }
+        }
+        let more = !q.is_empty() || !idle.is_empty();
         self.armed[h as usize] = more;
         let wait = ser_time(if granted > 0 { granted } else { IDLE_PULL_BYTES }, (rate_bps as f64 * PULL_RATE) as u64);
         Turn { pull, next: more.then_some(now + wait) }
@@ -233,8 +264,8 @@ mod tests {
     #[test]
     fn a_pacer_takes_its_flows_in_turn_at_line_rate() {
         let mut p = PullPacers::new(2);
-        assert!(p.want(1, 7, 40_000, false));
-        assert!(!p.want(1, 8, 20_000, false), "started already");
+        assert!(p.want(1, 7, 40_000, false, 40_000));
+        assert!(!p.want(1, 8, 20_000, false, 40_000), "started already");
         let rate = 100_000_000_000;
         let mut now = SimTime::ZERO;
         let mut got = Vec::new();
@@ -250,10 +281,32 @@ mod tests {
                 None => break,
             }
         }
-        assert_eq!(got, vec![(7, 16_384), (8, 16_384), (7, 32_768), (8, 20_000), (7, 40_000)]);
+        // then slow pulls, 16,384 B each beyond the target, in the order the targets were met,
+        // while a flow holds less than its window (40,000 -> 39,936 B) beyond it: three each
+        let slow = [(8, 36_384), (7, 56_384), (8, 52_768), (7, 72_768), (8, 69_152), (7, 89_152)];
+        assert_eq!(got, [&[(7, 16_384), (8, 16_384), (7, 32_768), (8, 20_000), (7, 40_000)][..], &slow[..]].concat());
         let per = ser_time(16_384, (rate as f64 * PULL_RATE) as u64);
         assert!((per.0 as f64 - 16_384.0 * 8.0 / 99e9 * 1e12).abs() <= 1.0, "16 KB at 99 Gbit/s: {per:?}");
         assert!(!p.armed[1]);
-        assert!(p.want(1, 8, 30_000, false), "a higher target starts it again");
+        // a higher target starts it again (htsim compares it with the highest target, not
+        // the grant): below what slow pulls granted, the pull repeats the grant
+        assert!(p.want(1, 8, 60_000, false, 40_000));
+        assert_eq!(p.turn(1, now, rate).pull, Some((8, 69_152)));
+        assert!(!p.want(1, 7, 100_000, false, 40_000), "running: flow 7 joins the queue");
+        assert_eq!(p.turn(1, now, rate).pull, Some((7, 100_000)), "a flow that wants more comes before slow pulls");
+    }
+
+    /// A flow whose receiver finished gets no more pulls, slow or not, and an idle pacer
+    /// with no flow left stops.
+    #[test]
+    fn finished_flows_get_no_slow_pulls() {
+        let mut p = PullPacers::new(1);
+        assert!(p.want(0, 3, 8_192, false, 1_000_000));
+        assert_eq!(p.turn(0, SimTime::ZERO, 100_000_000_000).pull, Some((3, 8_192)));
+        let t = p.turn(0, SimTime::ZERO, 100_000_000_000);
+        assert_eq!(t.pull, Some((3, 24_576)), "a slow pull");
+        assert!(t.next.is_some());
+        p.done(3);
+        assert_eq!(p.turn(0, SimTime::ZERO, 100_000_000_000), Turn { pull: None, next: None });
     }
 }

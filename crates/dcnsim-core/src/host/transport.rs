@@ -287,6 +287,14 @@ impl Sender {
         }
     }
 
+    /// Its RCCC credit's cap, the largest window, if it runs RCCC.
+    pub fn credit_cap(&self) -> Option<u64> {
+        match self {
+            Sender::Uet(u) => u.credit_cap(),
+            _ => None,
+        }
+    }
+
     /// A Congestion Notification Packet for this flow arrived.
     pub fn on_cnp(&mut self, now: SimTime) {
         if let Sender::Roce(r) = self {

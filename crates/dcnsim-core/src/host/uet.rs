@@ -241,6 +241,11 @@ impl UetSender {
         Some(carried(c.target(backlog, resend, self.windowed.then(|| self.cc.cwnd()), (self.mss + self.header) as u64, sharing), self.uncredited))
     }
 
+    /// Its RCCC credit's cap (the largest window), if it runs RCCC.
+    pub fn credit_cap(&self) -> Option<u64> {
+        self.credit.as_ref().map(|c| c.cap())
+    }
+
     /// A pull of the receiver granting `granted` bytes cumulatively.
     pub fn on_pull(&mut self, granted: u64) {
         if let Some(c) = &mut self.credit {
