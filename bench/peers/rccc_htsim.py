@@ -168,6 +168,7 @@ def main() -> None:
             v = sorted(runs[0][idx].values())
             ax.plot(range(1, len(v) + 1), v, style, label=sim, markersize=4)
         ax.axhline(bound_us(CASES[name]), color="grey", lw=0.8, ls=":", label="bound")
+        ax.set_ylim(min(ax.get_ylim()[0], bound_us(CASES[name]) - 5), None)
         ax.set_title(f"{name} (seed 1)")
         ax.set_xlabel("flow, by FCT")
         ax.set_ylabel("FCT (us)")
