@@ -151,7 +151,7 @@ def test_moved_reruns_only_the_set_ups_that_moved_and_says_what_it_kept(study, c
     render(checkout, log=lambda _: None)
     assert check(checkout) == []
     text = (checkout / "docs" / "page.md").read_text(encoding="utf-8")
-    assert "at commit bbb2222" in text and "the runs of 2 of its 3 set-ups (by_tor: CI, short: without CI) kept from commit aaa1111" in text
+    assert "at commit bbb2222" in text and "the runs of 2 of its 3 set-ups (\"by_tor: CI\", \"short: without CI\") kept from commit aaa1111" in text
 
     # a second update keeps the first commit of what it keeps
     monkeypatch.setenv("DCNSIM_COMMIT", "ccc3333")

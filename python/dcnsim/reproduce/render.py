@@ -116,8 +116,11 @@ def provenance(used: Sequence[Results]) -> str:
         kept = ""
         if d.get("kept"):
             by: Dict[str, List[str]] = {}
+            one_case = len(d["runs"]) == 1
             for pair, made in d["kept"].items():
-                by.setdefault(f"{made['commit']} ({made['date']})", []).append(pair.replace("|", ": ").rstrip(": "))
+                case, variant = pair.split("|", 1)
+                name = variant if one_case else f"{case}: {variant}" if variant else case
+                by.setdefault(f"{made['commit']} ({made['date']})", []).append(f'"{name}"')
             n = sum(len(c) for c in d["runs"].values())
             kept = "; " + "; ".join(f"the runs of {len(v)} of its {n} set-ups" + (f" ({', '.join(v)})" if len(v) <= 8 else "") + f" kept from commit {k}, whose outputs today's engine leaves unchanged" for k, v in sorted(by.items()))
         line = f"<sub>`{d['command']}` at commit {d['commit']} ({d['date']}, {seed_text}){kept}; results: `docs/results/{d['study']}.{d['scale']}.json`</sub>"

@@ -127,7 +127,7 @@ register(Study(
     title="Ultra Ethernet's transport (NSCC, RCCC, both; lossy and with trimming) against PFC + DCQCN / HPCC and SFC + DCQCN on seed 004's fabric and workload",
     scenario="uet_seed004",
     metrics=lossless_metrics,
-    cost_s={"small": 60, "full": 7 * 5 * 250},
+    cost_s={"small": 60, "full": 9 * 5 * 320},
 ))
 
 
