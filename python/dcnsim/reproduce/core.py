@@ -116,14 +116,19 @@ def variants_of(study: Study, case: Case, scale: str) -> List[str]:
     return names or [""]  # a scenario without variants runs once, as itself
 
 
-def inputs_hash(study: Study, case: Case, scale: str, variant: str) -> str:
-    """A hash of what one (case, variant) runs at a scale: the case's scenario with that
-    variant's table only (editing another variant leaves it alone). Files the scenario
-    names (traces, size distributions) are not in it."""
-    sc = case_scenario(study, case, scale)
-    chosen = [v for v in sc.get("variant", []) if v.get("name") == variant]
-    text = json.dumps({**{k: v for k, v in sc.items() if k != "variant"}, "variant": chosen}, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+def inputs_hashes(study: Study, scale: str) -> Dict[str, str]:
+    """``{"case|variant": hash}`` of what each set-up runs at a scale: its case's scenario
+    with that variant's table only (editing another variant leaves it alone). Files the
+    scenario names (traces, size distributions) are not in it."""
+    out: Dict[str, str] = {}
+    for case in study.cases:
+        sc = case_scenario(study, case, scale)
+        rest = {k: v for k, v in sc.items() if k != "variant"}
+        for variant in variants_of(study, case, scale):
+            chosen = [v for v in sc.get("variant", []) if v.get("name") == variant]
+            text = json.dumps({**rest, "variant": chosen}, sort_keys=True, default=str)
+            out[f"{case.label}|{variant}"] = hashlib.sha256(text.encode()).hexdigest()[:16]
+    return out
 
 
 # --------------------------------------------------------------------------- one run
@@ -156,7 +161,7 @@ def run_job(study_name: str, case_label: str, scale: str, variant: str, seed: in
 #: version, the comparison rows and plot notes the mechanisms declare, how often they acted,
 #: which is in their counters already, and warnings made from the scenario, and the hash of
 #: the scenario's whole text, which a comment or another variant's table moves: a results
-#: file records each set-up's own inputs instead, :func:`inputs_hash`): an output hash
+#: file records each set-up's own inputs instead, :func:`inputs_hashes`): an output hash
 #: leaves them out, so that a change of what the outputs say about themselves does not read
 #: as a model change
 DESCRIPTIVE_KEYS = frozenset({"wall_time_s", "events_per_s", "version", "metrics", "queue_notes", "activity", "warnings", "scenario_sha256"})

@@ -16,7 +16,7 @@ from .core import (
     fingerprint_job,
     fingerprint_jobs,
     git_commit,
-    inputs_hash,
+    inputs_hashes,
     load_results,
     results_path,
     run_job,
@@ -74,12 +74,13 @@ def reproduce(
     if moved:
         old = {st.name: _updatable(root, st, scale, plan[st.name], threads) for st in studies}
         fps = fingerprints(names, jobs, progress)
+    inputs = {st.name: inputs_hashes(st, scale) for st in studies}
     todo: List[Tuple[Any, Tuple[Any, ...]]] = []
     for st in studies:
         for case in st.cases:
             for v in variants_of(st, case, scale):
                 pair = f"{case.label}|{v}"
-                if moved and _unchanged(old[st.name], pair, fps[st.name].get(pair), inputs_hash(st, case, scale, v)):
+                if moved and _unchanged(old[st.name], pair, fps[st.name].get(pair), inputs[st.name][pair]):
                     d = old[st.name]
                     runs[st.name].setdefault(case.label, {})[v] = d["runs"][case.label][v]
                     kept[st.name][pair] = d.get("kept", {}).get(pair) or {"commit": d["commit"], "date": d["date"]}
@@ -110,7 +111,7 @@ def reproduce(
             "command": command_line(st.name, scale, seeds or st.seeds),
             "fingerprint": {k: v[0] for k, v in sorted(fps[st.name].items())},
             "metrics_fingerprint": {k: v[1] for k, v in sorted(fps[st.name].items())},
-            "inputs": _inputs(st, scale),
+            "inputs": inputs[st.name],
             "stale_since": None,
             "cpu_s": round(sum(r.get("_wall_s", 0.0) for c in runs[st.name].values() for v in c.values() for r in v.values()), 1),
             "runs": {c: {v: dict(sorted(seeds_.items(), key=lambda kv: int(kv[0]))) for v, seeds_ in sorted(vs.items())} for c, vs in runs[st.name].items()},
@@ -250,13 +251,8 @@ def check(root: Path, jobs: int = 1, progress: bool = False) -> List[str]:
                 was_m = data["metrics_fingerprint"]
                 moved = sorted(k for k in set(was_m) | set(metrics) if was_m.get(k) != metrics.get(k))
                 problems.append(f"{p.relative_to(root)}: made by {data['commit']}, but the study's metrics now give other values for {', '.join(moved)} (same engine outputs): {rerun}")
-            elif "inputs" in data and data["inputs"] != _inputs(STUDIES[name], data["scale"]):
-                now_in = _inputs(STUDIES[name], data["scale"])
+            elif "inputs" in data and data["inputs"] != (now_in := inputs_hashes(STUDIES[name], data["scale"])):
                 moved = sorted(k for k in set(data["inputs"]) | set(now_in) if data["inputs"].get(k) != now_in.get(k))
                 problems.append(f"{p.relative_to(root)}: made by {data['commit']}, but the {data['scale']} scenario of {', '.join(moved)} has changed since: {rerun}")
     problems += check_docs(root)
     return problems
-
-
-def _inputs(st: Study, scale: str) -> Dict[str, str]:
-    return {f"{c.label}|{v}": inputs_hash(st, c, scale, v) for c in st.cases for v in variants_of(st, c, scale)}

@@ -19,8 +19,7 @@
 //!   idle flow 16,384 B beyond its target, and the flow stays on the list while its target is
 //!   met and it holds less than its largest window (rounded down to 256 B) beyond it. Idle
 //!   NIC time so keeps a sender's credit full: where the division below makes targets small
-//!   (one sender's many flows), these grants, not the targets, fill its credit.
-//!
+//!   (one sender's many flows), these grants, not the targets, fill its credit;
 //! - the target (before the grant it adds to) is divided by the flows the sender's NIC
 //!   holds ready to send, the flow itself included, where there are several: htsim's
 //!   `activeSources`, the sources queued at its NIC (`UecNIC::_active_srcs`) for a free

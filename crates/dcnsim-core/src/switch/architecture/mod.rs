@@ -231,9 +231,6 @@ fn entry_key(entries: usize, i: usize) -> String {
 }
 
 impl Architectures {
-    fn key(&self, i: usize) -> String {
-        entry_key(self.0.len(), i)
-    }
     /// Each entry's `check`, and in an array every entry naming its switches.
     pub fn check(&self, mtu: u64, configured: impl Fn(&str) -> bool, aqm: Option<(&str, Option<bool>)>) -> Result<(), ScenarioError> {
         if self.0.is_empty() {
@@ -241,9 +238,9 @@ impl Architectures {
         }
         for (i, a) in self.0.iter().enumerate() {
             if self.0.len() > 1 && a.switches.is_none() {
-                return Err(err(format!("{}.switches", self.key(i)), "missing: with more than one architecture each names its switches (a switch none names stays output-queued)"));
+                return Err(err(format!("{}.switches", entry_key(self.0.len(), i)), "missing: with more than one architecture each names its switches (a switch none names stays output-queued)"));
             }
-            a.check(&self.key(i), mtu, &configured, aqm)?;
+            a.check(&entry_key(self.0.len(), i), mtu, &configured, aqm)?;
         }
         Ok(())
     }
@@ -253,7 +250,7 @@ impl Architectures {
     pub fn params(&self, mut named: impl FnMut(&str, Option<&[String]>) -> Result<Option<Vec<bool>>, ScenarioError>) -> Result<ArchitecturesParams, ScenarioError> {
         let mut out = ArchitecturesParams(Vec::with_capacity(self.0.len()));
         for (i, a) in self.0.iter().enumerate() {
-            let key = format!("{}.switches", self.key(i));
+            let key = format!("{}.switches", entry_key(self.0.len(), i));
             let on = named(&key, a.switches.as_deref())?;
             let taken = on.iter().flatten().enumerate().find_map(|(sw, &x)| Some((sw, out.of(sw).filter(|_| x)?.0)));
             if let Some((sw, j)) = taken {
