@@ -226,6 +226,43 @@ def rtt_label(r: float) -> str:
 
 RTT_CASES = tuple(Case(rtt_label(r), RttCase(float(r))) for r in RTTS_US)
 
+#: the fabric growth study's sizes: the shipped fabric's pods times these (full size 5 pods,
+#: 320 hosts, to 40 pods, 2,560 hosts; the small one 2 pods, 64 hosts, to 16, 512)
+GROWTH_FACTORS = (1, 4, 8)
+#: the growth study's arrivals at every size (the RTT study's full size runs 3 ms: at 2,560
+#: hosts 1 ms is already 5.5 M flows and about 7 GB of flow tables)
+GROWTH_ARRIVALS = "1ms"
+
+
+@dataclass(frozen=True)
+class GrowthCase:
+    """seed004_sfc_rtt at the seed's RTT with ``factor`` times its pods: each pod the seed's
+    (4 ToRs of 16 hosts, 4 aggregation switches), every aggregation switch still linked to
+    every core ("core_wiring = all"), so every inter-pod path keeps the seed's 6 links and
+    12 us, the fabric stays non-blocking, and what grows is the hosts, the incasts under way
+    at once (their share of the capacity, 8%, is kept) and the cores' radix (4 links per
+    pod: 20 in the seed's fabric, 160 at 40 pods). Switch memory is the seed's per switch
+    (a static 16 MB per queue with PFC; a 16 MB pool with 50 KB guaranteed per port with
+    SFC, which at 160 ports leaves 8 MB shared). Arrivals for ``GROWTH_ARRIVALS``."""
+
+    factor: int
+
+    def __call__(self, sc: Dict[str, Any]) -> Dict[str, Any]:
+        sc = copy.deepcopy(sc)
+        topo = sc["topology"]
+        topo["pods"] *= self.factor
+        sc["scenario"]["arrivals_for"] = GROWTH_ARRIVALS
+        hosts = topo["pods"] * topo["tors_per_pod"] * topo["hosts_per_tor"]
+        sc["scenario"]["description"] = (f"SFC vs PFC as the fabric grows (seed 004 future work): {hosts}-host fat-tree "
+                                         f"({topo['pods']} pods of the seed's), RTT 12 us, Google RPC 50% + incast, "
+                                         f"{GROWTH_ARRIVALS} of arrivals")
+        return sc
+
+
+GROWTH_CASES = tuple(Case(f"pods x{f}", GrowthCase(f)) for f in GROWTH_FACTORS)
+GROWTH_VARIANTS = (PFC, PROXY, NATIVE)
+
+
 # --------------------------------------------------------------------------- metrics
 
 #: the seed's FCT bins (its three background figures)
@@ -303,6 +340,14 @@ def rtt_metrics(r: Any, sc: Dict[str, Any]) -> Dict[str, Any]:
     to_host = sw["peer_name"].astype(str).str.match(r"^h\d+$")
     out["max_core_queue_kb"] = float(sw[peer_core]["max_depth_bytes"].max()) / 1e3 if peer_core.any() else math.nan
     out["max_host_queue_kb"] = float(sw[to_host]["max_depth_bytes"].max()) / 1e3 if to_host.any() else math.nan
+    return out
+
+
+def growth_metrics(r: Any, sc: Dict[str, Any]) -> Dict[str, Any]:
+    """The growth study: ``rtt_metrics`` and the fabric's size (hosts, switches)."""
+    out = rtt_metrics(r, sc)
+    out["hosts"] = int(r.summary["hosts"])
+    out["switches"] = int(r.summary["switches"])
     return out
 
 
@@ -609,6 +654,16 @@ register(Study(
     metrics=rtt_metrics,
     cases=RTT_CASES,
     cost_s={"small": 120, "full": 4 * 5 * 3 * 120},
+))
+register(Study(
+    name="seed004_sfc_scale",
+    title="Seed 004 future work, bigger scale: PFC vs SFC proxy / native + DCQCN as the fat tree grows from 5 to 40 pods (320-2,560 hosts) at the seed's RTT",
+    scenario="seed004_sfc_rtt",
+    metrics=growth_metrics,
+    cases=GROWTH_CASES,
+    variants=GROWTH_VARIANTS,
+    seeds=3,
+    cost_s={"small": 3 * 3 * 30, "full": 3 * 3 * 500},
 ))
 register(Study(
     name="seed004_sfc_fairness_with_cc",
@@ -1027,6 +1082,45 @@ def _rtt_breaks(ctx: Context, scale: str) -> str:
 
 for _scale in ("full", "small"):
     block(f"seed004_sfc_rtt:breaks_{_scale}")((lambda s: lambda ctx: _rtt_breaks(ctx, s))(_scale))
+
+
+def _growth_runs(res: Results) -> List[Tuple[str, str]]:
+    """The (case, variant) pairs of the growth study's results, smallest fabric first,
+    variants in :data:`GROWTH_VARIANTS` order."""
+    cases = [c.label for c in GROWTH_CASES if c.label in res.cases()]
+    return [(c, v) for c in cases for v in GROWTH_VARIANTS if v in res.variants(c)]
+
+
+def _growth_label(res: Results, case: str) -> str:
+    hosts = {int(h) for v in res.variants(case) for h in res.values(case, v, "hosts")}
+    return f"{case} ({'/'.join(f'{h:,}' for h in sorted(hosts))} hosts)"
+
+
+def _growth_table(ctx: Context, scale: str) -> str:
+    res = ctx.results("seed004_sfc_scale", scale)
+    rows = RTT_ROWS[:4] + [("incast p99 FCT (us)", "incast.p99_us", 0)] + RTT_ROWS[4:] + [("wall per run (s)", "_wall_s", 0)]
+    header = ["fabric", "variant"] + [label for label, _, _ in rows]
+    out = [[_growth_label(res, case), v] + [fmt_mean(mean_ci(res.values(case, v, key)), digits) for _, key, digits in rows]
+           for case, v in _growth_runs(res)]
+    return (f"{_seeds_text(res)}; each cell the mean over seeds ± the 95% confidence interval's half-width (± 0: every "
+            "seed gave the same value); FCT of the finished flows:\n\n" + md_table(header, out))
+
+
+def _growth_breaks(ctx: Context, scale: str) -> str:
+    res = ctx.results("seed004_sfc_scale", scale)
+    out = []
+    for v in GROWTH_VARIANTS:
+        for kind, what, test in RTT_BREAKS:
+            if v.startswith(kind):
+                first = next((_growth_label(res, c) for c, w in _growth_runs(res) if w == v and test(lambda key: res.values(c, v, key))),
+                             f"none up to {_growth_label(res, GROWTH_CASES[-1].label)}")
+                out.append([v, what, first])
+    return f"{_seeds_text(res)}; the first fabric on which:\n\n" + md_table(["variant", "stops holding when", "first fabric"], out)
+
+
+for _scale in ("full", "small"):
+    block(f"seed004_sfc_scale:{_scale}")((lambda s: lambda ctx: _growth_table(ctx, s))(_scale))
+    block(f"seed004_sfc_scale:breaks_{_scale}")((lambda s: lambda ctx: _growth_breaks(ctx, s))(_scale))
 
 
 # ----- runtime
