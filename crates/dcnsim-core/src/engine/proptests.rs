@@ -335,7 +335,6 @@ impl Case {
                         "pfc:ingress" => {
                             if let Some(p) = &mut self.pfc {
                                 p.egress_queue = false;
-                                p.alpha = None;
                             }
                         }
                         "scheduler" => self.dwrr_weights = None,

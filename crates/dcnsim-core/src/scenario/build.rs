@@ -341,8 +341,12 @@ pub(super) fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Ro
     if let Some(n) = sw.drc.as_ref().and_then(|_| topo.switches.iter().map(|&n| &topo.nodes[n as usize]).find(|n| n.ports.len() > crate::switch::drc::MAX_PORTS)) {
         return Err(err("switch.drc", format!("switch {} has {} ports; a DRC frame names at most {} directions, expected switches of at most that many ports", n.name, n.ports.len(), crate::switch::drc::MAX_PORTS)));
     }
-    // DRC's feedback at an input-buffered switch judges its input buffers
-    let drc = sw.drc.as_ref().map(|d| mechanisms::drc::params(d, architecture.as_ref().map_or_else(Vec::new, |a| a.input_buffers(&topo, &buffer, nq))));
+    // DRC's feedback and PFC's dynamic XOFF at an input-buffered switch judge its input buffers
+    let inputs = architecture.as_ref().map_or_else(Vec::new, |a| a.input_buffers(&topo, &buffer, nq));
+    if let (Some(p), Some(_)) = (pfc.as_mut(), &architecture) {
+        p.on_inputs(inputs.clone());
+    }
+    let drc = sw.drc.as_ref().map(|d| mechanisms::drc::params(d, inputs));
     let mechanisms = MechanismParams { ecn, pfc, ci, sfc, aqm, qcn, drc, fq_codel: sw.fq_codel.as_ref().map(|f| f.params(mtu)),
         int: int_params(s, &topo)?,
         architecture,

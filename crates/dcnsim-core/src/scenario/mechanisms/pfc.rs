@@ -40,8 +40,8 @@ pub(in crate::scenario) fn validate(s: &Scenario) -> Result<(), ScenarioError> {
             if p.accounting == PfcAccounting::EgressQueue {
                 return Err(err("switch.pfc.accounting", "invalid value \"egress_queue\" with switch.architecture: its thresholds watch the egress queues, where an input-buffered switch keeps few packets; expected \"ingress\" (802.1Qbb per-ingress counters, which follow the input buffers)"));
             }
-            if p.alpha.is_some() {
-                return Err(err("switch.pfc.alpha", "a dynamic XOFF follows the free shared buffer, which switch.architecture moves into per-port input and output buffers; expected a static xoff with switch.architecture"));
+            if let Some(pool) = b.ingress_pool {
+                return Err(err("switch.buffer.ingress_pool", format!("invalid value {} B with switch.architecture: an input-buffered switch keeps its memory in per-port input buffers, which a dynamic XOFF follows there; expected no ingress_pool", pool.0)));
             }
         }
         if p.accounting == PfcAccounting::EgressQueue && p.headroom.is_some() {
@@ -169,8 +169,9 @@ pub struct PfcConfig {
     /// Static XOFF threshold per (ingress port, class), e.g. "750KB" (seeds 000/003) or "650KB"
     /// (seed 004). Give either xoff or alpha.
     pub xoff: Option<Bytes>,
-    /// Dynamic XOFF threshold: alpha x free shared buffer (needs switch.buffer.model = "shared").
-    /// > 0.
+    /// Dynamic XOFF threshold: alpha x free shared buffer (needs switch.buffer.model = "shared");
+    /// at an input-buffered switch (switch.architecture), alpha x the free part of the
+    /// ingress port's input buffer. > 0.
     pub alpha: Option<f64>,
     /// Send XON when the ingress counter falls to this. Default {default} (seeds 000/003); below
     /// the static xoff.

@@ -121,8 +121,8 @@ pub const MAX_ITERATIONS: u32 = 64;
 /// Largest speed-up.
 pub const MAX_SPEEDUP: f64 = 16.0;
 
-/// What the property tests' cases leave out beside it: PFC's readings other than ingress
-/// accounting with a static XOFF ("pfc:ingress"; refused by scenario/mechanisms/pfc.rs), a
+/// What the property tests' cases leave out beside it: PFC's queue-based accounting
+/// ("pfc:ingress"; refused by scenario/mechanisms/pfc.rs), a
 /// marker that drops non-ECT packets ("aqm:no_drop"), FQ-CoDel (which needs `marking =
 /// "output"`, not drawn) and trimming (refused).
 #[cfg(test)]

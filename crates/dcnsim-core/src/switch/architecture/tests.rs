@@ -176,7 +176,7 @@ fn bad_tables_are_refused_naming_the_key() {
         ("architecture = { kind = \"voq\" }\ndrc = { input_fill = \"input\" }", "direction_or_input"),
         ("architecture = { kind = \"voq\" }\naqm = { kind = \"step\", threshold = \"20KB\", drop_non_ect = true }", "switch.aqm.drop_non_ect"),
         ("architecture = { kind = \"voq\" }\npfc = { xoff = \"20KB\", accounting = \"egress_queue\" }", "switch.pfc.accounting"),
-        ("architecture = { kind = \"voq\" }\npfc = { alpha = 1.0 }", "switch.pfc.alpha"),
+        ("architecture = { kind = \"voq\" }\nbuffer = { model = \"shared\", pool = \"600KB\", ingress_pool = \"300KB\" }\npfc = { alpha = 1.0 }", "switch.buffer.ingress_pool"),
         ("architecture = { kind = \"voq\" }\nbuffer = { model = \"shared\", pool = \"4KB\", guaranteed = \"0B\" }", "switch.architecture.input_buffer"),
         ("architecture = { kind = \"cioq\", input_buffer = \"10KB\" }\nbuffer = { model = \"shared\", pool = \"8KB\", guaranteed = \"0B\" }", "switch.architecture.output_buffer"),
     ] {
@@ -247,6 +247,46 @@ fn pfc_pauses_by_the_input_buffers_and_keeps_the_incast_lossless() {
         assert!(depth[row(4)] <= out_cap, "{kind}: output queue {} B", depth[row(4)]);
         let (_, lossy) = run(&incast(4, &arch));
         assert!(lossy["packets_dropped"].as_u64().unwrap() > 0, "{kind}: no drop without PFC");
+    }
+}
+
+/// PFC's dynamic XOFF on an input-buffered switch follows the free part of each input's
+/// buffer (`Xoff::DynamicInput`): an ingress counter c pauses past alpha x (input buffer -
+/// what the input holds). On VOQ and FIFO inputs the counter is what the input holds, so a
+/// line-rate sender is paused at c = alpha x B / (1 + alpha): 32 KB of a 64 KB input at
+/// alpha 1, 12.8 KB at alpha 0.25. Each input peaks past that threshold and within it plus
+/// the headroom and a packet, nothing is dropped, and the smaller alpha pauses more often.
+/// A CIOQ switch's counter also holds its bytes in the output queue, which the input's
+/// free memory does not: it pauses earlier than the inputs alone would say, and stays
+/// lossless.
+#[test]
+fn a_dynamic_xoff_follows_the_free_input_buffer() {
+    let headroom = crate::switch::pfc::PfcParams::derived_headroom(10_000_000_000, SimTime::from_ns(200), 1500);
+    let input = 64_000.0;
+    for kind in ["input_queued", "voq", "cioq"] {
+        let mut frames = Vec::new();
+        for alpha in [1.0, 0.25] {
+            let out = if kind == "cioq" { ", output_buffer = \"16KB\"" } else { "" };
+            let text = incast(4, &format!("architecture = {{ kind = \"{kind}\", input_buffer = \"64KB\"{out} }}\npfc = {{ alpha = {alpha}, xon = \"2KB\" }}"))
+                .replace("buffer = { model = \"static\", queue = \"1MB\" }", "buffer = { model = \"shared\", pool = \"1MB\" }");
+            let (r, t) = checked(&text);
+            assert_eq!(r.summary["end_reason"], "completed", "{kind} {alpha}");
+            assert_eq!(r.summary["packets_dropped"], 0, "{kind} {alpha}");
+            frames.push(r.summary["pfc_frames"].as_u64().unwrap());
+            let queues = r.ports.rows() / t.ports.len();
+            let row = |h: u32| t.ports[t.host_port(h) as usize].peer as usize * queues;
+            let peak = r.ports.u64("input_peak_bytes");
+            let thr = alpha * input / (1.0 + alpha);
+            for h in 0..4 {
+                let p = peak[row(h)] as f64;
+                if kind == "cioq" {
+                    assert!(p <= thr + (headroom + 1_500) as f64, "{kind} {alpha}: input of h{h} peaked at {p} B");
+                } else {
+                    assert!(p > thr - 1_500.0 && p <= thr + (headroom + 1_500) as f64, "{kind} {alpha}: input of h{h} peaked at {p} B, threshold {thr}");
+                }
+            }
+        }
+        assert!(frames[0] > 0 && frames[1] > frames[0], "{kind}: PFC frames at alpha 1 and 0.25: {frames:?}");
     }
 }
 

@@ -64,6 +64,12 @@ pub enum Xoff {
     /// the free part of the switch's ingress pool, which holds what every lossless
     /// (port, class) counter has beyond its guarantee (headroom apart).
     DynamicIngress { alpha: f64, pool: u64, guaranteed: u64 },
+    /// `Dynamic` on a fabric with input-buffered switches (`switch.architecture`): at a port
+    /// of such a switch (`inputs[port]` > 0, its input buffer's bytes) alpha times the free
+    /// part of that input's buffer, where its packets wait (`PortQueues::held_in`), as a VOQ
+    /// switch's dynamic thresholds follow its ingress memory; at an output-queued switch's
+    /// port (0) alpha times the free shared buffer, as `Dynamic`.
+    DynamicInput { alpha: f64, inputs: Vec<u64> },
 }
 
 /// PFC configuration of every switch.
@@ -128,6 +134,15 @@ pub struct QueuePfc {
 }
 
 impl PfcParams {
+    /// On a fabric with input-buffered switches, `inputs` per port (its input buffer's
+    /// bytes, 0 at an output-queued switch): a dynamic XOFF follows the inputs' free memory
+    /// there (`Xoff::DynamicInput`).
+    pub fn on_inputs(&mut self, inputs: Vec<u64>) {
+        if let Xoff::Dynamic(alpha) = self.xoff {
+            self.xoff = Xoff::DynamicInput { alpha, inputs };
+        }
+    }
+
     /// Counter / pause index of traffic class `c`.
     #[inline]
     pub fn class(&self, c: usize) -> usize {
@@ -252,15 +267,21 @@ impl Pfc {
         }
     }
 
-    /// XOFF threshold of switch `sw` now (static, or alpha x free shared buffer).
-    fn xoff_threshold(&self, sw: u32, cx: &Ctx) -> u64 {
+    /// XOFF threshold of ingress port `port` of switch `sw` now (static, or alpha x the free
+    /// memory it shares).
+    fn xoff_threshold(&self, sw: u32, port: PortId, cx: &Ctx) -> u64 {
+        let free_shared = |a: f64| {
+            let b = &cx.switches[sw as usize].buffer;
+            (a * b.shared_cap().saturating_sub(b.shared_used()) as f64) as u64
+        };
         match self.p.xoff {
             Xoff::Static(x) => x,
-            Xoff::Dynamic(a) => {
-                let b = &cx.switches[sw as usize].buffer;
-                (a * b.shared_cap().saturating_sub(b.shared_used()) as f64) as u64
-            }
+            Xoff::Dynamic(a) => free_shared(a),
             Xoff::DynamicIngress { alpha, pool, guaranteed } => guaranteed + (alpha * pool.saturating_sub(self.ingress_used[sw as usize]) as f64) as u64,
+            Xoff::DynamicInput { alpha, ref inputs } => match inputs[port as usize] {
+                0 => free_shared(alpha),
+                input => (alpha * input.saturating_sub(cx.port_queues.held_in(port)) as f64) as u64,
+            },
         }
     }
 
@@ -282,7 +303,7 @@ impl Pfc {
     /// that keeps the class lossless).
     fn queue_on_enqueue(&mut self, a: &Arrival, cx: &mut Ctx) {
         let (out, qi, in_port, tc) = (a.out, a.queue, a.in_port, a.tc as u8);
-        let thr = self.xoff_threshold(a.sw, cx);
+        let thr = self.xoff_threshold(a.sw, a.in_port, cx);
         let limit = cx.switches[a.sw as usize].buffer.queue_limit();
         let depth = cx.queue_bytes(out, qi);
         let row = out as usize * self.queues + qi;
@@ -346,7 +367,7 @@ impl Pfc {
     /// class), into headroom where admission put it there, and send XOFF past the threshold.
     fn count_in(&mut self, a: &Arrival, cx: &mut Ctx) {
         let c = self.p.class(a.tc);
-        let thr = self.xoff_threshold(a.sw, cx);
+        let thr = self.xoff_threshold(a.sw, a.in_port, cx);
         let in_port = a.in_port;
         let before = self.beyond_ingress_guarantee(&self.ingress[in_port as usize], c);
         let ing = &mut self.ingress[in_port as usize];
@@ -437,7 +458,7 @@ impl SwitchMechanism for Pfc {
             return Admission::Buffer;
         }
         let c = self.p.class(a.tc);
-        let thr = self.xoff_threshold(a.sw, cx);
+        let thr = self.xoff_threshold(a.sw, a.in_port, cx);
         let ing = &self.ingress[a.in_port as usize];
         // past XOFF, or the shared pool is full (lossy traffic may have filled it below a
         // static XOFF): the packet is held in headroom, which on_enqueue answers with XOFF
@@ -511,7 +532,7 @@ impl SwitchMechanism for Pfc {
             let c = self.p.class(d.tc);
             let resume_at = match self.p.xoff {
                 Xoff::Static(_) => self.p.xon,
-                Xoff::Dynamic(_) | Xoff::DynamicIngress { .. } => self.xoff_threshold(d.sw, cx).saturating_sub(self.p.xon),
+                Xoff::Dynamic(_) | Xoff::DynamicIngress { .. } | Xoff::DynamicInput { .. } => self.xoff_threshold(d.sw, d.in_port, cx).saturating_sub(self.p.xon),
             };
             let before = self.beyond_ingress_guarantee(&self.ingress[d.in_port as usize], c);
             let ing = &mut self.ingress[d.in_port as usize];
