@@ -28,6 +28,12 @@ With ``--ack-every BYTES`` dcnsim's receivers coalesce their ACKs as htsim's do
 
     python bench/peers/uet_htsim.py --seeds 5 --ack-every 16384
 
+With ``--sack bitmap`` dcnsim's ACKs carry UE's 64-packet SACK bitmap as htsim's do
+(``transport.uet.sack``; the default is three byte ranges) and the outputs' names end in
+``_bitmap``::
+
+    python bench/peers/uet_htsim.py --seeds 5 --ack-every 16384 --sack bitmap
+
 With ``--seeds N`` it also runs every case with seeds 1..N in both simulators (htsim's
 ``-seed``: its load balancing's and trimming's random draws; dcnsim's: the sprayed
 entropies, the hashes, the ECN draws) and adds a table of each FCT statistic and counter as
@@ -157,14 +163,19 @@ def run_htsim(binary: str, cm: Path, trim: bool, queue_pkts: int, end_us: int, s
     case.htsim_totals = dict(zip(("new", "rtx", "rts", "bounced", "acks", "nacks"), map(int, m.groups())))
 
 
-def with_ack_every(scen: dict, every: Optional[int]) -> dict:
-    """A copy of the scenario whose UET receivers coalesce ACKs to one per ``every`` bytes."""
+def with_ack_every(scen: dict, every: Optional[int], sack: Optional[str] = None) -> dict:
+    """A copy of the scenario whose UET receivers coalesce ACKs to one per ``every`` bytes
+    and report ``sack`` (``transport.uet.sack``), where given."""
     import copy
 
-    if every is None:
+    if every is None and sack is None:
         return scen
     out = copy.deepcopy(scen)
-    out["transport"].setdefault("uet", {})["ack_every"] = f"{every}B"
+    uet = out["transport"].setdefault("uet", {})
+    if every is not None:
+        uet["ack_every"] = f"{every}B"
+    if sack is not None:
+        uet["sack"] = sack
     return out
 
 
@@ -216,8 +227,9 @@ Modelling differences (htsim: sim/uec.cpp, compositequeue.cpp, uec_mp.cpp, datac
   once only for CE-marked, AR-flagged, first and duplicate packets; dcnsim by default ACKs
   (with SACK) every packet, so its NSCC gets more delay samples per window; with
   --ack-every 16384 it coalesces by htsim's rules (transport.uet.ack_every). dcnsim's
-  SACK is 3 byte ranges, htsim's a 64-packet bitmap: a coalesced ACK may leave packets
-  that arrived above a hole unreported until the hole fills.
+  SACK is by default 3 byte ranges, htsim's a 64-packet bitmap: a coalesced ACK may leave
+  packets that arrived above a hole unreported until the hole fills; with --sack bitmap
+  dcnsim's ACKs carry the bitmap as htsim builds it (transport.uet.sack = "bitmap").
 - Trim victim: when htsim's data queue is full a coin flip trims either the arriving packet
   or the last one queued (the arrival then takes its place); dcnsim trims the arriving one.
   Both forward the 64 B header in the priority queue and the receiver NACKs it.
@@ -276,9 +288,12 @@ def write_table(path: Path, cases: List[Case], args: argparse.Namespace, scen: d
     out.append(f"UET incast, {senders} to 1: htsim ({HTSIM_REPO} @ {HTSIM_COMMIT}, htsim_uec) vs dcnsim")
     flags = f" --seeds {args.seeds}" if args.seeds else ""
     flags += f" --ack-every {args.ack_every}" if args.ack_every else ""
+    flags += f" --sack {args.sack}" if args.sack else ""
     out.append(f"Made by: python bench/peers/uet_htsim.py{flags} (htsim {args.htsim}); {dcnsim_label()}")
     out.append("dcnsim's ACKs: " + (f"coalesced to one per {args.ack_every:,} B by htsim's rules (transport.uet.ack_every)" if args.ack_every
-                                     else "one per packet (its default; htsim's receiver coalesces to one per 16,384 B)"))
+                                     else "one per packet (its default; htsim's receiver coalesces to one per 16,384 B)")
+               + ("; their SACK UE's 64-packet bitmap, as htsim's (transport.uet.sack = \"bitmap\")" if args.sack == "bitmap"
+                  else "; their SACK three byte ranges (transport.uet.sack's default; htsim's is a 64-packet bitmap)"))
     out.append(f"dcnsim: {Path(args.scenario).name}, variants {VARIANTS[True]!r} and {VARIANTS[False]!r}, seed "
                f"{args.dcnsim_seed if args.dcnsim_seed is not None else scen.get('scenario', {}).get('seed', 'default')}"
                "; the 65,536 B runs use a copy with the flow sizes replaced")
@@ -359,6 +374,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--out-dir", default=str(HERE), help="where the .txt, .png and .cm files go (default bench/peers)")
     ap.add_argument("--no-plot", action="store_true", help="skip the PNG")
     ap.add_argument("--ack-every", type=int, default=None, help="dcnsim's transport.uet.ack_every in bytes (htsim's: 16384; default: an ACK per packet)")
+    ap.add_argument("--sack", choices=("ranges", "bitmap"), default=None, help="dcnsim's transport.uet.sack (htsim's: a bitmap; default: the scenario's, ranges)")
     args = ap.parse_args(argv)
 
     if not Path(args.htsim).is_file():
@@ -367,7 +383,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     if args.ack_every is not None and args.ack_every < 1:
         raise SystemExit(f"--ack-every: invalid value {args.ack_every}, expected bytes >= 1")
-    scen = with_ack_every(load_scenario(Path(args.scenario)), args.ack_every)
+    scen = with_ack_every(load_scenario(Path(args.scenario)), args.ack_every, args.sack)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
 
     cases: List[Case] = []
@@ -394,7 +410,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             per_seed.append(sc)
         spread_cases.append(per_seed)
 
-    stem = f"uet_htsim_ack{args.ack_every}" if args.ack_every else "uet_htsim"
+    stem = (f"uet_htsim_ack{args.ack_every}" if args.ack_every else "uet_htsim") + ("_bitmap" if args.sack == "bitmap" else "")
     txt = out_dir / f"{stem}.txt"
     write_table(txt, cases, args, scen, spread_cases)
     print(txt.read_text())

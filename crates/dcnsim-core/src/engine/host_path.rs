@@ -379,7 +379,7 @@ impl Sim {
     #[cold]
     #[inline(never)]
     fn attach_sack(&mut self, f: FlowId, pkt: PktId) {
-        let s = self.flows.get(f).expect("the receiver just answered").rx.sack_blocks();
+        let s = self.flows.get(f).expect("the receiver just answered").sack_to_send();
         self.pkts.set_sack(pkt, s);
     }
 
@@ -432,7 +432,7 @@ impl Sim {
         let p = self.pkts.get(pkt);
         let now = self.now;
         let fl = self.flows.get_mut(f).unwrap();
-        let echo = crate::host::cc::PathEcho { int: self.pkts.telemetry(pkt), hops: p.echo_hops, sack: self.pkts.sack(pkt) };
+        let echo = crate::host::cc::PathEcho { int: self.pkts.telemetry(pkt), hops: p.echo_hops, sack: self.pkts.sack(pkt), bitmap: self.pkts.sack_bitmap(pkt) };
         let finished = fl.sender.on_ack(p, now, fl.size, echo);
         self.consume(pkt);
         let Some(finished) = finished else {

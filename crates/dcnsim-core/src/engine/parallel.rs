@@ -639,7 +639,7 @@ impl Sim {
     pub(super) fn cross(&mut self, at: SimTime, port: PortId, pkt: crate::net::PktId, route: PortId) {
         let p = self.pkts.get(pkt).clone();
         let tel = self.pkts.telemetry(pkt).to_vec();
-        let sack = crate::net::Sack::boxed(self.pkts.sack(pkt));
+        let sack = self.pkts.sack_record(pkt).map(Box::new);
         let pull = self.pkts.pull(pkt);
         self.pkts.free(pkt);
         let part = self.part.as_mut().unwrap();

@@ -1151,6 +1151,14 @@ impl Receiver {
         seq + len > self.rcv_nxt && self.ooo.get(&seq).is_none_or(|&e| e < seq + len)
     }
 
+    /// UE's SACK bitmap of the 64 packets of `mss` bytes from PSN `base`: bit i set when the
+    /// packet of PSN `base` + i is held above the cumulative point (packets start at
+    /// multiples of `mss`, as UET's do).
+    pub fn held_bitmap(&self, base: u64, mss: u64) -> u64 {
+        let from = base * mss;
+        self.ooo.range(from..from + 64 * mss).fold(0, |bits, (&s, _)| bits | 1 << ((s - from) / mss))
+    }
+
     /// Out-of-order bytes [seq, end) arrived: their block, merged with every block it
     /// overlaps or touches, goes first.
     fn sack_block(&mut self, seq: u64, end: u64) {

@@ -359,6 +359,15 @@ impl Sender {
 }
 
 impl Flow {
+    /// The selective acknowledgement its receiver's ACK carries now: UE's SACK bitmap where
+    /// a UET flow reports one, else the receiver's blocks.
+    pub fn sack_to_send(&self) -> crate::net::Sack {
+        match &self.sender {
+            Sender::Uet(u) if u.reports_bitmap() => u.rx_bitmap().map_or_else(crate::net::Sack::default, |(base, bits)| crate::net::Sack::bitmap_of(base, bits)),
+            _ => self.rx.sack_blocks(),
+        }
+    }
+
     /// Whether a reliable flow's receiver holds every byte (it then only re-acknowledges).
     pub fn receiver_complete(&self) -> bool {
         match &self.sender {
@@ -394,10 +403,16 @@ impl Flow {
                 let first = self.rx.rcv_nxt == 0 && !self.rx.has_sack();
                 let ack = self.rx.on_data(seq, payload as u64);
                 r.delivered = if new { payload as u64 } else { 0 };
-                r.sack = self.rx.has_sack();
+                let held_above = self.rx.has_sack();
                 // (with ACK coalescing a packet may go unanswered: the reply is then none)
-                let reply = if u.ack_now(payload + u.header(), new, first, ce, ar, !r.sack) { PktKind::Ack } else { PktKind::Data };
+                let reply = if u.ack_now(payload + u.header(), new, first, ce, ar, !held_above) { PktKind::Ack } else { PktKind::Data };
                 (r.reply, r.seq, r.ece) = (reply, ack, ce);
+                let mss = u.mss() as u64;
+                let rx = &self.rx;
+                r.sack = match u.reports_bitmap() {
+                    true => reply == PktKind::Ack && u.sack_bitmap(seq / mss, ack / mss, ce || (new && ar), |base| rx.held_bitmap(base, mss)),
+                    false => held_above,
+                };
             }
             Sender::Roce(s) => {
                 let before = self.rrx.rcv_nxt;

@@ -15,8 +15,12 @@
 //! does (16 KB there: an ACK per that many bytes, and at once for a CE mark, the first
 //! packet, a duplicate and a packet whose sender sets AR, `UetSender::ack_now`); the
 //! ACK's selective acknowledgement is
-//! byte ranges (`Sack`, the block of the packet that triggered it first), which tell the
-//! sender what UE's 64-packet SACK bitmap tells it as long as ACKs are not lost; the ACK
+//! byte ranges by default (`Sack`, the block of the packet that triggered it first, at most
+//! three), or UE's 64-packet SACK bitmap with `transport.uet.sack = "bitmap"` (as htsim's
+//! `UecSink::sack` builds it: `UetSender::sack_bitmap`). Ranges tell the sender what the
+//! bitmap tells it while every packet is acknowledged and no ACK is lost; with coalescing
+//! the bitmap reports every held packet of the 64 ending at the ACK's, three ranges only
+//! the latest three runs of them. The ACK
 //! echoes its packet's send time, so every ACK is an RTT sample, a retransmission's too;
 //! the bytes in flight count headers, as htsim's do. The retransmission timer is htsim's: a
 //! fixed `rto` from the send time of the oldest packet in flight, no back-off; a packet
@@ -45,7 +49,13 @@ pub struct UetParams {
     /// The receiver's ACK coalescing (`transport.uet.ack_every`): an ACK per this many
     /// bytes on the wire, 0 for one per packet.
     pub ack_every: u32,
+    /// The ACK's selective acknowledgement is UE's 64-packet SACK bitmap
+    /// (`transport.uet.sack = "bitmap"`) instead of byte ranges.
+    pub sack_bitmap: bool,
 }
+
+/// Packets a SACK bitmap covers (UE Specification 1.0's SACK_BITMAP: 64 bits).
+pub const SACK_BITMAP_PACKETS: u64 = 64;
 
 /// What the sender knows of one packet it has sent.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -108,6 +118,10 @@ pub struct UetSender {
     /// its last ACK, and an AR not yet answered by an ACK with nothing missing below it.
     rx_unacked: u32,
     rx_ack_request: bool,
+    /// The receiver reports UE's SACK bitmap (`UetParams::sack_bitmap`): the one its
+    /// latest ACK carries (base PSN, bits).
+    sack_bitmap: bool,
+    rx_bitmap: (u64, u64),
 }
 
 impl UetSender {
@@ -145,6 +159,8 @@ impl UetSender {
             ack_every: p.ack_every,
             rx_unacked: 0,
             rx_ack_request: false,
+            sack_bitmap: p.sack_bitmap,
+            rx_bitmap: (0, 0),
         }
     }
 
@@ -334,6 +350,33 @@ impl UetSender {
         now
     }
 
+    /// The receiver took the packet of PSN `psn` and holds every packet below PSN `cum`
+    /// (the first it misses); `from_it`: a CE mark or, on a new packet, an AR. With UE's
+    /// SACK bitmap (`UetParams::sack_bitmap`), the bitmap its ACK carries, as htsim's
+    /// `UecSink` builds it: the 64 packets ending at this one, none at or below `cum`
+    /// (`sackBitmapBase`: max(psn - 63, cum + 1)), or with `from_it` the 64 starting at
+    /// it; `held` gives the bits of 64 packets from a base. Whether it carries one.
+    pub fn sack_bitmap(&mut self, psn: u64, cum: u64, from_it: bool, held: impl Fn(u64) -> u64) -> bool {
+        let base = if from_it { psn } else { (psn + 1).saturating_sub(SACK_BITMAP_PACKETS).max(cum + 1) };
+        self.rx_bitmap = (base, held(base));
+        self.rx_bitmap.1 != 0
+    }
+
+    /// The SACK bitmap the receiver's latest ACK carries, where it has one (`sack_bitmap`).
+    pub fn rx_bitmap(&self) -> Option<(u64, u64)> {
+        (self.rx_bitmap.1 != 0).then_some(self.rx_bitmap)
+    }
+
+    /// Whether its receiver reports UE's SACK bitmap (`UetParams::sack_bitmap`).
+    pub fn reports_bitmap(&self) -> bool {
+        self.sack_bitmap
+    }
+
+    /// Payload bytes per packet.
+    pub fn mss(&self) -> u32 {
+        self.mss
+    }
+
     /// Mark the packets of bytes [start, end) acknowledged: the wire bytes newly so.
     fn ack_range(&mut self, start: u64, end: u64, size: u64) -> u64 {
         let mss = self.mss as u64;
@@ -361,7 +404,7 @@ impl UetSender {
     }
 
     /// An ACK: `cum` is the receiver's cumulative point, `echo.sack` its blocks above it
-    /// (the triggering packet's first), `ece` the packet's CE, `ts` its send time, `hash`
+    /// (the triggering packet's first) or `echo.bitmap` UE's SACK bitmap, `ece` the packet's CE, `ts` its send time, `hash`
     /// its entropy. True when every byte is acknowledged.
     #[allow(clippy::too_many_arguments)]
     pub fn on_ack(&mut self, cum: u64, ece: bool, ts: SimTime, hash: u32, now: SimTime, size: u64, echo: PathEcho) -> bool {
@@ -372,6 +415,14 @@ impl UetSender {
         let mut newly = self.ack_range(self.snd_una, cum, size);
         for &(s, e) in echo.sack {
             newly += self.ack_range(s, e, size);
+        }
+        if let Some((base, mut bits)) = echo.bitmap {
+            let mss = self.mss as u64;
+            while bits != 0 {
+                let k = base + bits.trailing_zeros() as u64;
+                bits &= bits - 1;
+                newly += self.ack_range(k * mss, ((k + 1) * mss).min(size), size);
+            }
         }
         while self.states.front() == Some(&PktState::Acked) {
             self.states.pop_front();
@@ -483,12 +534,58 @@ mod tests {
 
     /// A 1,000 B-packet sender at 100 Gbit/s, a 100 us timer, a 10 us network RTT.
     fn sender_with(cc: UetCc) -> UetSender {
-        let p = UetParams { nscc: NsccParams::defaults(true), rto: SimTime::from_us(100), path: PathChoice::Spray, ack_every: 0 };
-        UetSender::new(&p, cc, 1000, 0, 100_000_000_000, SimTime::from_us(10), 7)
+        UetSender::new(&params(), cc, 1000, 0, 100_000_000_000, SimTime::from_us(10), 7)
+    }
+
+    fn params() -> UetParams {
+        UetParams { nscc: NsccParams::defaults(true), rto: SimTime::from_us(100), path: PathChoice::Spray, ack_every: 0, sack_bitmap: false }
     }
 
     fn blocks(b: &[(u64, u64)]) -> PathEcho<'_> {
         PathEcho { sack: b, ..Default::default() }
+    }
+
+    /// UE's SACK bitmap as htsim's `UecSink` builds it, against three ranges. Packets of
+    /// 1,000 B; 0, 2, 4, 6, 8 and 9 arrive (1, 3, 5 and 7 missing): the ACK of packet 9
+    /// carries the 64 packets from max(9 - 63, 1 + 1) = PSN 2, bits for 2, 4, 6, 8 and 9,
+    /// where three ranges (the latest first) leave out packet 2. A sender that sent 0-9 and
+    /// takes that ACK holds the four missing packets in flight with the bitmap, five with
+    /// the ranges. A CE-marked packet's bitmap starts at it; packet 70 arriving, the bitmap
+    /// ends at it and no longer reaches packets 2-6.
+    #[test]
+    fn the_sack_bitmap_reports_what_three_ranges_cannot() {
+        let mss = 1_000;
+        let mut rx = crate::host::tcp::Receiver::new(true);
+        for k in [0u64, 2, 4, 6, 8, 9] {
+            rx.on_data(k * mss, mss);
+        }
+        let p = UetParams { sack_bitmap: true, ..params() };
+        let mut u = UetSender::new(&p, UetCc::Nscc, 1000, 0, 100_000_000_000, SimTime::from_us(10), 7);
+        assert!(u.reports_bitmap());
+        assert!(u.sack_bitmap(9, rx.rcv_nxt / mss, false, |b| rx.held_bitmap(b, mss)));
+        assert_eq!(u.rx_bitmap(), Some((2, 0b1101_0101)));
+        assert_eq!(rx.sack_blocks().blocks(), &[(8_000, 10_000), (6_000, 7_000), (4_000, 5_000)]);
+        let in_flight = |echo: PathEcho| {
+            let mut s = sender();
+            let size = 100_000;
+            for _ in 0..10 {
+                s.next_segment(size, SimTime::ZERO).unwrap();
+            }
+            s.on_ack(1_000, false, SimTime::ZERO, 0, SimTime::from_us(1), size, echo);
+            s.inflight
+        };
+        assert_eq!(in_flight(PathEcho { bitmap: u.rx_bitmap(), ..Default::default() }), 4_000);
+        assert_eq!(in_flight(blocks(rx.sack_blocks().blocks())), 5_000);
+        // a CE mark: the 64 from the packet
+        assert!(u.sack_bitmap(9, 1, true, |b| rx.held_bitmap(b, mss)));
+        assert_eq!(u.rx_bitmap(), Some((9, 1)));
+        // packet 70: from max(70 - 63, 2) = 7, bits for 8, 9 and 70
+        rx.on_data(70 * mss, mss);
+        assert!(u.sack_bitmap(70, 1, false, |b| rx.held_bitmap(b, mss)));
+        assert_eq!(u.rx_bitmap(), Some((7, 0b110 | 1 << 63)));
+        // nothing held in the window: no bitmap
+        assert!(!u.sack_bitmap(200, 1, true, |b| rx.held_bitmap(b, mss)));
+        assert_eq!(u.rx_bitmap(), None);
     }
 
     /// A packet NACKed again and again is resent on another entropy every time (htsim gives

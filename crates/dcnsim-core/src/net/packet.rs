@@ -181,13 +181,20 @@ struct Telemetry {
 /// timestamps option has room for (RFC 2018 sec. 3; Linux sends 3 with timestamps).
 pub const MAX_SACK_BLOCKS: usize = 3;
 
-/// The selective acknowledgement a reply carries (RFC 2018): up to `MAX_SACK_BLOCKS`
-/// byte ranges [start, end) the receiver holds above its cumulative point, the block of
-/// the segment that triggered the reply first.
+const _: () = assert!(std::mem::size_of::<Sack>() == 56);
+
+/// The selective acknowledgement a reply carries: up to `MAX_SACK_BLOCKS` byte ranges
+/// [start, end) the receiver holds above its cumulative point, the block of the segment
+/// that triggered the reply first (RFC 2018), or UE's SACK bitmap (UE Specification 1.0,
+/// the PDS ACK's SACK_PSN_OFFSET and SACK_BITMAP; htsim's `UecSink::sack`): bit i set when
+/// the packet of PSN `base` + i is held.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct Sack {
+    /// The blocks; a bitmap's (base PSN, bits) in the first, with `n` 0 (in the padding
+    /// the blocks leave, so that the record of every ACK slot stays 56 bytes).
     blocks: [(u64, u64); MAX_SACK_BLOCKS],
     n: u8,
+    is_bitmap: bool,
 }
 
 impl Sack {
@@ -207,6 +214,20 @@ impl Sack {
     }
     pub fn blocks(&self) -> &[(u64, u64)] {
         &self.blocks[..self.n as usize]
+    }
+    /// A SACK bitmap of 64 packets from PSN `base`.
+    pub fn bitmap_of(base: u64, bits: u64) -> Sack {
+        let mut s = Sack { is_bitmap: true, ..Sack::default() };
+        s.blocks[0] = (base, bits);
+        s
+    }
+    /// The bitmap's base PSN and bits, where it has one.
+    pub fn bitmap(&self) -> Option<(u64, u64)> {
+        self.is_bitmap.then_some(self.blocks[0])
+    }
+    /// Whether it reports nothing.
+    pub fn is_empty(&self) -> bool {
+        self.n == 0 && !self.is_bitmap
     }
 }
 
@@ -284,7 +305,7 @@ impl PacketArena {
             t.n = 0;
         }
         if let Some(s) = self.sack.get_mut(id as usize) {
-            s.n = 0;
+            (s.n, s.is_bitmap) = (0, false);
         }
         if let Some(p) = self.pull.get_mut(id as usize) {
             *p = 0;
@@ -311,6 +332,16 @@ impl PacketArena {
             Some(s) => s.blocks(),
             None => &[],
         }
+    }
+    /// The SACK bitmap packet `id` carries (`Sack::bitmap`), where it has one.
+    #[inline]
+    pub fn sack_bitmap(&self, id: PktId) -> Option<(u64, u64)> {
+        self.sack.get(id as usize).and_then(Sack::bitmap)
+    }
+    /// Packet `id`'s whole selective acknowledgement, where it carries one: what a frame
+    /// takes along when it leaves the arena (a crossing between partitions).
+    pub fn sack_record(&self, id: PktId) -> Option<Sack> {
+        self.sack.get(id as usize).filter(|s| !s.is_empty()).copied()
     }
     /// Give packet `id` (a reply) selective acknowledgement blocks `s`.
     pub fn set_sack(&mut self, id: PktId, s: Sack) {

@@ -487,6 +487,24 @@ pub struct UetConfig {
     /// packets missing below it have come (the UEC's htsim, `UecSink::processData`, 16 KB
     /// there). Default: every packet is acknowledged; at least 1B.
     pub ack_every: Option<Bytes>,
+    /// The selective acknowledgement an ACK carries: "ranges" (default: up to three byte
+    /// ranges above the cumulative point, the ACK's own packet's first) or "bitmap" (UE
+    /// Specification 1.0's 64-packet SACK bitmap, built as the UEC's htsim does: the 64
+    /// packets ending at the ACK's own, none at or below the first missing one, or the 64
+    /// from it for a CE-marked packet or a new one with AR). They differ only where an ACK
+    /// answers several packets (`ack_every`) or is lost.
+    pub sack: Option<UetSack>,
+}
+
+/// `transport.uet.sack`: how a UET ACK reports the packets held above its cumulative point.
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum UetSack {
+    /// Up to three byte ranges, the most recent first (RFC 2018's blocks).
+    #[default]
+    Ranges,
+    /// UE's 64-packet SACK bitmap (host/uet.rs `UetSender::sack_bitmap`).
+    Bitmap,
 }
 
 /// 15 us of `UetConfig::rto`'s default (htsim main_uec.cpp: "15us + 6 full queues").
@@ -550,6 +568,7 @@ pub(super) fn uet_params(tr: &TransportConfig, trimming: bool, rto_default: SimT
         rto: tr.uet.rto.map_or(rto_default, |d| d.0),
         path: tr.path.unwrap_or(crate::host::path::PathChoice::Spray),
         ack_every: tr.uet.ack_every.map_or(0, |b| b.0.min(u32::MAX as u64) as u32),
+        sack_bitmap: tr.uet.sack.unwrap_or_default() == UetSack::Bitmap,
     }
 }
 

@@ -60,6 +60,8 @@ pub struct PathEcho<'a> {
     /// The selective acknowledgement blocks the reply carries (RFC 2018), the most recent
     /// first; empty where the receiver sends none.
     pub sack: &'a [(u64, u64)],
+    /// UE's SACK bitmap the reply carries instead (`net::Sack::bitmap`: base PSN, bits).
+    pub bitmap: Option<(u64, u64)>,
 }
 
 /// The sender's window state that every algorithm manipulates (bytes).
