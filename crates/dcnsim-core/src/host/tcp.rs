@@ -1156,7 +1156,8 @@ impl Receiver {
     /// multiples of `mss`, as UET's do).
     pub fn held_bitmap(&self, base: u64, mss: u64) -> u64 {
         let from = base * mss;
-        self.ooo.range(from..from + 64 * mss).fold(0, |bits, (&s, _)| bits | 1 << ((s - from) / mss))
+        let to = from + crate::host::uet::SACK_BITMAP_PACKETS * mss;
+        self.ooo.range(from..to).fold(0, |bits, (&s, _)| bits | 1 << ((s - from) / mss))
     }
 
     /// Out-of-order bytes [seq, end) arrived: their block, merged with every block it

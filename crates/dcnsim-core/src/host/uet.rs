@@ -404,7 +404,8 @@ impl UetSender {
     }
 
     /// An ACK: `cum` is the receiver's cumulative point, `echo.sack` its blocks above it
-    /// (the triggering packet's first) or `echo.bitmap` UE's SACK bitmap, `ece` the packet's CE, `ts` its send time, `hash`
+    /// (the triggering packet's first) or `echo.bitmap` UE's SACK bitmap, `ece` the
+    /// packet's CE, `ts` its send time, `hash`
     /// its entropy. True when every byte is acknowledged.
     #[allow(clippy::too_many_arguments)]
     pub fn on_ack(&mut self, cum: u64, ece: bool, ts: SimTime, hash: u32, now: SimTime, size: u64, echo: PathEcho) -> bool {

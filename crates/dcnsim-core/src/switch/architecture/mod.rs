@@ -42,7 +42,8 @@
 //!   free input can send it, and iSLIP or PIM share that class among the inputs (a grant
 //!   pointer per (output, class): McKeown 1999, sec. VI, "Prioritized iSLIP").
 //! * PFC counts a packet from its arrival (802.1Qbb ingress accounting, `on_held`), so
-//!   XOFF follows the input buffer; the ECN marker judges the VOQ or input FIFO the packet
+//!   XOFF follows the input buffer (a dynamic XOFF: alpha x its free bytes,
+//!   `Xoff::DynamicInput`); the ECN marker judges the VOQ or input FIFO the packet
 //!   joins (`marking = "input"`) or, with a speed-up, the output queue (`"output"`, with
 //!   which every AQM and FQ-CoDel run on the output queues).
 //! * Congestion Isolation judges each (output, class)'s backlog (`PortQueues::backlog`),
