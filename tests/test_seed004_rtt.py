@@ -97,3 +97,29 @@ def test_sfc_stops_signalling_when_its_trigger_outgrows_the_queue():
     assert s12["sfc_sent"] > 0
     s, _ = _summary(1000, NATIVE)
     assert s["sfc_sent"] == 0 and s["data_packets_dropped"] > 0
+
+
+# --------------------------------------------------------------------------- bigger scale
+
+from dcnsim.reproduce.studies_seed004 import GROWTH_ARRIVALS, GROWTH_FACTORS, GrowthCase  # noqa: E402
+
+
+@pytest.mark.parametrize("factor", GROWTH_FACTORS)
+def test_each_growth_case_keeps_the_seeds_paths(factor):
+    """`dcnsim reproduce seed004_sfc_scale`: the small fabric with ``factor`` times its pods
+    has that many times the hosts and arrivals for GROWTH_ARRIVALS, and a one-segment probe
+    from h0 to the last host (the farthest pod) and to the first host of the next pod takes
+    the seed's inter-pod round trip, 12 us (6 links each way), at every size; within a pod
+    the round trip stays the seed's."""
+    base = tomllib.loads(shipped_scenarios()["seed004_sfc_rtt_small"].read_text())
+    s = GrowthCase(factor)(base)
+    t = s["topology"]
+    assert t["pods"] == factor * base["topology"]["pods"] and t["core_wiring"] == "all"
+    assert s["scenario"]["arrivals_for"] == GROWTH_ARRIVALS
+    hosts = t["pods"] * t["tors_per_pod"] * t["hosts_per_tor"]
+    latency = float(s["switch"]["latency"].removesuffix("ns")) * 1e3
+    seed_rtt = _rtt_ps(PATHS["inter-pod"][1], latency)
+    assert abs(seed_rtt - 12e6) < 1, seed_rtt
+    for dst_of in (PATHS["inter-pod"][0], lambda t: hosts - 1):
+        assert 0 <= _probe_rtt(s, dst_of) - seed_rtt < 512, (factor, dst_of(t))
+    assert 0 <= _probe_rtt(s, PATHS["intra-pod"][0]) - _rtt_ps(PATHS["intra-pod"][1], latency) < 512
