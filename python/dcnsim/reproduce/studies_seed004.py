@@ -1033,32 +1033,35 @@ RTT_ROWS = [
 RTT_VARIANTS = (PFC, PFC_BDP, PFC_LINK, PROXY, NATIVE)
 
 
+def _runs_in_order(res: Results, cases: Sequence[Case], variants: Sequence[str]) -> List[Tuple[str, str]]:
+    """The (case, variant) pairs of a results file in the order of ``cases`` and
+    ``variants`` (a results file keeps them sorted by name)."""
+    present = [c.label for c in cases if c.label in res.cases()]
+    return [(c, v) for c in present for v in variants if v in res.variants(c)]
+
+
 def _rtt_runs(res: Results) -> List[Tuple[str, str]]:
-    """The (case, variant) pairs of the RTT study's results, RTT ascending, variants in
-    :data:`RTT_VARIANTS` order (a results file keeps them sorted by name)."""
-    cases = [c.label for c in RTT_CASES if c.label in res.cases()]
-    return [(c, v) for c in cases for v in RTT_VARIANTS if v in res.variants(c)]
+    """The RTT study's (case, variant) pairs, RTT ascending, variants in :data:`RTT_VARIANTS` order."""
+    return _runs_in_order(res, RTT_CASES, RTT_VARIANTS)
 
 
-def _rtt_table(ctx: Context, scale: str) -> str:
-    res = ctx.results("seed004_sfc_rtt", scale)
-    header = ["RTT", "variant"] + [label for label, _, _ in RTT_ROWS]
-    out = [[case, v] + [fmt_mean(mean_ci(res.values(case, v, key)), digits) for _, key, digits in RTT_ROWS] for case, v in _rtt_runs(res)]
+def _mean_table(res: Results, first: str, rows: Sequence[Tuple[str, str, int]], runs: List[Tuple[str, str]],
+                label: Callable[[str], str] = str) -> str:
+    """One line per (case, variant) of ``runs``, the case named by ``label``: each of
+    ``rows`` (heading, key, digits) as the mean over seeds and its 95% CI."""
+    header = [first, "variant"] + [heading for heading, _, _ in rows]
+    out = [[label(case), v] + [fmt_mean(mean_ci(res.values(case, v, key)), digits) for _, key, digits in rows] for case, v in runs]
     return (f"{_seeds_text(res)}; each cell the mean over seeds ± the 95% confidence interval's half-width (± 0: every "
             "seed gave the same value); FCT of the finished flows:\n\n" + md_table(header, out))
 
 
+def _rtt_table(ctx: Context, scale: str) -> str:
+    res = ctx.results("seed004_sfc_rtt", scale)
+    return _mean_table(res, "RTT", RTT_ROWS, _rtt_runs(res))
+
+
 for _scale in ("full", "small"):
     block(f"seed004_sfc_rtt:{_scale}")((lambda s: lambda ctx: _rtt_table(ctx, s))(_scale))
-
-
-def _first_rtt(res: Results, v: str, test: Callable[..., bool]) -> str:
-    """The first case (RTT) whose runs of variant ``v`` pass ``test`` (given a function
-    from a metric's key to its values over the seeds)."""
-    for case, w in _rtt_runs(res):
-        if w == v and test(lambda key: res.values(case, v, key)):
-            return case
-    return "none up to 1000 us"
 
 
 #: what "stops holding" means for each kind of variant, judged per case on every seed
@@ -1070,25 +1073,28 @@ RTT_BREAKS: List[Tuple[str, str, Callable[..., bool]]] = [
 ]
 
 
+def _breaks_table(res: Results, variants: Sequence[str], runs: List[Tuple[str, str]], label: Callable[[str], str], none: str,
+                  what: str, where: str) -> str:
+    """For each variant and each of :data:`RTT_BREAKS` of its kind, the first case of
+    ``runs`` (named by ``label``) whose runs pass the test (given a function from a
+    metric's key to its values over the seeds), else ``none``; ``what``: the case's kind,
+    ``where``: its preposition ("the first RTT at which")."""
+    out = []
+    for v in variants:
+        for kind, rule, test in RTT_BREAKS:
+            if v.startswith(kind):
+                first = next((label(c) for c, w in runs if w == v and test(lambda key, c=c: res.values(c, v, key))), none)
+                out.append([v, rule, first])
+    return f"{_seeds_text(res)}; the first {what} {where} which:\n\n" + md_table(["variant", "stops holding when", f"first {what}"], out)
+
+
 def _rtt_breaks(ctx: Context, scale: str) -> str:
     res = ctx.results("seed004_sfc_rtt", scale)
-    out = []
-    for v in RTT_VARIANTS:
-        for kind, what, test in RTT_BREAKS:
-            if v.startswith(kind):
-                out.append([v, what, _first_rtt(res, v, test)])
-    return f"{_seeds_text(res)}; the first RTT at which:\n\n" + md_table(["variant", "stops holding when", "first RTT"], out)
+    return _breaks_table(res, RTT_VARIANTS, _rtt_runs(res), str, "none up to 1000 us", "RTT", "at")
 
 
 for _scale in ("full", "small"):
     block(f"seed004_sfc_rtt:breaks_{_scale}")((lambda s: lambda ctx: _rtt_breaks(ctx, s))(_scale))
-
-
-def _growth_runs(res: Results) -> List[Tuple[str, str]]:
-    """The (case, variant) pairs of the growth study's results, smallest fabric first,
-    variants in :data:`GROWTH_VARIANTS` order."""
-    cases = [c.label for c in GROWTH_CASES if c.label in res.cases()]
-    return [(c, v) for c in cases for v in GROWTH_VARIANTS if v in res.variants(c)]
 
 
 def _growth_label(res: Results, case: str) -> str:
@@ -1099,23 +1105,14 @@ def _growth_label(res: Results, case: str) -> str:
 def _growth_table(ctx: Context, scale: str) -> str:
     res = ctx.results("seed004_sfc_scale", scale)
     rows = RTT_ROWS[:4] + [("incast p99 FCT (us)", "incast.p99_us", 0)] + RTT_ROWS[4:] + [("wall per run (s)", "_wall_s", 0)]
-    header = ["fabric", "variant"] + [label for label, _, _ in rows]
-    out = [[_growth_label(res, case), v] + [fmt_mean(mean_ci(res.values(case, v, key)), digits) for _, key, digits in rows]
-           for case, v in _growth_runs(res)]
-    return (f"{_seeds_text(res)}; each cell the mean over seeds ± the 95% confidence interval's half-width (± 0: every "
-            "seed gave the same value); FCT of the finished flows:\n\n" + md_table(header, out))
+    return _mean_table(res, "fabric", rows, _runs_in_order(res, GROWTH_CASES, GROWTH_VARIANTS), lambda c: _growth_label(res, c))
 
 
 def _growth_breaks(ctx: Context, scale: str) -> str:
     res = ctx.results("seed004_sfc_scale", scale)
-    out = []
-    for v in GROWTH_VARIANTS:
-        for kind, what, test in RTT_BREAKS:
-            if v.startswith(kind):
-                first = next((_growth_label(res, c) for c, w in _growth_runs(res) if w == v and test(lambda key: res.values(c, v, key))),
-                             f"none up to {_growth_label(res, GROWTH_CASES[-1].label)}")
-                out.append([v, what, first])
-    return f"{_seeds_text(res)}; the first fabric on which:\n\n" + md_table(["variant", "stops holding when", "first fabric"], out)
+    label = lambda c: _growth_label(res, c)  # noqa: E731
+    return _breaks_table(res, GROWTH_VARIANTS, _runs_in_order(res, GROWTH_CASES, GROWTH_VARIANTS), label,
+                         f"none up to {label(GROWTH_CASES[-1].label)}", "fabric", "on")
 
 
 for _scale in ("full", "small"):
