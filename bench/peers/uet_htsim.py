@@ -22,17 +22,13 @@ of the per-flow FCTs, sorted (``uet_htsim.png``)::
     python bench/peers/uet_htsim.py --htsim /path/to/htsim_uec --out-dir /tmp/uet_peer
     python bench/peers/uet_htsim.py --seeds 5           # and the spread over seeds 1..5
 
-With ``--ack-every BYTES`` dcnsim's receivers coalesce their ACKs as htsim's do
-(``transport.uet.ack_every``; htsim's is 16,384) and the outputs are named
-``uet_htsim_ack<BYTES>.txt`` / ``.png``; the tables count both simulators' ACKs::
+dcnsim's receivers coalesce their ACKs as htsim's do by default (``transport.uet.ack_every``,
+16,384 B in both) and carry UE's 64-packet SACK bitmap as htsim's (``transport.uet.sack``);
+the tables count both simulators' ACKs. ``--ack-every BYTES`` (1: an ACK per packet) and
+``--sack ranges`` (three byte ranges) run other readings, and the outputs' names then end in
+``_ack<BYTES>`` and ``_ranges``::
 
-    python bench/peers/uet_htsim.py --seeds 5 --ack-every 16384
-
-With ``--sack bitmap`` dcnsim's ACKs carry UE's 64-packet SACK bitmap as htsim's do
-(``transport.uet.sack``; the default is three byte ranges) and the outputs' names end in
-``_bitmap``::
-
-    python bench/peers/uet_htsim.py --seeds 5 --ack-every 16384 --sack bitmap
+    python bench/peers/uet_htsim.py --seeds 5 --ack-every 1 --sack ranges
 
 With ``--seeds N`` it also runs every case with seeds 1..N in both simulators (htsim's
 ``-seed``: its load balancing's and trimming's random draws; dcnsim's: the sprayed
@@ -223,13 +219,12 @@ def dcnsim_label() -> str:
 
 DIFFERENCES = """\
 Modelling differences (htsim: sim/uec.cpp, compositequeue.cpp, uec_mp.cpp, datacenter/main_uec.cpp):
-- ACKs: htsim's receiver coalesces ACKs to one per 16 KB (about 4 full packets), sending at
-  once only for CE-marked, AR-flagged, first and duplicate packets; dcnsim by default ACKs
-  (with SACK) every packet, so its NSCC gets more delay samples per window; with
-  --ack-every 16384 it coalesces by htsim's rules (transport.uet.ack_every). dcnsim's
-  SACK is by default 3 byte ranges, htsim's a 64-packet bitmap: a coalesced ACK may leave
-  packets that arrived above a hole unreported until the hole fills; with --sack bitmap
-  dcnsim's ACKs carry the bitmap as htsim builds it (transport.uet.sack = "bitmap").
+- ACKs: both receivers coalesce ACKs to one per 16 KB (about 4 full packets), sending at
+  once for CE-marked, AR-flagged, first and duplicate packets (dcnsim's transport.uet.ack_every,
+  by htsim's rules), and carry UE's 64-packet SACK bitmap as htsim builds it (dcnsim's
+  transport.uet.sack). With --ack-every 1 dcnsim ACKs every packet, so its NSCC gets more
+  delay samples per window; with --sack ranges its ACKs carry 3 byte ranges, and a coalesced
+  ACK may leave packets that arrived above a hole unreported until the hole fills.
 - Trim victim: when htsim's data queue is full a coin flip trims either the arriving packet
   or the last one queued (the arrival then takes its place); dcnsim trims the arriving one.
   Both forward the 64 B header in the priority queue and the receiver NACKs it.
@@ -290,10 +285,11 @@ def write_table(path: Path, cases: List[Case], args: argparse.Namespace, scen: d
     flags += f" --ack-every {args.ack_every}" if args.ack_every else ""
     flags += f" --sack {args.sack}" if args.sack else ""
     out.append(f"Made by: python bench/peers/uet_htsim.py{flags} (htsim {args.htsim}); {dcnsim_label()}")
-    out.append("dcnsim's ACKs: " + (f"coalesced to one per {args.ack_every:,} B by htsim's rules (transport.uet.ack_every)" if args.ack_every
-                                     else "one per packet (its default; htsim's receiver coalesces to one per 16,384 B)")
-               + ("; their SACK UE's 64-packet bitmap, as htsim's (transport.uet.sack = \"bitmap\")" if args.sack == "bitmap"
-                  else "; their SACK three byte ranges (transport.uet.sack's default; htsim's is a 64-packet bitmap)"))
+    every = args.ack_every if args.ack_every is not None else 16_384
+    out.append("dcnsim's ACKs: " + ("one per packet (transport.uet.ack_every = 1B; htsim's receiver coalesces to one per 16,384 B)" if every == 1
+                                     else f"coalesced to one per {every:,} B by htsim's rules (transport.uet.ack_every{'' if args.ack_every else ', its default'})")
+               + ("; their SACK three byte ranges (transport.uet.sack = \"ranges\"; htsim's is a 64-packet bitmap)" if args.sack == "ranges"
+                  else "; their SACK UE's 64-packet bitmap, as htsim's (transport.uet.sack's default)"))
     out.append(f"dcnsim: {Path(args.scenario).name}, variants {VARIANTS[True]!r} and {VARIANTS[False]!r}, seed "
                f"{args.dcnsim_seed if args.dcnsim_seed is not None else scen.get('scenario', {}).get('seed', 'default')}"
                "; the 65,536 B runs use a copy with the flow sizes replaced")
@@ -373,8 +369,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--seeds", type=int, default=0, help="also run seeds 1..N in both and tabulate the spread (default: none)")
     ap.add_argument("--out-dir", default=str(HERE), help="where the .txt, .png and .cm files go (default bench/peers)")
     ap.add_argument("--no-plot", action="store_true", help="skip the PNG")
-    ap.add_argument("--ack-every", type=int, default=None, help="dcnsim's transport.uet.ack_every in bytes (htsim's: 16384; default: an ACK per packet)")
-    ap.add_argument("--sack", choices=("ranges", "bitmap"), default=None, help="dcnsim's transport.uet.sack (htsim's: a bitmap; default: the scenario's, ranges)")
+    ap.add_argument("--ack-every", type=int, default=None, help="dcnsim's transport.uet.ack_every in bytes, 1 for an ACK per packet (default: the scenario's, htsim's 16384)")
+    ap.add_argument("--sack", choices=("ranges", "bitmap"), default=None, help="dcnsim's transport.uet.sack (default: the scenario's, htsim's bitmap)")
     args = ap.parse_args(argv)
 
     if not Path(args.htsim).is_file():
@@ -410,7 +406,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             per_seed.append(sc)
         spread_cases.append(per_seed)
 
-    stem = (f"uet_htsim_ack{args.ack_every}" if args.ack_every else "uet_htsim") + ("_bitmap" if args.sack == "bitmap" else "")
+    stem = "uet_htsim" + (f"_ack{args.ack_every}" if args.ack_every is not None else "") + (f"_{args.sack}" if args.sack else "")
     txt = out_dir / f"{stem}.txt"
     write_table(txt, cases, args, scen, spread_cases)
     print(txt.read_text())

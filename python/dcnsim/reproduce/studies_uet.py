@@ -17,7 +17,7 @@ from .render import Context, md_table
 from .studies import register, scaled
 from .studies_cc import _mean
 
-VARIANTS = ("UET + trimming", "UET, no trimming", "UET + trimming, ACK per 16 KB", "UET, no trimming, ACK per 16 KB", "DCTCP")
+VARIANTS = ("UET + trimming", "UET, no trimming", "UET + trimming, ACK per packet", "UET, no trimming, ACK per packet", "DCTCP")
 
 
 def trim_counts(r: Any) -> Dict[str, Any]:

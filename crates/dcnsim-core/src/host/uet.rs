@@ -1,7 +1,7 @@
 //! An Ultra Ethernet-style reliable unordered delivery transport (UE Specification 1.0,
 //! the packet delivery sublayer's RUD service; the UEC's htsim, `uec.cpp`, `UecSrc` and
 //! `UecSink`): every packet has a sequence number (its index in the message, the PSN), the
-//! receiver acknowledges every packet with its cumulative point and selective
+//! receiver acknowledges packets with its cumulative point and selective
 //! acknowledgements and delivers each packet as it comes, in any order; a trimmed packet's
 //! header is answered by a NACK naming it, and the sender resends that packet at once; a
 //! retransmission timer covers what neither ACK nor NACK reports. The sender sprays: each
@@ -10,14 +10,14 @@
 //!
 //! Readings (where the spec leaves the sender a choice, or the model is coarser than a
 //! NIC; htsim's choices followed where it makes one): sequence numbers are bytes as in the
-//! other transports, one packet per MSS, so a PSN is `seq / mss`; by default every packet
-//! is acknowledged, and with `transport.uet.ack_every` the receiver coalesces as htsim's
-//! does (16 KB there: an ACK per that many bytes, and at once for a CE mark, the first
-//! packet, a duplicate and a packet whose sender sets AR, `UetSender::ack_now`); the
-//! ACK's selective acknowledgement is
-//! byte ranges by default (`Sack`, the block of the packet that triggered it first, at most
-//! three), or UE's 64-packet SACK bitmap with `transport.uet.sack = "bitmap"` (as htsim's
-//! `UecSink::sack` builds it: `UetSender::sack_bitmap`). Ranges tell the sender what the
+//! other transports, one packet per MSS, so a PSN is `seq / mss`; the receiver coalesces
+//! its ACKs as htsim's does (`transport.uet.ack_every`, 16 KB by default as there: an ACK
+//! per that many bytes, and at once for a CE mark, the first packet, a duplicate and a
+//! packet whose sender sets AR, `UetSender::ack_now`; 1 B acknowledges every packet); the
+//! ACK's selective acknowledgement is UE's 64-packet SACK bitmap by default (as htsim's
+//! `UecSink::sack` builds it: `UetSender::sack_bitmap`), or byte ranges with
+//! `transport.uet.sack = "ranges"` (`Sack`, the block of the packet that triggered it
+//! first, at most three). Ranges tell the sender what the
 //! bitmap tells it while every packet is acknowledged and no ACK is lost; with coalescing
 //! the bitmap reports every held packet of the 64 ending at the ACK's, three ranges only
 //! the latest three runs of them. The ACK
@@ -56,6 +56,10 @@ pub struct UetParams {
 
 /// Packets a SACK bitmap covers (UE Specification 1.0's SACK_BITMAP: 64 bits).
 pub const SACK_BITMAP_PACKETS: u64 = 64;
+
+/// The receiver's default ACK coalescing, bytes on the wire per ACK: the UEC's htsim's
+/// (`UecSink::_bytes_unacked_threshold`, 16,384).
+pub const ACK_EVERY_DEFAULT: u32 = 16_384;
 
 /// What the sender knows of one packet it has sent.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

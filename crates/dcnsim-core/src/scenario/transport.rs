@@ -109,7 +109,7 @@ fn validate_values(s: &Scenario) -> Result<(), ScenarioError> {
         return Err(err("transport.uet.rto", "invalid value 0, expected a duration > 0"));
     }
     if tr.uet.ack_every.map(|b| b.0) == Some(0) {
-        return Err(err("transport.uet.ack_every", "invalid value 0 B, expected at least 1B (or no key: every packet is acknowledged)"));
+        return Err(err("transport.uet.ack_every", "invalid value 0 B, expected at least 1B (1B acknowledges every packet)"));
     }
     let dc = &tr.dcqcn;
     in_unit("transport.dcqcn.g", dc.g, "a gain")?;
@@ -474,6 +474,7 @@ impl HpccConfig {
 /// with `kind = "uet"`.
 #[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
+#[schemars(default = "UetConfig::defaults")]
 pub struct UetConfig {
     /// The retransmission timeout, from a packet's send time (fixed, no back-off, as the
     /// UEC's htsim has it). Default: as htsim derives it, 15 us plus the time six full
@@ -484,16 +485,24 @@ pub struct UetConfig {
     /// since the last, and at once for a CE-marked packet, the flow's first, a duplicate,
     /// one whose sender asks for it (UE's AR flag: its last new packet, a resend, a packet
     /// that fills its window or spends its credit) and, after such a request, when the
-    /// packets missing below it have come (the UEC's htsim, `UecSink::processData`, 16 KB
-    /// there). Default: every packet is acknowledged; at least 1B.
+    /// packets missing below it have come (the UEC's htsim, `UecSink::processData`, and its
+    /// threshold). 1B acknowledges every packet. Default {default}; at least 1B.
     pub ack_every: Option<Bytes>,
-    /// The selective acknowledgement an ACK carries: "ranges" (default: up to three byte
-    /// ranges above the cumulative point, the ACK's own packet's first) or "bitmap" (UE
-    /// Specification 1.0's 64-packet SACK bitmap, built as the UEC's htsim does: the 64
-    /// packets ending at the ACK's own, none at or below the first missing one, or the 64
-    /// from it for a CE-marked packet or a new one with AR). They differ only where an ACK
-    /// answers several packets (`ack_every`) or is lost.
+    /// The selective acknowledgement an ACK carries: "bitmap" (UE Specification 1.0's
+    /// 64-packet SACK bitmap, built as the UEC's htsim does: the 64 packets ending at the
+    /// ACK's own, none at or below the first missing one, or the 64 from it for a CE-marked
+    /// packet or a new one with AR) or "ranges" (up to three byte ranges above the
+    /// cumulative point, the ACK's own packet's first, as TCP's SACK blocks). They differ
+    /// only where an ACK answers several packets (`ack_every`) or is lost. Default {default}.
     pub sack: Option<UetSack>,
+}
+
+impl UetConfig {
+    /// Every key's default, for the reference (the doc comments' `{default}`); the timer's
+    /// depends on the fabric.
+    fn defaults() -> Self {
+        UetConfig { rto: None, ack_every: Some(Bytes(crate::host::uet::ACK_EVERY_DEFAULT as u64)), sack: Some(UetSack::default()) }
+    }
 }
 
 /// `transport.uet.sack`: how a UET ACK reports the packets held above its cumulative point.
@@ -501,9 +510,9 @@ pub struct UetConfig {
 #[serde(rename_all = "snake_case")]
 pub enum UetSack {
     /// Up to three byte ranges, the most recent first (RFC 2018's blocks).
-    #[default]
     Ranges,
     /// UE's 64-packet SACK bitmap (host/uet.rs `UetSender::sack_bitmap`).
+    #[default]
     Bitmap,
 }
 
@@ -567,7 +576,7 @@ pub(super) fn uet_params(tr: &TransportConfig, trimming: bool, rto_default: SimT
         nscc: tr.nscc.params(trimming),
         rto: tr.uet.rto.map_or(rto_default, |d| d.0),
         path: tr.path.unwrap_or(crate::host::path::PathChoice::Spray),
-        ack_every: tr.uet.ack_every.map_or(0, |b| b.0.min(u32::MAX as u64) as u32),
+        ack_every: tr.uet.ack_every.map_or(crate::host::uet::ACK_EVERY_DEFAULT, |b| b.0.min(u32::MAX as u64) as u32),
         sack_bitmap: tr.uet.sack.unwrap_or_default() == UetSack::Bitmap,
     }
 }
