@@ -1441,6 +1441,28 @@ pub(crate) mod split_tests {
         None
     }
 
+    /// PI2's update timer starts on an arrival at an idle switch (`Clocks::start`). On this
+    /// dumbbell the sender's switch goes idle, a packet restarts its timer at 528.786 us, and
+    /// the run ends 0.3 ns after the timer is due: the timer must be on the switch's own
+    /// queue at once. It was left among the pending effects until some later event applied
+    /// them; one thread ran it (an event on the far side applied them) and a split run did
+    /// not (found by the seams property test: 385 events against 384).
+    #[test]
+    fn an_aqm_timer_started_by_an_arrival_runs_on_every_thread_count() {
+        let text = "[scenario]\nname = \"pi2_clock\"\nseed = 29\nmax_time = \"530786ns\"\n\
+                    [topology]\nkind = \"dumbbell\"\nmtu = \"1500B\"\nsenders = 2\nreceivers = 3\n\
+                    host_link = { rate = \"60Gbps\", delay = \"4609ns\" }\nbottleneck = { rate = \"1Gbps\", delay = \"1267ns\" }\n\
+                    [switch]\nbuffer = { model = \"static\", queue = \"70500B\" }\nqueues = 1\nlatency = \"0ns\"\n\
+                    aqm = { kind = \"pi2\", target = \"30us\", tupdate = \"2us\", alpha = 0.16, beta = 10000.0 }\n\
+                    [transport]\nkind = \"reno\"\necn = false\nmin_rto = \"100us\"\ninit_cwnd = 10\n\
+                    [[workload]]\nkind = \"flows\"\nflows = [{ src = 0, dst = 2, size = \"42341B\" }]\n";
+        let (_, events, _) = run_capped(text, 1, None);
+        assert_eq!(events, 385, "the run's last event is the timer's, due at 530.785717 us");
+        assert_identical("pi2 clock", text);
+        // and to its end, which the timers' updates then follow alike
+        assert_identical("pi2 clock, whole", &text.replace("530786ns", "612us"));
+    }
+
     #[test]
     fn shipped_small_scenarios_give_the_same_results_on_two_and_three_threads() {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios");

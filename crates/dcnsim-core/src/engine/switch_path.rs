@@ -82,7 +82,12 @@ impl Sim {
     fn join_egress(&mut self, a: &Arrival, dst: HostId, size: u32, by_buffer: bool) {
         let (sw, in_port, out, pkt, hash) = (a.sw, a.in_port, a.out, a.pkt, a.hash);
         let qi = a.queue;
-        match self.mechs.aqm(a, || ctx!(self)) {
+        let action = self.mechs.aqm(a, || ctx!(self));
+        // an AQM's clock starts on an arrival (PI2's update timer): pushed now, not by
+        // whichever later event applies effects next (in a split run, none may before the
+        // timer is due, and one thread would run an update the partitions skip)
+        self.apply_effects();
+        match action {
             AqmAction::Pass => {}
             AqmAction::Mark => self.mark(pkt, out, qi),
             AqmAction::Drop(why) => return self.drop_pkt(pkt, Some((out, qi)), why),
