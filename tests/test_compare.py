@@ -85,6 +85,7 @@ NETWORK_METRICS = [
     "data packets dropped",
     "loss rate (%)",
     "flows with loss",
+    "retransmission timeouts",
     "ECN marks",
     "mean queue depth, queue 0: busiest port (KB)",
     "mean queue depth, queue 0: average over the 16 switch ports (KB)",

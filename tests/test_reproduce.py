@@ -19,8 +19,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dcnsim.reproduce import BLOCKS, STUDIES, Case, Study, check, mark_stale, render, reproduce
-from dcnsim.reproduce.core import FORMAT, load_results, results_path, write_results
+from dcnsim.reproduce import BLOCKS, STUDIES, Case, Study, adopt_added_outputs, check, mark_stale, render, reproduce
+from dcnsim.reproduce.core import FORMAT, added_outputs_job, fingerprint_jobs, load_results, results_path, write_results
 from dcnsim.reproduce.metrics import ci_metrics, fct_metrics, offered_load
 from dcnsim.reproduce.render import change, judge, judge_direction
 from dcnsim.reproduce.tables import Row, detail_table
@@ -170,6 +170,48 @@ def test_moved_reruns_only_the_set_ups_that_moved_and_says_what_it_kept(study, c
     write_results(path, again)
     [problem] = check(checkout)
     assert "small scenario of by_tor|CI has changed" in problem and "--moved" in problem
+
+
+def test_added_outputs_keep_results_only_where_nothing_else_moved(study, checkout, monkeypatch):
+    """`--added-outputs`: results made by an engine that lacked an output (here: a file whose
+    fingerprints are today's run hashed without `timeouts`, and without the `s.timeouts`
+    the study's metrics take from it) are kept, with today's fingerprints and a record of
+    the change, their runs and commit untouched; a file where something else moved is
+    left as it was and said, by set-up."""
+    monkeypatch.setenv("DCNSIM_COMMIT", "aaa1111")
+    reproduce([NAME], "small", checkout, seeds=1, jobs=1, log=lambda _: None)
+    render(checkout, log=lambda _: None)
+    path = results_path(checkout, NAME, "small")
+    today = load_results(path)
+    hashes = {f"{c}|{v}": added_outputs_job(NAME, c, v, ("timeouts",)) for c, v in fingerprint_jobs(study)}
+    assert all(h[0] != h[1] and h[2] != h[3] for h in hashes.values()), "timeouts is among the outputs and the metrics"
+    older = copy.deepcopy(today)
+    older["fingerprint"] = {k: h[1] for k, h in hashes.items()}
+    older["metrics_fingerprint"] = {k: h[3] for k, h in hashes.items()}
+    write_results(path, older)
+    assert "today's engine gives other outputs" in check(checkout)[0]
+
+    # an output that does not explain the difference keeps nothing
+    [problem] = adopt_added_outputs(checkout, [NAME], ["no_such_output"], log=lambda _: None)
+    assert "without no_such_output today's engine still gives other outputs for by_tor|CI, short|CI, short|without CI" in problem
+    assert load_results(path) == older
+
+    monkeypatch.setenv("DCNSIM_COMMIT", "bbb2222")
+    said = []
+    assert adopt_added_outputs(checkout, [NAME], ["timeouts"], log=said.append) == []
+    kept = load_results(path)
+    assert kept["fingerprint"] == today["fingerprint"] and kept["metrics_fingerprint"] == today["metrics_fingerprint"]
+    assert kept["runs"] == older["runs"] and kept["commit"] == "aaa1111"
+    assert kept["outputs_added"] == [{"since": "bbb2222", "outputs": ["timeouts"]}]
+    assert any("kept" in line and "timeouts" in line for line in said)
+    assert check(checkout) == []
+
+    # one set-up moved beyond the added output: the file is left as it was
+    older["fingerprint"]["short|CI"] = "0000000000000000"
+    write_results(path, older)
+    [problem] = adopt_added_outputs(checkout, [NAME], ["timeouts"], log=lambda _: None)
+    assert "still gives other outputs for short|CI:" in problem and "rerun" in problem
+    assert load_results(path) == older
 
 
 def test_check_reports_missing_results_and_unknown_studies(study, checkout):

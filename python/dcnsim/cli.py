@@ -566,9 +566,10 @@ def sweep_cmd(scenario: str, outdir: Path, sets: Sequence[str], seeds: Optional[
 @click.option("--check", "check_", is_flag=True, help="Fail when a docs block differs from what its results render, or a study's recorded engine fingerprint is not today's.")
 @click.option("--mark-stale", "mark_stale_", is_flag=True, help="Mark the named studies' results stale since this commit (their tables then say so) instead of rerunning them.")
 @click.option("--moved", is_flag=True, help="Update the named studies' results files: run only the set-ups (case, variant) whose outputs today's engine or metrics moved, whose scenario changed, or that are new, and keep the recorded runs of the rest (same seeds and threads).")
+@click.option("--added-outputs", "added", default=None, metavar="NAMES", help="Keep the named studies' results (or --all's) through an engine change that only added outputs (comma-separated columns or summary keys): each set-up's seed-1 outputs without them must be what its results file recorded, else it is said and needs a rerun.")
 @click.option("--root", type=click.Path(file_okay=False, path_type=Path), default=None, help="The repository checkout [default: the one holding the current folder].")
 @click.option("--progress/--no-progress", default=None, help="Show a progress bar over the runs [default: when stdout is a terminal].")
-def reproduce_cmd(studies: Sequence[str], scale: str, seeds: Optional[int], jobs: Optional[int], threads: int, all_: bool, list_: bool, render_: bool, check_: bool, mark_stale_: bool, moved: bool, root: Optional[Path], progress: Optional[bool]) -> None:
+def reproduce_cmd(studies: Sequence[str], scale: str, seeds: Optional[int], jobs: Optional[int], threads: int, all_: bool, list_: bool, render_: bool, check_: bool, mark_stale_: bool, moved: bool, added: Optional[str], root: Optional[Path], progress: Optional[bool]) -> None:
     """Run a study of the source documents (or our own) on today's engine and write its
     results file under docs/results/; render the docs from the results; check them."""
     from . import reproduce as rp
@@ -602,6 +603,19 @@ def reproduce_cmd(studies: Sequence[str], scale: str, seeds: Optional[int], jobs
         return
     show = progress if progress is not None else sys.stdout.isatty()
     workers = jobs or os.cpu_count() or 1
+    if added is not None:
+        outputs = [a.strip() for a in added.split(",") if a.strip()]
+        if not outputs:
+            raise click.BadParameter(f"{added!r}: expected the names of the outputs added, comma-separated (e.g. timeouts)", param_hint="--added-outputs")
+        if not (studies or all_) or moved:
+            raise click.UsageError("--added-outputs needs the studies to keep (or --all), and no --moved")
+        keep = list(studies) or [n for n in known if rp.results_path(base, n, "small").exists() or rp.results_path(base, n, "full").exists()]
+        problems = rp.adopt_added_outputs(base, keep, outputs, jobs=workers, progress=show, log=click.echo)
+        for p in problems:
+            click.echo(f"not kept: {p}", err=True)
+        if problems:
+            raise SystemExit(1)
+        return
     names = list(studies)
     if all_:
         names = [n for n, st in known.items() if scale in st.scales]

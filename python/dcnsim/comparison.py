@@ -425,6 +425,7 @@ class Comparison:
             Row(NETWORK, "data packets dropped", dropped, "int", LOWER),
             Row(NETWORK, "loss rate (%)", loss, "f3", LOWER),
             Row(NETWORK, "flows with loss", summ("flows_with_loss"), "int", LOWER),
+            Row(NETWORK, "retransmission timeouts", summ("timeouts"), "int", LOWER),
             Row(NETWORK, "ECN marks", summ("ecn_marks"), "int", None),
         ]
         rows += self._queue_rows()

@@ -6,10 +6,10 @@ made. See docs/reproductions.md, "How these numbers are made"."""
 
 from .core import Case, Study, repo_root, results_path
 from .render import check_docs, render, render_block
-from .runner import check, fingerprints, mark_stale, reproduce
+from .runner import adopt_added_outputs, check, fingerprints, mark_stale, reproduce
 from .studies import BLOCKS, STUDIES
 
 __all__ = [
-    "BLOCKS", "Case", "STUDIES", "Study", "check", "check_docs", "fingerprints", "mark_stale", "render",
+    "BLOCKS", "Case", "STUDIES", "Study", "adopt_added_outputs", "check", "check_docs", "fingerprints", "mark_stale", "render",
     "render_block", "repo_root", "reproduce", "results_path",
 ]

@@ -167,27 +167,30 @@ def run_job(study_name: str, case_label: str, scale: str, variant: str, seed: in
 DESCRIPTIVE_KEYS = frozenset({"wall_time_s", "events_per_s", "version", "metrics", "queue_notes", "activity", "warnings", "scenario_sha256"})
 
 
-def output_hash(r: Any, leave_out: frozenset = DESCRIPTIVE_KEYS) -> str:
+def output_hash(r: Any, leave_out: frozenset = DESCRIPTIVE_KEYS, added: frozenset = frozenset()) -> str:
     """A machine-independent hash of what a run produced: the flows and ports tables
-    column by column (values, not file bytes) and the summary without ``leave_out``."""
+    column by column (values, not file bytes) and the summary without ``leave_out``;
+    ``added``: outputs (columns or summary keys) to leave out as well, to hash a run as an
+    engine without them would have made it (:func:`added_outputs_job`)."""
     h = hashlib.sha256()
     for table in (r.flows, r.ports):
         for col in table.columns:
+            if col in added:
+                continue
             h.update(col.encode())
             s = table[col]
             if s.dtype.kind in "biuf":
                 h.update(np.ascontiguousarray(s.to_numpy()).tobytes())
             else:  # strings, categories, nullable integers: their text, missing values empty
                 h.update("\x1f".join("" if v is None or v != v or str(v) == "<NA>" else str(v) for v in s.tolist()).encode())
-    summ = {k: v for k, v in r.summary.items() if k not in leave_out}
+    summ = {k: v for k, v in r.summary.items() if k not in leave_out and k not in added}
     h.update(json.dumps(summ, sort_keys=True, default=str).encode())
     return h.hexdigest()[:16]
 
 
-def fingerprint_job(study_name: str, case_label: str, variant: str) -> Tuple[str, str]:
-    """The fingerprints of one case and variant of a study's fingerprint scenario at seed 1:
-    the hash of the engine's outputs, and the hash of what the study's metrics make of them
-    (so that a change of the metrics code, which leaves the engine alone, is caught too)."""
+def _fingerprint_run(study_name: str, case_label: str, variant: str) -> Tuple[Any, Dict[str, Any]]:
+    """One case and variant of a study's fingerprint scenario run at seed 1, and what the
+    study's metrics make of it."""
     from .studies import STUDIES
 
     study = STUDIES[study_name]
@@ -196,8 +199,29 @@ def fingerprint_job(study_name: str, case_label: str, variant: str) -> Tuple[str
     if case.edit:
         sc = case.edit(sc)
     r = _run(sc, variant, 1, 1)
-    values = json.dumps(clean(study.metrics(r, sc)), sort_keys=True, default=str)
-    return output_hash(r), hashlib.sha256(values.encode()).hexdigest()[:16]
+    return r, clean(study.metrics(r, sc))
+
+
+def metrics_hash(values: Dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(values, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def fingerprint_job(study_name: str, case_label: str, variant: str) -> Tuple[str, str]:
+    """The fingerprints of one case and variant of a study's fingerprint scenario at seed 1:
+    the hash of the engine's outputs, and the hash of what the study's metrics make of them
+    (so that a change of the metrics code, which leaves the engine alone, is caught too)."""
+    r, values = _fingerprint_run(study_name, case_label, variant)
+    return output_hash(r), metrics_hash(values)
+
+
+def added_outputs_job(study_name: str, case_label: str, variant: str, added: Tuple[str, ...]) -> Tuple[str, str, str, str]:
+    """:func:`fingerprint_job`'s two fingerprints, each followed by the same without the
+    outputs ``added``: what an engine that lacked them gave, where adding them changed
+    nothing else. The metrics lose the values they take from those outputs: the summary
+    counters every study keeps (``s.KEY``, :func:`metrics.summary_metrics`)."""
+    r, values = _fingerprint_run(study_name, case_label, variant)
+    without = {k: v for k, v in values.items() if not (k.startswith("s.") and k[2:] in added)}
+    return output_hash(r), output_hash(r, added=frozenset(added)), metrics_hash(values), metrics_hash(without)
 
 
 def fingerprint_jobs(study: Study) -> List[Tuple[str, str]]:

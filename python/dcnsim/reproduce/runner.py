@@ -12,6 +12,7 @@ from ..jobs import Bar, run_all
 from .core import (
     FORMAT,
     Study,
+    added_outputs_job,
     clean,
     fingerprint_job,
     fingerprint_jobs,
@@ -212,6 +213,58 @@ def mark_stale(root: Path, name: str, commit: Optional[str] = None, log: Callabl
             log(f"marked {p.relative_to(root)} stale since {commit}")
         paths.append(p)
     return paths
+
+
+def adopt_added_outputs(root: Path, names: Sequence[str], added: Sequence[str], jobs: int = 1, progress: bool = False, log: Callable[[str], None] = print) -> List[str]:
+    """Keep the named studies' results through an engine change that only added outputs
+    (``added``: flows or ports columns, summary keys): for every set-up of a study, today's
+    seed-1 run of its fingerprint scenario, without those outputs, must hash to the engine
+    fingerprint its results file recorded, and the study's metrics, without the values they
+    take from those outputs, must hash as recorded (the same evidence :func:`check` holds
+    them to). Where every set-up agrees the file takes
+    today's fingerprints and records the change (``outputs_added``); its numbers and the
+    commit that made them stay. A study where any set-up differs is left untouched and said,
+    by set-up: it needs a rerun. Returns those problems (empty when every file was kept)."""
+    if not added:
+        raise ValueError("name the outputs the engine added")
+    files = {n: [(p, load_results(p)) for sc in STUDIES[n].scales if (p := results_path(root, n, sc)).exists()] for n in names}
+    todo: List[Tuple[Any, Tuple[Any, ...]]] = []
+    for n in names:
+        if not files[n]:
+            raise ValueError(f"study {n!r} has no results file to keep")
+        for case, variant in fingerprint_jobs(STUDIES[n]):
+            todo.append(((n, f"{case}|{variant}"), (n, case, variant, tuple(added))))
+    now: Dict[str, Dict[str, Tuple[str, str, str, str]]] = {n: {} for n in names}
+    with Bar(len(todo), "fingerprint runs", progress, False) as bar:
+        def done(key: Any, h: Tuple[str, str, str, str]) -> None:
+            now[key[0]][key[1]] = tuple(h)
+            bar.advance()
+
+        run_all(added_outputs_job, todo, jobs, done, _died)
+    commit = git_commit(root)
+    problems: List[str] = []
+    for n in names:
+        for p, data in files[n]:
+            rel = p.relative_to(root)
+            was, was_m = data.get("fingerprint", {}), data.get("metrics_fingerprint")
+            differ = sorted(
+                pair for pair in set(was) | set(now[n])
+                if pair not in now[n] or was.get(pair) != now[n][pair][1] or (was_m is not None and was_m.get(pair) != now[n][pair][3])
+            )
+            if data.get("stale_since"):
+                problems.append(f"{rel}: marked stale since {data['stale_since']}; rerun it instead")
+                continue
+            if differ:
+                problems.append(f"{rel}: without {', '.join(added)} today's engine still gives other outputs for {', '.join(differ)}: rerun `{data['command']}`")
+                continue
+            data["fingerprint"] = {pair: h[0] for pair, h in sorted(now[n].items())}
+            if was_m is not None:
+                data["metrics_fingerprint"] = {pair: h[2] for pair, h in sorted(now[n].items())}
+            # the runs recorded lack what today's metrics take from the added outputs
+            data.setdefault("outputs_added", []).append({"since": commit, "outputs": sorted(added)})
+            write_results(p, data)
+            log(f"kept {rel}: its runs are today's engine's but for the outputs added ({', '.join(sorted(added))})")
+    return problems
 
 
 def check(root: Path, jobs: int = 1, progress: bool = False) -> List[str]:

@@ -197,7 +197,8 @@ def _trim_table(ctx: Context, scale: str) -> str:
             val = lambda k: res.values(case, v, k)
             rows.append([case, v] + [f"{_cell(val(f'{k}.mean_us'))} / {_cell(val(f'{k}.p99_us'))}" for k in ("bg.<100KB", "bg.100KB-1MB", "incast.all")]
                         + [_cell(val("max_depth_kb.q0"), "{:,.0f}"), _cell(val("pfc_frames"), "{:,.0f}"), _cell(val("s.flows_paused"), "{:,.0f}"),
-                           _cell(val("s.packets_dropped"), "{:,.0f}"), _cell(val("trims"), "{:,.0f}"), _cell(_header_share(val), "{:.3f}")])
+                           _cell(val("s.packets_dropped"), "{:,.0f}"), _cell(val("trims"), "{:,.0f}"), _cell(val("s.timeouts"), "{:,.0f}"),
+                           _cell(_header_share(val), "{:.3f}")])
     table = md_table(["memory", "variant", "background <100KB: mean / p99 FCT (us)", "background 100KB-1MB", "incast (1 MB)", "largest queue (KB)",
-                      "PAUSE frames", "flows a pause held", "packets dropped", "trims", "trimmed headers (% of host bytes)"], rows)
+                      "PAUSE frames", "flows a pause held", "packets dropped", "trims", "timer expiries", "trimmed headers (% of host bytes)"], rows)
     return f"Mean over seeds [range over seeds], seeds {res.seeds[0]}-{res.seeds[-1]}; counts per run:\n\n{table}"

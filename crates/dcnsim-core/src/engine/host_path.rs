@@ -510,7 +510,9 @@ impl Sim {
             None => return,
             Some(d) if d > now => {}
             Some(_) => {
-                if fl.sender.on_timeout(now, fl.size) {
+                let e = fl.sender.on_timeout(now, fl.size);
+                self.timeouts += e.lost as u64;
+                if e.syn {
                     self.send_syn(f);
                 }
                 self.make_ready(f);

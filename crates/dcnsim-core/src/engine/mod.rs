@@ -123,6 +123,8 @@ pub struct Sim {
     /// Data packets put on the wire by hosts (retransmissions included) and data packets dropped.
     data_sent: u64,
     data_dropped: u64,
+    /// Retransmission-timer expiries that declared data lost (`Sender::on_timeout`).
+    timeouts: u64,
     violations: Vec<String>,
     /// Every transmission start, when tracing (tests and debugging).
     trace: Option<Vec<TxRecord>>,
@@ -360,6 +362,7 @@ impl Sim {
             pull_pacers: None,
             data_sent: 0,
             data_dropped: 0,
+            timeouts: 0,
             violations: Vec::new(),
             trace: None,
             capture,

@@ -1209,7 +1209,7 @@ fn merge(mut r: Results, rest: impl Iterator<Item = Results>, port_part: &[u16],
 /// (events, the flow counts, the loss rate, the warnings) are `First` here.
 fn engine_combine(key: &str) -> Option<Combine> {
     Some(match key {
-        "packets_created" | "packets_dropped" | "packets_delivered" | "control_frames" | "ecn_marks" | "data_packets_sent" | "data_packets_dropped" | "packets_in_flight" | "capture_frames" => Combine::Sum,
+        "packets_created" | "packets_dropped" | "packets_delivered" | "control_frames" | "ecn_marks" | "data_packets_sent" | "data_packets_dropped" | "packets_in_flight" | "capture_frames" | "timeouts" => Combine::Sum,
         "invariant_violations" => Combine::Concat,
         "seed" | "sim_time_ps" | "hosts" | "switches" | "flows_total" | "flows_started" | "throughput_bin_ps" | "queue_samples" | "fct_bins" | "metrics" | "queue_notes" | "version" | "end_reason" | "link_changes" => Combine::First,
         "events" | "flows_finished" | "flows_unfinished" | "loss_rate" | "flows_with_loss" | "warnings" => Combine::First,

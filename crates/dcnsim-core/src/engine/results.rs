@@ -231,6 +231,13 @@ impl Sim {
         (&["data_packets_sent", "data_packets_dropped"], "Data packets the hosts sent (retransmissions included), and data packets dropped"),
         (&["loss_rate"], "`data_packets_dropped / data_packets_sent` (0 when none was sent)"),
         (&["flows_with_loss"], "Flows that lost a packet, data or ACK (`drops` above 0 in the flows table)"),
+        (
+            &["timeouts"],
+            "Retransmission-timer expiries that declared data lost, over all flows: TCP's RTO (the SYN's included; not \
+             RACK-TLP's reorder and probe timers), RoCE's go-back-N timer, and UET's timer, one per packet it declares lost \
+             (htsim's `UecSrc::rtxTimerExpired` takes one packet per expiry). A flow that waits for its timer without a loss \
+             (e.g. for an ACK its receiver holds back) counts here too",
+        ),
         (&["invariant_violations"], "With `--check-invariants`, what was found (empty when fine)"),
         (&["queue_samples"], "How many times the switch queues were sampled (`[metrics] queue_sample`; 0 without)"),
         (&["version"], "The version of dcnsim that ran"),
@@ -371,6 +378,7 @@ impl Sim {
             "data_packets_dropped": self.data_dropped,
             "loss_rate": if self.data_sent > 0 { self.data_dropped as f64 / self.data_sent as f64 } else { 0.0 },
             "flows_with_loss": with_loss,
+            "timeouts": self.timeouts,
             "packets_in_flight": self.pkts.live(),
             "invariant_violations": self.violations,
             "queue_samples": self.samples,

@@ -142,6 +142,7 @@ fn a_lost_syn_is_sent_again_with_back_off() {
     assert!(matches!(r.flows.get("drops"), Some(crate::metrics::ColumnData::U32(d)) if d[0] == 5), "{:?}", r.flows.get("drops"));
     assert_eq!(r.flows.u64("delivered_bytes")[0], 0);
     assert_eq!(r.summary["flows_unfinished"], 1);
+    assert_eq!(r.summary["timeouts"], 4, "the timer expired at 1, 3, 7 and 15 ms");
 }
 
 #[test]

@@ -65,6 +65,7 @@ fn trimming_turns_an_incast_loss_into_an_immediate_resend() {
     assert!(trims > 0);
     assert_eq!(with.flows.u32("drops").iter().sum::<u32>(), 0, "a trimmed packet is not lost");
     assert_eq!(retx, trims, "each trim resent once, nothing else");
+    assert_eq!(summary(&with, "timeouts"), 0, "no resend waited for the timer");
     let wire = 8.0 * (65_536.0 + 17.0 * 64.0);
     let ideal = wire * 8.0 / 100e9 * 1e6 + 14.02;
     let f = fcts(&with);
@@ -72,6 +73,9 @@ fn trimming_turns_an_incast_loss_into_an_immediate_resend() {
     assert!(last < 1.1 * ideal, "the burst took {last:.1} us against {ideal:.1}");
     let (_, without) = run(&incast("64KB", ""));
     assert!(without.flows.u32("drops").iter().sum::<u32>() > 0);
+    let retx: u64 = without.flows.u32("retx").iter().map(|&x| x as u64).sum();
+    assert!(retx > 0);
+    assert_eq!(summary(&without, "timeouts"), retx, "without NACKs every resend is one the timer declared lost");
     let last = fcts(&without).iter().cloned().fold(0.0, f64::max);
     assert!(last > 100.656, "without trimming the tail waits for the timer: {last:.1} us");
 }

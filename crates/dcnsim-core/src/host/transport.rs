@@ -13,6 +13,15 @@ use super::{Cc, Flow, Transport};
 use crate::net::{Ecn, Packet, PktKind};
 use crate::sim::{ser_time, SimTime};
 
+/// What a flow's retransmission timer did when it expired (`Sender::on_timeout`): the
+/// timeouts it counts (RFC 6298 5.4's RTO for TCP; for UET, the packets it declared lost) and
+/// whether the SYN goes again.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Expiry {
+    pub lost: u32,
+    pub syn: bool,
+}
+
 /// Sender side of a flow.
 #[derive(Clone, Debug)]
 pub enum Sender {
@@ -313,20 +322,22 @@ impl Sender {
         }
     }
 
-    /// The retransmission timer of a flow of `size` bytes expired at `now`: whether to send
-    /// the SYN again.
-    pub fn on_timeout(&mut self, now: SimTime, size: u64) -> bool {
+    /// The retransmission timer of a flow of `size` bytes expired at `now`: what it declared
+    /// lost, and whether to send the SYN again.
+    pub fn on_timeout(&mut self, now: SimTime, size: u64) -> Expiry {
         match self {
-            Sender::Tcp(tcp) => tcp.on_timer(now, size) && tcp.syn_pending,
-            Sender::Roce(r) => {
-                r.on_timeout(now);
-                false
+            Sender::Tcp(tcp) => {
+                let was = tcp.timeouts;
+                let again = tcp.on_timer(now, size);
+                Expiry { lost: tcp.timeouts - was, syn: again && tcp.syn_pending }
             }
+            Sender::Roce(r) => Expiry { lost: r.on_timeout(now) as u32, syn: false },
             Sender::Uet(u) => {
+                let was = u.timeouts;
                 u.on_timeout(now, size);
-                false
+                Expiry { lost: u.timeouts - was, syn: false }
             }
-            Sender::Udp(_) | Sender::Done => false,
+            Sender::Udp(_) | Sender::Done => Expiry::default(),
         }
     }
 
