@@ -46,7 +46,7 @@ bench/peers/uet_htsim_rto_events.patch`` (from ``htsim/``), then ``cmake -S sim 
 from __future__ import annotations
 
 import argparse
-import copy
+import math
 import re
 import statistics
 import subprocess
@@ -62,6 +62,8 @@ sys.path.insert(0, str(HERE))
 from uet_htsim import HTSIM_COMMIT, HTSIM_REPO, HTSIM_TOTALS, dcnsim_label, load_scenario  # noqa: E402
 
 DEFAULT_HTSIM = "/tmp/uet_rto/htsim/sim/build/datacenter/htsim_uec"
+#: each congestion control's htsim flags and dcnsim `transport.cc`
+CCS = {"nscc": ([], "nscc"), "rccc": (["-receiver_cc_only"], "rccc"), "nscc_rccc": (["-sender_cc", "-receiver_cc"], "nscc_rccc")}
 SOURCE = REPO / "python" / "dcnsim" / "scenarios" / "trim_vs_pfc_small.toml"
 HOSTS, PER_TOR, SPINES = 128, 8, 8
 MTU = 1500
@@ -71,6 +73,7 @@ MTU = 1500
 CASES = ((667, (7, 200)), (134, (7, 134)))
 HTSIM_FINISHED = re.compile(r"^Flow \S+ flowId (\d+) .*?finished at (\S+)", re.M)
 HTSIM_RTO = re.compile(r"^RTO events: (\d+)", re.M)
+HTSIM_PULLS = re.compile(r" Pulls: (\d+)")
 #: FCT groups: the background flows by the seeds' bins, and the incast messages
 GROUPS = (("background <100KB", "background", 0, 100_000), ("background 100KB-1MB", "background", 100_000, 1_000_000),
           ("background >=1MB", "background", 1_000_000, 1 << 62), ("incast 1MB", "incast", 0, 1 << 62))
@@ -121,7 +124,7 @@ def write_cm(path: Path, flows: Sequence[Flow]) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
-def scenario(flows: Sequence[Flow], trim: bool, queue: int, ecn: tuple) -> str:
+def scenario(flows: Sequence[Flow], trim: bool, queue: int, ecn: tuple, cc: str = "nscc") -> str:
     """dcnsim's scenario for the flow list: the fabric and switches as htsim's."""
     by_tag: Dict[str, List[str]] = {}
     for f in flows:
@@ -146,16 +149,18 @@ aqm = {{ kind = "ramp", kmin = "{ecn[0] * MTU}B", kmax = "{ecn[1] * MTU}B", pmax
 {"trim = {}" if trim else ""}
 [transport]
 kind = "uet"
+cc = "{CCS[cc][1]}"
 header = "64B"
 ack_size = "64B"
 {work}"""
 
 
-def run_htsim(binary: str, cm: Path, trim: bool, queue: int, ecn: tuple, seed: int, end_us: int) -> Run:
+def run_htsim(binary: str, cm: Path, trim: bool, queue: int, ecn: tuple, seed: int, end_us: int, cc: str = "nscc") -> Run:
     args = [binary, "-tm", str(cm), "-tiers", "2", "-nodes", str(HOSTS), "-hop_latency", "0.2", "-mtu", str(MTU),
             "-q", str(queue), "-ecn", str(ecn[0]), str(ecn[1]), "-end", str(end_us), "-seed", str(seed)]
     if not trim:
         args.append("-disable_trim")
+    args += CCS[cc][0]
     with tempfile.TemporaryDirectory(prefix="uet_htsim_mix_") as tmp:
         p = subprocess.run(args + ["-o", str(Path(tmp) / "log.dat")], cwd=tmp, capture_output=True, text=True)
     if p.returncode != 0:
@@ -168,7 +173,8 @@ def run_htsim(binary: str, cm: Path, trim: bool, queue: int, ecn: tuple, seed: i
     for fid, t_us in HTSIM_FINISHED.findall(p.stdout):
         run.fct[int(fid) - 1] = float(t_us)  # finish time; the start is taken off by the caller
     new, rtx, rts, _bounced, acks, nacks = map(int, tot.groups())
-    run.counts = {"resends": rtx, "NACKs": nacks, "timer expiries": int(rto.group(1)), "RTS": rts, "ACKs": acks}
+    pulls = int(HTSIM_PULLS.search(p.stdout).group(1))
+    run.counts = {"resends": rtx, "NACKs": nacks, "timer expiries": int(rto.group(1)), "RTS": rts, "replies": acks + nacks + pulls}
     return run
 
 
@@ -186,7 +192,7 @@ def run_dcnsim(text: str, seed: int) -> Run:
     s = r.summary
     nacks = int(s.get("trims") or 0) - int(s.get("trimmed_discarded") or 0)
     run.counts = {"resends": int(fl["retx"].astype("int64").sum()), "NACKs": nacks, "timer expiries": int(s["timeouts"]),
-                  "drops": int(s["data_packets_dropped"]), "ACKs": replies(r) - nacks}
+                  "drops": int(s["data_packets_dropped"]), "replies": replies(r)}
     return run
 
 
@@ -213,6 +219,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--htsim", default=DEFAULT_HTSIM, help=f"htsim_uec built with uet_htsim_rto_events.patch (default {DEFAULT_HTSIM})")
     ap.add_argument("--seeds", type=int, default=3, help="run seeds 1..N in both (default 3)")
     ap.add_argument("--end-us", type=int, default=50_000, help="htsim -end in us (default 50000)")
+    ap.add_argument("--cc", choices=sorted(CCS), default="nscc", help="the congestion control (default nscc); the table's name ends in _CC for another")
     ap.add_argument("--out-dir", default=str(HERE), help="where uet_htsim_mix.txt and .cm go (default bench/peers)")
     args = ap.parse_args(argv)
     if not Path(args.htsim).is_file():
@@ -227,21 +234,23 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     write_cm(cm, flows)
     lines = [
         f"UET timer expiries on trim_vs_pfc's mix: htsim ({HTSIM_REPO} @ {HTSIM_COMMIT}, htsim_uec + uet_htsim_rto_events.patch) vs dcnsim",
-        f"Made by: python bench/peers/uet_htsim_mix.py --seeds {args.seeds}; {dcnsim_label()}",
+        f"Made by: python bench/peers/uet_htsim_mix.py --seeds {args.seeds}{'' if args.cc == 'nscc' else ' --cc ' + args.cc}; {dcnsim_label()}",
+        f"Congestion control: {args.cc} (htsim {' '.join(CCS[args.cc][0]) or 'its default'}; dcnsim transport.cc = \"{CCS[args.cc][1]}\")",
         f"Flows: {len(flows)} ({sum(f.tag == 'incast' for f in flows)} incast messages of 1 MB, {sum(f.tag == 'background' for f in flows)} background), "
         f"{sum(f.size for f in flows) / 1e6:.1f} MB, starts 0-{max(f.start_ps for f in flows) / 1e6:.0f} us (uet_htsim_mix.cm)",
         f"Both: 2-tier fat tree, {HOSTS} hosts, 100G, 200 ns links, MTU {MTU} B (64 B headers);"
         " ACKs coalesced to one per 16 KB with UE's SACK bitmap; timer 15 us + 6 full queues at 100G",
         "Cases: " + "; ".join(f"queues {q * MTU:,} B, ECN {e[0] * MTU:,}-{e[1] * MTU:,} B, timer {15 + 6 * q * MTU * 8 / 1e5:.1f} us" for q, e in CASES),
-        "FCT in us: mean and p99 per group; counts are totals over all flows (htsim prints no drops: without trimming its resends are the timer's)",
+        "FCT in us: mean and p99 per group; counts are totals over all flows (htsim prints no drops: without trimming its resends are the timer's);"
+        " replies: the receivers' ACKs, NACKs and RCCC pulls",
     ]
     detail: List[str] = []
     over: Dict[tuple, Dict[str, List[float]]] = {}
     for (queue, ecn), trim in [(c, t) for c in CASES for t in (True, False)]:
         label = f"{queue * MTU:,} B queues, {'trimming' if trim else 'no trimming (lossy)'}"
-        text = scenario(flows, trim, queue, ecn)
+        text = scenario(flows, trim, queue, ecn, args.cc)
         for seed in range(1, args.seeds + 1):
-            ht = run_htsim(args.htsim, cm, trim, queue, ecn, seed, args.end_us)
+            ht = run_htsim(args.htsim, cm, trim, queue, ecn, seed, args.end_us, args.cc)
             ht.fct = {i: t - flows[i].start_ps / 1e6 for i, t in ht.fct.items()}
             dc = run_dcnsim(text, seed)
             detail.append("")
@@ -251,21 +260,25 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 for k, v in group_stats(flows, run).items():
                     detail.append(f"          {k:<22} {v}")
                 acc = over.setdefault((label, name), {})
-                for k in ("timer expiries", "resends", "NACKs", "ACKs"):
+                for k in ("timer expiries", "resends", "NACKs", "replies"):
                     acc.setdefault(k, []).append(run.counts[k])
-                inc = [t for i, t in run.fct.items() if flows[i].tag == "incast"]
-                acc.setdefault("incast mean", []).append(statistics.fmean(inc))
-                acc.setdefault("incast max", []).append(max(inc))
                 acc.setdefault("unfinished", []).append(len(flows) - len(run.fct))
+                fcts = over.setdefault((label, name, "fct"), {})
+                for g, tag, lo, hi in GROUPS:
+                    done = [t for i, t in run.fct.items() if flows[i].tag == tag and lo <= flows[i].size < hi]
+                    fcts.setdefault(f"{g} mean", []).append(statistics.fmean(done) if done else math.nan)
+                    fcts.setdefault(f"{g} max", []).append(max(done) if done else math.nan)
             print(f"{label} seed={seed}: htsim {ht.counts}  dcnsim {dc.counts}", file=sys.stderr)
-    lines += ["", f"Over seeds 1-{args.seeds}: mean [range]"]
+    lines += ["", f"Over seeds 1-{args.seeds}: mean [range]; FCT (us) mean and slowest per group"]
     for label in dict.fromkeys(k[0] for k in over):
         lines.append(f"{label}:")
         for name in ("htsim", "dcnsim"):
-            acc = over[(label, name)]
-            lines.append(f"  {name:>6}: " + ", ".join(f"{k} {mean_range(v, 0)}" for k, v in acc.items()))
+            lines.append(f"  {name:>6}: " + ", ".join(f"{k} {mean_range(v, 0)}" for k, v in over[(label, name)].items()))
+            fcts = over[(label, name, "fct")]
+            for g, *_ in GROUPS:
+                lines.append(f"          {g:<22} mean {mean_range(fcts[f'{g} mean'])}, slowest {mean_range(fcts[f'{g} max'])}")
     lines += ["", "Per seed (background FCT by the seeds' bins, incast messages):"] + detail
-    txt = out_dir / "uet_htsim_mix.txt"
+    txt = out_dir / ("uet_htsim_mix.txt" if args.cc == "nscc" else f"uet_htsim_mix_{args.cc}.txt")
     txt.write_text("\n".join(lines) + "\n")
     print(txt.read_text())
     return 0

@@ -192,6 +192,7 @@ impl Sim {
                     self.reply_in_place(pkt, PktKind::Ack, size, ce);
                 }
                 (Some(_), PktKind::Syn) => self.reply_in_place(pkt, PktKind::SynAck, 0, false),
+                (Some(size), PktKind::Rts) => self.reply_in_place(pkt, PktKind::Ack, size, false),
                 (_, PktKind::Trimmed) => self.discard_trimmed(pkt),
                 // a mechanism's message is for the host's side of the mechanism, which
                 // outlives the flow (a CNM still reaches the NIC's reaction point); and a
@@ -205,6 +206,7 @@ impl Sim {
         match kind {
             PktKind::Data => self.on_data(f, pkt),
             PktKind::Trimmed => self.on_trimmed(f, pkt),
+            PktKind::Rts => self.on_rts(f, pkt),
             PktKind::Ack | PktKind::Nack => self.on_ack(f, pkt),
             PktKind::Syn => self.reply_in_place(pkt, PktKind::SynAck, 0, false),
             PktKind::SynAck => {
@@ -365,6 +367,22 @@ impl Sim {
         }
     }
 
+    /// UET's request to send reached flow `f`'s receiver (htsim `UecSink::processRts`): its
+    /// pull pacer takes the pull target it carries (which asks for a pull whatever it is),
+    /// and it answers at once with an ACK of what it holds.
+    #[cold]
+    fn on_rts(&mut self, f: FlowId, pkt: PktId) {
+        let pull = self.pkts.pull(pkt);
+        if pull > 0 && !self.flows.get(f).unwrap().receiver_complete() {
+            self.pull_wanted(f, pull, false);
+        }
+        let (cum, sack) = self.flows.get_mut(f).unwrap().rts_reply();
+        if sack {
+            self.attach_sack(f, pkt);
+        }
+        self.reply_in_place(pkt, PktKind::Ack, cum, false);
+    }
+
     /// A trimmed packet reached its host and is discarded: a transport that does not know
     /// trimming discards a truncated frame (its TCP checksum or RoCEv2 ICRC fails), so the
     /// sender learns of the loss as of a drop. Counted whatever the flow's state here (a
@@ -515,10 +533,26 @@ impl Sim {
                 if e.syn {
                     self.send_syn(f);
                 }
+                self.send_rts(f);
                 self.make_ready(f);
             }
         }
         self.ensure_timer(f);
+    }
+
+    /// A UET sender's request to send, where it owes one (`Sender::take_rts`): a header in
+    /// the control class carrying its pull target.
+    #[cold]
+    fn send_rts(&mut self, f: FlowId) {
+        let Some(fl) = self.flows.get(f) else { return };
+        let sharing = self.ready.waiting(fl.src) + 1;
+        let fl = self.flows.get_mut(f).unwrap();
+        let Some(pull) = fl.sender.take_rts(fl.size, sharing) else { return };
+        let p = Packet { kind: PktKind::Rts, flow: f, src: fl.src, dst: fl.dst, size: self.cfg.header, prio: fl.prio, hash: fl.hash, ts: self.now, ..Packet::blank() };
+        let src = fl.src;
+        let id = self.new_packet(p);
+        self.pkts.set_pull(id, pull);
+        self.nic_enqueue(src, id);
     }
 
     pub(super) fn udp_send(&mut self, f: FlowId) {

@@ -26,10 +26,17 @@
 //!   port, which a source joins whenever its credit and window let it send and the port is
 //!   busy. A sender's flows then ask together for about what one would.
 //!
+//! - a packet the retransmission timer declared lost waits for credit like any other; where
+//!   the credit is spent the sender asks for it with an RTS (htsim `UecSrc::sendRTS`, at most
+//!   one per network RTT): a header in the control class carrying the pull target, which
+//!   asks for a pull whatever the target; the receiver answers it at once with an ACK of
+//!   what it holds (`UecSink::processRts`). A flow with nothing in flight that waited a whole
+//!   timer for credit asks again.
+//!
 //! Readings: a flow whose receiver holds every byte gets no more pulls (htsim's idle list
-//! keeps it until its slow credit reaches the window); a packet
-//! the retransmission timer declared lost is resent without credit (htsim sends an RTS, a
-//! header that asks for it); pulls carry no quanta (htsim counts credit in 256 B units:
+//! keeps it until its slow credit reaches the window); an RTS takes no sequence number of
+//! its own (htsim's does, and is timed and acknowledged as a packet; here a lost RTS is
+//! repeated by the flow's timer); pulls carry no quanta (htsim counts credit in 256 B units:
 //! targets here are rounded up to them, grants follow).
 
 use crate::net::{FlowId, HostId};
@@ -45,14 +52,13 @@ pub const QUANTUM: u64 = 256;
 pub const PULL_RATE: f64 = 0.99;
 /// What a pull that granted nothing waits for (htsim: 4 quanta).
 const IDLE_PULL_BYTES: u64 = 1_024;
-/// Bit 0 of the pull target a data packet carries (targets are whole quanta, so it is
-/// free): the packet went without credit and asks for a pull whatever its target, as
-/// htsim's RTS does.
+/// Bit 0 of the pull target a packet carries (targets are whole quanta, so it is free): an
+/// RTS, which asks for a pull whatever its target.
 const ASKS: u64 = 1;
 
-/// The value a data packet carries: its pull target, and whether it went without credit.
-pub fn carried(target: u64, uncredited: bool) -> u64 {
-    target | if uncredited { ASKS } else { 0 }
+/// The value an RTS carries: the pull target, asking for a pull whatever it is.
+pub fn asking(target: u64) -> u64 {
+    target | ASKS
 }
 
 /// A sender's credit state (`UetSender`).
@@ -151,9 +157,9 @@ impl PullPacers {
         PullPacers { sinks: FxHashMap::default(), active: vec![VecDeque::new(); hosts], idle: vec![VecDeque::new(); hosts], armed: vec![false; hosts] }
     }
 
-    /// Flow `f`'s receiver at host `h` saw a packet carrying `carried` (`carried()`: the
-    /// pull target, and whether it went without credit); `trimmed`: its trimmed header. A
-    /// packet sent without credit and a trimmed header ask for a pull whatever the target:
+    /// Flow `f`'s receiver at host `h` saw a packet carrying `carried` (the pull target;
+    /// `asking()` on an RTS); `trimmed`: its trimmed header. An RTS and a trimmed header
+    /// ask for a pull whatever the target:
     /// the pull then repeats the cumulative grant, as htsim's does. `max_window`: the
     /// sender's largest window (its credit's cap). Whether host `h`'s pacer must be started
     /// now.

@@ -341,6 +341,15 @@ impl Sender {
         }
     }
 
+    /// The RTS a UET sender with RCCC owes now (`UetSender::take_rts`): the pull target it
+    /// carries. `sharing`: the flows its NIC holds ready to send, this one included.
+    pub fn take_rts(&mut self, size: u64, sharing: u32) -> Option<u64> {
+        match self {
+            Sender::Uet(u) => u.take_rts(size, sharing),
+            _ => None,
+        }
+    }
+
     /// A pacing wake-up of generation `gen` fired: whether it is the live one.
     pub fn pace_fired(&mut self, gen: u32) -> bool {
         match self {
@@ -377,6 +386,25 @@ impl Flow {
             Sender::Uet(u) if u.reports_bitmap() => u.rx_bitmap().map_or_else(crate::net::Sack::default, |(base, bits)| crate::net::Sack::bitmap_of(base, bits)),
             _ => self.rx.sack_blocks(),
         }
+    }
+
+    /// The ACK a UET receiver answers an RTS with (htsim `UecSink::processRts`): its
+    /// cumulative point, and whether the ACK carries a selective acknowledgement (with UE's
+    /// bitmap: the 64 packets ending at the highest it holds).
+    pub fn rts_reply(&mut self) -> (u64, bool) {
+        if self.receiver_complete() {
+            return (self.size, false);
+        }
+        let cum = self.rx.rcv_nxt;
+        let sack = match &mut self.sender {
+            Sender::Uet(u) if u.reports_bitmap() => {
+                let (mss, top) = (u.mss() as u64, self.rx.highest_held());
+                let rx = &self.rx;
+                top > cum && u.sack_bitmap((top - 1) / mss, cum / mss, false, |base| rx.held_bitmap(base, mss))
+            }
+            _ => self.rx.has_sack(),
+        };
+        (cum, sack)
     }
 
     /// Whether a reliable flow's receiver holds every byte (it then only re-acknowledges).

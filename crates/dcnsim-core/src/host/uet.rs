@@ -30,7 +30,7 @@
 use super::cc::nscc::{Nscc, NsccParams};
 use super::cc::PathEcho;
 use super::path::PathChoice;
-use super::rccc::{carried, Credit};
+use super::rccc::{asking, Credit};
 use super::reps::{PathFeedback, Reps};
 use super::UetCc;
 use super::tcp::Segment;
@@ -84,15 +84,12 @@ pub struct UetSender {
     /// Whether NSCC's window limits it (not with RCCC alone), and its RCCC credit (with RCCC).
     windowed: bool,
     credit: Option<Box<Credit>>,
-    /// Packets the timer declared lost and not yet resent: they go without credit (htsim
-    /// asks for it with an RTS).
-    timed_out: u32,
-    /// The flow waited a whole timer for credit with nothing in flight: its next packet,
-    /// of any kind, goes without credit (once), as htsim's RTS asks for credit.
-    rts: bool,
-    /// The packet just sent went without credit: like htsim's RTS it asks the receiver for a
-    /// pull whatever its target (`pull_target`'s bit 0).
-    uncredited: bool,
+    /// An RTS is due (`take_rts`): the timer found packets lost, or nothing in flight after
+    /// a whole timer's wait, with the credit spent (htsim `UecSrc::rtxTimerExpired`'s
+    /// `sendRTS`). When the last went: at most one per `network_rtt`, as htsim's.
+    rts_due: bool,
+    last_rts: Option<SimTime>,
+    network_rtt: SimTime,
     /// Payload bytes per packet, and header bytes on the wire per packet.
     mss: u32,
     header: u32,
@@ -138,9 +135,9 @@ impl UetSender {
         UetSender {
             credit: credited.then(|| Box::new(Credit::new(nscc.cwnd() as u64))),
             windowed,
-            timed_out: 0,
-            rts: false,
-            uncredited: false,
+            rts_due: false,
+            last_rts: None,
+            network_rtt,
             cc: nscc,
             flow_hash,
             path: p.path,
@@ -234,31 +231,47 @@ impl UetSender {
     /// Whether a packet may go now: one to resend or new data, within the window and the
     /// credit.
     pub fn can_send(&mut self, size: u64) -> bool {
-        let (next, resend) = match self.next_resend() {
-            Some(k) => (self.wire_of(k, size), true),
-            None if self.snd_nxt < size => ((size - self.snd_nxt).min(self.mss as u64) + self.header as u64, false),
+        let next = match self.next_resend() {
+            Some(k) => self.wire_of(k, size),
+            None if self.snd_nxt < size => (size - self.snd_nxt).min(self.mss as u64) + self.header as u64,
             None => return false,
         };
         if self.windowed && (self.inflight + next) as f64 > self.cc.cwnd() {
             return false;
         }
         match &self.credit {
-            Some(c) => c.credit > 0 || (resend && self.timed_out > 0) || self.rts,
+            Some(c) => c.credit > 0,
             None => true,
         }
     }
 
-    /// The RCCC pull target the packet just sent carries (None without RCCC), marked when it
-    /// went without credit (`rccc::carried`: it then asks for a pull whatever the target, as
-    /// htsim's RTS does: a pull lost on the way leaves the receiver believing it granted
-    /// what the sender never got, and only a pull repeating the cumulative grant repairs
-    /// that). `sharing`: the flows its NIC holds ready to send, this one included.
+    /// The RCCC pull target a packet sent now carries (None without RCCC). `sharing`: the
+    /// flows its NIC holds ready to send, this one included.
     pub fn pull_target(&self, size: u64, sharing: u32) -> Option<u64> {
         let c = self.credit.as_ref()?;
         let left = size - self.snd_nxt;
         let backlog = left + left.div_ceil(self.mss as u64) * self.header as u64;
         let resend = self.resend.len() as u64 * (self.mss + self.header) as u64;
-        Some(carried(c.target(backlog, resend, self.windowed.then(|| self.cc.cwnd()), (self.mss + self.header) as u64, sharing), self.uncredited))
+        Some(c.target(backlog, resend, self.windowed.then(|| self.cc.cwnd()), (self.mss + self.header) as u64, sharing))
+    }
+
+    /// The RTS due now, if one is (RCCC): the pull target it carries, asking for a pull
+    /// whatever the target (`rccc::asking`: a pull lost on the way leaves the receiver
+    /// believing it granted what the sender never got, and only a pull repeating the
+    /// cumulative grant repairs that).
+    pub fn take_rts(&mut self, size: u64, sharing: u32) -> Option<u64> {
+        if !std::mem::take(&mut self.rts_due) {
+            return None;
+        }
+        self.pull_target(size, sharing).map(asking)
+    }
+
+    /// Ask for credit with an RTS, unless one went within the last network RTT.
+    fn ask(&mut self, now: SimTime) {
+        if self.last_rts.is_none_or(|t| now >= t + self.network_rtt) {
+            self.rts_due = true;
+            self.last_rts = Some(now);
+        }
     }
 
     /// Its RCCC credit's cap (the largest window), if it runs RCCC.
@@ -300,16 +313,8 @@ impl UetSender {
         let wire = seg.len as u64 + self.header as u64;
         self.inflight += wire;
         if let Some(c) = &mut self.credit {
-            // without credit only after the timer: a timed-out resend, or `rts`
-            self.uncredited = c.credit <= 0;
-            if !self.uncredited {
-                c.credit -= wire as i64;
-            }
+            c.credit -= wire as i64;
         }
-        if seg.retx {
-            self.timed_out = self.timed_out.saturating_sub(1);
-        }
-        self.rts = false;
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rto);
         }
@@ -470,10 +475,9 @@ impl UetSender {
     /// The timer once nothing is in flight: none, unless packets wait on credit that may
     /// never come. The receiver pulls up to the targets the sender's packets carried: a
     /// packet sent on speculative credit as its flow's last carried none for itself, so,
-    /// trimmed, its resend would wait for a pull forever; a lost pull leaves new data
-    /// waiting the same way. The timer then stands in for htsim's RTS, a header asking for
-    /// credit: at its expiry the next packet goes without credit (`on_timeout`), carrying
-    /// the pull target that asks for the rest.
+    /// trimmed, its resend would wait for a pull forever; a lost pull or a lost RTS leaves
+    /// data waiting the same way. At the timer's expiry the flow asks again (an RTS,
+    /// `on_timeout`).
     fn credit_wait_deadline(&mut self, now: SimTime, size: u64) -> Option<SimTime> {
         (self.starved() && (self.next_resend().is_some() || self.snd_nxt < size)).then(|| now + self.rto)
     }
@@ -485,9 +489,10 @@ impl UetSender {
 
     /// The retransmission timer's deadline passed at `now`: every packet sent an `rto` or
     /// more ago is lost (htsim recovers them one expiry at a time, each at once after the
-    /// last). The timer then waits for the oldest packet still in flight. With nothing in
-    /// flight and credit exhausted (the timer `credit_wait_deadline` armed), the next packet
-    /// may go without credit (`rts`). Whether the flow may send again.
+    /// last). The timer then waits for the oldest packet still in flight, or, with nothing
+    /// in flight and packets waiting on spent credit, for another `rto`. Where the credit is
+    /// spent the flow asks for it (an RTS, `take_rts`): when it declared packets lost, and
+    /// when it found nothing in flight after that wait. Whether it declared any lost.
     pub fn on_timeout(&mut self, now: SimTime, size: u64) -> bool {
         match self.rto_deadline {
             Some(d) if d <= now => {}
@@ -513,18 +518,16 @@ impl UetSender {
             let wire = self.wire_of(k, size);
             self.inflight -= wire;
             self.timeouts += 1;
-            self.timed_out += 1;
             self.queue_resend(k);
             self.cc.on_timeout(wire);
         }
-        if oldest.is_none() && lost.is_empty() && self.starved() {
-            // nothing in flight, and the flow waited an `rto` for credit: the next packet
-            // goes without it (and arms the timer again)
-            self.rts = true;
-            self.rto_deadline = None;
-            return true;
+        if self.starved() && (!lost.is_empty() || oldest.is_none()) {
+            self.ask(now);
         }
-        self.rto_deadline = oldest.map(|o| o + self.rto);
+        self.rto_deadline = match oldest {
+            Some(o) => Some(o + self.rto),
+            None => self.credit_wait_deadline(now, size),
+        };
         !lost.is_empty()
     }
 }
@@ -682,35 +685,43 @@ mod tests {
 
     /// RCCC: a one-packet flow's packet, sent on speculative credit, comes back NACKed. Its
     /// pull target asked for nothing (nothing was left to send), so no pull will come: the
-    /// timer, not cleared with nothing in flight, lets the resend go without credit after
-    /// an RTO, and that packet asks for a pull (bit 0 of its target) as htsim's RTS does.
-    /// A pull repeating a cumulative grant the sender already had gives it nothing.
+    /// timer, not cleared with nothing in flight, expires after an RTO and the flow asks for
+    /// credit with an RTS, whose pull target asks for a pull whatever it is (bit 0), as
+    /// htsim's does. The resend waits for that pull. A pull repeating a cumulative grant the
+    /// sender already had gives it nothing.
     #[test]
-    fn rccc_a_trimmed_last_packet_that_no_pull_covers_is_resent_after_the_timer() {
+    fn rccc_a_trimmed_last_packet_that_no_pull_covers_asks_with_an_rts_after_the_timer() {
         let mut s = sender_with(UetCc::Rccc);
         let size = 500;
         let t = SimTime::ZERO;
         assert_eq!(s.next_segment(size, t).map(|g| (g.seq, g.len)), Some((0, 500)));
-        assert_eq!(s.pull_target(size, 1).unwrap() & 1, 0, "sent on credit");
+        assert_eq!(s.pull_target(size, 1).unwrap() & 1, 0, "a data packet asks for nothing beyond its target");
         let now = SimTime::from_us(10);
         s.on_nack(0, t, 0, now, size);
         assert!(s.next_segment(size, now).is_none(), "the NACK ended the speculative credit");
+        assert_eq!(s.take_rts(size, 1), None, "no RTS before the timer");
         let d = s.rto_deadline.expect("nothing in flight, but a resend waits for credit");
         assert_eq!(d, now + s.rto);
-        assert!(s.on_timeout(d, size));
-        let again = s.next_segment(size, d).expect("resent without credit");
+        assert!(!s.on_timeout(d, size), "nothing was in flight to declare lost");
+        let rts = s.take_rts(size, 1).expect("the flow asks for credit");
+        assert_eq!(rts & 1, 1, "asks for a pull whatever its target");
+        assert_eq!(s.take_rts(size, 1), None, "one RTS");
+        assert!(s.next_segment(size, d).is_none(), "the resend waits for credit");
+        assert_eq!(s.rto_deadline, Some(d + s.rto), "and the timer waits again, in case the RTS is lost");
+        s.on_pull(0);
+        assert!(s.next_segment(size, d).is_none(), "a grant the sender already had gives nothing");
+        s.on_pull(512);
+        let again = s.next_segment(size, d).expect("resent on the pulled credit");
         assert_eq!((again.seq, again.retx), (0, true));
-        assert_eq!(s.pull_target(size, 1).unwrap() & 1, 1, "asks for a pull");
-        assert!(s.next_segment(size, d).is_none());
         assert!(s.on_ack(500, false, d, 0, d + SimTime::from_us(10), size, blocks(&[])));
         assert_eq!(s.rto_deadline, None);
     }
 
-    /// RCCC: a flow whose pulls were lost waits with nothing in flight and data left; the
-    /// timer sends one packet without credit, which asks for a pull; that pull's cumulative
-    /// grant, above what the sender had, restores its credit.
+    /// RCCC: a flow whose pulls were lost waits with nothing in flight and data left; each
+    /// expiry of the timer sends an RTS (none of data), which asks for a pull; that pull's
+    /// cumulative grant, above what the sender had, restores its credit.
     #[test]
-    fn rccc_a_flow_whose_pulls_were_lost_asks_again_after_the_timer() {
+    fn rccc_a_flow_whose_pulls_were_lost_asks_again_at_each_expiry() {
         let mut s = sender_with(UetCc::Rccc);
         let size = 10_000_000;
         let t = SimTime::ZERO;
@@ -720,13 +731,56 @@ mod tests {
         s.on_ack(n as u64 * 1000, false, t, 0, now, size, blocks(&[]));
         assert!(s.next_segment(size, now).is_none(), "no credit left, the pulls lost");
         let d = s.rto_deadline.expect("data left and no credit: the timer stays");
-        assert!(s.on_timeout(d, size));
-        assert!(s.next_segment(size, d).is_some());
-        assert_eq!(s.pull_target(size, 1).unwrap() & 1, 1);
-        assert!(s.next_segment(size, d).is_none(), "one packet per expiry");
+        s.on_timeout(d, size);
+        assert!(s.take_rts(size, 1).is_some_and(|t| t & 1 == 1));
+        assert!(s.next_segment(size, d).is_none(), "no data without credit");
+        let d2 = s.rto_deadline.expect("the timer waits again");
+        s.on_timeout(d2, size);
+        assert!(s.take_rts(size, 1).is_some(), "the RTS is repeated a timer later");
         s.on_pull(50_000);
-        assert!(s.next_segment(size, d).is_some(), "the repeated grant restores credit");
+        assert!(s.next_segment(size, d2).is_some(), "the repeated grant restores credit");
         assert_eq!(s.pull_target(size, 1).unwrap() & 1, 0);
+    }
+
+    /// RCCC: packets the timer declares lost while the credit is spent wait for credit, and
+    /// the flow asks for it with an RTS; a second expiry within a network RTT (10 us here)
+    /// asks no more, a later one again (htsim's `sendRTS`: one per RTT). With credit left
+    /// the resend goes at once and nothing is asked.
+    #[test]
+    fn rccc_timed_out_packets_wait_for_credit_and_the_flow_asks_once_per_rtt() {
+        let mut s = sender_with(UetCc::Rccc);
+        let size = 10_000_000;
+        let t0 = SimTime::ZERO;
+        let n = std::iter::from_fn(|| s.next_segment(size, t0)).count() as u64;
+        // the first and last packet lost, the rest acknowledged: the credit is spent
+        let now = SimTime::from_us(5);
+        s.on_ack(0, false, t0, 0, now, size, blocks(&[(1000, (n - 1) * 1000)]));
+        assert_eq!(s.inflight, 2_000);
+        let d = s.rto_deadline.unwrap();
+        assert!(s.on_timeout(d, size));
+        assert_eq!(s.timeouts, 2);
+        assert!(s.take_rts(size, 1).is_some());
+        assert!(s.next_segment(size, d).is_none(), "the resends wait for credit");
+        // a packet sent at d, lost, expires within an RTT of the RTS... (none in flight here):
+        // the next expiry is the credit wait, an RTO later, past the RTT: asked again
+        let d2 = s.rto_deadline.unwrap();
+        assert_eq!(d2, d + s.rto);
+        s.on_timeout(d2, size);
+        assert!(s.take_rts(size, 1).is_some());
+        s.on_pull(30_000);
+        let first = s.next_segment(size, d2).expect("credit: the resend goes");
+        assert_eq!((first.seq, first.retx), (0, true));
+        s.ask(d2 + SimTime::from_us(1));
+        assert_eq!(s.take_rts(size, 1), None, "within a network RTT of the last RTS");
+        s.ask(d2 + SimTime::from_us(10));
+        assert!(s.take_rts(size, 1).is_some(), "a network RTT later");
+        // NSCC alone has no credit and sends no RTS
+        let mut w = sender();
+        while w.next_segment(size, t0).is_some() {}
+        let dw = w.rto_deadline.unwrap();
+        assert!(w.on_timeout(dw, size));
+        assert_eq!(w.take_rts(size, 1), None);
+        assert!(w.next_segment(size, dw).is_some_and(|g| g.retx));
     }
 
     /// htsim's coalescing rules (`UecSink::processData`), packet by packet: the first

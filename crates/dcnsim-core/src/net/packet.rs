@@ -27,6 +27,10 @@ pub enum PktKind {
     Syn,
     /// The receiver's SYN-ACK.
     SynAck,
+    /// UET's request to send (UE 1.0; htsim `UecRtsPacket`): a header-sized packet, sender
+    /// to receiver, carrying the RCCC pull target (`PacketArena::pull`) that asks for credit
+    /// (`host::rccc`); answered by an ACK.
+    Rts,
     /// The headers of a data packet a switch trimmed (`Overflow::Trim`) instead of
     /// dropping it: `seq` and `payload` name the bytes it no longer carries, `size` is what
     /// is left on the wire.

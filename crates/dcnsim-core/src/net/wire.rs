@@ -269,7 +269,7 @@ pub fn transport(out: &mut Vec<u8>, topo: &Topology, p: &Packet, f: &FlowWire, m
         WireProto::Uet => {
             let entropy = 0xC000 | (p.hash & 0x3FFF) as u16;
             let ports = match p.kind {
-                PktKind::Data | PktKind::Trimmed => (entropy, UET_PORT),
+                PktKind::Data | PktKind::Trimmed | PktKind::Rts => (entropy, UET_PORT),
                 _ => (UET_PORT, entropy),
             };
             udp(out, &ip, ports, &[], payload, true);

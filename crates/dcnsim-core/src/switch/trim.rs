@@ -116,7 +116,7 @@ pub fn header_buffer(buffer: &super::buffer::BufferParams, mtu: u32) -> u64 {
 /// What the trim queue carries at every switch: trimmed headers, and the acknowledgements
 /// and credits (htsim's composite queue holds its ACKs, NACKs and pulls in its header queue).
 fn in_trim_queue(kind: PktKind) -> bool {
-    matches!(kind, PktKind::Trimmed | PktKind::Ack | PktKind::Nack | PktKind::Credit)
+    matches!(kind, PktKind::Trimmed | PktKind::Ack | PktKind::Nack | PktKind::Credit | PktKind::Rts)
 }
 
 /// The trimming stage of every switch.
