@@ -17,7 +17,9 @@ Both simulators get the same inputs:
   trim_vs_pfc's two memories per port: queues of 667 packets (`-q 667`, 1,000,500 B) with
   ECN from 7 to 200 packets (`-ecn 7 200`, 10,500 B to 300,000 B, marking probability 0 to
   1), and of 134 packets (201,000 B) with ECN from 7 to 134; dcnsim: clos2 of the same
-  shape, the same queues and ECN ramps; trimming (`switch.trim`) or not;
+  shape, the same queues and ECN ramps; trimming (`switch.trim`) or not (htsim's
+  `-disable_trim`: `switch.trim = { cut = false }`, whose ACKs, NACKs, pulls and RTS still
+  cross every switch in the priority queue, as htsim's composite queue serves them);
 - flows: made once by dcnsim from scenarios/trim_vs_pfc_small.toml grown to this fabric
   (background on hosts 0-83 in 4 clusters of 21, two 20:1 persistent incasts on hosts
   84-125, 2 ms of arrivals, variant "trimming, UET", seed 1), then given to both as a list
@@ -146,7 +148,7 @@ fabric_link = {{ rate = "100Gbps", delay = "200ns" }}
 queues = 2
 buffer = {{ model = "static", queue = "{queue * MTU}B" }}
 aqm = {{ kind = "ramp", kmin = "{ecn[0] * MTU}B", kmax = "{ecn[1] * MTU}B", pmax = 1.0 }}
-{"trim = {}" if trim else ""}
+{"trim = {}" if trim else "trim = { cut = false }"}
 [transport]
 kind = "uet"
 cc = "{CCS[cc][1]}"

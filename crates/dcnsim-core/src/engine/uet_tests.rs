@@ -80,6 +80,31 @@ fn trimming_turns_an_incast_loss_into_an_immediate_resend() {
     assert!(last > 100.656, "without trimming the tail waits for the timer: {last:.1} us");
 }
 
+/// `switch.trim.cut = false`, htsim's `-disable_trim`: the same burst's overflow is dropped
+/// and waits for the timer, as without `switch.trim`, but the ACKs keep the priority queue
+/// (queue 1 of the switch ports carries them, where without `switch.trim` it carries
+/// nothing).
+#[test]
+fn trimming_off_keeps_the_control_packets_first() {
+    let (_, r) = run(&incast("64KB", "trim = { cut = false }"));
+    assert_eq!(summary(&r, "trims"), 0);
+    let drops = summary(&r, "data_packets_dropped");
+    let retx: u64 = r.flows.u32("retx").iter().map(|&x| x as u64).sum();
+    assert!(drops > 0);
+    assert_eq!(summary(&r, "timeouts"), retx, "every resend is the timer's");
+    let q1 = |r: &Results| -> u64 {
+        let u8s = |c: &str| match r.ports.get(c) {
+            Some(crate::metrics::ColumnData::U8(v)) => v.clone(),
+            other => panic!("{c}: {other:?}"),
+        };
+        let (q, host, tx) = (u8s("queue"), u8s("is_host"), r.ports.u64("tx_packets"));
+        (0..q.len()).filter(|&i| q[i] == 1 && host[i] == 0).map(|i| tx[i]).sum()
+    };
+    assert!(q1(&r) > 0, "the ACKs cross the switches in queue 1");
+    let (_, plain) = run(&incast("64KB", ""));
+    assert_eq!(q1(&plain), 0, "without switch.trim they share queue 0 with the data");
+}
+
 /// The same burst into a shared buffer with per-port dynamic thresholds (seed 004's model):
 /// the port a packet overflows is at its limit, where the data buffer would refuse its
 /// header too; the headers are held in trimming's own memory (`switch.trim.buffer`, by

@@ -22,6 +22,8 @@
 //! data that overflows has reached that limit) and every trim would turn into a drop. Like
 //! every byte in the switch they count in the pool's occupancy while queued (a few KB).
 //! Only data is trimmed, and never a lossless class's (PFC's packets are not refused).
+//! With `cut = false` nothing is trimmed: a refused data packet is dropped, and the control
+//! packets keep their queue and memory, as htsim's composite queue under `-disable_trim`.
 //! Receivers of a transport that knows trimming (UET, `host/uet.rs`) answer a trimmed
 //! header with a NACK; the others discard it (`trimmed_discarded`).
 
@@ -55,6 +57,18 @@ pub struct TrimConfig {
     /// buffer's queue size (switch.buffer.queue); beside a shared pool the port's guaranteed
     /// bytes, at least 64 MTUs.
     pub buffer: Option<Bytes>,
+    /// Whether a data packet the buffer refuses is cut to its headers (true) or dropped
+    /// (false: htsim's `-disable_trim`, whose composite queue still serves its ACKs, NACKs,
+    /// pulls and RTS in the header queue, first). Default {default}.
+    #[schemars(default = "d_cut")]
+    pub cut: Option<bool>,
+}
+
+/// Whether a refused data packet is cut by default (`TrimConfig::cut`).
+pub const DEFAULT_CUT: bool = true;
+
+fn d_cut() -> Option<bool> {
+    Some(DEFAULT_CUT)
 }
 
 fn d_bytes() -> Option<Bytes> {
@@ -83,7 +97,12 @@ impl TrimConfig {
     }
 
     pub fn params(&self, queues: u8) -> TrimParams {
-        TrimParams { bytes: self.size.map_or(DEFAULT_TRIM_BYTES, |b| b.0) as u32, queue: self.queue.unwrap_or(queues - 1) as usize, buffer: self.buffer.map(|b| b.0) }
+        TrimParams {
+            bytes: self.size.map_or(DEFAULT_TRIM_BYTES, |b| b.0) as u32,
+            queue: self.queue.unwrap_or(queues - 1) as usize,
+            buffer: self.buffer.map(|b| b.0),
+            cut: self.cut.unwrap_or(DEFAULT_CUT),
+        }
     }
 }
 
@@ -94,6 +113,8 @@ pub struct TrimParams {
     pub queue: usize,
     /// The header memory per port (None: twice a data queue's limit, `header_buffer`).
     pub buffer: Option<u64>,
+    /// A refused data packet is cut (else dropped, its control packets still first).
+    pub cut: bool,
 }
 
 /// Headers a port keeps room for beside a shared pool by default, in MTUs (64 MTUs hold
@@ -207,7 +228,7 @@ impl SwitchMechanism for Trim {
 
     fn on_overflow(&mut self, a: &Arrival, _why: DropReason, cx: &mut Ctx) -> Overflow {
         let bytes = self.p.bytes.min(a.size as u32);
-        if !self.has_room(a.out, bytes as u64, cx) {
+        if !self.p.cut || !self.has_room(a.out, bytes as u64, cx) {
             return Overflow::Drop;
         }
         self.trims += 1;
