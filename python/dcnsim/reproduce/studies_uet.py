@@ -39,8 +39,8 @@ def replies(r: Any) -> int:
 
 def incast_metrics(r: Any, sc: Dict[str, Any]) -> Dict[str, Any]:
     """FCTs of the incast's flows (min, median, max, us), retransmissions, drops, trims,
-    the trimmed headers' bytes the switches sent on (the trims' cost in bandwidth) and the
-    receivers' ACKs and NACKs (`replies`)."""
+    the trimmed headers' bytes the switches sent on (the trims' cost in bandwidth), the
+    receivers' ACKs and NACKs (`replies`) and the senders' timer expiries (`timeouts`)."""
     f = r.flows
     fct = f["fct_ps"].to_numpy(dtype=float) / 1e6
     done = f["finished"].to_numpy(dtype=bool)
@@ -55,6 +55,7 @@ def incast_metrics(r: Any, sc: Dict[str, Any]) -> Dict[str, Any]:
         "drops": int(r.summary.get("packets_dropped", 0)),
         **trim_counts(r),
         "replies": replies(r),
+        "timeouts": int(r.summary["timeouts"]),
     }
     return out
 
@@ -92,11 +93,11 @@ def _table(ctx: Context, scale: str) -> str:
         rows.append([
             v,
             _cell(val("fct_min_us")), _cell(val("fct_median_us")), _cell(val("fct_max_us")),
-            _cell(val("trims"), "{:,.0f}"), _cell(val("retx"), "{:,.0f}"), _cell(val("drops"), "{:,.0f}"), _cell(val("replies"), "{:,.0f}"),
-            _cell(share, "{:.2f}"),
+            _cell(val("trims"), "{:,.0f}"), _cell(val("retx"), "{:,.0f}"), _cell(val("drops"), "{:,.0f}"), _cell(val("timeouts"), "{:,.0f}"),
+            _cell(val("replies"), "{:,.0f}"), _cell(share, "{:.2f}"),
         ])
     n = int(_mean(res.values("shipped", VARIANTS[0], "flows")))
-    table = md_table(["variant", "FCT min (us)", "FCT median (us)", "FCT max (us)", "trims", "resends", "packets dropped", "ACKs and NACKs",
+    table = md_table(["variant", "FCT min (us)", "FCT median (us)", "FCT max (us)", "trims", "resends", "packets dropped", "timer expiries", "ACKs and NACKs",
                       "trimmed headers' bytes at the switches (% of the bytes the hosts sent)"], rows)
     return f"{n} flows per run; mean over seeds [range over seeds], seeds {res.seeds[0]}-{res.seeds[-1]}:\n\n{table}"
 
