@@ -198,16 +198,23 @@ def run_dcnsim(text: str, seed: int) -> Run:
     return run
 
 
-def group_stats(flows: Sequence[Flow], run: Run) -> Dict[str, str]:
+def group_fcts(flows: Sequence[Flow], run: Run) -> Dict[str, tuple]:
+    """Per group (`GROUPS`): its flows' count and the finished ones' FCTs (us), sorted."""
     out = {}
     for name, tag, lo, hi in GROUPS:
         idx = [i for i, f in enumerate(flows) if f.tag == tag and lo <= f.size < hi]
-        fct = sorted(run.fct[i] for i in idx if i in run.fct)
+        out[name] = (len(idx), sorted(run.fct[i] for i in idx if i in run.fct))
+    return out
+
+
+def group_stats(flows: Sequence[Flow], run: Run) -> Dict[str, str]:
+    out = {}
+    for name, (n, fct) in group_fcts(flows, run).items():
         if not fct:
-            out[name] = f"{len(idx)} flows, none finished"
+            out[name] = f"{n} flows, none finished"
             continue
         p99 = fct[min(len(fct) - 1, int(round(0.99 * (len(fct) - 1))))]
-        unfinished = len(idx) - len(fct)
+        unfinished = n - len(fct)
         out[name] = f"mean {statistics.fmean(fct):8.1f}  p99 {p99:8.1f}" + (f"  ({unfinished} unfinished)" if unfinished else "")
     return out
 
@@ -266,8 +273,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     acc.setdefault(k, []).append(run.counts[k])
                 acc.setdefault("unfinished", []).append(len(flows) - len(run.fct))
                 fcts = over.setdefault((label, name, "fct"), {})
-                for g, tag, lo, hi in GROUPS:
-                    done = [t for i, t in run.fct.items() if flows[i].tag == tag and lo <= flows[i].size < hi]
+                for g, (_, done) in group_fcts(flows, run).items():
                     fcts.setdefault(f"{g} mean", []).append(statistics.fmean(done) if done else math.nan)
                     fcts.setdefault(f"{g} max", []).append(max(done) if done else math.nan)
             print(f"{label} seed={seed}: htsim {ht.counts}  dcnsim {dc.counts}", file=sys.stderr)

@@ -609,8 +609,11 @@ def reproduce_cmd(studies: Sequence[str], scale: str, seeds: Optional[int], jobs
             raise click.BadParameter(f"{added!r}: expected the names of the outputs added, comma-separated (e.g. timeouts)", param_hint="--added-outputs")
         if not (studies or all_) or moved:
             raise click.UsageError("--added-outputs needs the studies to keep (or --all), and no --moved")
-        keep = list(studies) or [n for n in known if rp.results_path(base, n, "small").exists() or rp.results_path(base, n, "full").exists()]
-        problems = rp.adopt_added_outputs(base, keep, outputs, jobs=workers, progress=show, log=click.echo)
+        keep = list(studies) or [n for n, st in known.items() if any(rp.results_path(base, n, sc).exists() for sc in st.scales)]
+        try:
+            problems = rp.adopt_added_outputs(base, keep, outputs, jobs=workers, progress=show, log=click.echo)
+        except ValueError as e:
+            raise click.UsageError(str(e)) from None
         for p in problems:
             click.echo(f"not kept: {p}", err=True)
         if problems:
