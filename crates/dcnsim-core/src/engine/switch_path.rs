@@ -80,14 +80,20 @@ impl Sim {
     /// model's own memory, which the buffer model's limits do not describe.
     #[inline(always)]
     fn join_egress(&mut self, a: &Arrival, dst: HostId, size: u32, by_buffer: bool) {
+        self.queue_or_send(a, dst, size, by_buffer);
+        // an AQM's clock starts on an arrival (PI2's update timer): pushed as this event
+        // ends, not by whichever later event applies effects next (in a split run, none may
+        // before the timer is due, and one thread would run an update the partitions skip).
+        // Here rather than after the AQM stage: a call there, between the stage and the
+        // enqueue, cost the k = 8 bench 1.4% of its instructions (registers spilled).
+        self.apply_effects();
+    }
+
+    #[inline(always)]
+    fn queue_or_send(&mut self, a: &Arrival, dst: HostId, size: u32, by_buffer: bool) {
         let (sw, in_port, out, pkt, hash) = (a.sw, a.in_port, a.out, a.pkt, a.hash);
         let qi = a.queue;
-        let action = self.mechs.aqm(a, || ctx!(self));
-        // an AQM's clock starts on an arrival (PI2's update timer): pushed now, not by
-        // whichever later event applies effects next (in a split run, none may before the
-        // timer is due, and one thread would run an update the partitions skip)
-        self.apply_effects();
-        match action {
+        match self.mechs.aqm(a, || ctx!(self)) {
             AqmAction::Pass => {}
             AqmAction::Mark => self.mark(pkt, out, qi),
             AqmAction::Drop(why) => return self.drop_pkt(pkt, Some((out, qi)), why),

@@ -418,7 +418,7 @@ impl Flow {
 
     /// The receiver takes a data packet (`payload` bytes of data from `seq`; a datagram's
     /// whole size as it was sent; `ce` its CE mark) at `now`; `cnp_interval` limits its CNPs.
-    #[inline]
+    #[inline(always)]
     pub fn receive(&mut self, seq: u64, payload: u32, ce: bool, ar: bool, now: SimTime, cnp_interval: SimTime) -> Receipt {
         let mut r = Receipt { reply: PktKind::Data, seq: 0, ece: false, delivered: 0, cnp: false, done: false, datagram: false, sack: false };
         if self.receiver_complete() {
