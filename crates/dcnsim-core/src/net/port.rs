@@ -42,13 +42,19 @@ impl PortWire {
         }
     }
     /// Time to serialize `bytes`.
-    #[inline]
+    #[inline(always)]
     pub fn ser(&self, bytes: u64) -> SimTime {
         if self.ser_rate & Self::INEXACT == 0 {
             SimTime(bytes * self.ser_rate)
         } else {
-            ser_time(bytes, self.ser_rate & !Self::INEXACT)
+            Self::ser_inexact(bytes, self.ser_rate & !Self::INEXACT)
         }
+    }
+    /// A rate that is no whole number of picoseconds a byte: the 128-bit division, out of
+    /// line (inlined, it made `ser` a call at every transmission).
+    #[inline(never)]
+    fn ser_inexact(bytes: u64, rate_bps: u64) -> SimTime {
+        ser_time(bytes, rate_bps)
     }
 }
 
