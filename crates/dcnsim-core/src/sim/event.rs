@@ -36,6 +36,8 @@ pub struct EventQueue<E> {
     current: Vec<Near<E>>,
     pos: usize,
     cur_slot: u64,
+    /// The current slot's start time (`cur_slot << slot_bits`): every pop adds an offset.
+    cur_base: u64,
     wheel: Vec<Vec<Near<E>>>,
     /// Emptied slot buffers, the most recently emptied last. A slot takes one when its
     /// first event comes: that buffer was read moments ago and is still cached, where a
@@ -210,6 +212,7 @@ impl<E: Copy + Tie> EventQueue<E> {
             current: Vec::new(),
             pos: 0,
             cur_slot: 0,
+            cur_base: 0,
             wheel: (0..WHEEL).map(|_| Vec::new()).collect(),
             pool: Vec::new(),
             spare: Vec::new(),
@@ -304,6 +307,7 @@ impl<E: Copy + Tie> EventQueue<E> {
             (None, None) => return false,
         };
         self.cur_slot = next;
+        self.cur_base = next << self.slot_bits;
         let i = (next as usize) & (WHEEL - 1);
         if self.occupied[i >> 6] & (1 << (i & 63)) != 0 {
             self.occupied[i >> 6] &= !(1 << (i & 63));
@@ -378,7 +382,7 @@ impl<E: Copy + Tie> EventQueue<E> {
         let Near(off, e) = self.current[self.pos];
         self.pos += 1;
         self.popped += 1;
-        Some((SimTime((self.cur_slot << self.slot_bits) | off as u64), e))
+        Some((SimTime(self.cur_base | off as u64), e))
     }
     /// The next event if it is due by `limit`; else, left queued, the time it is due
     /// (`None`: no event is left). The engine's loop in one call, not a peek and a pop.
@@ -388,7 +392,7 @@ impl<E: Copy + Tie> EventQueue<E> {
             return Err(None);
         }
         let Near(off, e) = self.current[self.pos];
-        let t = SimTime((self.cur_slot << self.slot_bits) | off as u64);
+        let t = SimTime(self.cur_base | off as u64);
         if t > limit {
             return Err(Some(t));
         }
