@@ -151,7 +151,8 @@ def _seed004_table(ctx: Context, scale: str) -> str:
 # --------------------------------------------------------------------------- study 3
 
 #: the variants of `trim_vs_pfc`, in the scenario's order
-TRIM_VARIANTS = ("PFC, DCQCN", "PFC, UET", "PFC per egress queue, DCQCN", "PFC per egress queue, UET", "trimming, UET", "lossy, UET")
+TRIM_VARIANTS = ("PFC, DCQCN", "PFC, UET", "PFC per egress queue, DCQCN", "PFC per egress queue, UET", "trimming, UET", "lossy, UET",
+                 "lossy, UET, control first")
 
 
 def memory_200kb(sc: Dict[str, Any]) -> Dict[str, Any]:
