@@ -199,7 +199,22 @@ impl RedAqm {
         if r.wlog().is_some() {
             return Ok(());
         }
-        let need = format!("RED needs burst > min / avpkt - 1 = {} (as tc does)", r.min / r.avpkt.max(1));
+        // tc's tc_red_eval_ewma: refused when burst + 1 - min / avpkt < 1, or else when no
+        // weight fits, which (its bound tending to burst) is when min is not above avpkt
+        let ratio = r.min as f64 / r.avpkt.max(1) as f64;
+        if r.burst as f64 + 1.0 - ratio >= 1.0 {
+            return Err(match self.avpkt {
+                Some(_) => err(
+                    "switch.aqm.avpkt",
+                    format!("invalid value {} B: not below min ({min} B), and RED's average then finds no weight (tc refuses it too); expected avpkt below min", r.avpkt),
+                ),
+                None => err(
+                    "switch.aqm.min",
+                    format!("invalid value {min} B: not above the default avpkt ({} B), and RED's average then finds no weight (tc refuses it too); expected min above avpkt, or set avpkt", r.avpkt),
+                ),
+            });
+        }
+        let need = format!("RED needs burst >= min / avpkt ({}), at least {} (as tc does)", (ratio * 1000.0).round() / 1000.0, ratio.ceil().max(1.0));
         // an unset burst is derived, (2 min + max) / (3 avpkt): name the key the user set
         Err(match (self.burst, self.avpkt) {
             (Some(_), _) => err("switch.aqm.burst", format!("invalid value {}: {need}", r.burst)),

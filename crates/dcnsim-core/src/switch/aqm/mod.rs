@@ -228,8 +228,11 @@ impl SwitchMechanism for Aqm {
         let line = match kind {
             0 => format!("kind = \"fixed\", p = {:?}", bits(draw, 3, 7) as f64 / 127.0 * 0.2),
             1 => {
-                let min = m * (2 + bits(draw, 3, 4));
-                let max = min + m * (1 + bits(draw, 7, 5));
+                // tc's RED refuses a burst, derived as (2 min + max) / (3 avpkt), below
+                // min / avpkt, and a min under avpkt (red::Red::wlog): min at least 2 avpkt
+                // and max at least 3 avpkt above it (an MTU or two above left it short)
+                let min = (m * (2 + bits(draw, 3, 4))).max(2 * red::DEFAULT_AVPKT);
+                let max = (min + m * (1 + bits(draw, 7, 5))).max(min + 3 * red::DEFAULT_AVPKT);
                 let limit = if bits(draw, 12, 1) == 1 { format!(", limit = \"{}B\"", 2 * max) } else { String::new() };
                 format!("kind = \"red\", min = \"{min}B\", max = \"{max}B\", probability = {:?}, ecn = {}{limit}", (1 + bits(draw, 13, 6)) as f64 / 64.0, bits(draw, 19, 1) == 1)
             }
