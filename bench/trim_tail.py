@@ -11,7 +11,7 @@ messages differ from the rest, and how evenly each receiver's 20 senders were se
 --out, to a file.
 
 Usage: python bench/trim_tail.py [--seeds 5] [-j 2] [--out bench/results/trim_tail.md]
-(about 1.5 CPU-minutes per run, three variants per seed)
+(about 1.5 CPU-minutes per run, four variants per seed)
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
 
-VARIANTS = ("trimming, UET", "PFC per egress queue, UET", "lossy, UET")
+VARIANTS = ("trimming, UET", "PFC per egress queue, UET", "lossy, UET", "lossy, UET, control first")
 
 
 def one(job: Tuple[str, int]) -> Dict[str, float]:

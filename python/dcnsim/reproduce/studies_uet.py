@@ -107,7 +107,7 @@ def _table(ctx: Context, scale: str) -> str:
 # --------------------------------------------------------------------------- study 2
 
 #: the variants of `uet_seed004`, in the scenario's order
-SEED004_VARIANTS = ("PFC+DCQCN", "PFC+HPCC", "SFC native+DCQCN", "UET NSCC, lossy", "UET NSCC, lossy, 399 us timer", "UET NSCC+trim",
+SEED004_VARIANTS = ("PFC+DCQCN", "PFC+HPCC", "SFC native+DCQCN", "UET NSCC, lossy", "UET NSCC, lossy, control first", "UET NSCC, lossy, 399 us timer", "UET NSCC+trim",
                     "UET NSCC+trim, htsim's header memory", "UET RCCC+trim", "UET NSCC+RCCC+trim")
 
 
