@@ -137,8 +137,8 @@ fn rank_sort<const W: usize, E: Copy>(v: &mut Vec<Near<E>>, spare: &mut Vec<Near
 
 /// `rank_sort` out of line, for the baseline x86-64 (SSE2: the count compares 4 keys at a
 /// time) or, where the processor has it (`EventQueue::avx2`), AVX2 (8 at a time, and a
-/// population count of the compare's mask). The
-/// same integer steps either way, so the same order.
+/// population count of the compare's mask). The same integer steps either way, so the
+/// same order.
 #[inline(never)]
 fn rank_sort_sse<const W: usize, E: Copy>(v: &mut Vec<Near<E>>, spare: &mut Vec<Near<E>>) {
     rank_sort::<W, E>(v, spare)
@@ -548,7 +548,7 @@ mod tests {
                 #[cfg(target_arch = "x86_64")]
                 if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("popcnt") {
                     let mut got = v.clone();
-                    // SAFETY: the processor has AVX2
+                    // SAFETY: the processor has AVX2 and POPCNT
                     unsafe {
                         match w {
                             8 => rank_sort_avx2::<8, usize>(&mut got, &mut spare),

@@ -199,10 +199,10 @@ impl RedAqm {
         if r.wlog().is_some() {
             return Ok(());
         }
-        // tc's tc_red_eval_ewma: refused when burst + 1 - min / avpkt < 1, or else when no
-        // weight fits, which (its bound tending to burst) is when min is not above avpkt
+        // tc's tc_red_eval_ewma refuses a burst below min / avpkt, or else (its bound tending
+        // to burst) a min not above avpkt
         let ratio = r.min as f64 / r.avpkt.max(1) as f64;
-        if r.burst as f64 + 1.0 - ratio >= 1.0 {
+        if r.burst_fits() {
             return Err(match self.avpkt {
                 Some(_) => err(
                     "switch.aqm.avpkt",

@@ -51,7 +51,7 @@ impl RedParams {
     /// of `avpkt` through an empty queue before the average reaches `min`. None when the
     /// burst is too small for the threshold (tc refuses it too).
     pub fn wlog(&self) -> Option<u32> {
-        let a = self.burst as f64 + 1.0 - self.min as f64 / self.avpkt as f64;
+        let a = self.burst_room();
         if a < 1.0 {
             return None;
         }
@@ -63,6 +63,15 @@ impl RedParams {
             w /= 2.0;
         }
         None
+    }
+    /// tc's `a` in `tc_red_eval_ewma`: burst + 1 - min / avpkt.
+    fn burst_room(&self) -> f64 {
+        self.burst as f64 + 1.0 - self.min as f64 / self.avpkt as f64
+    }
+    /// Whether the burst reaches min / avpkt, tc's first test (`a >= 1`); a burst that does
+    /// and still finds no Wlog has a min not above avpkt.
+    pub fn burst_fits(&self) -> bool {
+        self.burst_room() >= 1.0
     }
 }
 
