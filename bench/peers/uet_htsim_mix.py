@@ -28,7 +28,18 @@ Both simulators get the same inputs:
   the loop);
 - transport: UET with NSCC, each simulator's defaults (htsim: "mixed" load balancing;
   dcnsim: oblivious spraying), the timer 15 us plus six full queues at line rate (495 us
-  and 111 us).
+  and 111 us);
+- ECN: htsim marks a packet as it leaves its queue, on the depth left behind
+  (`CompositeQueue::completeService`); dcnsim runs each case twice, marking at dequeue as
+  htsim does (`switch.aqm.at = "dequeue"`, the row "dcnsim") and at enqueue, on the depth
+  the packet finds (the default, which trim_vs_pfc runs: the row "dcnsim, ECN at enqueue").
+  Marked packets are ACKed at once, so where the marks fall decides which packets leave a
+  receiver holding an ACK back.
+
+With ``--htsim-arriving`` a second htsim build runs too (row "htsim, arriving trimmed"):
+htsim with ``uet_htsim_trim_arriving.patch`` on top, whose full data queue always trims the
+arriving packet (dcnsim's reading) where upstream htsim flips a coin between it and the last
+packet queued (`CompositeQueue::receivePacket`).
 
 htsim counts its timer's expiries only with a two-line patch (``uet_htsim_rto_events.patch``:
 `UecSrc::_stats.rto_events`, declared but never counted upstream, counted in
@@ -38,7 +49,8 @@ counts are alike. It writes ``uet_htsim_mix.txt`` (per case and seed: FCT of the
 flows by size and of the incast flows, resends, NACKs / trims, timer expiries) and keeps the
 connection matrix (``uet_htsim_mix.cm``)::
 
-    python bench/peers/uet_htsim_mix.py --htsim /path/to/patched/htsim_uec --seeds 3
+    python bench/peers/uet_htsim_mix.py --htsim /path/to/patched/htsim_uec --seeds 3 \
+        [--htsim-arriving /path/to/htsim_uec_with_trim_arriving_patch]
 
 Build the patched binary from uet-htsim's ``htsim/sim``: ``patch -p1 <
 bench/peers/uet_htsim_rto_events.patch`` (from ``htsim/``), then ``cmake -S sim -B sim/build
@@ -64,6 +76,8 @@ sys.path.insert(0, str(HERE))
 from uet_htsim import HTSIM_COMMIT, HTSIM_REPO, HTSIM_TOTALS, dcnsim_label, load_scenario  # noqa: E402
 
 DEFAULT_HTSIM = "/tmp/uet_rto/htsim/sim/build/datacenter/htsim_uec"
+#: dcnsim's rows: where its switches judge a packet for ECN (`switch.aqm.at`)
+DCNSIM_MARKING = (("dcnsim", "dequeue"), ("dcnsim, ECN at enqueue", "enqueue"))
 #: each congestion control's htsim flags and dcnsim `transport.cc`
 CCS = {"nscc": ([], "nscc"), "rccc": (["-receiver_cc_only"], "rccc"), "nscc_rccc": (["-sender_cc", "-receiver_cc"], "nscc_rccc")}
 SOURCE = REPO / "python" / "dcnsim" / "scenarios" / "trim_vs_pfc_small.toml"
@@ -126,8 +140,9 @@ def write_cm(path: Path, flows: Sequence[Flow]) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
-def scenario(flows: Sequence[Flow], trim: bool, queue: int, ecn: tuple, cc: str = "nscc") -> str:
-    """dcnsim's scenario for the flow list: the fabric and switches as htsim's."""
+def scenario(flows: Sequence[Flow], trim: bool, queue: int, ecn: tuple, cc: str = "nscc", mark_at: str = "dequeue") -> str:
+    """dcnsim's scenario for the flow list: the fabric and switches as htsim's (ECN judged
+    at `mark_at`: htsim's reading is "dequeue")."""
     by_tag: Dict[str, List[str]] = {}
     for f in flows:
         by_tag.setdefault(f.tag, []).append(f'{{ src = {f.src}, dst = {f.dst}, size = "{f.size}B", start = "{f.start_ps // 1_000_000}us" }}')
@@ -147,7 +162,7 @@ fabric_link = {{ rate = "100Gbps", delay = "200ns" }}
 [switch]
 queues = 2
 buffer = {{ model = "static", queue = "{queue * MTU}B" }}
-aqm = {{ kind = "ramp", kmin = "{ecn[0] * MTU}B", kmax = "{ecn[1] * MTU}B", pmax = 1.0 }}
+aqm = {{ kind = "ramp", kmin = "{ecn[0] * MTU}B", kmax = "{ecn[1] * MTU}B", pmax = 1.0, at = "{mark_at}" }}
 {"trim = {}" if trim else "trim = { cut = false }"}
 [transport]
 kind = "uet"
@@ -226,13 +241,15 @@ def mean_range(xs: Sequence[float], digits: int = 1) -> str:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--htsim", default=DEFAULT_HTSIM, help=f"htsim_uec built with uet_htsim_rto_events.patch (default {DEFAULT_HTSIM})")
+    ap.add_argument("--htsim-arriving", default=None, help="also run this htsim_uec, built with uet_htsim_trim_arriving.patch too (its full queue trims the arriving packet)")
     ap.add_argument("--seeds", type=int, default=3, help="run seeds 1..N in both (default 3)")
     ap.add_argument("--end-us", type=int, default=50_000, help="htsim -end in us (default 50000)")
     ap.add_argument("--cc", choices=sorted(CCS), default="nscc", help="the congestion control (default nscc); the table's name ends in _CC for another")
     ap.add_argument("--out-dir", default=str(HERE), help="where uet_htsim_mix.txt and .cm go (default bench/peers)")
     args = ap.parse_args(argv)
-    if not Path(args.htsim).is_file():
-        raise SystemExit(f"htsim binary not found: {args.htsim} (see the module docstring to build it)")
+    for b in (args.htsim, args.htsim_arriving):
+        if b is not None and not Path(b).is_file():
+            raise SystemExit(f"htsim binary not found: {b} (see the module docstring to build it)")
     if args.seeds < 1:
         raise SystemExit(f"--seeds: invalid value {args.seeds}, expected 1 or more")
     out_dir = Path(args.out_dir)
@@ -243,7 +260,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     write_cm(cm, flows)
     lines = [
         f"UET timer expiries on trim_vs_pfc's mix: htsim ({HTSIM_REPO} @ {HTSIM_COMMIT}, htsim_uec + uet_htsim_rto_events.patch) vs dcnsim",
-        f"Made by: python bench/peers/uet_htsim_mix.py --seeds {args.seeds}{'' if args.cc == 'nscc' else ' --cc ' + args.cc}; {dcnsim_label()}",
+        f"Made by: python bench/peers/uet_htsim_mix.py --seeds {args.seeds}{'' if args.cc == 'nscc' else ' --cc ' + args.cc}"
+        f"{' --htsim-arriving BINARY' if args.htsim_arriving else ''}; {dcnsim_label()}",
         f"Congestion control: {args.cc} (htsim {' '.join(CCS[args.cc][0]) or 'its default'}; dcnsim transport.cc = \"{CCS[args.cc][1]}\")",
         f"Flows: {len(flows)} ({sum(f.tag == 'incast' for f in flows)} incast messages of 1 MB, {sum(f.tag == 'background' for f in flows)} background), "
         f"{sum(f.size for f in flows) / 1e6:.1f} MB, starts 0-{max(f.start_ps for f in flows) / 1e6:.0f} us (uet_htsim_mix.cm)",
@@ -252,20 +270,27 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "Cases: " + "; ".join(f"queues {q * MTU:,} B, ECN {e[0] * MTU:,}-{e[1] * MTU:,} B, timer {15 + 6 * q * MTU * 8 / 1e5:.1f} us" for q, e in CASES),
         "FCT in us: mean and p99 per group; counts are totals over all flows (htsim prints no drops: without trimming its resends are the timer's);"
         " replies: the receivers' ACKs, NACKs and RCCC pulls",
+        "ECN: htsim marks at dequeue; dcnsim's rows mark at dequeue (\"dcnsim\", switch.aqm.at = \"dequeue\") and at enqueue (its default)",
     ]
+    if args.htsim_arriving:
+        lines.append("htsim, arriving trimmed: htsim + uet_htsim_trim_arriving.patch (a full queue trims the arriving packet, no coin flip)")
     detail: List[str] = []
     over: Dict[tuple, Dict[str, List[float]]] = {}
     for (queue, ecn), trim in [(c, t) for c in CASES for t in (True, False)]:
         label = f"{queue * MTU:,} B queues, {'trimming' if trim else 'no trimming (lossy)'}"
-        text = scenario(flows, trim, queue, ecn, args.cc)
         for seed in range(1, args.seeds + 1):
-            ht = run_htsim(args.htsim, cm, trim, queue, ecn, seed, args.end_us, args.cc)
-            ht.fct = {i: t - flows[i].start_ps / 1e6 for i, t in ht.fct.items()}
-            dc = run_dcnsim(text, seed)
+            runs = []
+            for name, binary in (("htsim", args.htsim), ("htsim, arriving trimmed", args.htsim_arriving)):
+                if binary is not None:
+                    ht = run_htsim(binary, cm, trim, queue, ecn, seed, args.end_us, args.cc)
+                    ht.fct = {i: t - flows[i].start_ps / 1e6 for i, t in ht.fct.items()}
+                    runs.append((name, ht))
+            for name, at in DCNSIM_MARKING:
+                runs.append((name, run_dcnsim(scenario(flows, trim, queue, ecn, args.cc, at), seed)))
             detail.append("")
             detail.append(f"{label}, seed {seed}:")
-            for name, run in (("htsim", ht), ("dcnsim", dc)):
-                detail.append(f"  {name:>6}: " + ", ".join(f"{k} {v}" for k, v in run.counts.items()))
+            for name, run in runs:
+                detail.append(f"  {name}: " + ", ".join(f"{k} {v}" for k, v in run.counts.items()))
                 for k, v in group_stats(flows, run).items():
                     detail.append(f"          {k:<22} {v}")
                 acc = over.setdefault((label, name), {})
@@ -276,12 +301,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 for g, (_, done) in group_fcts(flows, run).items():
                     fcts.setdefault(f"{g} mean", []).append(statistics.fmean(done) if done else math.nan)
                     fcts.setdefault(f"{g} max", []).append(max(done) if done else math.nan)
-            print(f"{label} seed={seed}: htsim {ht.counts}  dcnsim {dc.counts}", file=sys.stderr)
+            print(f"{label} seed={seed}: " + "  ".join(f"{name} {run.counts}" for name, run in runs), file=sys.stderr)
     lines += ["", f"Over seeds 1-{args.seeds}: mean [range]; FCT (us) mean and slowest per group"]
     for label in dict.fromkeys(k[0] for k in over):
         lines.append(f"{label}:")
-        for name in ("htsim", "dcnsim"):
-            lines.append(f"  {name:>6}: " + ", ".join(f"{k} {mean_range(v, 0)}" for k, v in over[(label, name)].items()))
+        for name in [n for n in ("htsim", "htsim, arriving trimmed", *(n for n, _ in DCNSIM_MARKING)) if (label, n) in over]:
+            lines.append(f"  {name}: " + ", ".join(f"{k} {mean_range(v, 0)}" for k, v in over[(label, name)].items()))
             fcts = over[(label, name, "fct")]
             for g, *_ in GROUPS:
                 lines.append(f"          {g:<22} mean {mean_range(fcts[f'{g} mean'])}, slowest {mean_range(fcts[f'{g} max'])}")

@@ -419,11 +419,21 @@ impl Case {
             let acc = if p.egress_queue { "egress_queue" } else { "ingress" };
             s += &format!("pfc = {{ mode = \"{mode}\", accounting = \"{acc}\", {xoff} }}\n");
         }
+        // the marker judges at dequeue where it can (marking only, no CI, output queues) and
+        // its drawn threshold is odd
+        let at = |odd: bool, drop: bool| {
+            let ci = self.ci.is_some() && self.queues >= 2;
+            let architecture = self.listed_table().is_some_and(|a| a.line.starts_with("architecture"));
+            if odd && !drop && !ci && !architecture { "dequeue" } else { "enqueue" }
+        };
         match &self.ecn {
             None => {}
-            Some((Ecn::Step { k }, drop)) => s += &format!("aqm = {{ kind = \"step\", threshold = \"{k}B\", drop_non_ect = {drop} }}\n"),
+            Some((Ecn::Step { k }, drop)) => s += &format!("aqm = {{ kind = \"step\", threshold = \"{k}B\", drop_non_ect = {drop}, at = \"{}\" }}\n", at(k % 2 == 1, *drop)),
             Some((Ecn::Red { low, high, pmax }, drop)) => {
-                s += &format!("aqm = {{ kind = \"ramp\", kmin = \"{low}B\", kmax = \"{high}B\", pmax = {pmax:?}, drop_non_ect = {drop} }}\n")
+                s += &format!(
+                    "aqm = {{ kind = \"ramp\", kmin = \"{low}B\", kmax = \"{high}B\", pmax = {pmax:?}, drop_non_ect = {drop}, at = \"{}\" }}\n",
+                    at(low % 2 == 1, *drop)
+                )
             }
         }
         if let Some(a) = self.listed_table() {

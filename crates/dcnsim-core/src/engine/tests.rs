@@ -708,3 +708,44 @@ fn an_incast_pod_gets_its_own_partition_by_planned_load() {
     // the cut links are aggregation-core links: 1 us
     assert_eq!(pt.lookahead, SimTime::from_us(1));
 }
+
+/// Marking at enqueue judges the queue a packet finds, at dequeue the queue it leaves
+/// behind, counted exactly on a burst. Host A sends 9 full packets back to back at 100G
+/// (one 120 ns apart) into the 30G bottleneck (400 ns a packet), host B one packet 1 us
+/// later; step K = 3,000 B (more than two packets waiting). A's packet i (i >= 1) finds
+/// i - 1 - floor(3i / 10) packets waiting: 3 or more for i = 5..8, 4 marks; B finds 6
+/// waiting (3 of A's sent by then), 1 mark. At dequeue A's packet j leaves behind the
+/// packets arrived by 400j ns less the j + 1 sent: 2, 4, 6, 5, 4, 3, 2, 1 for j = 1..8,
+/// so 5 marks (j = 2..6), and B, last, leaves an empty queue: none. No arrival falls on a
+/// departure (120i = 400j only at i = 10).
+#[test]
+fn marks_at_enqueue_and_at_dequeue_fall_on_the_packets_the_queues_give() {
+    let marks = |at: &str| {
+        let mut sim = run(&format!(
+            r#"
+[scenario]
+name = "t"
+max_time = "10ms"
+[topology]
+kind = "dumbbell"
+senders = 2
+receivers = 1
+host_link = {{ rate = "100Gbps", delay = "1us" }}
+bottleneck = {{ rate = "30Gbps", delay = "1us" }}
+[switch]
+aqm = {{ kind = "step", threshold = "3000B", at = "{at}" }}
+[transport]
+kind = "dctcp"
+init_cwnd = 10
+[[workload]]
+kind = "flows"
+flows = [ {{ src = 0, dst = 2, size = "13140B" }}, {{ src = 1, dst = 2, size = "1460B", start = "1us" }} ]
+"#
+        ));
+        let r = sim.results();
+        assert!(r.flows.u64("end_ps").iter().all(|&t| t > 0), "{at}: every flow finishes");
+        r.flows.u32("ecn_marks").to_vec()
+    };
+    assert_eq!(marks("enqueue"), [4, 1]);
+    assert_eq!(marks("dequeue"), [5, 0]);
+}

@@ -379,6 +379,18 @@ bottleneck = { rate = "10Gbps", delay = "1us" }
             ("[switch]\naqm = { kind = \"ramp\", kmin = \"4KB\" }", "switch.aqm.kmax", "missing"),
             ("[switch]\naqm = { kind = \"ramp\", kmin = \"4KB\", kmax = \"8KB\", pmax = 0 }", "switch.aqm.pmax", "(0, 1]"),
             ("[switch]\naqm = { kind = \"step\" }", "switch.aqm.threshold", "missing"),
+            ("[switch]\naqm = { kind = \"step\", threshold = \"30KB\", at = \"egress\" }", "switch.aqm.at", "invalid value \"egress\", expected one of \"enqueue\", \"dequeue\""),
+            ("[switch]\naqm = { kind = \"step\", threshold = \"30KB\", at = \"dequeue\", drop_non_ect = true }", "switch.aqm.at", "invalid value \"dequeue\" with switch.aqm.drop_non_ect = true"),
+            (
+                "[switch]\nqueues = 2\naqm = { kind = \"ramp\", kmin = \"10KB\", kmax = \"30KB\", at = \"dequeue\" }\nci = { queue = 1, congested_queue = 0 }",
+                "switch.aqm.at",
+                "invalid value \"dequeue\" with switch.ci",
+            ),
+            (
+                "[switch]\naqm = { kind = \"step\", threshold = \"30KB\", at = \"dequeue\" }\narchitecture = { kind = \"voq\" }",
+                "switch.aqm.at",
+                "with switch.architecture",
+            ),
             ("[transport]\nqcn = { gd = 0.01 }", "transport.qcn", "only used with switch.qcn"),
             ("[switch]\ndrc = { thresholds = [0.5, 0.25, 0.75] }", "switch.drc.thresholds", "increasing"),
             ("[switch]\ndrc = { rates = [0.5, 0.25] }", "switch.drc.rates", "expected 3 values"),
@@ -693,7 +705,7 @@ hosts = [42, 63]
         let b = doc.scenario(Some("B")).unwrap();
         assert_eq!(b.topology.senders, Some(5));
         assert_eq!(b.topology.host_link.unwrap().rate.0, 10_000_000_000);
-        assert_eq!(b.switch.aqm, Some(AqmConfig::Step(StepAqm { threshold: Some(units::Bytes(30_000)), drop_non_ect: None })));
+        assert_eq!(b.switch.aqm, Some(AqmConfig::Step(StepAqm { threshold: Some(units::Bytes(30_000)), drop_non_ect: None, at: None })));
         assert!(doc.scenario(Some("C")).is_err());
     }
 

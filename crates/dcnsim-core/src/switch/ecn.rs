@@ -3,17 +3,38 @@
 //! packet above `high` (Zhu et al., SIGCOMM 2015, Kmin/Kmax/Pmax), and
 //! DCTCP's step marking at K as the low == high case (Alizadeh et al., 2010).
 
-use super::mechanism::{Caps, Fabric, Never, SwitchMechanism};
-use super::pipeline::{AqmAction, Arrival, Ctx, Report, EGRESS_DEPTH};
+use super::mechanism::{Caps, Fabric, Never, SwitchMechanism, Verdict};
+use super::pipeline::{AqmAction, Arrival, Ctx, Departure, Report, EGRESS_DEPTH};
 use crate::metrics::Outputs;
-use crate::net::DropReason;
+use crate::net::{DropReason, PktKind};
 use rand::Rng as _;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// The ramp's marking probability at `high` unless the scenario says (DCQCN's Pmax as the
 /// step marks: every packet above the threshold), and whether a selected packet that is not
 /// ECN-capable is dropped (no: RFC 3168 leaves it to tail drop).
 pub const DEFAULT_PMAX: f64 = 1.0;
 pub const DEFAULT_DROP_NON_ECT: bool = false;
+/// Where the step and ramp markers judge a packet unless the scenario says: as it joins its
+/// queue, on the depth it finds (ns-3's RED queue disc and DCTCP's description).
+pub const DEFAULT_MARK_AT: MarkAt = MarkAt::Enqueue;
+
+/// When the step and ramp markers judge a packet (`switch.aqm.at`): as it joins its queue
+/// or as it leaves it. A mark at dequeue reports the queue as the packet departs, not as
+/// it was a queueing delay earlier (Wu et al., "Tuning ECN for Data Center Networks",
+/// CoNEXT 2012: dequeue marking).
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum MarkAt {
+    /// As it arrives, on the depth of the queue it joins (DCTCP's description, Alizadeh et
+    /// al., SIGCOMM 2010, sec. 3.1; ns-3's RED queue disc).
+    Enqueue,
+    /// As it leaves, on the depth it leaves behind, as the UEC's htsim marks
+    /// (`CompositeQueue::completeService`: `decide_ECN` once the packet's bytes left
+    /// `_queuesize_low`) and many switch ASICs can.
+    Dequeue,
+}
 
 /// The ECN marker of every switch queue (`switch.aqm` kinds "ramp" and "step"): RED's ramp
 /// (or DCTCP's step) on the instantaneous depth of the queue a packet joins, drawn from the switch's stream. A
@@ -66,6 +87,26 @@ impl SwitchMechanism for EcnMarker {
     }
 }
 
+impl EcnMarker {
+    /// The marker at dequeue (`MarkAt::Dequeue`; run by `switch.aqm`'s stage, aqm/mod.rs):
+    /// a data packet leaving its queue is judged on the bytes the queue still holds, and
+    /// CE-marked if ECN-capable. Trimmed headers and the transports' control packets pass,
+    /// as they do at enqueue (the trimmer exempts them; none is ECN-capable). It marks only:
+    /// `drop_non_ect` is refused with it (scenario/mechanisms/aqm.rs).
+    #[inline]
+    pub fn on_departure(&self, d: &Departure, cx: &mut Ctx) -> Verdict {
+        let p = cx.pkts.get(d.pkt);
+        if p.kind != PktKind::Data || !p.ecn.is_ect() {
+            return Verdict::Send;
+        }
+        if self.red.decide(cx.queue_bytes(d.port, d.queue), &mut cx.switches[d.sw as usize].rng) {
+            Verdict::Mark
+        } else {
+            Verdict::Send
+        }
+    }
+}
+
 /// Marking thresholds in bytes.
 #[derive(Clone, Debug)]
 pub struct Red {
@@ -105,5 +146,32 @@ mod tests {
         let k = Red { low: 22_500, high: 22_500, pmax: 1.0 };
         assert_eq!(k.prob(22_500), 0.0);
         assert_eq!(k.prob(22_501), 1.0);
+    }
+
+    /// At dequeue the step judges the bytes a packet leaves behind: above K it marks an
+    /// ECN-capable data packet, at K it does not; a non-ECT packet and a trimmed header
+    /// pass whatever the queue holds.
+    #[test]
+    fn at_dequeue_the_step_judges_the_depth_left_behind() {
+        use crate::net::Ecn;
+        use crate::sim::SimTime;
+        use crate::switch::bench::Bench;
+        let mut b = Bench::new();
+        let m = EcnMarker { red: Red { low: 10_000, high: 10_000, pmax: 1.0 }, drop_non_ect: false };
+        let (inp, out) = (b.port("left", "h0"), b.port("left", "right"));
+        for (left_behind, ecn, kind, want) in [
+            (10_001, Ecn::Ect0, PktKind::Data, Verdict::Mark),
+            (10_000, Ecn::Ect0, PktKind::Data, Verdict::Send),
+            (0, Ecn::Ect1, PktKind::Data, Verdict::Send),
+            (50_000, Ecn::Ect1, PktKind::Data, Verdict::Mark),
+            (50_000, Ecn::NotEct, PktKind::Data, Verdict::Send),
+            (50_000, Ecn::Ect0, PktKind::Trimmed, Verdict::Send),
+        ] {
+            let a = b.data(1, 0, 2, inp, out, left_behind);
+            let p = b.pkts.get_mut(a.pkt);
+            (p.ecn, p.kind) = (ecn, kind);
+            let d = Departure { sw: a.sw, port: out, queue: 0, pkt: a.pkt, size: 1086, flow: 1, in_port: inp, tc: 0, enq: SimTime::ZERO };
+            assert_eq!(m.on_departure(&d, &mut b.cx(SimTime::from_us(1))), want, "{left_behind} B behind, {ecn:?} {kind:?}");
+        }
     }
 }

@@ -94,11 +94,15 @@ pub struct StepAqm {
     /// selects them (RFC 3168 6.1.1 behaviour of a RED queue with ECN). Default {default}:
     /// non-ECT packets (pure ACKs, UDP) only see tail drop.
     pub drop_non_ect: Option<bool>,
+    /// When a packet is judged: "enqueue", as it arrives, on the depth it finds, or
+    /// "dequeue", as it leaves, on the depth it leaves behind (htsim's reading; marks only,
+    /// not with drop_non_ect, switch.ci or switch.architecture). Default {default}.
+    pub at: Option<ecn::MarkAt>,
 }
 
 impl StepAqm {
     fn defaults() -> Self {
-        StepAqm { threshold: None, drop_non_ect: Some(ecn::DEFAULT_DROP_NON_ECT) }
+        StepAqm { threshold: None, drop_non_ect: Some(ecn::DEFAULT_DROP_NON_ECT), at: Some(ecn::DEFAULT_MARK_AT) }
     }
 }
 
@@ -115,11 +119,13 @@ pub struct RampAqm {
     pub pmax: Option<f64>,
     /// As for kind "step". Default {default}.
     pub drop_non_ect: Option<bool>,
+    /// As for kind "step". Default {default}.
+    pub at: Option<ecn::MarkAt>,
 }
 
 impl RampAqm {
     fn defaults() -> Self {
-        RampAqm { pmax: Some(ecn::DEFAULT_PMAX), drop_non_ect: Some(ecn::DEFAULT_DROP_NON_ECT), ..Default::default() }
+        RampAqm { pmax: Some(ecn::DEFAULT_PMAX), drop_non_ect: Some(ecn::DEFAULT_DROP_NON_ECT), at: Some(ecn::DEFAULT_MARK_AT), ..Default::default() }
     }
 }
 
@@ -459,6 +465,24 @@ impl CoupledAqm {
     }
 }
 
+/// The step and ramp markers at dequeue: they mark only, judge the egress queue a packet
+/// leaves, and leave each packet's marking to the queue (CI decides it as a packet arrives).
+fn at_dequeue_fits(sw: &SwitchConfig, at: Option<ecn::MarkAt>, drop_non_ect: Option<bool>) -> Result<(), ScenarioError> {
+    if at != Some(ecn::MarkAt::Dequeue) {
+        return Ok(());
+    }
+    let with = if drop_non_ect == Some(true) {
+        "switch.aqm.drop_non_ect = true: at dequeue the marker marks only"
+    } else if sw.ci.is_some() {
+        "switch.ci: CI decides each packet's marking as it arrives"
+    } else if sw.architecture.is_some() {
+        "switch.architecture: the marker at dequeue runs on output-queued switches only"
+    } else {
+        return Ok(());
+    };
+    Err(err("switch.aqm.at", format!("invalid value \"dequeue\" with {with}; expected \"enqueue\"")))
+}
+
 /// The two-queue AQMs' shared conditions: two queues, distinct L and Classic queues, and no
 /// CI (both choose the egress queue).
 fn two_queues(sw: &SwitchConfig, kind: &str, (l, c): (u8, u8)) -> Result<(), ScenarioError> {
@@ -479,8 +503,12 @@ impl AqmConfig {
     /// Refuse a configuration that cannot run, naming the key.
     pub(in crate::scenario) fn check(&self, sw: &SwitchConfig) -> Result<(), ScenarioError> {
         match self {
-            AqmConfig::Step(a) => require(a.threshold, "switch.aqm.threshold", "DCTCP's step threshold K, e.g. \"30KB\"").map(drop),
+            AqmConfig::Step(a) => {
+                require(a.threshold, "switch.aqm.threshold", "DCTCP's step threshold K, e.g. \"30KB\"")?;
+                at_dequeue_fits(sw, a.at, a.drop_non_ect)
+            }
             AqmConfig::Ramp(a) => {
+                at_dequeue_fits(sw, a.at, a.drop_non_ect)?;
                 let lo = require(a.kmin.map(|b| b.0), "switch.aqm.kmin", "the depth where marking starts, e.g. \"10KB\"")?;
                 let hi = require(a.kmax.map(|b| b.0), "switch.aqm.kmax", "the depth above which every packet is marked, e.g. \"300KB\"")?;
                 if lo > hi {
@@ -517,11 +545,18 @@ impl AqmConfig {
     /// stage) or the AQM (every other kind), as the switch runs them (`mtu`: the fabric's
     /// largest frame).
     pub(in crate::scenario) fn params(&self, mtu: u64) -> (Option<EcnMarker>, Option<AqmParams>) {
-        let marker = |red: Red, drop_non_ect: Option<bool>| (Some(EcnMarker { red, drop_non_ect: drop_non_ect.unwrap_or(ecn::DEFAULT_DROP_NON_ECT) }), None);
+        // at enqueue the pipeline's ECN stage runs the marker; at dequeue, switch.aqm's stage
+        let marker = |red: Red, drop_non_ect: Option<bool>, at: Option<ecn::MarkAt>| {
+            let m = EcnMarker { red, drop_non_ect: drop_non_ect.unwrap_or(ecn::DEFAULT_DROP_NON_ECT) };
+            match at.unwrap_or(ecn::DEFAULT_MARK_AT) {
+                ecn::MarkAt::Enqueue => (Some(m), None),
+                ecn::MarkAt::Dequeue => (None, Some(AqmParams::AtDequeue(m))),
+            }
+        };
         let required = |b: Option<Bytes>| b.expect("validated").0;
         match self {
-            AqmConfig::Step(a) => marker(Red { low: required(a.threshold), high: required(a.threshold), pmax: 1.0 }, a.drop_non_ect),
-            AqmConfig::Ramp(a) => marker(Red { low: required(a.kmin), high: required(a.kmax), pmax: a.pmax.unwrap_or(ecn::DEFAULT_PMAX) }, a.drop_non_ect),
+            AqmConfig::Step(a) => marker(Red { low: required(a.threshold), high: required(a.threshold), pmax: 1.0 }, a.drop_non_ect, a.at),
+            AqmConfig::Ramp(a) => marker(Red { low: required(a.kmin), high: required(a.kmax), pmax: a.pmax.unwrap_or(ecn::DEFAULT_PMAX) }, a.drop_non_ect, a.at),
             AqmConfig::Fixed(a) => (None, Some(AqmParams::Fixed { p: a.p.expect("validated") })),
             AqmConfig::Red(a) => (None, Some(AqmParams::Red(a.params()))),
             AqmConfig::Pi2(a) => (None, Some(AqmParams::Pi2(a.params()))),

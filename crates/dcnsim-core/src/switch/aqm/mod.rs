@@ -12,6 +12,8 @@
 //! * `dualq2015`: seed 002's own DualQ, two slopes on the Classic delay and strict priority
 //!   (`switch/aqm/dualq2015.rs`).
 //! * `coupled`: seed 002's single-queue coupled AQM (`switch/aqm/coupled.rs`).
+//! * `step` and `ramp` with `at = "dequeue"`: the ECN marker (`switch/ecn.rs`) judging a
+//!   packet as it leaves; at enqueue (the default) the pipeline's ECN stage runs it.
 
 pub mod coupled;
 pub mod dualpi2;
@@ -26,6 +28,7 @@ use super::mechanism::{Caps, Fabric, Never, SwitchMechanism, Verdict};
 use pi2::{Pi2, Pi2Params};
 use super::pipeline::{AqmAction, Arrival, Ctx, Departure, Report};
 use red::{Red, RedParams};
+use super::ecn::EcnMarker;
 use crate::net::DropReason;
 use crate::metrics::{ColumnData, Outputs};
 use crate::sim::Rng;
@@ -59,6 +62,8 @@ pub enum AqmParams {
     DualPi2(DualPi2Params),
     DualQ2015(DualQ2015Params),
     Coupled(Coupled),
+    /// The step or ramp marker judging packets as they leave (`MarkAt::Dequeue`).
+    AtDequeue(EcnMarker),
 }
 
 /// The algorithm of `switch.aqm`, with its per-queue state.
@@ -70,6 +75,7 @@ pub enum Algo {
     DualPi2(DualPi2),
     DualQ2015(DualQ2015),
     Coupled(Coupled),
+    AtDequeue(EcnMarker),
 }
 
 /// Sojourn times of the packets leaving each switch egress queue, kept while an AQM is
@@ -157,6 +163,7 @@ impl Aqm {
             AqmParams::DualPi2(p) => Algo::DualPi2(DualPi2::new(p, ports, switches)),
             AqmParams::DualQ2015(p) => Algo::DualQ2015(DualQ2015::new(p, ports)),
             AqmParams::Coupled(c) => Algo::Coupled(c),
+            AqmParams::AtDequeue(m) => Algo::AtDequeue(m),
         };
         Aqm { algo, sojourn: Sojourn::new(ports, queues) }
     }
@@ -169,14 +176,14 @@ impl SwitchMechanism for Aqm {
     type Timer = pi2::Update;
     const KEY: &'static str = "aqm";
     const CAPS: Caps = Caps::CLASSIFY.or(Caps::MARK).or(Caps::DEQUEUE);
-    /// The AQMs' columns and summary keys (`Aqm::report`). The step and ramp kinds are the ECN
-    /// marker (`switch::ecn`), which has none.
+    /// The AQMs' columns and summary keys (`Aqm::report`). The step and ramp kinds at enqueue
+    /// are the ECN marker (`switch::ecn`), which has none.
     const OUTPUTS: Outputs = Outputs {
         flows: &[],
         ports: &[
             (
                 &["sojourn_mean_ps", "sojourn_p99_ps"],
-                "With `switch.aqm` of a kind other than `step` and `ramp`: the mean and 99th percentile (within 12.5% above) of the \
+                "With `switch.aqm` of a kind other than `step` and `ramp` (or of those with `at = \"dequeue\"`): the mean and 99th percentile (within 12.5% above) of the \
                  sojourn time of the packets that left this switch queue",
             ),
             (&["dualpi2_step_marks", "dualpi2_coupled_marks"], "With DualPI2: L packets CE-marked by the step (`step`, on their sojourn) and by the coupling (on the L queue's row)"),
@@ -274,6 +281,7 @@ impl SwitchMechanism for Aqm {
             Algo::DualPi2(d) => d.on_arrival(a, ect, cx),
             Algo::DualQ2015(d) => d.on_arrival(a, ect, cx),
             Algo::Coupled(c) => c.on_arrival(a, ect, cx),
+            Algo::AtDequeue(_) => AqmAction::Pass,
         }
     }
 
@@ -287,6 +295,7 @@ impl SwitchMechanism for Aqm {
                     return Verdict::Mark;
                 }
             }
+            Algo::AtDequeue(m) => return m.on_departure(d, cx),
             Algo::Fixed { .. } | Algo::Pi2(_) | Algo::DualQ2015(_) | Algo::Coupled(_) => {}
         }
         Verdict::Send
@@ -301,7 +310,7 @@ impl SwitchMechanism for Aqm {
         match &mut self.algo {
             Algo::Pi2(p) => p.on_timer(t, cx),
             Algo::DualPi2(d) => d.on_timer(t, cx),
-            Algo::Fixed { .. } | Algo::Red(_) | Algo::DualQ2015(_) | Algo::Coupled(_) => {}
+            Algo::Fixed { .. } | Algo::Red(_) | Algo::DualQ2015(_) | Algo::Coupled(_) | Algo::AtDequeue(_) => {}
         }
     }
 
