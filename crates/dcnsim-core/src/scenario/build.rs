@@ -387,7 +387,9 @@ pub(super) fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Ro
         tcp: transport::tcp_params(tr, min_rto),
         udp: transport::udp_params(tr, mtu),
         roce: transport::roce_params(tr, min_rto),
-        uet: transport::uet_params(tr, sw.trim.is_some(), uet_rto),
+        // NSCC's default target follows whether the switches trim: with cut = false they drop,
+        // as htsim's -disable_trim, whose NSCC then targets one network RTT
+        uet: transport::uet_params(tr, sw.trim.as_ref().is_some_and(|t| t.cuts()), uet_rto),
         tags,
         fct_bins: s.metrics.fct_bins.as_ref().map(|v| v.iter().map(|b| b.0).collect()).unwrap_or_else(|| DEFAULT_FCT_BINS.to_vec()),
         check_invariants: opts.check_invariants,
@@ -595,7 +597,7 @@ pub(super) fn warnings(s: &Scenario, cfg: &SimConfig, flows: usize, hpcc: bool, 
             .to_string(),
         );
     }
-    if m.trim.is_some() && ordered {
+    if m.trim.as_ref().is_some_and(|t| t.cut) && ordered {
         w.push(
             "switch.trim with TCP or RoCE flows: their receivers discard a trimmed header (trimmed_discarded) and their senders recover \
              as from a drop; only UET flows (transport.kind = \"uet\") answer it with a NACK"

@@ -96,12 +96,17 @@ impl TrimConfig {
         Ok(())
     }
 
+    /// Whether the switches cut refused data to its headers (`cut`, by default yes).
+    pub fn cuts(&self) -> bool {
+        self.cut.unwrap_or(DEFAULT_CUT)
+    }
+
     pub fn params(&self, queues: u8) -> TrimParams {
         TrimParams {
             bytes: self.size.map_or(DEFAULT_TRIM_BYTES, |b| b.0) as u32,
             queue: self.queue.unwrap_or(queues - 1) as usize,
             buffer: self.buffer.map(|b| b.0),
-            cut: self.cut.unwrap_or(DEFAULT_CUT),
+            cut: self.cuts(),
         }
     }
 }
