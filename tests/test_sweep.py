@@ -592,8 +592,9 @@ def test_points_are_compared_with_a_named_baseline_point_paired_by_seed(tmp_path
     assert s.loc["2Gbps", "mean_fct_us_vs_baseline"] == pytest.approx(d / base.mean())
     assert s.loc["2Gbps", "mean_fct_us_vs_baseline"] > 1.0  # a 5x slower bottleneck
     assert bool(s.loc["2Gbps", "mean_fct_us_vs_baseline_ci_excludes_0"]) == (abs(d) > h)
-    # the default: the first value of the first swept key
-    res = CliRunner().invoke(cli, ["sweep", str(p), "-o", str(tmp_path / "a"), "--set", "topology.bottleneck.rate=2Gbps,5Gbps,10Gbps", "--seeds", "3", "-j", "1", "--no-progress"])
+    # the default: the first value of the first swept key (a console wide enough for the
+    # table's header, whatever the environment's COLUMNS: pytest-xdist's workers set 80)
+    res = CliRunner(env={"COLUMNS": "200"}).invoke(cli, ["sweep", str(p), "-o", str(tmp_path / "a"), "--set", "topology.bottleneck.rate=2Gbps,5Gbps,10Gbps", "--seeds", "3", "-j", "1", "--no-progress"])
     assert res.exit_code == 0, res.output
     assert "vs topology.bottleneck.rate=2Gbps" in res.output and "0 run now" in res.output
     bad = CliRunner().invoke(cli, ["sweep", str(p), "-o", str(tmp_path / "b"), "--set", "topology.bottleneck.rate=2Gbps,5Gbps", "--baseline", "topology.bottleneck.rate=7Gbps", "--no-progress"])
