@@ -152,7 +152,7 @@ def _seed004_table(ctx: Context, scale: str) -> str:
 
 #: the variants of `trim_vs_pfc`, in the scenario's order
 TRIM_VARIANTS = ("PFC, DCQCN", "PFC, UET", "PFC per egress queue, DCQCN", "PFC per egress queue, UET", "trimming, UET", "lossy, UET",
-                 "lossy, UET, control first", "trimming, UET, ECN at dequeue")
+                 "lossy, UET, control first", "trimming, UET, ECN at dequeue", "trimming, UET, lossy's NSCC target")
 
 
 def memory_200kb(sc: Dict[str, Any]) -> Dict[str, Any]:

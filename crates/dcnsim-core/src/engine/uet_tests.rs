@@ -52,6 +52,28 @@ fn the_defaults_are_htsims_on_its_fabric() {
     }
 }
 
+/// trim_vs_pfc's variant that trims with the lossy variants' NSCC target writes that target
+/// out (2,100.48 ns): it must be the fabric's network RTT, the target the lossy variants
+/// take by default, on the study's fabric and on the tests' smaller one.
+#[test]
+fn trim_vs_pfc_writes_out_the_lossy_target() {
+    for file in ["trim_vs_pfc.toml", "trim_vs_pfc_small.toml"] {
+        let text = std::fs::read_to_string(format!("{}/../../scenarios/{file}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        let doc = Document::from_toml(&text).unwrap();
+        let target = |variant: &str| {
+            let s = doc.resolve(Some(variant)).unwrap();
+            let sim = build_adjusted(&s, &RunOptions::default(), |_, _| {}).unwrap();
+            (sim.cfg.uet.nscc.target, sim.cfg.uet.nscc.trimming, sim.fabric_base_rtt())
+        };
+        let (written, trimming, rtt) = target("trimming, UET, lossy's NSCC target");
+        assert!(trimming, "{file}: the variant trims");
+        assert_eq!(written, Some(rtt), "{file}: the written target against the network RTT");
+        assert_eq!(rtt, SimTime(2_100_480), "{file}: the RTT the scenario's comment derives");
+        let (lossy, trimming, _) = target("lossy, UET, control first");
+        assert!(lossy.is_none() && !trimming, "{file}: the lossy variant takes the default, one RTT");
+    }
+}
+
 /// A burst of 64 KB from each of 8 senders into one 100 Gbit/s port (about 533 KB on the
 /// wire, three times the queue): with trimming, every packet the queue cannot hold leaves as
 /// its 64 B header in the priority queue, its receiver NACKs it and the sender resends it at

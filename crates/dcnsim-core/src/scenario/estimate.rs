@@ -94,7 +94,8 @@ fn udp_backlog(s: &Scenario, host_rate: f64, per_packet: u128) -> Result<u128, S
     }
     let rate = udp.rate.map_or(host_rate, |r| r.0 as f64);
     let packet = udp.packet_size.map_or(s.topology.mtu(), |b| b.0).max(1) as f64;
-    let mut per_host: std::collections::HashMap<u32, (f64, f64)> = Default::default();
+    // ordered by host: the float sum below comes out the same on every run
+    let mut per_host: std::collections::BTreeMap<u32, (f64, f64)> = Default::default();
     for (i, w) in s.workload.iter().enumerate() {
         let of_workload = super::transport::workload_transport(s, i)?;
         for f in w.flows.iter().flatten() {
