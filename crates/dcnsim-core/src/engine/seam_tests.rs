@@ -451,3 +451,44 @@ fn a_receiver_paces_its_sender_by_credits() {
 }
 
 
+
+/// Known failure, found by `engine_invariants_hold_through_the_seams` (2026-11-29): the
+/// stand-in trimmer refuses a trim that would pass the switch's memory at that moment, but
+/// its headers are held outside the buffer model, which then admits data up to the whole
+/// memory beside them (switch 1 holds 18,009 B of 18,000 at 33.965 us). The trimmer proper
+/// (switch/trim.rs) reserves its header memory beside a smaller pool; the stand-in has no
+/// reserve yet. Run with `--ignored` once it has.
+#[test]
+#[ignore = "known: the stand-in trimmer's headers pass the switch's memory"]
+fn the_stand_in_trimmer_keeps_the_switch_within_its_memory() {
+    let text = r#"[scenario]
+name = "prop"
+seed = 0
+max_time = "147us"
+[topology]
+mtu = "1500B"
+kind = "custom"
+hosts = ["h0", "h1", "h2", "h3"]
+switches = ["s0", "s1", "s2", "s3"]
+links = [{ a = "h0", b = "s0", rate = "85Gbps", delay = "139ns" }, { a = "h1", b = "s1", rate = "85Gbps", delay = "139ns" }, { a = "h2", b = "s2", rate = "85Gbps", delay = "139ns" }, { a = "h3", b = "s3", rate = "85Gbps", delay = "139ns" }, { a = "s0", b = "s1", rate = "1Gbps", delay = "10ns" }, { a = "s1", b = "s2", rate = "1Gbps", delay = "10ns" }, { a = "s2", b = "s3", rate = "1Gbps", delay = "10ns" }]
+routes = []
+[switch]
+buffer = { model = "static", queue = "6000B" }
+queues = 1
+latency = "0ns"
+scheduler = "strict"
+[transport]
+kind = "dctcp"
+ecn = false
+min_rto = "100us"
+init_cwnd = 10
+[[workload]]
+kind = "flows"
+flows = [
+  { src = 3, dst = 1, size = "37B", start = "32567ns", priority = 0, transport = "dctcp" },
+  { src = 1, dst = 0, size = "118597B", start = "21686ns", priority = 0, transport = "dcqcn" },
+]
+"#;
+    let (_, r) = run(text, 1, |c| c.mechanisms.stand_in = Some(StandInParams { trim: Some((0, 157)), ..Default::default() }));
+    assert!(r.summary["stand_in_trims"].as_u64().unwrap_or(0) > 0, "the stand-in trimmed");
+}
