@@ -450,8 +450,6 @@ fn a_receiver_paces_its_sender_by_credits() {
     assert_eq!(r1.flows.get("end_ps").map(|c| format!("{c:?}")), r2.flows.get("end_ps").map(|c| format!("{c:?}")));
 }
 
-
-
 /// Known failure, found by `engine_invariants_hold_through_the_seams` (2026-11-29): the
 /// stand-in trimmer refuses a trim that would pass the switch's memory at that moment, but
 /// its headers are held outside the buffer model, which then admits data up to the whole
