@@ -450,14 +450,12 @@ fn a_receiver_paces_its_sender_by_credits() {
     assert_eq!(r1.flows.get("end_ps").map(|c| format!("{c:?}")), r2.flows.get("end_ps").map(|c| format!("{c:?}")));
 }
 
-/// Known failure, found by `engine_invariants_hold_through_the_seams` (2026-11-29): the
-/// stand-in trimmer refuses a trim that would pass the switch's memory at that moment, but
-/// its headers are held outside the buffer model, which then admits data up to the whole
-/// memory beside them (switch 1 holds 18,009 B of 18,000 at 33.965 us). The trimmer proper
-/// (switch/trim.rs) reserves its header memory beside a smaller pool; the stand-in has no
-/// reserve yet. Run with `--ignored` once it has.
+/// Found by `engine_invariants_hold_through_the_seams` (2026-11-29): the stand-in trimmer
+/// refused only a trim that would pass the switch's memory at that moment, and the buffer
+/// model then admitted data up to the whole memory beside its headers (switch 1 held
+/// 18,009 B of 18,000 at 33.965 us). It now keeps its headers in a memory of its own as the
+/// trimmer proper does (inside a static queue's capacity, or reserved beside a pool).
 #[test]
-#[ignore = "known: the stand-in trimmer's headers pass the switch's memory"]
 fn the_stand_in_trimmer_keeps_the_switch_within_its_memory() {
     let text = r#"[scenario]
 name = "prop"
@@ -487,6 +485,13 @@ flows = [
   { src = 1, dst = 0, size = "118597B", start = "21686ns", priority = 0, transport = "dcqcn" },
 ]
 "#;
+    let trims = |r: &Results| r.summary["stand_in_trims"].as_u64().unwrap_or(0);
+    // trimmed into the data's own queue: a full queue has no room for a header either
     let (_, r) = run(text, 1, |c| c.mechanisms.stand_in = Some(StandInParams { trim: Some((0, 157)), ..Default::default() }));
-    assert!(r.summary["stand_in_trims"].as_u64().unwrap_or(0) > 0, "the stand-in trimmed");
+    assert_eq!(trims(&r), 0);
+    assert!(r.summary["packets_dropped"].as_u64().unwrap() > 0, "the full queue drops instead");
+    // into a queue of their own, whose capacity holds them: the switch trims and stays
+    // within its memory (the run checks it at every enqueue)
+    let (_, r) = run(&text.replace("queues = 1", "queues = 2"), 1, |c| c.mechanisms.stand_in = Some(StandInParams { trim: Some((1, 157)), ..Default::default() }));
+    assert!(trims(&r) > 0, "the stand-in trimmed");
 }

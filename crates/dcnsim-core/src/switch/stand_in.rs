@@ -47,6 +47,9 @@ pub struct StandIn {
     next_input: Vec<usize>,
     scan_at: Vec<SimTime>,
     released: u64,
+    /// With `trim`, header memory per port, as the trimmer proper has it (`trim::header_buffer`):
+    /// inside a static queue's capacity, or reserved beside a shared pool.
+    header_memory: u64,
 }
 
 impl StandIn {
@@ -110,7 +113,8 @@ impl SwitchMechanism for StandIn {
         }
         let ports: Vec<Vec<PortId>> = f.topo.switches.iter().map(|&n| f.topo.nodes[n as usize].ports.clone()).collect();
         let (np, ns) = (f.topo.ports.len(), ports.len());
-        StandIn { p, routed: 0, rerouted: 0, trims: 0, fifo: vec![VecDeque::new(); np], fifo_bytes: vec![0; np], ports, next_input: vec![0; ns], scan_at: vec![SimTime::ZERO; ns], released: 0 }
+        let header_memory = super::trim::header_buffer(f.buffer, f.mtu);
+        StandIn { p, routed: 0, rerouted: 0, trims: 0, fifo: vec![VecDeque::new(); np], fifo_bytes: vec![0; np], ports, next_input: vec![0; ns], scan_at: vec![SimTime::ZERO; ns], released: 0, header_memory }
     }
 
     /// Drawn through the seams the property tests set on the configuration (`Seams`).
@@ -157,16 +161,19 @@ impl SwitchMechanism for StandIn {
     fn on_overflow(&mut self, a: &Arrival, _why: DropReason, cx: &mut Ctx) -> Overflow {
         let Some((queue, bytes)) = self.p.trim else { return Overflow::Drop };
         let bytes = bytes.min(a.size as u32);
-        // a header is held like any byte: with the switch's memory full it is dropped (the
-        // trimmer proper keeps a header memory of its own, reserved beside a pool: trim.rs);
-        // trimming past it broke the memory invariant (a full 18 KB pool, found by the
-        // property test)
-        let held: u64 = self.ports[a.sw as usize].iter().map(|&p| cx.egress[p as usize].bytes).sum();
-        if held + bytes as u64 > cx.switches[a.sw as usize].buffer.memory() {
+        // a header is held in a memory of its own, as the trimmer proper holds it: a check
+        // against the whole switch's memory alone let the buffer model then admit data up to
+        // all of it (18,009 B in an 18,000 B switch, found by the property test)
+        let held = cx.queue_bytes(a.out, queue);
+        if held != 0 && held + bytes as u64 > self.header_memory {
             return Overflow::Drop;
         }
         self.trims += 1;
         Overflow::Trim { queue, bytes }
+    }
+
+    fn reserved_beside(&self, ports: &[PortId]) -> u64 {
+        if self.p.trim.is_some() { ports.len() as u64 * self.header_memory } else { 0 }
     }
 
     fn report(&self, r: &mut Report) {
