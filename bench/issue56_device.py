@@ -72,7 +72,7 @@ def rounds(out: Path, phase: str, builds: Dict[str, str], scenario: Path, args: 
             once(out, phase, name, builds[name], scenario, args, cpu)
 
 
-def measure(out: Path, builds: Dict[str, str], threads: int) -> None:
+def measure(out: Path, builds: Dict[str, str], threads: int, phases: Sequence[str] = ("one-core", "k74", "seed004", "k40")) -> None:
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "machine.txt", "w") as f:
         f.write(f"{platform.platform()}\ncpus {os.cpu_count()}\n")
@@ -83,17 +83,21 @@ def measure(out: Path, builds: Dict[str, str], threads: int) -> None:
     first = list(builds)[0]
     one: List[str] = []  # one thread by default (the build of 495d9e5 knows no --threads)
     # 1: one core each, the two fabrics side by side on cores of their own
-    t = threading.Thread(target=rounds, args=(out, "one-core", builds, SCEN / "fat_tree_k8_websearch.toml", one, 5, 2))
-    t.start()
-    rounds(out, "one-core", builds, SCEN / "fat_tree_k16_websearch.toml", one, 2, 6)
-    t.join()
+    if "one-core" in phases:
+        t = threading.Thread(target=rounds, args=(out, "one-core", builds, SCEN / "fat_tree_k8_websearch.toml", one, 5, 2))
+        t.start()
+        rounds(out, "one-core", builds, SCEN / "fat_tree_k16_websearch.toml", one, 2, 6)
+        t.join()
     many = ["--threads", str(threads)]
     # 2: the 100,000-host fabric on every core
-    once(out, "k74", first, builds[first], SCEN / "fat_tree_k74_websearch.toml", many)
+    if "k74" in phases:
+        once(out, "k74", first, builds[first], SCEN / "fat_tree_k74_websearch.toml", many)
     # 3: the split run's flow rows, and the per-window costs, builds alternating
     split = {k: v for k, v in builds.items() if k != "base"}
-    rounds(out, "seed004", split, ROOT / "scenarios" / "seed004_sfc_benefits.toml", ["SFC proxy+DCQCN", *many], 1)
-    rounds(out, "k40", split, SCEN / "fat_tree_k40_websearch.toml", many, 2)
+    if "seed004" in phases:
+        rounds(out, "seed004", split, ROOT / "scenarios" / "seed004_sfc_benefits.toml", ["SFC proxy+DCQCN", *many], 1)
+    if "k40" in phases:
+        rounds(out, "k40", split, SCEN / "fat_tree_k40_websearch.toml", many, 2)
 
 
 def collect(d: Path) -> None:
@@ -133,6 +137,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--out", type=Path, help="folder for runs.jsonl and machine.txt")
     ap.add_argument("--threads", type=int, default=16)
     ap.add_argument("--collect", type=Path, help="print the tables of a folder of runs")
+    ap.add_argument("--phases", default="one-core,k74,seed004,k40", help="comma-separated phases to run [default: all]")
     a = ap.parse_args(argv)
     if a.collect:
         collect(a.collect)
@@ -140,7 +145,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if not a.out or len(a.builds) < 2:
         ap.error("give --out and at least two NAME=PATH builds")
     builds = dict(b.split("=", 1) for b in a.builds)
-    measure(a.out, builds, a.threads)
+    measure(a.out, builds, a.threads, [p.strip() for p in a.phases.split(",")])
     return 0
 
 
