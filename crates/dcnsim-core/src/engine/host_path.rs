@@ -437,7 +437,8 @@ impl Sim {
         p.size = self.cfg.ack_size + added;
         p.payload = 0;
         p.ece = ece;
-        p.flags &= Packet::RETX;
+        // (an RTS's answer has its SACK attached before it turns into the reply)
+        p.flags &= Packet::RETX | Packet::SACKED;
         p.ecn = Ecn::NotEct;
         // the receiver echoes the path length (the IP TTL's decrease) in its reply
         p.echo_hops = p.hops;

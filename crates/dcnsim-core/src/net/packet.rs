@@ -96,7 +96,7 @@ pub struct Packet {
     /// ACK: ECN-Echo of the acknowledged packet's CE (DCTCP per-packet echo).
     pub ece: bool,
     /// Data: what its sender says of it, `Packet::RETX` and `Packet::AR`; an ACK echoes
-    /// RETX. One byte of bits: the record fills its cache line.
+    /// RETX; `Packet::SACKED`, the arena's. One byte of bits: the record fills its cache line.
     pub flags: u8,
     /// ECMP hash of the flow (stable per flow).
     pub hash: u32,
@@ -128,6 +128,10 @@ impl Packet {
     /// `flags`: the sender asks for an ACK at once (UE's AR flag; a UET receiver that
     /// coalesces its ACKs, `transport.uet.ack_every`, answers it without waiting).
     pub const AR: u8 = 2;
+    /// `flags`: the arena's SACK table holds this packet's record (`PacketArena::set_sack`
+    /// sets it, `alloc` clears it). An ACK without one then never reads the table, whose
+    /// record is another cache line: on large fabrics a miss on every ACK.
+    pub const SACKED: u8 = 4;
 
     pub fn blank() -> Packet {
         Packet {
@@ -247,8 +251,8 @@ pub struct PacketArena {
     live: usize,
     /// By packet id; empty in runs where no switch writes telemetry (then nothing is paid).
     telemetry: Vec<Telemetry>,
-    /// By packet id: the selective acknowledgement a reply carries; empty in runs where no
-    /// receiver sends one.
+    /// By packet id: the selective acknowledgement a reply carries, read only where the
+    /// packet's `Packet::SACKED` flag is set; empty in runs where no receiver sends one.
     sack: Vec<Sack>,
     /// By packet id: the RCCC pull target a data packet carries (`host/rccc.rs`), 0 for
     /// none (with whether the packet went without credit, `rccc::carried`); empty in runs
@@ -263,8 +267,11 @@ impl PacketArena {
         Self::default()
     }
     #[inline]
-    pub fn alloc(&mut self, p: Packet) -> PktId {
+    pub fn alloc(&mut self, mut p: Packet) -> PktId {
         self.live += 1;
+        // a copy of a packet (a frame crossing between partitions) takes its SACK along by
+        // `set_sack`, not by the flag
+        p.flags &= !Packet::SACKED;
         if let Some(id) = self.free.pop() {
             self.slots[id as usize] = p;
             if self.extended {
@@ -308,9 +315,6 @@ impl PacketArena {
         if let Some(t) = self.telemetry.get_mut(id as usize) {
             t.n = 0;
         }
-        if let Some(s) = self.sack.get_mut(id as usize) {
-            (s.n, s.is_bitmap) = (0, false);
-        }
         if let Some(p) = self.pull.get_mut(id as usize) {
             *p = 0;
         }
@@ -332,20 +336,28 @@ impl PacketArena {
     /// The selective acknowledgement blocks packet `id` carries (none for most).
     #[inline]
     pub fn sack(&self, id: PktId) -> &[(u64, u64)] {
-        match self.sack.get(id as usize) {
+        match self.sack_of(id) {
             Some(s) => s.blocks(),
             None => &[],
         }
     }
+    /// Packet `id`'s entry in the SACK table, where its flag says it has one.
+    #[inline]
+    fn sack_of(&self, id: PktId) -> Option<&Sack> {
+        if self.get(id).flags & Packet::SACKED == 0 {
+            return None;
+        }
+        self.sack.get(id as usize)
+    }
     /// The SACK bitmap packet `id` carries (`Sack::bitmap`), where it has one.
     #[inline]
     pub fn sack_bitmap(&self, id: PktId) -> Option<(u64, u64)> {
-        self.sack.get(id as usize).and_then(Sack::bitmap)
+        self.sack_of(id).and_then(Sack::bitmap)
     }
     /// Packet `id`'s whole selective acknowledgement, where it carries one: what a frame
     /// takes along when it leaves the arena (a crossing between partitions).
     pub fn sack_record(&self, id: PktId) -> Option<Sack> {
-        self.sack.get(id as usize).filter(|s| !s.is_empty()).copied()
+        self.sack_of(id).filter(|s| !s.is_empty()).copied()
     }
     /// Give packet `id` (a reply) selective acknowledgement blocks `s`.
     pub fn set_sack(&mut self, id: PktId, s: Sack) {
@@ -353,8 +365,8 @@ impl PacketArena {
         if self.sack.len() <= i {
             self.sack.resize(self.slots.len().max(i + 1), Sack::default());
         }
-        self.extended = true;
         self.sack[i] = s;
+        self.get_mut(id).flags |= Packet::SACKED;
     }
     /// The telemetry packet `id` carries, first hop first (empty if none).
     #[inline]
@@ -432,5 +444,32 @@ mod tests {
         // a slot beyond the store's end reads as none
         let w = a.alloc(Packet::blank());
         assert!(a.telemetry(w).is_empty());
+    }
+
+    /// A SACK record is read only through its packet's flag: the reply carries it, a new
+    /// packet in the freed slot has none although the table still holds the old record, and
+    /// a copy of a packet (a crossing frame) takes its record along only by `set_sack`.
+    #[test]
+    fn a_sack_record_lives_with_the_packet_not_the_slot() {
+        let mut a = PacketArena::new();
+        let x = a.alloc(Packet::blank());
+        assert!(a.sack(x).is_empty() && a.sack_record(x).is_none());
+        a.set_sack(x, Sack::of(&[(3000, 4500), (6000, 7500)]));
+        assert_eq!(a.sack(x), &[(3000, 4500), (6000, 7500)]);
+        assert_ne!(a.get(x).flags & Packet::SACKED, 0);
+        // a slot whose table entry holds an old record
+        let w = a.alloc(Packet::blank());
+        a.set_sack(w, Sack::of(&[(9000, 10500)]));
+        a.free(w);
+        let copy = a.get(x).clone();
+        let y = a.alloc(copy);
+        assert_eq!(y, w);
+        assert!(a.sack(y).is_empty(), "an allocated copy has no record until it is given one");
+        a.set_sack(y, Sack::bitmap_of(7, 0b101));
+        assert_eq!((a.sack_bitmap(y), a.sack(y)), (Some((7, 0b101)), &[][..]));
+        a.free(x);
+        let z = a.alloc(Packet::blank());
+        assert_eq!(z, x, "the freed slot is reused");
+        assert!(a.sack(z).is_empty() && a.sack_bitmap(z).is_none() && a.sack_record(z).is_none());
     }
 }

@@ -191,6 +191,74 @@ pub trait CongestionControl {
     fn on_tx_start(&mut self, _app_limited: bool) {}
 }
 
+/// A boxed algorithm is the algorithm, every hook forwarded: how one whose state is much
+/// larger than the others' (BBR's 248 B, against at most 56) sits in `Cc` without every TCP
+/// sender carrying its size (a sender's state is read on every ACK; its size is cache lines).
+impl<T: CongestionControl> CongestionControl for Box<T> {
+    const PACES: bool = T::PACES;
+    const CONG_CONTROL: bool = T::CONG_CONTROL;
+    #[inline]
+    fn on_ack_event(&mut self, w: &Window, a: &AckEvent) {
+        (**self).on_ack_event(w, a)
+    }
+    #[inline]
+    fn ssthresh(&mut self, w: &Window) -> f64 {
+        (**self).ssthresh(w)
+    }
+    #[inline]
+    fn cong_avoid(&mut self, w: &mut Window, a: &AckEvent) {
+        (**self).cong_avoid(w, a)
+    }
+    #[inline]
+    fn on_fast_retransmit(&mut self, w: &mut Window, inflight: u64, now: SimTime) {
+        (**self).on_fast_retransmit(w, inflight, now)
+    }
+    #[inline]
+    fn on_timeout(&mut self, w: &mut Window, inflight: u64, now: SimTime) {
+        (**self).on_timeout(w, inflight, now)
+    }
+    #[inline]
+    fn ect(&self) -> Ecn {
+        (**self).ect()
+    }
+    #[inline]
+    fn pacing_rate(&self, w: &Window, srtt: Option<SimTime>) -> Option<u64> {
+        (**self).pacing_rate(w, srtt)
+    }
+    #[inline]
+    fn restart(&mut self) {
+        (**self).restart()
+    }
+    #[inline]
+    fn on_credit(&mut self, w: &mut Window, granted: u64, snd_una: u64) {
+        (**self).on_credit(w, granted, snd_una)
+    }
+    #[inline]
+    fn owns_window(&self) -> bool {
+        (**self).owns_window()
+    }
+    #[inline]
+    fn cong_control(&mut self, w: &mut Window, c: &Control, rate: &mut DeliveryRate) {
+        (**self).cong_control(w, c, rate)
+    }
+    #[inline]
+    fn open(&mut self, w: &mut Window, seed: u64, rtt: SimTime, now: SimTime) {
+        (**self).open(w, seed, rtt, now)
+    }
+    #[inline]
+    fn on_tx_start(&mut self, app_limited: bool) {
+        (**self).on_tx_start(app_limited)
+    }
+}
+
+/// A boxed algorithm is made as the algorithm is (`CongestionControl for Box<T>`).
+impl<S, T: NewCc<S>> NewCc<S> for Box<T> {
+    type Params = T::Params;
+    fn build(p: &Self::Params, setup: &S) -> Self {
+        Box::new(T::build(p, setup))
+    }
+}
+
 /// What a rate algorithm is made with for one flow.
 #[derive(Copy, Clone, Debug)]
 pub struct RateSetup {
