@@ -30,6 +30,13 @@ the tables count both simulators' ACKs. ``--ack-every BYTES`` (1: an ACK per pac
 
     python bench/peers/uet_htsim.py --seeds 5 --ack-every 1 --sack ranges
 
+dcnsim's switches mark ECN at enqueue by default (the scenario's), htsim's at dequeue;
+``--mark-at dequeue`` runs htsim's reading (``switch.aqm.at``), its outputs named
+``uet_htsim_dequeue``, so that both readings sit beside htsim (as uet_htsim_mix.py shows
+them in one table)::
+
+    python bench/peers/uet_htsim.py --seeds 5 --htsim /path/to/htsim_uec --mark-at dequeue
+
 With ``--seeds N`` it also runs every case with seeds 1..N in both simulators (htsim's
 ``-seed``: its load balancing's and trimming's random draws; dcnsim's: the sprayed
 entropies, the hashes, the ECN draws) and adds a table of each FCT statistic and counter as
@@ -159,12 +166,13 @@ def run_htsim(binary: str, cm: Path, trim: bool, queue_pkts: int, end_us: int, s
     case.htsim_totals = dict(zip(("new", "rtx", "rts", "bounced", "acks", "nacks"), map(int, m.groups())))
 
 
-def with_ack_every(scen: dict, every: Optional[int], sack: Optional[str] = None) -> dict:
+def with_ack_every(scen: dict, every: Optional[int], sack: Optional[str] = None, mark_at: Optional[str] = None) -> dict:
     """A copy of the scenario whose UET receivers coalesce ACKs to one per ``every`` bytes
-    and report ``sack`` (``transport.uet.sack``), where given."""
+    and report ``sack`` (``transport.uet.sack``), and whose switches mark ECN at
+    ``mark_at`` (``switch.aqm.at``), where given."""
     import copy
 
-    if every is None and sack is None:
+    if every is None and sack is None and mark_at is None:
         return scen
     out = copy.deepcopy(scen)
     uet = out["transport"].setdefault("uet", {})
@@ -172,6 +180,8 @@ def with_ack_every(scen: dict, every: Optional[int], sack: Optional[str] = None)
         uet["ack_every"] = f"{every}B"
     if sack is not None:
         uet["sack"] = sack
+    if mark_at is not None:
+        out["switch"]["aqm"]["at"] = mark_at
     return out
 
 
@@ -228,8 +238,9 @@ Modelling differences (htsim: sim/uec.cpp, compositequeue.cpp, uec_mp.cpp, datac
 - Trim victim: when htsim's data queue is full a coin flip trims either the arriving packet
   or the last one queued (the arrival then takes its place); dcnsim trims the arriving one.
   Both forward the 64 B header in the priority queue and the receiver NACKs it.
-- ECN: htsim marks at dequeue (RED-like on the queue left behind); dcnsim marks at enqueue
-  with a linear ramp over the same thresholds (37,350-145,250 B).
+- ECN: htsim marks at dequeue (RED-like on the queue left behind); dcnsim marks with a
+  linear ramp over the same thresholds (37,350-145,250 B), at enqueue by default (on the
+  depth the packet finds) and with --mark-at dequeue on the queue it leaves behind.
 - Load balancing: htsim's default is "mixed" (REPS-legacy recycling of ACKed entropies, else
   a bitmap that skips penalised paths); dcnsim sprays obliviously.
 - Without trimming both lose the overflowing packets, which then wait for the
@@ -284,12 +295,16 @@ def write_table(path: Path, cases: List[Case], args: argparse.Namespace, scen: d
     flags = f" --seeds {args.seeds}" if args.seeds else ""
     flags += f" --ack-every {args.ack_every}" if args.ack_every else ""
     flags += f" --sack {args.sack}" if args.sack else ""
+    flags += f" --mark-at {args.mark_at}" if args.mark_at else ""
     out.append(f"Made by: python bench/peers/uet_htsim.py{flags} (htsim {args.htsim}); {dcnsim_label()}")
     every = args.ack_every if args.ack_every is not None else 16_384
     out.append("dcnsim's ACKs: " + ("one per packet (transport.uet.ack_every = 1B; htsim's receiver coalesces to one per 16,384 B)" if every == 1
                                      else f"coalesced to one per {every:,} B by htsim's rules (transport.uet.ack_every{'' if args.ack_every else ', its default'})")
                + ("; their SACK three byte ranges (transport.uet.sack = \"ranges\"; htsim's is a 64-packet bitmap)" if args.sack == "ranges"
                   else "; their SACK UE's 64-packet bitmap, as htsim's (transport.uet.sack's default)"))
+    out.append("ECN: htsim marks at dequeue (CompositeQueue::completeService); dcnsim "
+               + ("at dequeue too (switch.aqm.at = \"dequeue\")" if args.mark_at == "dequeue"
+                  else "at enqueue, on the depth the packet finds (switch.aqm.at's default; --mark-at dequeue runs htsim's reading)"))
     out.append(f"dcnsim: {Path(args.scenario).name}, variants {VARIANTS[True]!r} and {VARIANTS[False]!r}, seed "
                f"{args.dcnsim_seed if args.dcnsim_seed is not None else scen.get('scenario', {}).get('seed', 'default')}"
                "; the 65,536 B runs use a copy with the flow sizes replaced")
@@ -371,6 +386,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--no-plot", action="store_true", help="skip the PNG")
     ap.add_argument("--ack-every", type=int, default=None, help="dcnsim's transport.uet.ack_every in bytes, 1 for an ACK per packet (default: the scenario's, htsim's 16384)")
     ap.add_argument("--sack", choices=("ranges", "bitmap"), default=None, help="dcnsim's transport.uet.sack (default: the scenario's, htsim's bitmap)")
+    ap.add_argument("--mark-at", choices=("enqueue", "dequeue"), default=None, help="dcnsim's switch.aqm.at (default: the scenario's, enqueue; htsim marks at dequeue)")
     args = ap.parse_args(argv)
 
     if not Path(args.htsim).is_file():
@@ -379,7 +395,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     if args.ack_every is not None and args.ack_every < 1:
         raise SystemExit(f"--ack-every: invalid value {args.ack_every}, expected bytes >= 1")
-    scen = with_ack_every(load_scenario(Path(args.scenario)), args.ack_every, args.sack)
+    scen = with_ack_every(load_scenario(Path(args.scenario)), args.ack_every, args.sack, args.mark_at)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
 
     cases: List[Case] = []
@@ -406,7 +422,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             per_seed.append(sc)
         spread_cases.append(per_seed)
 
-    stem = "uet_htsim" + (f"_ack{args.ack_every}" if args.ack_every is not None else "") + (f"_{args.sack}" if args.sack else "")
+    stem = "uet_htsim" + (f"_ack{args.ack_every}" if args.ack_every is not None else "") + (f"_{args.sack}" if args.sack else "") + (f"_{args.mark_at}" if args.mark_at else "")
     txt = out_dir / f"{stem}.txt"
     write_table(txt, cases, args, scen, spread_cases)
     print(txt.read_text())
