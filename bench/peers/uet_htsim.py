@@ -166,7 +166,7 @@ def run_htsim(binary: str, cm: Path, trim: bool, queue_pkts: int, end_us: int, s
     case.htsim_totals = dict(zip(("new", "rtx", "rts", "bounced", "acks", "nacks"), map(int, m.groups())))
 
 
-def with_ack_every(scen: dict, every: Optional[int], sack: Optional[str] = None, mark_at: Optional[str] = None) -> dict:
+def with_readings(scen: dict, every: Optional[int], sack: Optional[str] = None, mark_at: Optional[str] = None) -> dict:
     """A copy of the scenario whose UET receivers coalesce ACKs to one per ``every`` bytes
     and report ``sack`` (``transport.uet.sack``), and whose switches mark ECN at
     ``mark_at`` (``switch.aqm.at``), where given."""
@@ -395,7 +395,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     if args.ack_every is not None and args.ack_every < 1:
         raise SystemExit(f"--ack-every: invalid value {args.ack_every}, expected bytes >= 1")
-    scen = with_ack_every(load_scenario(Path(args.scenario)), args.ack_every, args.sack, args.mark_at)
+    scen = with_readings(load_scenario(Path(args.scenario)), args.ack_every, args.sack, args.mark_at)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
 
     cases: List[Case] = []

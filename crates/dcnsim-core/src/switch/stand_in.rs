@@ -164,8 +164,7 @@ impl SwitchMechanism for StandIn {
         // a header is held in a memory of its own, as the trimmer proper holds it: a check
         // against the whole switch's memory alone let the buffer model then admit data up to
         // all of it (18,009 B in an 18,000 B switch, found by the property test)
-        let held = cx.queue_bytes(a.out, queue);
-        if held != 0 && held + bytes as u64 > self.header_memory {
+        if !super::trim::header_room(cx, a.out, queue, bytes as u64, self.header_memory) {
             return Overflow::Drop;
         }
         self.trims += 1;
