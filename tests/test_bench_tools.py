@@ -197,3 +197,36 @@ def test_many_cores_collects_speedups_against_one_thread(tmp_path, capsys):
     assert "| fat_tree_k48_websearch | 27648 | 16 | 1 | 20.00 | - |" in table
     assert "6.50x (6.00-7.00)" in table and "DIFFERENT from 1 thread" in table
     assert len(json.loads(out.read_text())) == 6
+
+
+def test_uet_peer_counts_htsim_duplicates_and_dcnsim_resends_of_packets_not_lost(tmp_path):
+    """bench/peers/uet_htsim.py: htsim's receiver prints each duplicate it takes; the table's
+    'not lost' resends are those lines, and dcnsim's resends less its drops and trims."""
+    sys.path.insert(0, str(BENCH / "peers"))
+    try:
+        spec = importlib.util.spec_from_file_location("bench_uet_htsim", BENCH / "peers" / "uet_htsim.py")
+        peer = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = peer  # its dataclasses look their module up
+        spec.loader.exec_module(peer)
+    finally:
+        sys.path.remove(str(BENCH / "peers"))
+    fake = tmp_path / "htsim_uec"
+    fake.write_text(
+        "#!/bin/sh\n"
+        "echo 'RTOX flow 1 t 104.972 seq 13 sent 4.316 rtxq 0'\n"
+        "echo '112.632 flowid 1 Spurious 11'\n"
+        "echo '113.296 flowid 2 Spurious 10'\n"
+        "echo 'Flow Uec_8_0 flowId 1 uecSrc 8 finished at 124.0 total messages 1 total packets 17 RTS 0'\n"
+        "echo 'New: 136 Rtx: 29 RTS: 0 Bounced: 0 ACKs: 116 NACKs: 0 Pulls: 0'\n"
+    )
+    fake.chmod(0o755)
+    case = peer.Case(size=65536, trim=False)
+    peer.run_htsim(str(fake), tmp_path / "x.cm", False, 43, 2000, 3, case)
+    assert case.htsim_dups == 2
+    assert case.htsim_totals["rtx"] == 29
+    assert case.htsim_fct == {8: 124.0}
+    assert "-disable_trim" in case.htsim_cmd and "-seed 3" in case.htsim_cmd
+    case.dcnsim_retx, case.dcnsim_drops, case.dcnsim_trims = 39, 27, 0
+    assert peer.dcnsim_dups(case) == 12
+    case.dcnsim_retx, case.dcnsim_drops, case.dcnsim_trims = 28, 0, 28
+    assert peer.dcnsim_dups(case) == 0

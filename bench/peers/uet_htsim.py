@@ -37,6 +37,16 @@ them in one table)::
 
     python bench/peers/uet_htsim.py --seeds 5 --htsim /path/to/htsim_uec --mark-at dequeue
 
+Where a queue is full htsim drops (or trims) the arriving packet or the last one queued, by
+a coin flip; dcnsim the arriving one. ``--htsim-victim arriving`` says that the htsim given
+was built with ``uet_htsim_trim_arriving.patch`` (no coin flip: the arriving packet, as
+dcnsim), its outputs' names ending in ``_arriving``; the flows' last packets are short
+(65,536 B is 16 packets of 4,086 B and one of 160 B), and only the coin flip lets a short
+one into a queue full of long ones.
+
+Both count resends of packets that were not lost: htsim's receiver prints each duplicate it
+takes ("Spurious"), dcnsim's are its resends less its drops and trims.
+
 With ``--seeds N`` it also runs every case with seeds 1..N in both simulators (htsim's
 ``-seed``: its load balancing's and trimming's random draws; dcnsim's: the sprayed
 entropies, the hashes, the ECN draws) and adds a table of each FCT statistic and counter as
@@ -71,6 +81,7 @@ HTSIM_COMMIT = "40ccb05"
 VARIANTS = {True: "UET + trimming", False: "UET, no trimming"}
 
 HTSIM_FINISHED = re.compile(r"^Flow Uec_(\d+)_(\d+) flowId (\d+) .*?finished at (\S+) .*?RTS (\d+)", re.M)
+HTSIM_DUPLICATE = re.compile(r"^\S+ flowid \d+ Spurious \d+", re.M)
 HTSIM_TOTALS = re.compile(r"New: (\d+) Rtx: (\d+) RTS: (\d+) Bounced: (\d+) ACKs: (\d+) NACKs: (\d+)")
 
 
@@ -83,6 +94,7 @@ class Case:
     htsim_cmd: str = ""
     htsim_fct: Dict[int, float] = field(default_factory=dict)
     htsim_totals: Dict[str, int] = field(default_factory=dict)
+    htsim_dups: int = 0
     dcnsim_fct: Dict[int, float] = field(default_factory=dict)
     dcnsim_retx: int = 0
     dcnsim_drops: int = 0
@@ -164,6 +176,9 @@ def run_htsim(binary: str, cm: Path, trim: bool, queue_pkts: int, end_us: int, s
     if not m:
         raise SystemExit(f"no totals line in htsim's output: {shlex.join(full)}")
     case.htsim_totals = dict(zip(("new", "rtx", "rts", "bounced", "acks", "nacks"), map(int, m.groups())))
+    # packets its receiver already held (`UecSink::processData` prints each): resends of
+    # packets that were not lost
+    case.htsim_dups = len(HTSIM_DUPLICATE.findall(p.stdout))
 
 
 def with_readings(scen: dict, every: Optional[int], sack: Optional[str] = None, mark_at: Optional[str] = None) -> dict:
@@ -203,6 +218,12 @@ def run_dcnsim(scen: dict, trim: bool, seed: Optional[int], case: Case) -> None:
     case.dcnsim_acks = replies(res) - nacks
 
 
+def dcnsim_dups(c: Case) -> int:
+    """dcnsim's resends of packets that were not lost: every drop and every trim costs one
+    resend (a resend lost again costs another, and would be counted here as not lost)."""
+    return c.dcnsim_retx - c.dcnsim_drops - c.dcnsim_trims
+
+
 # --------------------------------------------------------------------------- outputs
 
 
@@ -235,9 +256,13 @@ Modelling differences (htsim: sim/uec.cpp, compositequeue.cpp, uec_mp.cpp, datac
   transport.uet.sack). With --ack-every 1 dcnsim ACKs every packet, so its NSCC gets more
   delay samples per window; with --sack ranges its ACKs carry 3 byte ranges, and a coalesced
   ACK may leave packets that arrived above a hole unreported until the hole fills.
-- Trim victim: when htsim's data queue is full a coin flip trims either the arriving packet
-  or the last one queued (the arrival then takes its place); dcnsim trims the arriving one.
-  Both forward the 64 B header in the priority queue and the receiver NACKs it.
+- Victim: when htsim's data queue is full a coin flip trims (or, without trimming, drops)
+  either the arriving packet or the last one queued (the arrival then takes its place);
+  dcnsim the arriving one (--htsim-victim arriving: htsim built to do the same). Both
+  forward a trimmed packet's 64 B header in the priority queue and the receiver NACKs it.
+  The flip matters most to short packets: a 65,536 B flow ends in a 224 B packet, which a
+  queue of 43 full ones (exactly its 178,450 B) never admits, but which the flip lets in
+  by dropping a full one, leaving room for the next short ones too.
 - ECN: htsim marks at dequeue (RED-like on the queue left behind); dcnsim marks with a
   linear ramp over the same thresholds (37,350-145,250 B), at enqueue by default (on the
   depth the packet finds) and with --mark-at dequeue on the queue it leaves behind.
@@ -247,7 +272,9 @@ Modelling differences (htsim: sim/uec.cpp, compositequeue.cpp, uec_mp.cpp, datac
   retransmission timer, fixed, from the oldest packet's send time, no back-off (htsim:
   15 us + six full queues at line rate = 100.656 us; dcnsim's default transport.uet.rto is
   the same formula). htsim sends an RTS (a 64 B control packet) when the window is closed
-  at a timeout. htsim prints no drop count: its Rtx there are the timer's retransmissions.
+  at a timeout. htsim prints no drop count: its Rtx there are the timer's retransmissions,
+  of lost packets and of packets that were not lost ('ht dup'); dcnsim's resends too hold
+  both (its drops count the lost).
 - FCT: both measure from the flow's start (0 here) to the sender's receipt of the ACK that
   covers the last byte. htsim's counters (New, Rtx, NACKs) are totals over all flows.
 """
@@ -262,8 +289,8 @@ def over_seeds(per_seed: List[Case]) -> Dict[str, List[float]]:
             v = list(fct.values())
             for stat, f in (("min", min), ("median", statistics.median), ("max", max)):
                 out.setdefault(f"{name} {stat}", []).append(f(v) if v else math.nan)
-        for key, val in (("ht NACK", c.htsim_totals["nacks"]), ("ht Rtx", c.htsim_totals["rtx"]), ("ht ACK", c.htsim_totals["acks"]), ("dc trims", c.dcnsim_trims),
-                         ("dc retx", c.dcnsim_retx), ("dc drops", c.dcnsim_drops), ("dc ACK", c.dcnsim_acks)):
+        for key, val in (("ht NACK", c.htsim_totals["nacks"]), ("ht Rtx", c.htsim_totals["rtx"]), ("ht dup", c.htsim_dups), ("ht ACK", c.htsim_totals["acks"]),
+                         ("dc trims", c.dcnsim_trims), ("dc retx", c.dcnsim_retx), ("dc dup", dcnsim_dups(c)), ("dc drops", c.dcnsim_drops), ("dc ACK", c.dcnsim_acks)):
             out.setdefault(key, []).append(float(val))
     return out
 
@@ -282,9 +309,9 @@ def seed_table(spread_cases: List[List[Case]], seeds: int) -> List[str]:
         out.append(f"{c0.size:>9} B, trim {'yes' if c0.trim else 'no'}:")
         for name in ("htsim", "dcnsim"):
             out.append(f"  {name:>6} FCT  " + " / ".join(mean_range(v[f"{name} {stat}"]) for stat in ("min", "median", "max")))
-        out.append("  htsim NACKs " + mean_range(v["ht NACK"], 0) + ", resends " + mean_range(v["ht Rtx"], 0)
+        out.append("  htsim NACKs " + mean_range(v["ht NACK"], 0) + ", resends " + mean_range(v["ht Rtx"], 0) + " (not lost " + mean_range(v["ht dup"], 0) + ")"
                    + ", ACKs " + mean_range(v["ht ACK"], 0) + "; dcnsim trims " + mean_range(v["dc trims"], 0) + ", resends " + mean_range(v["dc retx"], 0)
-                   + ", drops " + mean_range(v["dc drops"], 0) + ", ACKs " + mean_range(v["dc ACK"], 0))
+                   + " (not lost " + mean_range(v["dc dup"], 0) + "), drops " + mean_range(v["dc drops"], 0) + ", ACKs " + mean_range(v["dc ACK"], 0))
     return out
 
 
@@ -296,6 +323,7 @@ def write_table(path: Path, cases: List[Case], args: argparse.Namespace, scen: d
     flags += f" --ack-every {args.ack_every}" if args.ack_every else ""
     flags += f" --sack {args.sack}" if args.sack else ""
     flags += f" --mark-at {args.mark_at}" if args.mark_at else ""
+    flags += f" --htsim-victim {args.htsim_victim}" if args.htsim_victim != "coin" else ""
     out.append(f"Made by: python bench/peers/uet_htsim.py{flags} (htsim {args.htsim}); {dcnsim_label()}")
     every = args.ack_every if args.ack_every is not None else 16_384
     out.append("dcnsim's ACKs: " + ("one per packet (transport.uet.ack_every = 1B; htsim's receiver coalesces to one per 16,384 B)" if every == 1
@@ -305,6 +333,9 @@ def write_table(path: Path, cases: List[Case], args: argparse.Namespace, scen: d
     out.append("ECN: htsim marks at dequeue (CompositeQueue::completeService); dcnsim "
                + ("at dequeue too (switch.aqm.at = \"dequeue\")" if args.mark_at == "dequeue"
                   else "at enqueue, on the depth the packet finds (switch.aqm.at's default; --mark-at dequeue runs htsim's reading)"))
+    out.append("Full queue: dcnsim drops or trims the arriving packet; htsim "
+               + ("the arriving one too (built with uet_htsim_trim_arriving.patch)" if args.htsim_victim == "arriving"
+                  else "the arriving one or the last queued, by a coin flip (its own code; --htsim-victim arriving runs a build without it)"))
     out.append(f"dcnsim: {Path(args.scenario).name}, variants {VARIANTS[True]!r} and {VARIANTS[False]!r}, seed "
                f"{args.dcnsim_seed if args.dcnsim_seed is not None else scen.get('scenario', {}).get('seed', 'default')}"
                "; the 65,536 B runs use a copy with the flow sizes replaced")
@@ -314,9 +345,10 @@ def write_table(path: Path, cases: List[Case], args: argparse.Namespace, scen: d
     out.append(f"htsim seed: {args.htsim_seed if args.htsim_seed is not None else 'its default (13)'}; "
                "both: k=4 fat tree (16 hosts), 100G, 1 us links, MTU 4150 B, queue 43 packets = 178,450 B")
     out.append("FCTs in us (min / median / max over the flows); 'bound': the receiver link's time for all packets, headers included")
+    out.append("'dup': resends of packets not lost (htsim: duplicates its receiver took; dcnsim: resends less drops and trims)")
     out.append("")
     head = (f"{'size B':>9} {'trim':>4} {'bound':>6}  {'htsim FCT':>23}  {'dcnsim FCT':>23}  "
-            f"{'ht NACK':>7} {'ht Rtx':>6} {'ht RTS':>6} {'ht ACK':>6}  {'dc trims':>8} {'dc retx':>7} {'dc drops':>8} {'dc ACK':>6}")
+            f"{'ht NACK':>7} {'ht Rtx':>6} {'ht dup':>6} {'ht RTS':>6} {'ht ACK':>6}  {'dc trims':>8} {'dc retx':>7} {'dc dup':>6} {'dc drops':>8} {'dc ACK':>6}")
     out.append(head)
     out.append("-" * len(head))
     for c in cases:
@@ -324,7 +356,7 @@ def write_table(path: Path, cases: List[Case], args: argparse.Namespace, scen: d
         out.append(
             f"{c.size:>9} {'yes' if c.trim else 'no':>4} {wire_bound_us(c.size, senders):>6.1f}  "
             f"{spread(list(c.htsim_fct.values())):>23}  {spread(list(c.dcnsim_fct.values())):>23}  "
-            f"{t['nacks']:>7} {t['rtx']:>6} {t['rts']:>6} {t['acks']:>6}  {c.dcnsim_trims:>8} {c.dcnsim_retx:>7} {c.dcnsim_drops:>8} {c.dcnsim_acks:>6}"
+            f"{t['nacks']:>7} {t['rtx']:>6} {c.htsim_dups:>6} {t['rts']:>6} {t['acks']:>6}  {c.dcnsim_trims:>8} {c.dcnsim_retx:>7} {dcnsim_dups(c):>6} {c.dcnsim_drops:>8} {c.dcnsim_acks:>6}"
         )
     unfinished = [(c, senders - len(c.htsim_fct), c.dcnsim_unfinished) for c in cases]
     for c, h, d in unfinished:
@@ -387,6 +419,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--ack-every", type=int, default=None, help="dcnsim's transport.uet.ack_every in bytes, 1 for an ACK per packet (default: the scenario's, htsim's 16384)")
     ap.add_argument("--sack", choices=("ranges", "bitmap"), default=None, help="dcnsim's transport.uet.sack (default: the scenario's, htsim's bitmap)")
     ap.add_argument("--mark-at", choices=("enqueue", "dequeue"), default=None, help="dcnsim's switch.aqm.at (default: the scenario's, enqueue; htsim marks at dequeue)")
+    ap.add_argument("--htsim-victim", choices=("coin", "arriving"), default="coin",
+                    help="what the htsim binary drops or trims at a full queue: its own coin flip (default) or, built with uet_htsim_trim_arriving.patch, the arriving packet")
     args = ap.parse_args(argv)
 
     if not Path(args.htsim).is_file():
@@ -423,6 +457,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         spread_cases.append(per_seed)
 
     stem = "uet_htsim" + (f"_ack{args.ack_every}" if args.ack_every is not None else "") + (f"_{args.sack}" if args.sack else "") + (f"_{args.mark_at}" if args.mark_at else "")
+    stem += "_arriving" if args.htsim_victim == "arriving" else ""
     txt = out_dir / f"{stem}.txt"
     write_table(txt, cases, args, scen, spread_cases)
     print(txt.read_text())
