@@ -353,3 +353,31 @@ def test_dctcp_through_red_sits_where_its_rate_law_meets_red(queue_pdfs):
     assert 0.9 * low <= s["mean"] <= 1.1 * high, (s, low, high)
     reno = queue_pdfs["Reno, RED"]
     assert s["p95"] - s["p5"] < (reno["p95"] - reno["p5"]) / 3, (s, reno)
+
+
+@pytest.mark.parametrize("at", ["enqueue", "dequeue"])
+def test_a_fabric_only_marker_never_marks_a_downlink_to_a_host(at):
+    """`switch.aqm.ports = "fabric"` (htsim's fabric for receiver-driven congestion control):
+    on the UET incast the ToR's downlink to the receiver holds the deepest queue, and with
+    "all" it marks most; with "fabric" it marks none while the other switch ports still do,
+    at either marking point."""
+    text = shipped_scenarios()["uet_incast_small"].read_text()
+    marks = {}
+    for ports in ("all", "fabric"):
+        sc = tomllib.loads(text)
+        sc["switch"]["aqm"].update(at=at, ports=ports)
+        r = dcnsim.run(sc, variant="UET, no trimming")
+        df = r.ports.to_pandas() if hasattr(r.ports, "to_pandas") else r.ports
+        sw = df[~df["is_host"]]
+        host_facing = sw["peer_name"].isin(df.loc[df["is_host"], "node_name"])
+        marks[ports] = (int(sw.loc[host_facing, "ecn_marks"].sum()), int(sw.loc[~host_facing, "ecn_marks"].sum()))
+        assert r.summary["flows_unfinished"] == 0
+    assert marks["all"][0] > 100, marks
+    assert marks["fabric"][0] == 0 and marks["fabric"][1] > 100, marks
+
+
+def test_the_marked_ports_are_named_in_a_refusal():
+    sc = tomllib.loads(shipped_scenarios()["uet_incast_small"].read_text())
+    sc["switch"]["aqm"]["ports"] = "downlinks"
+    with pytest.raises(Exception, match=r'switch\.aqm\.ports.*"downlinks".*"all", "fabric"'):
+        dcnsim.run(sc, variant="UET, no trimming")

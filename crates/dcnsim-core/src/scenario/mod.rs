@@ -705,7 +705,7 @@ hosts = [42, 63]
         let b = doc.scenario(Some("B")).unwrap();
         assert_eq!(b.topology.senders, Some(5));
         assert_eq!(b.topology.host_link.unwrap().rate.0, 10_000_000_000);
-        assert_eq!(b.switch.aqm, Some(AqmConfig::Step(StepAqm { threshold: Some(units::Bytes(30_000)), drop_non_ect: None, at: None })));
+        assert_eq!(b.switch.aqm, Some(AqmConfig::Step(StepAqm { threshold: Some(units::Bytes(30_000)), drop_non_ect: None, at: None, ports: None })));
         assert!(doc.scenario(Some("C")).is_err());
     }
 

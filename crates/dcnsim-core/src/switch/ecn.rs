@@ -19,6 +19,8 @@ pub const DEFAULT_DROP_NON_ECT: bool = false;
 /// Where the step and ramp markers judge a packet unless the scenario says: as it joins its
 /// queue, on the depth it finds (ns-3's RED queue disc and DCTCP's description).
 pub const DEFAULT_MARK_AT: MarkAt = MarkAt::Enqueue;
+/// Which ports the step and ramp markers judge unless the scenario says: every switch port.
+pub const DEFAULT_MARK_PORTS: MarkPorts = MarkPorts::All;
 
 /// When the step and ramp markers judge a packet (`switch.aqm.at`): as it joins its queue
 /// or as it leaves it. A mark at dequeue reports the queue as the packet departs, not as
@@ -36,6 +38,19 @@ pub enum MarkAt {
     Dequeue,
 }
 
+/// Which switch ports the step and ramp markers judge (`switch.aqm.ports`).
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum MarkPorts {
+    /// Every switch port, a ToR's downlinks to its hosts too.
+    All,
+    /// Only ports toward another switch: a ToR's downlinks never mark, as the UEC's htsim
+    /// builds a fabric for receiver-driven congestion control (RCCC, alone or with NSCC:
+    /// `main_uec.cpp`, `set_ecn_parameters(true, !receiver_driven, ..)`, "enable on tor
+    /// downlink"), where the receiver's pulls pace the last hop.
+    Fabric,
+}
+
 /// The ECN marker of every switch queue (`switch.aqm` kinds "ramp" and "step"): RED's ramp
 /// (or DCTCP's step) on the instantaneous depth of the queue a packet joins, drawn from the switch's stream. A
 /// packet it selects is CE-marked when ECN-capable (ECT(0) and ECT(1) alike); otherwise it
@@ -44,6 +59,7 @@ pub enum MarkAt {
 pub struct EcnMarker {
     pub red: Red,
     pub drop_non_ect: bool,
+    pub ports: MarkPorts,
 }
 
 impl SwitchMechanism for EcnMarker {
@@ -74,6 +90,9 @@ impl SwitchMechanism for EcnMarker {
     }
     #[inline]
     fn on_arrival(&mut self, a: &Arrival, ect: bool, cx: &mut Ctx) -> AqmAction {
+        if self.ports == MarkPorts::Fabric && cx.peer_is_host(a.out) {
+            return AqmAction::Pass;
+        }
         let depth = if a.judged_depth == EGRESS_DEPTH { cx.queue_bytes(a.out, a.queue) } else { a.judged_depth };
         if !self.red.decide(depth, &mut cx.switches[a.sw as usize].rng) {
             AqmAction::Pass
@@ -96,7 +115,7 @@ impl EcnMarker {
     #[inline]
     pub fn on_departure(&self, d: &Departure, cx: &mut Ctx) -> Verdict {
         let p = cx.pkts.get(d.pkt);
-        if p.kind != PktKind::Data || !p.ecn.is_ect() {
+        if p.kind != PktKind::Data || !p.ecn.is_ect() || (self.ports == MarkPorts::Fabric && cx.peer_is_host(d.port)) {
             return Verdict::Send;
         }
         if self.red.decide(cx.queue_bytes(d.port, d.queue), &mut cx.switches[d.sw as usize].rng) {
@@ -148,6 +167,31 @@ mod tests {
         assert_eq!(k.prob(22_501), 1.0);
     }
 
+    /// `ports = "fabric"`: a port toward a host (a ToR's downlink) never marks, at enqueue
+    /// or at dequeue, however deep its queue; a port toward a switch marks as with "all".
+    #[test]
+    fn a_fabric_only_marker_leaves_the_downlinks_to_hosts_unmarked() {
+        use crate::sim::SimTime;
+        use crate::switch::bench::Bench;
+        let mut b = Bench::new();
+        let red = Red { low: 10_000, high: 10_000, pmax: 1.0 };
+        let (from_h1, to_h0, to_right) = (b.port("left", "h1"), b.port("left", "h0"), b.port("left", "right"));
+        for (ports, out, want) in [
+            (MarkPorts::All, to_h0, true),
+            (MarkPorts::All, to_right, true),
+            (MarkPorts::Fabric, to_h0, false),
+            (MarkPorts::Fabric, to_right, true),
+        ] {
+            let mut m = EcnMarker { red: red.clone(), drop_non_ect: false, ports };
+            let a = b.data(1, 1, 0, from_h1, out, 50_000);
+            let on_arrival = m.on_arrival(&a, true, &mut b.cx(SimTime::from_us(1)));
+            assert_eq!(on_arrival == AqmAction::Mark, want, "{ports:?} at enqueue, out {out}");
+            let d = Departure { sw: a.sw, port: out, queue: 0, pkt: a.pkt, size: 1086, flow: 1, in_port: from_h1, tc: 0, enq: SimTime::ZERO };
+            let on_departure = m.on_departure(&d, &mut b.cx(SimTime::from_us(1)));
+            assert_eq!(on_departure == Verdict::Mark, want, "{ports:?} at dequeue, out {out}");
+        }
+    }
+
     /// At dequeue the step judges the bytes a packet leaves behind: above K it marks an
     /// ECN-capable data packet, at K it does not; a non-ECT packet and a trimmed header
     /// pass whatever the queue holds.
@@ -157,7 +201,7 @@ mod tests {
         use crate::sim::SimTime;
         use crate::switch::bench::Bench;
         let mut b = Bench::new();
-        let m = EcnMarker { red: Red { low: 10_000, high: 10_000, pmax: 1.0 }, drop_non_ect: false };
+        let m = EcnMarker { red: Red { low: 10_000, high: 10_000, pmax: 1.0 }, drop_non_ect: false, ports: MarkPorts::All };
         let (inp, out) = (b.port("left", "h0"), b.port("left", "right"));
         for (left_behind, ecn, kind, want) in [
             (10_001, Ecn::Ect0, PktKind::Data, Verdict::Mark),

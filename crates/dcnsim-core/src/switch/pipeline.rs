@@ -60,6 +60,11 @@ impl Ctx<'_> {
     pub fn timer(&mut self, at: SimTime, t: MechTimer) {
         self.fx.push(Effect::Timer { at, timer: t });
     }
+    /// Whether the far end of `port` is a host (the port is a ToR's downlink).
+    #[inline]
+    pub fn peer_is_host(&self, port: PortId) -> bool {
+        self.topo.nodes[self.topo.peer_node(port) as usize].kind == crate::net::NodeKind::Host
+    }
     #[inline]
     pub(crate) fn queue_bytes(&self, port: PortId, queue: usize) -> u64 {
         self.port_queues.get(port, queue).bytes

@@ -46,7 +46,7 @@ use super::pipeline::{Arrival, Better, Ctx, Effect, Report};
 use super::{Frame, Mechanisms, Msg};
 use crate::metrics::{ColumnData as C, Outputs};
 use crate::net::PerFlow;
-use crate::net::{FlowId, HostId, NodeKind, PktId, PktKind, PortId};
+use crate::net::{FlowId, HostId, PktId, PktKind, PortId};
 use crate::sim::{ser_time, SimTime};
 use crate::switch::pfc::{PauseFrame, PfcParams};
 use rustc_hash::FxHashMap;
@@ -230,7 +230,7 @@ impl Sfc {
         let (flow, src, dst, hash) = (p.flow, p.src, p.dst, p.hash);
         let class = a.class as u8;
         let now = cx.now;
-        if self.p.cache && !self.cache.is_empty() && peer_is_host(cx, a.in_port) {
+        if self.p.cache && !self.cache.is_empty() && cx.peer_is_host(a.in_port) {
             if let Some(&until) = self.cache.get(&(a.sw, dst, class)) {
                 if until > now {
                     let row = self.row(a.in_port, class);
@@ -326,7 +326,7 @@ impl SwitchMechanism for Sfc {
     /// longer: the proxy must not shorten it.
     fn on_msg(&mut self, m: SfcMsg, at: MsgAt, others: &Mechanisms, cx: &mut Ctx) -> bool {
         let (class, out, pkt, sw) = (m.class, at.out, at.pkt, at.sw);
-        if !peer_is_host(cx, out) {
+        if !cx.peer_is_host(out) {
             return false;
         }
         let p = cx.pkts.get(pkt);
@@ -410,11 +410,6 @@ impl SwitchMechanism for Sfc {
     fn encode_msg(m: SfcMsg, p: &crate::net::Packet, w: &crate::switch::mechanism::WireCtx, out: &mut Vec<u8>) {
         encode(m.class, p, w, out)
     }
-}
-
-/// Whether the far end of `port` is a host.
-fn peer_is_host(cx: &Ctx, port: PortId) -> bool {
-    cx.topo.nodes[cx.topo.peer_node(port) as usize].kind == NodeKind::Host
 }
 
 /// The fewest PFC quanta (512 bit times at `rate_bps`) that cover `pause`, at most 65535.

@@ -98,11 +98,15 @@ pub struct StepAqm {
     /// "dequeue", as it leaves, on the depth it leaves behind (htsim's reading; marks only,
     /// not with drop_non_ect, switch.ci or switch.architecture). Default {default}.
     pub at: Option<ecn::MarkAt>,
+    /// Which switch ports judge packets: "all", or "fabric", only ports toward another
+    /// switch (a ToR's downlinks to its hosts never mark, as the UEC's htsim builds a
+    /// fabric for receiver-driven congestion control). Default {default}.
+    pub ports: Option<ecn::MarkPorts>,
 }
 
 impl StepAqm {
     fn defaults() -> Self {
-        StepAqm { threshold: None, drop_non_ect: Some(ecn::DEFAULT_DROP_NON_ECT), at: Some(ecn::DEFAULT_MARK_AT) }
+        StepAqm { threshold: None, drop_non_ect: Some(ecn::DEFAULT_DROP_NON_ECT), at: Some(ecn::DEFAULT_MARK_AT), ports: Some(ecn::DEFAULT_MARK_PORTS) }
     }
 }
 
@@ -121,11 +125,19 @@ pub struct RampAqm {
     pub drop_non_ect: Option<bool>,
     /// As for kind "step". Default {default}.
     pub at: Option<ecn::MarkAt>,
+    /// As for kind "step". Default {default}.
+    pub ports: Option<ecn::MarkPorts>,
 }
 
 impl RampAqm {
     fn defaults() -> Self {
-        RampAqm { pmax: Some(ecn::DEFAULT_PMAX), drop_non_ect: Some(ecn::DEFAULT_DROP_NON_ECT), at: Some(ecn::DEFAULT_MARK_AT), ..Default::default() }
+        RampAqm {
+            pmax: Some(ecn::DEFAULT_PMAX),
+            drop_non_ect: Some(ecn::DEFAULT_DROP_NON_ECT),
+            at: Some(ecn::DEFAULT_MARK_AT),
+            ports: Some(ecn::DEFAULT_MARK_PORTS),
+            ..Default::default()
+        }
     }
 }
 
@@ -546,8 +558,8 @@ impl AqmConfig {
     /// largest frame).
     pub(in crate::scenario) fn params(&self, mtu: u64) -> (Option<EcnMarker>, Option<AqmParams>) {
         // at enqueue the pipeline's ECN stage runs the marker; at dequeue, switch.aqm's stage
-        let marker = |red: Red, drop_non_ect: Option<bool>, at: Option<ecn::MarkAt>| {
-            let m = EcnMarker { red, drop_non_ect: drop_non_ect.unwrap_or(ecn::DEFAULT_DROP_NON_ECT) };
+        let marker = |red: Red, drop_non_ect: Option<bool>, at: Option<ecn::MarkAt>, ports: Option<ecn::MarkPorts>| {
+            let m = EcnMarker { red, drop_non_ect: drop_non_ect.unwrap_or(ecn::DEFAULT_DROP_NON_ECT), ports: ports.unwrap_or(ecn::DEFAULT_MARK_PORTS) };
             match at.unwrap_or(ecn::DEFAULT_MARK_AT) {
                 ecn::MarkAt::Enqueue => (Some(m), None),
                 ecn::MarkAt::Dequeue => (None, Some(AqmParams::AtDequeue(m))),
@@ -555,8 +567,8 @@ impl AqmConfig {
         };
         let required = |b: Option<Bytes>| b.expect("validated").0;
         match self {
-            AqmConfig::Step(a) => marker(Red { low: required(a.threshold), high: required(a.threshold), pmax: 1.0 }, a.drop_non_ect, a.at),
-            AqmConfig::Ramp(a) => marker(Red { low: required(a.kmin), high: required(a.kmax), pmax: a.pmax.unwrap_or(ecn::DEFAULT_PMAX) }, a.drop_non_ect, a.at),
+            AqmConfig::Step(a) => marker(Red { low: required(a.threshold), high: required(a.threshold), pmax: 1.0 }, a.drop_non_ect, a.at, a.ports),
+            AqmConfig::Ramp(a) => marker(Red { low: required(a.kmin), high: required(a.kmax), pmax: a.pmax.unwrap_or(ecn::DEFAULT_PMAX) }, a.drop_non_ect, a.at, a.ports),
             AqmConfig::Fixed(a) => (None, Some(AqmParams::Fixed { p: a.p.expect("validated") })),
             AqmConfig::Red(a) => (None, Some(AqmParams::Red(a.params()))),
             AqmConfig::Pi2(a) => (None, Some(AqmParams::Pi2(a.params()))),
