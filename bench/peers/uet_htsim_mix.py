@@ -33,6 +33,11 @@ Both simulators get the same inputs:
   (`CompositeQueue::completeService`); dcnsim runs each case twice, marking at dequeue as
   htsim does (`switch.aqm.at = "dequeue"`, the row "dcnsim") and at enqueue, on the depth
   the packet finds (the default, which trim_vs_pfc runs: the row "dcnsim, ECN at enqueue").
+  Under a receiver-driven control (``--cc rccc``, ``--cc nscc_rccc``) htsim builds its
+  fabric without ECN on the ToR downlinks (`main_uec.cpp`: `set_ecn_parameters(true,
+  !receiver_driven, ..)`); the row "dcnsim" then marks only on ports toward a switch
+  (`switch.aqm.ports = "fabric"`), and a third row, "dcnsim, ECN on every port", at
+  dequeue on every port, as the tables before 2026-11-30 did.
   Marked packets are ACKed at once, so where the marks fall decides which packets leave a
   receiver holding an ACK back.
 
@@ -76,10 +81,21 @@ sys.path.insert(0, str(HERE))
 from uet_htsim import HTSIM_COMMIT, HTSIM_REPO, HTSIM_TOTALS, dcnsim_label, load_scenario  # noqa: E402
 
 DEFAULT_HTSIM = "/tmp/uet_rto/htsim/sim/build/datacenter/htsim_uec"
-#: dcnsim's rows: where its switches judge a packet for ECN (`switch.aqm.at`)
-DCNSIM_MARKING = (("dcnsim", "dequeue"), ("dcnsim, ECN at enqueue", "enqueue"))
 #: each congestion control's htsim flags and dcnsim `transport.cc`
 CCS = {"nscc": ([], "nscc"), "rccc": (["-receiver_cc_only"], "rccc"), "nscc_rccc": (["-sender_cc", "-receiver_cc"], "nscc_rccc")}
+#: the congestion controls htsim runs as receiver-driven, building its fabric without ECN on
+#: the ToR downlinks (main_uec.cpp: `set_ecn_parameters(true, !receiver_driven, ..)`)
+RECEIVER_DRIVEN = ("rccc", "nscc_rccc")
+
+
+def dcnsim_marking(cc: str) -> tuple:
+    """dcnsim's rows: where its switches judge a packet for ECN (`switch.aqm.at`) and which
+    ports do (`switch.aqm.ports`). The row "dcnsim" is htsim's reading; under a
+    receiver-driven control a row marking on every port too, and one at dcnsim's default
+    (at enqueue, every port)."""
+    if cc in RECEIVER_DRIVEN:
+        return (("dcnsim", "dequeue", "fabric"), ("dcnsim, ECN on every port", "dequeue", "all"), ("dcnsim, ECN at enqueue", "enqueue", "all"))
+    return (("dcnsim", "dequeue", "all"), ("dcnsim, ECN at enqueue", "enqueue", "all"))
 SOURCE = REPO / "python" / "dcnsim" / "scenarios" / "trim_vs_pfc_small.toml"
 HOSTS, PER_TOR, SPINES = 128, 8, 8
 MTU = 1500
@@ -90,6 +106,9 @@ CASES = ((667, (7, 200)), (134, (7, 134)))
 HTSIM_FINISHED = re.compile(r"^Flow \S+ flowId (\d+) .*?finished at (\S+)", re.M)
 HTSIM_RTO = re.compile(r"^RTO events: (\d+)", re.M)
 HTSIM_PULLS = re.compile(r" Pulls: (\d+)")
+#: a duplicate its receiver took (`UecSink::processData` prints each): a resend of a packet
+#: that was not lost
+HTSIM_DUPLICATE = re.compile(r"^\S+ flowid \d+ Spurious \d+", re.M)
 #: FCT groups: the background flows by the seeds' bins, and the incast messages
 GROUPS = (("background <100KB", "background", 0, 100_000), ("background 100KB-1MB", "background", 100_000, 1_000_000),
           ("background >=1MB", "background", 1_000_000, 1 << 62), ("incast 1MB", "incast", 0, 1 << 62))
@@ -140,9 +159,10 @@ def write_cm(path: Path, flows: Sequence[Flow]) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
-def scenario(flows: Sequence[Flow], trim: bool, queue: int, ecn: tuple, cc: str = "nscc", mark_at: str = "dequeue") -> str:
+def scenario(flows: Sequence[Flow], trim: bool, queue: int, ecn: tuple, cc: str = "nscc", mark_at: str = "dequeue", ports: str = "all") -> str:
     """dcnsim's scenario for the flow list: the fabric and switches as htsim's (ECN judged
-    at `mark_at`: htsim's reading is "dequeue")."""
+    at `mark_at`, on `ports`: htsim's reading is "dequeue", on every port, or for a
+    receiver-driven control only on ports toward a switch, "fabric")."""
     by_tag: Dict[str, List[str]] = {}
     for f in flows:
         by_tag.setdefault(f.tag, []).append(f'{{ src = {f.src}, dst = {f.dst}, size = "{f.size}B", start = "{f.start_ps // 1_000_000}us" }}')
@@ -162,7 +182,7 @@ fabric_link = {{ rate = "100Gbps", delay = "200ns" }}
 [switch]
 queues = 2
 buffer = {{ model = "static", queue = "{queue * MTU}B" }}
-aqm = {{ kind = "ramp", kmin = "{ecn[0] * MTU}B", kmax = "{ecn[1] * MTU}B", pmax = 1.0, at = "{mark_at}" }}
+aqm = {{ kind = "ramp", kmin = "{ecn[0] * MTU}B", kmax = "{ecn[1] * MTU}B", pmax = 1.0, at = "{mark_at}", ports = "{ports}" }}
 {"trim = {}" if trim else "trim = { cut = false }"}
 [transport]
 kind = "uet"
@@ -191,7 +211,8 @@ def run_htsim(binary: str, cm: Path, trim: bool, queue: int, ecn: tuple, seed: i
         run.fct[int(fid) - 1] = float(t_us)  # finish time; the start is taken off by the caller
     new, rtx, rts, _bounced, acks, nacks = map(int, tot.groups())
     pulls = int(HTSIM_PULLS.search(p.stdout).group(1))
-    run.counts = {"resends": rtx, "NACKs": nacks, "timer expiries": int(rto.group(1)), "RTS": rts, "replies": acks + nacks + pulls}
+    run.counts = {"resends": rtx, "not lost": len(HTSIM_DUPLICATE.findall(p.stdout)), "NACKs": nacks, "timer expiries": int(rto.group(1)), "RTS": rts,
+                  "replies": acks + nacks + pulls}
     return run
 
 
@@ -208,8 +229,10 @@ def run_dcnsim(text: str, seed: int) -> Run:
             run.fct[i] = int(fct) / 1e6
     s = r.summary
     nacks = int(s.get("trims") or 0) - int(s.get("trimmed_discarded") or 0)
-    run.counts = {"resends": int(fl["retx"].astype("int64").sum()), "NACKs": nacks, "timer expiries": int(s["timeouts"]),
-                  "drops": int(s["data_packets_dropped"]), "replies": replies(r)}
+    resends, drops, trims = int(fl["retx"].astype("int64").sum()), int(s["data_packets_dropped"]), int(s.get("trims") or 0)
+    # every drop and every trim costs one resend; the rest resent packets that were not lost
+    run.counts = {"resends": resends, "not lost": resends - drops - trims, "NACKs": nacks, "timer expiries": int(s["timeouts"]),
+                  "drops": drops, "replies": replies(r)}
     return run
 
 
@@ -269,8 +292,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         " ACKs coalesced to one per 16 KB with UE's SACK bitmap; timer 15 us + 6 full queues at 100G",
         "Cases: " + "; ".join(f"queues {q * MTU:,} B, ECN {e[0] * MTU:,}-{e[1] * MTU:,} B, timer {15 + 6 * q * MTU * 8 / 1e5:.1f} us" for q, e in CASES),
         "FCT in us: mean and p99 per group; counts are totals over all flows (htsim prints no drops: without trimming its resends are the timer's);"
+        " 'not lost': resends of packets that were not lost (htsim: the duplicates its receivers took; dcnsim: resends less drops and trims);"
         " replies: the receivers' ACKs, NACKs and RCCC pulls",
-        "ECN: htsim marks at dequeue; dcnsim's rows mark at dequeue (\"dcnsim\", switch.aqm.at = \"dequeue\") and at enqueue (its default)",
+        "ECN: htsim marks at dequeue; dcnsim's rows mark at dequeue (\"dcnsim\", switch.aqm.at = \"dequeue\") and at enqueue (its default)"
+        + ("; htsim, receiver-driven here, marks no ToR downlink: so does the row \"dcnsim\" (switch.aqm.ports = \"fabric\"),"
+           " the others mark on every port (switch.aqm.ports = \"all\", the default)" if args.cc in RECEIVER_DRIVEN else ""),
     ]
     if args.htsim_arriving:
         lines.append("htsim, arriving trimmed: htsim + uet_htsim_trim_arriving.patch (a full queue trims the arriving packet, no coin flip)")
@@ -285,8 +311,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     ht = run_htsim(binary, cm, trim, queue, ecn, seed, args.end_us, args.cc)
                     ht.fct = {i: t - flows[i].start_ps / 1e6 for i, t in ht.fct.items()}
                     runs.append((name, ht))
-            for name, at in DCNSIM_MARKING:
-                runs.append((name, run_dcnsim(scenario(flows, trim, queue, ecn, args.cc, at), seed)))
+            for name, at, ports in dcnsim_marking(args.cc):
+                runs.append((name, run_dcnsim(scenario(flows, trim, queue, ecn, args.cc, at, ports), seed)))
             detail.append("")
             detail.append(f"{label}, seed {seed}:")
             for name, run in runs:
@@ -294,7 +320,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 for k, v in group_stats(flows, run).items():
                     detail.append(f"          {k:<22} {v}")
                 acc = over.setdefault((label, name), {})
-                for k in ("timer expiries", "resends", "NACKs", "replies"):
+                for k in ("timer expiries", "resends", "not lost", "NACKs", "replies"):
                     acc.setdefault(k, []).append(run.counts[k])
                 acc.setdefault("unfinished", []).append(len(flows) - len(run.fct))
                 fcts = over.setdefault((label, name, "fct"), {})
@@ -305,7 +331,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     lines += ["", f"Over seeds 1-{args.seeds}: mean [range]; FCT (us) mean and slowest per group"]
     for label in dict.fromkeys(k[0] for k in over):
         lines.append(f"{label}:")
-        for name in [n for n in ("htsim", "htsim, arriving trimmed", *(n for n, _ in DCNSIM_MARKING)) if (label, n) in over]:
+        for name in [n for n in ("htsim", "htsim, arriving trimmed", *(n for n, _, _ in dcnsim_marking(args.cc))) if (label, n) in over]:
             lines.append(f"  {name}: " + ", ".join(f"{k} {mean_range(v, 0)}" for k, v in over[(label, name)].items()))
             fcts = over[(label, name, "fct")]
             for g, *_ in GROUPS:
