@@ -172,6 +172,31 @@ def test_moved_reruns_only_the_set_ups_that_moved_and_says_what_it_kept(study, c
     assert "small scenario of by_tor|CI has changed" in problem and "--moved" in problem
 
 
+def test_rerun_runs_named_set_ups_again_although_their_fingerprints_are_todays(study, checkout, monkeypatch):
+    """`--moved --rerun SETUP`: a model change the fingerprint runs do not reach; the named
+    set-up (a variant, or case|variant) is run again, the others kept; a name that is not
+    a set-up is refused naming it, and --rerun without --moved too."""
+    monkeypatch.setenv("DCNSIM_COMMIT", "aaa1111")
+    reproduce([NAME], "small", checkout, seeds=1, jobs=1, log=lambda _: None)
+    path = results_path(checkout, NAME, "small")
+    data = load_results(path)
+    truth = data["runs"]["short"]["without CI"]["1"]["loss_pct"]
+    for case, variant in (("short", "without CI"), ("short", "CI"), ("by_tor", "CI")):
+        data["runs"][case][variant]["1"]["loss_pct"] = -1.0  # marks: which runs are kept
+    write_results(path, data)
+    monkeypatch.setenv("DCNSIM_COMMIT", "bbb2222")
+    reproduce([NAME], "small", checkout, seeds=1, jobs=1, log=lambda _: None, moved=True, rerun=["without CI", "by_tor|CI"])
+    new = load_results(path)
+    assert new["runs"]["short"]["without CI"]["1"]["loss_pct"] == truth  # by its variant
+    assert new["runs"]["by_tor"]["CI"]["1"]["loss_pct"] != -1.0  # by case|variant
+    assert new["runs"]["short"]["CI"]["1"]["loss_pct"] == -1.0  # not named: kept
+    assert set(new["kept"]) == {"short|CI"}
+    with pytest.raises(ValueError, match=r"--rerun: invalid value 'no such', expected a variant"):
+        reproduce([NAME], "small", checkout, seeds=1, jobs=1, log=lambda _: None, moved=True, rerun=["no such"])
+    with pytest.raises(ValueError, match="add --moved"):
+        reproduce([NAME], "small", checkout, seeds=1, jobs=1, log=lambda _: None, rerun=["CI"])
+
+
 def test_added_outputs_keep_results_only_where_nothing_else_moved(study, checkout, monkeypatch):
     """`--added-outputs`: results made by an engine that lacked an output (here: a file whose
     fingerprints are today's run hashed without `timeouts`, and without the `s.timeouts`

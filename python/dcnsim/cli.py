@@ -566,10 +566,11 @@ def sweep_cmd(scenario: str, outdir: Path, sets: Sequence[str], seeds: Optional[
 @click.option("--check", "check_", is_flag=True, help="Fail when a docs block differs from what its results render, or a study's recorded engine fingerprint is not today's.")
 @click.option("--mark-stale", "mark_stale_", is_flag=True, help="Mark the named studies' results stale since this commit (their tables then say so) instead of rerunning them.")
 @click.option("--moved", is_flag=True, help="Update the named studies' results files: run only the set-ups (case, variant) whose outputs today's engine or metrics moved, whose scenario changed, or that are new, and keep the recorded runs of the rest (same seeds and threads).")
+@click.option("--rerun", multiple=True, metavar="SETUP", help="With --moved: also run again this set-up (a variant, or \"case|variant\"; repeat the option for more) although its fingerprints are today's, for a model change the fingerprint runs (the small scenario at seed 1) do not reach.")
 @click.option("--added-outputs", "added", default=None, metavar="NAMES", help="Keep the named studies' results (or --all's) through an engine change that only added outputs (comma-separated columns or summary keys): each set-up's seed-1 outputs without them must be what its results file recorded, else it is said and needs a rerun.")
 @click.option("--root", type=click.Path(file_okay=False, path_type=Path), default=None, help="The repository checkout [default: the one holding the current folder].")
 @click.option("--progress/--no-progress", default=None, help="Show a progress bar over the runs [default: when stdout is a terminal].")
-def reproduce_cmd(studies: Sequence[str], scale: str, seeds: Optional[int], jobs: Optional[int], threads: int, all_: bool, list_: bool, render_: bool, check_: bool, mark_stale_: bool, moved: bool, added: Optional[str], root: Optional[Path], progress: Optional[bool]) -> None:
+def reproduce_cmd(studies: Sequence[str], scale: str, seeds: Optional[int], jobs: Optional[int], threads: int, all_: bool, list_: bool, render_: bool, check_: bool, mark_stale_: bool, moved: bool, rerun: Sequence[str], added: Optional[str], root: Optional[Path], progress: Optional[bool]) -> None:
     """Run a study of the source documents (or our own) on today's engine and write its
     results file under docs/results/; render the docs from the results; check them."""
     from . import reproduce as rp
@@ -627,7 +628,8 @@ def reproduce_cmd(studies: Sequence[str], scale: str, seeds: Optional[int], jobs
             if scale not in known[n].scales:
                 raise click.UsageError(f"study {n!r} has no --scale {scale} (it has {', '.join(known[n].scales)})")
         try:
-            rp.reproduce(names, scale, base, seeds=seeds, jobs=workers, threads=threads, progress=show, log=click.echo, moved=moved)
+            rp.reproduce(names, scale, base, seeds=seeds, jobs=workers, threads=threads, progress=show, log=click.echo, moved=moved,
+                         rerun=list(rerun))
         except ValueError as e:
             raise click.UsageError(str(e)) from None
     if render_:

@@ -58,6 +58,7 @@ def reproduce(
     progress: bool = False,
     log: Callable[[str], None] = print,
     moved: bool = False,
+    rerun: Sequence[str] = (),
 ) -> List[Path]:
     """Run the studies ``names`` at ``scale`` over seeds 1..``seeds`` (default: each
     study's) and write one results file per study; return their paths.
@@ -65,8 +66,18 @@ def reproduce(
     With ``moved``, each study's results file is updated instead of remade: only the set-ups
     (case, variant) whose engine or metrics fingerprint is not the recorded one, whose
     scenario at this scale changed, or that the file lacks are run; the others keep their
-    recorded runs, and the file says from which commit (``kept``)."""
+    recorded runs, and the file says from which commit (``kept``). ``rerun`` names set-ups
+    (a variant, or "case|variant") that are run again although their fingerprints are
+    today's: for a model change the fingerprint runs (each study's small scenario at seed 1)
+    do not reach."""
     studies = [STUDIES[n] for n in names]
+    if rerun:
+        if not moved:
+            raise ValueError("--rerun names set-ups to run again within --moved; add --moved")
+        known = {f"{c.label}|{v}" for st in studies for c in st.cases for v in variants_of(st, c, scale)}
+        for r in rerun:
+            if r not in known and not any(k.split("|", 1)[1] == r for k in known):
+                raise ValueError(f"--rerun: invalid value {r!r}, expected a variant or \"case|variant\" of {', '.join(names)}: {', '.join(sorted(known))}")
     plan: Dict[str, List[int]] = {st.name: list(range(1, (seeds or st.seeds) + 1)) for st in studies}
     commit = git_commit(root)
     runs: Dict[str, Dict[str, Dict[str, Dict[str, Any]]]] = {n: {} for n in names}
@@ -81,7 +92,8 @@ def reproduce(
         for case in st.cases:
             for v in variants_of(st, case, scale):
                 pair = f"{case.label}|{v}"
-                if moved and _unchanged(old[st.name], pair, fps[st.name].get(pair), inputs[st.name][pair]):
+                forced = pair in rerun or v in rerun
+                if moved and not forced and _unchanged(old[st.name], pair, fps[st.name].get(pair), inputs[st.name][pair]):
                     d = old[st.name]
                     runs[st.name].setdefault(case.label, {})[v] = d["runs"][case.label][v]
                     kept[st.name][pair] = d.get("kept", {}).get(pair) or {"commit": d["commit"], "date": d["date"]}

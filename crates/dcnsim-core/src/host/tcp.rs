@@ -1153,11 +1153,6 @@ impl Receiver {
         seq + len > self.rcv_nxt && self.ooo.get(&seq).is_none_or(|&e| e < seq + len)
     }
 
-    /// The end of the highest bytes it holds (`rcv_nxt` when none are held above it).
-    pub fn highest_held(&self) -> u64 {
-        self.ooo.last_key_value().map_or(self.rcv_nxt, |(_, &e)| e.max(self.rcv_nxt))
-    }
-
     /// UE's SACK bitmap of the 64 packets of `mss` bytes from PSN `base`: bit i set when the
     /// packet of PSN `base` + i is held above the cumulative point (packets start at
     /// multiples of `mss`, as UET's do).

@@ -389,22 +389,17 @@ impl Flow {
     }
 
     /// The ACK a UET receiver answers an RTS with (htsim `UecSink::processRts`): its
-    /// cumulative point, and whether the ACK carries a selective acknowledgement (with UE's
-    /// bitmap: the 64 packets ending at the highest it holds).
+    /// cumulative point, and whether the ACK carries a selective acknowledgement
+    /// (`UetSender::rts_reply_sacks`).
     pub fn rts_reply(&mut self) -> (u64, bool) {
         if self.receiver_complete() {
             return (self.size, false);
         }
-        let cum = self.rx.rcv_nxt;
-        let sack = match &mut self.sender {
-            Sender::Uet(u) if u.reports_bitmap() => {
-                let (mss, top) = (u.mss() as u64, self.rx.highest_held());
-                let rx = &self.rx;
-                top > cum && u.sack_bitmap((top - 1) / mss, cum / mss, false, |base| rx.held_bitmap(base, mss))
-            }
+        let sack = match &self.sender {
+            Sender::Uet(u) => u.rts_reply_sacks(self.rx.has_sack()),
             _ => self.rx.has_sack(),
         };
-        (cum, sack)
+        (self.rx.rcv_nxt, sack)
     }
 
     /// Whether a reliable flow's receiver holds every byte (it then only re-acknowledges).

@@ -376,6 +376,17 @@ impl UetSender {
         (self.rx_bitmap.1 != 0).then_some(self.rx_bitmap)
     }
 
+    /// Whether the receiver's answer to an RTS carries a selective acknowledgement, where it
+    /// holds packets above its cumulative point (`held_above`). With UE's bitmap it carries
+    /// none: htsim's RTS takes the sender's next PSN (`UecSrc::sendRTS`, `_highest_sent`),
+    /// above every packet sent, and the reply's bitmap starts at it (an RTS asks for an
+    /// ACK, `UecSink::processRts`), so it reports no packet the receiver holds; the sender
+    /// learns of those from later ACKs or resends them at its timer. With byte ranges
+    /// (dcnsim's own reading) the receiver's blocks, as on any ACK.
+    pub fn rts_reply_sacks(&self, held_above: bool) -> bool {
+        !self.sack_bitmap && held_above
+    }
+
     /// Whether its receiver reports UE's SACK bitmap (`UetParams::sack_bitmap`).
     pub fn reports_bitmap(&self) -> bool {
         self.sack_bitmap
@@ -560,6 +571,17 @@ mod tests {
     /// takes that ACK holds the four missing packets in flight with the bitmap, five with
     /// the ranges. A CE-marked packet's bitmap starts at it; packet 70 arriving, the bitmap
     /// ends at it and no longer reaches packets 2-6.
+    /// htsim's RTS answer: its bitmap starts at the RTS's own PSN, above every packet held,
+    /// so with the bitmap it reports none; with ranges the receiver's blocks.
+    #[test]
+    fn an_rts_is_answered_without_a_bitmap_and_with_the_ranges() {
+        let bitmap = UetSender::new(&UetParams { sack_bitmap: true, ..params() }, UetCc::Rccc, 1_000, 64, 100_000_000_000, SimTime::from_us(10), 7);
+        assert!(!bitmap.rts_reply_sacks(true));
+        let ranges = sender_with(UetCc::Rccc);
+        assert!(ranges.rts_reply_sacks(true));
+        assert!(!ranges.rts_reply_sacks(false));
+    }
+
     #[test]
     fn the_sack_bitmap_reports_what_three_ranges_cannot() {
         let mss = 1_000;
