@@ -159,7 +159,7 @@ def test_moved_reruns_only_the_set_ups_that_moved_and_says_what_it_kept(study, c
     again = load_results(path)
     assert again["kept"]["by_tor|CI"]["commit"] == "aaa1111" and again["kept"]["short|CI"]["commit"] == "bbb2222"
 
-    with pytest.raises(ValueError, match="made with seeds 1-1 on 1 thread"):
+    with pytest.raises(ValueError, match="made with seeds 1-1, not seeds 1-2"):
         reproduce([NAME], "small", checkout, seeds=2, jobs=1, log=lambda _: None, moved=True)
 
     # the scenario of a set-up changed where the fingerprint cannot see it (e.g. the full
@@ -195,6 +195,34 @@ def test_rerun_runs_named_set_ups_again_although_their_fingerprints_are_todays(s
         reproduce([NAME], "small", checkout, seeds=1, jobs=1, log=lambda _: None, moved=True, rerun=["no such"])
     with pytest.raises(ValueError, match="add --moved"):
         reproduce([NAME], "small", checkout, seeds=1, jobs=1, log=lambda _: None, rerun=["CI"])
+
+
+def test_moved_on_another_thread_count_keeps_each_runs_own_count(study, checkout, monkeypatch):
+    """`--moved --threads N` on a file made on one thread: the moved set-up runs on N
+    threads with the same outputs, the kept runs say they were one thread's, the CPU cost
+    counts each run's threads, and the provenance says the file mixes thread counts."""
+    monkeypatch.setenv("DCNSIM_COMMIT", "aaa1111")
+    reproduce([NAME], "small", checkout, seeds=1, jobs=1, log=lambda _: None)
+    path = results_path(checkout, NAME, "small")
+    data = load_results(path)
+    one = data["runs"]["short"]["CI"]["1"]
+    for v in data["runs"].values():  # as files made before runs recorded their threads
+        for runs in v.values():
+            for r in runs.values():
+                r.pop("_threads", None)
+    data["fingerprint"]["short|CI"] = "0000000000000000"
+    write_results(path, data)
+    monkeypatch.setenv("DCNSIM_COMMIT", "bbb2222")
+    reproduce([NAME], "small", checkout, seeds=1, jobs=1, threads=2, log=lambda _: None, moved=True)
+    new = load_results(path)
+    two = new["runs"]["short"]["CI"]["1"]
+    assert two["_threads"] == 2 and new["runs"]["short"]["without CI"]["1"]["_threads"] == 1
+    assert {k: v for k, v in two.items() if not k.startswith("_")} == {k: v for k, v in one.items() if not k.startswith("_")}
+    assert two["_events"] == one["_events"]
+    walls = {(c, v): r["1"]["_wall_s"] * r["1"]["_threads"] for c, vs in new["runs"].items() for v, r in vs.items()}
+    assert new["cpu_s"] == pytest.approx(sum(walls.values()), abs=0.2)
+    render(checkout, log=lambda _: None)
+    assert "its runs split over 1 and 2 threads" in (checkout / "docs" / "page.md").read_text(encoding="utf-8")
 
 
 def test_added_outputs_keep_results_only_where_nothing_else_moved(study, checkout, monkeypatch):

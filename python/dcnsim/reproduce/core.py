@@ -152,6 +152,7 @@ def run_job(study_name: str, case_label: str, scale: str, variant: str, seed: in
     r = _run(sc, variant, seed, threads)
     values = study.metrics(r, sc)
     values["_wall_s"] = round(time.perf_counter() - t0, 3)
+    values["_threads"] = threads
     values["_events"] = int(r.summary.get("events", 0))
     values["_end_reason"] = str(r.summary.get("end_reason"))
     return values
@@ -298,6 +299,17 @@ def _json_default(x: Any) -> Any:
     if isinstance(x, np.bool_):
         return bool(x)
     raise TypeError(f"not JSON: {type(x).__name__}")
+
+
+def run_threads(run: Dict[str, Any], data: Dict[str, Any]) -> int:
+    """The threads a recorded run was split over: its own record, else its file's (runs
+    made before 2026-11-30 record none; a file then held runs of one thread count)."""
+    return int(run.get("_threads") or data.get("threads", 1))
+
+
+def run_cpu_s(run: Dict[str, Any], data: Dict[str, Any]) -> float:
+    """A recorded run's CPU cost: its wall time on each of its threads."""
+    return float(run.get("_wall_s", 0.0)) * run_threads(run, data)
 
 
 def clean(values: Dict[str, Any]) -> Dict[str, Any]:

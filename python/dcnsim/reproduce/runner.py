@@ -20,7 +20,9 @@ from .core import (
     inputs_hashes,
     load_results,
     results_path,
+    run_cpu_s,
     run_job,
+    run_threads,
     today,
     variants_of,
     write_results,
@@ -84,7 +86,7 @@ def reproduce(
     fps: Dict[str, Dict[str, Tuple[str, str]]] = {n: {} for n in names}
     kept: Dict[str, Dict[str, Dict[str, str]]] = {n: {} for n in names}
     if moved:
-        old = {st.name: _updatable(root, st, scale, plan[st.name], threads) for st in studies}
+        old = {st.name: _updatable(root, st, scale, plan[st.name]) for st in studies}
         fps = fingerprints(names, jobs, progress)
     inputs = {st.name: inputs_hashes(st, scale) for st in studies}
     todo: List[Tuple[Any, Tuple[Any, ...]]] = []
@@ -95,7 +97,8 @@ def reproduce(
                 forced = pair in rerun or v in rerun
                 if moved and not forced and _unchanged(old[st.name], pair, fps[st.name].get(pair), inputs[st.name][pair]):
                     d = old[st.name]
-                    runs[st.name].setdefault(case.label, {})[v] = d["runs"][case.label][v]
+                    # each kept run says its own thread count: the file's may be another's
+                    runs[st.name].setdefault(case.label, {})[v] = {s: {**r, "_threads": run_threads(r, d)} for s, r in d["runs"][case.label][v].items()}
                     kept[st.name][pair] = d.get("kept", {}).get(pair) or {"commit": d["commit"], "date": d["date"]}
                     continue
                 for s in plan[st.name]:
@@ -126,7 +129,7 @@ def reproduce(
             "metrics_fingerprint": {k: v[1] for k, v in sorted(fps[st.name].items())},
             "inputs": inputs[st.name],
             "stale_since": None,
-            "cpu_s": round(sum(r.get("_wall_s", 0.0) for c in runs[st.name].values() for v in c.values() for r in v.values()), 1),
+            "cpu_s": round(sum(run_cpu_s(r, {"threads": threads}) for c in runs[st.name].values() for v in c.values() for r in v.values()), 1),
             "runs": {c: {v: dict(sorted(seeds_.items(), key=lambda kv: int(kv[0]))) for v, seeds_ in sorted(vs.items())} for c, vs in runs[st.name].items()},
         }
         if kept[st.name]:
@@ -162,16 +165,18 @@ def reproduce(
     return paths
 
 
-def _updatable(root: Path, st: Study, scale: str, seeds: List[int], threads: int) -> Dict[str, Any]:
-    """The results file ``--moved`` updates, refused where its runs cannot be kept."""
+def _updatable(root: Path, st: Study, scale: str, seeds: List[int]) -> Dict[str, Any]:
+    """The results file ``--moved`` updates, refused where its runs cannot be kept: runs of
+    other seeds. Runs of another thread count are kept (a split run's outputs are one
+    thread's), each with its own count, which the tables of wall time then show."""
     p = results_path(root, st.name, scale)
     if not p.exists():
         raise ValueError(f"{p.relative_to(root)}: no results to update; run `dcnsim reproduce {st.name} --scale {scale}` without --moved")
     d = load_results(p)
-    if d["seeds"] != seeds or d.get("threads", 1) != threads:
+    if d["seeds"] != seeds:
         raise ValueError(
-            f"{p.relative_to(root)}: made with seeds {d['seeds'][0]}-{d['seeds'][-1]} on {d.get('threads', 1)} thread(s), not "
-            f"seeds {seeds[0]}-{seeds[-1]} on {threads}: --moved keeps runs only of the same seeds and threads; rerun without it"
+            f"{p.relative_to(root)}: made with seeds {d['seeds'][0]}-{d['seeds'][-1]}, not seeds {seeds[0]}-{seeds[-1]}: "
+            "--moved keeps runs only of the same seeds; rerun without it"
         )
     return d
 

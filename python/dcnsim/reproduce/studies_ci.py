@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Callable, Dict, List, Sequence
 
-from .core import Case, Study
+from .core import Case, Study, run_cpu_s
 from .metrics import ci_metrics
 from .render import Context, MissingResults, change, fmt_change, fmt_mean, md_table
 from .studies import block, register, scaled
@@ -474,8 +474,9 @@ def _runtime(ctx: Context) -> str:
             except MissingResults:  # a study not yet run at this scale is left out
                 continue
             walls = [r["_wall_s"] for c in res.data["runs"].values() for v in c.values() for r in v.values()]
+            cpu = sum(run_cpu_s(r, res.data) for c in res.data["runs"].values() for v in c.values() for r in v.values())
             events = [r["_events"] for c in res.data["runs"].values() for v in c.values() for r in v.values()]
-            rows.append([f"`{name}`", scale, str(len(walls)), f"{sum(walls) / 60:.1f} min",
+            rows.append([f"`{name}`", scale, str(len(walls)), f"{cpu / 60:.1f} min",
                          f"{min(walls):.1f}-{max(walls):.1f} s", f"{min(events) / 1e6:.0f}-{max(events) / 1e6:.0f} M",
                          res.data.get("machine", "not recorded")])
     return md_table(["study", "scale", "runs", "CPU time of the runs", "one run", "events per run", "machine"], rows)
