@@ -6,6 +6,8 @@ RTT's bandwidth-delay product."""
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 try:
@@ -107,3 +109,32 @@ def test_thresholds_are_the_seeds_fractions_of_the_bdp(name):
         assert "trigger" not in v and "suppression" not in v
         assert v.get("target", "50KB") == ("64KB" if "fairness" in name else "50KB")
     assert 100_000 == pytest.approx(2 * bdp / 3) and 6_000_000 == RTT_PS / 2
+
+
+def test_a_pool_per_port_is_the_seeds_pool_where_the_switches_have_its_ports():
+    """`switch.buffer.pool_per_port` (the growth study's reading of a grown core): on a fabric
+    whose switches all have 4 ports, 4 MB per port is a 16 MB pool per switch, and SFC's
+    run is the same run byte for byte; with 50 KB guaranteed per port a pool of 150 KB per
+    switch is refused (4 x 50 KB) and the same memory per port of 37.5 KB too, naming the
+    key each time."""
+    base = {
+        "scenario": {"name": "pool_per_port", "max_time": "2ms", "seed": 3},
+        "topology": {"kind": "fat_tree3", "k": 4, "host_link": {"rate": "100Gbps", "delay": "1us"}, "fabric_link": {"rate": "100Gbps", "delay": "1us"}},
+        "switch": {"buffer": {"model": "shared", "pool": "16MB", "guaranteed": "50KB"}, "aqm": {"kind": "ramp", "kmin": "20KB", "kmax": "200KB", "pmax": 0.2},
+                   "sfc": {}},
+        "transport": {"kind": "dcqcn"},
+        "workload": [{"kind": "incast", "fan_in": 6, "size": "200KB", "period": "200us", "stop": "600us"}],
+    }
+    runs = {}
+    for name, buf in (("pool", {"pool": "16MB"}), ("per port", {"pool_per_port": "4MB"})):
+        sc = copy.deepcopy(base)
+        sc["switch"]["buffer"] = {"model": "shared", "guaranteed": "50KB", **buf}
+        runs[name] = dcnsim.run(sc, check_invariants=True)
+    a, b = runs["pool"], runs["per port"]
+    assert a.summary["flows_finished"] == a.summary["flows_total"] > 0
+    assert a.flows.equals(b.flows) and a.ports.equals(b.ports)
+    for buf in ({"pool": "150KB"}, {"pool_per_port": "37500B"}):
+        sc = copy.deepcopy(base)
+        sc["switch"]["buffer"] = {"model": "shared", "guaranteed": "50KB", **buf}
+        with pytest.raises(Exception, match=r"switch\.buffer\.guaranteed: invalid value 50000 B"):
+            dcnsim.run(sc)

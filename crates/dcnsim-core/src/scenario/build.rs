@@ -61,16 +61,28 @@ pub(super) fn buffer_params(b: &BufferConfig, topo: &Topology) -> Result<BufferP
     Ok(match b.model {
         BufferModel::Static => BufferParams::Static { queue_cap: b.queue.map_or(DEFAULT_QUEUE_CAP, |b| b.0) },
         BufferModel::Shared => {
-            let pool = b.pool.map_or(DEFAULT_POOL, |b| b.0);
             let guaranteed = b.guaranteed.map_or(DEFAULT_GUARANTEED, |b| b.0);
+            if let Some(per_port) = b.pool_per_port.map(|b| b.0) {
+                if guaranteed > per_port {
+                    return Err(err(
+                        "switch.buffer.guaranteed",
+                        format!("invalid value {guaranteed} B: more than switch.buffer.pool_per_port ({per_port} B); expected guaranteed <= pool_per_port"),
+                    ));
+                }
+                return Ok(BufferParams::Shared { pool: per_port, guaranteed, alpha: b.alpha.unwrap_or(DEFAULT_BUFFER_ALPHA), per_port: true });
+            }
+            let pool = b.pool.map_or(DEFAULT_POOL, |b| b.0);
             let max_ports = topo.switches.iter().map(|&n| topo.nodes[n as usize].ports.len()).max().unwrap_or(0) as u64;
             if guaranteed * max_ports > pool {
                 return Err(err(
                     "switch.buffer.guaranteed",
-                    format!("invalid value {guaranteed} B: {max_ports} ports x {guaranteed} B exceeds the pool ({pool} B); expected guaranteed <= pool / ports"),
+                    format!(
+                        "invalid value {guaranteed} B: {max_ports} ports x {guaranteed} B exceeds the pool ({pool} B); expected guaranteed <= pool / ports \
+                         (or switch.buffer.pool_per_port, a pool per switch that grows with its ports)"
+                    ),
                 ));
             }
-            BufferParams::Shared { pool, guaranteed, alpha: b.alpha.unwrap_or(DEFAULT_BUFFER_ALPHA) }
+            BufferParams::Shared { pool, guaranteed, alpha: b.alpha.unwrap_or(DEFAULT_BUFFER_ALPHA), per_port: false }
         }
     })
 }
@@ -413,12 +425,15 @@ pub(super) fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Ro
 
 /// `transport.uet.rto`'s default: htsim's 15 us plus six full queues drained at the
 /// slowest host's line rate (a static buffer's queue; what the dynamic threshold lets one
-/// queue of an otherwise empty shared buffer hold).
+/// queue of an otherwise empty shared buffer hold, of the switch with the largest pool).
 fn uet_rto(buffer: &crate::switch::BufferParams, topo: &Topology) -> SimTime {
     use crate::switch::BufferParams;
     let queue = match *buffer {
         BufferParams::Static { queue_cap } => queue_cap,
-        BufferParams::Shared { pool, guaranteed, alpha } => guaranteed + (alpha / (1.0 + alpha) * pool as f64) as u64,
+        BufferParams::Shared { guaranteed, alpha, .. } => {
+            let pool = topo.switches.iter().map(|&n| buffer.pool_of(topo.nodes[n as usize].ports.len())).max().unwrap_or(0);
+            guaranteed + (alpha / (1.0 + alpha) * pool as f64) as u64
+        }
     };
     let slowest = (0..topo.hosts.len() as u32).map(|h| topo.ports[topo.host_port(h) as usize].rate_bps).min().unwrap_or(1);
     transport::UET_RTO_BASE + crate::sim::ser_time(transport::UET_RTO_QUEUES * queue, slowest)
@@ -567,6 +582,7 @@ pub(super) fn warnings(s: &Scenario, cfg: &SimConfig, flows: usize, hpcc: bool, 
     }
     let (key, bytes) = match cfg.buffer {
         BufferParams::Static { queue_cap } => ("switch.buffer.queue", queue_cap),
+        BufferParams::Shared { pool, per_port: true, .. } => ("switch.buffer.pool_per_port", pool),
         BufferParams::Shared { pool, .. } => ("switch.buffer.pool", pool),
     };
     if bytes < cfg.mtu as u64 {

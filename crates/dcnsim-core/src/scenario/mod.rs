@@ -709,6 +709,30 @@ hosts = [42, 63]
         assert!(doc.scenario(Some("C")).is_err());
     }
 
+    /// The seed's 50 KB guaranteed per port does not fit a 1 MB pool on a k = 8 fat tree's
+    /// switches (8 ports x 50 KB, refused naming the key and pointing at the per-port
+    /// reading), and with a pool per port each switch gets its ports times it; pool and
+    /// pool_per_port together are refused, as is pool_per_port below guaranteed.
+    #[test]
+    fn a_pool_per_port_is_each_switchs_ports_times_it() {
+        let fabric = "[scenario]\nname = \"x\"\n[topology]\nkind = \"fat_tree3\"\nk = 8\nhost_link = { rate = \"10Gbps\", delay = \"1us\" }\n\
+                      fabric_link = { rate = \"10Gbps\", delay = \"1us\" }\n[switch]\n";
+        let doc = |buffer: &str| Document::from_toml(&format!("{fabric}buffer = {{ model = \"shared\", guaranteed = \"50KB\", {buffer} }}\n")).unwrap();
+        let e = check(&doc("pool = \"300KB\""), None).unwrap_err();
+        assert_eq!(e.key, "switch.buffer.guaranteed", "{e}");
+        assert!(e.message.contains("8 ports x 50000 B exceeds the pool") && e.message.contains("pool_per_port"), "{e}");
+        let s = doc("pool_per_port = \"100KB\"").scenario(None).unwrap();
+        let topo = build_topology(&s.topology).unwrap();
+        let b = buffer_params(&s.switch.buffer, &topo).unwrap();
+        for &n in &topo.switches {
+            assert_eq!(b.pool_of(topo.nodes[n as usize].ports.len()), 100_000 * topo.nodes[n as usize].ports.len() as u64);
+        }
+        let e = check(&doc("pool_per_port = \"40KB\""), None).unwrap_err();
+        assert!(e.key == "switch.buffer.guaranteed" && e.message.contains("pool_per_port (40000 B)"), "{e}");
+        let e = check(&doc("pool = \"1MB\", pool_per_port = \"100KB\""), None).unwrap_err();
+        assert_eq!(e.key, "switch.buffer.pool_per_port", "{e}");
+    }
+
     /// A variant that changes the buffer model replaces the base's buffer table (the shared
     /// model's keys would not fit a static buffer); one that keeps the model merges into it.
     #[test]

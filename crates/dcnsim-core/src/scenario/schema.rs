@@ -340,6 +340,11 @@ pub struct BufferConfig {
     pub queue: Option<Bytes>,
     /// shared: total buffer of a switch (guarantees included). Default {default}; > 0.
     pub pool: Option<Bytes>,
+    /// shared, instead of pool: the buffer per port, each switch's pool this times its
+    /// ports (a fabric whose switches differ in radix, e.g. a fat tree's cores grown with
+    /// its pods, each switch with the memory per port of a smaller one: 16 MB over 20
+    /// ports is 800 KB). Default: none (pool); > 0, at least guaranteed.
+    pub pool_per_port: Option<Bytes>,
     /// shared: bytes reserved for each egress port. Default {default}; guaranteed x ports of the
     /// largest switch must fit in the pool.
     pub guaranteed: Option<Bytes>,

@@ -304,6 +304,7 @@ pub(super) fn validate_buffer(sw: &SwitchConfig) -> Result<(), ScenarioError> {
         BufferModel::Static => {
             for (k, p) in [
                 ("pool", b.pool.is_some()),
+                ("pool_per_port", b.pool_per_port.is_some()),
                 ("guaranteed", b.guaranteed.is_some()),
                 ("alpha", b.alpha.is_some()),
                 ("ingress_pool", b.ingress_pool.is_some()),
@@ -323,6 +324,12 @@ pub(super) fn validate_buffer(sw: &SwitchConfig) -> Result<(), ScenarioError> {
             }
             if b.pool.map(|q| q.0) == Some(0) {
                 return Err(err("switch.buffer.pool", "invalid value 0 B, expected a size > 0"));
+            }
+            if b.pool_per_port.map(|q| q.0) == Some(0) {
+                return Err(err("switch.buffer.pool_per_port", "invalid value 0 B, expected a size > 0"));
+            }
+            if b.pool.is_some() && b.pool_per_port.is_some() {
+                return Err(err("switch.buffer.pool_per_port", "given with switch.buffer.pool: expected one of them (a pool per switch, or per port)"));
             }
             if b.ingress_pool.map(|q| q.0) == Some(0) {
                 return Err(err("switch.buffer.ingress_pool", "invalid value 0 B, expected a size > 0"));

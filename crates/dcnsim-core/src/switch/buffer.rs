@@ -16,10 +16,22 @@
 #[derive(Clone, Debug)]
 pub enum BufferParams {
     Static { queue_cap: u64 },
-    Shared { pool: u64, guaranteed: u64, alpha: f64 },
+    /// `per_port`: `pool` is the memory per port, and each switch's pool that times its
+    /// ports (`switch.buffer.pool_per_port`: fabrics whose switches differ in radix, as a
+    /// growing fat tree's cores, each with the memory per port of the seed's switch).
+    Shared { pool: u64, guaranteed: u64, alpha: f64, per_port: bool },
 }
 
 impl BufferParams {
+    /// The shared pool of a switch of `ports` ports (0 for a static buffer).
+    #[inline]
+    pub fn pool_of(&self, ports: usize) -> u64 {
+        match *self {
+            BufferParams::Static { .. } => 0,
+            BufferParams::Shared { pool, per_port: true, .. } => pool.saturating_mul(ports as u64),
+            BufferParams::Shared { pool, .. } => pool,
+        }
+    }
     /// A shared pool (a static buffer has none).
     #[inline]
     pub fn is_shared(&self) -> bool {
@@ -62,7 +74,10 @@ impl SwitchBuffer {
     pub fn new(params: BufferParams, ports: usize, queues: usize) -> SwitchBuffer {
         let (shared_cap, memory) = match params {
             BufferParams::Static { queue_cap } => (0, queue_cap.saturating_mul((ports * queues) as u64)),
-            BufferParams::Shared { pool, guaranteed, .. } => (pool.saturating_sub(guaranteed * ports as u64), pool),
+            BufferParams::Shared { guaranteed, .. } => {
+                let pool = params.pool_of(ports);
+                (pool.saturating_sub(guaranteed * ports as u64), pool)
+            }
         };
         SwitchBuffer { params, shared_cap, shared_used: 0, memory }
     }
@@ -175,15 +190,31 @@ mod tests {
         // and defers to the switch wherever a pool decides
         let p = BufferParams::Static { queue_cap: 3000 };
         assert_eq!((p.queue_admits(1500, 1500), p.queue_admits(2000, 1500)), (Some(true), Some(false)));
-        assert_eq!(BufferParams::Shared { pool: 30_000, guaranteed: 0, alpha: 1.0 }.queue_admits(0, 1), None);
+        assert_eq!(BufferParams::Shared { pool: 30_000, guaranteed: 0, alpha: 1.0, per_port: false }.queue_admits(0, 1), None);
     }
+    /// `pool_per_port`: a switch's pool is its ports times the memory per port, so a core of
+    /// 520 ports has 26 times the memory of a switch of 20 (the seed 004 growth study's
+    /// reading of a grown core); the guarantees come off each switch's own pool.
+    #[test]
+    fn a_pool_per_port_grows_with_the_switch() {
+        let p = BufferParams::Shared { pool: 800_000, guaranteed: 50_000, alpha: 1.0, per_port: true };
+        for (ports, pool) in [(20, 16_000_000), (520, 416_000_000)] {
+            let b = SwitchBuffer::new(p.clone(), ports, 1);
+            assert_eq!(b.memory(), pool);
+            assert_eq!(b.shared_cap(), pool - 50_000 * ports as u64);
+            assert_eq!(p.pool_of(ports), pool);
+        }
+        let per_switch = BufferParams::Shared { pool: 16_000_000, guaranteed: 50_000, alpha: 1.0, per_port: false };
+        assert_eq!(SwitchBuffer::new(per_switch, 300, 1).memory(), 16_000_000);
+    }
+
     /// The pool check for a mechanism's own admissions: room for the bytes beyond the port's
     /// guarantee, whatever the dynamic per-port limit says; a static buffer leaves it to
     /// the mechanism's thresholds.
     #[test]
     fn pool_admits_counts_only_bytes_beyond_the_guarantee() {
         // 2 ports x 10 KB guaranteed of a 30 KB pool: 10 KB shared
-        let mut b = SwitchBuffer::new(BufferParams::Shared { pool: 30_000, guaranteed: 10_000, alpha: 0.1 }, 2, 1);
+        let mut b = SwitchBuffer::new(BufferParams::Shared { pool: 30_000, guaranteed: 10_000, alpha: 0.1, per_port: false }, 2, 1);
         assert!(b.pool_admits(0, 10_000), "within the guarantee");
         assert!(b.pool_admits(5_000, 15_000), "5 KB guaranteed + 10 KB shared");
         assert!(!b.pool_admits(5_000, 15_001));
@@ -201,7 +232,7 @@ mod tests {
     #[test]
     fn dynamic_threshold_converges_to_alpha_share() {
         // One congested port with alpha = 1 settles at alpha/(1+alpha) of the shared pool.
-        let mut b = SwitchBuffer::new(BufferParams::Shared { pool: 1_000_000, guaranteed: 0, alpha: 1.0 }, 1, 1);
+        let mut b = SwitchBuffer::new(BufferParams::Shared { pool: 1_000_000, guaranteed: 0, alpha: 1.0, per_port: false }, 1, 1);
         let mut q = 0u64;
         while b.admits(q, q, 1000) {
             b.on_enqueue(q, 1000);
@@ -209,7 +240,7 @@ mod tests {
         }
         assert_eq!(q, 500_000);
         // the guarantee is always available
-        let b2 = SwitchBuffer::new(BufferParams::Shared { pool: 100_000, guaranteed: 50_000, alpha: 1.0 }, 2, 1);
+        let b2 = SwitchBuffer::new(BufferParams::Shared { pool: 100_000, guaranteed: 50_000, alpha: 1.0, per_port: false }, 2, 1);
         assert_eq!(b2.shared_cap(), 0);
         assert!(b2.admits(49_000, 49_000, 1000));
         assert!(!b2.admits(50_000, 50_000, 1000));

@@ -378,7 +378,7 @@ impl ArchitectureParams {
     /// `queues` queues per port: the configured ones, or the port's share of its memory.
     pub fn buffers(&self, buffer: &BufferParams, ports: usize, queues: usize) -> (u64, u64) {
         let share = match *buffer {
-            BufferParams::Shared { pool, .. } => pool / ports.max(1) as u64,
+            BufferParams::Shared { .. } => buffer.pool_of(ports) / ports.max(1) as u64,
             BufferParams::Static { queue_cap } => queue_cap.saturating_mul(queues as u64),
         };
         let cioq = self.queueing == Queueing::Cioq;
