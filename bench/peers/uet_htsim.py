@@ -81,6 +81,8 @@ HTSIM_COMMIT = "40ccb05"
 VARIANTS = {True: "UET + trimming", False: "UET, no trimming"}
 
 HTSIM_FINISHED = re.compile(r"^Flow Uec_(\d+)_(\d+) flowId (\d+) .*?finished at (\S+) .*?RTS (\d+)", re.M)
+#: a duplicate its receiver took (`UecSink::processData` prints each): a resend of a packet
+#: that was not lost
 HTSIM_DUPLICATE = re.compile(r"^\S+ flowid \d+ Spurious \d+", re.M)
 HTSIM_TOTALS = re.compile(r"New: (\d+) Rtx: (\d+) RTS: (\d+) Bounced: (\d+) ACKs: (\d+) NACKs: (\d+)")
 
@@ -176,8 +178,6 @@ def run_htsim(binary: str, cm: Path, trim: bool, queue_pkts: int, end_us: int, s
     if not m:
         raise SystemExit(f"no totals line in htsim's output: {shlex.join(full)}")
     case.htsim_totals = dict(zip(("new", "rtx", "rts", "bounced", "acks", "nacks"), map(int, m.groups())))
-    # packets its receiver already held (`UecSink::processData` prints each): resends of
-    # packets that were not lost
     case.htsim_dups = len(HTSIM_DUPLICATE.findall(p.stdout))
 
 

@@ -78,7 +78,7 @@ from typing import Dict, List, Optional, Sequence
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 sys.path.insert(0, str(HERE))
-from uet_htsim import HTSIM_COMMIT, HTSIM_REPO, HTSIM_TOTALS, dcnsim_label, load_scenario  # noqa: E402
+from uet_htsim import HTSIM_COMMIT, HTSIM_DUPLICATE, HTSIM_REPO, HTSIM_TOTALS, dcnsim_label, load_scenario  # noqa: E402
 
 DEFAULT_HTSIM = "/tmp/uet_rto/htsim/sim/build/datacenter/htsim_uec"
 #: each congestion control's htsim flags and dcnsim `transport.cc`
@@ -106,9 +106,6 @@ CASES = ((667, (7, 200)), (134, (7, 134)))
 HTSIM_FINISHED = re.compile(r"^Flow \S+ flowId (\d+) .*?finished at (\S+)", re.M)
 HTSIM_RTO = re.compile(r"^RTO events: (\d+)", re.M)
 HTSIM_PULLS = re.compile(r" Pulls: (\d+)")
-#: a duplicate its receiver took (`UecSink::processData` prints each): a resend of a packet
-#: that was not lost
-HTSIM_DUPLICATE = re.compile(r"^\S+ flowid \d+ Spurious \d+", re.M)
 #: FCT groups: the background flows by the seeds' bins, and the incast messages
 GROUPS = (("background <100KB", "background", 0, 100_000), ("background 100KB-1MB", "background", 100_000, 1_000_000),
           ("background >=1MB", "background", 1_000_000, 1 << 62), ("incast 1MB", "incast", 0, 1 << 62))

@@ -307,6 +307,12 @@ def run_threads(run: Dict[str, Any], data: Dict[str, Any]) -> int:
     return int(run.get("_threads") or data.get("threads", 1))
 
 
+def thread_counts(data: Dict[str, Any]) -> List[int]:
+    """The thread counts a results file's runs were split over, ascending (several where
+    `--moved` kept runs of another count)."""
+    return sorted({run_threads(r, data) for c in data["runs"].values() for v in c.values() for r in v.values()})
+
+
 def run_cpu_s(run: Dict[str, Any], data: Dict[str, Any]) -> float:
     """A recorded run's CPU cost: its wall time on each of its threads."""
     return float(run.get("_wall_s", 0.0)) * run_threads(run, data)

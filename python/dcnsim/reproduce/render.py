@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..stats import ci95
-from .core import load_results, results_path, run_threads
+from .core import load_results, results_path, thread_counts
 
 BLOCK = re.compile(r"(<!-- results: ([A-Za-z0-9_.:-]+) -->\n)(.*?)(<!-- end results -->)", re.S)
 #: the files whose blocks are rendered, relative to the repository root
@@ -123,7 +123,7 @@ def provenance(used: Sequence[Results]) -> str:
                 by.setdefault(f"{made['commit']} ({made['date']})", []).append(f'"{name}"')
             n = sum(len(c) for c in d["runs"].values())
             kept = "; " + "; ".join(f"the runs of {len(v)} of its {n} set-ups" + (f" ({', '.join(v)})" if len(v) <= 8 else "") + f" kept from commit {k}, whose outputs today's engine leaves unchanged" for k, v in sorted(by.items()))
-        threads = sorted({run_threads(run, d) for c in d["runs"].values() for v in c.values() for run in v.values()})
+        threads = thread_counts(d)
         if len(threads) > 1:
             kept += f"; its runs split over {' and '.join(map(str, threads))} threads (each run's wall time is on its own count; the outputs are one thread's)"
         line = f"<sub>`{d['command']}` at commit {d['commit']} ({d['date']}, {seed_text}){kept}; results: `docs/results/{d['study']}.{d['scale']}.json`</sub>"

@@ -51,7 +51,7 @@ import numpy as np
 from .._core import pfc_headroom, quantity
 from ..comparison import sampled_depth_histogram
 from ..stats import ci95
-from .core import Case, Study, run_threads
+from .core import Case, Study, thread_counts
 from .metrics import summary_metrics
 from .render import Change, Context, MissingResults, Results, change, fmt_change, fmt_mean, fmt_num, md_table, mean_ci
 from .studies import block, register
@@ -1105,7 +1105,7 @@ def _growth_label(res: Results, case: str) -> str:
 def _growth_table(ctx: Context, scale: str) -> str:
     res = ctx.results("seed004_sfc_scale", scale)
     rows = RTT_ROWS[:4] + [("incast p99 FCT (us)", "incast.p99_us", 0)] + RTT_ROWS[4:] + [("wall per run (s)", "_wall_s", 0)]
-    if len({run_threads(r, res.data) for c in res.data["runs"].values() for v in c.values() for r in v.values()}) > 1:
+    if len(thread_counts(res.data)) > 1:
         rows.append(("threads per run", "_threads", 0))  # the wall times of a file made on several
     return _mean_table(res, "fabric", rows, _runs_in_order(res, GROWTH_CASES, GROWTH_VARIANTS), lambda c: _growth_label(res, c))
 

@@ -564,13 +564,6 @@ mod tests {
         PathEcho { sack: b, ..Default::default() }
     }
 
-    /// UE's SACK bitmap as htsim's `UecSink` builds it, against three ranges. Packets of
-    /// 1,000 B; 0, 2, 4, 6, 8 and 9 arrive (1, 3, 5 and 7 missing): the ACK of packet 9
-    /// carries the 64 packets from max(9 - 63, 1 + 1) = PSN 2, bits for 2, 4, 6, 8 and 9,
-    /// where three ranges (the latest first) leave out packet 2. A sender that sent 0-9 and
-    /// takes that ACK holds the four missing packets in flight with the bitmap, five with
-    /// the ranges. A CE-marked packet's bitmap starts at it; packet 70 arriving, the bitmap
-    /// ends at it and no longer reaches packets 2-6.
     /// htsim's RTS answer: its bitmap starts at the RTS's own PSN, above every packet held,
     /// so with the bitmap it reports none; with ranges the receiver's blocks.
     #[test]
@@ -582,6 +575,13 @@ mod tests {
         assert!(!ranges.rts_reply_sacks(false));
     }
 
+    /// UE's SACK bitmap as htsim's `UecSink` builds it, against three ranges. Packets of
+    /// 1,000 B; 0, 2, 4, 6, 8 and 9 arrive (1, 3, 5 and 7 missing): the ACK of packet 9
+    /// carries the 64 packets from max(9 - 63, 1 + 1) = PSN 2, bits for 2, 4, 6, 8 and 9,
+    /// where three ranges (the latest first) leave out packet 2. A sender that sent 0-9 and
+    /// takes that ACK holds the four missing packets in flight with the bitmap, five with
+    /// the ranges. A CE-marked packet's bitmap starts at it; packet 70 arriving, the bitmap
+    /// ends at it and no longer reaches packets 2-6.
     #[test]
     fn the_sack_bitmap_reports_what_three_ranges_cannot() {
         let mss = 1_000;

@@ -62,27 +62,30 @@ pub(super) fn buffer_params(b: &BufferConfig, topo: &Topology) -> Result<BufferP
         BufferModel::Static => BufferParams::Static { queue_cap: b.queue.map_or(DEFAULT_QUEUE_CAP, |b| b.0) },
         BufferModel::Shared => {
             let guaranteed = b.guaranteed.map_or(DEFAULT_GUARANTEED, |b| b.0);
-            if let Some(per_port) = b.pool_per_port.map(|b| b.0) {
-                if guaranteed > per_port {
+            let (pool, per_port) = match b.pool_per_port {
+                Some(per_port) if guaranteed > per_port.0 => {
                     return Err(err(
                         "switch.buffer.guaranteed",
-                        format!("invalid value {guaranteed} B: more than switch.buffer.pool_per_port ({per_port} B); expected guaranteed <= pool_per_port"),
-                    ));
+                        format!("invalid value {guaranteed} B: more than switch.buffer.pool_per_port ({} B); expected guaranteed <= pool_per_port", per_port.0),
+                    ))
                 }
-                return Ok(BufferParams::Shared { pool: per_port, guaranteed, alpha: b.alpha.unwrap_or(DEFAULT_BUFFER_ALPHA), per_port: true });
-            }
-            let pool = b.pool.map_or(DEFAULT_POOL, |b| b.0);
-            let max_ports = topo.switches.iter().map(|&n| topo.nodes[n as usize].ports.len()).max().unwrap_or(0) as u64;
-            if guaranteed * max_ports > pool {
-                return Err(err(
-                    "switch.buffer.guaranteed",
-                    format!(
-                        "invalid value {guaranteed} B: {max_ports} ports x {guaranteed} B exceeds the pool ({pool} B); expected guaranteed <= pool / ports \
-                         (or switch.buffer.pool_per_port, a pool per switch that grows with its ports)"
-                    ),
-                ));
-            }
-            BufferParams::Shared { pool, guaranteed, alpha: b.alpha.unwrap_or(DEFAULT_BUFFER_ALPHA), per_port: false }
+                Some(per_port) => (per_port.0, true),
+                None => {
+                    let pool = b.pool.map_or(DEFAULT_POOL, |b| b.0);
+                    let max_ports = topo.switches.iter().map(|&n| topo.nodes[n as usize].ports.len()).max().unwrap_or(0) as u64;
+                    if guaranteed * max_ports > pool {
+                        return Err(err(
+                            "switch.buffer.guaranteed",
+                            format!(
+                                "invalid value {guaranteed} B: {max_ports} ports x {guaranteed} B exceeds the pool ({pool} B); expected guaranteed <= pool / ports \
+                                 (or switch.buffer.pool_per_port, a pool per switch that grows with its ports)"
+                            ),
+                        ));
+                    }
+                    (pool, false)
+                }
+            };
+            BufferParams::Shared { pool, guaranteed, alpha: b.alpha.unwrap_or(DEFAULT_BUFFER_ALPHA), per_port }
         }
     })
 }

@@ -709,7 +709,7 @@ hosts = [42, 63]
         assert!(doc.scenario(Some("C")).is_err());
     }
 
-    /// The seed's 50 KB guaranteed per port does not fit a 1 MB pool on a k = 8 fat tree's
+    /// The seed's 50 KB guaranteed per port does not fit a 300 KB pool on a k = 8 fat tree's
     /// switches (8 ports x 50 KB, refused naming the key and pointing at the per-port
     /// reading), and with a pool per port each switch gets its ports times it; pool and
     /// pool_per_port together are refused, as is pool_per_port below guaranteed.
