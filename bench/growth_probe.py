@@ -10,6 +10,11 @@ results come only from ``dcnsim reproduce``.
 
     PYTHONPATH=python python3 bench/growth_probe.py --out "$OUT" --factor 26 --threads 16 \\
         --variant PFC+DCQCN --variant "SFC proxy+DCQCN"
+
+``--pool-per-port 800KB`` runs the reading of a grown core's memory that the study has not
+taken yet: the base's shared pool (SFC's) becomes ``switch.buffer.pool_per_port``, each
+switch's pool its ports times it (800 KB: the seed's 16 MB on its 20-port switches); a
+variant with a buffer model of its own (PFC's static queues) is unchanged.
 """
 
 from __future__ import annotations
@@ -23,15 +28,19 @@ from pathlib import Path
 from typing import Any, Dict, Optional, Sequence
 
 
-def probe(factor: int, variant: str, seed: int, threads: int) -> Dict[str, Any]:
+def probe(factor: int, variant: str, seed: int, threads: int, pool_per_port: Optional[str] = None) -> Dict[str, Any]:
     from dcnsim.reproduce.core import Case, _run, case_scenario
     from dcnsim.reproduce.studies import STUDIES
     from dcnsim.reproduce.studies_seed004 import GrowthCase
 
     study = STUDIES["seed004_sfc_scale"]
     sc = case_scenario(study, Case(f"pods x{factor}", GrowthCase(factor)), "full")
+    if pool_per_port:
+        buf = sc["switch"]["buffer"]
+        del buf["pool"]
+        buf["pool_per_port"] = pool_per_port
     topo = sc["topology"]
-    row: Dict[str, Any] = {"factor": factor, "hosts": topo["pods"] * topo["tors_per_pod"] * topo["hosts_per_tor"], "variant": variant, "seed": seed, "threads": threads}
+    row: Dict[str, Any] = {"pool_per_port": pool_per_port, "factor": factor, "hosts": topo["pods"] * topo["tors_per_pod"] * topo["hosts_per_tor"], "variant": variant, "seed": seed, "threads": threads}
     t0 = time.perf_counter()
     try:
         r = _run(sc, variant, seed, threads)
@@ -53,10 +62,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--variant", action="append", required=True)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=16)
+    ap.add_argument("--pool-per-port", help="switch.buffer.pool_per_port in place of the base's pool (e.g. 800KB)")
     a = ap.parse_args(argv)
     a.out.mkdir(parents=True, exist_ok=True)
     for v in a.variant:
-        row = probe(a.factor, v, a.seed, a.threads)
+        row = probe(a.factor, v, a.seed, a.threads, a.pool_per_port)
         with open(a.out / "growth_probe.jsonl", "a") as f:
             f.write(json.dumps(row) + "\n")
         print(json.dumps(row), flush=True)
