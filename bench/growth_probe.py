@@ -12,9 +12,8 @@ results come only from ``dcnsim reproduce``.
         --variant PFC+DCQCN --variant "SFC proxy+DCQCN"
 
 ``--pool-per-port 800KB`` runs the reading of a grown core's memory that the study has not
-taken yet: the base's shared pool (SFC's) becomes ``switch.buffer.pool_per_port``, each
-switch's pool its ports times it (800 KB: the seed's 16 MB on its 20-port switches); a
-variant with a buffer model of its own (PFC's static queues) is unchanged.
+taken yet (``GrowthCase.pool_per_port``): each switch's shared pool its ports times it
+(800 KB: the seed's 16 MB on its 20-port switches); PFC's static queues are unchanged.
 """
 
 from __future__ import annotations
@@ -34,11 +33,7 @@ def probe(factor: int, variant: str, seed: int, threads: int, pool_per_port: Opt
     from dcnsim.reproduce.studies_seed004 import GrowthCase
 
     study = STUDIES["seed004_sfc_scale"]
-    sc = case_scenario(study, Case(f"pods x{factor}", GrowthCase(factor)), "full")
-    if pool_per_port:
-        buf = sc["switch"]["buffer"]
-        del buf["pool"]
-        buf["pool_per_port"] = pool_per_port
+    sc = case_scenario(study, Case(f"pods x{factor}", GrowthCase(factor, pool_per_port)), "full")
     topo = sc["topology"]
     row: Dict[str, Any] = {"pool_per_port": pool_per_port, "factor": factor, "hosts": topo["pods"] * topo["tors_per_pod"] * topo["hosts_per_tor"], "variant": variant, "seed": seed, "threads": threads}
     t0 = time.perf_counter()

@@ -123,3 +123,30 @@ def test_each_growth_case_keeps_the_seeds_paths(factor):
     for dst_of in (PATHS["inter-pod"][0], lambda t: hosts - 1):
         assert 0 <= _probe_rtt(s, dst_of) - seed_rtt < 512, (factor, dst_of(t))
     assert 0 <= _probe_rtt(s, PATHS["intra-pod"][0]) - _rtt_ps(PATHS["intra-pod"][1], latency) < 512
+
+
+def test_a_growth_case_reading_memory_per_port_builds_where_the_seeds_pool_cannot():
+    """`GrowthCase(factor, pool_per_port)`: the reading of a grown switch's memory the growth
+    study needs past 320 core ports (16 MB cannot guarantee 50 KB to each). At 162 pods of
+    the small fabric (324 core ports) SFC's variant is refused with the seed's 16 MB per
+    switch, naming the key, and builds with 800 KB per port; the base's pool is gone and
+    PFC's static queues are as they were; without the reading the case is what it was."""
+    import warnings
+
+    from dcnsim.reproduce.studies_seed004 import NATIVE, PFC
+
+    base = tomllib.loads(shipped_scenarios()["seed004_sfc_rtt_small"].read_text())
+    assert GrowthCase(81)(base) == GrowthCase(81, None)(base)
+    per_port = GrowthCase(81, "800KB")(base)
+    assert per_port["switch"]["buffer"].get("pool_per_port") == "800KB" and "pool" not in per_port["switch"]["buffer"]
+    pfc = next(v for v in per_port["variant"] if v["name"] == PFC)
+    assert pfc == next(v for v in GrowthCase(81)(base)["variant"] if v["name"] == PFC)
+    per_port["scenario"]["max_time"] = per_port["scenario"]["arrivals_for"] = "1us"
+    seeds = GrowthCase(81)(base)
+    seeds["scenario"]["max_time"] = seeds["scenario"]["arrivals_for"] = "1us"
+    with pytest.raises(Exception, match=r"switch\.buffer\.guaranteed: invalid value 50000 B: 324 ports"):
+        dcnsim.run(seeds, variant=NATIVE)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # 1 us: nothing has time to act
+        r = dcnsim.run(per_port, variant=NATIVE)
+    assert r.summary["hosts"] == 162 * 32 and r.summary["end_reason"] == "max_time"

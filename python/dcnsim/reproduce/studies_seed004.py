@@ -243,12 +243,23 @@ class GrowthCase:
     at once (their share of the capacity, 8%, is kept) and the cores' radix (4 links per
     pod: 20 in the seed's fabric, 160 at 40 pods). Switch memory is the seed's per switch
     (a static 16 MB per queue with PFC; a 16 MB pool with 50 KB guaranteed per port with
-    SFC, which at 160 ports leaves 8 MB shared). Arrivals for ``GROWTH_ARRIVALS``."""
+    SFC, which at 160 ports leaves 8 MB shared). Arrivals for ``GROWTH_ARRIVALS``.
+
+    ``pool_per_port`` (e.g. "800KB", the seed's 16 MB over its switches' 20 ports) reads a
+    grown switch's memory per port instead: the base's shared pool (SFC's) becomes
+    ``switch.buffer.pool_per_port``, so that a core of 520 ports (130 pods) has 416 MB
+    where the seed's 16 MB cannot guarantee each port its 50 KB; PFC's static queues,
+    sized per queue, are the same either way."""
 
     factor: int
+    pool_per_port: Optional[str] = None
 
     def __call__(self, sc: Dict[str, Any]) -> Dict[str, Any]:
         sc = copy.deepcopy(sc)
+        if self.pool_per_port:
+            buf = sc["switch"]["buffer"]
+            del buf["pool"]
+            buf["pool_per_port"] = self.pool_per_port
         topo = sc["topology"]
         topo["pods"] *= self.factor
         sc["scenario"]["arrivals_for"] = GROWTH_ARRIVALS
