@@ -136,14 +136,13 @@ def test_a_growth_case_reading_memory_per_port_builds_where_the_seeds_pool_canno
     from dcnsim.reproduce.studies_seed004 import NATIVE, PFC
 
     base = tomllib.loads(shipped_scenarios()["seed004_sfc_rtt_small"].read_text())
-    assert GrowthCase(81)(base) == GrowthCase(81, None)(base)
-    per_port = GrowthCase(81, "800KB")(base)
+    seeds, per_port = GrowthCase(81)(base), GrowthCase(81, "800KB")(base)
+    assert seeds["switch"]["buffer"] == base["switch"]["buffer"]
     assert per_port["switch"]["buffer"].get("pool_per_port") == "800KB" and "pool" not in per_port["switch"]["buffer"]
-    pfc = next(v for v in per_port["variant"] if v["name"] == PFC)
-    assert pfc == next(v for v in GrowthCase(81)(base)["variant"] if v["name"] == PFC)
-    per_port["scenario"]["max_time"] = per_port["scenario"]["arrivals_for"] = "1us"
-    seeds = GrowthCase(81)(base)
-    seeds["scenario"]["max_time"] = seeds["scenario"]["arrivals_for"] = "1us"
+    pfc = [next(v for v in s["variant"] if v["name"] == PFC) for s in (seeds, per_port)]
+    assert pfc[0] == pfc[1]
+    for s in (seeds, per_port):
+        s["scenario"]["max_time"] = s["scenario"]["arrivals_for"] = "1us"
     with pytest.raises(Exception, match=r"switch\.buffer\.guaranteed: invalid value 50000 B: 324 ports"):
         dcnsim.run(seeds, variant=NATIVE)
     with warnings.catch_warnings():

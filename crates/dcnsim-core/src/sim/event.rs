@@ -54,7 +54,9 @@ pub struct EventQueue<E> {
     /// Bit (slot % WHEEL) set when that wheel slot is non-empty.
     occupied: Vec<u64>,
     /// Events on the first wheel are before this slot: the end of the last bucket handed
-    /// to it (`handed`), between `WHEEL / 2` and `WHEEL` slots past the current one.
+    /// to it (`handed`), between `WHEEL / 2` and `WHEEL` slots past the current one. Kept,
+    /// not derived from `handed` in every push: derived, the k = 8 bench ran 0.7% more
+    /// instructions (9,186 M against 9,120 M).
     wheel_end: u64,
     /// The last bucket handed to the first wheel (bucket n holds slots
     /// `n << BUCKET_BITS ..`); the second wheel holds buckets `handed + 1 ..= handed +
