@@ -271,6 +271,17 @@ class GrowthCase:
 
 
 GROWTH_CASES = tuple(Case(f"pods x{f}", GrowthCase(f)) for f in GROWTH_FACTORS)
+#: the growth study's reading of a big switch's memory: the seed's 16 MB over its switches'
+#: 20 ports (only the cores differ from the seed's per-switch reading: 16 MB at 20 ports)
+GROWTH_POOL_PER_PORT = "800KB"
+#: seed004_sfc_scale_large's cases: 130 pods (8,320 hosts), where the seed's 16 MB per switch
+#: cannot guarantee a 520-port core its 50 KB per port, and 40 pods under the same per-port
+#: reading beside seed004_sfc_scale's per-switch one (SFC only: PFC's static queues are the
+#: same either way, so its runs would repeat that study's)
+GROWTH_LARGE_CASES = (
+    Case("pods x8, 800 KB/port", GrowthCase(8, GROWTH_POOL_PER_PORT), variants=(PROXY, NATIVE)),
+    Case("pods x26, 800 KB/port", GrowthCase(26, GROWTH_POOL_PER_PORT)),
+)
 GROWTH_VARIANTS = (PFC, PROXY, NATIVE)
 
 
@@ -675,6 +686,19 @@ register(Study(
     variants=GROWTH_VARIANTS,
     seeds=3,
     cost_s={"small": 3 * 3 * 30, "full": 3 * 3 * 500},
+))
+register(Study(
+    name="seed004_sfc_scale_large",
+    title="Seed 004 future work, bigger scale: seed004_sfc_scale's fabric at 130 pods (8,320 hosts) and at 40 pods, with 800 KB of SFC's pool per switch port",
+    scenario="seed004_sfc_rtt",
+    metrics=growth_metrics,
+    cases=GROWTH_LARGE_CASES,
+    variants=GROWTH_VARIANTS,
+    seeds=3,
+    scales=("full",),
+    # its small twin would be 3,328 hosts: the cases fingerprint on a one-pod unit instead
+    fingerprint_scenario="sfc_growth_unit",
+    cost_s={"full": 3 * 3 * 900 + 2 * 3 * 300},
 ))
 register(Study(
     name="seed004_sfc_fairness_with_cc",
