@@ -330,6 +330,32 @@ def test_cli_lists_and_refuses_bad_input():
     assert nothing.returncode == 2 and "name a study" in nothing.stderr
 
 
+def test_check_with_a_study_name_runs_nothing(study, checkout, tmp_path_factory):
+    """`reproduce NAME --check` once ran NAME and rewrote its results file before saying
+    whether it had been current: a check names what is stale and writes nothing."""
+    reproduce([NAME], "small", checkout, seeds=2, jobs=1, log=lambda _: None)
+    render(checkout, log=lambda _: None)
+    path = results_path(checkout, NAME, "small")
+    data = load_results(path)
+    data["fingerprint"]["short|CI"] = "0000000000000000"
+    write_results(path, data)
+    # only the named studies' results are fingerprinted
+    assert check(checkout, names=["seed003_lossy"]) == []
+    [problem] = check(checkout, names=[NAME])
+    assert "today's engine gives other outputs for short|CI" in problem
+    assert load_results(path)["fingerprint"]["short|CI"] == "0000000000000000"
+
+    run = lambda *a: subprocess.run([sys.executable, "-m", "dcnsim.cli", "reproduce", *a], capture_output=True, text=True)  # noqa: E731
+    empty = tmp_path_factory.mktemp("empty")
+    (empty / "python" / "dcnsim").mkdir(parents=True)
+    (empty / "docs").mkdir()
+    out = run("seed003_lossy", "--check", "--root", str(empty), "--no-progress")
+    assert out.returncode == 0 and "seed003_lossy's fingerprints are today's" in out.stdout, out.stderr
+    assert not (empty / "docs" / "results").exists() or not any((empty / "docs" / "results").iterdir())
+    both = run("seed003_lossy", "--check", "--moved", "--root", str(empty))
+    assert both.returncode == 2 and "--check runs nothing" in both.stderr
+
+
 def test_every_block_in_the_docs_is_registered():
     """The docs name only registered renderers (the rendering itself is `dcnsim reproduce
     --check`'s, in .ci/run)."""

@@ -563,7 +563,7 @@ def sweep_cmd(scenario: str, outdir: Path, sets: Sequence[str], seeds: Optional[
 @click.option("--all", "all_", is_flag=True, help="Every study that has this scale.")
 @click.option("--list", "list_", is_flag=True, help="List the studies, their scales and costs, and their results files.")
 @click.option("--render", "render_", is_flag=True, help="Rewrite the docs' results blocks from the results files.")
-@click.option("--check", "check_", is_flag=True, help="Fail when a docs block differs from what its results render, or a study's recorded engine fingerprint is not today's.")
+@click.option("--check", "check_", is_flag=True, help="Fail when a docs block differs from what its results render, or a study's recorded engine fingerprint is not today's (with study names: only theirs). Runs no study and writes nothing.")
 @click.option("--mark-stale", "mark_stale_", is_flag=True, help="Mark the named studies' results stale since this commit (their tables then say so) instead of rerunning them.")
 @click.option("--moved", is_flag=True, help="Update the named studies' results files: run only the set-ups (case, variant) whose outputs today's engine or metrics moved, whose scenario changed, or that are new, and keep the recorded runs of the rest (same seeds; runs of another --threads are kept, each with its own thread count, which the tables of wall time show).")
 @click.option("--rerun", multiple=True, metavar="SETUP", help="With --moved: also run again this set-up (a variant, or \"case|variant\"; repeat the option for more) although its fingerprints are today's, for a model change the fingerprint runs (the small scenario at seed 1) do not reach.")
@@ -623,6 +623,19 @@ def reproduce_cmd(studies: Sequence[str], scale: str, seeds: Optional[int], jobs
     names = list(studies)
     if all_:
         names = [n for n, st in known.items() if scale in st.scales]
+    if check_:
+        # a check never runs what it checks: `reproduce NAME --check` once reran NAME and
+        # rewrote its results file before saying whether it had been current
+        if moved or rerun or render_ or seeds is not None:
+            raise click.UsageError("--check runs nothing: drop --moved, --rerun, --render and --seeds (run the study first, then check)")
+        problems = rp.check(base, jobs=workers, progress=show, names=names or None)
+        for p in problems:
+            click.echo(f"stale: {p}", err=True)
+        if problems:
+            raise SystemExit(1)
+        which = f"{', '.join(names)}'s fingerprints are" if studies else "every study's fingerprint is"
+        click.echo(f"reproductions current: every results block renders from its results, {which} today's engine's")
+        return
     if names:
         for n in names:
             if scale not in known[n].scales:
@@ -636,14 +649,7 @@ def reproduce_cmd(studies: Sequence[str], scale: str, seeds: Optional[int], jobs
         problems = rp.render(base, log=click.echo)
         for p in problems:
             click.echo(f"warning: {p}", err=True)
-    if check_:
-        problems = rp.check(base, jobs=workers, progress=show)
-        for p in problems:
-            click.echo(f"stale: {p}", err=True)
-        if problems:
-            raise SystemExit(1)
-        click.echo("reproductions current: every results block renders from its results, every study's fingerprint is today's engine's")
-    if not (names or render_ or check_):
+    if not (names or render_):
         raise click.UsageError("name a study (or --all), or give --list, --render or --check")
 
 

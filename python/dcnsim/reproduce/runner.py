@@ -284,10 +284,12 @@ def adopt_added_outputs(root: Path, names: Sequence[str], added: Sequence[str], 
     return problems
 
 
-def check(root: Path, jobs: int = 1, progress: bool = False) -> List[str]:
+def check(root: Path, jobs: int = 1, progress: bool = False, names: Optional[Sequence[str]] = None) -> List[str]:
     """What is stale: results files whose recorded engine fingerprint is not today's (and
     that are not marked stale), results files of no known study, and docs blocks that differ
-    from what their results render. Empty when everything is current."""
+    from what their results render. Empty when everything is current. ``names``: only those
+    studies' results files are fingerprinted (the docs blocks are all checked); it runs
+    nothing else and writes nothing."""
     from .core import RESULTS_DIR
     from .render import check_docs
 
@@ -302,6 +304,8 @@ def check(root: Path, jobs: int = 1, progress: bool = False) -> List[str]:
             continue
         if data.get("study") not in STUDIES:
             problems.append(f"{rel}: no study named {data.get('study')!r} (dcnsim reproduce --list)")
+            continue
+        if names is not None and data["study"] not in names:
             continue
         recorded.setdefault(data["study"], []).append((p, data))
     now = fingerprints(sorted(recorded), jobs, progress)
