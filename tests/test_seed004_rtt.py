@@ -149,3 +149,28 @@ def test_a_growth_case_reading_memory_per_port_builds_where_the_seeds_pool_canno
         warnings.simplefilter("ignore")  # 1 us: nothing has time to act
         r = dcnsim.run(per_port, variant=NATIVE)
     assert r.summary["hosts"] == 162 * 32 and r.summary["end_reason"] == "max_time"
+
+
+def test_the_large_growth_study_is_the_seeds_fabric_at_130_pods_fingerprinted_on_a_unit():
+    """`dcnsim reproduce seed004_sfc_scale_large`: its 26x case is seed004_sfc_rtt at 130
+    pods (8,320 hosts, 520-port cores) with 800 KB of SFC's pool per port; its 8x case runs
+    only the SFC variants (PFC's static queues do not read the pool, so its runs would be
+    seed004_sfc_scale's); both fingerprint on sfc_growth_unit, whose 26 pods are 208 hosts
+    that keep the seed's 12 us between pods."""
+    from dcnsim.reproduce import STUDIES
+    from dcnsim.reproduce.core import case_scenario, fingerprint_jobs
+
+    st = STUDIES["seed004_sfc_scale_large"]
+    assert st.scales == ("full",) and st.fingerprint_scenario == "sfc_growth_unit"
+    x8, x26 = st.cases
+    full = case_scenario(st, x26, "full")
+    t = full["topology"]
+    assert t["pods"] * t["tors_per_pod"] * t["hosts_per_tor"] == 8320 and t["pods"] * t["aggs_per_pod"] == 520
+    assert full["switch"]["buffer"]["pool_per_port"] == "800KB"
+    assert fingerprint_jobs(st) == [(x8.label, PROXY), (x8.label, NATIVE), (x26.label, PFC), (x26.label, PROXY), (x26.label, NATIVE)]
+
+    unit = x26.edit(tomllib.loads(shipped_scenarios()["sfc_growth_unit"].read_text()))
+    u = unit["topology"]
+    hosts = u["pods"] * u["tors_per_pod"] * u["hosts_per_tor"]
+    assert hosts == 208
+    assert 0 <= _probe_rtt(unit, lambda t: hosts - 1) - 12e6 < 512

@@ -1137,24 +1137,26 @@ def _growth_label(res: Results, case: str) -> str:
     return f"{case} ({'/'.join(f'{h:,}' for h in sorted(hosts))} hosts)"
 
 
-def _growth_table(ctx: Context, scale: str) -> str:
-    res = ctx.results("seed004_sfc_scale", scale)
+def _growth_table(ctx: Context, study: str, scale: str, cases: Sequence[Case]) -> str:
+    res = ctx.results(study, scale)
     rows = RTT_ROWS[:4] + [("incast p99 FCT (us)", "incast.p99_us", 0)] + RTT_ROWS[4:] + [("wall per run (s)", "_wall_s", 0)]
     if len(thread_counts(res.data)) > 1:
         rows.append(("threads per run", "_threads", 0))  # the wall times of a file made on several
-    return _mean_table(res, "fabric", rows, _runs_in_order(res, GROWTH_CASES, GROWTH_VARIANTS), lambda c: _growth_label(res, c))
+    return _mean_table(res, "fabric", rows, _runs_in_order(res, cases, GROWTH_VARIANTS), lambda c: _growth_label(res, c))
 
 
-def _growth_breaks(ctx: Context, scale: str) -> str:
-    res = ctx.results("seed004_sfc_scale", scale)
+def _growth_breaks(ctx: Context, study: str, scale: str, cases: Sequence[Case]) -> str:
+    res = ctx.results(study, scale)
     label = lambda c: _growth_label(res, c)  # noqa: E731
-    return _breaks_table(res, GROWTH_VARIANTS, _runs_in_order(res, GROWTH_CASES, GROWTH_VARIANTS), label,
-                         f"none up to {label(GROWTH_CASES[-1].label)}", "fabric", "on")
+    return _breaks_table(res, GROWTH_VARIANTS, _runs_in_order(res, cases, GROWTH_VARIANTS), label,
+                         f"none up to {label(cases[-1].label)}", "fabric", "on")
 
 
-for _scale in ("full", "small"):
-    block(f"seed004_sfc_scale:{_scale}")((lambda s: lambda ctx: _growth_table(ctx, s))(_scale))
-    block(f"seed004_sfc_scale:breaks_{_scale}")((lambda s: lambda ctx: _growth_breaks(ctx, s))(_scale))
+for _study, _scale, _cases in (("seed004_sfc_scale", "full", GROWTH_CASES), ("seed004_sfc_scale", "small", GROWTH_CASES),
+                               ("seed004_sfc_scale_large", "full", GROWTH_LARGE_CASES)):
+    _name = f"{_study}:{_scale}"
+    block(_name)((lambda st, s, c: lambda ctx: _growth_table(ctx, st, s, c))(_study, _scale, _cases))
+    block(f"{_study}:breaks_{_scale}")((lambda st, s, c: lambda ctx: _growth_breaks(ctx, st, s, c))(_study, _scale, _cases))
 
 
 # ----- runtime
