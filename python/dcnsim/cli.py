@@ -628,12 +628,12 @@ def reproduce_cmd(studies: Sequence[str], scale: str, seeds: Optional[int], jobs
         # rewrote its results file before saying whether it had been current
         if moved or rerun or render_ or seeds is not None:
             raise click.UsageError("--check runs nothing: drop --moved, --rerun, --render and --seeds (run the study first, then check)")
-        problems = rp.check(base, jobs=workers, progress=show, names=names or None)
+        problems = rp.check(base, jobs=workers, progress=show, names=list(studies) or None)  # --all: every study, of any scale
         for p in problems:
             click.echo(f"stale: {p}", err=True)
         if problems:
             raise SystemExit(1)
-        which = f"{', '.join(names)}'s fingerprints are" if studies else "every study's fingerprint is"
+        which = f"{', '.join(studies)}'s fingerprints are" if studies else "every study's fingerprint is"
         click.echo(f"reproductions current: every results block renders from its results, {which} today's engine's")
         return
     if names:
