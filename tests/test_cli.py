@@ -552,7 +552,7 @@ def test_absurd_sizes_are_refused_at_once_by_validate_and_run(dcnsim_cli, tmp_pa
     small = tmp_path / "small.toml"
     small.write_text(f'[scenario]\nname = "small"\n[topology]\n{ABSURD["incast_1e9_groups"].replace("groups = 1000000000", "groups = 1")}\n', encoding="utf-8")
     assert dcnsim_cli("validate", small).returncode == 0
-    assert_user_error(dcnsim_cli("validate", small, "--memory-limit", "1KB"), "more than the limit of")
+    assert_user_error(dcnsim_cli("validate", small, "--memory-limit", "1KB"), "DCNSIM_MEMORY_LIMIT: invalid value 1.0 KB: any run needs more", "--memory-limit")
     # a bad value given with the flag is named by the flag, not the environment variable
     proc = dcnsim_cli("validate", small, "--memory-limit", "10")
     assert_user_error(proc, '--memory-limit: invalid value "10", expected a size such as "64GB"')

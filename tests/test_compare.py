@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,7 @@ import pytest
 import dcnsim
 from dcnsim.comparison import (
     COMPARISON_FILES,
+    _slugs,
     Comparison,
     format_change,
     relative_change,
@@ -384,10 +386,36 @@ def test_cli_compare_selected_variants(dcnsim_cli, scenario_file):
     assert "DCTCP vs DCTCP K=10KB" in proc.stdout and "Reno" not in proc.stdout
 
 
+def test_variants_of_different_seeds_and_a_lone_variant_are_warned_about(tmp_path):
+    """A variant that sets its own seed runs another workload than the base: the
+    comparison says so unless --seed or --seeds sets one for all; one variant alone is
+    compared with nothing, and that is said too."""
+    p = tmp_path / "seeds.toml"
+    p.write_text(SCENARIO + '\n[[variant]]\nname = "Reno, seed 4"\ntransport.kind = "reno"\nscenario.seed = 4\n', encoding="utf-8")
+    with pytest.warns(dcnsim.DcnsimWarning, match=r"different seeds \(Reno: 3, Reno, seed 4: 4\)"):
+        c = dcnsim.compare(p, variants=["Reno", "Reno, seed 4"], jobs=1)
+    assert any("different seeds" in w for w in c.warnings)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        one = dcnsim.compare(p, variants=["Reno", "Reno, seed 4"], seed=5, jobs=1)
+    assert not any("different seeds" in str(w.message) for w in caught) and not any("different seeds" in w for w in one.warnings)
+    with pytest.warns(dcnsim.DcnsimWarning, match=r"one variant \('Reno'\): the table compares it with nothing"):
+        dcnsim.compare(p, variants=["Reno"], jobs=1)
+
+
+def test_cli_compare_seeds_1_runs_seed_1(dcnsim_cli, scenario_file):
+    """--seeds N runs seeds 1..N, also for N = 1 (it once ran the scenario's own seed, 3
+    here, under a flag that says seed 1)."""
+    proc = dcnsim_cli("compare", scenario_file, "--variant", "Reno", "--variant", "DCTCP", "--seeds", "1", "-j", "1")
+    assert proc.returncode == 0, proc.stderr
+    assert "(seed 1)" in proc.stdout and "seed 3" not in proc.stdout, proc.stdout
+
+
 @pytest.mark.parametrize(
     "args, words",
     [
         (["--variant", "nope"], ['no variant named "nope"']),
+        (["--seed", "2", "--seeds", "2"], ["--seed, --seeds", "not both"]),
         (["--jobs", "0"], ["--jobs"]),
     ],
 )
@@ -494,7 +522,7 @@ def test_several_seeds_give_means_intervals_and_paired_verdicts(scenario_file, t
             x, y = t.xy
             tops = [max(ln.get_ydata()) for ln in caps if len(ln.get_xdata()) and abs(float(np.mean(ln.get_xdata())) - x) < 0.01]
             assert all(y >= top - 1e-9 for top in tops), (t.get_text(), y, tops)
-    with pytest.raises(dcnsim.ScenarioError, match="seed or seeds"):
+    with pytest.raises(dcnsim.ScenarioError, match=r"seed=1 and seeds=2 \(--seed, --seeds\): expected one of them, not both"):
         dcnsim.compare(scenario_file, seed=1, seeds=2)
 
 
@@ -612,6 +640,29 @@ def test_a_comparison_saved_over_another_with_other_seeds_leaves_only_its_runs(s
     report.write_report(out)
     page = (out / "report.html").read_text()
     assert re.search(r"<td>runs</td><td>4</td>", page), re.findall(r"<td>runs</td><td>\d+</td>", page)
+
+
+def test_a_comparison_saved_over_one_of_other_variants_leaves_only_its_own(scenario_file, cmp2, tmp_path):
+    """Saved where a comparison of other variants was, a comparison leaves no folder of
+    theirs for the report to count; a folder that holds no dcnsim run is the user's and
+    stays. A report reads only the variants comparison.csv compares, also where a folder
+    an older save left is still there."""
+    from dcnsim import report
+
+    out = tmp_path / "o"
+    cmp2.save(out)
+    (out / "notes").mkdir()
+    (out / "notes" / "mine.txt").write_text("keep")
+    two = dcnsim.compare(scenario_file, variants=[VARIANTS[0], VARIANTS[1]], jobs=1)
+    two.save(out)
+    assert {p.name for p in out.iterdir() if p.is_dir()} == {slug for slug in _slugs(two.variants).values()} | {"notes"}
+    # an older save's folder beside it, as dcnsim before this change left them
+    import shutil
+
+    shutil.copytree(out / _slugs(two.variants)[VARIANTS[1]], out / "left-over")
+    report.write_report(out)
+    page = (out / "report.html").read_text()
+    assert re.search(r"<td>runs</td><td>2</td>", page), re.findall(r"<td>runs</td><td>\d+</td>", page)
 
 
 def test_slowdown_tail_is_drawn_as_a_ccdf(cmp2):

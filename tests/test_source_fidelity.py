@@ -66,7 +66,7 @@ def _doc(name: str) -> Dict[str, Any]:
 def _resolved(doc: Dict[str, Any], variant: Optional[str]) -> Dict[str, Any]:
     """The base with the variant merged in, by the loader's own rules (`remove`, tables
     merged key by key, a changed buffer model or AQM kind replacing its table)."""
-    merged = _core.check_variants(json.dumps(doc), "json", [variant])[0][1]
+    merged = _core.merged(json.dumps(doc), "json", variant)
     merged.pop("variant", None)
     return merged
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -83,10 +84,11 @@ def test_one_parse_checks_every_variant_as_validate_and_merged_do(tiny):
     assert len(names) == 2
     got = dcnsim._core.check_variants(text, "toml", [None, *names])
     assert len(got) == 3
-    for v, (info, merged) in zip([None, *names], got):
+    for v, (info, merged, resolved) in zip([None, *names], got):
         assert info == dcnsim._core.validate(text, "toml", v)
         assert merged == dcnsim._core.merged(text, "toml", v)
-    assert got[1][1] != got[2][1]  # two variants, two documents
+        assert json.loads(resolved)["scenario"]["name"] == merged["scenario"]["name"]
+    assert got[1][1] != got[2][1] and got[1][2] != got[2][2]  # two variants, two documents
     with pytest.raises(dcnsim.ScenarioError, match='no variant named "Nope"'):
         dcnsim._core.check_variants(text, "toml", [names[0], "Nope"])
 
@@ -96,6 +98,39 @@ def test_a_bad_point_is_refused_before_any_run(tiny):
         sweep.grid(str(tiny), [sweep.parse_set("switch.aqm.threshold=30KB,30kb")])
     with pytest.raises(dcnsim.ScenarioError, match=r"--set 'switch.aqm.threshold'"):
         sweep.parse_set("switch.aqm.threshold")
+
+
+def test_what_would_make_the_table_say_more_than_the_runs_is_refused_before_any_run(tiny):
+    """A swept seed (each point runs the sweep's seeds, so its column named seeds the runs
+    did not use), a value or a variant given twice (its runs counted twice: a confidence
+    interval from one run) and a key given twice on the command line (the first's values
+    silently dropped) are refused, naming what and where."""
+    with pytest.raises(dcnsim.ScenarioError, match=r"--set scenario.seed: the seed cannot be swept.*--seeds"):
+        sweep.grid(str(tiny), [sweep.parse_set("scenario.seed=1,2")])
+    with pytest.raises(dcnsim.ScenarioError, match=r"sweep.scenario.seed: the seed cannot be swept"):
+        sweep.grid(_with_sweep_table(tiny, '"scenario.seed" = [1, 2]'))
+    for values, twice in (("10,10", "10"), ("10,10.0", "10.0"), ("10KB,20KB,10KB", "'10KB'")):
+        with pytest.raises(dcnsim.ScenarioError, match=rf"--set transport.init_cwnd: value {twice} given twice"):
+            sweep.grid(str(tiny), [sweep.parse_set(f"transport.init_cwnd={values}")])
+    with pytest.raises(dcnsim.ScenarioError, match=r"--set topology.senders: given twice"):
+        sweep.grid(str(tiny), [sweep.parse_set("topology.senders=2,3"), sweep.parse_set("topology.senders=4")])
+    with pytest.raises(dcnsim.ScenarioError, match=r"variant 'Reno' given more than once"):
+        sweep.grid(str(tiny), variants=["Reno", "DCTCP", "Reno"])
+
+
+def _with_sweep_table(tiny: Path, line: str) -> str:
+    p = tiny.with_name("tiny_seed.toml")
+    p.write_text(TINY.replace("[sweep]\n", f"[sweep]\n{line}\n"))
+    return str(p)
+
+
+def test_values_that_mean_the_same_are_warned_about(tiny):
+    """"200KB" and "0.2MB" differ as text and are one buffer: each point of the pair says
+    it is the other's run, as `compare` says of two variants that resolve to the same
+    scenario; values that differ are not warned about."""
+    pts = sweep.grid(str(tiny), [sweep.parse_set("switch.aqm.threshold=20KB,0.02MB,40KB")], 1, ["DCTCP"])
+    warned = sweep.warnings_of(pts)
+    assert warned == ["at switch.aqm.threshold='0.02MB': the run of variant 'DCTCP' is the one at switch.aqm.threshold='20KB' (the values mean the same): the two points differ in nothing"]
 
 
 def test_values_json_cannot_hold_are_refused_with_their_key(tiny, tmp_path):
@@ -255,6 +290,14 @@ def test_ray_cluster_gives_the_local_tables(tiny, tmp_path, ray_head):
     assert (tmp_path / "local" / "sweep.parquet").read_bytes() == (tmp_path / "ray" / "sweep.parquet").read_bytes()
     p = pts[0].run_id
     assert (tmp_path / "local" / "runs" / p / "flows.parquet").read_bytes() == (tmp_path / "ray" / "runs" / p / "flows.parquet").read_bytes()
+
+
+def test_a_cluster_that_does_not_answer_leaves_no_folder(tiny, tmp_path):
+    pytest.importorskip("ray")
+    out = tmp_path / "never"
+    with pytest.raises(dcnsim.ScenarioError, match=r"--cluster .banana.: cannot reach the Ray cluster"):
+        sweep.run_sweep(sweep.grid(str(tiny), seeds=1, variants=["DCTCP"]), out, cluster="banana")
+    assert not out.exists()
 
 
 def test_ray_client_server_failures_are_retried_then_reported(tiny, monkeypatch):
@@ -504,6 +547,21 @@ def test_python_sweep_returns_the_tidy_table(tiny, tmp_path):
     pd.testing.assert_frame_equal(t, same)
     assert (tmp_path / "kept" / "sweep.parquet").is_file()
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "kept" / "sweep.parquet"), same)
+
+
+def test_a_report_counts_only_the_runs_of_the_sweep_saved_last(tiny, tmp_path):
+    """runs/ keeps the runs of every sweep saved in the folder (a later sweep reuses them);
+    the report of the folder is of the last sweep's runs only."""
+    from dcnsim import report
+
+    out = tmp_path / "s"
+    dcnsim.sweep(str(tiny), {"switch.aqm.threshold": ["10KB", "60KB"]}, seeds=1, variants=["DCTCP"], jobs=1, outdir=out)
+    dcnsim.sweep(str(tiny), {"switch.aqm.threshold": ["60KB"]}, seeds=1, variants=["DCTCP"], jobs=1, outdir=out)
+    assert len(list((out / "runs").iterdir())) == 2
+    report.write_report(out)
+    page = (out / "report.html").read_text()
+    assert re.search(r"<td>runs</td><td>1</td>", page), re.findall(r"<td>runs</td><td>\d+</td>", page)
+    assert "switch.aqm.threshold=10KB" not in page and "switch.aqm.threshold=60KB" in page
 
 
 def test_sweep_plot_puts_sizes_on_a_numeric_axis(tiny, tmp_path):

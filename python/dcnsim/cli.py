@@ -417,7 +417,7 @@ def compare_cmd(
     told: List[str] = []
     # what compare() warns of before its runs start, printed as it is raised
     with _echo_warnings(told):
-        cmp = compare(scenario, variants=list(variants) or None, seed=seed, jobs=jobs, progress=mode, seeds=seeds if seeds and seeds > 1 else None, threads=threads)
+        cmp = compare(scenario, variants=list(variants) or None, seed=seed, jobs=jobs, progress=mode, seeds=seeds, threads=threads)
     console = _console()
     if outdir is not None:
         paths = cmp.save(outdir)

@@ -692,7 +692,14 @@ class Comparison:
         # and `dcnsim report` says the folder is incomplete
         for f in ("comparison.csv", "comparison.md"):
             (out / f).unlink(missing_ok=True)
-        for name, slug in _slugs(self.variants).items():
+        slugs = _slugs(self.variants)
+        # an earlier comparison's variants that this one lacks: their folders would read as
+        # this comparison's runs (only folders that hold a dcnsim run are removed)
+        if out.is_dir():
+            for old in out.iterdir():
+                if old.is_dir() and old.name not in slugs.values() and ((old / "summary.json").is_file() or any(old.glob("seed-*/summary.json"))):
+                    shutil.rmtree(old)
+        for name, slug in slugs.items():
             # an earlier comparison saved here with other seeds leaves nothing that reads as
             # this one's: the runs of seeds not run now, or of one seed where there are several
             keep = {f"seed-{r.summary.get('seed')}" for r in self.replicas[name]} if self.n_seeds > 1 else set()
@@ -863,7 +870,7 @@ def compare(
     check_seed(seed)
     threads = check_threads(threads)
     if seeds is not None and seed is not None:
-        raise _core.ScenarioError("give seed or seeds, not both")
+        raise _core.ScenarioError(f"seed={seed!r} and seeds={seeds!r} (--seed, --seeds): expected one of them, not both")
     seed_list: List[Optional[int]] = [None if seed is None else int(seed)] if seeds is None else list(_seed_list(seeds, "seeds"))
     if jobs is None:
         jobs = os.cpu_count() or 1
@@ -874,8 +881,16 @@ def compare(
     if len(chosen) * len(seed_list) > MAX_RUNS:
         raise _core.ScenarioError(f"seeds: {len(chosen)} variants x {len(seed_list)} seeds = {len(chosen) * len(seed_list)} runs, expected at most {MAX_RUNS}")
     # fail fast, before starting any process, on an invalid variant (one parse for all)
-    info = _core.check_variants(src.text, src.format, chosen)[-1][0]
+    checked = _core.check_variants(src.text, src.format, chosen)
+    info = checked[-1][0]
     warns = identical_warnings(info["identical_variants"], chosen) + advice_warnings(src, chosen)
+    own = {v: merged.get("scenario", {}).get("seed", 1) for v, (_, merged, _) in zip(chosen, checked)}
+    if seeds is None and seed is None and len(set(own.values())) > 1:
+        # each variant then draws another workload: a change mixes the mechanism with luck
+        listed = ", ".join(f"{v}: {s}" for v, s in own.items())
+        warns.append(f"the variants run different seeds ({listed}), so different workloads: give --seed N (or --seeds N) to run them on the same one")
+    if len(chosen) == 1 and chosen[0] is not None:
+        warns.append(f"one variant ({chosen[0]!r}): the table compares it with nothing (a comparison needs two or more variants)")
     for w in warns:
         warnings.warn(w, DcnsimWarning, stacklevel=2)
     seed_arg = None if seed is None else int(seed)

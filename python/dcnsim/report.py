@@ -15,7 +15,7 @@ import os
 import re
 import subprocess
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 from . import _core
 from .sources import unfinished_warning
@@ -67,10 +67,17 @@ def _summaries(outdir: Path, kind: str) -> List[Tuple[str, Dict[str, Any]]]:
     if kind == "run":
         paths = [("run", outdir / "summary.json")]
     elif kind == "comparison":
-        # one folder per variant, or with several seeds per variant and seed
-        paths = [(str(p.parent.relative_to(outdir)), p) for p in sorted(outdir.glob("**/summary.json"))]
+        # one folder per variant, or with several seeds per variant and seed; only the
+        # variants comparison.csv compares (a folder used before may hold others')
+        ours = _compared_slugs(outdir)
+        paths = [(str(p.parent.relative_to(outdir)), p) for p in sorted(outdir.glob("**/summary.json"))
+                 if ours is None or p.relative_to(outdir).parts[0] in ours]
     else:
-        paths = [(_point_label(p.parent), p) for p in sorted((outdir / "runs").glob("*/summary.json"))]
+        # runs/ keeps every run of every sweep saved here (a later sweep reuses them): only
+        # the runs sweep.parquet holds are this sweep's
+        ours = _swept_run_ids(outdir)
+        paths = [(_point_label(p.parent), p) for p in sorted((outdir / "runs").glob("*/summary.json"))
+                 if ours is None or p.parent.name in ours]
     out = []
     for label, p in paths:
         try:
@@ -78,6 +85,31 @@ def _summaries(outdir: Path, kind: str) -> List[Tuple[str, Dict[str, Any]]]:
         except (OSError, ValueError):
             continue
     return out
+
+
+def _compared_slugs(outdir: Path) -> Optional[Set[str]]:
+    """The variant folders of the comparison saved in ``outdir``: comparison.csv's columns
+    are group, metric, one per variant, then one per variant after the first (None where
+    it cannot be read)."""
+    import pandas as pd
+
+    from .comparison import _slugs
+
+    try:
+        cols = list(pd.read_csv(outdir / "comparison.csv", nrows=0).columns)
+    except (OSError, ValueError):
+        return None
+    n = (len(cols) - 1) // 2
+    return set(_slugs(cols[2:2 + n]).values()) if n >= 1 else None
+
+
+def _swept_run_ids(outdir: Path) -> Optional[Set[str]]:
+    import pandas as pd
+
+    try:
+        return set(pd.read_parquet(outdir / "sweep.parquet", columns=["run_id"])["run_id"].astype(str))
+    except (OSError, ValueError, KeyError):
+        return None
 
 
 def _point_label(run: Path) -> str:

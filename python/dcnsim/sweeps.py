@@ -24,6 +24,7 @@ import json
 import math
 import numbers
 import os
+import shutil
 import time
 import warnings
 from dataclasses import dataclass
@@ -64,6 +65,23 @@ def parse_set(spec: str) -> Tuple[str, List[Any]]:
     parsed = [parse_value(v) for v in values.split(",")]
     _check_finite(parsed, f"--set {key}")
     return key, parsed
+
+
+def _check_axis(key: str, values: Sequence[Any], where: str) -> None:
+    """Refuse what would make a sweep's table say more than its runs: the seed as a swept
+    key (every point runs its own seeds, so the column would name a seed the runs did not
+    use) and a value given twice (its runs would count twice, a confidence interval from one
+    run)."""
+    if key == "scenario.seed":
+        raise _core.ScenarioError(f"{where}: the seed cannot be swept as a key (each point runs the sweep's seeds); give the seeds with --seeds N or [sweep] seeds = [..]")
+    _check_finite(values, where)
+    seen = set()
+    for v in values:
+        # 10 and 10.0 are one value; true is not 1
+        k = ("bool", v) if isinstance(v, bool) else ("number", v) if isinstance(v, (int, float)) else ("other", json.dumps(v, sort_keys=True))
+        if k in seen:
+            raise _core.ScenarioError(f"{where}: value {v!r} given twice, expected each value once")
+        seen.add(k)
 
 
 def _check_finite(values: Sequence[Any], where: str) -> None:
@@ -164,11 +182,19 @@ def grid(
     for k, v in table.items():
         if not isinstance(v, list) or not v:
             raise _core.ScenarioError(f"sweep.{k}: invalid value {v!r}, expected a non-empty list of values")
-        _check_finite(v, f"sweep.{k}")
+        _check_axis(k, v, f"sweep.{k}")
         axes[k] = list(v)
+    given = set()
     for k, v in sets:
-        _check_finite(v, f"--set {k}")
+        if k in given:
+            # the second would silently replace the first's values
+            raise _core.ScenarioError(f"--set {k}: given twice, expected each key once (its values comma-separated: --set {k}=A,B)")
+        given.add(k)
+        _check_axis(k, v, f"--set {k}")
         axes[k] = list(v)
+    if variants and len(set(variants)) < len(variants):
+        twice = next(v for v in variants if variants.count(v) > 1)
+        raise _core.ScenarioError(f"variant {twice!r} given more than once, expected each variant once")
     seed_spec = seeds if seeds is not None else file_seeds
     if seed_spec is None:
         seed_list = [int(doc.get("scenario", {}).get("seed", 1))]
@@ -195,6 +221,7 @@ def grid(
     applies = _applies(doc, keys, chosen, name)
     not_applied = {v: [k for k in keys if v not in applies[k]] for v in chosen}
     points: List[Point] = []
+    seen: Dict[Optional[str], Dict[str, str]] = {}
     for combo in itertools.product(*(axes[k] for k in keys)):
         values = tuple(zip(keys, combo))
         where = ", ".join(f"{k}={x!r}" for k, x in values) or "the base"
@@ -213,9 +240,15 @@ def grid(
         except _core.ScenarioError as e:
             raise _core.ScenarioError(f"sweep point {where}: {e}") from None
         pairs = checked[-1][0]["identical_variants"]
-        for v, (_, merged_doc) in zip(chosen, checked):
+        for v, (_, merged_doc, resolved) in zip(chosen, checked):
             notes = [f"{k} does not apply to variant {v!r} (it has no {k.rpartition('.')[0]!r} table): that variant runs unchanged at every value" for k in not_applied[v]]
             notes += [f"at {where}: {w}" for w in identical_warnings([pr for pr in pairs if v in pr], chosen)]
+            # values that read the same in the engine's units ("200KB" and "0.2MB"), where the
+            # swept keys apply: two points that measure nothing between them
+            same = seen.setdefault(v, {}).setdefault(resolved, where)
+            if same != where and not not_applied[v]:
+                of = "" if v is None else f" of variant {v!r}"
+                notes.append(f"at {where}: the run{of} is the one at {same} (the values mean the same): the two points differ in nothing")
             merged = json.dumps(merged_doc, sort_keys=True)
             for s in seed_list:
                 h = hashlib.sha256(f"{merged}\0{s}".encode()).hexdigest()[:16]
@@ -371,7 +404,7 @@ def run_sweep(
     "distinct": n, "table": DataFrame, "summary": DataFrame, "warnings": [str]}; the
     warnings (also raised as :class:`dcnsim.DcnsimWarning`) and the run counts go to
     sweep.json."""
-    from .driver import check_threads, progress_mode
+    from .driver import check_threads
 
     threads = check_threads(threads)
     keys = [k for k, _ in points[0].values] if points else []
@@ -380,7 +413,22 @@ def run_sweep(
         _ray()  # nor is anything made without Ray
     remove_dead_temp_dirs()  # what killed workers of earlier sweeps left on this machine
     out = Path(outdir)
+    made = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
+    try:
+        return _run_into(points, out, jobs, progress, cluster, threads, keys, base_point)
+    except BaseException:
+        # a sweep that stopped before any run was stored (a cluster that does not answer,
+        # a first run that fails) leaves no empty folder behind
+        if made and not any(p.is_file() for p in out.rglob("*")):
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+
+
+def _run_into(points: Sequence[Point], out: Path, jobs: Optional[int], progress: Union[bool, str], cluster: Optional[str],
+              threads: int, keys: List[str], base_point: Optional[Tuple[str, Any]]) -> Dict[str, Any]:
+    from .driver import progress_mode
+
     data: Dict[str, Dict[str, Any]] = {}
     todo = []
     first: Dict[str, Point] = {}  # equal runs run once, under the first point that asks for them

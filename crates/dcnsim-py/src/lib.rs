@@ -93,7 +93,9 @@ fn merged_of(py: Python<'_>, doc: &Document, variant: Option<&str>) -> PyResult<
 }
 
 /// Each of `variants` (None: the base) checked as `validate` checks it, with its merged
-/// document (as `merged` gives it), from one parse of `text`: what a sweep asks of every
+/// document (as `merged` gives it) and the scenario it resolves to as JSON text (sizes,
+/// rates and times in the engine's units, so "200KB" and "0.2MB" read the same: what
+/// `identical_variants` compares), from one parse of `text`: what a sweep asks of every
 /// grid point, which otherwise parsed the point's text twice per variant.
 #[pyfunction]
 #[pyo3(signature = (text, format = "toml", variants = vec![None]))]
@@ -101,7 +103,9 @@ fn check_variants(py: Python<'_>, text: &str, format: &str, variants: Vec<Option
     let doc = parse(text, format)?;
     let out = PyList::empty_bound(py);
     for v in &variants {
-        out.append((checked(py, &doc, v.as_deref())?, merged_of(py, &doc, v.as_deref())?))?;
+        let resolved = doc.resolve(v.as_deref()).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+        let resolved = serde_json::to_string(&resolved).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+        out.append((checked(py, &doc, v.as_deref())?, merged_of(py, &doc, v.as_deref())?, resolved))?;
     }
     Ok(out.into_py(py))
 }

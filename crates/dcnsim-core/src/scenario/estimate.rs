@@ -115,27 +115,48 @@ pub fn check(s: &Scenario, threads: usize) -> Result<(), ScenarioError> {
     let e = estimate(s, threads)?;
     let limit = limit()?;
     if e.bytes > limit as u128 {
-        return Err(err(
-            e.key.clone(),
-            format!(
-                "the scenario needs about {} of memory ({}), more than the limit of {}; expected {} {}, or raise the limit ({} or --memory-limit)",
-                human(e.bytes),
-                e.what,
-                human(limit as u128),
-                less_memory(&e.key),
-                e.key,
-                LIMIT_ENV
-            ),
-        ));
+        return Err(refusal(&e, limit));
     }
     Ok(())
+}
+
+/// The error of a scenario whose estimate `e` is over `limit`. Where the process itself
+/// (`PROCESS_BYTES`) is most of it, no smaller scenario fits: the limit is what to change.
+fn refusal(e: &Estimate, limit: u64) -> ScenarioError {
+    if e.bytes - PROCESS_BYTES.min(e.bytes) < PROCESS_BYTES {
+        return err(
+            LIMIT_ENV,
+            format!(
+                "invalid value {}: any run needs more ({} for the process itself: the interpreter, pandas and the bindings; this scenario about {} in all), expected a limit above {} ({} or --memory-limit)",
+                human(limit as u128),
+                human(PROCESS_BYTES),
+                human(e.bytes),
+                human(e.bytes),
+                LIMIT_ENV
+            ),
+        );
+    }
+    err(
+        e.key.clone(),
+        format!(
+            "the scenario needs about {} of memory ({}), more than the limit of {}; expected {} {}, or raise the limit ({} or --memory-limit)",
+            human(e.bytes),
+            e.what,
+            human(limit as u128),
+            less_memory(&e.key),
+            e.key,
+            LIMIT_ENV
+        ),
+    )
 }
 
 fn human(b: u128) -> String {
     match b {
         b if b >= 1_000_000_000_000 => format!("{:.1} TB", b as f64 / 1e12),
         b if b >= 1_000_000_000 => format!("{:.1} GB", b as f64 / 1e9),
-        b => format!("{:.1} MB", b as f64 / 1e6),
+        b if b >= 1_000_000 => format!("{:.1} MB", b as f64 / 1e6),
+        b if b >= 1_000 => format!("{:.1} KB", b as f64 / 1e3),
+        b => format!("{b} B"),
     }
 }
 
@@ -549,6 +570,24 @@ mod tests {
         // 7 x 10 Gbit/s for 1000 s: 580 GB of records, past any machine's default limit
         let long = text("", &flows.join(", ").replace("100GB", "100000GB")).replace("max_time = \"10s\"", "max_time = \"1000s\"");
         assert!(refused_text(&long, "transport.udp.nic_buffer").contains("expected to set transport.udp.nic_buffer"));
+    }
+
+    /// A limit below what the process itself holds is named as the thing to change (no
+    /// smaller scenario would fit), with the sizes as they are (1 KB, not "0.0 MB"); a
+    /// scenario that is most of its estimate names its own key.
+    #[test]
+    fn a_limit_below_the_process_itself_is_what_the_refusal_names() {
+        use super::{human, refusal, Estimate, LIMIT_ENV, PROCESS_BYTES};
+        let small = Estimate { bytes: PROCESS_BYTES + 2_000_000, key: "topology.senders".into(), what: "3 hosts".into() };
+        let e = refusal(&small, 1_000);
+        assert_eq!(e.key, LIMIT_ENV, "{e}");
+        assert!(e.message.starts_with("invalid value 1.0 KB: any run needs more (150.0 MB for the process itself"), "{e}");
+        assert!(e.message.contains("expected a limit above 152.0 MB"), "{e}");
+        let big = Estimate { bytes: PROCESS_BYTES + 5_000_000_000, key: "topology.senders".into(), what: "10^6 hosts".into() };
+        let e = refusal(&big, 4_000_000_000);
+        assert_eq!(e.key, "topology.senders");
+        assert!(e.message.contains("more than the limit of 4.0 GB; expected a smaller topology.senders"), "{e}");
+        assert_eq!((human(999), human(1_500)), ("999 B".to_string(), "1.5 KB".to_string()));
     }
 
     /// Shipped scenarios, full size included, fit in the default limit of an 8 GB machine.
