@@ -194,6 +194,24 @@ def test_a_dead_worker_is_one_error_line(tiny, tmp_path, monkeypatch):
     assert last.startswith("error: simulation failed: sweep run ") and "the worker process died" in last and "try fewer --jobs" in last, res.output
 
 
+def test_a_failed_run_says_the_runs_done_are_kept_and_resume(tiny, tmp_path, monkeypatch):
+    """A run that fails (here: made to, at 60 KB) stops the sweep; the error says what was
+    kept and that the same command resumes, and resuming runs only what is missing."""
+    real = sweep._run_point
+
+    def fail_at_60kb(point, threads=1):
+        if dict(point.values)["switch.aqm.threshold"] == "60KB":
+            return point.run_id, "error", "stopped: memory", {}
+        return real(point, threads)
+
+    pts = sweep.grid(str(tiny), seeds=1, variants=["DCTCP"])
+    monkeypatch.setattr(sweep, "_run_point", fail_at_60kb)
+    with pytest.raises(dcnsim.SimulationError, match=r"stopped: memory; the 1 runs done are kept in .*runs, and the same command resumes from them"):
+        sweep.run_sweep(pts, tmp_path / "out", jobs=1)
+    monkeypatch.setattr(sweep, "_run_point", real)
+    assert sweep.run_sweep(pts, tmp_path / "out", jobs=1)["ran"] == 1
+
+
 def test_the_swept_value_wins_over_a_variant_that_sets_the_key(tmp_path):
     """A variant that sets a swept key itself (as seed003_sensitivity's CI variant sets
     switch.ci.high) must still run at every swept value."""

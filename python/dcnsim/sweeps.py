@@ -457,7 +457,8 @@ def _run_into(points: Sequence[Point], out: Path, jobs: Optional[int], progress:
     def finished(outcome: Tuple[str, str, Any, Dict[str, bytes]]) -> None:
         rid, status, d, files = outcome
         if status != "ok":
-            raise _core.SimulationError(f"sweep run {rid} ({_describe(by_id[rid])}): {d}")
+            kept = f"; the {len(data)} runs done are kept in {out / 'runs'}, and the same command resumes from them" if data else ""
+            raise _core.SimulationError(f"sweep run {rid} ({_describe(by_id[rid])}): {d}{kept}")
         _store(out, rid, files)
         data[rid] = d
         bar.advance()
