@@ -663,6 +663,13 @@ def test_a_comparison_saved_over_one_of_other_variants_leaves_only_its_own(scena
     report.write_report(out)
     page = (out / "report.html").read_text()
     assert re.search(r"<td>runs</td><td>2</td>", page), re.findall(r"<td>runs</td><td>\d+</td>", page)
+    # three variants, two seeds each: the table's other columns do not read as variants
+    dcnsim.compare(scenario_file, seeds=2, jobs=2).save(out)
+    shutil.copytree(out / _slugs(VARIANTS)[VARIANTS[1]], out / "left-over")
+    report.write_report(out)
+    page = (out / "report.html").read_text()
+    assert re.search(r"<td>runs</td><td>6</td>", page), re.findall(r"<td>runs</td><td>\d+</td>", page)
+    assert report._compared_slugs(out) == set(_slugs(VARIANTS).values())
 
 
 def test_slowdown_tail_is_drawn_as_a_ccdf(cmp2):

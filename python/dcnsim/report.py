@@ -89,8 +89,8 @@ def _summaries(outdir: Path, kind: str) -> List[Tuple[str, Dict[str, Any]]]:
 
 def _compared_slugs(outdir: Path) -> Optional[Set[str]]:
     """The variant folders of the comparison saved in ``outdir``: comparison.csv's columns
-    are group, metric, one per variant, then one per variant after the first (None where
-    it cannot be read)."""
+    are group, metric, one per variant, then others, among them one verdict per variant
+    after the first (`Comparison.table`). None where it cannot be read."""
     import pandas as pd
 
     from .comparison import _slugs
@@ -99,8 +99,8 @@ def _compared_slugs(outdir: Path) -> Optional[Set[str]]:
         cols = list(pd.read_csv(outdir / "comparison.csv", nrows=0).columns)
     except (OSError, ValueError):
         return None
-    n = (len(cols) - 1) // 2
-    return set(_slugs(cols[2:2 + n]).values()) if n >= 1 else None
+    n = 1 + sum(c.endswith(": verdict") for c in cols[2:])
+    return set(_slugs(cols[2:2 + n]).values()) if len(cols) >= 2 + n else None
 
 
 def _swept_run_ids(outdir: Path) -> Optional[Set[str]]:
