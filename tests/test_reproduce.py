@@ -172,6 +172,56 @@ def test_moved_reruns_only_the_set_ups_that_moved_and_says_what_it_kept(study, c
     assert "small scenario of by_tor|CI has changed" in problem and "--moved" in problem
 
 
+def test_a_stopped_call_resumes_from_the_runs_it_finished(study, checkout, monkeypatch):
+    """A call stopped after some runs (here: its third run raises, as a killed worker or
+    the OOM killer would end it) leaves them in a journal beside the results file; the
+    same call again takes them and runs the rest, and its results file is the one a call
+    that was never stopped writes. A journal of another commit is not taken."""
+    from dcnsim.reproduce import runner
+
+    monkeypatch.setenv("DCNSIM_COMMIT", "aaa1111")
+    reproduce([NAME], "small", checkout, seeds=2, jobs=1, log=lambda _: None)
+    path = results_path(checkout, NAME, "small")
+    whole = load_results(path)
+    path.unlink()
+
+    real, calls = runner.run_job, []
+
+    def stops_at_the_third(*args):
+        calls.append(args)
+        if len(calls) == 3:
+            raise RuntimeError("killed")
+        return real(*args)
+
+    monkeypatch.setattr(runner, "run_job", stops_at_the_third)
+    with pytest.raises(RuntimeError, match="killed"):
+        reproduce([NAME], "small", checkout, seeds=2, jobs=1, log=lambda _: None)
+    journal = path.with_name(path.name + ".runs")
+    assert not path.exists() and len(journal.read_text().splitlines()) == 1 + 2
+    journaled = runner.Journal(path, json.loads(journal.read_text().splitlines()[0])).runs
+    assert len(journaled) == 2
+    monkeypatch.setattr(runner, "run_job", real)
+
+    # another commit does not take them (and its first run replaces the journal)
+    monkeypatch.setenv("DCNSIM_COMMIT", "bbb2222")
+    assert runner.Journal(path, {"commit": "bbb2222"}).runs == {}
+    monkeypatch.setenv("DCNSIM_COMMIT", "aaa1111")
+    said, ran = [], []
+    monkeypatch.setattr(runner, "run_job", lambda *a: ran.append(a) or real(*a))
+    reproduce([NAME], "small", checkout, seeds=2, jobs=1, log=said.append)
+    assert any(line.startswith("resumed 2 runs") for line in said), said
+    assert len(ran) == 6 - 2 and not journal.exists()
+    again = load_results(path)
+
+    def outcomes(runs):  # what the runs gave, not how long they took
+        return {c: {v: {sd: {k: x for k, x in r.items() if k not in ("_wall_s", "_cpu_s")} for sd, r in by.items()} for v, by in vs.items()} for c, vs in runs.items()}
+
+    assert outcomes(again["runs"]) == outcomes(whole["runs"]) and again["fingerprint"] == whole["fingerprint"]
+    # the two resumed runs are the stopped call's, wall times included
+    for (c, v, sd), r in journaled.items():
+        assert again["runs"][c][v][str(sd)] == r
+
+
 def test_rerun_runs_named_set_ups_again_although_their_fingerprints_are_todays(study, checkout, monkeypatch):
     """`--moved --rerun SETUP`: a model change the fingerprint runs do not reach; the named
     set-up (a variant, or case|variant) is run again, the others kept; a name that is not

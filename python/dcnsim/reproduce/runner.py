@@ -3,6 +3,7 @@ the engine fingerprints, and the results files they make."""
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from ..jobs import Bar, run_all
 from .core import (
     FORMAT,
+    _json_default,
     Study,
     added_outputs_job,
     clean,
@@ -108,6 +110,19 @@ def reproduce(
                 todo.append((("#fp", st.name, case_label, variant), (st.name, case_label, variant)))
         elif kept[st.name]:
             log(f"{st.name}: {len(kept[st.name])} set-ups unchanged, kept: {', '.join(sorted(kept[st.name]))}")
+    # runs a call that was stopped (a crash, a kill, the machine's OOM killer) finished:
+    # kept where that call ran the same commit, seeds and thread count, so a long study
+    # resumes rather than starts again
+    journals = {st.name: Journal(results_path(root, st.name, scale), {"commit": commit, "scale": scale, "seeds": plan[st.name],
+                                                                       "threads": threads, "inputs": inputs[st.name]}) for st in studies}
+    resumed = 0
+    for key, _ in list(todo):
+        if key[0] != "#fp" and (value := journals[key[0]].runs.get(key[1:])) is not None:
+            runs[key[0]].setdefault(key[1], {}).setdefault(key[2], {})[str(key[3])] = value
+            todo.remove((key, _))
+            resumed += 1
+    if resumed:
+        log(f"resumed {resumed} runs that a stopped call of the same commit finished ({', '.join(str(j.path.relative_to(root)) for j in journals.values() if j.runs)})")
     left = {n: sum(1 for k, _ in todo if (k[1] if k[0] == "#fp" else k[0]) == n) for n in names}
     paths: List[Path] = []
     t0 = time.perf_counter()
@@ -136,6 +151,7 @@ def reproduce(
             data["kept"] = dict(sorted(kept[st.name].items()))
         p = results_path(root, st.name, scale)
         write_results(p, data)
+        journals[st.name].remove()
         paths.append(p)
         log(f"wrote {p.relative_to(root)} ({len(plan[st.name])} seeds, {data['cpu_s']:.0f} CPU-s of runs, {time.perf_counter() - t0:.0f} s in)")
 
@@ -154,6 +170,7 @@ def reproduce(
             else:
                 n, case, v, s = key
                 runs[n].setdefault(case, {}).setdefault(v, {})[str(s)] = clean(value)
+                journals[n].add((case, v, s), runs[n][case][v][str(s)])
             bar.advance(str(key))
             left[n] -= 1
             if left[n] == 0:
@@ -163,6 +180,48 @@ def reproduce(
     wall = time.perf_counter() - t0
     log(f"{len(todo)} jobs in {wall:.0f} s")
     return paths
+
+
+class Journal:
+    """The runs of one study and scale finished so far in a call of `dcnsim reproduce`, a
+    line each beside its results file (``NAME.SCALE.json.runs``, not committed), after a
+    line saying what made them. A later call whose header is the same (commit, scale,
+    seeds, threads, the set-ups' scenarios) takes them instead of running them again; one
+    from another commit, or from a checkout with changes ("-dirty": the code that made them
+    is not known), is not read, and the call's first run replaces it. Removed when the
+    results file is written."""
+
+    def __init__(self, results: Path, header: Dict[str, Any]) -> None:
+        self.path = results.with_name(results.name + ".runs")
+        self.header = header
+        self.runs: Dict[Tuple[str, str, int], Dict[str, Any]] = {}
+        self._open = False
+        if self.path.exists() and not str(header["commit"]).endswith("-dirty"):
+            lines = self.path.read_text(encoding="utf-8").splitlines()
+            try:
+                if lines and json.loads(lines[0]) == json.loads(json.dumps(header)):
+                    for ln in lines[1:]:
+                        r = json.loads(ln)
+                        self.runs[(r["case"], r["variant"], int(r["seed"]))] = r["value"]
+            except (ValueError, KeyError, TypeError):
+                self.runs = {}  # a line cut short by the stop: the runs before it are not trusted either
+
+    def add(self, key: Tuple[str, str, int], value: Dict[str, Any]) -> None:
+        if not self._open:
+            # a new call starts the journal afresh, keeping the runs it took from the last
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("w", encoding="utf-8") as f:
+                f.write(json.dumps(self.header, sort_keys=True) + "\n")
+                for (c, v, s), val in self.runs.items():
+                    f.write(json.dumps({"case": c, "variant": v, "seed": s, "value": val}, sort_keys=True, default=_json_default) + "\n")
+            self._open = True
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps({"case": key[0], "variant": key[1], "seed": key[2], "value": value}, sort_keys=True, default=_json_default) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+    def remove(self) -> None:
+        self.path.unlink(missing_ok=True)
 
 
 def _updatable(root: Path, st: Study, scale: str, seeds: List[int]) -> Dict[str, Any]:
