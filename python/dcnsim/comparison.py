@@ -32,7 +32,7 @@ import pandas as pd
 from . import _core
 from .api import Result, ScenarioLike, ScenarioSource, check_seed, resolve_scenario, run_source
 from .driver import progress_mode
-from .sources import MAX_RUNS, DcnsimWarning, identical_warnings, inactive_warnings
+from .sources import MAX_RUNS, DcnsimWarning, identical_warnings, inactive_warnings, refuse_repeated_variants
 from .sources import seed_list as _seed_list
 from .io import PathLike, Writer, png_writer, text_writer, write_files_atomic
 from .driver import check_threads
@@ -820,8 +820,7 @@ def _pick_variants(src: ScenarioSource, variants: Optional[Sequence[str]]) -> Tu
     for v in variants:
         if v not in available:
             _core.merged(src.text, src.format, v)  # raises the core's "no variant named" error
-        if v in chosen:
-            raise _core.ScenarioError(f"variant {v!r} given more than once")
+        refuse_repeated_variants([*chosen, v])
         chosen.append(v)
     if not chosen:
         raise _core.ScenarioError("no variants selected")

@@ -221,6 +221,15 @@ def scenario_warnings(info: Mapping[str, Any], label: Optional[str] = None) -> L
     return [str(w) for w in info.get("document_warnings") or []] + own
 
 
+def refuse_repeated_variants(variants: Sequence[str]) -> None:
+    """A variant named twice would run, and count, twice: refused (compare and sweep)."""
+    seen = set()
+    for v in variants:
+        if v in seen:
+            raise _core.ScenarioError(f"variant {v!r} given more than once, expected each variant once")
+        seen.add(v)
+
+
 def identical_warnings(pairs: Sequence[Sequence[str]], chosen: Sequence[Optional[str]]) -> List[str]:
     """One line per pair of the compared variants that resolve to the same scenario."""
     return [

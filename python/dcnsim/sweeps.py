@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _core
-from .sources import MAX_RUNS, DcnsimWarning, ScenarioLike, identical_warnings, check_seed, resolve_scenario
+from .sources import MAX_RUNS, DcnsimWarning, ScenarioLike, identical_warnings, check_seed, refuse_repeated_variants, resolve_scenario
 from .io import bytes_writer, csv_writer, png_writer
 from .jobs import Bar, run_all
 from .plots import axis_unit, figure, margins
@@ -192,9 +192,7 @@ def grid(
         given.add(k)
         _check_axis(k, v, f"--set {k}")
         axes[k] = list(v)
-    if variants and len(set(variants)) < len(variants):
-        twice = next(v for v in variants if variants.count(v) > 1)
-        raise _core.ScenarioError(f"variant {twice!r} given more than once, expected each variant once")
+    refuse_repeated_variants(variants or [])
     seed_spec = seeds if seeds is not None else file_seeds
     if seed_spec is None:
         seed_list = [int(doc.get("scenario", {}).get("seed", 1))]

@@ -115,12 +115,13 @@ def reproduce(
     # resumes rather than starts again
     journals = {st.name: Journal(results_path(root, st.name, scale), {"commit": commit, "scale": scale, "seeds": plan[st.name],
                                                                        "threads": threads, "inputs": inputs[st.name]}) for st in studies}
-    resumed = 0
-    for key, _ in list(todo):
+    left_to_run = []
+    for key, args in todo:
         if key[0] != "#fp" and (value := journals[key[0]].runs.get(key[1:])) is not None:
             runs[key[0]].setdefault(key[1], {}).setdefault(key[2], {})[str(key[3])] = value
-            todo.remove((key, _))
-            resumed += 1
+        else:
+            left_to_run.append((key, args))
+    resumed, todo = len(todo) - len(left_to_run), left_to_run
     if resumed:
         log(f"resumed {resumed} runs that a stopped call of the same commit finished ({', '.join(str(j.path.relative_to(root)) for j in journals.values() if j.runs)})")
     left = {n: sum(1 for k, _ in todo if (k[1] if k[0] == "#fp" else k[0]) == n) for n in names}
@@ -212,13 +213,16 @@ class Journal:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("w", encoding="utf-8") as f:
                 f.write(json.dumps(self.header, sort_keys=True) + "\n")
-                for (c, v, s), val in self.runs.items():
-                    f.write(json.dumps({"case": c, "variant": v, "seed": s, "value": val}, sort_keys=True, default=_json_default) + "\n")
+                f.writelines(self._line(k, val) for k, val in self.runs.items())
             self._open = True
         with self.path.open("a", encoding="utf-8") as f:
-            f.write(json.dumps({"case": key[0], "variant": key[1], "seed": key[2], "value": value}, sort_keys=True, default=_json_default) + "\n")
+            f.write(self._line(key, value))
             f.flush()
             os.fsync(f.fileno())
+
+    @staticmethod
+    def _line(key: Tuple[str, str, int], value: Dict[str, Any]) -> str:
+        return json.dumps({"case": key[0], "variant": key[1], "seed": key[2], "value": value}, sort_keys=True, default=_json_default) + "\n"
 
     def remove(self) -> None:
         self.path.unlink(missing_ok=True)

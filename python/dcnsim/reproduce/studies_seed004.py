@@ -1156,8 +1156,7 @@ def _growth_breaks(ctx: Context, study: str, scale: str, cases: Sequence[Case]) 
 
 for _study, _scale, _cases in (("seed004_sfc_scale", "full", GROWTH_CASES), ("seed004_sfc_scale", "small", GROWTH_CASES),
                                ("seed004_sfc_scale_large", "full", GROWTH_LARGE_CASES)):
-    _name = f"{_study}:{_scale}"
-    block(_name)((lambda st, s, c: lambda ctx: _growth_table(ctx, st, s, c))(_study, _scale, _cases))
+    block(f"{_study}:{_scale}")((lambda st, s, c: lambda ctx: _growth_table(ctx, st, s, c))(_study, _scale, _cases))
     block(f"{_study}:breaks_{_scale}")((lambda st, s, c: lambda ctx: _growth_breaks(ctx, st, s, c))(_study, _scale, _cases))
 
 
