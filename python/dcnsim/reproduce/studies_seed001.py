@@ -279,14 +279,29 @@ register(Study(
     cases=(Case(SHIPPED), Case(PEAK, peak_fabric)),
     cost_s={"small": 6, "full": 30},
 ))
+SHARED_INPUTS = "inputs sharing one pool"
+
+
+def shared_inputs(sc: Dict[str, Any]) -> Dict[str, Any]:
+    """The scenario's DRC variants with each switch's inputs pooling their memory
+    (``input_memory = "shared"``: one pool of the ports' buffers, each VOQ held to alpha x
+    its free bytes), as VOQ switches keep one ingress buffer, where the shipped reading
+    gives each input its port's buffer. The 802.3x variants are left out: they are
+    lossless, bounded by XOFF and its headroom whatever memory the input has, so a pool
+    would rerun them unchanged."""
+    s = copy.deepcopy(sc)
+    s["switch"]["architecture"]["input_memory"] = "shared"
+    s["variant"] = [v for v in s["variant"] if v["name"].startswith("DRC")]
+    return s
+
 for _fabric, _what in (("backplane", "backplane switch"), ("multistage", "multi-stage L2 fabric")):
     register(Study(
         name=f"seed001_{_fabric}_voq",
-        title=f"Seed 001 {_what} on input-buffered (VOQ) switches: 802.3x and DRC per (ingress, direction), two readings, at 16-256 KB per port",
+        title=f"Seed 001 {_what} on input-buffered (VOQ) switches: 802.3x and DRC per (ingress, direction), two readings, at 16-256 KB per port; DRC with the inputs pooling their memory",
         scenario=f"seed001_{_fabric}_voq",
         metrics=l2_metrics,
-        cases=(Case(SHIPPED), Case(PEAK, peak_fabric_voq), Case(PEAK_ISLIP4, peak_fabric_islip4)),
-        cost_s={"small": 10, "full": 60},
+        cases=(Case(SHIPPED), Case(PEAK, peak_fabric_voq), Case(PEAK_ISLIP4, peak_fabric_islip4), Case(SHARED_INPUTS, shared_inputs)),
+        cost_s={"small": 16, "full": 100},
     ))
 
 @dataclass(frozen=True)
@@ -630,6 +645,26 @@ def _l2_voq_against_oq(ctx: Context) -> str:
             peak = change(out.values(PEAK, "", "gbps"), res.values(case, "", "gbps"))
             rows.append([f"{study.split('_')[1]}, {label}", f"{fmt_num(peak.base[0], 1)} -> {fmt_num(peak.other[0], 1)} ({fmt_change(peak)})", "", "", "", ""])
     return md_table(["throughput (Gbit/s), output-queued -> VOQ", *[s.replace("KB", " KB") for s in L2_SIZES]], rows)
+
+
+@block("seed001_l2_voq:shared_full")
+def _l2_voq_shared(ctx: Context) -> str:
+    """DRC with each input's own buffer (the shipped reading) against the inputs pooling
+    the same memory (case :data:`SHARED_INPUTS`), per fabric, reading and size."""
+    rows = []
+    for study in ("seed001_backplane_voq", "seed001_multistage_voq"):
+        res = ctx.results(study, "full")
+        for m in ("DRC", "DRC+input"):
+            for size in L2_SIZES:
+                v = f"{m} {size}"
+                cells = []
+                for key, digits in (("gbps", 1), ("latency_us", 1)):
+                    c = change(res.values(SHIPPED, v, key), res.values(SHARED_INPUTS, v, key))
+                    cells.append(f"{fmt_num(c.base[0], digits)} -> {fmt_num(c.other[0], digits)} ({fmt_change(c)})")
+                own, pooled = (mean_ci(res.values(case, v, "drops"))[0] for case in (SHIPPED, SHARED_INPUTS))
+                cells.append(f"{own:,.0f} -> {pooled:,.0f}")
+                rows.append([f"{study.split('_')[1]}, {m}, {size.replace('KB', ' KB')}", *cells])
+    return md_table(["variant (each input's own buffer -> one pool)", "throughput (Gbit/s)", "mean frame latency (us)", "drops per run"], rows)
 
 
 def _per_size(res: Results, a: str, b: str, key: str) -> Tuple[str, List[str]]:

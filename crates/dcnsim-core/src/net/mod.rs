@@ -17,7 +17,7 @@ pub mod zeroed;
 
 pub use packet::{Ecn, FlowId, Frame, HopTelemetry, HostId, Msg, NodeId, Packet, PacketArena, PktId, PktKind, PortId, Sack, MAX_SACK_BLOCKS, MAX_TELEMETRY_HOPS, TELEMETRY_BYTES_PER_PACKET};
 pub use per_flow::PerFlow;
-pub use queue::{DropReason, MarkReason, PktQueue, PortQueues, QueueStats};
+pub use queue::{DropReason, InputMemory, MarkReason, PktQueue, PortQueues, QueueStats};
 pub use link::{LinkChange, LinkState};
 pub use routing::Routes;
 pub use scheduler::{SchedSnapshot, SchedState, Scheduler};

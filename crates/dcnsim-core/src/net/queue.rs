@@ -230,7 +230,25 @@ pub struct PortQueues {
     /// By switch: its ports.
     radix: Vec<u32>,
     held_in: ZeroedVec<u64>,
+    /// By switch: the bytes held at its inputs together (what a pool its inputs share
+    /// holds, `InputMemory::shared`).
+    held_at: Vec<u64>,
     per_port: usize,
+}
+
+/// The memory the packets an input holds draw on, at a switch that holds packets at its
+/// inputs (`switch.architecture`): the input's own buffer, or a pool every input of its
+/// switch shares (`input_memory = "shared"`), from which a dynamic threshold of `alpha`
+/// lets each VOQ take at most alpha x its free bytes. `bytes` 0: the port's switch holds
+/// nothing at its inputs (output-queued).
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+pub struct InputMemory {
+    pub bytes: u64,
+    /// The shared pool's alpha; None: the input's own buffer.
+    pub alpha: Option<f64>,
+    /// The input is one FIFO (`input_queued`), which the threshold holds whole; else each
+    /// of its VOQs is held alone.
+    pub fifo: bool,
 }
 
 impl PortQueues {
@@ -254,6 +272,7 @@ impl PortQueues {
             place,
             radix,
             held_in: ZeroedVec::new(ports),
+            held_at: vec![0; topo.switches.len()],
             per_port,
         }
     }
@@ -282,6 +301,7 @@ impl PortQueues {
         self.held[i] += size;
         self.held_in[from as usize] += size;
         let (sw, at) = self.between_at(from, port, q);
+        self.held_at[sw] += size;
         let row = &mut self.between[sw];
         if row.is_empty() {
             let n = self.radix[sw] as usize;
@@ -295,6 +315,7 @@ impl PortQueues {
         self.held[i] -= size;
         self.held_in[from as usize] -= size;
         let (sw, at) = self.between_at(from, port, q);
+        self.held_at[sw] -= size;
         self.between[sw][at] -= size;
     }
     /// The bytes held at the ingress side of its switch that arrived on `from` and are bound
@@ -317,6 +338,16 @@ impl PortQueues {
     #[inline]
     pub fn held_in(&self, from: PortId) -> u64 {
         self.held_in[from as usize]
+    }
+    /// The bytes held against the memory `m` that input `from` draws on: the input's own
+    /// (`held_in`), or every input's of its switch where they share a pool.
+    #[inline]
+    pub fn held_against(&self, from: PortId, m: InputMemory) -> u64 {
+        if m.alpha.is_some() {
+            self.held_at[self.place[from as usize].0 as usize]
+        } else {
+            self.held_in(from)
+        }
     }
     /// The bytes bound for queue `q` of `port` in its switch: in the queue, and held for it
     /// at the switch's inputs (on an output-queued switch, the queue's depth).

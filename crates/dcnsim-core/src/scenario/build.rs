@@ -350,7 +350,14 @@ pub(super) fn configure(s: &Scenario, opts: &RunOptions) -> Result<(Topology, Ro
         pfc = Some(PfcParams::receive_only(topo.ports.len()));
     }
     let architecture = match &sw.architecture {
-        Some(a) => Some(a.params(|key, list| switches_named(&topo, list, key))?),
+        Some(a) => {
+            // a shared input pool's threshold takes the buffer's alpha unless it has its own
+            let alpha = match buffer {
+                BufferParams::Shared { alpha, .. } => alpha,
+                BufferParams::Static { .. } => DEFAULT_BUFFER_ALPHA,
+            };
+            Some(a.params(alpha, |key, list| switches_named(&topo, list, key))?)
+        }
         None => None,
     };
     if let Some(n) = sw.drc.as_ref().and_then(|_| topo.switches.iter().map(|&n| &topo.nodes[n as usize]).find(|n| n.ports.len() > crate::switch::drc::MAX_PORTS)) {

@@ -70,6 +70,15 @@ fn beyond_guarantee(port_bytes: u64, size: u64, guaranteed: u64) -> (u64, u64) {
     (new, new - port_bytes.saturating_sub(guaranteed))
 }
 
+/// Choudhury and Hahne's dynamic threshold: a queue that takes `added` bytes of a shared
+/// pool with `free` bytes left may do so if they fit and it then holds `after` bytes (of
+/// the pool) at most alpha times the free bytes. Also the admission of a shared input pool
+/// (switch/architecture).
+#[inline]
+pub fn dynamic_threshold_admits(free: u64, after: u64, added: u64, alpha: f64) -> bool {
+    added <= free && (after as f64) <= alpha * free as f64
+}
+
 impl SwitchBuffer {
     pub fn new(params: BufferParams, ports: usize, queues: usize) -> SwitchBuffer {
         let (shared_cap, memory) = match params {
@@ -120,8 +129,7 @@ impl SwitchBuffer {
                 }
                 // bytes a mechanism admitted into its reserve count here too and may
                 // overfill the pool: then nothing else is free
-                let free = self.shared_cap.saturating_sub(self.shared_used);
-                delta <= free && (new as f64) <= alpha * free as f64
+                dynamic_threshold_admits(self.shared_cap.saturating_sub(self.shared_used), new, delta, alpha)
             }
         }
     }

@@ -49,7 +49,7 @@
 use super::mechanism::{Caps, Fabric, Never, SwitchMechanism, Verdict};
 use super::pipeline::{Arrival, Better, Ctx, Departure, Effect, Report};
 use super::{Frame, MechTimer};
-use crate::net::PktQueue;
+use crate::net::{InputMemory, PktQueue};
 use crate::metrics::{ColumnData as C, Outputs};
 use crate::net::{FlowId, HostId, NodeKind, PacketArena, PktId, PktKind, PortId, Routes, Topology};
 use crate::sim::{ser_time, SimTime};
@@ -176,28 +176,79 @@ pub const DEFAULT_HYSTERESIS: f64 = 0.1;
 #[serde(rename_all = "snake_case")]
 pub enum InputFill {
     /// What the input holds for the direction against what it would admit for it (those
-    /// bytes and the input's free room), as an output queue's fill is judged against what
-    /// the buffer would admit there: the input is a buffer its directions share.
+    /// bytes and the input's free room; from a pool its switch's inputs share, as far as
+    /// the pool's dynamic threshold lets it grow), as an output queue's fill is judged
+    /// against what the buffer would admit there: the input is a buffer its directions
+    /// share.
     #[default]
     Direction,
     /// The larger of what the input holds for the direction and of all it holds, against
-    /// the input buffer: a full input stops every direction.
+    /// the input buffer: a full input stops every direction. From a shared pool, the
+    /// direction as under "direction" (against what the threshold leaves its queue) and
+    /// the input against what it holds and the pool's free bytes.
     DirectionOrInput,
 }
 
+/// How many bytes a shared pool's dynamic threshold still lets a queue holding `unit`
+/// grow by, `free` bytes of the pool free: to alpha (free + unit) / (1 + alpha), where
+/// its bytes meet alpha x what is then free.
+#[inline]
+fn threshold_room(unit: u64, free: u64, alpha: f64) -> f64 {
+    (alpha * (free + unit) as f64 / (1.0 + alpha) - unit as f64).max(0.0)
+}
+
+/// How many more bytes an input drawing on memory `m` may take while it holds `own`
+/// bytes and the memory `held`: its free buffer; from a shared pool, the pool's free bytes
+/// (VOQs, each held alone) or what the threshold leaves its one FIFO.
+#[inline]
+fn input_room(own: u64, held: u64, m: InputMemory) -> f64 {
+    let free = m.bytes.saturating_sub(held);
+    match m.alpha {
+        Some(alpha) if m.fifo => threshold_room(own, free, alpha),
+        _ => free as f64,
+    }
+}
+
+/// `part` of `part + room`, 1 where both are 0.
+#[inline]
+fn share(part: u64, room: f64) -> f64 {
+    match part as f64 + room {
+        0.0 => 1.0,
+        all => part as f64 / all,
+    }
+}
+
 impl InputFill {
-    /// The fill of its own of a direction for which an input of `cap` bytes that holds
-    /// `held` holds `mine` (under "direction_or_input" the input's fill, `held / cap`, is
-    /// a floor sent apart, for every direction at once).
-    pub fn fill(self, mine: u64, held: u64, cap: u64) -> f64 {
-        match self {
+    /// Under "direction_or_input", the fill of the whole input that holds `own` bytes
+    /// (the floor under each of its directions): against its buffer, or against its bytes
+    /// and the pool's free ones where its switch's inputs share one (a pool that fills
+    /// does not stop an input that holds nothing: DRC's feedback is per ingress).
+    pub fn input(own: u64, held: u64, m: InputMemory) -> f64 {
+        match m.alpha {
+            None => own as f64 / m.bytes as f64,
+            Some(_) => share(own, input_room(own, held, m)),
+        }
+    }
+
+    /// The fill of its own of a direction for which an input drawing on memory `m` holds
+    /// `mine`, of `own` it holds in all, where the memory holds `held` (all its switch's
+    /// inputs, where they share a pool; else `own`). Under "direction_or_input" the
+    /// input's fill (`InputFill::input`) is a floor sent apart, for every direction at
+    /// once.
+    pub fn fill(self, mine: u64, own: u64, held: u64, m: InputMemory) -> f64 {
+        let free = m.bytes.saturating_sub(held);
+        match (self, m.alpha) {
             // what the input would still admit for the direction: its own bytes and the room
             // (a full input admits nothing more for a direction it holds nothing for)
-            InputFill::Direction => match mine + cap.saturating_sub(held) {
+            (InputFill::Direction, None) => match mine + free {
                 0 => 1.0,
                 room => mine as f64 / room as f64,
             },
-            InputFill::DirectionOrInput => mine as f64 / cap as f64,
+            // from a shared pool, in both readings, what the threshold leaves the queue that
+            // holds the direction's bytes (its VOQ, or the input's FIFO): the direction's
+            // own limit, as the input's buffer is with an input to itself
+            (_, Some(alpha)) => share(mine, threshold_room(if m.fifo { own } else { mine }, free, alpha)),
+            (InputFill::DirectionOrInput, None) => mine as f64 / m.bytes as f64,
         }
     }
 }
@@ -212,9 +263,9 @@ pub struct DrcParams {
     pub hysteresis: f64,
     /// Rate-controlled traffic classes (the priority mask), one bit per class.
     pub classes: u8,
-    /// Per port: the bytes of its input buffer where its switch holds packets at its inputs
+    /// Per port: the memory its input draws on where its switch holds packets at its inputs
     /// (`switch.architecture`), 0 where it is output-queued; empty: every switch is.
-    pub inputs: Vec<u64>,
+    pub inputs: Vec<InputMemory>,
     pub input_fill: InputFill,
 }
 
@@ -306,7 +357,7 @@ impl Drc {
         let mut at_input = vec![u32::MAX; n];
         let mut entries = 0usize;
         for node in topo.nodes.iter().filter(|nd| nd.kind == NodeKind::Switch) {
-            for &port in node.ports.iter().filter(|&&pt| p.inputs.get(pt as usize).is_some_and(|&b| b > 0)) {
+            for &port in node.ports.iter().filter(|&&pt| p.inputs.get(pt as usize).is_some_and(|m| m.bytes > 0)) {
                 at_input[port as usize] = entries as u32;
                 entries += node.ports.len();
             }
@@ -382,7 +433,8 @@ impl Drc {
                 if let Some(new) = self.relevel_toward(a.in_port, o, cx) {
                     self.send(a.in_port, DrcFrame::one(o as u16, new), cx);
                 }
-                let (cur, fill) = (self.input_level[i], cx.port_queues.held_in(a.in_port) as f64 / self.p.inputs[i] as f64);
+                let (m, q) = (self.p.inputs[i], cx.port_queues);
+                let (cur, fill) = (self.input_level[i], InputFill::input(q.held_in(a.in_port), q.held_against(a.in_port, m), m));
                 let new = self.p.level(fill, cur);
                 if new != cur {
                     self.input_level[i] = new;
@@ -409,7 +461,8 @@ impl Drc {
         // the bytes of the rate-controlled classes the input holds for the direction
         let q = cx.port_queues;
         let mine = q.held_toward(port, o, self.p.classes);
-        let fill = self.p.input_fill.fill(mine, q.held_in(port), self.p.inputs[i]);
+        let m = self.p.inputs[i];
+        let fill = self.p.input_fill.fill(mine, q.held_in(port), q.held_against(port, m), m);
         let cur = self.toward_level[slot];
         let new = self.p.level(fill, cur);
         (new != cur).then(|| {
@@ -765,11 +818,32 @@ mod tests {
     #[test]
     fn input_fill_readings() {
         let (d, o) = (InputFill::Direction, InputFill::DirectionOrInput);
-        assert_eq!(d.fill(3_000, 4_000, 16_000), 0.2);
-        assert_eq!(d.fill(0, 4_000, 16_000), 0.0);
-        assert_eq!(d.fill(0, 16_000, 16_000), 1.0);
-        assert_eq!(d.fill(4_000, 17_000, 16_000), 1.0, "PFC's headroom above the buffer");
-        assert_eq!(o.fill(4_000, 12_000, 16_000), 0.25, "its own; the input's 0.75 goes apart");
+        let own = InputMemory { bytes: 16_000, alpha: None, fifo: false };
+        let f = |r: InputFill, mine, held| r.fill(mine, held, held, own);
+        assert_eq!(f(d, 3_000, 4_000), 0.2);
+        assert_eq!(f(d, 0, 4_000), 0.0);
+        assert_eq!(f(d, 0, 16_000), 1.0);
+        assert_eq!(f(d, 4_000, 17_000), 1.0, "PFC's headroom above the buffer");
+        assert_eq!(f(o, 4_000, 12_000), 0.25, "its own; the input's 0.75 goes apart");
+        assert_eq!(InputFill::input(12_000, 12_000, own), 0.75);
+        // a pool of 64 KB at alpha 1 whose inputs hold 40 KB, 30 KB of it this input's: a
+        // direction holding 20 KB could grow to (24 + 20) / 2 = 22 KB, where it meets the
+        // 22 KB then free
+        let pool = InputMemory { bytes: 64_000, alpha: Some(1.0), fifo: false };
+        assert_eq!(d.fill(20_000, 30_000, 40_000, pool), 20.0 / 22.0);
+        assert_eq!(d.fill(32_000, 32_000, 32_000, pool), 1.0, "at the threshold");
+        assert_eq!(d.fill(0, 0, 64_000, pool), 1.0, "a full pool");
+        // the input as a whole: against what it holds and the pool's 24 KB free
+        assert_eq!(o.fill(20_000, 30_000, 40_000, pool), 20.0 / 22.0, "the direction's own limit, as under direction");
+        assert_eq!(InputFill::input(30_000, 40_000, pool), 30.0 / 54.0);
+        assert_eq!(InputFill::input(0, 40_000, pool), 0.0, "an input that holds nothing");
+        assert_eq!(InputFill::input(0, 64_000, pool), 1.0, "of a full pool");
+        // a FIFO input is the threshold's queue: holding 20 KB it can grow to 22 KB, and
+        // its directions share that room
+        let fifo = InputMemory { fifo: true, ..pool };
+        assert_eq!(InputFill::input(20_000, 40_000, fifo), 20.0 / 22.0);
+        assert_eq!(d.fill(5_000, 20_000, 40_000, fifo), 5.0 / 7.0);
+        assert_eq!(o.fill(5_000, 20_000, 40_000, fifo), 5.0 / 7.0);
     }
 
     /// Levels rise at the thresholds and fall only past the hysteresis.

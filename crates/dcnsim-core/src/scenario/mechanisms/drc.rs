@@ -57,7 +57,7 @@ pub(in crate::scenario) fn validate(s: &Scenario) -> Result<(), ScenarioError> {
 
 /// `inputs`: per port, its input buffer where its switch is input-buffered
 /// (`switch.architecture`; `DrcParams::inputs`).
-pub(in crate::scenario) fn params(c: &DrcConfig, inputs: Vec<u64>) -> DrcParams {
+pub(in crate::scenario) fn params(c: &DrcConfig, inputs: Vec<crate::net::InputMemory>) -> DrcParams {
     let d = DrcParams::default();
     let three = |v: &Option<Vec<f64>>, d: [f64; 3]| v.as_ref().map_or(d, |v| [v[0], v[1], v[2]]);
     DrcParams {
@@ -92,9 +92,10 @@ pub struct DrcConfig {
     pub classes: Option<Vec<u8>>,
     /// With switch.architecture (input-buffered switches, whose feedback is per (ingress,
     /// direction)): "direction" (what the input holds for that direction against what it
-    /// would still admit for it: those bytes and its free room) or "direction_or_input"
-    /// (the larger of what it holds for the direction and of all it holds, against the
-    /// input buffer: a full input stops every direction). Default {default}.
+    /// would still admit for it: those bytes and its free room; from a shared input pool,
+    /// as far as its VOQ's dynamic threshold lets it grow) or "direction_or_input" (the
+    /// larger of what it holds for the direction and of all it holds, against the input
+    /// buffer or pool: a full input stops every direction). Default {default}.
     #[schemars(default = "d_input_fill")]
     pub input_fill: Option<drc::InputFill>,
 }

@@ -171,7 +171,8 @@ pub struct PfcConfig {
     pub xoff: Option<Bytes>,
     /// Dynamic XOFF threshold: alpha x free shared buffer (needs switch.buffer.model = "shared");
     /// at an input-buffered switch (switch.architecture), alpha x the free part of the
-    /// ingress port's input buffer. > 0.
+    /// ingress port's input buffer (of the switch's input pool with input_memory =
+    /// "shared"). > 0.
     pub alpha: Option<f64>,
     /// Send XON when the ingress counter falls to this. Default {default} (seeds 000/003); below
     /// the static xoff.

@@ -36,7 +36,10 @@
 //!   of `switch.buffer`: a port's share (a shared pool over the switch's ports; a static
 //!   buffer's queues of one port) goes to its input, or half to its input and half to its
 //!   output with a speed-up. A packet the input cannot hold is dropped there (tail drop,
-//!   counted on the input port).
+//!   counted on the input port). With `input_memory = "shared"` the inputs' bytes are one
+//!   pool per switch, from which each VOQ (a FIFO input) takes a packet while it then
+//!   holds at most alpha times the pool's free bytes (a dynamic threshold per VOQ,
+//!   `InputSharing::Shared`); PFC's dynamic XOFF and DRC's fill then judge the pool.
 //! * VOQs are per (input, output, class). With more than one class an output takes, each
 //!   cell time, the class its port scheduler (`switch.scheduler`) chooses among those some
 //!   free input can send it, and iSLIP or PIM share that class among the inputs (a grant
@@ -60,7 +63,7 @@ use super::Mechanisms;
 use super::pipeline::{Admission, Arrival, Ctx, Effect, Report};
 use super::MechTimer;
 use crate::metrics::{ColumnData as C, Outputs};
-use crate::net::{DropReason, PortId, PortQueues, SchedSnapshot, SchedState, Scheduler as PortScheduler};
+use crate::net::{DropReason, InputMemory, PortId, PortQueues, SchedSnapshot, SchedState, Scheduler as PortScheduler};
 use crate::sim::error::{err, ScenarioError};
 use crate::sim::units::Bytes;
 use crate::sim::{ser_time, SimTime};
@@ -108,6 +111,23 @@ pub enum Marking {
     Output,
 }
 
+/// How an input-buffered switch's inputs hold its memory (`input_memory`).
+#[derive(Deserialize, Serialize, JsonSchema, Copy, Clone, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum InputSharing {
+    /// Each input holds its own `input_buffer` bytes, which its VOQs share: an input
+    /// cannot lend its memory to another.
+    PerInput,
+    /// One pool per switch, its inputs' `input_buffer` bytes together, from which each
+    /// VOQ (an `input_queued` FIFO) takes what a dynamic threshold lets it: at most alpha
+    /// times the pool's free bytes (Choudhury and Hahne, IEEE/ACM ToN 6(2), 1998, applied
+    /// per VOQ), as VOQ switches keep their VOQs in one ingress buffer from which each
+    /// draws beyond its guarantee (e.g. Extreme SLX 9740, a Jericho2 system: VOQs in a
+    /// 128 MB on-chip buffer or external DRAM, the non-guaranteed part "allocated from a
+    /// shared pool").
+    Shared,
+}
+
 /// Defaults: iSLIP with one iteration (McKeown 1999's 1-SLIP, the case it analyses), the
 /// speed-up of 2 that lets a CIOQ switch behave as an output-queued one (Chuang et al.
 /// 1999).
@@ -116,6 +136,8 @@ pub const DEFAULT_ITERATIONS: u32 = 1;
 pub const DEFAULT_CIOQ_SPEEDUP: f64 = 2.0;
 /// Marking on the input queues: the only reading every kind supports.
 pub const DEFAULT_MARKING: Marking = Marking::Input;
+/// Each input its own memory: the reading every kind was built with first.
+pub const DEFAULT_INPUT_MEMORY: InputSharing = InputSharing::PerInput;
 /// Most scheduler iterations (iSLIP converges within N; 64 covers the ports of any switch
 /// we build).
 pub const MAX_ITERATIONS: u32 = 64;
@@ -167,6 +189,17 @@ pub struct ArchitectureConfig {
     /// the output queues). Default {default}; only with switch.aqm or switch.fq_codel.
     #[schemars(default = "d_marking")]
     pub marking: Option<Marking>,
+    /// "per_input" (each input holds `input_buffer` bytes, which its VOQs share) or
+    /// "shared" (one pool per switch, its inputs' `input_buffer` bytes together: a VOQ, or
+    /// an "input_queued" FIFO, takes a packet while the pool has room for it and the VOQ
+    /// then holds at most `alpha` times the pool's free bytes, a dynamic threshold per
+    /// VOQ). Default {default}.
+    #[schemars(default = "d_input_memory")]
+    pub input_memory: Option<InputSharing>,
+    /// The dynamic threshold's alpha of a shared input pool, with input_memory = "shared"
+    /// only. Default: switch.buffer's alpha with a shared buffer, else that key's default
+    /// (1); > 0.
+    pub alpha: Option<f64>,
     /// The switches (by name, as ports.parquet names them) built with this architecture;
     /// the others stay output-queued, as where a fabric mixes switch models (e.g. VOQ
     /// spines above output-queued ToRs), or take another entry's where
@@ -247,8 +280,8 @@ impl Architectures {
     }
     /// The entries' parameters, defaults filled in; `named(key, list)`: the switches `list`
     /// names (by switch index), its entries' errors naming `key`. A switch two entries name
-    /// is refused.
-    pub fn params(&self, mut named: impl FnMut(&str, Option<&[String]>) -> Result<Option<Vec<bool>>, ScenarioError>) -> Result<ArchitecturesParams, ScenarioError> {
+    /// is refused; `buffer_alpha` as `ArchitectureConfig::params`.
+    pub fn params(&self, buffer_alpha: f64, mut named: impl FnMut(&str, Option<&[String]>) -> Result<Option<Vec<bool>>, ScenarioError>) -> Result<ArchitecturesParams, ScenarioError> {
         let mut out = ArchitecturesParams(Vec::with_capacity(self.0.len()));
         for (i, a) in self.0.iter().enumerate() {
             let key = format!("{}.switches", entry_key(self.0.len(), i));
@@ -265,7 +298,7 @@ impl Architectures {
                 }
                 return Err(err(key, format!("invalid value: switch \"{name}\" is named by switch.architecture[{j}] too, expected each switch in one architecture")));
             }
-            out.0.push(a.params(on));
+            out.0.push(a.params(on, buffer_alpha));
         }
         Ok(out)
     }
@@ -283,6 +316,9 @@ fn d_speedup() -> Option<f64> {
 }
 fn d_marking() -> Option<Marking> {
     Some(DEFAULT_MARKING)
+}
+fn d_input_memory() -> Option<InputSharing> {
+    Some(DEFAULT_INPUT_MEMORY)
 }
 
 impl ArchitectureConfig {
@@ -312,6 +348,14 @@ impl ArchitectureConfig {
         for (key, b) in [("input_buffer", self.input_buffer), ("output_buffer", self.output_buffer)] {
             if let Some(b) = b.filter(|b| b.0 < mtu) {
                 return Err(err(format!("{k}.{key}"), format!("invalid value {} B, expected at least the MTU ({mtu} B): a full frame must fit", b.0)));
+            }
+        }
+        if let Some(a) = self.alpha {
+            if self.input_memory != Some(InputSharing::Shared) {
+                return Err(err(format!("{k}.alpha"), "only with input_memory = \"shared\" (each input's own buffer takes packets until it is full)"));
+            }
+            if !(a > 0.0 && a.is_finite()) {
+                return Err(err(format!("{k}.alpha"), format!("invalid value {a}, expected a number > 0")));
             }
         }
         if self.marking == Some(Marking::Output) && self.kind != Queueing::Cioq {
@@ -357,8 +401,9 @@ impl ArchitectureConfig {
     }
 
     /// The parameters, defaults filled in; `on`: the switches `switches` names, resolved on
-    /// the fabric (by switch index).
-    pub fn params(&self, on: Option<Vec<bool>>) -> ArchitectureParams {
+    /// the fabric (by switch index); `buffer_alpha`: switch.buffer's alpha (its default
+    /// with a static buffer), a shared input pool's by default.
+    pub fn params(&self, on: Option<Vec<bool>>, buffer_alpha: f64) -> ArchitectureParams {
         let cioq = self.kind == Queueing::Cioq;
         ArchitectureParams {
             queueing: self.kind,
@@ -368,6 +413,8 @@ impl ArchitectureConfig {
             input_buffer: self.input_buffer.map(|b| b.0),
             output_buffer: if cioq { self.output_buffer.map(|b| b.0) } else { Some(0) },
             mark_input: self.marking.unwrap_or(DEFAULT_MARKING) == Marking::Input,
+            shared_inputs: self.input_memory.unwrap_or(DEFAULT_INPUT_MEMORY) == InputSharing::Shared,
+            alpha: self.alpha.unwrap_or(buffer_alpha),
             switches: on,
         }
     }
@@ -397,15 +444,15 @@ impl ArchitecturesParams {
         self.0.iter().enumerate().find(|(_, e)| e.on(sw))
     }
 
-    /// Per port of `topo`: the bytes of its input buffer where its switch is built with an
-    /// architecture, 0 elsewhere.
-    pub fn input_buffers(&self, topo: &crate::net::Topology, buffer: &BufferParams, queues: usize) -> Vec<u64> {
-        let mut inputs = vec![0; topo.ports.len()];
+    /// Per port of `topo`: the memory its input draws on where its switch is built with an
+    /// architecture (its own buffer, or its switch's pool), none elsewhere.
+    pub fn input_buffers(&self, topo: &crate::net::Topology, buffer: &BufferParams, queues: usize) -> Vec<InputMemory> {
+        let mut inputs = vec![InputMemory::default(); topo.ports.len()];
         for n in topo.switches.iter().map(|&node| &topo.nodes[node as usize]) {
             if let Some((_, e)) = self.of(n.index as usize) {
-                let (input, _) = e.buffers(buffer, n.ports.len(), queues);
+                let m = e.input_memory(e.buffers(buffer, n.ports.len(), queues).0, n.ports.len());
                 for &p in &n.ports {
-                    inputs[p as usize] = input;
+                    inputs[p as usize] = m;
                 }
             }
         }
@@ -444,6 +491,10 @@ pub struct ArchitectureParams {
     pub output_buffer: Option<u64>,
     /// The ECN marker judges the input queue's depth as the packet arrives (`Marking`).
     pub mark_input: bool,
+    /// The inputs share one pool per switch (`InputSharing::Shared`), its VOQs admitted by
+    /// a dynamic threshold of `alpha`.
+    pub shared_inputs: bool,
+    pub alpha: f64,
     /// By switch index, the switches built with it (None: all).
     pub switches: Option<Vec<bool>>,
 }
@@ -452,6 +503,15 @@ impl ArchitectureParams {
     /// Whether switch `sw` (its index) is built with the architecture.
     pub fn on(&self, sw: usize) -> bool {
         self.switches.as_ref().is_none_or(|on| on[sw])
+    }
+    /// The memory an input of a switch of `ports` ports with `input` bytes per input
+    /// draws on: its own, or the pool of all of them.
+    pub fn input_memory(&self, input: u64, ports: usize) -> InputMemory {
+        let fifo = self.queueing == Queueing::InputQueued;
+        match self.shared_inputs {
+            true => InputMemory { bytes: input.saturating_mul(ports as u64), alpha: Some(self.alpha), fifo },
+            false => InputMemory { bytes: input, alpha: None, fifo },
+        }
     }
 }
 
@@ -566,7 +626,9 @@ struct Crossbar {
     kind: usize,
     /// The cell time.
     cell: SimTime,
-    input_cap: u64,
+    /// What the inputs hold: each its own buffer, or one pool (`InputMemory`), whose VOQs
+    /// a dynamic threshold admits.
+    input: InputMemory,
     output_cap: u64,
     /// Per input: a FIFO (`input_queued`), or a VOQ per output and traffic class
     /// (`slot(i, o, q)`).
@@ -817,8 +879,18 @@ impl Switches {
         let x = &mut self.xbars[a.sw as usize];
         // a lossless packet PFC admitted is bounded by its XOFF and headroom instead
         // the switch adds the packet to its counts once it is held
-        let held = cx.port_queues.held_in(a.in_port);
-        if !a.ingress_admitted && held + a.size > x.input_cap {
+        let q = cx.port_queues;
+        let held = q.held_in(a.in_port);
+        let fits = || match x.input.alpha {
+            None => held + a.size <= x.input.bytes,
+            Some(alpha) => {
+                // the threshold holds each VOQ (a FIFO input) to alpha x the pool's free bytes
+                let unit = if x.voq { q.held_between(a.in_port, a.out, a.queue) } else { held };
+                let free = x.input.bytes.saturating_sub(q.held_against(a.in_port, x.input));
+                crate::switch::buffer::dynamic_threshold_admits(free, unit + a.size, a.size, alpha)
+            }
+        };
+        if !a.ingress_admitted && !fits() {
             return Admission::Drop(DropReason::BufferFull, a.in_port, a.class);
         }
         a.held = true;
@@ -879,11 +951,12 @@ impl SwitchMechanism for Architecture {
                 }
                 let fastest = ports.iter().map(|&pt| f.topo.ports[pt as usize].rate_bps).max().unwrap_or(1);
                 let (input_cap, output_cap) = p.buffers(f.buffer, n, f.queues);
+                let input = p.input_memory(input_cap, n);
                 let voq = p.queueing != Queueing::InputQueued;
                 let classes = if voq { f.queues } else { 1 };
                 Crossbar {
                     cell: ser_time(f.mtu as u64, (fastest as f64 * p.speedup) as u64).max(SimTime(1)),
-                    input_cap,
+                    input,
                     output_cap,
                     queues: Lists::new(if voq { n * n * classes } else { n }),
                     voq,
@@ -922,7 +995,11 @@ impl SwitchMechanism for Architecture {
         }
         // always given: the default, a port's share of the case's buffer, may be under an MTU
         // (refused, `ArchitectureParams::check_buffers`)
-        line += &format!(", input_buffer = \"{}B\" }}", mtu as u64 * (2 + bits(draw, 9, 5)));
+        line += &format!(", input_buffer = \"{}B\"", mtu as u64 * (2 + bits(draw, 9, 5)));
+        if bits(draw, 14, 1) == 1 {
+            line += &format!(", input_memory = \"shared\", alpha = {}", [1.0, 0.25][bits(draw, 15, 1) as usize]);
+        }
+        line += " }";
         Some(crate::switch::mechanism::Arbitrary { line, without: &DRAWN_WITHOUT })
     }
 

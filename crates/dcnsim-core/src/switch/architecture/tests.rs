@@ -161,6 +161,9 @@ fn bad_tables_are_refused_naming_the_key() {
         ("architecture = { kind = \"input_queued\", iterations = 2 }", "switch.architecture.iterations"),
         ("architecture = { kind = \"voq\", iterations = 0 }", "invalid value 0"),
         ("architecture = { kind = \"voq\", input_buffer = \"100B\" }", "switch.architecture.input_buffer"),
+        ("architecture = { kind = \"voq\", alpha = 1.0 }", "switch.architecture.alpha"),
+        ("architecture = { kind = \"voq\", input_memory = \"shared\", alpha = 0.0 }", "invalid value 0"),
+        ("architecture = { kind = \"voq\", input_memory = \"pooled\" }", "pooled"),
         ("architecture = { kind = \"crossbar\" }", "crossbar"),
         ("sfc = { depth = \"queue\" }", "switch.sfc.depth"),
         ("architecture = { kind = \"cioq\", marking = \"output\" }\naqm = { kind = \"red\", min = \"10KB\", max = \"30KB\" }\nsfc = {}", "switch.sfc"),
@@ -287,6 +290,96 @@ fn a_dynamic_xoff_follows_the_free_input_buffer() {
             }
         }
         assert!(frames[0] > 0 && frames[1] > frames[0], "{kind}: PFC frames at alpha 1 and 0.25: {frames:?}");
+    }
+}
+
+/// One switch of 10 Gbit/s links (100 ns) with hosts `h0`..: `h0` sends at line rate to
+/// `h1`, whose link runs at `rx_gbps`, and `idle` more hosts send nothing; `switch` under
+/// `[switch]` (over a static buffer of 1 MB queues unless it gives one). The input peak
+/// of `h0`'s port.
+fn one_input_peak(rx_gbps: u32, idle: usize, switch: &str) -> u64 {
+    let hosts: Vec<String> = (0..2 + idle).map(|i| format!("h{i}")).collect();
+    let links: Vec<String> = hosts.iter().enumerate().map(|(i, h)| format!(r#"  {{ a = "{h}", b = "s", rate = "{}Gbps", delay = "100ns" }},"#, if i == 1 { rx_gbps } else { 10 })).collect();
+    let text = format!(
+        "[scenario]\nname = \"one\"\nmax_time = \"1ms\"\n[topology]\nkind = \"custom\"\nhosts = {hosts:?}\nswitches = [\"s\"]\nlinks = [\n{}\n]\n\
+         [switch]\n{}{switch}\n[transport]\nkind = \"udp\"\n[[workload]]\nkind = \"flows\"\nflows = [ {{ src = 0, dst = 1, size = \"5MB\" }} ]\n",
+        links.join("\n"),
+        if switch.contains("buffer =") { "" } else { "buffer = { model = \"static\", queue = \"1MB\" }\n" }
+    );
+    let (r, t) = checked(&text);
+    assert!(r.summary["packets_dropped"].as_u64().unwrap() > 0, "{switch}: the input never filled");
+    r.ports.u64("input_peak_bytes")[t.ports[t.host_port(0) as usize].peer as usize * (r.ports.rows() / t.ports.len())]
+}
+
+/// A shared input pool (`input_memory = "shared"`): the inputs' memory is one pool, and a
+/// VOQ takes a packet while it then holds at most alpha x the pool's free bytes
+/// (Choudhury and Hahne's dynamic threshold). One sender at 10 Gbit/s into a 5 Gbit/s
+/// receiver fills one VOQ: with its own 64 KB the input drops at 64 KB; sharing the four
+/// ports' 256 KB, the lone congested VOQ settles where q = alpha (B - q), at
+/// alpha B / (1 + alpha): 128 KB at alpha 1, 85.3 KB at alpha 0.5, within a packet (the
+/// threshold weighs the pool's free bytes before the packet joins). An
+/// input of a FIFO switch (`input_queued`) is its one queue, so the same holds there.
+#[test]
+fn a_shared_input_pool_lends_an_input_what_its_dynamic_threshold_allows() {
+    let b = 4.0 * 64_000.0;
+    for kind in ["voq", "input_queued"] {
+        let own = one_input_peak(5, 2, &format!("architecture = {{ kind = \"{kind}\", input_buffer = \"64KB\" }}"));
+        assert!(own <= 64_000 && own > 64_000 - 1_500, "{kind}: own buffer peaked at {own} B");
+        for alpha in [1.0, 0.5] {
+            let got = one_input_peak(5, 2, &format!("architecture = {{ kind = \"{kind}\", input_buffer = \"64KB\", input_memory = \"shared\", alpha = {alpha} }}")) as f64;
+            let want = alpha * b / (1.0 + alpha);
+            // the threshold weighs the free bytes before the packet joins: within a packet
+            assert!((got - want).abs() < 1_500.0, "{kind} alpha {alpha}: peaked at {got} B, threshold {want}");
+        }
+    }
+    // the alpha of a shared switch.buffer by default
+    let shared = "buffer = { model = \"shared\", pool = \"256KB\", alpha = 0.5 }\narchitecture = { kind = \"voq\", input_memory = \"shared\" }";
+    let got = one_input_peak(5, 2, shared) as f64;
+    assert!((got - b / 3.0).abs() < 1_500.0, "buffer's alpha: peaked at {got} B");
+}
+
+/// Several congested VOQs share the pool as dynamic thresholds share a buffer: n of them,
+/// each at q = alpha (B - n q), hold alpha B / (1 + n alpha) each. A 3:1 incast of
+/// line-rate senders into a 4-port VOQ switch with 4 x 64 KB pooled: 64 KB a VOQ at
+/// alpha 1 (what each input's own buffer would give), 36.6 KB at alpha 0.25.
+#[test]
+fn congested_voqs_share_a_pool_by_their_dynamic_thresholds() {
+    let b = 4.0 * 64_000.0;
+    for alpha in [1.0, 0.25] {
+        let text = incast(3, &format!("architecture = {{ kind = \"voq\", input_buffer = \"64KB\", input_memory = \"shared\", alpha = {alpha} }}")).replace("max_time = \"20ms\"", "max_time = \"2ms\"");
+        let (r, t) = checked(&text);
+        assert!(r.summary["packets_dropped"].as_u64().unwrap() > 0);
+        let peak = r.ports.u64("input_peak_bytes");
+        let queues = r.ports.rows() / t.ports.len();
+        let want = alpha * b / (1.0 + 3.0 * alpha);
+        for h in 0..3 {
+            let got = peak[t.ports[t.host_port(h) as usize].peer as usize * queues] as f64;
+            assert!(got <= want + 1_500.0 && got > want - 3_000.0, "alpha {alpha}: input of h{h} peaked at {got} B, threshold {want}");
+        }
+    }
+}
+
+/// PFC's dynamic XOFF on a shared input pool follows the pool's free bytes: n lossless
+/// counters each pause past alpha (B - n c), at c = alpha B / (1 + n alpha). A 4:1 incast
+/// into a 5-port switch pooling 5 x 64 KB at alpha 1 pauses each input at 64 KB (its own
+/// 64 KB would pause it at 32 KB, `a_dynamic_xoff_follows_the_free_input_buffer`), within
+/// the headroom and a packet, and loses nothing.
+#[test]
+fn a_dynamic_xoff_follows_the_free_shared_input_pool() {
+    let headroom = crate::switch::pfc::PfcParams::derived_headroom(10_000_000_000, SimTime::from_ns(200), 1500) as f64;
+    let thr = 5.0 * 64_000.0 / 5.0;
+    for kind in ["voq", "input_queued"] {
+        let text = incast(4, &format!("architecture = {{ kind = \"{kind}\", input_buffer = \"64KB\", input_memory = \"shared\" }}\npfc = {{ alpha = 1.0, xon = \"2KB\" }}"))
+            .replace("buffer = { model = \"static\", queue = \"1MB\" }", "buffer = { model = \"shared\", pool = \"1MB\" }");
+        let (r, t) = checked(&text);
+        assert_eq!((r.summary["end_reason"].as_str(), r.summary["packets_dropped"].as_u64()), (Some("completed"), Some(0)), "{kind}");
+        assert!(r.summary["pfc_frames"].as_u64().unwrap() > 0, "{kind}");
+        let queues = r.ports.rows() / t.ports.len();
+        let peak = r.ports.u64("input_peak_bytes");
+        for h in 0..4 {
+            let p = peak[t.ports[t.host_port(h) as usize].peer as usize * queues] as f64;
+            assert!(p > thr - 1_500.0 && p <= thr + headroom + 1_500.0, "{kind}: input of h{h} peaked at {p} B, threshold {thr}");
+        }
     }
 }
 
@@ -591,7 +684,12 @@ fn line_rate(arch: &str, fc: &str, switches: &[&str], links: &[(&str, &str)], fl
 /// and h0 sends its h3 frames instead: 7.5 Gbit/s (on FIFO inputs h3's frames wait behind
 /// h2's inside the switch instead). Judged with the input's whole fill
 /// (`"direction_or_input"`) the input full of h2's packets slows h3's direction too, as
-/// 802.3x does. Nothing is dropped; h2's link stays full.
+/// 802.3x does. Nothing is dropped; h2's link stays full. The same with the inputs
+/// sharing a pool (`input_memory = "shared"`), where a direction is judged against what
+/// its VOQ's dynamic threshold would admit (h0 -> h3 at 7.3 Gbit/s on VOQ), and the input
+/// as a whole against its bytes and the pool's free ones, which a pool of six ports'
+/// memory fills later than the input's own buffer ("direction_or_input": 5.0 Gbit/s);
+/// without DRC that pool drops.
 #[test]
 fn drc_slows_a_direction_at_its_ingress_and_the_nic_sends_the_others() {
     let links = [("h0", "s"), ("h1", "s"), ("h2", "s"), ("h3", "s"), ("h4", "s"), ("h5", "s")];
@@ -609,6 +707,25 @@ fn drc_slows_a_direction_at_its_ingress_and_the_nic_sends_the_others() {
             let to_h2: f64 = [0, 2, 3, 4].iter().map(|&f| drc[f]).sum();
             assert!(to_h2 > 9.5, "{kind} {fill}: {to_h2:.2} Gbit/s into h2");
         }
+        // from a shared pool the direction is judged against what its VOQ's dynamic
+        // threshold would let it hold, and slowed before the threshold drops a packet
+        let shared = format!("architecture = {{ kind = \"{kind}\", input_memory = \"shared\" }}");
+        for fill in ["direction", "direction_or_input"] {
+            let (drc, ds) = line_rate(&shared, &format!("drc = {{ input_fill = \"{fill}\" }}"), &["s"], &links, &flows);
+            assert_eq!(ds["packets_dropped"].as_u64(), Some(0), "{kind} {fill} shared");
+            // the input's whole fill, against its bytes and the pool's free ones, rises
+            // later than against its own buffer: it slows h3's direction less
+            let h0_h3 = match (kind, fill) {
+                ("input_queued", _) => drc[1] < 3.0,
+                (_, "direction") => drc[1] > 6.5,
+                _ => drc[1] > 3.0,
+            };
+            assert!(h0_h3, "{kind} {fill} shared: h0 -> h3 at {:.2} Gbit/s", drc[1]);
+            let to_h2: f64 = [0, 2, 3, 4].iter().map(|&f| drc[f]).sum();
+            assert!(to_h2 > 9.5, "{kind} {fill} shared: {to_h2:.2} Gbit/s into h2");
+        }
+        let (_, lossy) = line_rate(&shared, "", &["s"], &links, &flows);
+        assert!(lossy["packets_dropped"].as_u64().unwrap() > 0, "{kind} shared: nothing dropped without DRC");
     }
 }
 

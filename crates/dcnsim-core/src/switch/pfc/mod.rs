@@ -40,7 +40,7 @@ pub use paused::Paused;
 use super::mechanism::{Caps, Fabric, Never, SwitchMechanism, Verdict, WaitFor};
 use super::pipeline::{Admission, Arrival, Better, Ctx, Departure, Effect, Report};
 use super::{Frame, MechTimer};
-use crate::net::{DropReason, PktQueue};
+use crate::net::{DropReason, InputMemory, PktQueue};
 use crate::sim::EndReason;
 use crate::metrics::{ColumnData as C, Outputs};
 use crate::net::PerFlow;
@@ -65,11 +65,12 @@ pub enum Xoff {
     /// (port, class) counter has beyond its guarantee (headroom apart).
     DynamicIngress { alpha: f64, pool: u64, guaranteed: u64 },
     /// `Dynamic` on a fabric with input-buffered switches (`switch.architecture`): at a port
-    /// of such a switch (`inputs[port]` > 0, its input buffer's bytes) alpha times the free
-    /// part of that input's buffer, where its packets wait (`PortQueues::held_in`), as a VOQ
-    /// switch's dynamic thresholds follow its ingress memory; at an output-queued switch's
-    /// port (0) alpha times the free shared buffer, as `Dynamic`.
-    DynamicInput { alpha: f64, inputs: Vec<u64> },
+    /// of such a switch (`inputs[port]`, the memory its input draws on) alpha times the
+    /// free part of that memory, where its packets wait (the input's own buffer, or the
+    /// pool its switch's inputs share: `PortQueues::held_against`), as a VOQ switch's
+    /// dynamic thresholds follow its ingress memory; at an output-queued switch's port (no
+    /// input memory) alpha times the free shared buffer, as `Dynamic`.
+    DynamicInput { alpha: f64, inputs: Vec<InputMemory> },
 }
 
 /// PFC configuration of every switch.
@@ -134,10 +135,10 @@ pub struct QueuePfc {
 }
 
 impl PfcParams {
-    /// On a fabric with input-buffered switches, `inputs` per port (its input buffer's
-    /// bytes, 0 at an output-queued switch): a dynamic XOFF follows the inputs' free memory
-    /// there (`Xoff::DynamicInput`).
-    pub fn on_inputs(&mut self, inputs: Vec<u64>) {
+    /// On a fabric with input-buffered switches, `inputs` per port (the memory its input
+    /// draws on, none at an output-queued switch): a dynamic XOFF follows the inputs' free
+    /// memory there (`Xoff::DynamicInput`).
+    pub fn on_inputs(&mut self, inputs: Vec<InputMemory>) {
         if let Xoff::Dynamic(alpha) = self.xoff {
             self.xoff = Xoff::DynamicInput { alpha, inputs };
         }
@@ -279,8 +280,8 @@ impl Pfc {
             Xoff::Dynamic(a) => free_shared(a),
             Xoff::DynamicIngress { alpha, pool, guaranteed } => guaranteed + (alpha * pool.saturating_sub(self.ingress_used[sw as usize]) as f64) as u64,
             Xoff::DynamicInput { alpha, ref inputs } => match inputs[port as usize] {
-                0 => free_shared(alpha),
-                input => (alpha * input.saturating_sub(cx.port_queues.held_in(port)) as f64) as u64,
+                m if m.bytes == 0 => free_shared(alpha),
+                m => (alpha * m.bytes.saturating_sub(cx.port_queues.held_against(port, m)) as f64) as u64,
             },
         }
     }
