@@ -661,10 +661,11 @@ def _l2_voq_shared(ctx: Context) -> str:
                 for key, digits in (("gbps", 1), ("latency_us", 1)):
                     c = change(res.values(SHIPPED, v, key), res.values(SHARED_INPUTS, v, key))
                     cells.append(f"{fmt_num(c.base[0], digits)} -> {fmt_num(c.other[0], digits)} ({fmt_change(c)})")
-                own, pooled = (mean_ci(res.values(case, v, "drops"))[0] for case in (SHIPPED, SHARED_INPUTS))
-                cells.append(f"{own:,.0f} -> {pooled:,.0f}")
+                for key in ("drops", "drc_frames"):
+                    own, pooled = (mean_ci(res.values(case, v, key))[0] for case in (SHIPPED, SHARED_INPUTS))
+                    cells.append(f"{own:,.0f} -> {pooled:,.0f}")
                 rows.append([f"{study.split('_')[1]}, {m}, {size.replace('KB', ' KB')}", *cells])
-    return md_table(["variant (each input's own buffer -> one pool)", "throughput (Gbit/s)", "mean frame latency (us)", "drops per run"], rows)
+    return md_table(["variant (each input's own buffer -> one pool)", "throughput (Gbit/s)", "mean frame latency (us)", "drops per run", "DRC frames per run"], rows)
 
 
 def _per_size(res: Results, a: str, b: str, key: str) -> Tuple[str, List[str]]:

@@ -405,41 +405,57 @@ impl Drc {
 
     /// A packet `a` held at an input-buffered switch's input arrived or crossed (the
     /// switch's counts already say so): the directions of its ingress it may have moved a
-    /// level.
+    /// level; where the switch's inputs share a pool, of every input, whose free bytes
+    /// move them all.
     fn held(&mut self, a: &Arrival, cx: &mut Ctx) {
         if !self.input_buffered(a.in_port) {
             return;
         }
-        let i = a.in_port as usize;
         let o = self.local[a.out as usize] as usize;
-        match self.p.input_fill {
-            // the input's room moves every direction's fill: the directions that change
-            // level go to the peer together
-            InputFill::Direction => {
+        if self.p.inputs[a.in_port as usize].alpha.is_none() {
+            return self.relevel_input(a.in_port, Some(o), cx);
+        }
+        let node = cx.topo.ports[a.in_port as usize].node;
+        for k in 0..cx.topo.nodes[node as usize].ports.len() {
+            let port = cx.topo.nodes[node as usize].ports[k];
+            self.relevel_input(port, None, cx);
+        }
+    }
+
+    /// Judge input `port` again: under "direction", or for `every` direction (`None`),
+    /// each of its directions, the directions that change level going to the peer
+    /// together; under "direction_or_input" direction `o` and the input's whole fill.
+    fn relevel_input(&mut self, port: PortId, o: Option<usize>, cx: &mut Ctx) {
+        let i = port as usize;
+        match (self.p.input_fill, o) {
+            // the input's room moves every direction's fill
+            (InputFill::Direction, _) | (InputFill::DirectionOrInput, None) => {
                 let node = cx.topo.ports[i].node;
                 let mut ch = std::mem::take(&mut self.changes);
                 for d in 0..cx.topo.nodes[node as usize].ports.len() {
-                    if let Some(new) = self.relevel_toward(a.in_port, d, cx) {
+                    if let Some(new) = self.relevel_toward(port, d, cx) {
                         ch.add(d, new);
                     }
                 }
                 ch.flush();
                 for f in ch.out.drain(..) {
-                    self.send(a.in_port, f, cx);
+                    self.send(port, f, cx);
                 }
                 self.changes = ch;
             }
-            InputFill::DirectionOrInput => {
-                if let Some(new) = self.relevel_toward(a.in_port, o, cx) {
-                    self.send(a.in_port, DrcFrame::one(o as u16, new), cx);
+            (InputFill::DirectionOrInput, Some(o)) => {
+                if let Some(new) = self.relevel_toward(port, o, cx) {
+                    self.send(port, DrcFrame::one(o as u16, new), cx);
                 }
-                let (m, q) = (self.p.inputs[i], cx.port_queues);
-                let (cur, fill) = (self.input_level[i], InputFill::input(q.held_in(a.in_port), q.held_against(a.in_port, m), m));
-                let new = self.p.level(fill, cur);
-                if new != cur {
-                    self.input_level[i] = new;
-                    self.send(a.in_port, DrcFrame::every(new), cx);
-                }
+            }
+        }
+        if self.p.input_fill == InputFill::DirectionOrInput {
+            let (m, q) = (self.p.inputs[i], cx.port_queues);
+            let (cur, fill) = (self.input_level[i], InputFill::input(q.held_in(port), q.held_against(port, m), m));
+            let new = self.p.level(fill, cur);
+            if new != cur {
+                self.input_level[i] = new;
+                self.send(port, DrcFrame::every(new), cx);
             }
         }
     }
