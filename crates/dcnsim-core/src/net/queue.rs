@@ -231,7 +231,7 @@ pub struct PortQueues {
     radix: Vec<u32>,
     held_in: ZeroedVec<u64>,
     /// By switch: the bytes held at its inputs together (what a pool its inputs share
-    /// holds, `InputMemory::shared`).
+    /// holds, `InputMemory::alpha`).
     held_at: Vec<u64>,
     per_port: usize,
 }

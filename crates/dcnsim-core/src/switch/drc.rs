@@ -40,7 +40,12 @@
 //!   directions share), or (`input_fill = "direction_or_input"`) from the larger of what i
 //!   holds for o and all i holds, against i's buffer, so that a full input stops every
 //!   direction. Only that peer fills i, so a stop needs room for what it has in flight, not
-//!   for every other port's. A FIFO input's packets count toward their own directions,
+//!   for every other port's. Where the switch's inputs share one pool
+//!   (`input_memory = "shared"`) a direction is judged against what the pool's dynamic
+//!   threshold lets its queue grow to, the input against its bytes and the pool's free
+//!   ones, and every input again on each arrival and crossing at any of them; then every
+//!   peer fills the pool, and a stop cannot keep room for what its peer has in flight. A
+//!   FIFO input's packets count toward their own directions,
 //!   although the head's blocks them. A packet counts from its arrival at the input until
 //!   it crosses the crossbar; the crossbar lets a packet cross only when its direction at
 //!   the next switch may receive now, as the output queue's order would
@@ -221,8 +226,9 @@ fn share(part: u64, room: f64) -> f64 {
 impl InputFill {
     /// Under "direction_or_input", the fill of the whole input that holds `own` bytes
     /// (the floor under each of its directions): against its buffer, or against its bytes
-    /// and the pool's free ones where its switch's inputs share one (a pool that fills
-    /// does not stop an input that holds nothing: DRC's feedback is per ingress).
+    /// and the pool's free ones where its switch's inputs share one (a filling pool stops
+    /// an input that holds nothing only once nothing is free: DRC's feedback is per
+    /// ingress).
     pub fn input(own: u64, held: u64, m: InputMemory) -> f64 {
         match m.alpha {
             None => own as f64 / m.bytes as f64,
@@ -422,9 +428,10 @@ impl Drc {
         }
     }
 
-    /// Judge input `port` again: under "direction", or for `every` direction (`None`),
-    /// each of its directions, the directions that change level going to the peer
-    /// together; under "direction_or_input" direction `o` and the input's whole fill.
+    /// Judge input `port` again: under "direction", or with `o` None, each of its
+    /// directions, the directions that change level going to the peer together; under
+    /// "direction_or_input" with `o` Some, direction `o`; under "direction_or_input" also
+    /// the input's whole fill.
     fn relevel_input(&mut self, port: PortId, o: Option<usize>, cx: &mut Ctx) {
         let i = port as usize;
         match (self.p.input_fill, o) {

@@ -55,7 +55,7 @@ pub(in crate::scenario) fn validate(s: &Scenario) -> Result<(), ScenarioError> {
     Ok(())
 }
 
-/// `inputs`: per port, its input buffer where its switch is input-buffered
+/// `inputs`: per port, the memory its input draws on where its switch is input-buffered
 /// (`switch.architecture`; `DrcParams::inputs`).
 pub(in crate::scenario) fn params(c: &DrcConfig, inputs: Vec<crate::net::InputMemory>) -> DrcParams {
     let d = DrcParams::default();
@@ -95,7 +95,9 @@ pub struct DrcConfig {
     /// would still admit for it: those bytes and its free room; from a shared input pool,
     /// as far as its VOQ's dynamic threshold lets it grow) or "direction_or_input" (the
     /// larger of what it holds for the direction and of all it holds, against the input
-    /// buffer or pool: a full input stops every direction). Default {default}.
+    /// buffer: a full input stops every direction; from a shared pool the direction as
+    /// under "direction" and the input against its bytes and the pool's free ones).
+    /// Default {default}.
     #[schemars(default = "d_input_fill")]
     pub input_fill: Option<drc::InputFill>,
 }

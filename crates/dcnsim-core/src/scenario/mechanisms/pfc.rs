@@ -41,7 +41,7 @@ pub(in crate::scenario) fn validate(s: &Scenario) -> Result<(), ScenarioError> {
                 return Err(err("switch.pfc.accounting", "invalid value \"egress_queue\" with switch.architecture: its thresholds watch the egress queues, where an input-buffered switch keeps few packets; expected \"ingress\" (802.1Qbb per-ingress counters, which follow the input buffers)"));
             }
             if let Some(pool) = b.ingress_pool {
-                return Err(err("switch.buffer.ingress_pool", format!("invalid value {} B with switch.architecture: an input-buffered switch keeps its memory in per-port input buffers, which a dynamic XOFF follows there; expected no ingress_pool", pool.0)));
+                return Err(err("switch.buffer.ingress_pool", format!("invalid value {} B with switch.architecture: an input-buffered switch keeps its memory at its inputs (per-port buffers, or one pool with input_memory = \"shared\"), which a dynamic XOFF follows there; expected no ingress_pool", pool.0)));
             }
         }
         if p.accounting == PfcAccounting::EgressQueue && p.headroom.is_some() {

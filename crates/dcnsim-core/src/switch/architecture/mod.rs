@@ -156,7 +156,7 @@ const DRAWN_WITHOUT: [&str; 4] = ["pfc:ingress", "aqm:no_drop", "fq_codel", "tri
 /// direction) on it (switch/drc.rs), SFC triggers and QCN's congestion points sample as a
 /// packet arrives at its input (switch/sfc.rs, switch/qcn.rs). PFC runs with it on its
 /// 802.1Qbb ingress accounting, which counts a packet from its arrival, so XOFF follows
-/// the input buffer; the ECN marker judges the queue
+/// the input buffer (or the inputs' pool); the ECN marker judges the queue
 /// `marking` names; the other AQMs and FQ-CoDel run on a CIOQ switch's output queues
 /// (`marking = "output"`); Congestion Isolation judges each (output, class)'s backlog, the
 /// packets bound for it wherever they wait.
@@ -177,8 +177,9 @@ pub struct ArchitectureConfig {
     /// above 1 and at most 16.
     #[schemars(default = "d_speedup")]
     pub speedup: Option<f64>,
-    /// Bytes each input port holds (its VOQs share them). Default: the port's share of
-    /// `switch.buffer` (half of it for "cioq"); >= the MTU.
+    /// Bytes each input port holds (its VOQs share them; with input_memory = "shared", its
+    /// part of the switch's pool). Default: the port's share of `switch.buffer` (half of
+    /// it for "cioq"); >= the MTU.
     pub input_buffer: Option<Bytes>,
     /// Bytes each output queue holds, "cioq" only. Default: half the port's share of
     /// `switch.buffer`; >= the MTU.
@@ -460,12 +461,27 @@ impl ArchitecturesParams {
     }
 
     /// Refuse a default buffer (a port's share of `switch.buffer`) that cannot hold a full
-    /// frame at some switch of `topo`: its input would drop every packet of that size.
+    /// frame at some switch of `topo`, or a shared pool whose threshold would not let an
+    /// empty queue take one: its input would drop every packet of that size.
     pub fn check_buffers(&self, topo: &crate::net::Topology, buffer: &BufferParams, queues: usize, mtu: u64) -> Result<(), ScenarioError> {
         for &node in &topo.switches {
             let n = &topo.nodes[node as usize];
             let Some((i, e)) = self.of(n.index as usize) else { continue };
             let (input, output) = e.buffers(buffer, n.ports.len(), queues);
+            // an empty pool lets a queue take alpha x the pool: a full frame must fit there
+            let m = e.input_memory(input, n.ports.len());
+            if let Some(alpha) = m.alpha.filter(|&a| a * (m.bytes as f64) < mtu as f64) {
+                return Err(err(
+                    format!("{}.alpha", entry_key(self.0.len(), i)),
+                    format!(
+                        "{alpha} with a pool of {} B at switch {} ({} ports x {input} B): an empty pool would admit a queue at most alpha x the pool = {:.0} B, below the MTU ({mtu} B); expected a larger alpha or input_buffer",
+                        m.bytes,
+                        n.name,
+                        n.ports.len(),
+                        alpha * m.bytes as f64
+                    ),
+                ));
+            }
             for (key, b, given) in [("input_buffer", input, e.input_buffer.is_some()), ("output_buffer", output, e.queueing != Queueing::Cioq || e.output_buffer.is_some())] {
                 if !given && b < mtu {
                     return Err(err(
@@ -866,7 +882,8 @@ impl Switches {
     }
 
     /// An arriving packet joins its input's FIFO or the VOQ of its output, or is dropped
-    /// when its input's buffer is full (a lossless one PFC admitted is not: its XOFF and
+    /// when its input's buffer is full (from a shared pool: when the pool's dynamic
+    /// threshold refuses its queue) (a lossless one PFC admitted is not: its XOFF and
     /// headroom bound it, as on an output-queued switch); a scan is due at the next cell
     /// time.
     fn admit(&mut self, a: &mut Arrival, cx: &mut Ctx) -> Admission {

@@ -164,6 +164,7 @@ fn bad_tables_are_refused_naming_the_key() {
         ("architecture = { kind = \"voq\", alpha = 1.0 }", "switch.architecture.alpha"),
         ("architecture = { kind = \"voq\", input_memory = \"shared\", alpha = 0.0 }", "invalid value 0"),
         ("architecture = { kind = \"voq\", input_memory = \"pooled\" }", "pooled"),
+        ("architecture = { kind = \"voq\", input_buffer = \"2KB\", input_memory = \"shared\", alpha = 0.1 }", "switch.architecture.alpha"),
         ("architecture = { kind = \"crossbar\" }", "crossbar"),
         ("sfc = { depth = \"queue\" }", "switch.sfc.depth"),
         ("architecture = { kind = \"cioq\", marking = \"output\" }\naqm = { kind = \"red\", min = \"10KB\", max = \"30KB\" }\nsfc = {}", "switch.sfc"),
