@@ -28,7 +28,7 @@ BIN = ROOT / "target" / "release" / "examples" / "run_scenario"
 BASE = ROOT / "bench" / "scenarios" / "fat_tree_k8_websearch.toml"
 OUT = Path(__file__).parent / "results" / "architectures_speed.json"
 KINDS = [("output-queued", ""), ("input_queued", 'architecture = { kind = "input_queued" }'), ("voq", 'architecture = { kind = "voq" }'),
-         ("cioq", 'architecture = { kind = "cioq" }')]
+         ("cioq", 'architecture = { kind = "cioq" }'), ("voq, shared inputs", 'architecture = { kind = "voq", input_memory = "shared" }')]
 FABRICS = [("DCTCP, marking", None), ("CUBIC, PFC", 'pfc = { xoff = "100KB", xon = "50KB" }')]
 
 
