@@ -698,9 +698,9 @@ register(Study(
     scales=("full",),
     # its small twin would be 3,328 hosts: the cases fingerprint on a one-pod unit instead
     fingerprint_scenario="sfc_growth_unit",
-    # measured on 2 threads of the 2-core VM (2026-11-30): 40 pods about 3.3 min a run,
-    # 130 pods 15 min (PFC) and 25 min (SFC proxy) a run, at about 1.5 cores busy
-    cost_s={"full": int(1.5 * 60 * (6 * 3.3 + 3 * 15 + 6 * 25))},
+    # the results file's runs on one thread of the 2-core VM (2026-11-29/30), the other core
+    # busy: 14,241 CPU-s in all (40 pods 2-6 min a run, 130 pods 15-38 min)
+    cost_s={"full": 14_241},
 ))
 register(Study(
     name="seed004_sfc_fairness_with_cc",
