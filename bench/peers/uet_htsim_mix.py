@@ -88,14 +88,26 @@ CCS = {"nscc": ([], "nscc"), "rccc": (["-receiver_cc_only"], "rccc"), "nscc_rccc
 RECEIVER_DRIVEN = ("rccc", "nscc_rccc")
 
 
+#: the congestion controls with NSCC's window, which `transport.uet.in_flight` acts on
+WINDOWED = ("nscc", "nscc_rccc")
+
+
 def dcnsim_marking(cc: str) -> tuple:
-    """dcnsim's rows: where its switches judge a packet for ECN (`switch.aqm.at`) and which
-    ports do (`switch.aqm.ports`). The row "dcnsim" is htsim's reading; under a
-    receiver-driven control a row marking on every port too, and one at dcnsim's default
-    (at enqueue, every port)."""
+    """dcnsim's rows: where its switches judge a packet for ECN (`switch.aqm.at`), which
+    ports do (`switch.aqm.ports`) and how the sender counts its bytes in flight
+    (`transport.uet.in_flight`). The row "dcnsim" is htsim's marking; under NSCC a row
+    counting in flight by the receiver's reported bytes as htsim does (UE's ACK_CC
+    rcvd_bytes; dcnsim's default counts by acknowledgements); under a receiver-driven
+    control a row marking on every port too, and one at dcnsim's default (at enqueue, every
+    port)."""
+    ports = "fabric" if cc in RECEIVER_DRIVEN else "all"
+    rows = [("dcnsim", "dequeue", ports, "acknowledged")]
+    if cc in WINDOWED:
+        rows.append(("dcnsim, in flight as received", "dequeue", ports, "received"))
     if cc in RECEIVER_DRIVEN:
-        return (("dcnsim", "dequeue", "fabric"), ("dcnsim, ECN on every port", "dequeue", "all"), ("dcnsim, ECN at enqueue", "enqueue", "all"))
-    return (("dcnsim", "dequeue", "all"), ("dcnsim, ECN at enqueue", "enqueue", "all"))
+        rows.append(("dcnsim, ECN on every port", "dequeue", "all", "acknowledged"))
+    rows.append(("dcnsim, ECN at enqueue", "enqueue", "all", "acknowledged"))
+    return tuple(rows)
 SOURCE = REPO / "python" / "dcnsim" / "scenarios" / "trim_vs_pfc_small.toml"
 HOSTS, PER_TOR, SPINES = 128, 8, 8
 MTU = 1500
@@ -156,10 +168,12 @@ def write_cm(path: Path, flows: Sequence[Flow]) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
-def scenario(flows: Sequence[Flow], trim: bool, queue: int, ecn: tuple, cc: str = "nscc", mark_at: str = "dequeue", ports: str = "all") -> str:
+def scenario(flows: Sequence[Flow], trim: bool, queue: int, ecn: tuple, cc: str = "nscc", mark_at: str = "dequeue", ports: str = "all",
+             in_flight: str = "acknowledged") -> str:
     """dcnsim's scenario for the flow list: the fabric and switches as htsim's (ECN judged
     at `mark_at`, on `ports`: htsim's reading is "dequeue", on every port, or for a
-    receiver-driven control only on ports toward a switch, "fabric")."""
+    receiver-driven control only on ports toward a switch, "fabric"); the sender counts
+    its bytes in flight as `in_flight` says (`transport.uet.in_flight`)."""
     by_tag: Dict[str, List[str]] = {}
     for f in flows:
         by_tag.setdefault(f.tag, []).append(f'{{ src = {f.src}, dst = {f.dst}, size = "{f.size}B", start = "{f.start_ps // 1_000_000}us" }}')
@@ -186,6 +200,7 @@ kind = "uet"
 cc = "{CCS[cc][1]}"
 header = "64B"
 ack_size = "64B"
+uet = {{ in_flight = "{in_flight}" }}
 {work}"""
 
 
@@ -308,8 +323,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     ht = run_htsim(binary, cm, trim, queue, ecn, seed, args.end_us, args.cc)
                     ht.fct = {i: t - flows[i].start_ps / 1e6 for i, t in ht.fct.items()}
                     runs.append((name, ht))
-            for name, at, ports in dcnsim_marking(args.cc):
-                runs.append((name, run_dcnsim(scenario(flows, trim, queue, ecn, args.cc, at, ports), seed)))
+            for name, at, ports, in_flight in dcnsim_marking(args.cc):
+                runs.append((name, run_dcnsim(scenario(flows, trim, queue, ecn, args.cc, at, ports, in_flight), seed)))
             detail.append("")
             detail.append(f"{label}, seed {seed}:")
             for name, run in runs:

@@ -287,6 +287,9 @@ impl Sim {
                 // writes it then); the slot keeps its extensions as it turns into the ACK
                 self.attach_sack(f, pkt);
             }
+            if self.cfg.uet.in_flight_received {
+                self.carry_received(f, pkt);
+            }
             self.reply_in_place(pkt, r.reply, r.seq, r.ece);
         }
         if r.cnp {
@@ -363,6 +366,7 @@ impl Sim {
             if r.sack {
                 self.attach_sack(f, pkt);
             }
+            self.carry_received(f, pkt);
             self.reply_in_place(pkt, r.reply, r.seq, false);
         }
     }
@@ -380,7 +384,19 @@ impl Sim {
         if sack {
             self.attach_sack(f, pkt);
         }
+        self.carry_received(f, pkt);
         self.reply_in_place(pkt, PktKind::Ack, cum, false);
+    }
+
+    /// UE's ACK_CC `rcvd_bytes` (host/uet.rs `Received`): the UET ACK `pkt` of flow `f`
+    /// carries its receiver's count of bytes taken where its sender counts what is in
+    /// flight by it, in the slot's pull field (which only data packets use otherwise).
+    #[cold]
+    #[inline(never)]
+    fn carry_received(&mut self, f: FlowId, pkt: PktId) {
+        if let Some(v) = self.flows.get(f).and_then(|fl| fl.sender.received_to_carry()) {
+            self.pkts.set_pull(pkt, v);
+        }
     }
 
     /// A trimmed packet reached its host and is discarded: a transport that does not know
@@ -451,6 +467,9 @@ impl Sim {
         let p = self.pkts.get(pkt);
         let now = self.now;
         let fl = self.flows.get_mut(f).unwrap();
+        if self.cfg.uet.in_flight_received && p.kind == PktKind::Ack {
+            fl.sender.ack_carries(self.pkts.pull(pkt));
+        }
         let echo = crate::host::cc::PathEcho { int: self.pkts.telemetry(pkt), hops: p.echo_hops, sack: self.pkts.sack(pkt), bitmap: self.pkts.sack_bitmap(pkt) };
         let finished = fl.sender.on_ack(p, now, fl.size, echo);
         self.consume(pkt);

@@ -352,6 +352,40 @@ fn coalesced_acks_are_fewer_and_every_flow_still_finishes() {
     }
 }
 
+/// UE's ACK_CC `rcvd_bytes` (`transport.uet.in_flight = "received"`, host/uet.rs
+/// `Received`). One 1 MB flow alone, ACKs coalesced, nothing lost or reordered: every ACK's
+/// count is exactly what it acknowledges cumulatively, so the run is the same as counting by
+/// acknowledgements, packet for packet (a count taken twice, or never taken back, would
+/// move the window and the flow's end). htsim's 8-to-1 incast without trimming (a full
+/// queue drops): packets held above a lost one free the window as they arrive, so the runs
+/// differ, every flow still finishes, and the count crosses between partitions with its
+/// ACK (the same run on 2 and 3 threads).
+#[test]
+fn received_bytes_count_what_is_in_flight_as_ue_s_ack_cc_reports_it() {
+    let with = |text: &str, counted: &str| text.replace("kind = \"uet\"", &format!("kind = \"uet\"\nuet = {{ in_flight = \"{counted}\" }}"));
+    let one = incast("1000000B", "").replace(
+        &(9..16).map(|i| format!(r#", {{ src = {i}, dst = 0, size = "1000000B" }}"#)).collect::<String>(),
+        "",
+    );
+    assert_eq!(one.matches("src =").count(), 1);
+    let (_, acked) = run(&with(&one, "acknowledged"));
+    let (_, received) = run(&with(&one, "received"));
+    assert_eq!(summary(&received, "packets_dropped"), 0);
+    assert_eq!(fcts(&received), fcts(&acked));
+    assert_eq!(summary(&received, "packets_created"), summary(&acked, "packets_created"));
+    assert_eq!(summary(&received, "events"), summary(&acked, "events"));
+
+    let lossy = incast("1000000B", "");
+    let (_, acked) = run(&with(&lossy, "acknowledged"));
+    let (_, received) = run(&with(&lossy, "received"));
+    for r in [&acked, &received] {
+        assert!(summary(r, "packets_dropped") > 0, "the incast overflows its queue");
+        assert_eq!(summary(r, "flows_finished"), 8);
+    }
+    assert_ne!(fcts(&received), fcts(&acked), "held packets free the window");
+    super::parallel::split_tests::assert_identical("uet received bytes", &with(&lossy, "received"));
+}
+
 /// htsim's incast fabric with RCCC alone and trimming, its flows replaced by 1 MB flows
 /// `pairs` (source, destination), all starting at 0.
 fn rccc_flows(pairs: &[(u32, u32)]) -> String {

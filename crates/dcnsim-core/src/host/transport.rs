@@ -143,6 +143,21 @@ impl Sender {
         }
     }
 
+    /// UE's ACK_CC `rcvd_bytes` the flow's ACK carries (`UetSender::received_to_carry`).
+    pub fn received_to_carry(&self) -> Option<u64> {
+        match self {
+            Sender::Uet(u) => u.received_to_carry(),
+            _ => None,
+        }
+    }
+
+    /// The ACK about to be handled carries the receiver's count `taken` (UET only).
+    pub fn ack_carries(&mut self, taken: u64) {
+        if let Sender::Uet(u) = self {
+            u.ack_carries(taken);
+        }
+    }
+
     /// The entropy of data segment `seg` of a flow whose own is `flow_hash`: a UET sender
     /// chooses its own (`transport.path`, spraying by default; REPS), the others follow
     /// `path`.

@@ -52,6 +52,10 @@ pub struct UetParams {
     /// The ACK's selective acknowledgement is UE's 64-packet SACK bitmap
     /// (`transport.uet.sack = "bitmap"`) instead of byte ranges.
     pub sack_bitmap: bool,
+    /// The sender counts its bytes in flight by what its receiver reports taking (UE's
+    /// ACK_CC `rcvd_bytes`, `transport.uet.in_flight = "received"`) instead of by the
+    /// packets its ACKs acknowledge.
+    pub in_flight_received: bool,
 }
 
 /// Packets a SACK bitmap covers (UE Specification 1.0's SACK_BITMAP: 64 bits).
@@ -123,6 +127,31 @@ pub struct UetSender {
     /// latest ACK carries (base PSN, bits).
     sack_bitmap: bool,
     rx_bitmap: (u64, u64),
+    /// UE's received-bytes count (`UetParams::in_flight_received`); None: in flight is
+    /// what no ACK acknowledged yet (`inflight`).
+    received: Option<Box<Received>>,
+}
+
+/// UE Specification 1.0's ACK_CC `rcvd_bytes` for NSCC, as the UEC's htsim has it
+/// (`UecSink::_recvd_bytes`, `UecSrc::processAck`): every ACK carries the receiver's count
+/// of bytes (on the wire) of new packets taken, and the sender takes its increase off its
+/// bytes in flight and gives it to NSCC as the bytes newly delivered. So packets the
+/// receiver holds but its ACKs' SACK has not reported yet (coalesced ACKs; an AR's bitmap
+/// starts at its own packet) free the window as they arrive, not when a later ACK reports
+/// them. A packet reported lost leaves the count when it is; if the receiver held it after
+/// all, its report takes it off once more, and its acknowledgement puts it back (htsim
+/// `handleAckno`, "don't double count"). A duplicate is not counted, so a resend of a
+/// packet that was not lost stays in the count (as in htsim).
+#[derive(Debug, Clone, Default)]
+struct Received {
+    /// The receiver's side: wire bytes of new packets taken.
+    taken: u64,
+    /// The count the ACK being handled carries (set by the engine before `on_ack`).
+    carried: Option<u64>,
+    /// The largest count an ACK brought so far.
+    seen: u64,
+    /// Bytes in flight by this count (below 0 while a resend of a packet not lost is out).
+    in_flight: i64,
 }
 
 impl UetSender {
@@ -162,6 +191,37 @@ impl UetSender {
             rx_ack_request: false,
             sack_bitmap: p.sack_bitmap,
             rx_bitmap: (0, 0),
+            received: p.in_flight_received.then(Box::default),
+        }
+    }
+
+    /// The bytes in flight NSCC's window is checked against (`Received`).
+    #[inline]
+    fn window_inflight(&self) -> u64 {
+        match &self.received {
+            None => self.inflight,
+            Some(r) => r.in_flight.max(0) as u64,
+        }
+    }
+
+    /// Wire bytes of this flow's packets its receiver took (UE's ACK_CC `rcvd_bytes`), for
+    /// the ACK it sends now to carry; None where the sender counts by acknowledgements.
+    pub fn received_to_carry(&self) -> Option<u64> {
+        self.received.as_ref().map(|r| r.taken)
+    }
+
+    /// The ACK about to be handled carries the receiver's count `taken` (`received_to_carry`).
+    pub fn ack_carries(&mut self, taken: u64) {
+        if let Some(r) = &mut self.received {
+            r.carried = Some(taken);
+        }
+    }
+
+    /// Add `delta` to the bytes in flight by received bytes (`Received`): a packet sent,
+    /// or (negative) reported lost.
+    fn count_in_flight(&mut self, delta: i64) {
+        if let Some(r) = &mut self.received {
+            r.in_flight += delta;
         }
     }
 
@@ -236,7 +296,7 @@ impl UetSender {
             None if self.snd_nxt < size => (size - self.snd_nxt).min(self.mss as u64) + self.header as u64,
             None => return false,
         };
-        if self.windowed && (self.inflight + next) as f64 > self.cc.cwnd() {
+        if self.windowed && (self.window_inflight() + next) as f64 > self.cc.cwnd() {
             return false;
         }
         match &self.credit {
@@ -312,6 +372,7 @@ impl UetSender {
         }
         let wire = seg.len as u64 + self.header as u64;
         self.inflight += wire;
+        self.count_in_flight(wire as i64);
         if let Some(c) = &mut self.credit {
             c.credit -= wire as i64;
         }
@@ -323,7 +384,7 @@ impl UetSender {
         seg.ar = self.ack_every > 0
             && (seg.retx
                 || self.snd_nxt >= size
-                || (self.windowed && (self.inflight + (self.mss + self.header) as u64) as f64 >= self.cc.cwnd())
+                || (self.windowed && (self.window_inflight() + (self.mss + self.header) as u64) as f64 >= self.cc.cwnd())
                 || self.credit.as_ref().is_some_and(|c| c.credit <= 0));
         Some(seg)
     }
@@ -340,6 +401,9 @@ impl UetSender {
     /// and, after an AR, once the packets missing below it have come; else once `ack_every`
     /// bytes have come since the last ACK.
     pub fn ack_now(&mut self, wire: u32, new: bool, first: bool, ce: bool, ar: bool, drained: bool) -> bool {
+        if let Some(r) = self.received.as_mut().filter(|_| new) {
+            r.taken += wire as u64;
+        }
         if self.ack_every == 0 {
             return true;
         }
@@ -415,7 +479,14 @@ impl UetSender {
                     self.inflight -= wire;
                     newly += wire;
                 }
-                PktState::Lost => newly += wire,
+                PktState::Lost => {
+                    newly += wire;
+                    // reported lost, it left the count of bytes in flight; if the
+                    // receiver held it after all, its count took it off again
+                    if let Some(r) = &mut self.received {
+                        r.in_flight += wire as i64;
+                    }
+                }
                 PktState::Acked => {}
             }
             *st = PktState::Acked;
@@ -433,6 +504,13 @@ impl UetSender {
         if let Some(c) = &mut self.credit {
             c.stop_speculating();
         }
+        // UE's rcvd_bytes: what the receiver took since the last count
+        let delivered = self.received.as_mut().map(|r| {
+            let d = r.carried.take().map_or(0, |c| c.saturating_sub(r.seen));
+            r.seen += d;
+            r.in_flight -= d as i64;
+            d
+        });
         let mut newly = self.ack_range(self.snd_una, cum, size);
         for &(s, e) in echo.sack {
             newly += self.ack_range(s, e, size);
@@ -451,7 +529,8 @@ impl UetSender {
             let k = self.base();
             self.snd_una += self.len_of(k, size);
         }
-        self.cc.on_ack(newly, ece, Some(now - ts), now, self.inflight);
+        let inflight = self.window_inflight();
+        self.cc.on_ack(delivered.unwrap_or(newly), ece, Some(now - ts), now, inflight);
         if self.inflight == 0 {
             self.rto_deadline = self.credit_wait_deadline(now, size);
         }
@@ -475,9 +554,11 @@ impl UetSender {
         self.states[i as usize] = PktState::Lost;
         let wire = self.wire_of(k, size);
         self.inflight -= wire;
+        self.count_in_flight(-(wire as i64));
         self.nacks += 1;
         self.queue_resend(k);
-        self.cc.on_nack(wire, now - ts, now, self.inflight);
+        let inflight = self.window_inflight();
+        self.cc.on_nack(wire, now - ts, now, inflight);
         if self.inflight == 0 {
             self.rto_deadline = self.credit_wait_deadline(now, size);
         }
@@ -528,6 +609,7 @@ impl UetSender {
         for &k in &lost {
             let wire = self.wire_of(k, size);
             self.inflight -= wire;
+            self.count_in_flight(-(wire as i64));
             self.timeouts += 1;
             self.queue_resend(k);
             self.cc.on_timeout(wire);
@@ -557,7 +639,7 @@ mod tests {
     }
 
     fn params() -> UetParams {
-        UetParams { nscc: NsccParams::defaults(true), rto: SimTime::from_us(100), path: PathChoice::Spray, ack_every: 0, sack_bitmap: false }
+        UetParams { nscc: NsccParams::defaults(true), rto: SimTime::from_us(100), path: PathChoice::Spray, ack_every: 0, sack_bitmap: false, in_flight_received: false }
     }
 
     fn blocks(b: &[(u64, u64)]) -> PathEcho<'_> {
@@ -616,6 +698,55 @@ mod tests {
         // nothing held in the window: no bitmap
         assert!(!u.sack_bitmap(200, 1, true, |b| rx.held_bitmap(b, mss)));
         assert_eq!(u.rx_bitmap(), None);
+    }
+
+    /// UE's ACK_CC `rcvd_bytes` (`transport.uet.in_flight = "received"`). 1,000 B packets,
+    /// no header: the sender sends 20 packets; packet 0 is lost and 1-3 arrive, and the
+    /// receiver's ACK (cumulative point 0, no SACK) carries its count, 3,000 B. NSCC's
+    /// window after it is 18,750 B in both readings (its quick adapt: 1 us after the
+    /// packets left, far less than was sent had arrived). Counting by
+    /// acknowledgements 20 packets stay in flight and no 21st fits; counting by received
+    /// bytes 17 are, and one fits. Then packets the timer declared lost that the receiver
+    /// held after all: two packets sent, both taken, both timed out (0 in flight), the ACK
+    /// of both with the count 2,000 B: 0 in flight again, not -2,000 (the count's report
+    /// is taken back by the acknowledgement). A duplicate is not counted.
+    #[test]
+    fn received_bytes_free_the_window_before_a_sack_reports_them() {
+        let size = 10_000_000;
+        let t0 = SimTime::ZERO;
+        let counting = |received: bool| {
+            let p = UetParams { in_flight_received: received, ..params() };
+            let mut s = UetSender::new(&p, UetCc::Nscc, 1000, 0, 100_000_000_000, SimTime::from_us(10), 7);
+            for _ in 0..20 {
+                assert!(s.can_send(size));
+                s.next_segment(size, t0).unwrap();
+            }
+            for _ in 1..=3 {
+                s.ack_now(1000, true, false, false, false, false);
+            }
+            s.ack_now(1000, false, false, false, false, false);
+            if let Some(c) = s.received_to_carry() {
+                assert_eq!(c, 3_000, "three new packets, the duplicate not counted");
+                s.ack_carries(c);
+            }
+            s.on_ack(0, false, t0, 0, SimTime::from_us(1), size, PathEcho::default());
+            assert_eq!(s.cc.cwnd(), 18_750.0);
+            (s.inflight, s.window_inflight(), s.can_send(size))
+        };
+        assert_eq!(counting(false), (20_000, 20_000, false));
+        assert_eq!(counting(true), (20_000, 17_000, true), "SACK reported none; the count three");
+
+        let p = UetParams { in_flight_received: true, ..params() };
+        let mut s = UetSender::new(&p, UetCc::Nscc, 1000, 0, 100_000_000_000, SimTime::from_us(10), 7);
+        for _ in 0..2 {
+            s.next_segment(size, t0).unwrap();
+            s.ack_now(1000, true, false, false, false, false);
+        }
+        assert!(s.on_timeout(t0 + s.rto, size));
+        assert_eq!((s.inflight, s.window_inflight()), (0, 0));
+        s.ack_carries(s.received_to_carry().unwrap());
+        s.on_ack(2_000, false, t0, 0, t0 + s.rto + SimTime::from_us(1), size, PathEcho::default());
+        assert_eq!(s.received.as_ref().unwrap().in_flight, 0);
     }
 
     /// A packet NACKed again and again is resent on another entropy every time (htsim gives

@@ -406,6 +406,7 @@ bottleneck = { rate = "10Gbps", delay = "1us" }
             ("[transport]\ndcqcn = { rate_hai = \"25Mbps\", rate_hai_fraction = 0.025 }", "transport.dcqcn.rate_hai_fraction", "either rate_hai (a rate) or rate_hai_fraction"),
             ("[transport]\ninit_rto = \"0s\"", "transport.init_rto", "expected a duration > 0"),
             ("[transport]\nuet = { ack_every = \"0B\" }", "transport.uet.ack_every", "invalid value 0 B, expected at least 1B"),
+            ("[transport]\nuet = { in_flight = \"sent\" }", "transport.uet.in_flight", "invalid value \"sent\", expected one of \"acknowledged\", \"received\""),
             ("[transport]\nhpcc = { eta = 0.0 }", "transport.hpcc.eta", "invalid value 0, expected a fraction in (0, 1]"),
             ("[transport]\ntimely = { beta = 1.5 }", "transport.timely.beta", "invalid value 1.5, expected a fraction in (0, 1]"),
             ("[transport]\ntimely = { t_low = \"600us\" }", "transport.timely.t_high", "expected more than t_low"),

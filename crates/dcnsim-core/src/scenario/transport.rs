@@ -495,13 +495,26 @@ pub struct UetConfig {
     /// cumulative point, the ACK's own packet's first, as TCP's SACK blocks). They differ
     /// only where an ACK answers several packets (`ack_every`) or is lost. Default {default}.
     pub sack: Option<UetSack>,
+    /// What the sender counts as in flight against NSCC's window: "acknowledged" (what no
+    /// ACK has acknowledged or reported lost, as a TCP sender counts) or "received" (UE
+    /// Specification 1.0's ACK_CC `rcvd_bytes`, as the UEC's htsim has it: every ACK carries
+    /// the receiver's count of bytes taken, and the sender takes its increase off what is
+    /// in flight and gives it to NSCC as the bytes delivered, so held packets an ACK's SACK
+    /// does not report yet free the window). They differ where ACKs answer several packets
+    /// (`ack_every`) and packets are lost. Default {default}.
+    pub in_flight: Option<UetInFlight>,
 }
 
 impl UetConfig {
     /// Every key's default, for the reference (the doc comments' `{default}`); the timer's
     /// depends on the fabric.
     fn defaults() -> Self {
-        UetConfig { rto: None, ack_every: Some(Bytes(crate::host::uet::ACK_EVERY_DEFAULT as u64)), sack: Some(UetSack::default()) }
+        UetConfig {
+            rto: None,
+            ack_every: Some(Bytes(crate::host::uet::ACK_EVERY_DEFAULT as u64)),
+            sack: Some(UetSack::default()),
+            in_flight: Some(UetInFlight::default()),
+        }
     }
 }
 
@@ -514,6 +527,17 @@ pub enum UetSack {
     /// UE's 64-packet SACK bitmap (host/uet.rs `UetSender::sack_bitmap`).
     #[default]
     Bitmap,
+}
+
+/// `transport.uet.in_flight`: how a UET sender counts its bytes in flight.
+#[derive(Deserialize, Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum UetInFlight {
+    /// Sent, and neither acknowledged nor reported lost.
+    #[default]
+    Acknowledged,
+    /// Sent, less what the receiver reports taking (host/uet.rs `Received`).
+    Received,
 }
 
 /// 15 us of `UetConfig::rto`'s default (htsim main_uec.cpp: "15us + 6 full queues").
@@ -578,6 +602,7 @@ pub(super) fn uet_params(tr: &TransportConfig, trimming: bool, rto_default: SimT
         path: tr.path.unwrap_or(crate::host::path::PathChoice::Spray),
         ack_every: tr.uet.ack_every.map_or(crate::host::uet::ACK_EVERY_DEFAULT, |b| b.0.min(u32::MAX as u64) as u32),
         sack_bitmap: tr.uet.sack.unwrap_or_default() == UetSack::Bitmap,
+        in_flight_received: tr.uet.in_flight.unwrap_or_default() == UetInFlight::Received,
     }
 }
 
