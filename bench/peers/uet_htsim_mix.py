@@ -343,7 +343,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     lines += ["", f"Over seeds 1-{args.seeds}: mean [range]; FCT (us) mean and slowest per group"]
     for label in dict.fromkeys(k[0] for k in over):
         lines.append(f"{label}:")
-        for name in [n for n in ("htsim", "htsim, arriving trimmed", *(n for n, _, _ in dcnsim_marking(args.cc))) if (label, n) in over]:
+        for name in [n for n in ("htsim", "htsim, arriving trimmed", *(row[0] for row in dcnsim_marking(args.cc))) if (label, n) in over]:
             lines.append(f"  {name}: " + ", ".join(f"{k} {mean_range(v, 0)}" for k, v in over[(label, name)].items()))
             fcts = over[(label, name, "fct")]
             for g, *_ in GROUPS:
