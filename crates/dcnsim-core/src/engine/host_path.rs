@@ -186,6 +186,11 @@ impl Sim {
             // (Before, it answered nothing once the sender had finished: the receiver read
             // the sender's state at the same instant, which no partitioned run can do.)
             // A late SYN (a retransmission that crossed the SYN-ACK) is answered too.
+            if self.cfg.uet.in_flight_received && matches!(kind, PktKind::Data | PktKind::Rts) {
+                // the receiver's count of bytes taken left with its half: the ACK carries
+                // none (it ends the flow; the slot's pull target must not pass for a count)
+                self.pkts.set_pull(pkt, 0);
+            }
             match (self.flows.answers_late(f), kind) {
                 (Some(size), PktKind::Data) => {
                     let ce = self.pkts.get(pkt).ecn.is_ce();
@@ -390,8 +395,8 @@ impl Sim {
 
     /// UE's ACK_CC `rcvd_bytes` (host/uet.rs `Received`): the UET ACK `pkt` of flow `f`
     /// carries its receiver's count of bytes taken where its sender counts what is in
-    /// flight by it, in the slot's pull field (which only data packets use otherwise).
-    #[cold]
+    /// flight by it, in the slot's pull field (which otherwise holds the RCCC pull target
+    /// of the data packet, RTS or trimmed header it answers: no ACK reads that).
     #[inline(never)]
     fn carry_received(&mut self, f: FlowId, pkt: PktId) {
         if let Some(v) = self.flows.get(f).and_then(|fl| fl.sender.received_to_carry()) {

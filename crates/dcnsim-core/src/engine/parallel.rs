@@ -52,7 +52,7 @@ pub(super) struct Crossing {
     tel: Vec<HopTelemetry>,
     /// Its selective acknowledgement (`PacketArena::sack`), which lives there too.
     sack: Option<Box<crate::net::Sack>>,
-    /// Its RCCC pull target (`PacketArena::pull`), 0 for none.
+    /// Its RCCC pull target or UET count of bytes taken (`PacketArena::pull`), 0 for none.
     pull: u64,
 }
 

@@ -150,7 +150,8 @@ struct Received {
     carried: Option<u64>,
     /// The largest count an ACK brought so far.
     seen: u64,
-    /// Bytes in flight by this count (below 0 while a resend of a packet not lost is out).
+    /// Bytes in flight by this count: below 0 where the count took off packets already
+    /// reported lost (until they are resent or acknowledged), as htsim's `_in_flight` may.
     in_flight: i64,
 }
 
@@ -195,12 +196,13 @@ impl UetSender {
         }
     }
 
-    /// The bytes in flight NSCC's window is checked against (`Received`).
+    /// The bytes in flight NSCC's window is checked against (`Received`), which may be
+    /// below 0 (htsim checks `_cwnd >= _in_flight + size` on its signed count).
     #[inline]
-    fn window_inflight(&self) -> u64 {
+    fn window_inflight(&self) -> i64 {
         match &self.received {
-            None => self.inflight,
-            Some(r) => r.in_flight.max(0) as u64,
+            None => self.inflight as i64,
+            Some(r) => r.in_flight,
         }
     }
 
@@ -296,7 +298,7 @@ impl UetSender {
             None if self.snd_nxt < size => (size - self.snd_nxt).min(self.mss as u64) + self.header as u64,
             None => return false,
         };
-        if self.windowed && (self.window_inflight() + next) as f64 > self.cc.cwnd() {
+        if self.windowed && (self.window_inflight() + next as i64) as f64 > self.cc.cwnd() {
             return false;
         }
         match &self.credit {
@@ -384,7 +386,7 @@ impl UetSender {
         seg.ar = self.ack_every > 0
             && (seg.retx
                 || self.snd_nxt >= size
-                || (self.windowed && (self.window_inflight() + (self.mss + self.header) as u64) as f64 >= self.cc.cwnd())
+                || (self.windowed && (self.window_inflight() + (self.mss + self.header) as i64) as f64 >= self.cc.cwnd())
                 || self.credit.as_ref().is_some_and(|c| c.credit <= 0));
         Some(seg)
     }
@@ -529,7 +531,7 @@ impl UetSender {
             let k = self.base();
             self.snd_una += self.len_of(k, size);
         }
-        let inflight = self.window_inflight();
+        let inflight = self.window_inflight().max(0) as u64;
         self.cc.on_ack(delivered.unwrap_or(newly), ece, Some(now - ts), now, inflight);
         if self.inflight == 0 {
             self.rto_deadline = self.credit_wait_deadline(now, size);
@@ -557,7 +559,7 @@ impl UetSender {
         self.count_in_flight(-(wire as i64));
         self.nacks += 1;
         self.queue_resend(k);
-        let inflight = self.window_inflight();
+        let inflight = self.window_inflight().max(0) as u64;
         self.cc.on_nack(wire, now - ts, now, inflight);
         if self.inflight == 0 {
             self.rto_deadline = self.credit_wait_deadline(now, size);

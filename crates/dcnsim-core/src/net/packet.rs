@@ -254,9 +254,11 @@ pub struct PacketArena {
     /// By packet id: the selective acknowledgement a reply carries, read only where the
     /// packet's `Packet::SACKED` flag is set; empty in runs where no receiver sends one.
     sack: Vec<Sack>,
-    /// By packet id: the RCCC pull target a data packet carries (`host/rccc.rs`), 0 for
-    /// none (with whether the packet went without credit, `rccc::carried`); empty in runs
-    /// without RCCC.
+    /// By packet id: the RCCC pull target a data packet, RTS or trimmed header carries
+    /// (`host/rccc.rs`), 0 for none (with whether the packet went without credit,
+    /// `rccc::carried`), or the receiver's count of bytes taken a UET ACK carries
+    /// (`transport.uet.in_flight = "received"`, host/uet.rs `Received`); empty in runs
+    /// with neither.
     pull: Vec<u64>,
     /// Some packet has had an extension (one test per allocation for all).
     extended: bool,
@@ -324,7 +326,7 @@ impl PacketArena {
     pub fn pull(&self, id: PktId) -> u64 {
         self.pull.get(id as usize).copied().unwrap_or(0)
     }
-    /// Give data packet `id` the pull target `v`.
+    /// Give packet `id` the pull target (or, an ACK, the count of bytes taken) `v`.
     pub fn set_pull(&mut self, id: PktId, v: u64) {
         let i = id as usize;
         if self.pull.len() <= i {

@@ -500,8 +500,10 @@ pub struct UetConfig {
     /// Specification 1.0's ACK_CC `rcvd_bytes`, as the UEC's htsim has it: every ACK carries
     /// the receiver's count of bytes taken, and the sender takes its increase off what is
     /// in flight and gives it to NSCC as the bytes delivered, so held packets an ACK's SACK
-    /// does not report yet free the window). They differ where ACKs answer several packets
-    /// (`ack_every`) and packets are lost. Default {default}.
+    /// does not report yet free the window). They differ where packets the receiver holds
+    /// go unreported for a while: ACKs answering several packets (`ack_every`), an AR's
+    /// bitmap starting at its own packet, a lost ACK, with packets lost or reordered.
+    /// Default {default}.
     pub in_flight: Option<UetInFlight>,
 }
 
