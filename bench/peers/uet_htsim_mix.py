@@ -40,6 +40,11 @@ Both simulators get the same inputs:
   dequeue on every port, as the tables before 2026-11-30 did.
   Marked packets are ACKed at once, so where the marks fall decides which packets leave a
   receiver holding an ACK back.
+- in flight: htsim's sender takes the receiver's count of bytes taken, which every ACK
+  carries (UE's ACK_CC rcvd_bytes), off its bytes in flight; dcnsim by default counts what
+  its ACKs acknowledge. Under NSCC (``--cc nscc``, ``--cc nscc_rccc``) the row "dcnsim, in
+  flight as received" runs htsim's count (`transport.uet.in_flight = "received"`), marking
+  as the row "dcnsim".
 
 With ``--htsim-arriving`` a second htsim build runs too (row "htsim, arriving trimmed"):
 htsim with ``uet_htsim_trim_arriving.patch`` on top, whose full data queue always trims the
