@@ -705,8 +705,8 @@ mod tests {
     /// UE's ACK_CC `rcvd_bytes` (`transport.uet.in_flight = "received"`). 1,000 B packets,
     /// no header: the sender sends 20 packets; packet 0 is lost and 1-3 arrive, and the
     /// receiver's ACK (cumulative point 0, no SACK) carries its count, 3,000 B. NSCC's
-    /// window after it is 18,750 B in both readings (its quick adapt: 1 us after the
-    /// packets left, far less than was sent had arrived). Counting by
+    /// window after it is 18,750 B in both readings (asserted, so that the two compare
+    /// against the same window). Counting by
     /// acknowledgements 20 packets stay in flight and no 21st fits; counting by received
     /// bytes 17 are, and one fits. Then packets the timer declared lost that the receiver
     /// held after all: two packets sent, both taken, both timed out (0 in flight), the ACK
