@@ -219,8 +219,8 @@ impl UetSender {
         }
     }
 
-    /// Add `delta` to the bytes in flight by received bytes (`Received`): a packet sent,
-    /// or (negative) reported lost.
+    /// Add `delta` to the bytes in flight by received bytes (`Received`): a packet sent or
+    /// a lost one acknowledged after all, or (negative) one reported lost.
     fn count_in_flight(&mut self, delta: i64) {
         if let Some(r) = &mut self.received {
             r.in_flight += delta;
@@ -475,8 +475,7 @@ impl UetSender {
                 break;
             }
             let wire = self.wire_of(k, size);
-            let st = &mut self.states[(k - base) as usize];
-            match *st {
+            match std::mem::replace(&mut self.states[(k - base) as usize], PktState::Acked) {
                 PktState::InFlight(_) => {
                     self.inflight -= wire;
                     newly += wire;
@@ -485,13 +484,10 @@ impl UetSender {
                     newly += wire;
                     // reported lost, it left the count of bytes in flight; if the
                     // receiver held it after all, its count took it off again
-                    if let Some(r) = &mut self.received {
-                        r.in_flight += wire as i64;
-                    }
+                    self.count_in_flight(wire as i64);
                 }
                 PktState::Acked => {}
             }
-            *st = PktState::Acked;
         }
         newly
     }
