@@ -536,9 +536,10 @@ pub enum UetSack {
 #[serde(rename_all = "snake_case")]
 pub enum UetInFlight {
     /// Sent, and neither acknowledged nor reported lost.
-    #[default]
     Acknowledged,
-    /// Sent, less what the receiver reports taking (host/uet.rs `Received`).
+    /// Sent, less what the receiver reports taking (host/uet.rs `Received`). The default:
+    /// it is what UE 1.0's ACK_CC `rcvd_bytes` field is for, and what the UEC's htsim does.
+    #[default]
     Received,
 }
 
