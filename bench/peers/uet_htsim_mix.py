@@ -41,10 +41,11 @@ Both simulators get the same inputs:
   Marked packets are ACKed at once, so where the marks fall decides which packets leave a
   receiver holding an ACK back.
 - in flight: htsim's sender takes the receiver's count of bytes taken, which every ACK
-  carries (UE's ACK_CC rcvd_bytes), off its bytes in flight; dcnsim by default counts what
-  its ACKs acknowledge. Under NSCC (``--cc nscc``, ``--cc nscc_rccc``) the row "dcnsim, in
-  flight as received" runs htsim's count (`transport.uet.in_flight = "received"`), marking
-  as the row "dcnsim".
+  carries (UE's ACK_CC rcvd_bytes), off its bytes in flight, and so does dcnsim's by
+  default (`transport.uet.in_flight = "received"`, since 2026-11-30). Under NSCC (``--cc
+  nscc``, ``--cc nscc_rccc``) the row "dcnsim, in flight as acknowledged" counts only what
+  its ACKs acknowledge (`transport.uet.in_flight = "acknowledged"`, the default before),
+  marking as the row "dcnsim".
 
 With ``--htsim-arriving`` a second htsim build runs too (row "htsim, arriving trimmed"):
 htsim with ``uet_htsim_trim_arriving.patch`` on top, whose full data queue always trims the
@@ -101,17 +102,17 @@ def dcnsim_marking(cc: str) -> tuple:
     """dcnsim's rows: where its switches judge a packet for ECN (`switch.aqm.at`), which
     ports do (`switch.aqm.ports`) and how the sender counts its bytes in flight
     (`transport.uet.in_flight`). The row "dcnsim" is htsim's marking; under NSCC a row
-    counting in flight by the receiver's reported bytes as htsim does (UE's ACK_CC
-    rcvd_bytes; dcnsim's default counts by acknowledgements); under a receiver-driven
+    counting in flight by what the ACKs acknowledge instead of the receiver's reported
+    bytes (UE's ACK_CC rcvd_bytes, htsim's count and dcnsim's default); under a receiver-driven
     control a row marking on every port too, and one at dcnsim's default (at enqueue, every
     port)."""
     ports = "fabric" if cc in RECEIVER_DRIVEN else "all"
-    rows = [("dcnsim", "dequeue", ports, "acknowledged")]
+    rows = [("dcnsim", "dequeue", ports, "received")]
     if cc in WINDOWED:
-        rows.append(("dcnsim, in flight as received", "dequeue", ports, "received"))
+        rows.append(("dcnsim, in flight as acknowledged", "dequeue", ports, "acknowledged"))
     if cc in RECEIVER_DRIVEN:
-        rows.append(("dcnsim, ECN on every port", "dequeue", "all", "acknowledged"))
-    rows.append(("dcnsim, ECN at enqueue", "enqueue", "all", "acknowledged"))
+        rows.append(("dcnsim, ECN on every port", "dequeue", "all", "received"))
+    rows.append(("dcnsim, ECN at enqueue", "enqueue", "all", "received"))
     return tuple(rows)
 SOURCE = REPO / "python" / "dcnsim" / "scenarios" / "trim_vs_pfc_small.toml"
 HOSTS, PER_TOR, SPINES = 128, 8, 8
@@ -174,7 +175,7 @@ def write_cm(path: Path, flows: Sequence[Flow]) -> None:
 
 
 def scenario(flows: Sequence[Flow], trim: bool, queue: int, ecn: tuple, cc: str = "nscc", mark_at: str = "dequeue", ports: str = "all",
-             in_flight: str = "acknowledged") -> str:
+             in_flight: str = "received") -> str:
     """dcnsim's scenario for the flow list: the fabric and switches as htsim's (ECN judged
     at `mark_at`, on `ports`: htsim's reading is "dequeue", on every port, or for a
     receiver-driven control only on ports toward a switch, "fabric"); the sender counts
@@ -315,6 +316,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         + ("; htsim, receiver-driven here, marks no ToR downlink: so does the row \"dcnsim\" (switch.aqm.ports = \"fabric\"),"
            " the others mark on every port (switch.aqm.ports = \"all\", the default)" if args.cc in RECEIVER_DRIVEN else ""),
     ]
+    if args.cc in WINDOWED:
+        lines.append("In flight: both senders take the receiver's count of bytes taken (UE's ACK_CC rcvd_bytes; dcnsim transport.uet.in_flight = \"received\","
+                     " its default); the row \"dcnsim, in flight as acknowledged\" counts only what its ACKs acknowledge")
     if args.htsim_arriving:
         lines.append("htsim, arriving trimmed: htsim + uet_htsim_trim_arriving.patch (a full queue trims the arriving packet, no coin flip)")
     detail: List[str] = []
