@@ -234,17 +234,28 @@ def run_htsim(binary: str, cm: Path, trim: bool, queue: int, ecn: tuple, seed: i
     return run
 
 
-def run_dcnsim(text: str, seed: int) -> Run:
+def run_dcnsim(text: str, seed: int, flows: Sequence[Flow]) -> Run:
     import dcnsim
     from dcnsim.reproduce.studies_uet import replies
 
     r = dcnsim.run(text, seed=seed)
-    fl = r.flows.sort_values("flow_id")
     run = Run()
-    # the flow list is in start order, and so are dcnsim's flow ids
-    for i, (fct, done) in enumerate(zip(fl["fct_ps"], fl["finished"])):
+    # each of dcnsim's flows is matched to the list's by its ends, size and start: flow ids
+    # follow the scenario's workloads (one per tag), and two flows of two tags may start in
+    # the same whole microsecond, so neither order can be relied on
+    where: Dict[tuple, List[int]] = {}
+    for i, f in enumerate(flows):
+        where.setdefault((f.src, f.dst, f.size, f.start_ps), []).append(i)
+    fl = r.flows.sort_values("flow_id")
+    for src, dst, size, start, fct, done in zip(fl["src"], fl["dst"], fl["size_bytes"], fl["start_ps"], fl["fct_ps"], fl["finished"]):
+        same = where.get((int(src), int(dst), int(size), int(start)))
+        if not same:
+            raise SystemExit(f"dcnsim ran a flow {src}->{dst} of {size} B at {start} ps that the flow list lacks")
+        i = same.pop(0)
         if done:
             run.fct[i] = int(fct) / 1e6
+    if any(where.values()):
+        raise SystemExit(f"dcnsim did not run {sum(map(len, where.values()))} flows of the list")
     s = r.summary
     nacks = int(s.get("trims") or 0) - int(s.get("trimmed_discarded") or 0)
     resends, drops, trims = int(fl["retx"].astype("int64").sum()), int(s["data_packets_dropped"]), int(s.get("trims") or 0)
@@ -333,7 +344,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     ht.fct = {i: t - flows[i].start_ps / 1e6 for i, t in ht.fct.items()}
                     runs.append((name, ht))
             for name, at, ports, in_flight in dcnsim_marking(args.cc):
-                runs.append((name, run_dcnsim(scenario(flows, trim, queue, ecn, args.cc, at, ports, in_flight), seed)))
+                runs.append((name, run_dcnsim(scenario(flows, trim, queue, ecn, args.cc, at, ports, in_flight), seed, flows)))
             detail.append("")
             detail.append(f"{label}, seed {seed}:")
             for name, run in runs:
