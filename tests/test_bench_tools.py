@@ -230,3 +230,29 @@ def test_uet_peer_counts_htsim_duplicates_and_dcnsim_resends_of_packets_not_lost
     assert peer.dcnsim_dups(case) == 12
     case.dcnsim_retx, case.dcnsim_drops, case.dcnsim_trims = 28, 0, 28
     assert peer.dcnsim_dups(case) == 0
+
+
+def test_uet_mix_peer_matches_dcnsim_flows_by_ends_size_and_start():
+    """bench/peers/uet_htsim_mix.py: the flow list is in start order, while the scenario groups
+    its flows by tag; where a background flow and an incast message start in the same
+    microsecond, each FCT must still land on its own flow (on 2026-11-30 a 1 MB message's
+    FCT was filed under a small background flow, and htsim's ran right beside it)."""
+    sys.path.insert(0, str(BENCH / "peers"))
+    try:
+        spec = importlib.util.spec_from_file_location("bench_uet_htsim_mix", BENCH / "peers" / "uet_htsim_mix.py")
+        peer = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = peer  # its dataclasses look their module up
+        spec.loader.exec_module(peer)
+    finally:
+        sys.path.remove(str(BENCH / "peers"))
+    Flow = peer.Flow
+    flows = [Flow(105, 109, 1_000_000, 0, "incast"), Flow(0, 1, 1_000, 5_000_000, "background"),
+             Flow(86, 109, 1_000_000, 5_000_000, "incast")]
+    queue, ecn = peer.CASES[0]
+    run = peer.run_dcnsim(peer.scenario(flows, True, queue, ecn), 1, flows)
+    assert sorted(run.fct) == [0, 1, 2]
+    # 1 KB over four 200 ns hops at 100 Gb/s takes a few microseconds; 1 MB at least 80 us
+    assert run.fct[1] < 10
+    assert run.fct[0] > 80 and run.fct[2] > 80
+    with pytest.raises(SystemExit, match="lacks"):
+        peer.run_dcnsim(peer.scenario(flows, True, queue, ecn), 1, flows[:2])
