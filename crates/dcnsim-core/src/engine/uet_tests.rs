@@ -215,7 +215,7 @@ fn degraded_uplink(size: &str, degraded: &str, path: &str) -> String {
 /// carrying under 5% of the bytes. With ACKs coalesced (the default, htsim's 16 KB: one
 /// ACK per 4 packets here) only the entropy of the packet that triggers an ACK comes back,
 /// as in htsim's `processAck`, so most packets draw a random entropy: REPS still keeps the
-/// slow link under 5% of the bytes, the flows take longer (768 against 511 us) and stay
+/// slow link under 5% of the bytes, the flows take longer (605 against 511 us) and stay
 /// well within the slow share's 3.2 ms.
 #[test]
 fn reps_moves_off_a_degraded_path_that_oblivious_spraying_keeps_using() {
