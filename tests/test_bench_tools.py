@@ -14,15 +14,17 @@ import pytest
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 
 
-def _load(name):
-    sys.path.insert(0, str(BENCH))
+def _load(name, folder=BENCH):
+    """bench's script `name` (in `folder`) as a module, its folder on the path while it loads."""
+    sys.path.insert(0, str(folder))
     try:
-        spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
+        spec = importlib.util.spec_from_file_location(f"bench_{name}", folder / f"{name}.py")
         mod = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = mod  # a script's dataclasses look their module up
         spec.loader.exec_module(mod)
         return mod
     finally:
-        sys.path.remove(str(BENCH))
+        sys.path.remove(str(folder))
 
 
 def test_htsim_topology_file_for_a_k_ary_fat_tree():
@@ -202,14 +204,7 @@ def test_many_cores_collects_speedups_against_one_thread(tmp_path, capsys):
 def test_uet_peer_counts_htsim_duplicates_and_dcnsim_resends_of_packets_not_lost(tmp_path):
     """bench/peers/uet_htsim.py: htsim's receiver prints each duplicate it takes; the table's
     'not lost' resends are those lines, and dcnsim's resends less its drops and trims."""
-    sys.path.insert(0, str(BENCH / "peers"))
-    try:
-        spec = importlib.util.spec_from_file_location("bench_uet_htsim", BENCH / "peers" / "uet_htsim.py")
-        peer = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = peer  # its dataclasses look their module up
-        spec.loader.exec_module(peer)
-    finally:
-        sys.path.remove(str(BENCH / "peers"))
+    peer = _load("uet_htsim", BENCH / "peers")
     fake = tmp_path / "htsim_uec"
     fake.write_text(
         "#!/bin/sh\n"
@@ -237,14 +232,7 @@ def test_uet_mix_peer_matches_dcnsim_flows_by_ends_size_and_start():
     its flows by tag; where a background flow and an incast message start in the same
     microsecond, each FCT must still land on its own flow (on 2026-11-30 a 1 MB message's
     FCT was filed under a small background flow, and htsim's ran right beside it)."""
-    sys.path.insert(0, str(BENCH / "peers"))
-    try:
-        spec = importlib.util.spec_from_file_location("bench_uet_htsim_mix", BENCH / "peers" / "uet_htsim_mix.py")
-        peer = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = peer  # its dataclasses look their module up
-        spec.loader.exec_module(peer)
-    finally:
-        sys.path.remove(str(BENCH / "peers"))
+    peer = _load("uet_htsim_mix", BENCH / "peers")
     Flow = peer.Flow
     flows = [Flow(105, 109, 1_000_000, 0, "incast"), Flow(0, 1, 1_000, 5_000_000, "background"),
              Flow(86, 109, 1_000_000, 5_000_000, "incast")]
