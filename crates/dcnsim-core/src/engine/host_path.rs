@@ -838,7 +838,7 @@ impl Sim {
     /// the idle paths flow hash `hash` takes.
     fn path_rtt(&self, src: u32, dst: u32, hash: u32) -> SimTime {
         let one_way = |path: &[PortId], bytes: u64| -> u64 {
-            path.iter().map(|&p| ser_time(bytes, self.topo.ports[p as usize].rate_bps).0 + self.egress[p as usize].wire.arrive_delay.0).sum()
+            path.iter().map(|&p| ser_time(bytes, self.topo.ports[p as usize].rate_bps).0 + self.arrive_delay(p).0).sum()
         };
         let there = one_way(&self.routes.path(&self.topo, src, dst, hash), self.cfg.mtu as u64);
         SimTime(there + one_way(&self.routes.path(&self.topo, dst, src, hash), self.cfg.ack_size as u64))
@@ -875,7 +875,7 @@ impl Sim {
         let udp = spec.transport == Transport::Udp;
         let rate = |p: PortId| self.topo.ports[p as usize].rate_bps;
         let s = |bytes: u64, p: PortId| ser_time(bytes, rate(p)).0;
-        let d = |p: PortId| self.egress[p as usize].wire.arrive_delay.0;
+        let d = |p: PortId| self.arrive_delay(p).0;
         let u = &self.cfg.udp;
         if udp && (u.sizes != SizeDist::Fixed || u.arrivals != Arrivals::Constant) {
             // random datagrams: no single idle-path time; use the lower bound of every

@@ -16,24 +16,27 @@ impl Sim {
         use crate::net::LinkState;
         let c = self.cfg.link_changes[i];
         let ends = [c.port, self.topo.ports[c.port as usize].peer];
+        // every partition keeps the link's state in both ends' records, wired there or not
+        // (`reroute` reads it for every port)
         for p in ends {
             let held = !self.part.as_ref().is_some_and(|part| part.remote(p));
+            let eg = &mut self.egress[p as usize];
             match c.state {
                 LinkState::Down => {
-                    self.egress.at_mut(p).busy_until = SimTime::MAX;
+                    eg.busy_until = SimTime::MAX;
                     if held {
                         self.drain_down(p);
                     }
                 }
-                LinkState::Up if self.egress.at(p).link_down() => {
-                    self.egress.at_mut(p).busy_until = self.now;
+                LinkState::Up if eg.link_down() => {
+                    eg.busy_until = self.now;
                     if held {
                         self.try_tx(p);
                     }
                 }
                 LinkState::Up => {}
                 LinkState::Rate(bps) => {
-                    self.egress.at_mut(p).wire.ser_rate = crate::net::port::PortWire::ser_rate(bps);
+                    eg.wire.ser_rate = crate::net::port::PortWire::ser_rate(bps);
                     std::sync::Arc::make_mut(&mut self.topo).ports[p as usize].rate_bps = bps;
                 }
             }
@@ -45,7 +48,7 @@ impl Sim {
     #[inline(never)]
     pub(super) fn reroute(&mut self) {
         let egress = &self.egress;
-        self.routes = std::sync::Arc::new(self.routes.without(&self.topo, &|p| egress.at(p).link_down()));
+        self.routes = std::sync::Arc::new(self.routes.without(&self.topo, &|p| egress[p as usize].link_down()));
     }
 
     /// A switch port whose link is down drops what its queues hold, each packet leaving as

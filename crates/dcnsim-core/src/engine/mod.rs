@@ -42,6 +42,14 @@ use crate::workload::arrivals::FlowArrivals;
 use crate::workload::FlowSpec;
 
 /// The summary's warning that `metrics.capture` stopped at its `max_frames`.
+/// The time from the end of a frame leaving `port` to its arrival at the peer: the link's
+/// propagation, plus the switch latency where the peer is a switch.
+fn arrive_delay(topo: &Topology, switch_latency: SimTime, port: usize) -> SimTime {
+    let p = &topo.ports[port];
+    let peer = topo.ports[p.peer as usize].node;
+    p.delay + if topo.nodes[peer as usize].kind == NodeKind::Switch { switch_latency } else { SimTime::ZERO }
+}
+
 fn capture_warning(frames: u64, missed: u64) -> String {
     format!("metrics.capture stopped at max_frames = {frames}: {missed} later frames were not captured")
 }
@@ -241,34 +249,30 @@ impl Sim {
 
     /// Build a simulation of the flows `arrivals` makes.
     pub fn with_arrivals(topo: Topology, routes: Routes, cfg: SimConfig, arrivals: FlowArrivals) -> Sim {
-        Sim::with_shared(std::sync::Arc::new(topo), std::sync::Arc::new(routes), cfg, arrivals)
+        Sim::with_shared(std::sync::Arc::new(topo), std::sync::Arc::new(routes), cfg, arrivals, None)
     }
 
     /// `with_arrivals` on a fabric other simulations may share (a split run's partitions).
-    pub(super) fn with_shared(topo: std::sync::Arc<Topology>, routes: std::sync::Arc<Routes>, mut cfg: SimConfig, arrivals: FlowArrivals) -> Sim {
+    /// `reads(port)`: whether this simulation reads `port`'s record (a partition: its own
+    /// ports and their peers; `None`, every port), the records it wires.
+    pub(super) fn with_shared(topo: std::sync::Arc<Topology>, routes: std::sync::Arc<Routes>, mut cfg: SimConfig, arrivals: FlowArrivals, reads: Option<&dyn Fn(usize) -> bool>) -> Sim {
         let loops = std::mem::take(&mut cfg.loops);
         let nq = cfg.queues;
         let queues = PortQueues::new(&topo, nq);
         let port_state = topo.ports.len() * (std::mem::size_of::<Egress>() + nq * std::mem::size_of::<crate::net::PktQueue>());
-        let arrive_delay: Vec<SimTime> = topo
-            .ports
-            .iter()
-            .map(|p| {
-                let peer = topo.ports[p.peer as usize].node;
-                let lat = if topo.nodes[peer as usize].kind == NodeKind::Switch { cfg.switch_latency } else { SimTime::ZERO };
-                p.delay + lat
-            })
-            .collect();
+        let arrive_delay: Vec<SimTime> = (0..topo.ports.len()).map(|p| arrive_delay(&topo, cfg.switch_latency, p)).collect();
         let sync = arrive_delay.iter().copied().min().unwrap_or(SimTime::ZERO);
         let mechs = Mechanisms::new(cfg.mechanisms.clone(), &Fabric { topo: &topo, routes: &routes, arrive_delay: &arrive_delay, mtu: cfg.mtu, queues: nq, buffer: &cfg.buffer, scheduler: &cfg.scheduler });
-        let egress: Vec<Egress> = topo
-            .ports
-            .iter()
-            .enumerate()
-            .map(|(i, p)| {
-                let n = &topo.nodes[p.node as usize];
-                let m = &topo.nodes[topo.ports[p.peer as usize].node as usize];
-                Egress::new(PortWire {
+        let mut egress = Ports::new(topo.ports.len());
+        for (i, p) in topo.ports.iter().enumerate() {
+            if reads.is_some_and(|r| !r(i)) {
+                continue;
+            }
+            let n = &topo.nodes[p.node as usize];
+            let m = &topo.nodes[topo.ports[p.peer as usize].node as usize];
+            egress.wire(
+                i as PortId,
+                PortWire {
                     peer: p.peer,
                     is_switch: n.kind == NodeKind::Switch,
                     owner: n.index,
@@ -276,9 +280,9 @@ impl Sim {
                     arrive_delay: arrive_delay[i],
                     peer_owner: m.index,
                     peer_is_switch: m.kind == NodeKind::Switch,
-                })
-            })
-            .collect();
+                },
+            );
+        }
         let switches = topo
             .switches
             .iter()
@@ -327,7 +331,7 @@ impl Sim {
             cfg,
             topo,
             routes,
-            egress: Ports::new(egress),
+            egress,
             #[cfg(test)]
             routed_on_arrival: (0, 0),
             look_ahead_pays: port_state > 1 << 19,
@@ -494,10 +498,16 @@ impl Sim {
         (self.pkts_created, self.pkts_consumed, self.pkts_dropped, self.pkts.live() as u64)
     }
 
+    /// `arrive_delay` of any port of the fabric (a partition wires only the ports it reads,
+    /// `Ports`: a path's ports may be another's).
+    pub(super) fn arrive_delay(&self, port: PortId) -> SimTime {
+        arrive_delay(&self.topo, self.cfg.switch_latency, port as usize)
+    }
+
     /// The fabric split into at most `parts` partitions for a run over threads, balanced by
     /// the hosts' planned load (`net::partition`).
     pub fn partition(&self, parts: usize) -> crate::net::partition::Partitioning {
-        let delay: Vec<SimTime> = (0..self.egress.len()).map(|p| self.egress[p].wire.arrive_delay).collect();
+        let delay: Vec<SimTime> = (0..self.topo.ports.len()).map(|p| self.arrive_delay(p as PortId)).collect();
         let even;
         let load = if self.cfg.host_load.is_empty() {
             even = vec![1.0; self.hosts.len()];
@@ -637,7 +647,7 @@ impl Sim {
             Ev::TxDone { port } => {
                 let eg = self.egress.at_mut(port);
                 if eg.txdone_at == self.now {
-                    eg.txdone_at = SimTime::MAX;
+                    eg.txdone_at = SimTime::ZERO;
                     self.try_tx(port);
                 }
             }

@@ -3,6 +3,7 @@
 //! own (`Mechanisms::report`).
 
 use super::{QueueSampling, Sim};
+use crate::net::NodeKind;
 use crate::metrics::{ColumnData as C, Described, Outputs, Results, Table};
 use crate::sim::SimTime;
 use crate::switch::mechanism::Caps;
@@ -305,7 +306,7 @@ impl Sim {
             let peer_node = self.topo.ports[info.peer as usize].node;
             for (qi, qq) in queues.iter().enumerate() {
                 node.push(info.node);
-                is_host.push((!self.egress[pid].wire.is_switch) as u8);
+                is_host.push((self.topo.nodes[info.node as usize].kind == NodeKind::Host) as u8);
                 port.push(info.local);
                 peer.push(peer_node);
                 queue.push(qi as u8);
@@ -422,7 +423,7 @@ impl Sim {
                 let info = &self.topo.ports[row / nq];
                 // the samples that found the queue empty were not taken one by one
                 // (Sim::busy_ports): the first bin holds the rest of every sample
-                let empty = if self.egress[row / nq].wire.is_switch { self.samples - h.iter().sum::<u64>() } else { 0 };
+                let empty = if self.topo.nodes[info.node as usize].kind == NodeKind::Switch { self.samples - h.iter().sum::<u64>() } else { 0 };
                 let first = [h.first().copied().unwrap_or(0) + empty];
                 for (b, &n) in first.iter().chain(h.iter().skip(1)).enumerate() {
                     if n > 0 {

@@ -121,6 +121,22 @@ pub fn partition(topo: &Topology, arrive_delay: &[SimTime], host_load: &[f64], p
         load[p] += weight[u];
         part_of_unit[u] = p as u16;
     }
+    // Switches of their own of equal weight take the partitions LPT gave them in id order,
+    // each partition a run of them (the same loads): LPT deals them out in turn, which gave
+    // each partition of a k = 74 fat tree every sixteenth core switch, and a core switch's
+    // ports lie one in each pod's stretch of port ids, so that a partition's port records
+    // (and their pages) spread over every per-port table. In runs, its ports lie together.
+    let is_alone: std::collections::HashSet<usize> = alone.iter().copied().collect();
+    for run in units.chunk_by(|&a, &b| weight[a] == weight[b]) {
+        let run: Vec<usize> = run.iter().copied().filter(|u| is_alone.contains(u)).collect();
+        let mut ids = run.clone();
+        ids.sort_unstable();
+        let mut got: Vec<u16> = run.iter().map(|&u| part_of_unit[u]).collect();
+        got.sort_unstable();
+        for (u, p) in ids.into_iter().zip(got) {
+            part_of_unit[u] = p;
+        }
+    }
     let part: Vec<u16> = (0..n).map(|v| part_of_unit[find(&mut up, v)]).collect();
     let lookahead = topo
         .ports
@@ -209,6 +225,31 @@ mod tests {
         // more partitions than units: one per unit (8 ToRs with their hosts, 8 aggregation
         // and 4 core switches)
         assert_eq!(partition(&t, &d, &load, 64).load.len(), 20);
+    }
+
+    /// A partition's core switches are a run of ids (LPT would deal them out in turn), and
+    /// the split is as balanced as LPT's: the same load in each partition.
+    #[test]
+    fn the_core_switches_of_a_partition_are_a_run() {
+        let us = SimTime::from_us(1);
+        let t = build(FatTreeShape::k_ary(8), (100_000_000_000, us), (100_000_000_000, us), (100_000_000_000, us));
+        let d: Vec<SimTime> = t.ports.iter().map(|p| p.delay).collect();
+        let peers = |v: usize| t.nodes[v].ports.iter().map(|&q| t.peer_node(q) as usize).collect::<Vec<_>>();
+        let edge = |v: usize| peers(v).iter().any(|&w| t.nodes[w].kind == NodeKind::Host);
+        let core: Vec<usize> = t.switches.iter().map(|&s| s as usize).filter(|&s| !edge(s) && !peers(s).into_iter().any(edge)).collect();
+        assert_eq!(core.len(), 16);
+        for parts in [2, 3, 4] {
+            let pt = partition(&t, &d, &vec![1.0; 128], parts);
+            pods_whole(&t, &pt);
+            let mut seen = std::collections::HashSet::new();
+            for w in core.windows(2) {
+                let (a, b) = (pt.part[w[0]], pt.part[w[1]]);
+                if a != b {
+                    assert!(seen.insert(a), "{parts} partitions: partition {a}'s core switches are not one run: {:?}", core.iter().map(|&c| pt.part[c]).collect::<Vec<_>>());
+                }
+            }
+            assert!(pt.imbalance() < 1.05, "{parts}: {:?}", pt.load);
+        }
     }
 
     #[test]

@@ -120,7 +120,7 @@ mod tests {
     /// its `Debug`), so a zeroed table is the table of defaults.
     #[test]
     fn zeroed_records_are_their_defaults() {
-        use crate::net::port::PortCtl;
+        use crate::net::port::{Egress, PortCtl};
         use crate::net::{PktQueue, QueueStats};
         fn same<T: ZeroDefault + std::fmt::Debug>() {
             assert_eq!(format!("{:?}", ZeroedVec::<T>::new(1)[0]), format!("{:?}", T::default()), "{}", std::any::type_name::<T>());
@@ -128,6 +128,7 @@ mod tests {
         same::<PktQueue>();
         same::<QueueStats>();
         same::<PortCtl>();
+        same::<Egress>();
     }
 
     /// A table is aligned for its records, reads as defaults, keeps what is written, clones

@@ -5,7 +5,7 @@
 use super::pipeline::{Arrival, Ctx, Effect, SwitchState};
 use super::{BufferParams, SwitchBuffer};
 use crate::net::PortQueues;
-use crate::net::port::{Egress, Ports};
+use crate::net::port::{PortWire, Ports};
 use crate::net::{dumbbell, FlowId, Packet, PacketArena, PktKind, PortId, Topology};
 use crate::sim::{stream, SimTime, Stream};
 
@@ -29,7 +29,7 @@ impl Bench {
     }
     pub fn with_queues(queues: usize) -> Bench {
         let topo = dumbbell::build(2, 1, (G100, SimTime::from_ns(500)), (G100, SimTime::from_ns(500)));
-        let egress = Ports::new((0..topo.ports.len()).map(|_| Egress::default()).collect());
+        let egress = Ports::wired(topo.ports.len(), |_| PortWire::default());
         let port_queues = PortQueues::new(&topo, queues);
         let switches =
             (0..2).map(|i| SwitchState { buffer: SwitchBuffer::new(BufferParams::Static { queue_cap: 16_000_000 }, 3, 1), rng: stream(1, Stream::SwitchAqm, i) }).collect();
