@@ -22,18 +22,21 @@ pub fn processes(ctx: &GenCtx, cdf: &Arc<FlowSizeCdf>, load: f64, cluster_size: 
     let mean_gap_ps = cdf.mean() * 8.0 / (load * ctx.host_rate_bps as f64) * 1e12;
     let cs = cluster_size.unwrap_or(ctx.hosts).max(2);
     let clusters = ctx.hosts / cs; // hosts beyond the last full cluster stay idle
+    // one context for every host's source: a split run holds every host's source in each
+    // partition (engine/parallel.rs), 101,306 of them at k = 74
+    let shared = Arc::new(ctx.clone());
     (0..clusters * cs)
         .map(|h| {
             let mut rng = ctx.rng(h as u64);
             let t = ctx.start.0 + exp_ps(&mut rng, mean_gap_ps);
-            Box::new(HostArrivals { ctx: ctx.clone(), cdf: cdf.clone(), h, base: h / cs * cs, cs, mean_gap_ps, rng, t }) as Process
+            Box::new(HostArrivals { ctx: shared.clone(), cdf: cdf.clone(), h, base: h / cs * cs, cs, mean_gap_ps, rng, t }) as Process
         })
         .collect()
 }
 
 /// Host `h`'s Poisson source: its next flow starts at `t`.
 struct HostArrivals {
-    ctx: GenCtx,
+    ctx: Arc<GenCtx>,
     cdf: Arc<FlowSizeCdf>,
     h: u32,
     base: u32,
