@@ -41,7 +41,6 @@ use crate::switch::{MechanismParams, Mechanisms};
 use crate::workload::arrivals::FlowArrivals;
 use crate::workload::FlowSpec;
 
-/// The summary's warning that `metrics.capture` stopped at its `max_frames`.
 /// The time from the end of a frame leaving `port` to its arrival at the peer: the link's
 /// propagation, plus the switch latency where the peer is a switch.
 fn arrive_delay(topo: &Topology, switch_latency: SimTime, port: usize) -> SimTime {
@@ -50,6 +49,7 @@ fn arrive_delay(topo: &Topology, switch_latency: SimTime, port: usize) -> SimTim
     p.delay + if topo.nodes[peer as usize].kind == NodeKind::Switch { switch_latency } else { SimTime::ZERO }
 }
 
+/// The summary's warning that `metrics.capture` stopped at its `max_frames`.
 fn capture_warning(frames: u64, missed: u64) -> String {
     format!("metrics.capture stopped at max_frames = {frames}: {missed} later frames were not captured")
 }

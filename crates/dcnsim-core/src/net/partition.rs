@@ -126,9 +126,12 @@ pub fn partition(topo: &Topology, arrive_delay: &[SimTime], host_load: &[f64], p
     // each partition of a k = 74 fat tree every sixteenth core switch, and a core switch's
     // ports lie one in each pod's stretch of port ids, so that a partition's port records
     // (and their pages) spread over every per-port table. In runs, its ports lie together.
-    let is_alone: std::collections::HashSet<usize> = alone.iter().copied().collect();
+    let mut is_alone = vec![false; n];
+    for &s in &alone {
+        is_alone[s] = true;
+    }
     for run in units.chunk_by(|&a, &b| weight[a] == weight[b]) {
-        let run: Vec<usize> = run.iter().copied().filter(|u| is_alone.contains(u)).collect();
+        let run: Vec<usize> = run.iter().copied().filter(|&u| is_alone[u]).collect();
         let mut ids = run.clone();
         ids.sort_unstable();
         let mut got: Vec<u16> = run.iter().map(|&u| part_of_unit[u]).collect();
