@@ -156,6 +156,8 @@ pub struct Sim {
     goodput: Goodput,
     /// Flows a mechanism holds at their NIC.
     holds: Holds,
+    /// The ECMP candidates a router chooses among (`choose_route`), kept to be reused.
+    route_candidates: Vec<PortId>,
     /// Closed-loop generators (taken from the config) and each flow's loop (u32::MAX: none),
     /// kept only when there are loops.
     loops: Vec<crate::workload::closed_loop::ClosedLoop>,
@@ -375,6 +377,7 @@ impl Sim {
             depth_series: Vec::new(),
             samples: 0,
             busy_ports: Vec::new(),
+            route_candidates: Vec::new(),
             port_busy,
             goodput: Goodput::default(),
             holds: Holds::default(),

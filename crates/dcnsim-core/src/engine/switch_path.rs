@@ -158,14 +158,17 @@ impl Sim {
     /// runs with a router call it.
     #[inline(never)]
     fn choose_route(&mut self, r: RouteAt) -> PortId {
-        let candidates = self.routes.candidates(r.sw, r.dst);
+        let mut candidates = std::mem::take(&mut self.route_candidates);
+        self.routes.candidates(r.sw, r.dst, &mut candidates);
         if candidates.len() < 2 {
+            self.route_candidates = candidates;
             return r.hashed;
         }
-        let chosen = self.mechs.route(&r, candidates, &mut ctx!(self));
+        let chosen = self.mechs.route(&r, &candidates, &mut ctx!(self));
         if let Some(p) = chosen {
             assert!(candidates.contains(&p), "switch {}: a router chose port {p}, not a next hop toward host {}", r.sw, r.dst);
         }
+        self.route_candidates = candidates;
         self.apply_effects();
         chosen.unwrap_or(r.hashed)
     }
