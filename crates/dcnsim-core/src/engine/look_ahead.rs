@@ -26,7 +26,7 @@ const QUEUES_AHEAD: usize = 2;
 impl Sim {
     /// Prefetch what the next events will touch: an arrival's packet record, its port and
     /// (at a switch) the egress record and queues of the route it carries, a few events
-    /// ahead; then, for an arrival at a NIC, the flow record. On large fabrics those records
+    /// ahead; then, for an arrival at a NIC, the flow record and the host's. On large fabrics those records
     /// outgrow the cache, and each is otherwise a stall. An arrival carries its route from
     /// the hop before (`route_beyond`), so fetching its egress state waits on no packet
     /// record and no route table.
@@ -56,8 +56,13 @@ impl Sim {
             Some(&Ev::Arrive { pkt, port, route }) => {
                 if route != PortId::MAX {
                     self.prefetch_route_beyond(route, pkt);
-                } else if !self.egress.at(port).wire.is_switch {
-                    self.flows.prefetch(self.pkts.get(pkt).flow);
+                } else {
+                    let w = &self.egress.at(port).wire;
+                    if !w.is_switch {
+                        self.flows.prefetch(self.pkts.get(pkt).flow);
+                        // the host's record, which its reply's NIC reads
+                        prefetch(&self.hosts, w.owner);
+                    }
                 }
             }
             Some(&Ev::TxDone { port }) if self.cfg.queues <= QUEUES_AHEAD => self.queues.prefetch_heads(port),
