@@ -615,12 +615,10 @@ impl Sim {
                 .map(|(i, (cfg, arr))| {
                     let (topo, routes) = (self.topo.clone(), self.routes.clone());
                     let part = Box::new(Part { me: i as u16, port_part: port_part.clone(), host_part: host_part.clone(), node_part: node_part.clone(), out: (0..n).map(|_| Vec::new()).collect(), track: None, critical: 0, before: vec![0; n], ids: repeats.then(|| Box::new(Ids { keep, ..Default::default() })), ev: None });
-                    let port_part = port_part.clone();
                     sc.spawn(move || {
                         // its own ports' records, and their peers' (a frame's destination, a
                         // pause's sender)
-                        let me = i as u16;
-                        let reads = |p: usize| port_part[p] == me || port_part[topo.ports[p].peer as usize] == me;
+                        let reads = |p: usize| !part.remote(p as PortId) || !part.remote(topo.ports[p].peer);
                         let mut s = Sim::with_shared(topo.clone(), routes, cfg, arr, Some(&reads));
                         s.flows.own_rows_only();
                         if let Some(c) = &mut s.capture {
