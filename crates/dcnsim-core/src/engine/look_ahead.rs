@@ -3,6 +3,7 @@
 
 use super::{Ev, Sim};
 use crate::net::{HostId, PktId, PktKind, PortId};
+use crate::host::prefetch_record;
 use crate::sim::prefetch;
 use crate::switch::mechanism::Caps;
 
@@ -65,7 +66,19 @@ impl Sim {
                     }
                 }
             }
-            Some(&Ev::TxDone { port }) if self.cfg.queues <= QUEUES_AHEAD => self.queues.prefetch_heads(port),
+            Some(&Ev::TxDone { port }) => {
+                if self.cfg.queues <= QUEUES_AHEAD {
+                    self.queues.prefetch_heads(port);
+                }
+                // at a NIC, the record of the flow it serves next, whose sender that
+                // record names
+                let w = &self.egress.at(port).wire;
+                if !w.is_switch {
+                    if let Some(s) = self.ready.first(w.owner) {
+                        prefetch_record(self.flows.at(s));
+                    }
+                }
+            }
             _ => {}
         }
         match self.q.peek_ahead(0) {
@@ -80,7 +93,17 @@ impl Sim {
                     }
                 }
             }
-            Some(&Ev::TxDone { port }) => prefetch(&self.egress, port),
+            Some(&Ev::TxDone { port }) => {
+                prefetch(&self.egress, port);
+                // the next flow's sender, which the NIC's next segment reads (its window,
+                // its pacing): a stall of a fifth of `try_tx` at k = 74 before
+                let w = &self.egress.at(port).wire;
+                if !w.is_switch {
+                    if let Some(s) = self.ready.first(w.owner) {
+                        self.flows.at(s).prefetch_sender();
+                    }
+                }
+            }
             _ => {}
         }
     }

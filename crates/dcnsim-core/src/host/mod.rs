@@ -528,6 +528,15 @@ impl ReadyLists {
         debug_assert!(false, "slot {s} is on none of host {h}'s ready lists");
     }
 
+    /// The slot host `h`'s NIC serves next of its ready flows, if any: the first of the
+    /// highest class with one (as `Sim::host_next_packet` looks, before the mechanisms'
+    /// gates and holds, which the look-ahead does not guess).
+    #[inline(always)]
+    pub fn first(&self, h: HostId) -> Option<u32> {
+        let c = self.classes;
+        self.ends[h as usize * c..(h as usize + 1) * c].iter().rev().map(|e| e.0).find(|&s| s != NO_FLOW)
+    }
+
     /// Whether host `h` has a ready flow in any class.
     #[inline]
     pub fn any(&self, h: HostId) -> bool {
@@ -728,7 +737,8 @@ mod tests {
     proptest! {
         // any sequence of appends, takes and removals (a flow finishing while ready) over
         // several hosts and classes leaves each list what a double-ended queue per (host,
-        // class) holds, flags exactly its flows and counts them per host
+        // class) holds, flags exactly its flows, counts them per host and names the first
+        // of the highest class
         #[test]
         fn ready_lists_behave_as_a_queue_per_host_and_class(ops in proptest::collection::vec((0u8..3, 0u32..3, 0usize..2, 0u32..10), 0..300)) {
             let mut flows: Vec<Flow> = (0..10).map(flow).collect();
@@ -755,6 +765,8 @@ mod tests {
                 for h in 0..3u32 {
                     prop_assert_eq!(lists.any(h), !model[h as usize * 2].is_empty() || !model[h as usize * 2 + 1].is_empty());
                     prop_assert_eq!(lists.waiting(h) as usize, model[h as usize * 2].len() + model[h as usize * 2 + 1].len());
+                    // the head of the highest class that has one
+                    prop_assert_eq!(lists.first(h), model[h as usize * 2 + 1].front().or(model[h as usize * 2].front()).copied());
                 }
                 for (i, fl) in flows.iter().enumerate() {
                     prop_assert_eq!(fl.in_ready, model.iter().any(|m| m.contains(&(i as FlowId))));
