@@ -576,24 +576,12 @@ pub struct Flow {
     pub nic_class: Option<u8>,
 }
 
-/// Hint the CPU to load every line of `bytes` bytes from `at` (a record at no particular
-/// alignment spans one line more than its size says).
-#[inline(always)]
-fn prefetch_lines(at: *const u8, bytes: usize) {
-    let mut o = 0;
-    while o < bytes {
-        crate::sim::prefetch_at(at.wrapping_add(o));
-        o += 64;
-    }
-    crate::sim::prefetch_at(at.wrapping_add(bytes - 1));
-}
-
 /// Hint the CPU to load a flow's record: a packet reaching its host reads it (is the flow
 /// finished, the receiver), and on large fabrics the records of the flows in flight
 /// outgrow the cache.
 #[inline(always)]
 pub(crate) fn prefetch_record(x: &Flow) {
-    prefetch_lines(x as *const Flow as *const u8, std::mem::size_of::<Flow>());
+    crate::sim::prefetch_lines(x as *const Flow as *const u8, std::mem::size_of::<Flow>());
 }
 
 impl Flow {
@@ -640,7 +628,7 @@ impl Flow {
     #[inline(always)]
     pub(crate) fn prefetch_sender(&self) {
         if let Sender::Tcp(t) = &self.sender {
-            prefetch_lines(&**t as *const tcp::TcpSender as *const u8, std::mem::size_of::<tcp::TcpSender>());
+            crate::sim::prefetch_lines(&**t as *const tcp::TcpSender as *const u8, std::mem::size_of::<tcp::TcpSender>());
         }
     }
 }

@@ -34,6 +34,21 @@ pub(crate) fn prefetch<T>(v: &[T], i: u32) {
     }
 }
 
+/// Hint the CPU to load every line of `bytes` bytes from `at` (a record at no particular
+/// alignment spans one line more than its size says).
+#[inline(always)]
+pub(crate) fn prefetch_lines(at: *const u8, bytes: usize) {
+    if bytes == 0 {
+        return;
+    }
+    let mut o = 0;
+    while o < bytes {
+        prefetch_at(at.wrapping_add(o));
+        o += 64;
+    }
+    prefetch_at(at.wrapping_add(bytes - 1));
+}
+
 /// Hint the CPU to load the cache line holding `p` (any address: a prefetch never faults).
 #[inline(always)]
 pub(crate) fn prefetch_at(p: *const u8) {
