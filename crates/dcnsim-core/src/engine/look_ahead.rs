@@ -72,11 +72,8 @@ impl Sim {
                 }
                 // at a NIC, the record of the flow it serves next, whose sender that
                 // record names
-                let w = &self.egress.at(port).wire;
-                if !w.is_switch {
-                    if let Some(s) = self.ready.first(w.owner) {
-                        prefetch_record(self.flows.at(s));
-                    }
+                if let Some(s) = self.nic_next_flow(port) {
+                    prefetch_record(self.flows.at(s));
                 }
             }
             _ => {}
@@ -97,15 +94,23 @@ impl Sim {
                 prefetch(&self.egress, port);
                 // the next flow's sender, which the NIC's next segment reads (its window,
                 // its pacing): a stall of a fifth of `try_tx` at k = 74 before
-                let w = &self.egress.at(port).wire;
-                if !w.is_switch {
-                    if let Some(s) = self.ready.first(w.owner) {
-                        self.flows.at(s).prefetch_sender();
-                    }
+                if let Some(s) = self.nic_next_flow(port) {
+                    self.flows.at(s).prefetch_sender();
                 }
             }
             _ => {}
         }
+    }
+
+    /// The flow slot a TxDone at `port` would send from next, where `port` is a NIC's
+    /// (`ReadyLists::first`).
+    #[inline(always)]
+    fn nic_next_flow(&self, port: PortId) -> Option<u32> {
+        let w = &self.egress.at(port).wire;
+        if w.is_switch {
+            return None;
+        }
+        self.ready.first(w.owner)
     }
 
     /// Prefetch egress `port`'s record and, where there are at most `QUEUES_AHEAD`, its

@@ -540,8 +540,7 @@ impl ReadyLists {
     /// Whether host `h` has a ready flow in any class.
     #[inline]
     pub fn any(&self, h: HostId) -> bool {
-        let c = self.classes;
-        self.ends[h as usize * c..(h as usize + 1) * c].iter().any(|e| e.0 != NO_FLOW)
+        self.first(h).is_some()
     }
 }
 

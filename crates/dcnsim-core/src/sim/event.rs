@@ -123,9 +123,9 @@ fn radix_sort<E: Copy>(v: &mut Vec<Near<E>>, spare: &mut Vec<Near<E>>, bits: u32
     }
 }
 
-/// `radix_sort` in `P` passes. Every pass's counts come from one read of the slot (a
-/// read each cost a tenth of the k = 16 bench's slot loads), and a pass writes every
-/// place of the other buffer, so that buffer is not filled beforehand.
+/// `radix_sort` in `P` passes. Every pass's counts come from one read of the slot (not a
+/// read a pass), and a pass writes every place of the other buffer, so that buffer is not
+/// filled beforehand.
 #[inline(always)]
 fn radix_passes<const P: usize, E: Copy>(v: &mut Vec<Near<E>>, spare: &mut Vec<Near<E>>, bits: u32) {
     let width = bits.div_ceil(P as u32).max(1);
