@@ -83,4 +83,9 @@ impl Topology {
     pub fn peer_node(&self, port: PortId) -> NodeId {
         self.ports[self.ports[port as usize].peer as usize].node
     }
+    /// Whether the far end of `port` is a host (the port is a ToR's downlink).
+    #[inline]
+    pub fn peer_is_host(&self, port: PortId) -> bool {
+        self.nodes[self.peer_node(port) as usize].kind == NodeKind::Host
+    }
 }

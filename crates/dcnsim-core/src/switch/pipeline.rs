@@ -63,7 +63,7 @@ impl Ctx<'_> {
     /// Whether the far end of `port` is a host (the port is a ToR's downlink).
     #[inline]
     pub fn peer_is_host(&self, port: PortId) -> bool {
-        self.topo.nodes[self.topo.peer_node(port) as usize].kind == crate::net::NodeKind::Host
+        self.topo.peer_is_host(port)
     }
     #[inline]
     pub(crate) fn queue_bytes(&self, port: PortId, queue: usize) -> u64 {
