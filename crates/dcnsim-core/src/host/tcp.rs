@@ -291,7 +291,7 @@ impl<C: CongestionControl + Clone> TcpSender<C> {
     /// The algorithm's pacing rate now, if it paces.
     #[inline]
     pub fn pacing_rate(&self) -> Option<u64> {
-        if !C::PACES {
+        if !C::PACES || !self.cc.paces() {
             return None;
         }
         self.cc.pacing_rate(&self.w, self.srtt())

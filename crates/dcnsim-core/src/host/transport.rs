@@ -90,6 +90,9 @@ pub struct Receipt {
     pub datagram: bool,
     /// The reply carries selective acknowledgement blocks (`Receiver::sack_blocks`).
     pub sack: bool,
+    /// A UET flow's: its reply may carry the receiver's count of bytes taken
+    /// (`Sender::received_to_carry`), which the other transports' replies never do.
+    pub uet: bool,
 }
 
 impl Sender {
@@ -430,7 +433,8 @@ impl Flow {
     /// whole size as it was sent; `ce` its CE mark) at `now`; `cnp_interval` limits its CNPs.
     #[inline(always)]
     pub fn receive(&mut self, seq: u64, payload: u32, ce: bool, ar: bool, now: SimTime, cnp_interval: SimTime) -> Receipt {
-        let mut r = Receipt { reply: PktKind::Data, seq: 0, ece: false, delivered: 0, cnp: false, done: false, datagram: false, sack: false };
+        let uet = matches!(self.sender, Sender::Uet(_));
+        let mut r = Receipt { reply: PktKind::Data, seq: 0, ece: false, delivered: 0, cnp: false, done: false, datagram: false, sack: false, uet };
         if self.receiver_complete() {
             // every byte is in: the cumulative ACK with the packet's CE echoed, as a finished
             // flow's receiver answers (host_rx), and no CNP (its notification point's state

@@ -160,6 +160,12 @@ pub trait CongestionControl {
     fn pacing_rate(&self, _w: &Window, _srtt: Option<SimTime>) -> Option<u64> {
         None
     }
+    /// Whether this flow's algorithm paces (a list's dispatch `PACES` when any of its
+    /// algorithms does; this says which flow's does), asked before its pacing rate, whose
+    /// smoothed RTT argument costs a float conversion on every segment and ACK.
+    fn paces(&self) -> bool {
+        Self::PACES
+    }
     /// The connection carries a new message with sequence numbers starting again (the
     /// algorithm keeps what it learned; per-window bookkeeping restarts).
     fn restart(&mut self) {}
@@ -236,6 +242,10 @@ impl<T: CongestionControl> CongestionControl for Box<T> {
     #[inline]
     fn owns_window(&self) -> bool {
         (**self).owns_window()
+    }
+    #[inline]
+    fn paces(&self) -> bool {
+        (**self).paces()
     }
     #[inline]
     fn cong_control(&mut self, w: &mut Window, c: &Control, rate: &mut DeliveryRate) {
@@ -403,6 +413,10 @@ macro_rules! window_ccs {
             const CONG_CONTROL: bool = { let mut _any = false; $($(#[cfg($cfg)])? { _any = _any || <$T as $crate::host::cc::CongestionControl>::CONG_CONTROL; })* _any };
             fn owns_window(&self) -> bool {
                 match self { $($(#[cfg($cfg)])? Cc::$Arm(c) => c.owns_window()),* }
+            }
+            #[inline]
+            fn paces(&self) -> bool {
+                match self { $($(#[cfg($cfg)])? Cc::$Arm(c) => c.paces()),* }
             }
             fn cong_control(&mut self, w: &mut $crate::host::cc::Window, ctl: &$crate::host::cc::Control, rate: &mut $crate::host::cc::delivery_rate::DeliveryRate) {
                 match self { $($(#[cfg($cfg)])? Cc::$Arm(c) => c.cong_control(w, ctl, rate)),* }
