@@ -37,13 +37,101 @@ pub struct Routes {
     /// Every switch's ports toward other switches, in port order, switch after switch
     /// (a set's places index a switch's stretch), and one spare word at the end.
     ports: Vec<PortId>,
-    /// Per host: its edge switch's index among edges (the first load of every lookup: 4
-    /// bytes a host, 400 KB at 100,000 hosts, where it is the load that still misses most).
-    host_edge: Vec<u32>,
-    /// Per host: its edge switch's port toward it, read beside the chain, not in it.
-    host_port: Vec<PortId>,
+    /// Per host: its edge switch's index among edges and that switch's port toward it.
+    hosts: HostPlaces,
     /// Static routes (switch index, host) -> port, consulted first.
     overrides: HashMap<(u32, HostId), PortId>,
+}
+
+/// Where each host hangs: its edge switch's index among edges (the first load of every
+/// route lookup) and that switch's port toward it.
+///
+/// Why arithmetic where it can be: as tables these are 4 bytes a host each, 400 KB apiece
+/// at 100,000 hosts, read at a random place on every switch hop (the lookup's first load,
+/// and the port beside it): two of the lines a hop waits for on a large fabric, where the
+/// run is bound by the lines it keeps in flight (docs/performance.md). A fat tree or a
+/// Clos numbers its hosts edge by edge, the same number to each, and wires each edge's
+/// host ports at one stride: then both follow from the host's id and a table of one entry
+/// an edge switch (11 KB at k = 74, which stays cached).
+#[derive(Clone, Debug)]
+enum HostPlaces {
+    /// Host h hangs off edge `h / per`, on its port `first[h / per] + stride * (h % per)`;
+    /// `recip` is ceil(2^64 / per), whose product with a 32-bit h has h / per in its high
+    /// word exactly (Lemire, Kaser and Kurz, "Faster remainder by direct computation",
+    /// 2019, Theorem 1), a multiply where a division takes tens of cycles.
+    Regular { per: u32, recip: u64, stride: u32, first: Vec<PortId> },
+    /// Any other numbering: a table each.
+    Table { edge: Vec<u32>, port: Vec<PortId> },
+}
+
+/// The tables' size (8 bytes a host) from which `HostPlaces` takes the arithmetic: past a
+/// core's L2 (the 512 KB past which the look-ahead pays too, `Sim::look_ahead_pays`), at
+/// 65,536 hosts. Below it the tables stay cached and the arithmetic only adds a multiply
+/// to every hop: with it on every fabric, k = 16 (1,024 hosts) ran 1.035x the time (6
+/// alternating pairs; 0.971 and 1.093 in two noisier series of 4), where k = 74 ran
+/// 0.917x (6 pairs).
+const ARITHMETIC_FROM: usize = 1 << 19;
+
+impl HostPlaces {
+    /// From each host's edge index and port, the arithmetic form where it holds for
+    /// every host and the tables would be `ARITHMETIC_FROM` bytes or more.
+    fn new(edge: Vec<u32>, port: Vec<PortId>) -> HostPlaces {
+        Self::new_from(edge, port, ARITHMETIC_FROM)
+    }
+    fn new_from(edge: Vec<u32>, port: Vec<PortId>, min_bytes: usize) -> HostPlaces {
+        let n = edge.len();
+        if n * 8 < min_bytes {
+            return HostPlaces::Table { edge, port };
+        }
+        // hosts of the first edge give the count per edge and the stride
+        let per = edge.iter().take_while(|&&e| e == 0).count();
+        // (one host an edge, a dumbbell's: tables, small ones)
+        if per < 2 || n % per != 0 {
+            return HostPlaces::Table { edge, port };
+        }
+        let stride = port[1].wrapping_sub(port[0]);
+        let first: Vec<PortId> = (0..n / per).map(|e| port[e * per]).collect();
+        let regular = (0..n).all(|h| {
+            let (e, i) = (h / per, (h % per) as u32);
+            edge[h] as usize == e && u64::from(first[e]) + u64::from(stride) * u64::from(i) == u64::from(port[h])
+        });
+        if !regular {
+            return HostPlaces::Table { edge, port };
+        }
+        let per = per as u32;
+        HostPlaces::Regular { per, recip: reciprocal(per), stride, first }
+    }
+    /// Host `h`'s edge index and the edge switch's port toward it; panics past the hosts.
+    #[inline(always)]
+    fn place(&self, h: HostId) -> (u32, PortId) {
+        match self {
+            HostPlaces::Regular { per, recip, stride, first } => {
+                let e = quotient(*recip, h);
+                (e, first[e as usize] + stride * (h - e * per))
+            }
+            HostPlaces::Table { edge, port } => (edge[h as usize], port[h as usize]),
+        }
+    }
+    /// Host `h`'s edge index, if `h` is a host.
+    #[inline(always)]
+    fn edge(&self, h: HostId) -> Option<u32> {
+        match self {
+            HostPlaces::Regular { per, first, .. } => ((h as usize) < *per as usize * first.len()).then(|| self.place(h).0),
+            HostPlaces::Table { edge, .. } => edge.get(h as usize).copied(),
+        }
+    }
+}
+
+/// ceil(2^64 / `d`), `d` >= 2 (for a power of two the floor of (2^64 - 1) / d is one below
+/// 2^64 / d, so the sum is exact there too).
+fn reciprocal(d: u32) -> u64 {
+    u64::MAX / u64::from(d) + 1
+}
+
+/// `h / d` from `reciprocal(d)`, exactly for every 32-bit `h`.
+#[inline(always)]
+fn quotient(recip: u64, h: u32) -> u32 {
+    ((u128::from(recip) * u128::from(h)) >> 64) as u32
 }
 
 /// Where a switch's row starts in the table, where its links start in `Routes::ports`,
@@ -259,7 +347,7 @@ impl Routes {
         }
         ports.push(0);
         let table = if hops.len() <= narrow { SetIndex::Narrow(rows.iter().map(|&i| i as u16).collect()) } else { SetIndex::Wide(rows) };
-        Ok(Routes { switch, table, hops, ports, host_edge, host_port, overrides: HashMap::new() })
+        Ok(Routes { switch, table, hops, ports, hosts: HostPlaces::new(host_edge, host_port), overrides: HashMap::new() })
     }
 
     /// Replace the choice of switch `sw` (switch index) toward host `dst` by one port.
@@ -275,9 +363,9 @@ impl Routes {
             out.push(p);
             return;
         }
-        let (edge, s) = (self.host_edge[dst as usize], self.switch[sw as usize]);
+        let ((edge, own), s) = (self.hosts.place(dst), self.switch[sw as usize]);
         if s.edge == edge {
-            out.push(self.host_port[dst as usize]);
+            out.push(own);
             return;
         }
         let set = self.set_of(s, edge);
@@ -302,13 +390,13 @@ impl Routes {
         }
     }
 
-    /// Hint the CPU to load the table entry `next_hop(sw, dst, _)` reads (the host's own
-    /// edge and the switch's record are read now: they are small and stay cached), and the
-    /// switch's stretch of `ports`, whose place the entry's set picks: 1.6 MB at k = 74,
-    /// where that last load of the chain missed as well.
+    /// Hint the CPU to load the table entry `next_hop(sw, dst, _)` reads (the host's edge
+    /// and the switch's record are found now: arithmetic or tables that stay cached,
+    /// `HostPlaces`), and the switch's stretch of `ports`, whose place the entry's set
+    /// picks: 1.6 MB at k = 74, where that last load of the chain missed as well.
     #[inline(always)]
     pub fn prefetch(&self, sw: u32, dst: HostId) {
-        let (Some(&edge), Some(s)) = (self.host_edge.get(dst as usize), self.switch.get(sw as usize)) else { return };
+        let (Some(edge), Some(s)) = (self.hosts.edge(dst), self.switch.get(sw as usize)) else { return };
         let at = Self::entry(*s, edge) as u32;
         match &self.table {
             SetIndex::Narrow(t) => crate::sim::prefetch(t, at),
@@ -329,17 +417,17 @@ impl Routes {
         // or to the host (the edge switch's own port) comes in no order a predictor could
         // learn, and mispredicted on most switch hops. An empty set's pick reads the word
         // after it, and `ports` ends in a spare word for a switch with no links beyond.
-        let (edge, s) = (self.host_edge[dst as usize], self.switch[sw as usize]);
+        let ((edge, own), s) = (self.hosts.place(dst), self.switch[sw as usize]);
         let set = self.set_of(s, edge);
         let n = self.hops[set] as usize;
         // multiply-shift maps the hash onto 0..n without a division
         let pick = ((mix64(h as u64 ^ ((sw as u64) << 32)) as u128 * n as u128) >> 64) as usize;
         let place = s.first as usize + self.hops[set + 1 + pick] as usize;
-        debug_assert!(place < self.ports.len() && (dst as usize) < self.host_port.len());
+        debug_assert!(place < self.ports.len());
         // SAFETY: a set's places lie within its switch's stretch of `ports`, and the empty
         // set's pick reads place 0, which the spare last word keeps in range for the last
-        // switch; `host_port` is as long as `host_edge`, which `dst` indexed above.
-        let (local, up_or_down, own) = unsafe { (s.edge == edge, *self.ports.get_unchecked(place), *self.host_port.get_unchecked(dst as usize)) };
+        // switch
+        let (local, up_or_down) = (s.edge == edge, unsafe { *self.ports.get_unchecked(place) });
         // one test, never true in a routed fabric (`n == 0 && !local` branched on n first)
         if n | local as usize == 0 {
             return None;
@@ -538,6 +626,89 @@ mod tests {
         assert!(matches!(r.table, SetIndex::Narrow(_)), "{} words of sets", r.hops.len());
         assert_eq!(r.path(&t, 0, 1999, 5).len(), 6);
     }
+    /// Each host's edge index (edge switches numbered as hosts first meet them) and the
+    /// edge switch's port toward it, from the topology alone.
+    fn places_of(t: &Topology) -> Vec<(u32, PortId)> {
+        let mut edges: HashMap<NodeId, u32> = HashMap::new();
+        t.hosts
+            .iter()
+            .map(|&h| {
+                let nic = t.nodes[h as usize].ports[0];
+                let next = edges.len() as u32;
+                let e = *edges.entry(t.peer_node(nic)).or_insert(next);
+                (e, t.ports[nic as usize].peer)
+            })
+            .collect()
+    }
+
+    /// Where a host hangs, found by arithmetic on the fabrics that number their hosts edge
+    /// by edge, is what the topology says for every host; and the fat trees and Clos
+    /// fabrics take the arithmetic (the tables only where the numbering is not regular).
+    #[test]
+    fn host_places_are_the_topology_s() {
+        let link = (1, SimTime(1));
+        let mut interleaved = Topology::default();
+        let hs: Vec<_> = (0..6).map(|i| interleaved.add_host(format!("h{i}"))).collect();
+        let sws: Vec<_> = (0..3).map(|i| interleaved.add_switch(format!("s{i}"))).collect();
+        for (i, &h) in hs.iter().enumerate() {
+            interleaved.connect(h, sws[i % 2], 1, SimTime(1));
+        }
+        interleaved.connect(sws[0], sws[2], 1, SimTime(1));
+        interleaved.connect(sws[1], sws[2], 1, SimTime(1));
+        let cases = [
+            (fat_tree::build(fat_tree::FatTreeShape::k_ary(4), link, link, link), true),
+            (fat_tree::build(fat_tree::FatTreeShape::k_ary(8), link, link, link), true),
+            (fat_tree::build(fat_tree::FatTreeShape::k_ary(10), link, link, link), true),
+            (clos::build(6, 4, 3, false, link, link), true),
+            (clos::build(5, 3, 2, true, link, link), false),
+            (interleaved, false),
+        ];
+        for (i, (t, regular)) in cases.iter().enumerate() {
+            let want = places_of(t);
+            // (these fabrics are small: the arithmetic taken whatever the tables' size)
+            let (edge, port) = want.iter().copied().unzip();
+            let hosts = HostPlaces::new_from(edge, port, 0);
+            let got: Vec<_> = (0..t.num_hosts() as u32).map(|h| hosts.place(h)).collect();
+            assert_eq!(got, want, "case {i}");
+            assert_eq!(matches!(hosts, HostPlaces::Regular { .. }), *regular, "case {i}: {hosts:?}");
+            assert_eq!(hosts.edge(t.num_hosts() as u32), None, "case {i}");
+            // and the routes built take the tables, as small as these
+            let r = Routes::build(t).unwrap();
+            assert!(matches!(r.hosts, HostPlaces::Table { .. }), "case {i}");
+            assert_eq!((0..t.num_hosts() as u32).map(|h| r.hosts.place(h)).collect::<Vec<_>>(), want, "case {i}");
+        }
+    }
+
+    /// A fabric of 65,536 hosts (a Clos of 256 ToRs, one spine: cheap to route) has tables
+    /// of `ARITHMETIC_FROM` bytes, and its routes take the arithmetic, which finds every
+    /// host where the topology has it.
+    #[test]
+    fn a_fabric_of_65536_hosts_finds_its_hosts_by_arithmetic() {
+        let t = clos::build(256, 256, 1, false, (1, SimTime(1)), (1, SimTime(1)));
+        let r = Routes::build(&t).unwrap();
+        assert!(matches!(r.hosts, HostPlaces::Regular { per: 256, .. }));
+        let want = places_of(&t);
+        assert!((0..t.num_hosts() as u32).all(|h| r.hosts.place(h) == want[h as usize]));
+        assert_eq!(r.path(&t, 0, 65_535, 9).len(), 4);
+    }
+
+    proptest::proptest! {
+        /// The reciprocal's high word is the quotient for every 32-bit host id and count.
+        #[test]
+        fn the_reciprocal_divides_exactly(per in 2u32.., h: u32) {
+            proptest::prop_assert_eq!(quotient(reciprocal(per), h), h / per);
+        }
+    }
+
+    #[test]
+    fn the_reciprocal_divides_exactly_at_the_edges() {
+        for per in [2, 3, 4, 7, 37, 64, 65_537, u32::MAX / 2 + 1, u32::MAX - 1, u32::MAX] {
+            for h in [0, 1, per - 1, per, per.wrapping_mul(2).wrapping_sub(1), u32::MAX - 1, u32::MAX] {
+                assert_eq!(quotient(reciprocal(per), h), h / per, "{h} / {per}");
+            }
+        }
+    }
+
     #[test]
     fn disconnected_is_reported() {
         let mut t = Topology::default();
