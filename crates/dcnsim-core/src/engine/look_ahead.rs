@@ -61,8 +61,11 @@ impl Sim {
                     let w = &self.egress.at(port).wire;
                     if !w.is_switch {
                         self.flows.prefetch(self.pkts.get(pkt).flow);
-                        // the host's record, which its reply's NIC reads
+                        // the host's record, which its reply's NIC reads, and its ready
+                        // lists, which the transmitter asks whether more waits once the
+                        // reply leaves (`has_backlog`): a miss on 2.8% of k = 74's samples
                         prefetch(&self.hosts, w.owner);
+                        self.ready.prefetch(w.owner);
                     }
                 }
             }

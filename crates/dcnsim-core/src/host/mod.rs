@@ -542,6 +542,12 @@ impl ReadyLists {
     pub fn any(&self, h: HostId) -> bool {
         self.first(h).is_some()
     }
+
+    /// Hint the CPU to load host `h`'s list ends, which `any` reads.
+    #[inline(always)]
+    pub fn prefetch(&self, h: HostId) {
+        crate::sim::prefetch(&self.ends, (h as usize * self.classes) as u32);
+    }
 }
 
 /// One flow: a transfer of `size` bytes from `src` to `dst`.
