@@ -339,7 +339,7 @@ impl Sim {
             egress,
             #[cfg(test)]
             routed_on_arrival: (0, 0),
-            look_ahead_pays: port_state > 1 << 19,
+            look_ahead_pays: port_state > crate::sim::CORE_L2_BYTES,
             cut_through,
             queues,
             switches,

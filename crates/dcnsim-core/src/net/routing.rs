@@ -64,13 +64,13 @@ enum HostPlaces {
     Table { edge: Vec<u32>, port: Vec<PortId> },
 }
 
-/// The tables' size (8 bytes a host) from which `HostPlaces` takes the arithmetic: past a
-/// core's L2 (the 512 KB past which the look-ahead pays too, `Sim::look_ahead_pays`), at
+/// The tables' size (8 bytes a host) from which `HostPlaces` takes the arithmetic: a
+/// core's L2 (512 KB, past which the look-ahead pays too, `Sim::look_ahead_pays`), at
 /// 65,536 hosts. Below it the tables stay cached and the arithmetic only adds a multiply
 /// to every hop: with it on every fabric, k = 16 (1,024 hosts) ran 1.035x the time (6
 /// alternating pairs; 0.971 and 1.093 in two noisier series of 4), where k = 74 ran
 /// 0.917x (6 pairs).
-const ARITHMETIC_FROM: usize = 1 << 19;
+const ARITHMETIC_FROM: usize = crate::sim::CORE_L2_BYTES;
 
 impl HostPlaces {
     /// From each host's edge index and port, the arithmetic form where it holds for
