@@ -1011,10 +1011,14 @@ impl SwitchMechanism for Architecture {
             line += &format!(", speedup = {}, output_buffer = \"{}B\"", 1.5 + bits(draw, 5, 1) as f64 * 0.5, mtu as u64 * (1 + bits(draw, 6, 3)));
         }
         // always given: the default, a port's share of the case's buffer, may be under an MTU
-        // (refused, `ArchitectureParams::check_buffers`)
-        line += &format!(", input_buffer = \"{}B\"", mtu as u64 * (2 + bits(draw, 9, 5)));
-        if bits(draw, 14, 1) == 1 {
-            line += &format!(", input_memory = \"shared\", alpha = {}", [1.0, 0.25][bits(draw, 15, 1) as usize]);
+        // (refused, `ArchitectureParams::check_buffers`); a shared pool with alpha 0.25 (at
+        // least one port's input buffer) gets four frames' worth, so that an empty pool
+        // admits a full frame (also refused otherwise: a one-port switch drew 2 MTU)
+        let shared = (bits(draw, 14, 1) == 1).then(|| [1.0, 0.25][bits(draw, 15, 1) as usize]);
+        let least = if shared == Some(0.25) { 4 } else { 2 };
+        line += &format!(", input_buffer = \"{}B\"", mtu as u64 * (least + bits(draw, 9, 5)));
+        if let Some(alpha) = shared {
+            line += &format!(", input_memory = \"shared\", alpha = {alpha}");
         }
         line += " }";
         Some(crate::switch::mechanism::Arbitrary { line, without: &DRAWN_WITHOUT })
