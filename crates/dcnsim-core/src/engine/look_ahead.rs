@@ -20,6 +20,17 @@ use crate::switch::mechanism::Caps;
 /// after, k = 20 ran 0.965 and k = 16 0.956 of the wall time (2026-11-23).
 const PKT_AHEAD: usize = 5;
 const THEN_AHEAD: usize = 1;
+/// The port state (`Egress` and `PktQueue` records, 128 bytes a port with one queue) from
+/// which the large look-ahead runs (`Sim::look_ahead_pays`). Its staged loads pay where the
+/// run's data outgrows the last-level cache and its misses go to memory; while that data
+/// fits, the out-of-order core hides the misses to the last level about as well, and the
+/// look-ahead's 40-50 instructions an event only add to the run. Measured on the 2-core VM
+/// (32 MB L3, alternating pairs, 2026-12-01): the small look-ahead took k = 16 (786 KB of
+/// port state, 21 MB peak RSS) 0.934 of the large one's time and k = 20 for 1 ms
+/// (1.5 MB, 27 MB) 0.968; k = 24 for 1 ms (2.5 MB, 43 MB) 1.102, k = 28 1.384, k = 32
+/// 1.416. (Until then the gate was 512 KB, set when the hot records were larger and the
+/// engine fetched less on its own.)
+pub(super) const LARGE_FROM: usize = 2 << 20;
 /// Ports with at most this many queues have them all fetched ahead of a TxDone, and their
 /// FIFO heads; with more, which queue the scheduler serves is too open to guess.
 const QUEUES_AHEAD: usize = 2;

@@ -68,11 +68,10 @@ pub struct Sim {
     /// switch hops.
     #[cfg(test)]
     routed_on_arrival: (u64, u64),
-    /// Whether the hot per-port state (the ports' and queues' records a packet reads) and
-    /// what comes with it (packets in flight, the event wheel) outgrow a core's L2 cache, so
-    /// that staging the next events' loads pays for its instructions: past 512 KB of port
-    /// state (k = 16, 786 KB). On a small fabric it only adds them (k = 8, 98 KB, ran 7%
-    /// slower with them, 2026-11-23).
+    /// Whether the fabric is large enough that staging the next events' loads ahead (the
+    /// large look-ahead, `look_ahead.rs`) pays for its instructions: from
+    /// `look_ahead::LARGE_FROM` of port state (the ports' and queues' records a packet
+    /// reads). Smaller fabrics take the small look-ahead's two prefetches.
     look_ahead_pays: bool,
     /// Whether a packet that finds its egress port (switch or NIC) idle and empty may leave at once without
     /// passing through the queue's FIFO (`PktQueue::pass_through`): nothing watches it
@@ -339,7 +338,7 @@ impl Sim {
             egress,
             #[cfg(test)]
             routed_on_arrival: (0, 0),
-            look_ahead_pays: port_state > crate::sim::CORE_L2_BYTES,
+            look_ahead_pays: port_state >= look_ahead::LARGE_FROM,
             cut_through,
             queues,
             switches,

@@ -26,8 +26,7 @@ pub(crate) fn proptest_config(default_cases: u32) -> proptest::prelude::Proptest
 }
 
 /// A core's L2 cache as the engine assumes it: data read at random places past this size
-/// misses on every read, and staging those reads ahead pays (`Sim::look_ahead_pays`, the
-/// route table's host arithmetic `net::routing::HostPlaces`).
+/// misses on every read (the route table's host arithmetic, `net::routing::HostPlaces`).
 pub(crate) const CORE_L2_BYTES: usize = 1 << 19;
 
 /// Hint the CPU to load `v[i]` into cache (the event loop's look-ahead: on large fabrics
