@@ -45,9 +45,13 @@ impl Sim {
     #[inline(always)]
     pub(super) fn look_ahead(&mut self) {
         if !self.look_ahead_pays {
-            if let Some(&Ev::Arrive { pkt, port, .. }) = self.q.peek_ahead(1) {
+            // the event after next: its packet, and the egress record and queues it joins
+            // (a switch's: the route it carries; a host's: the NIC its reply joins), which
+            // the buffer's admission test reads first (against the arrival port's record
+            // alone, 2026-12-01: k = 16 0.968 of the time, k = 20 0.94, k = 8 the same)
+            if let Some(&Ev::Arrive { pkt, port, route }) = self.q.peek_ahead(1) {
                 self.pkts.prefetch(pkt);
-                prefetch(&self.egress, port);
+                self.prefetch_egress(if route != PortId::MAX { route } else { port });
             }
             if let Some(&Ev::TxDone { port }) = self.q.peek_ahead(0) {
                 prefetch(&self.egress, port);
