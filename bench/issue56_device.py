@@ -17,6 +17,14 @@ on another machine and carried; the first is the build under test:
    (the memory of a split run's flow rows), then the k = 40 fabric on 16 threads, two
    rounds (the per-window costs on 16 cores).
 
+4. ``--phases look-ahead`` (not in the default set): where the large look-ahead starts to
+   pay on this machine (``engine/look_ahead.rs``, ``LARGE_FROM``: 2 MB of port state, the
+   2-core VM's crossover, where the run's data outgrows its 32 MB L3). One core, the builds
+   alternating, one fabric at a time so that each run has the last-level cache to itself:
+   the k = 16 bench, then k = 20, 24 and 28 cut to 1 ms. Give builds that differ only in
+   that constant: as shipped, ``small=`` (``LARGE_FROM = usize::MAX``) and ``large=``
+   (``LARGE_FROM = 0``).
+
 ``--collect DIR`` prints the tables from a folder of runs.
 
     python3 bench/issue56_device.py --out "$OUT" new=target/device/new pre=target/device/pre base=target/device/base
@@ -106,6 +114,20 @@ def measure(out: Path, builds: Dict[str, str], threads: int, phases: Sequence[st
         rounds(out, "seed004", split, ROOT / "scenarios" / "seed004_sfc_benefits.toml", ["SFC proxy+DCQCN", *many], 1)
     if "k40" in phases:
         rounds(out, "k40", split, SCEN / "fat_tree_k40_websearch.toml", many, 2)
+    # 4: the look-ahead's crossover, one fabric at a time on one core
+    if "look-ahead" in phases:
+        cut = out / "scenarios"
+        cut.mkdir(exist_ok=True)
+        fabrics = [SCEN / "fat_tree_k16_websearch.toml"]
+        for k in (20, 24, 28):
+            text = (SCEN / "fat_tree_k24_websearch.toml").read_text()
+            text = re.sub(r"(?m)^k = 24$", f"k = {k}", text)
+            text = re.sub(r'(?m)^(arrivals_for|max_time) = "[^"]*"', r'\1 = "1ms"', text)
+            f = cut / f"fat_tree_k{k}_1ms.toml"
+            f.write_text(text)
+            fabrics.append(f)
+        for f in fabrics:
+            rounds(out, "look-ahead", split, f, one, 3, min(2, (os.cpu_count() or 1) - 1))
 
 
 def collect(d: Path) -> None:
