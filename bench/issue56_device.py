@@ -119,12 +119,10 @@ def measure(out: Path, builds: Dict[str, str], threads: int, phases: Sequence[st
         cut = out / "scenarios"
         cut.mkdir(exist_ok=True)
         fabrics = [SCEN / "fat_tree_k16_websearch.toml"]
+        k24 = re.sub(r'(?m)^(arrivals_for|max_time) = "[^"]*"', r'\1 = "1ms"', (SCEN / "fat_tree_k24_websearch.toml").read_text())
         for k in (20, 24, 28):
-            text = (SCEN / "fat_tree_k24_websearch.toml").read_text()
-            text = re.sub(r"(?m)^k = 24$", f"k = {k}", text)
-            text = re.sub(r'(?m)^(arrivals_for|max_time) = "[^"]*"', r'\1 = "1ms"', text)
             f = cut / f"fat_tree_k{k}_1ms.toml"
-            f.write_text(text)
+            f.write_text(re.sub(r"(?m)^k = 24$", f"k = {k}", k24))
             fabrics.append(f)
         for f in fabrics:
             rounds(out, "look-ahead", split, f, one, 3, min(2, (os.cpu_count() or 1) - 1))

@@ -71,7 +71,8 @@ pub struct Sim {
     /// Whether the fabric is large enough that staging the next events' loads ahead (the
     /// large look-ahead, `look_ahead.rs`) pays for its instructions: from
     /// `look_ahead::LARGE_FROM` of port state (the ports' and queues' records a packet
-    /// reads). Smaller fabrics take the small look-ahead's two prefetches.
+    /// reads). Smaller fabrics take the small look-ahead (the packet and egress state of the
+    /// event after next).
     look_ahead_pays: bool,
     /// Whether a packet that finds its egress port (switch or NIC) idle and empty may leave at once without
     /// passing through the queue's FIFO (`PktQueue::pass_through`): nothing watches it

@@ -65,10 +65,10 @@ enum HostPlaces {
 }
 
 /// The tables' size (8 bytes a host) from which `HostPlaces` takes the arithmetic: a
-/// core's L2 (512 KB), at 65,536 hosts. Below it the tables stay cached and the arithmetic only adds a multiply
-/// to every hop: with it on every fabric, k = 16 (1,024 hosts) ran 1.035x the time (6
-/// alternating pairs; 0.971 and 1.093 in two noisier series of 4), where k = 74 ran
-/// 0.917x (6 pairs).
+/// core's L2 (512 KB), at 65,536 hosts. Below it the tables stay cached and the arithmetic
+/// only adds a multiply to every hop: with it on every fabric, k = 16 (1,024 hosts) ran
+/// 1.035x the time (6 alternating pairs; 0.971 and 1.093 in two noisier series of 4),
+/// where k = 74 ran 0.917x (6 pairs).
 const ARITHMETIC_FROM: usize = crate::sim::CORE_L2_BYTES;
 
 impl HostPlaces {
