@@ -429,7 +429,10 @@ impl Sim {
     #[inline(never)]
     fn retire_receiver_half(&mut self, f: FlowId) {
         let fl = self.flows.get(f).unwrap();
-        if self.part.as_ref().is_some_and(|part| !part.owns_host(fl.src)) && fl.receiver_complete() {
+        // complete first: the flow's record is at hand, where the table of hosts'
+        // partitions, read at a random host on every segment, missed the cache (2% of k = 74's
+        // samples on two threads)
+        if fl.receiver_complete() && self.part.as_ref().is_some_and(|part| !part.owns_host(fl.src)) {
             self.flows.retire(f);
         }
     }

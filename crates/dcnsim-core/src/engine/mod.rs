@@ -257,7 +257,10 @@ impl Sim {
     /// `with_arrivals` on a fabric other simulations may share (a split run's partitions).
     /// `reads(port)`: whether this simulation reads `port`'s record (a partition: its own
     /// ports and their peers; `None`, every port), the records it wires.
-    pub(super) fn with_shared(topo: std::sync::Arc<Topology>, routes: std::sync::Arc<Routes>, mut cfg: SimConfig, arrivals: FlowArrivals, reads: Option<&dyn Fn(usize) -> bool>) -> Sim {
+    /// `wires`, for a partition of a split run: for each port, whether this partition
+    /// wires its record (reads it) and, if so, its `PortWire::peer_part`; None for a port
+    /// not wired here. Absent: every port is wired, every peer here.
+    pub(super) fn with_shared(topo: std::sync::Arc<Topology>, routes: std::sync::Arc<Routes>, mut cfg: SimConfig, arrivals: FlowArrivals, wires: Option<&dyn Fn(usize) -> Option<u16>>) -> Sim {
         let loops = std::mem::take(&mut cfg.loops);
         let nq = cfg.queues;
         let queues = PortQueues::new(&topo, nq);
@@ -267,9 +270,11 @@ impl Sim {
         let mechs = Mechanisms::new(cfg.mechanisms.clone(), &Fabric { topo: &topo, routes: &routes, arrive_delay: &arrive_delay, mtu: cfg.mtu, queues: nq, buffer: &cfg.buffer, scheduler: &cfg.scheduler });
         let mut egress = Ports::new(topo.ports.len());
         for (i, p) in topo.ports.iter().enumerate() {
-            if reads.is_some_and(|r| !r(i)) {
-                continue;
-            }
+            let peer_part = match wires.map(|w| w(i)) {
+                None => PortWire::HERE,
+                Some(None) => continue,
+                Some(Some(part)) => part,
+            };
             let n = &topo.nodes[p.node as usize];
             let m = &topo.nodes[topo.ports[p.peer as usize].node as usize];
             egress.wire(
@@ -282,6 +287,7 @@ impl Sim {
                     arrive_delay: arrive_delay[i],
                     peer_owner: m.index,
                     peer_is_switch: m.kind == NodeKind::Switch,
+                    peer_part,
                 },
             );
         }

@@ -31,6 +31,7 @@ use super::results::FINAL_EVERY;
 use super::{EndReason, Ev, Sim, SimConfig};
 use crate::workload::arrivals::FlowArrivals;
 use crate::metrics::{ColumnData as C, Combine, Results};
+use crate::net::port::PortWire;
 use crate::net::{FlowId, HopTelemetry, Packet, PortId};
 use crate::sim::event::Tie;
 use crate::sim::SimTime;
@@ -39,6 +40,9 @@ use crate::switch::mechanism::{Caps, WaitFor};
 use crate::switch::pipeline::Ctx;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+
+/// How many allocations ahead `take_in` fetches the packet slot a crossing frame will take.
+const TAKE_AHEAD: usize = 8;
 
 /// A frame on its way to another partition's port.
 pub(super) struct Crossing {
@@ -618,8 +622,12 @@ impl Sim {
                     sc.spawn(move || {
                         // its own ports' records, and their peers' (a frame's destination, a
                         // pause's sender)
-                        let reads = |p: usize| !part.remote(p as PortId) || !part.remote(topo.ports[p].peer);
-                        let mut s = Sim::with_shared(topo.clone(), routes, cfg, arr, Some(&reads));
+                        let wires = |p: usize| {
+                            let peer = topo.ports[p].peer;
+                            let (mine, peer_remote) = (!part.remote(p as PortId), part.remote(peer));
+                            (mine || !peer_remote).then(|| if peer_remote { part.port_part[peer as usize] } else { PortWire::HERE })
+                        };
+                        let mut s = Sim::with_shared(topo.clone(), routes, cfg, arr, Some(&wires));
                         s.flows.own_rows_only();
                         if let Some(c) = &mut s.capture {
                             // its frames are written at the end, the partitions' in one thread's order
@@ -682,18 +690,18 @@ impl Sim {
         self.par.as_ref().map_or_else(|| vec![self.events], |p| p.parts.iter().map(|s| s.events).collect())
     }
 
-    /// A frame leaves for another partition's `port`: its record moves into the mailbox.
+    /// A frame leaves for partition `to`'s `port`: its record moves into the mailbox.
     #[inline(never)]
-    pub(super) fn cross(&mut self, at: SimTime, port: PortId, pkt: crate::net::PktId, route: PortId) {
+    pub(super) fn cross(&mut self, at: SimTime, to: u16, port: PortId, pkt: crate::net::PktId, route: PortId) {
         let p = self.pkts.get(pkt).clone();
         let tel = self.pkts.telemetry(pkt).to_vec();
         let sack = self.pkts.sack_record(pkt).map(Box::new);
         let pull = self.pkts.pull(pkt);
         self.pkts.free(pkt);
         let part = self.part.as_mut().unwrap();
-        let to = part.port_part[port as usize] as usize;
+        debug_assert_eq!(part.port_part[port as usize], to);
         let flow = if p.flow == FlowId::MAX { u64::MAX } else { part.global(p.flow) };
-        part.out[to].push(Crossing { at, port, route, pkt: p, flow, tel, sack, pull });
+        part.out[to as usize].push(Crossing { at, port, route, pkt: p, flow, tel, sack, pull });
     }
 
     /// Take in the continuations other partitions started (before their frames).
@@ -707,6 +715,7 @@ impl Sim {
     /// Take in the frames other partitions sent: their arrivals join the event queue.
     fn take_in(&mut self, frames: &mut Vec<Crossing>) {
         for mut c in frames.drain(..) {
+            self.pkts.prefetch_free(TAKE_AHEAD);
             if c.flow != u64::MAX {
                 c.pkt.flow = self.part.as_ref().unwrap().local(c.flow);
             }

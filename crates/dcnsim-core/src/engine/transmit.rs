@@ -3,6 +3,7 @@
 //! last), and wakes at the frame's end when more waits.
 
 use super::{ctx, Ev, Sim, TxRecord};
+use crate::net::port::PortWire;
 use crate::net::{PktId, PktKind, PortId};
 use crate::sim::SimTime;
 use crate::switch::mechanism::Caps;
@@ -109,8 +110,8 @@ impl Sim {
         let done = self.now + h.ser(size as u64);
         let jitter = if h.is_switch { SimTime::ZERO } else { self.host_jitter(port) };
         let at = done + h.arrive_delay + jitter;
-        if self.part.as_ref().is_some_and(|p| p.remote(h.peer)) {
-            self.cross(at, h.peer, pkt, route);
+        if h.peer_part != PortWire::HERE {
+            self.cross(at, h.peer_part, h.peer, pkt, route);
         } else {
             self.q.push(at, Ev::Arrive { port: h.peer, pkt, route });
         }

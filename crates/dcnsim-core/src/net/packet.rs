@@ -285,6 +285,16 @@ impl PacketArena {
             (self.slots.len() - 1) as PktId
         }
     }
+    /// Hint the CPU to load the slot that the `n`-th allocation from now takes (0: the
+    /// next), if it is a freed one. A batch of allocations (the frames that crossed from
+    /// other partitions in a window: `Sim::take_in`) writes slots freed long before, whose
+    /// lines have left the cache; each write waited on its line in turn.
+    #[inline(always)]
+    pub fn prefetch_free(&self, n: usize) {
+        if let Some(&id) = self.free.len().checked_sub(n + 1).and_then(|i| self.free.get(i)) {
+            crate::sim::prefetch(&self.slots, id);
+        }
+    }
     #[inline]
     pub fn free(&mut self, id: PktId) {
         self.live -= 1;

@@ -417,6 +417,12 @@ impl PortQueues {
             }
         }
     }
+    /// The packets at the head of `port`'s queues, one of which its transmitter sends
+    /// next (fetch the heads first with `prefetch_heads`).
+    #[inline(always)]
+    pub fn heads(&self, port: PortId) -> impl Iterator<Item = PktId> + '_ {
+        self.of(port).iter().filter_map(|q| q.fifo.front().map(|e| e.id))
+    }
     /// Every port's queues, in port order.
     pub fn ports(&self) -> std::slice::Chunks<'_, PktQueue> {
         self.all.chunks(self.per_port)
