@@ -255,11 +255,9 @@ impl Sim {
     }
 
     /// `with_arrivals` on a fabric other simulations may share (a split run's partitions).
-    /// `reads(port)`: whether this simulation reads `port`'s record (a partition: its own
-    /// ports and their peers; `None`, every port), the records it wires.
-    /// `wires`, for a partition of a split run: for each port, whether this partition
-    /// wires its record (reads it) and, if so, its `PortWire::peer_part`; None for a port
-    /// not wired here. Absent: every port is wired, every peer here.
+    /// `wires(port)`, for a partition: None where it does not read `port`'s record (it
+    /// reads its own ports' and their peers'), else the record's `PortWire::peer_part`.
+    /// Absent: every record is wired, every peer here.
     pub(super) fn with_shared(topo: std::sync::Arc<Topology>, routes: std::sync::Arc<Routes>, mut cfg: SimConfig, arrivals: FlowArrivals, wires: Option<&dyn Fn(usize) -> Option<u16>>) -> Sim {
         let loops = std::mem::take(&mut cfg.loops);
         let nq = cfg.queues;
@@ -271,7 +269,7 @@ impl Sim {
         let mut egress = Ports::new(topo.ports.len());
         for (i, p) in topo.ports.iter().enumerate() {
             let peer_part = match wires.map(|w| w(i)) {
-                None => PortWire::HERE,
+                None => 0,
                 Some(None) => continue,
                 Some(Some(part)) => part,
             };

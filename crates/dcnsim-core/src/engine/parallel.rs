@@ -31,7 +31,6 @@ use super::results::FINAL_EVERY;
 use super::{EndReason, Ev, Sim, SimConfig};
 use crate::workload::arrivals::FlowArrivals;
 use crate::metrics::{ColumnData as C, Combine, Results};
-use crate::net::port::PortWire;
 use crate::net::{FlowId, HopTelemetry, Packet, PortId};
 use crate::sim::event::Tie;
 use crate::sim::SimTime;
@@ -625,7 +624,7 @@ impl Sim {
                         let wires = |p: usize| {
                             let peer = topo.ports[p].peer;
                             let (mine, peer_remote) = (!part.remote(p as PortId), part.remote(peer));
-                            (mine || !peer_remote).then(|| if peer_remote { part.port_part[peer as usize] } else { PortWire::HERE })
+                            (mine || !peer_remote).then(|| if peer_remote { 1 + part.port_part[peer as usize] } else { 0 })
                         };
                         let mut s = Sim::with_shared(topo.clone(), routes, cfg, arr, Some(&wires));
                         s.flows.own_rows_only();

@@ -3,7 +3,6 @@
 //! last), and wakes at the frame's end when more waits.
 
 use super::{ctx, Ev, Sim, TxRecord};
-use crate::net::port::PortWire;
 use crate::net::{PktId, PktKind, PortId};
 use crate::sim::SimTime;
 use crate::switch::mechanism::Caps;
@@ -110,8 +109,8 @@ impl Sim {
         let done = self.now + h.ser(size as u64);
         let jitter = if h.is_switch { SimTime::ZERO } else { self.host_jitter(port) };
         let at = done + h.arrive_delay + jitter;
-        if h.peer_part != PortWire::HERE {
-            self.cross(at, h.peer_part, h.peer, pkt, route);
+        if h.peer_part != 0 {
+            self.cross(at, h.peer_part - 1, h.peer, pkt, route);
         } else {
             self.q.push(at, Ev::Arrive { port: h.peer, pkt, route });
         }

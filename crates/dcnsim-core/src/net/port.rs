@@ -30,17 +30,16 @@ pub struct PortWire {
     pub peer_owner: u32,
     pub is_switch: bool,
     pub peer_is_switch: bool,
-    /// The partition of a split run the peer belongs to where that is another's (frames
-    /// sent here cross to it: docs/parallel.md), else `PortWire::HERE`. Kept in this
-    /// record, which every transmission reads anyway: the per-port table of partitions,
-    /// read at each transmission and again where the frame crossed, missed the cache on
-    /// large fabrics (k = 74 on two threads: 9% of the run's samples on the first load).
+    /// Where the peer belongs to another partition of a split run (frames sent here cross
+    /// to it: docs/parallel.md), 1 + that partition; 0 where it is here, as in every run
+    /// not split (and in the zeroed record of a port not wired). Kept in this record, which
+    /// every transmission reads anyway: the per-port table of partitions, read at each
+    /// transmission and again where the frame crossed, missed the cache on large fabrics
+    /// (k = 74 on two threads: 9% of the run's samples on the first load).
     pub peer_part: u16,
 }
 
 impl PortWire {
-    /// `peer_part` of a peer in this partition (or of every port of a run not split).
-    pub const HERE: u16 = u16::MAX;
     const INEXACT: u64 = 1 << 63;
     /// The `ser_rate` of a link of `rate_bps`.
     pub fn ser_rate(rate_bps: u64) -> u64 {
