@@ -1504,6 +1504,32 @@ pub(crate) mod split_tests {
         assert_eq!(one.critical_path_events(), None);
     }
 
+    /// Each partition's own ports name, in their wiring, the partition their peer belongs
+    /// to where it is another's (the frames sent there cross), and none where it is its
+    /// own; a run not split names none.
+    #[test]
+    fn a_partitions_ports_name_the_partition_of_a_peer_elsewhere() {
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/cc_k8_websearch_small.toml")).unwrap();
+        let (_, whole) = load(&text, false, None, &RunOptions { threads: 3, ..Default::default() }).unwrap();
+        let par = whole.par.as_ref().unwrap();
+        assert_eq!(par.parts.len(), 3);
+        let mut crossing = 0;
+        for (me, p) in par.parts.iter().enumerate() {
+            for (port, info) in whole.topo.ports.iter().enumerate() {
+                if par.port_part[port] as usize != me {
+                    continue;
+                }
+                let there = par.port_part[info.peer as usize];
+                let want = if there as usize == me { 0 } else { 1 + there };
+                assert_eq!(p.egress.at(port as crate::net::PortId).wire.peer_part, want, "port {port} of partition {me}");
+                crossing += (want != 0) as usize;
+            }
+        }
+        assert!(crossing > 0, "some links join two partitions");
+        let (_, one) = load(&text, false, None, &RunOptions::default()).unwrap();
+        assert!((0..one.topo.ports.len()).all(|p| one.egress.at(p as crate::net::PortId).wire.peer_part == 0));
+    }
+
     /// How far the shipped scenarios run in the split-run test, in one thread's events:
     /// far enough that their flows start, continue, finish and are handed out, their
     /// mechanisms act and a streamed run stops several times; not to the end of the longest

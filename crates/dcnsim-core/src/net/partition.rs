@@ -113,7 +113,9 @@ pub fn partition(topo: &Topology, arrive_delay: &[SimTime], host_load: &[f64], p
     }
     let mut units: Vec<usize> = (0..n).filter(|&v| find(&mut up, v) == v).collect();
     units.sort_by(|&a, &b| weight[b].total_cmp(&weight[a]).then(a.cmp(&b)));
-    let parts = parts.clamp(1, units.len().max(1));
+    // partitions are numbered in u16, and a port's wiring names its peer's as 1 + that
+    // number (`PortWire::peer_part`)
+    let parts = parts.clamp(1, units.len().max(1)).min(u16::MAX as usize);
     let mut load = vec![0.0f64; parts];
     let mut part_of_unit = vec![0u16; n];
     for &u in &units {
