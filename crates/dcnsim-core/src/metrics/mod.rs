@@ -38,21 +38,21 @@ impl ColumnData {
             (a, b) => panic!("appending a {} column to a {} one", b.dtype(), a.dtype()),
         }
     }
-    /// Take `other`'s value (a column of the same type and length) at each row `pick` names.
-    pub fn take_rows_where(&mut self, other: &ColumnData, pick: impl Fn(usize) -> bool) {
-        fn each<T: Copy>(a: &mut [T], b: &[T], pick: impl Fn(usize) -> bool) {
-            for (i, (x, &y)) in a.iter_mut().zip(b).enumerate() {
-                if pick(i) {
-                    *x = y;
-                }
+    /// Take `other`'s values (a column of the same type and length) in each of the row
+    /// ranges `rows`.
+    pub fn take_rows_in(&mut self, other: &ColumnData, rows: &[std::ops::Range<usize>]) {
+        fn each<T: Copy>(a: &mut [T], b: &[T], rows: &[std::ops::Range<usize>]) {
+            assert_eq!(a.len(), b.len(), "taking rows of a column of another length");
+            for r in rows {
+                a[r.clone()].copy_from_slice(&b[r.clone()]);
             }
         }
         match (self, other) {
-            (ColumnData::U64(a), ColumnData::U64(b)) => each(a, b, pick),
-            (ColumnData::U32(a), ColumnData::U32(b)) => each(a, b, pick),
-            (ColumnData::U16(a), ColumnData::U16(b)) => each(a, b, pick),
-            (ColumnData::U8(a), ColumnData::U8(b)) => each(a, b, pick),
-            (ColumnData::F64(a), ColumnData::F64(b)) => each(a, b, pick),
+            (ColumnData::U64(a), ColumnData::U64(b)) => each(a, b, rows),
+            (ColumnData::U32(a), ColumnData::U32(b)) => each(a, b, rows),
+            (ColumnData::U16(a), ColumnData::U16(b)) => each(a, b, rows),
+            (ColumnData::U8(a), ColumnData::U8(b)) => each(a, b, rows),
+            (ColumnData::F64(a), ColumnData::F64(b)) => each(a, b, rows),
             (a, b) => panic!("taking rows of a {} column into a {} one", b.dtype(), a.dtype()),
         }
     }
