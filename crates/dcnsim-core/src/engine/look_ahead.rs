@@ -115,7 +115,7 @@ impl Sim {
                 // was 3% of k = 74's samples on two threads. (A run not split reads no
                 // egress record here: on one thread that read, the record perhaps not yet
                 // in, took k = 74 1.03x the time.)
-                if self.part.is_some() && self.egress.at(port).wire.peer_part != 0 && self.cfg.queues <= QUEUES_AHEAD {
+                if self.part.is_some() && self.egress.at(port).wire.crosses_to().is_some() && self.cfg.queues <= QUEUES_AHEAD {
                     for pkt in self.queues.heads(port) {
                         self.pkts.prefetch(pkt);
                     }

@@ -109,8 +109,8 @@ impl Sim {
         let done = self.now + h.ser(size as u64);
         let jitter = if h.is_switch { SimTime::ZERO } else { self.host_jitter(port) };
         let at = done + h.arrive_delay + jitter;
-        if h.peer_part != 0 {
-            self.cross(at, h.peer_part - 1, h.peer, pkt, route);
+        if let Some(to) = h.crosses_to() {
+            self.cross(at, to, h.peer, pkt, route);
         } else {
             self.q.push(at, Ev::Arrive { port: h.peer, pkt, route });
         }

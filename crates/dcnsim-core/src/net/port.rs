@@ -41,6 +41,19 @@ pub struct PortWire {
 
 impl PortWire {
     const INEXACT: u64 = 1 << 63;
+    /// The `peer_part` of a port of partition `me` whose peer is in partition `peer`.
+    pub fn peer_part_in(me: u16, peer: u16) -> u16 {
+        if peer == me {
+            0
+        } else {
+            1 + peer
+        }
+    }
+    /// The partition frames sent here cross to, where the peer is in another.
+    #[inline(always)]
+    pub fn crosses_to(&self) -> Option<u16> {
+        self.peer_part.checked_sub(1)
+    }
     /// The `ser_rate` of a link of `rate_bps`.
     pub fn ser_rate(rate_bps: u64) -> u64 {
         match 8_000_000_000_000u64 % rate_bps {
