@@ -34,6 +34,10 @@ fn table_hash(t: &Table) -> u64 {
     h.0
 }
 
+/// Large tables in 2 MiB pages (`dcnsim_core::sim::large_pages`), as in the Python package.
+#[global_allocator]
+static ALLOC: dcnsim_core::sim::large_pages::Allocator = dcnsim_core::sim::large_pages::Allocator;
+
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let mut limit = None;

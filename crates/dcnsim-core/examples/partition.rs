@@ -10,6 +10,10 @@
 
 use dcnsim_core::scenario::{load, RunOptions};
 
+/// Large tables in 2 MiB pages (`dcnsim_core::sim::large_pages`), as in the Python package.
+#[global_allocator]
+static ALLOC: dcnsim_core::sim::large_pages::Allocator = dcnsim_core::sim::large_pages::Allocator;
+
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let mut parts = vec![2, 4, 8, 16];

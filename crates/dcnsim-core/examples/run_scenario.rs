@@ -7,6 +7,10 @@
 use dcnsim_core::scenario::{load, RunOptions};
 use std::time::Instant;
 
+/// Large tables in 2 MiB pages (`dcnsim_core::sim::large_pages`), as in the Python package.
+#[global_allocator]
+static ALLOC: dcnsim_core::sim::large_pages::Allocator = dcnsim_core::sim::large_pages::Allocator;
+
 fn main() {
     let mut args: Vec<String> = std::env::args().collect();
     let stream = args.iter().any(|a| a == "--stream");

@@ -4,6 +4,10 @@
 
 use dcnsim_core::scenario::{load, RunOptions};
 
+/// Large tables in 2 MiB pages (`dcnsim_core::sim::large_pages`), as in the Python package.
+#[global_allocator]
+static ALLOC: dcnsim_core::sim::large_pages::Allocator = dcnsim_core::sim::large_pages::Allocator;
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let text = std::fs::read_to_string(&args[1]).expect("readable scenario file");

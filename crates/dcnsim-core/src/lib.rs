@@ -34,12 +34,13 @@ pub use sim::EndReason;
 pub use scenario::{load, Document, RunOptions};
 pub use sim::error::ScenarioError;
 
-/// The test binary's allocator: the system allocator, also keeping each thread's largest
+/// The test binary's allocator: the programs' (`sim::large_pages`), also keeping each thread's largest
 /// single request, so a test can show that refused input allocated nothing big without
 /// timing it (a wall-clock bound flakes on a loaded machine).
 #[cfg(test)]
 pub(crate) mod largest_alloc {
-    use std::alloc::{GlobalAlloc, Layout, System};
+    use crate::sim::large_pages::Allocator;
+    use std::alloc::{GlobalAlloc, Layout};
     use std::cell::Cell;
 
     struct Tracking;
@@ -56,18 +57,18 @@ pub(crate) mod largest_alloc {
     unsafe impl GlobalAlloc for Tracking {
         unsafe fn alloc(&self, l: Layout) -> *mut u8 {
             note(l.size());
-            System.alloc(l)
+            Allocator.alloc(l)
         }
         unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
             note(l.size());
-            System.alloc_zeroed(l)
+            Allocator.alloc_zeroed(l)
         }
         unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
             note(new);
-            System.realloc(p, l, new)
+            Allocator.realloc(p, l, new)
         }
         unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-            System.dealloc(p, l)
+            Allocator.dealloc(p, l)
         }
     }
 

@@ -13,6 +13,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+/// Large tables in 2 MiB pages: a large fabric's run is bound by the memory system, and with
+/// 4 KiB pages nearly every random read also misses the TLB (`dcnsim_core::sim::large_pages`).
+#[global_allocator]
+static ALLOC: dcnsim_core::sim::large_pages::Allocator = dcnsim_core::sim::large_pages::Allocator;
+
 create_exception!(dcnsim._core, DcnsimError, PyException, "Base class of every dcnsim error.");
 create_exception!(dcnsim._core, ScenarioError, DcnsimError, "The scenario is invalid: the message names the key, the value and what was expected.");
 create_exception!(dcnsim._core, SimulationError, DcnsimError, "The simulation failed internally (a bug: please report it).");

@@ -267,6 +267,18 @@ impl Sim {
         let sync = arrive_delay.iter().copied().min().unwrap_or(SimTime::ZERO);
         let mechs = Mechanisms::new(cfg.mechanisms.clone(), &Fabric { topo: &topo, routes: &routes, arrive_delay: &arrive_delay, mtu: cfg.mtu, queues: nq, buffer: &cfg.buffer, scheduler: &cfg.scheduler });
         let mut egress = Ports::new(topo.ports.len());
+        if let Some(w) = wires {
+            // a partition's records lie in a few runs of port ids: those in large pages
+            let mut dense: Vec<std::ops::Range<usize>> = Vec::new();
+            for i in (0..topo.ports.len()).filter(|&i| w(i).is_some()) {
+                match dense.last_mut() {
+                    Some(r) if r.end == i => r.end += 1,
+                    _ => dense.push(i..i + 1),
+                }
+            }
+            egress.back_sparsely(&dense);
+            queues.back_sparsely(&dense);
+        }
         for (i, p) in topo.ports.iter().enumerate() {
             let peer_part = match wires.map(|w| w(i)) {
                 None => 0,

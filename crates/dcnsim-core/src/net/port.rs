@@ -168,6 +168,12 @@ impl Ports {
             wired: vec![false; n],
         }
     }
+    /// Back the records in 4 KiB pages except those of the ports in `dense` (ranges of
+    /// port ids): a split run's partition writes only those (`ZeroedVec::back_sparsely`).
+    pub fn back_sparsely(&self, dense: &[std::ops::Range<usize>]) {
+        self.hot.back_sparsely(dense);
+        self.ctl.back_sparsely(dense);
+    }
     /// `n` ports wired as `wire(port)` gives.
     pub fn wired(n: usize, wire: impl Fn(usize) -> PortWire) -> Ports {
         let mut p = Ports::new(n);

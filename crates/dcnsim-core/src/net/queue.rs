@@ -276,6 +276,15 @@ impl PortQueues {
             per_port,
         }
     }
+    /// Back the queues in 4 KiB pages except those of the ports in `dense` (ranges of port
+    /// ids): a split run's partition writes only those (`ZeroedVec::back_sparsely`).
+    pub fn back_sparsely(&self, dense: &[std::ops::Range<usize>]) {
+        let by_queue: Vec<_> = dense.iter().map(|r| r.start * self.per_port..r.end * self.per_port).collect();
+        self.all.back_sparsely(&by_queue);
+        self.stats.back_sparsely(&by_queue);
+        self.held.back_sparsely(&by_queue);
+        self.held_in.back_sparsely(dense);
+    }
     /// Where the counts of bytes held from `from` for the switch's port of local index `out`
     /// begin (one per queue): its switch and the position in that switch's `between`.
     #[inline]

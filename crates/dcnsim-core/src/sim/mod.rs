@@ -3,6 +3,7 @@ pub mod doc_links;
 pub mod end;
 pub mod error;
 pub mod event;
+pub mod large_pages;
 pub mod rng;
 pub mod time;
 pub mod units;
