@@ -18,8 +18,7 @@
 //! pages (`sim::large_pages`: a large fabric's per-port records are read at random places
 //! on every hop), except where a split run's partition writes only in places
 //! (`back_sparsely`): there a record written once would make 2 MiB resident. k = 74 on 16
-//! partitions held 3.1 GB with the whole of these tables in large pages, 1.5 GB with only
-//! the partitions' own ports' records in them.
+//! partitions held 3.1-3.7 GB with the whole of these tables in large pages, 1.7 GB this way.
 
 use std::alloc::{alloc_zeroed, dealloc, handle_alloc_error, Layout};
 use std::ptr::NonNull;
@@ -94,23 +93,42 @@ impl<T: ZeroDefault> ZeroedVec<T> {
 }
 
 impl<T: ZeroDefault> ZeroedVec<T> {
-    /// Back the table in 4 KiB pages except for the records in `dense` (ranges of indices),
-    /// which stay in large pages: a split run's partition writes its own ports' records
-    /// and a few of its peers' (the module doc). A table too small to be mapped has no
-    /// large pages to give back.
+    /// Back the table in 4 KiB pages except where the records in `dense` (ranges of
+    /// indices) fill at least half of a large page: a split run's partition writes its own
+    /// ports' records and a few of its peers' (the module doc), in runs of ids mostly
+    /// shorter than a large page, so a page is judged by how much of it is written, which
+    /// bounds what a large page holds unwritten to what is written in it. A table too small
+    /// to be mapped has no large pages to give back.
     pub fn back_sparsely(&self, dense: &[std::ops::Range<usize>]) {
+        use crate::sim::large_pages::{advise, LARGE_PAGE};
         if self.layout.align() != 4096 {
             return;
         }
-        let at = |i: usize| (self.ptr.as_ptr() as *const u8).wrapping_add(i * std::mem::size_of::<T>());
-        crate::sim::large_pages::advise(at(0), self.len * std::mem::size_of::<T>(), false);
+        let (base, size) = (self.ptr.as_ptr() as usize, self.len * std::mem::size_of::<T>());
+        advise(base as *const u8, size, false);
+        // the written bytes of each large page the table spans (by its page number)
+        let first = base / LARGE_PAGE;
+        let mut written = vec![0usize; (base + size).div_ceil(LARGE_PAGE) - first];
         for r in dense {
-            let r = r.start.min(self.len)..r.end.min(self.len);
-            // whole large pages only: a part of one would split the mapping for nothing
-            let lo = (at(r.start) as usize).next_multiple_of(crate::sim::large_pages::LARGE_PAGE);
-            let hi = at(r.end) as usize / crate::sim::large_pages::LARGE_PAGE * crate::sim::large_pages::LARGE_PAGE;
-            if hi > lo {
-                crate::sim::large_pages::advise(lo as *const u8, hi - lo, true);
+            let (mut lo, hi) = (base + r.start.min(self.len) * std::mem::size_of::<T>(), base + r.end.min(self.len) * std::mem::size_of::<T>());
+            while lo < hi {
+                let end = ((lo / LARGE_PAGE + 1) * LARGE_PAGE).min(hi);
+                written[lo / LARGE_PAGE - first] += end - lo;
+                lo = end;
+            }
+        }
+        // whole large pages inside the table only, consecutive ones in one call
+        let mut run: Option<usize> = None;
+        for (i, &w) in written.iter().enumerate().chain(std::iter::once((written.len(), &0))) {
+            let page = (first + i) * LARGE_PAGE;
+            let whole = page >= base && page + LARGE_PAGE <= base + size;
+            match (whole && 2 * w >= LARGE_PAGE, run) {
+                (true, None) => run = Some(page),
+                (false, Some(from)) => {
+                    advise(from as *const u8, page - from, true);
+                    run = None;
+                }
+                _ => {}
             }
         }
     }

@@ -86,5 +86,14 @@ mod tests {
         assert_eq!(smaps_field(t.as_ptr().cast(), "THPeligible"), Some(0), "its first half is sparse");
         assert_eq!(smaps_field(t[probe..].as_ptr().cast(), "THPeligible"), Some(1), "its second half is dense");
         assert_eq!((t[0], t[1], t[n - 2], t[n - 1]), (0, 1, 0, 2));
+        // a large page three quarters written is one; a quarter written, not
+        let per_page = super::LARGE_PAGE / 8;
+        let at = |i: usize| t.as_ptr().wrapping_add(i) as *const u8;
+        let i0 = ((t.as_ptr() as usize).next_multiple_of(super::LARGE_PAGE) - t.as_ptr() as usize) / 8;
+        let i1 = i0 + 2 * per_page;
+        t.back_sparsely(&[i0..i0 + 3 * per_page / 4, i1 + per_page / 2..i1 + 3 * per_page / 4]);
+        assert_eq!(smaps_field(at(i0), "THPeligible"), Some(1), "three quarters written");
+        assert_eq!(smaps_field(at(i1), "THPeligible"), Some(0), "a quarter written");
+        assert_eq!(smaps_field(at(i0 + per_page), "THPeligible"), Some(0), "nothing written");
     }
 }
