@@ -34,9 +34,9 @@ pub use sim::EndReason;
 pub use scenario::{load, Document, RunOptions};
 pub use sim::error::ScenarioError;
 
-/// The test binary's allocator: the programs' (`sim::large_pages`), also keeping each thread's largest
-/// single request, so a test can show that refused input allocated nothing big without
-/// timing it (a wall-clock bound flakes on a loaded machine).
+/// The test binary's allocator: the programs' (`sim::large_pages`), also keeping each
+/// thread's largest single request, so a test can show that refused input allocated nothing
+/// big without timing it (a wall-clock bound flakes on a loaded machine).
 #[cfg(test)]
 pub(crate) mod largest_alloc {
     use crate::sim::large_pages::Allocator;

@@ -267,10 +267,13 @@ impl Sim {
         let sync = arrive_delay.iter().copied().min().unwrap_or(SimTime::ZERO);
         let mechs = Mechanisms::new(cfg.mechanisms.clone(), &Fabric { topo: &topo, routes: &routes, arrive_delay: &arrive_delay, mtu: cfg.mtu, queues: nq, buffer: &cfg.buffer, scheduler: &cfg.scheduler });
         let mut egress = Ports::new(topo.ports.len());
-        if let Some(w) = wires {
-            // a partition's records lie in a few runs of port ids: those in large pages
+        // a partition's: each port's `wires`, asked once
+        let wired: Option<Vec<Option<u16>>> = wires.map(|w| (0..topo.ports.len()).map(w).collect());
+        if let Some(wired) = &wired {
+            // its records lie in runs of port ids; told before any is written, the tables
+            // keep large pages where those runs fill them
             let mut dense: Vec<std::ops::Range<usize>> = Vec::new();
-            for i in (0..topo.ports.len()).filter(|&i| w(i).is_some()) {
+            for i in (0..wired.len()).filter(|&i| wired[i].is_some()) {
                 match dense.last_mut() {
                     Some(r) if r.end == i => r.end += 1,
                     _ => dense.push(i..i + 1),
@@ -280,7 +283,7 @@ impl Sim {
             queues.back_sparsely(&dense);
         }
         for (i, p) in topo.ports.iter().enumerate() {
-            let peer_part = match wires.map(|w| w(i)) {
+            let peer_part = match wired.as_ref().map(|w| w[i]) {
                 None => 0,
                 Some(None) => continue,
                 Some(Some(part)) => part,

@@ -168,8 +168,9 @@ impl Ports {
             wired: vec![false; n],
         }
     }
-    /// Back the records in 4 KiB pages except those of the ports in `dense` (ranges of
-    /// port ids): a split run's partition writes only those (`ZeroedVec::back_sparsely`).
+    /// Back the records in 4 KiB pages except the large pages that the records of the ports
+    /// in `dense` (ranges of port ids) fill at least half of: a split run's partition
+    /// writes only those (`ZeroedVec::back_sparsely`).
     pub fn back_sparsely(&self, dense: &[std::ops::Range<usize>]) {
         self.hot.back_sparsely(dense);
         self.ctl.back_sparsely(dense);

@@ -276,8 +276,9 @@ impl PortQueues {
             per_port,
         }
     }
-    /// Back the queues in 4 KiB pages except those of the ports in `dense` (ranges of port
-    /// ids): a split run's partition writes only those (`ZeroedVec::back_sparsely`).
+    /// Back the queues in 4 KiB pages except the large pages that the queues of the ports
+    /// in `dense` (ranges of port ids) fill at least half of: a split run's partition
+    /// writes only those (`ZeroedVec::back_sparsely`).
     pub fn back_sparsely(&self, dense: &[std::ops::Range<usize>]) {
         let by_queue: Vec<_> = dense.iter().map(|r| r.start * self.per_port..r.end * self.per_port).collect();
         self.all.back_sparsely(&by_queue);

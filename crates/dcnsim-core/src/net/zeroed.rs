@@ -90,9 +90,7 @@ impl<T: ZeroDefault> ZeroedVec<T> {
         // the layout's alignment marks a mapping for `drop` (the allocator's are 16)
         ZeroedVec { raw, ptr: raw.cast(), len: n, layout: Layout::from_size_align(size, 4096).expect("table layout") }
     }
-}
 
-impl<T: ZeroDefault> ZeroedVec<T> {
     /// Back the table in 4 KiB pages except where the records in `dense` (ranges of
     /// indices) fill at least half of a large page: a split run's partition writes its own
     /// ports' records and a few of its peers' (the module doc), in runs of ids mostly

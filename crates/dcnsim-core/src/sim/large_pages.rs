@@ -76,7 +76,8 @@ mod tests {
         if !mode.contains("[madvise]") {
             return;
         }
-        let n = 8 * super::LARGE_PAGE / 8;
+        // records of 8 B: a table of 8 large pages
+        let n = super::LARGE_PAGE;
         let mut t: ZeroedVec<u64> = ZeroedVec::new(n);
         assert_eq!(smaps_field(t.as_ptr().cast(), "THPeligible"), Some(1), "a table is dense unless told");
         t.back_sparsely(&[n / 2..n]);
