@@ -17,7 +17,17 @@ on another machine and carried; the first is the build under test:
    (the memory of a split run's flow rows), then the k = 40 fabric on 16 threads, two
    rounds (the per-window costs on 16 cores).
 
-4. ``--phases look-ahead`` (not in the default set): where the large look-ahead starts to
+4. ``--phases pages`` (not in the default set): what 2 MiB pages do on every core. The
+   k = 74 fat tree cut to 500 us on 16 threads, the build under test as it is and with
+   ``MIMALLOC_ALLOW_THP=0`` (mimalloc then turns large pages off for the whole process, the
+   per-port tables' advice included), alternating, two rounds; wall, user and system time
+   of each. ``machine.txt`` records the kernel's large-page mode and whether it hands free
+   memory back to a hypervisor (``page_reporting`` on its command line): on the 2-core VM
+   a large page's first touch from memory handed back ran at 0.34-0.52 GB/s against 2.0-
+   2.6 GB/s for 4 KiB pages (docs/performance.md, "Large pages on a VM that hands memory
+   back").
+
+5. ``--phases look-ahead`` (not in the default set): where the large look-ahead starts to
    pay on this machine (``engine/look_ahead.rs``, ``LARGE_FROM``: 2 MB of port state, the
    2-core VM's crossover, where the run's data outgrows its 32 MB L3). One core, the builds
    alternating, one fabric at a time so that each run has the last-level cache to itself:
@@ -52,13 +62,25 @@ RSS = re.compile(r"peak_rss_mb=(\d+)")
 LOCK = threading.Lock()
 
 
-def once(out: Path, phase: str, name: str, binary: str, scenario: Path, args: Sequence[str], cpu: Optional[int] = None) -> Dict[str, Any]:
-    """One whole-process run; its row is appended to ``out/runs.jsonl`` at once."""
+def once(out: Path, phase: str, name: str, binary: str, scenario: Path, args: Sequence[str], cpu: Optional[int] = None, env: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
+    """One whole-process run (``env``: variables set for it); its row is appended to
+    ``out/runs.jsonl`` at once, with the process's user and system time."""
     cmd = ([f"taskset", "-c", str(cpu)] if cpu is not None else []) + [binary, str(scenario), *args]
     t0 = time.perf_counter()
-    p = subprocess.run(cmd, capture_output=True, text=True, cwd=str(ROOT))
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(ROOT), env={**os.environ, **(env or {})})
+    # the pipes read on threads, the process reaped here: wait4 gives its own CPU times
+    # (other runs may go on at once, so the children's totals would mix them)
+    got: Dict[str, str] = {}
+    readers = [threading.Thread(target=lambda k=k, f=f: got.__setitem__(k, f.read())) for k, f in (("out", proc.stdout), ("err", proc.stderr))]
+    for r in readers:
+        r.start()
+    _, status, usage = os.wait4(proc.pid, 0)
+    for r in readers:
+        r.join()
     wall = time.perf_counter() - t0
-    row: Dict[str, Any] = {"phase": phase, "build": name, "scenario": scenario.stem, "args": list(args), "cpu": cpu, "rc": p.returncode, "process_s": round(wall, 3)}
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    p = subprocess.CompletedProcess(cmd, proc.returncode, got["out"], got["err"])
+    row: Dict[str, Any] = {"phase": phase, "build": name, "scenario": scenario.stem, "args": list(args), "env": env or {}, "cpu": cpu, "rc": p.returncode, "process_s": round(wall, 3), "user_s": round(usage.ru_utime, 2), "sys_s": round(usage.ru_stime, 2)}
     m = LINE.search(p.stdout + p.stderr)
     if m:
         row.update(flows=f"{m[1]}/{m[2]}", end=m[3], events=int(m[5]), build_s=float(m[6]), wall_s=float(m[7]))
@@ -86,6 +108,13 @@ def measure(out: Path, builds: Dict[str, str], threads: int, phases: Sequence[st
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "machine.txt", "w") as f:
         f.write(f"{platform.platform()}\ncpus {os.cpu_count()}\n")
+        # how memory is backed: the large-page mode, and whether the kernel hands free
+        # memory back to a hypervisor (page reporting), which makes a fresh large page slow
+        for fact in ("/sys/kernel/mm/transparent_hugepage/enabled", "/sys/kernel/mm/transparent_hugepage/defrag", "/proc/cmdline"):
+            try:
+                f.write(f"{fact}: {Path(fact).read_text().strip()}\n")
+            except OSError:
+                f.write(f"{fact}: unreadable\n")
         try:
             f.write(Path("/proc/cpuinfo").read_text().split("\n\n")[0])
         except OSError:
@@ -114,7 +143,17 @@ def measure(out: Path, builds: Dict[str, str], threads: int, phases: Sequence[st
         rounds(out, "seed004", split, ROOT / "scenarios" / "seed004_sfc_benefits.toml", ["SFC proxy+DCQCN", *many], 1)
     if "k40" in phases:
         rounds(out, "k40", split, SCEN / "fat_tree_k40_websearch.toml", many, 2)
-    # 4: the look-ahead's crossover, one fabric at a time on one core
+    # 4: 2 MiB pages on every core: the build under test as it is and with none
+    if "pages" in phases:
+        cut = out / "scenarios"
+        cut.mkdir(exist_ok=True)
+        k74 = cut / "fat_tree_k74_500us.toml"
+        k74.write_text(re.sub(r'(?m)^(arrivals_for|max_time) = "[^"]*"', r'\1 = "500us"', (SCEN / "fat_tree_k74_websearch.toml").read_text()))
+        variants = [(first, None), (f"{first}-4k", {"MIMALLOC_ALLOW_THP": "0"})]
+        for k in range(2):
+            for name, env in variants if k % 2 == 0 else variants[::-1]:
+                once(out, "pages", name, builds[first], k74, many, env=env)
+    # 5: the look-ahead's crossover, one fabric at a time on one core
     if "look-ahead" in phases:
         cut = out / "scenarios"
         cut.mkdir(exist_ok=True)
@@ -130,8 +169,8 @@ def measure(out: Path, builds: Dict[str, str], threads: int, phases: Sequence[st
 
 def collect(d: Path) -> None:
     rows = [json.loads(l) for l in open(d / "runs.jsonl")]
-    print("| phase | scenario | build | runs | events | engine wall (s), median (range) | build (s) | peak RSS (MB) |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| phase | scenario | build | runs | events | engine wall (s), median (range) | build (s) | user / system (s), median | peak RSS (MB) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     keys: List[tuple] = []
     for r in rows:
         k = (r["phase"], r["scenario"], r["build"])
@@ -140,14 +179,16 @@ def collect(d: Path) -> None:
     for k in keys:
         rs = [r for r in rows if (r["phase"], r["scenario"], r["build"]) == k and "error" not in r]
         if not rs:
-            print(f"| {k[0]} | {k[1]} | {k[2]} | failed | | | | |")
+            print(f"| {k[0]} | {k[1]} | {k[2]} | failed | | | | | |")
             continue
         w = [r["wall_s"] for r in rs]
         ev = sorted({r["events"] for r in rs})
         span = f"{statistics.median(w):.2f} ({min(w):.2f}-{max(w):.2f})" if len(w) > 1 else f"{w[0]:.2f}"
-        print(f"| {k[0]} | {k[1]} | {k[2]} | {len(rs)} | {', '.join(f'{e:,}' for e in ev)} | {span} | {statistics.median(r['build_s'] for r in rs):.2f} | {max(r.get('peak_rss_mb', 0) for r in rs):,} |")
+        # (runs before 2026-12-01 kept no CPU times)
+        cpu = f"{statistics.median(r['user_s'] for r in rs):.1f} / {statistics.median(r['sys_s'] for r in rs):.1f}" if all("user_s" in r for r in rs) else ""
+        print(f"| {k[0]} | {k[1]} | {k[2]} | {len(rs)} | {', '.join(f'{e:,}' for e in ev)} | {span} | {statistics.median(r['build_s'] for r in rs):.2f} | {cpu} | {max(r.get('peak_rss_mb', 0) for r in rs):,} |")
     # per-round ratios of every build to the first, for the alternating phases
-    for phase in ("one-core", "seed004", "k40"):
+    for phase in ("one-core", "seed004", "k40", "pages"):
         for scen in sorted({r["scenario"] for r in rows if r["phase"] == phase}):
             rs = [r for r in rows if r["phase"] == phase and r["scenario"] == scen and "error" not in r]
             builds = list(dict.fromkeys(r["build"] for r in rs))
@@ -165,7 +206,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--out", type=Path, help="folder for runs.jsonl and machine.txt")
     ap.add_argument("--threads", type=int, default=16)
     ap.add_argument("--collect", type=Path, help="print the tables of a folder of runs")
-    ap.add_argument("--phases", default="one-core,k74,seed004,k40", help="comma-separated phases to run [default: all]")
+    ap.add_argument("--phases", default="one-core,k74,seed004,k40", help="comma-separated phases to run [default: one-core,k74,seed004,k40; also pages, look-ahead]")
     a = ap.parse_args(argv)
     if a.collect:
         collect(a.collect)
