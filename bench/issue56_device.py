@@ -48,7 +48,6 @@ import os
 import platform
 import re
 import statistics
-import subprocess
 import sys
 import threading
 import time
@@ -56,6 +55,8 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+from run import run_measured  # after the path insert: one measurement for every bench script
 SCEN = ROOT / "bench" / "scenarios"
 LINE = re.compile(r"flows (\d+)/(\d+) end=\"(\w+)\" sim_time=([\d.]+)ms events=(\d+) build=([\d.]+)s wall=([\d.]+)s")
 RSS = re.compile(r"peak_rss_mb=(\d+)")
@@ -65,30 +66,16 @@ LOCK = threading.Lock()
 def once(out: Path, phase: str, name: str, binary: str, scenario: Path, args: Sequence[str], cpu: Optional[int] = None, env: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
     """One whole-process run (``env``: variables set for it); its row is appended to
     ``out/runs.jsonl`` at once, with the process's user and system time."""
-    cmd = ([f"taskset", "-c", str(cpu)] if cpu is not None else []) + [binary, str(scenario), *args]
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(ROOT), env={**os.environ, **(env or {})})
-    # the pipes read on threads, the process reaped here: wait4 gives its own CPU times
-    # (other runs may go on at once, so the children's totals would mix them)
-    got: Dict[str, str] = {}
-    readers = [threading.Thread(target=lambda k=k, f=f: got.__setitem__(k, f.read())) for k, f in (("out", proc.stdout), ("err", proc.stderr))]
-    for r in readers:
-        r.start()
-    _, status, usage = os.wait4(proc.pid, 0)
-    for r in readers:
-        r.join()
-    wall = time.perf_counter() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    p = subprocess.CompletedProcess(cmd, proc.returncode, got["out"], got["err"])
-    row: Dict[str, Any] = {"phase": phase, "build": name, "scenario": scenario.stem, "args": list(args), "env": env or {}, "cpu": cpu, "rc": p.returncode, "process_s": round(wall, 3), "user_s": round(usage.ru_utime, 2), "sys_s": round(usage.ru_stime, 2)}
-    m = LINE.search(p.stdout + p.stderr)
+    rc, stdout, stderr, wall, _, (user, system) = run_measured([binary, str(scenario), *args], None, cpu=cpu, env=env)
+    row: Dict[str, Any] = {"phase": phase, "build": name, "scenario": scenario.stem, "args": list(args), "env": env or {}, "cpu": cpu, "rc": rc, "process_s": round(wall, 3), "user_s": round(user, 2), "sys_s": round(system, 2)}
+    m = LINE.search(stdout + stderr)
     if m:
         row.update(flows=f"{m[1]}/{m[2]}", end=m[3], events=int(m[5]), build_s=float(m[6]), wall_s=float(m[7]))
-    r = RSS.search(p.stdout + p.stderr)
+    r = RSS.search(stdout + stderr)
     if r:
         row["peak_rss_mb"] = int(r[1])
-    if p.returncode != 0 or not m:
-        row["error"] = (p.stderr.strip().splitlines() or ["no output"])[-1]
+    if rc != 0 or not m:
+        row["error"] = (stderr.strip().splitlines() or ["no output"])[-1]
     with LOCK:
         with open(out / "runs.jsonl", "a") as f:
             f.write(json.dumps(row) + "\n")

@@ -41,13 +41,13 @@ def memory(names: list) -> None:
     print("|---|---|---|---|---|---|")
     for n in names or sorted(shipped_scenarios()):
         path = scenarios / f"{n}.toml"
-        rc, out, err, _, core_mb = run_measured([str(core), str(path)], None)
+        rc, out, err, _, core_mb, _ = run_measured([str(core), str(path)], None)
         if rc != 0:
             print(f"| {n} | core failed: {(err or out).strip().splitlines()[-1:]} |", flush=True)
             continue
         flows = out.split()[1].split("/")[1]
         with tempfile.TemporaryDirectory() as d:
-            rc, out, err, _, py_mb = run_measured([cli, "run", n, "-o", d, "--no-progress"], None)
+            rc, out, err, _, py_mb, _ = run_measured([cli, "run", n, "-o", d, "--no-progress"], None)
         if rc != 0 or core_mb is None or py_mb is None:
             print(f"| {n} | dcnsim run failed: {(err or out).strip().splitlines()[-1:]} |", flush=True)
             continue

@@ -91,8 +91,10 @@ def _rss_mb(maxrss: int) -> float:
     return maxrss * scale / 2**20
 
 
-def run_measured(cmd: Sequence[str], timeout: Optional[float], cwd: Optional[str] = None, cpu: Optional[int] = None) -> Tuple[int, str, str, float, Optional[float]]:
-    """Run ``cmd`` (in ``cwd``, by default the repository root; pinned to core ``cpu`` if given); return (rc, stdout, stderr, wall seconds, peak RSS of that child in MB).
+def run_measured(cmd: Sequence[str], timeout: Optional[float], cwd: Optional[str] = None, cpu: Optional[int] = None, env: Optional[Dict[str, str]] = None) -> Tuple[int, str, str, float, Optional[float], Tuple[float, float]]:
+    """Run ``cmd`` (in ``cwd``, by default the repository root; pinned to core ``cpu`` if
+    given; ``env``: variables set for it); return (rc, stdout, stderr, wall seconds, peak RSS
+    of that child in MB, (user, system) CPU seconds of that child and what it waited for).
 
     The child is reaped with os.wait4, which returns the resource usage of that one
     process (RUSAGE_CHILDREN would be the maximum over every child so far). Linux keeps a
@@ -110,16 +112,18 @@ def run_measured(cmd: Sequence[str], timeout: Optional[float], cwd: Optional[str
         if GNU_TIME:
             argv = [GNU_TIME, "-q", "-o", ftime.name, "-f", "%M"] + argv
         t0 = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=fout, stderr=ferr, text=True, cwd=cwd or str(ROOT))
+        proc = subprocess.Popen(argv, stdout=fout, stderr=ferr, text=True, cwd=cwd or str(ROOT), env={**os.environ, **env} if env else None)
         timer = threading.Timer(timeout, proc.kill) if timeout else None
         if timer:
             timer.start()
         peak: Optional[float]
+        times = (float("nan"), float("nan"))
         try:
             if hasattr(os, "wait4"):
                 _, status, usage = os.wait4(proc.pid, 0)
                 proc.returncode = os.waitstatus_to_exitcode(status)
                 peak = _rss_mb(usage.ru_maxrss)
+                times = (usage.ru_utime, usage.ru_stime)
             else:  # pragma: no cover - no wait4 on this platform
                 proc.wait()
                 peak = None
@@ -136,12 +140,12 @@ def run_measured(cmd: Sequence[str], timeout: Optional[float], cwd: Optional[str
     rc = proc.returncode
     if timeout and rc < 0 and wall >= timeout:
         err += f"\ntimed out after {timeout:g} s"
-    return rc, out, err, wall, peak
+    return rc, out, err, wall, peak, times
 
 
 def run_python(path: Path, timeout: Optional[float]) -> Dict[str, Any]:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(path)]
-    rc, out, err, wall, peak = run_measured(cmd, timeout)
+    rc, out, err, wall, peak, _ = run_measured(cmd, timeout)
     row: Dict[str, Any] = {"scenario": path.stem, "runner": "python", "rc": rc, "process_wall_s": wall}
     line = next((ln for ln in out.splitlines() if ln.startswith("BENCH-RESULT ")), None)
     if rc != 0 or line is None:
@@ -172,8 +176,8 @@ def find_core_runner(explicit: Optional[str]) -> Optional[Path]:
 def run_core(binary: Path, path: Path, timeout: Optional[float], cpu: Optional[int] = None, args: Sequence[str] = ()) -> Dict[str, Any]:
     """One run of the core runner ``binary`` on scenario ``path`` (``args`` after it, e.g.
     ``--threads 2``)."""
-    rc, out, err, wall, peak = run_measured([str(binary), str(path), *args], timeout, cpu=cpu)
-    row: Dict[str, Any] = {"scenario": path.stem, "runner": "core", "rc": rc, "process_wall_s": wall, "peak_rss_mb": peak}
+    rc, out, err, wall, peak, (user, system) = run_measured([str(binary), str(path), *args], timeout, cpu=cpu)
+    row: Dict[str, Any] = {"scenario": path.stem, "runner": "core", "rc": rc, "process_wall_s": wall, "peak_rss_mb": peak, "user_s": user, "sys_s": system}
     m = CORE_LINE.search(out)
     if rc != 0 or not m:
         row["error"] = (err.strip().splitlines() or out.strip().splitlines() or ["no output"])[-1]

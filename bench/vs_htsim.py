@@ -130,7 +130,7 @@ def htsim_once(htsim: str, d: Path, name: str, queue_pkts: int, cpu: Optional[in
     # htsim writes its log and idmap.txt into the working directory
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [htsim, "-topo", str(d / f"{name}.topo"), "-tm", str(d / f"{name}.tm"), "-strat", "single", "-q", str(queue_pkts), "-o", "log.dat"]
-        rc, o, e, wall, peak = run_measured(cmd, None, cwd=tmp, cpu=cpu)
+        rc, o, e, wall, peak, _ = run_measured(cmd, None, cwd=tmp, cpu=cpu)
     m = HTSIM_END.search(o)
     if rc != 0 or not m:
         return {"error": (e or o).strip()[-300:]}

@@ -90,9 +90,18 @@ def test_htsim_export_refuses_other_topologies(tmp_path):
 @pytest.mark.skipif(not (os.access("/usr/bin/time", os.X_OK) and shutil.which("true")), reason="needs GNU time")
 def test_peak_rss_is_the_childs_own():
     run = _load("run")
-    rc, _, _, _, peak = run.run_measured([shutil.which("true")], None)
+    rc, _, _, _, peak, _ = run.run_measured([shutil.which("true")], None)
     # wait4 alone would report at least this (pytest) process's own size, tens of MB
     assert rc == 0 and peak is not None and peak < 8
+
+
+def test_run_measured_gives_the_childs_cpu_times_and_its_environment():
+    run = _load("run")
+    # a child that spins about 0.3 s of user time and says what it was given
+    code = "import os, time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass\nprint(os.environ['DCNSIM_PROBE'])"
+    rc, out, _, wall, _, (user, system) = run.run_measured([sys.executable, "-c", code], None, env={"DCNSIM_PROBE": "given"})
+    assert rc == 0 and out.strip() == "given"
+    assert 0.25 <= user + system <= wall + 0.05, (user, system, wall)
 
 
 def _fake_core(tmp_path, calls, wall="0.01"):
