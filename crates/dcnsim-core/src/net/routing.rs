@@ -7,7 +7,6 @@ use super::packet::{HostId, NodeId, PortId};
 use super::topology::{NodeKind, Topology};
 use crate::sim::rng::mix64;
 use std::collections::HashMap;
-use std::collections::VecDeque;
 
 /// Next-hop table of every switch, indexed by destination *edge switch* (the
 /// switch a host hangs off): shortest paths to a host are the shortest paths
@@ -168,6 +167,102 @@ pub struct Unreachable {
     pub to: String,
 }
 
+/// The breadth-first searches toward up to 64 edge switches at once (`columns`): bit `b`
+/// of a switch's words is about the `b`th of them.
+struct Columns {
+    /// Per switch, the edges it reaches (a path of working links leads to it from them).
+    reached: Vec<u64>,
+    /// Per switch, per edge, per word of its places among its links to other switches
+    /// (`adj`), the places that lead toward that edge on a shortest path (`words` words
+    /// each).
+    by_edge: Vec<u64>,
+    words: usize,
+}
+
+impl Columns {
+    /// The places of switch `si` on a shortest path toward the edge of bit `bit`, a bit
+    /// per place.
+    fn toward(&self, si: usize, bit: usize) -> &[u64] {
+        let at = (si * 64 + bit) * self.words;
+        &self.by_edge[at..at + self.words]
+    }
+}
+
+/// Breadth-first searches over the switch graph `adj` (each switch's links to other
+/// switches, as (port, switch index)) from each switch of `targets` (at most 64), level by
+/// level with a word per switch whose bits are the searches that reached it at that
+/// level (one at a time, with a pass over every link per target to find the links toward
+/// it, k = 74's build took 3.9-5.1 s of CPU on the 2-core VM; this way 0.7-1.1 s, most of
+/// it no longer the searches). A link is on a shortest path toward a target where its
+/// far switch is one level nearer to the target than the switch.
+fn columns(adj: &[Vec<(PortId, u32)>], targets: &[usize]) -> Columns {
+    debug_assert!(targets.len() <= 64);
+    let ns = adj.len();
+    let mut reached = vec![0u64; ns];
+    let mut levels: Vec<Vec<u64>> = Vec::new();
+    let mut level = vec![0u64; ns];
+    for (b, &ti) in targets.iter().enumerate() {
+        level[ti] |= 1 << b;
+        reached[ti] |= 1 << b;
+    }
+    loop {
+        let mut next = vec![0u64; ns];
+        for (n, links) in adj.iter().enumerate() {
+            if level[n] != 0 {
+                for &(_, m) in links {
+                    next[m as usize] |= level[n];
+                }
+            }
+        }
+        let mut any = false;
+        for (x, r) in next.iter_mut().zip(reached.iter_mut()) {
+            *x &= !*r;
+            *r |= *x;
+            any |= *x != 0;
+        }
+        levels.push(std::mem::replace(&mut level, next));
+        if !any {
+            break;
+        }
+    }
+    // (the last level pushed is empty)
+    let words = adj.iter().map(|l| l.len()).max().unwrap_or(0).div_ceil(64).max(1);
+    let mut by_edge = vec![0u64; ns * 64 * words];
+    let mut block = [0u64; 64];
+    for (si, (links, t)) in adj.iter().zip(by_edge.chunks_exact_mut(64 * words)).enumerate() {
+        for w in 0..words {
+            // per place of this word, the edges toward which its link is on a shortest path
+            block.fill(0);
+            for (x, &(_, m)) in block.iter_mut().zip(links.iter().skip(64 * w)) {
+                *x = (1..levels.len()).fold(0, |acc, d| acc | (levels[d][si] & levels[d - 1][m as usize]));
+            }
+            transpose64(&mut block);
+            for (b, &x) in block.iter().enumerate() {
+                t[b * words + w] = x;
+            }
+        }
+    }
+    Columns { reached, by_edge, words }
+}
+
+/// Transpose a 64 x 64 matrix of bits in place: bit `j` of word `i` becomes bit `i` of word
+/// `j` (Hacker's Delight, 7-3: swap the off-diagonal blocks of halving size).
+fn transpose64(a: &mut [u64; 64]) {
+    let mut j = 32;
+    let mut m: u64 = 0x0000_0000_FFFF_FFFF;
+    while j != 0 {
+        let mut k = 0;
+        while k < 64 {
+            let t = ((a[k] >> j) ^ a[k + j]) & m;
+            a[k] ^= t << j;
+            a[k + j] ^= t;
+            k = (k + j + 1) & !j;
+        }
+        j >>= 1;
+        m ^= m << j;
+    }
+}
+
 impl Routes {
     pub fn build(t: &Topology) -> Result<Routes, Unreachable> {
         Self::build_narrow_up_to(t, u16::MAX as usize + 1)
@@ -225,58 +320,57 @@ impl Routes {
             })
             .collect();
         // Each edge switch's column is a breadth-first search over the switches, which at
-        // k = 74 (2,738 edges x 6,845 switches) took 2 s on one core: chunks of edges run on
-        // threads, each interning its sets in the order it meets them, and the chunks'
+        // k = 74 (2,738 edges x 6,845 switches) took 3 s on one core, searched for one edge
+        // at a time. They are searched 64 at a time (`columns`: a switch's distance to 64
+        // edges in the bits of one word), and chunks of edges run on threads, each
+        // interning its sets in the order it meets them, edge by edge, and the chunks'
         // sets are then interned in chunk order, which is the order one pass meets them:
         // the table is the same whatever the number of threads.
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(ne.div_ceil(64)).max(1);
-        let per = ne.div_ceil(threads).max(1);
+        // whole words of edges per chunk
+        let per = ne.div_ceil(threads).div_ceil(64).max(1) * 64;
         let column = |lo: usize, hi: usize| -> Result<EdgeChunk, Unreachable> {
             let mut c = EdgeChunk { lo, hi, local: vec![NO_SET; ns * (hi - lo)], sets: Vec::new() };
             let mut interned: rustc_hash::FxHashMap<Vec<u32>, u32> = Default::default();
-            // distance to the target edge switch, by switch index
-            let mut dist = vec![u32::MAX; ns];
-            let mut q = VecDeque::new();
-            let mut cand = Vec::new();
-            for (e, &target) in edge_nodes.iter().enumerate().take(hi).skip(lo) {
-                dist.iter_mut().for_each(|d| *d = u32::MAX);
-                let ti = t.nodes[target as usize].index;
-                dist[ti as usize] = 0;
-                q.clear();
-                q.push_back(ti);
-                while let Some(n) = q.pop_front() {
-                    for &(_, m) in &adj[n as usize] {
-                        if dist[m as usize] == u32::MAX {
-                            dist[m as usize] = dist[n as usize] + 1;
-                            q.push_back(m);
+            // per switch, the last set it took and its id: switches take the same set toward
+            // most edges in turn (a fat tree's edge switch: all its uplinks toward every
+            // other pod), and this skips the set's hashing then
+            let mut last: Vec<(Vec<u64>, u32)> = vec![(Vec::new(), NO_SET); ns];
+            let target = |e: usize| t.nodes[edge_nodes[e] as usize].index as usize;
+            for b in (lo..hi).step_by(64) {
+                let word = columns(&adj, &(b..(b + 64).min(hi)).map(target).collect::<Vec<_>>());
+                for (bit, e) in (b..(b + 64).min(hi)).enumerate() {
+                    if strict {
+                        if let Some(&other) = edge_nodes.iter().find(|&&o| word.reached[t.nodes[o as usize].index as usize] >> bit & 1 == 0) {
+                            let host_on = |sw: NodeId| t.hosts.iter().find(|&&h| t.peer_node(t.nodes[h as usize].ports[0]) == sw).unwrap();
+                            return Err(Unreachable { from: t.nodes[*host_on(other) as usize].name.clone(), to: t.nodes[*host_on(edge_nodes[e]) as usize].name.clone() });
                         }
                     }
-                }
-                if let Some(&other) = edge_nodes.iter().find(|&&o| strict && dist[t.nodes[o as usize].index as usize] == u32::MAX) {
-                    let host_on = |sw: NodeId| t.hosts.iter().find(|&&h| t.peer_node(t.nodes[h as usize].ports[0]) == sw).unwrap();
-                    return Err(Unreachable { from: t.nodes[*host_on(other) as usize].name.clone(), to: t.nodes[*host_on(target) as usize].name.clone() });
-                }
-                for si in 0..ns {
-                    let d = dist[si];
-                    if d == u32::MAX || d == 0 {
-                        continue;
-                    }
-                    cand.clear();
-                    for (place, &(_, m)) in adj[si].iter().enumerate() {
-                        if dist[m as usize] != u32::MAX && dist[m as usize] + 1 == d {
-                            cand.push(place as u32);
+                    let ti = target(e);
+                    for si in 0..ns {
+                        if si == ti || word.reached[si] >> bit & 1 == 0 {
+                            continue;
                         }
-                    }
-                    let id = match interned.get(cand.as_slice()) {
-                        Some(&id) => id,
-                        None => {
-                            let id = c.sets.len() as u32;
-                            c.sets.push(cand.clone());
-                            interned.insert(cand.clone(), id);
+                        let mask = word.toward(si, bit);
+                        let id = if last[si].0 == mask {
+                            last[si].1
+                        } else {
+                            // the places toward the edge, in port order
+                            let cand: Vec<u32> = (0..adj[si].len() as u32).filter(|&p| mask[p as usize / 64] >> (p % 64) & 1 == 1).collect();
+                            let id = match interned.get(cand.as_slice()) {
+                                Some(&id) => id,
+                                None => {
+                                    let id = c.sets.len() as u32;
+                                    c.sets.push(cand.clone());
+                                    interned.insert(cand, id);
+                                    id
+                                }
+                            };
+                            last[si] = (mask.to_vec(), id);
                             id
-                        }
-                    };
-                    c.local[si * (hi - lo) + (e - lo)] = id;
+                        };
+                        c.local[si * (hi - lo) + (e - lo)] = id;
+                    }
                 }
             }
             Ok(c)
@@ -553,7 +647,11 @@ mod tests {
         let (d1, d2) = (fabric[3], fabric[fabric.len() - 5]);
         let (d1p, d2p) = (ft.ports[d1 as usize].peer, ft.ports[d2 as usize].peer);
         let some_down = move |p: PortId| [d1, d1p, d2, d2p].contains(&p);
-        let cases: [(&Topology, &dyn Fn(PortId) -> bool); 4] = [(&ft, &no_down), (&clos, &no_down), (&mesh, &no_down), (&ft, &some_down)];
+        // more edges than a word of searches holds (162: two whole words and part of a
+        // third), and switches with more links than a word of places (70 spines)
+        let ft18 = fat_tree::build(fat_tree::FatTreeShape::k_ary(18), (1, SimTime(1)), (1, SimTime(1)), (1, SimTime(1)));
+        let wide = clos::build(1, 66, 70, false, (1, SimTime(1)), (1, SimTime(1)));
+        let cases: [(&Topology, &dyn Fn(PortId) -> bool); 6] = [(&ft, &no_down), (&clos, &no_down), (&mesh, &no_down), (&ft, &some_down), (&ft18, &no_down), (&wide, &no_down)];
         for (t, down) in cases {
             let r = Routes::build(t).unwrap().without(t, down);
             let ns = t.num_switches();
@@ -718,5 +816,21 @@ mod tests {
         t.connect(a, s1, 1, SimTime(1));
         t.connect(b, s2, 1, SimTime(1));
         assert!(Routes::build(&t).is_err());
+    }
+
+    /// Bit `j` of word `i` becomes bit `i` of word `j`.
+    #[test]
+    fn transpose64_transposes() {
+        let mut a = [0u64; 64];
+        for (i, x) in a.iter_mut().enumerate() {
+            *x = mix64(i as u64 + 1);
+        }
+        let before = a;
+        transpose64(&mut a);
+        for i in 0..64 {
+            for j in 0..64 {
+                assert_eq!(a[j] >> i & 1, before[i] >> j & 1, "bit {j} of word {i}");
+            }
+        }
     }
 }
