@@ -50,7 +50,6 @@ import re
 import statistics
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 

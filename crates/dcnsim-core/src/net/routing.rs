@@ -321,8 +321,8 @@ impl Routes {
             .collect();
         // Each edge switch's column is a breadth-first search over the switches, which at
         // k = 74 (2,738 edges x 6,845 switches) took 3 s on one core, searched for one edge
-        // at a time. They are searched 64 at a time (`columns`: a switch's distance to 64
-        // edges in the bits of one word), and chunks of edges run on threads, each
+        // at a time. They are searched 64 at a time (`columns`: which of 64 searches reached
+        // a switch at each level, in the bits of a word), and chunks of edges run on threads, each
         // interning its sets in the order it meets them, edge by edge, and the chunks'
         // sets are then interned in chunk order, which is the order one pass meets them:
         // the table is the same whatever the number of threads.
@@ -338,8 +338,9 @@ impl Routes {
             let mut last: Vec<(Vec<u64>, u32)> = vec![(Vec::new(), NO_SET); ns];
             let target = |e: usize| t.nodes[edge_nodes[e] as usize].index as usize;
             for b in (lo..hi).step_by(64) {
-                let word = columns(&adj, &(b..(b + 64).min(hi)).map(target).collect::<Vec<_>>());
-                for (bit, e) in (b..(b + 64).min(hi)).enumerate() {
+                let batch = b..(b + 64).min(hi);
+                let word = columns(&adj, &batch.clone().map(target).collect::<Vec<_>>());
+                for (bit, e) in batch.enumerate() {
                     if strict {
                         if let Some(&other) = edge_nodes.iter().find(|&&o| word.reached[t.nodes[o as usize].index as usize] >> bit & 1 == 0) {
                             let host_on = |sw: NodeId| t.hosts.iter().find(|&&h| t.peer_node(t.nodes[h as usize].ports[0]) == sw).unwrap();
@@ -366,7 +367,9 @@ impl Routes {
                                     id
                                 }
                             };
-                            last[si] = (mask.to_vec(), id);
+                            last[si].0.clear();
+                            last[si].0.extend_from_slice(mask);
+                            last[si].1 = id;
                             id
                         };
                         c.local[si * (hi - lo) + (e - lo)] = id;
