@@ -68,12 +68,11 @@ pub struct Sim {
     /// switch hops.
     #[cfg(test)]
     routed_on_arrival: (u64, u64),
-    /// Whether the fabric is large enough that staging the next events' loads ahead (the
-    /// large look-ahead, `look_ahead.rs`) pays for its instructions: from
-    /// `look_ahead::LARGE_FROM` of port state (the ports' and queues' records a packet
-    /// reads). Smaller fabrics take the small look-ahead (the packet and egress state of the
-    /// event after next).
-    look_ahead_pays: bool,
+    /// How far ahead the event loop fetches, by the fabric's port state (the ports' and
+    /// queues' records a packet reads): staged loads several events ahead from
+    /// `look_ahead::LARGE_FROM`, the event after next's packet and egress state from
+    /// `look_ahead::SMALL_FROM`, nothing below.
+    look_ahead: look_ahead::LookAhead,
     /// Whether a packet that finds its egress port (switch or NIC) idle and empty may leave at once without
     /// passing through the queue's FIFO (`PktQueue::pass_through`): nothing watches it
     /// there (no enqueue or dequeue hook, nothing holds or reorders queues), the
@@ -358,7 +357,7 @@ impl Sim {
             egress,
             #[cfg(test)]
             routed_on_arrival: (0, 0),
-            look_ahead_pays: port_state >= look_ahead::LARGE_FROM,
+            look_ahead: look_ahead::LookAhead::for_port_state(port_state),
             cut_through,
             queues,
             switches,

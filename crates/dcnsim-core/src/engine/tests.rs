@@ -562,11 +562,12 @@ fn every_switch_hop_takes_the_route_found_at_the_hop_before() {
     // or switch before, and carried by the FIFO (or the idle-port cut-through) and the
     // arrival event: no hop routes on arrival, and the run is the one that routed there
     // (bench/fingerprint.sh)
-    // (k = 8 and k = 16 take the small look-ahead, k = 24 the large one)
-    for k in ["k8", "k16", "k24"] {
+    // (k = 8 takes no look-ahead, k = 16 the small one, k = 24 the large one)
+    use super::look_ahead::LookAhead;
+    for (k, ahead) in [("k8", LookAhead::Off), ("k16", LookAhead::Small), ("k24", LookAhead::Large)] {
         let text = std::fs::read_to_string(format!("{}/../../bench/scenarios/fat_tree_{k}_websearch.toml", env!("CARGO_MANIFEST_DIR"))).unwrap();
         let mut sim = build_with(&text, false);
-        assert_eq!(sim.look_ahead_pays, k == "k24");
+        assert_eq!(sim.look_ahead, ahead, "{k}");
         sim.run_until(SimTime::from_us(150));
         let (on_arrival, hops) = sim.routed_on_arrival;
         assert!(hops > 20_000, "{hops} switch hops");
