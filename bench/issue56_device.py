@@ -27,13 +27,14 @@ on another machine and carried; the first is the build under test:
    2.6 GB/s for 4 KiB pages (docs/performance.md, "Large pages on a VM that hands memory
    back").
 
-5. ``--phases look-ahead`` (not in the default set): where the large look-ahead starts to
-   pay on this machine (``engine/look_ahead.rs``, ``LARGE_FROM``: 2 MB of port state, the
-   2-core VM's crossover, where the run's data outgrows its 32 MB L3). One core, the builds
-   alternating, one fabric at a time so that each run has the last-level cache to itself:
-   the k = 16 bench, then k = 20, 24 and 28 cut to 1 ms. Give builds that differ only in
-   that constant: as shipped, ``small=`` (``LARGE_FROM = usize::MAX``) and ``large=``
-   (``LARGE_FROM = 0``).
+5. ``--phases look-ahead`` (not in the default set): where each look-ahead starts to pay
+   on this machine (``engine/look_ahead.rs``: none below ``SMALL_FROM``, 256 KB of port
+   state, the small one below ``LARGE_FROM``, 2 MB, the large one from there; the 2-core
+   VM's crossovers, 2026-12-01). One core, the builds alternating, one fabric at a time so
+   that each run has the last-level cache to itself: the k = 8 bench, a k = 12 fat tree
+   (k = 8's load for 1 ms), the k = 16 bench, then k = 20, 24 and 28 cut to 1 ms. Give
+   builds that differ only in those constants, e.g. ``off=`` (both ``usize::MAX``),
+   ``small=`` (``SMALL_FROM = 0``, ``LARGE_FROM = usize::MAX``) and ``large=`` (both 0).
 
 ``--collect DIR`` prints the tables from a folder of runs.
 
@@ -143,7 +144,9 @@ def measure(out: Path, builds: Dict[str, str], threads: int, phases: Sequence[st
     if "look-ahead" in phases:
         cut = out / "scenarios"
         cut.mkdir(exist_ok=True)
-        fabrics = [SCEN / "fat_tree_k16_websearch.toml"]
+        k12 = cut / "fat_tree_k12_1ms.toml"
+        k12.write_text(re.sub(r'(?m)^arrivals_for = "[^"]*"', 'arrivals_for = "1ms"', re.sub(r"(?m)^k = 8$", "k = 12", (SCEN / "fat_tree_k8_websearch.toml").read_text())))
+        fabrics = [SCEN / "fat_tree_k8_websearch.toml", k12, SCEN / "fat_tree_k16_websearch.toml"]
         k24 = re.sub(r'(?m)^(arrivals_for|max_time) = "[^"]*"', r'\1 = "1ms"', (SCEN / "fat_tree_k24_websearch.toml").read_text())
         for k in (20, 24, 28):
             f = cut / f"fat_tree_k{k}_1ms.toml"
