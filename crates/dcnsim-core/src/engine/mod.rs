@@ -10,6 +10,11 @@
 //! propagation) and, only when the port has more to send, a TxDone at the end
 //! of its serialization. An idle port transmits immediately on enqueue.
 //! Link-local control frames are served ahead of every queue and never held.
+//! Where every switch port is one FIFO that nothing acts on as packets leave, a
+//! queued packet's start is known as it joins, and its departure is fixed then,
+//! with no TxDone (`transmit.rs`, "Departures fixed at enqueue"); each such
+//! departure is still counted as the event it stands for, and every output is
+//! the one the TxDones give.
 
 mod config;
 mod events;
@@ -151,6 +156,13 @@ pub struct Sim {
     /// sample is the implicit rest of its histogram's first bin.
     busy_ports: Vec<PortId>,
     port_busy: Vec<bool>,
+    /// Departures fixed at enqueue (transmit.rs): where every switch port is one FIFO that
+    /// nothing but an arrival-time marker acts on, a queued packet's start is known as it
+    /// joins, and no TxDone wakes a switch port. Set when the run is built, where
+    /// `fixed_departures_apply` holds.
+    pub(super) fixed_departures: bool,
+    /// The latest start of a fixed departure taken off its queue (`Sim::retire`).
+    last_departure: SimTime,
     /// Per-flow goodput series, when recorded.
     goodput: Goodput,
     /// Flows a mechanism holds at their NIC.
@@ -350,7 +362,7 @@ impl Sim {
             flows.keep_wires();
         }
         let cut_through = matches!(cfg.scheduler, Scheduler::Strict) && !cfg.check_invariants && !mechs.acts_at(Caps::ENQUEUE.or(Caps::DEQUEUE).or(Caps::HOLD).or(Caps::REORDER));
-        let sim = Sim {
+        let mut sim = Sim {
             cfg,
             topo,
             routes,
@@ -400,6 +412,8 @@ impl Sim {
             busy_ports: Vec::new(),
             route_candidates: Vec::new(),
             port_busy,
+            fixed_departures: false,
+            last_departure: SimTime::ZERO,
             goodput: Goodput::default(),
             holds: Holds::default(),
             loops,
@@ -420,7 +434,28 @@ impl Sim {
         if !sim.cfg.link_changes.is_empty() {
             sim.base_rtt.get_or_init(|| sim.fabric_base_rtt());
         }
+        sim.fixed_departures = wired.is_none() && sim.fixed_departures_apply();
         sim
+    }
+
+    /// Whether departures can be fixed at enqueue (`fixed_departures`): one queue a port, a
+    /// static buffer, the idle-port cut-through, no mechanism but an arrival-time ECN marker
+    /// (none that classifies, admits, sees an enqueue or a dequeue, holds, gates, reorders,
+    /// watches a transmission, limits rates, judges the grid, routes or trims), nothing
+    /// that reads a port between arrivals (captures, queue samples, link changes) and a
+    /// synchronisation grid (`sync`, where the run ends). A split run's partitions keep
+    /// their TxDones: a frame that crosses to another partition is sent as it starts.
+    fn fixed_departures_apply(&self) -> bool {
+        let others = Caps::CLASSIFY.or(Caps::ADMIT).or(Caps::ENQUEUE).or(Caps::DEQUEUE).or(Caps::HOLD).or(Caps::GATE).or(Caps::REORDER).or(Caps::WATCH_TX).or(Caps::LIMIT_RATES).or(Caps::GRID).or(Caps::ROUTE).or(Caps::TRIM);
+        self.cfg.queues == 1 && !self.cfg.buffer.is_shared() && self.cut_through && !self.mechs.acts_at(others) && self.capture.is_none() && self.trace.is_none() && self.cfg.link_changes.is_empty() && self.port_busy.is_empty() && self.sync != SimTime::ZERO
+    }
+
+    /// Give every departure its TxDone event, as the model is written: the tables and the
+    /// event count are the same (the fixed-departure tests compare them); before the run.
+    #[doc(hidden)]
+    pub fn wake_at_every_departure(&mut self) {
+        assert_eq!(self.events, 0, "wake_at_every_departure: before the run");
+        self.fixed_departures = false;
     }
 
     pub fn now(&self) -> SimTime {
@@ -502,6 +537,8 @@ impl Sim {
     }
     /// Record every transmission start from now on.
     pub fn enable_trace(&mut self) {
+        // the trace records each start as it happens
+        self.wake_at_every_departure();
         self.trace = Some(Vec::new());
         self.watch_tx = true;
     }
@@ -562,12 +599,15 @@ impl Sim {
             let (t, ev) = match self.q.pop_by(until) {
                 Ok(next) => next,
                 Err(None) => {
+                    // (a fixed departure's arrival comes after its start: all have started)
+                    self.settle_departures(self.now);
                     self.end = Some(if self.active == 0 { EndReason::Completed } else { EndReason::Idle });
                     break;
                 }
                 Err(Some(t)) if t <= due => {
                     // at or past a synchronisation point
                     if self.active == 0 && self.arrivals.is_done() {
+                        self.settle_departures(until);
                         self.complete_at_sync();
                         break;
                     }
@@ -580,14 +620,25 @@ impl Sim {
                     continue;
                 }
                 Err(Some(t)) => {
+                    self.settle_departures(until);
+                    let complete = self.active == 0 && self.arrivals.is_done();
+                    if complete && self.departure_by(due) {
+                        // the sequential model's next event, a TxDone by `due`, is at or
+                        // past a synchronisation point
+                        self.complete_at_sync();
+                        break;
+                    }
                     if t > self.cfg.max_time && limit >= self.cfg.max_time {
                         // a synchronisation point before max_time comes first
-                        if self.sync != SimTime::ZERO && self.next_sync <= due && self.active == 0 && self.arrivals.is_done() {
+                        if self.sync != SimTime::ZERO && self.next_sync <= due && complete {
                             self.complete_at_sync();
                             break;
                         }
+                        self.settle_departures(due);
                         self.now = self.cfg.max_time;
                         self.end = Some(EndReason::MaxTime);
+                    } else {
+                        self.settle_departures(due);
                     }
                     break;
                 }
@@ -651,7 +702,12 @@ impl Sim {
             // fabric) is not read at all
             Ev::Arrive { port, pkt, route } if route != PortId::MAX => {
                 debug_assert!(!matches!(self.pkts.get(pkt).kind, PktKind::Ctrl(_) | PktKind::Msg(_)));
-                self.switch_rx(self.egress.at(route).wire.owner, port, pkt, route)
+                let sw = self.egress.at(route).wire.owner;
+                if self.fixed_departures {
+                    self.switch_rx::<true>(sw, port, pkt, route)
+                } else {
+                    self.switch_rx::<false>(sw, port, pkt, route)
+                }
             }
             Ev::Arrive { port, pkt, route } => {
                 let p = self.pkts.get(pkt);
@@ -664,7 +720,8 @@ impl Sim {
                         self.apply_effects()
                     }
                     PktKind::Msg(msg) if h.is_switch => self.route_msg(h.owner, msg, pkt),
-                    _ if h.is_switch => self.switch_rx(h.owner, port, pkt, route),
+                    _ if h.is_switch && self.fixed_departures => self.switch_rx::<true>(h.owner, port, pkt, route),
+                    _ if h.is_switch => self.switch_rx::<false>(h.owner, port, pkt, route),
                     _ => self.host_rx(h.owner, port, pkt),
                 }
             }
@@ -901,6 +958,8 @@ impl Sim {
 mod ci_tests;
 #[cfg(test)]
 mod dcqcn_tests;
+#[cfg(test)]
+mod fixed_departure_tests;
 #[cfg(test)]
 mod multipath_tests;
 #[cfg(test)]

@@ -1408,7 +1408,7 @@ pub(crate) mod split_tests {
     use crate::scenario::{load, RunOptions};
 
     /// Flattened (name, dtype, bytes) of a table, for exact comparison.
-    fn bytes(t: &Table) -> Vec<(String, &'static str, Vec<u8>)> {
+    pub(crate) fn bytes(t: &Table) -> Vec<(String, &'static str, Vec<u8>)> {
         t.columns.iter().map(|(n, c)| (n.clone(), c.dtype(), c.to_le_bytes())).collect()
     }
 
@@ -1467,25 +1467,28 @@ pub(crate) mod split_tests {
             parts.push(p);
         }
         // streamed (`dcnsim run -o`): the rows in the order one thread hands them out
-        let streamed = |threads| {
-            let mut sim = build_capped(text, threads, cap);
-            sim.stream_flows();
-            let mut rows: Vec<Table> = Vec::new();
-            while !sim.done() {
-                sim.run_until(sim.now() + crate::sim::SimTime::from_us(250));
-                rows.extend(sim.take_final_flows());
-            }
-            rows.push(sim.results().flows);
-            let mut all = bytes(&rows[0]);
-            for t in &rows[1..] {
-                for (a, b) in all.iter_mut().zip(bytes(t)) {
-                    a.2.extend(b.2);
-                }
-            }
-            all
-        };
+        let streamed = |threads| streamed_rows(build_capped(text, threads, cap), crate::sim::SimTime::from_us(250));
         assert_eq!(streamed(1), streamed(2), "{name}: streamed rows at 2 threads");
         parts
+    }
+
+    /// `sim` streamed (`dcnsim run -o`) to its end in calls of `step`: its flows rows, each
+    /// column's bytes, in the order handed out (the rows left at the end last).
+    pub(crate) fn streamed_rows(mut sim: crate::engine::Sim, step: crate::sim::SimTime) -> Vec<(String, &'static str, Vec<u8>)> {
+        sim.stream_flows();
+        let mut rows: Vec<Table> = Vec::new();
+        while !sim.done() {
+            sim.run_until(sim.now() + step);
+            rows.extend(sim.take_final_flows());
+        }
+        rows.push(sim.results().flows);
+        let mut all = bytes(&rows[0]);
+        for t in &rows[1..] {
+            for (a, b) in all.iter_mut().zip(bytes(t)) {
+                a.2.extend(b.2);
+            }
+        }
+        all
     }
 
     #[test]

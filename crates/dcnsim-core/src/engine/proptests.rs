@@ -949,6 +949,28 @@ fn check_case(c: &Case) -> Result<(), TestCaseError> {
     prop_assert_eq!(table_bytes(&ra.ports), table_bytes(&rb.ports), "ports tables differ");
     prop_assert_eq!(&ra.summary, &rb.summary, "summaries differ");
 
+    // Run 2b: with a TxDone at every departure (where run 2 fixed them at enqueue,
+    // transmit.rs), in lockstep with run 2 cut into calls at odd times: the clock, the
+    // pause the run records, the event count and the end after every call, then every
+    // table.
+    let mut w = sim_of(c, &text, false, 1);
+    if w.fixed_departures {
+        w.wake_at_every_departure();
+        let mut f = sim_of(c, &text, false, 1);
+        let step = SimTime(c.max_time_us * 1_000_000 / 37 + 1_013);
+        while !w.done() {
+            let t = w.now() + step;
+            f.run_until(t);
+            w.run_until(t);
+            prop_assert_eq!((f.now, f.paused_at, f.events, f.done()), (w.now, w.paused_at, w.events, w.done()), "fixed departures and the model's TxDones, in lockstep to {:?}", t);
+        }
+        let (rf, rw) = (f.results(), w.results());
+        for (x, y, what) in [(&rf.flows, &rw.flows, "flows"), (&rf.ports, &rw.ports, "ports"), (&rf.queues, &rw.queues, "queues"), (&rf.timeseries, &rw.timeseries, "timeseries")] {
+            prop_assert_eq!(table_bytes(x), table_bytes(y), "fixed departures and the model's TxDones: {} tables", what);
+        }
+        prop_assert_eq!(&rf.summary, &rw.summary, "fixed departures and the model's TxDones: summaries");
+    }
+
     // Run 3: streamed, the final rows taken at ten points on the way: those rows and the
     // rest at the end, put in id order, are the whole run's flows table, and nothing else
     // changes.

@@ -160,3 +160,94 @@ impl Sim {
         SimTime(eg.jitter as u64)
     }
 }
+
+/// Departures fixed at enqueue (`Sim::fixed_departures`). A switch port with one FIFO
+/// queue, a static buffer and nothing acting as packets leave sends each queued packet the
+/// instant the one ahead of it ends: the packet's whole future at the port is known when
+/// it joins. So it is scheduled then (its arrival at the far end pushed at once) and no
+/// TxDone wakes the port. What the sequential model's TxDone would have done at a
+/// departure's start, taking the packet off the queue and its counters, is done lazily:
+/// by the next arrival at the port (`retire`), or where the run stops or pauses
+/// (`settle_departures`), each counted as the event it stands for, so that the event count,
+/// the clock and the tables are the ones the model gives with a TxDone per departure.
+impl Sim {
+    /// `pkt` (`size` bytes, to `route` at the next switch) joins `out`'s busy queue `qi`:
+    /// it starts when the frames ahead end (`busy_until`). The port's `txdone_at`, which
+    /// no wake-up uses here, holds its queue head's start: each packet starts as the one
+    /// ahead of it ends, so the head's start gives every start.
+    #[inline(never)]
+    pub(super) fn fix_departure(&mut self, out: PortId, qi: usize, pkt: PktId, size: u32, route: PortId) {
+        let now = self.now;
+        let eg = self.egress.at_mut(out);
+        let start = eg.busy_until.max(now);
+        if eg.bytes == 0 {
+            eg.txdone_at = start;
+        }
+        eg.bytes += size as u64;
+        let h = eg.wire;
+        let done = start + h.ser(size as u64);
+        eg.busy_until = done;
+        self.queues.get_mut(out, qi).push(pkt, size, route, now);
+        self.q.push(done + h.arrive_delay, Ev::Arrive { port: h.peer, pkt, route });
+        // the sequential model's kick: an arrival at the instant the frame ahead ends finds
+        // the port idle and starts the head at once
+        self.retire(out, SimTime(now.0 + 1));
+    }
+
+    /// The packets of `port`'s queue whose departures begin before `before` leave it, each
+    /// counted as the TxDone event that started it in the sequential model.
+    #[inline(always)]
+    pub(super) fn retire(&mut self, port: PortId, before: SimTime) {
+        let eg = self.egress.at(port);
+        let (mut s, mut bytes, w) = (eg.txdone_at, eg.bytes, eg.wire);
+        if bytes == 0 || s >= before {
+            return;
+        }
+        let q = self.queues.get_mut(port, 0);
+        let mut n = 0;
+        let mut last = s;
+        while bytes > 0 && s < before {
+            let (_, size, _) = q.pop(s).expect("a fixed port's bytes are its queue's");
+            bytes -= size as u64;
+            last = s;
+            s = s + w.ser(size as u64);
+            n += 1;
+        }
+        let eg = self.egress.at_mut(port);
+        (eg.bytes, eg.txdone_at) = (bytes, s);
+        self.events += n;
+        self.last_departure = self.last_departure.max(last);
+    }
+
+    /// The run stops or pauses having run every event up to and including `through`: the
+    /// departures that began by then leave their queues, the clock reads the last of them
+    /// if it came after every other event, and the final flows' rows are looked for as the
+    /// first of those TxDones past a look's time would have (`collect_final`: no other
+    /// event came between, so the rows are the same).
+    pub(super) fn settle_departures(&mut self, through: SimTime) {
+        if !self.fixed_departures {
+            return;
+        }
+        let before = SimTime(through.0.saturating_add(1));
+        for port in 0..self.topo.ports.len() as PortId {
+            if self.egress.at(port).wire.is_switch {
+                self.retire(port, before);
+            }
+        }
+        if self.last_departure > self.now {
+            self.now = self.last_departure;
+            if self.now >= self.next_final {
+                self.collect_final();
+            }
+        }
+    }
+
+    /// Whether a fixed departure not yet settled begins by `t` (a TxDone the sequential
+    /// model would run by then).
+    pub(super) fn departure_by(&self, t: SimTime) -> bool {
+        self.fixed_departures && (0..self.topo.ports.len() as PortId).any(|p| {
+            let eg = self.egress.at(p);
+            eg.wire.is_switch && eg.bytes > 0 && eg.txdone_at <= t
+        })
+    }
+}

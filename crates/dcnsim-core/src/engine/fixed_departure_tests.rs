@@ -1,0 +1,125 @@
+//! Departures fixed at enqueue (transmit.rs) against the model as written, a TxDone per
+//! departure (`Sim::wake_at_every_departure`): every table, the summary and the event
+//! count identical, run whole, cut into calls at odd times, streamed, to a run's end and
+//! to a time limit.
+
+use super::parallel::split_tests::{bytes, streamed_rows};
+use crate::metrics::Results;
+use crate::scenario::{Document, RunOptions};
+use crate::sim::SimTime;
+
+fn build(text: &str, cap: Option<SimTime>, fixed: bool) -> crate::engine::Sim {
+    let mut s = Document::from_toml(text).and_then(|d| d.resolve(None)).unwrap_or_else(|e| panic!("{e}"));
+    if let Some(cap) = cap {
+        s.scenario.max_time.0 = s.scenario.max_time.0.min(cap);
+    }
+    let mut sim = crate::scenario::build(&s, &RunOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    if !fixed {
+        sim.wake_at_every_departure();
+    }
+    sim
+}
+
+fn assert_same(at: &str, a: &(Results, u64), b: &(Results, u64)) {
+    assert_eq!(a.1, b.1, "{at}: events");
+    for (x, y, what) in [(&a.0.flows, &b.0.flows, "flows"), (&a.0.ports, &b.0.ports, "ports"), (&a.0.queues, &b.0.queues, "queues"), (&a.0.timeseries, &b.0.timeseries, "timeseries")] {
+        assert!(bytes(x) == bytes(y), "{at}: the {what} tables differ");
+    }
+    assert_eq!(a.0.summary, b.0.summary, "{at}: summary");
+}
+
+/// Run to the end in calls of `step` (None: one call).
+fn run(mut sim: crate::engine::Sim, step: Option<SimTime>) -> (Results, u64) {
+    match step {
+        None => sim.run(),
+        Some(step) => {
+            while !sim.done() {
+                sim.run_until(sim.now() + step);
+            }
+        }
+    }
+    let r = sim.results();
+    (r, sim.events())
+}
+
+/// Where a run of `text` has had `events` events (cut into 20 us calls), or None if it
+/// ends before.
+fn time_of(text: &str, events: u64) -> Option<SimTime> {
+    let mut sim = build(text, None, true);
+    while !sim.done() {
+        sim.run_until(sim.now() + SimTime::from_us(20));
+        if sim.events() >= events && !sim.done() {
+            return Some(sim.now());
+        }
+    }
+    None
+}
+
+fn check(name: &str, text: &str, events: u64) -> bool {
+    let cap = time_of(text, events);
+    if !build(text, cap, true).fixed_departures {
+        return false;
+    }
+    let model = run(build(text, cap, false), None);
+    assert_same(&format!("{name}, whole"), &run(build(text, cap, true), None), &model);
+    // calls that end on no grid point, at no frame's end, and a time limit inside a run
+    for step in [SimTime(7_301_013), SimTime(1_000_000)] {
+        assert_same(&format!("{name}, in calls of {step:?}"), &run(build(text, cap, true), Some(step)), &model);
+    }
+    // in lockstep, the clock and the pause the model would record (a run found complete
+    // at the next grid point ends there) after every call
+    let (mut a, mut b) = (build(text, cap, true), build(text, cap, false));
+    while !b.done() {
+        let t = b.now() + SimTime(61_003);
+        a.run_until(t);
+        b.run_until(t);
+        assert_eq!((a.now, a.paused_at, a.events, a.done()), (b.now, b.paused_at, b.events, b.done()), "{name}: in lockstep to {t:?}");
+    }
+    let step = SimTime(53_170_001);
+    assert!(streamed_rows(build(text, cap, true), step) == streamed_rows(build(text, cap, false), step), "{name}: streamed rows");
+    true
+}
+
+#[test]
+fn fixed_departures_give_the_models_tables_and_event_count() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let mut names: Vec<String> = std::fs::read_dir(format!("{root}/scenarios")).unwrap().filter_map(|e| e.ok()?.file_name().into_string().ok()).filter(|n| n.ends_with("_small.toml")).map(|n| format!("scenarios/{n}")).collect();
+    names.sort();
+    names.extend(["scenarios/dumbbell_dctcp.toml", "scenarios/incast_reno_vs_dctcp.toml", "scenarios/leaf_spine_dctcp.toml", "bench/scenarios/fat_tree_k8_websearch.toml"].map(String::from));
+    let mut fixed = Vec::new();
+    for n in &names {
+        let text = std::fs::read_to_string(format!("{root}/{n}")).unwrap();
+        if check(n, &text, 150_000) {
+            fixed.push(n.as_str());
+        }
+    }
+    eprintln!("fixed departures in {fixed:?}");
+    assert!(fixed.len() >= 4, "the shipped DCTCP fabrics fix their departures: {fixed:?}");
+}
+
+/// Ends the sequential model reaches through a TxDone: an incast whose last flow finishes
+/// while the switch still sends to another receiver, ended by completion and by a time
+/// limit at a departure's start.
+#[test]
+fn fixed_departures_end_where_the_model_does() {
+    let text = |max: &str| {
+        format!(
+            "[scenario]\nname = \"ends\"\nseed = 3\nmax_time = \"{max}\"\n\
+             [topology]\nkind = \"dumbbell\"\nmtu = \"1500B\"\nsenders = 4\nreceivers = 2\n\
+             host_link = {{ rate = \"100Gbps\", delay = \"1us\" }}\nbottleneck = {{ rate = \"10Gbps\", delay = \"1us\" }}\n\
+             [switch]\nbuffer = {{ model = \"static\", queue = \"300000B\" }}\nqueues = 1\n\
+             aqm = {{ kind = \"step\", threshold = \"60000B\" }}\n\
+             [transport]\nkind = \"dctcp\"\n\
+             [[workload]]\nkind = \"flows\"\nflows = [{{ src = 0, dst = 4, size = \"50000B\" }}, {{ src = 1, dst = 4, size = \"50000B\" }}, {{ src = 2, dst = 5, size = \"200000B\", start = \"3us\" }}, {{ src = 3, dst = 5, size = \"7000B\", start = \"5us\" }}]\n"
+        )
+    };
+    let whole = text("10ms");
+    assert!(check("ends, whole", &whole, u64::MAX));
+    let (r, _) = run(build(&whole, None, true), None);
+    assert_eq!(r.summary["end_reason"], "completed");
+    let end = r.summary["sim_time_ps"].as_u64().unwrap();
+    for t in [end / 3, end / 2, end - 1] {
+        assert!(check(&format!("ends at {t} ps"), &text(&format!("{t}ps")), u64::MAX));
+    }
+}
+
