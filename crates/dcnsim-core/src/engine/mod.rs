@@ -444,10 +444,14 @@ impl Sim {
     /// watches a transmission, limits rates, judges the grid, routes or trims), nothing
     /// that reads a port between arrivals (captures, queue samples, link changes) and a
     /// synchronisation grid (`sync`, where the run ends). A split run's partitions keep
-    /// their TxDones: a frame that crosses to another partition is sent as it starts.
+    /// their TxDones: a frame that crosses to another partition is sent as it starts. And
+    /// only where the port state fits a core's L2 (the look-ahead off, below 256 KB: the
+    /// k = 8 bench ran 0.925 of the TxDones' time, 20 pairs, 2026-12-02); from there the
+    /// earlier-scheduled arrivals cost more memory than the wake-ups they spare (the k = 16
+    /// bench 1.088x, 8 pairs; docs/performance.md, "Departures fixed at enqueue").
     fn fixed_departures_apply(&self) -> bool {
         let others = Caps::CLASSIFY.or(Caps::ADMIT).or(Caps::ENQUEUE).or(Caps::DEQUEUE).or(Caps::HOLD).or(Caps::GATE).or(Caps::REORDER).or(Caps::WATCH_TX).or(Caps::LIMIT_RATES).or(Caps::GRID).or(Caps::ROUTE).or(Caps::TRIM);
-        self.cfg.queues == 1 && !self.cfg.buffer.is_shared() && self.cut_through && !self.mechs.acts_at(others) && self.capture.is_none() && self.trace.is_none() && self.cfg.link_changes.is_empty() && self.port_busy.is_empty() && self.sync != SimTime::ZERO
+        self.look_ahead == look_ahead::LookAhead::Off && self.cfg.queues == 1 && !self.cfg.buffer.is_shared() && self.cut_through && !self.mechs.acts_at(others) && self.capture.is_none() && self.trace.is_none() && self.cfg.link_changes.is_empty() && self.port_busy.is_empty() && self.sync != SimTime::ZERO
     }
 
     /// Give every departure its TxDone event, as the model is written: the tables and the
