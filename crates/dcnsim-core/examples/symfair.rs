@@ -17,6 +17,10 @@ fn main() {
     let warm_ms: u64 = args.get(3).map_or(10, |s| s.parse().unwrap());
     let (_, mut sim) = load(&text, false, None, &RunOptions { seed, check_invariants: false, ..Default::default() }).unwrap();
     let warm = SimTime::from_ms(warm_ms);
+    if std::env::var("TRACE").is_ok() {
+        // the trace starts after the warm-up: every departure must be a transmission then
+        sim.wake_at_every_departure();
+    }
     sim.run_until(warm);
     // TRACE=path: every transmission start over the next 2 ms, as "time port kind flow seq size"
     if std::env::var("CWND").is_ok() {

@@ -455,7 +455,8 @@ impl Sim {
     }
 
     /// Give every departure its TxDone event, as the model is written: the tables and the
-    /// event count are the same (the fixed-departure tests compare them); before the run.
+    /// event count are the same (the fixed-departure tests compare them); before the run
+    /// (a departure fixed at enqueue cannot be taken back).
     #[doc(hidden)]
     pub fn wake_at_every_departure(&mut self) {
         assert_eq!(self.events, 0, "wake_at_every_departure: before the run");
@@ -540,9 +541,13 @@ impl Sim {
         self.mechs.gated(port, class, self.now)
     }
     /// Record every transmission start from now on.
+    /// Where departures are fixed at enqueue (`fixed_departures`), before the run, or after
+    /// `wake_at_every_departure`: the trace records each start as it happens.
     pub fn enable_trace(&mut self) {
-        // the trace records each start as it happens
-        self.wake_at_every_departure();
+        if self.fixed_departures {
+            assert_eq!(self.events, 0, "enable_trace: departures are fixed at enqueue in this run; enable the trace before the run, or call wake_at_every_departure before it");
+            self.fixed_departures = false;
+        }
         self.trace = Some(Vec::new());
         self.watch_tx = true;
     }
