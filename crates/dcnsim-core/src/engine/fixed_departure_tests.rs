@@ -3,17 +3,14 @@
 //! count identical, run whole, cut into calls at odd times, streamed, to a run's end and
 //! to a time limit.
 
-use super::parallel::split_tests::{bytes, streamed_rows};
+use super::parallel::split_tests::{build_capped, bytes, streamed_rows, time_of_events};
 use crate::metrics::Results;
-use crate::scenario::{Document, RunOptions};
 use crate::sim::SimTime;
 
+/// `text` on one thread, its `max_time` cut to `cap` at most, its departures fixed where
+/// they can be (`fixed`) or each woken by a TxDone.
 fn build(text: &str, cap: Option<SimTime>, fixed: bool) -> crate::engine::Sim {
-    let mut s = Document::from_toml(text).and_then(|d| d.resolve(None)).unwrap_or_else(|e| panic!("{e}"));
-    if let Some(cap) = cap {
-        s.scenario.max_time.0 = s.scenario.max_time.0.min(cap);
-    }
-    let mut sim = crate::scenario::build(&s, &RunOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    let mut sim = build_capped(text, 1, cap);
     if !fixed {
         sim.wake_at_every_departure();
     }
@@ -42,21 +39,8 @@ fn run(mut sim: crate::engine::Sim, step: Option<SimTime>) -> (Results, u64) {
     (r, sim.events())
 }
 
-/// Where a run of `text` has had `events` events (cut into 20 us calls), or None if it
-/// ends before.
-fn time_of(text: &str, events: u64) -> Option<SimTime> {
-    let mut sim = build(text, None, true);
-    while !sim.done() {
-        sim.run_until(sim.now() + SimTime::from_us(20));
-        if sim.events() >= events && !sim.done() {
-            return Some(sim.now());
-        }
-    }
-    None
-}
-
 fn check(name: &str, text: &str, events: u64) -> bool {
-    let cap = time_of(text, events);
+    let cap = time_of_events(text, events, u64::MAX);
     if !build(text, cap, true).fixed_departures {
         return false;
     }
@@ -98,8 +82,8 @@ fn fixed_departures_give_the_models_tables_and_event_count() {
 }
 
 /// Ends the sequential model reaches through a TxDone: an incast whose last flow finishes
-/// while the switch still sends to another receiver, ended by completion and by a time
-/// limit at a departure's start.
+/// while the switch still sends to another receiver, ended by completion and by time
+/// limits inside the run.
 #[test]
 fn fixed_departures_end_where_the_model_does() {
     let text = |max: &str| {

@@ -451,7 +451,7 @@ impl Sim {
     /// bench 1.088x, 8 pairs; docs/performance.md, "Departures fixed at enqueue").
     fn fixed_departures_apply(&self) -> bool {
         let others = Caps::CLASSIFY.or(Caps::ADMIT).or(Caps::ENQUEUE).or(Caps::DEQUEUE).or(Caps::HOLD).or(Caps::GATE).or(Caps::REORDER).or(Caps::WATCH_TX).or(Caps::LIMIT_RATES).or(Caps::GRID).or(Caps::ROUTE).or(Caps::TRIM);
-        self.look_ahead == look_ahead::LookAhead::Off && self.cfg.queues == 1 && !self.cfg.buffer.is_shared() && self.cut_through && !self.mechs.acts_at(others) && self.capture.is_none() && self.trace.is_none() && self.cfg.link_changes.is_empty() && self.port_busy.is_empty() && self.sync != SimTime::ZERO
+        self.look_ahead == look_ahead::LookAhead::Off && self.cfg.queues == 1 && !self.cfg.buffer.is_shared() && self.cut_through && !self.mechs.acts_at(others) && self.capture.is_none() && self.cfg.link_changes.is_empty() && self.port_busy.is_empty() && self.sync != SimTime::ZERO
     }
 
     /// Give every departure its TxDone event, as the model is written: the tables and the
@@ -459,7 +459,7 @@ impl Sim {
     /// (a departure fixed at enqueue cannot be taken back).
     #[doc(hidden)]
     pub fn wake_at_every_departure(&mut self) {
-        assert_eq!(self.events, 0, "wake_at_every_departure: before the run");
+        assert_eq!(self.events, 0, "departures are fixed at enqueue in this run: give each its TxDone (wake_at_every_departure, enable_trace) before the run");
         self.fixed_departures = false;
     }
 
@@ -545,8 +545,7 @@ impl Sim {
     /// `wake_at_every_departure`: the trace records each start as it happens.
     pub fn enable_trace(&mut self) {
         if self.fixed_departures {
-            assert_eq!(self.events, 0, "enable_trace: departures are fixed at enqueue in this run; enable the trace before the run, or call wake_at_every_departure before it");
-            self.fixed_departures = false;
+            self.wake_at_every_departure();
         }
         self.trace = Some(Vec::new());
         self.watch_tx = true;
@@ -629,13 +628,15 @@ impl Sim {
                     continue;
                 }
                 Err(Some(t)) => {
-                    self.settle_departures(until);
                     let complete = self.active == 0 && self.arrivals.is_done();
-                    if complete && self.departure_by(due) {
-                        // the sequential model's next event, a TxDone by `due`, is at or
-                        // past a synchronisation point
-                        self.complete_at_sync();
-                        break;
+                    if complete {
+                        self.settle_departures(until);
+                        if self.departure_by(due) {
+                            // the sequential model's next event, a TxDone by `due`, is at
+                            // or past a synchronisation point
+                            self.complete_at_sync();
+                            break;
+                        }
                     }
                     if t > self.cfg.max_time && limit >= self.cfg.max_time {
                         // a synchronisation point before max_time comes first

@@ -1424,7 +1424,7 @@ pub(crate) mod split_tests {
     }
 
     /// `text` built for `threads` threads, its `max_time` cut to `cap` at most.
-    fn build_capped(text: &str, threads: usize, cap: Option<crate::sim::SimTime>) -> crate::engine::Sim {
+    pub(crate) fn build_capped(text: &str, threads: usize, cap: Option<crate::sim::SimTime>) -> crate::engine::Sim {
         let opts = RunOptions { threads, ..Default::default() };
         let mut s = crate::scenario::Document::from_toml(text).and_then(|d| d.resolve(None)).unwrap_or_else(|e| panic!("{e}"));
         if let Some(cap) = cap {
@@ -1555,7 +1555,7 @@ pub(crate) mod split_tests {
 
     /// The time by which one thread has run `events` events of `text`, or `windows`
     /// windows of a split run of it, whichever comes first (None: it ends before).
-    fn time_of_events(text: &str, events: u64, windows: u64) -> Option<crate::sim::SimTime> {
+    pub(crate) fn time_of_events(text: &str, events: u64, windows: u64) -> Option<crate::sim::SimTime> {
         let mut sim = build_capped(text, 1, None);
         let end = crate::sim::SimTime(sim.sync.0.saturating_mul(windows));
         while !sim.done() {

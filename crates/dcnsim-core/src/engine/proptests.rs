@@ -953,8 +953,8 @@ fn check_case(c: &Case) -> Result<(), TestCaseError> {
     // transmit.rs), in lockstep with run 2 cut into calls at odd times: the clock, the
     // pause the run records, the event count and the end after every call, then every
     // table.
-    let mut w = sim_of(c, &text, false, 1);
-    if w.fixed_departures {
+    if b.fixed_departures {
+        let mut w = sim_of(c, &text, false, 1);
         w.wake_at_every_departure();
         let mut f = sim_of(c, &text, false, 1);
         let step = SimTime(c.max_time_us * 1_000_000 / 37 + 1_013);
