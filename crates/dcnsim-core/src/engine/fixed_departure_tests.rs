@@ -107,3 +107,59 @@ fn fixed_departures_end_where_the_model_does() {
     }
 }
 
+
+/// The end the sequential model reaches through a TxDone at or past a synchronisation point
+/// of a run already complete (`run_until`'s `departure_by`): packets still queued after
+/// every flow has finished. A few senders share a 1 Gbps link whose queue holds a quarter
+/// of a millisecond, with minimum RTOs of 5-24 us: they time out while their packets wait
+/// and send again, so that copies still wait when the last ACK ends the last flow. Each
+/// run's time limit, and a pause of a run without one, is swept over the time after that
+/// ACK, where the model's next event is the next copy's TxDone; each end and each pause is
+/// compared with the model's.
+#[test]
+fn a_run_complete_before_a_fixed_departure_ends_where_the_model_does() {
+    let text = |n: u64, max: u64| {
+        let senders = 3 + n % 4;
+        let mut hosts: Vec<String> = (0..senders).map(|i| format!("\"s{i}\"")).collect();
+        hosts.push("\"r\"".into());
+        let mut links: Vec<String> = (0..senders).map(|i| format!("{{ a = \"s{i}\", b = \"x\", rate = \"10Gbps\", delay = \"1us\" }}")).collect();
+        links.push("{ a = \"r\", b = \"x\", rate = \"1Gbps\", delay = \"1us\" }".into());
+        let flows: Vec<String> = (0..senders).map(|i| format!("{{ src = {i}, dst = {senders}, size = \"{}B\", start = \"{}ns\" }}", 3000 + (n * 7919 + i * 3571) % 40000, (n * 104729 + i * 7727) % 150_000)).collect();
+        format!(
+            "[scenario]\nname = \"copies\"\nseed = {n}\nmax_time = \"{max}ps\"\n\
+             [topology]\nkind = \"custom\"\nmtu = \"1500B\"\nhosts = [{}]\nswitches = [\"x\"]\nlinks = [{}]\n\
+             [switch]\nbuffer = {{ model = \"static\", queue = \"300000B\" }}\nqueues = 1\n\
+             aqm = {{ kind = \"step\", threshold = \"200000B\" }}\n\
+             [transport]\nkind = \"dctcp\"\nmin_rto = \"{}us\"\n\
+             [[workload]]\nkind = \"flows\"\nflows = [{}]\n",
+            hosts.join(", "), links.join(", "), 5 + n % 20, flows.join(", ")
+        )
+    };
+    let (mut ends, mut pauses, mut runs, mut cases) = (0, 0, 0, 0);
+    for n in 50..80 {
+        let mut whole = build(&text(n, 1_000_000_000_000), None, true);
+        assert!(whole.fixed_departures, "case {n}: the fabric fixes its departures");
+        whole.run();
+        if whole.packet_counts().3 < 2 {
+            continue;
+        }
+        cases += 1;
+        let end = whole.now.0;
+        for max in (end..end + 20_000_000).step_by(467_111) {
+            runs += 1;
+            let mut fixed = build(&text(n, max), None, true);
+            fixed.run();
+            ends += fixed.completed_at_fixed_departure;
+            let a = (fixed.results(), fixed.events());
+            assert_same(&format!("case {n} to {max} ps"), &a, &run(build(&text(n, max), None, false), None));
+            // the same bound as a pause of a run with no time limit
+            let (mut a, mut b) = (build(&text(n, 1_000_000_000_000), None, true), build(&text(n, 1_000_000_000_000), None, false));
+            a.run_until(SimTime(max));
+            b.run_until(SimTime(max));
+            pauses += a.completed_at_fixed_departure;
+            assert_eq!((a.now, a.paused_at, a.events, a.done()), (b.now, b.paused_at, b.events, b.done()), "case {n}: paused at {max} ps");
+        }
+    }
+    eprintln!("of {runs} bounds after the last ACK in {cases} cases, {ends} ends and {pauses} pauses came where the model's next event was a fixed departure's TxDone");
+    assert!(ends > 0 && pauses > 0, "no run reached its bound through a fixed departure ({runs} bounds, {cases} cases)");
+}

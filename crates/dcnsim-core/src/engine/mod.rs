@@ -73,6 +73,10 @@ pub struct Sim {
     /// switch hops.
     #[cfg(test)]
     routed_on_arrival: (u64, u64),
+    /// Runs found complete where the sequential model's next event would have been a fixed
+    /// departure's TxDone at or past a synchronisation point (`run_until`).
+    #[cfg(test)]
+    completed_at_fixed_departure: u64,
     /// How far ahead the event loop fetches, by the fabric's port state (the ports' and
     /// queues' records a packet reads): staged loads several events ahead from
     /// `look_ahead::LARGE_FROM`, the event after next's packet and egress state from
@@ -369,6 +373,8 @@ impl Sim {
             egress,
             #[cfg(test)]
             routed_on_arrival: (0, 0),
+            #[cfg(test)]
+            completed_at_fixed_departure: 0,
             look_ahead: look_ahead::LookAhead::for_port_state(port_state),
             cut_through,
             queues,
@@ -634,6 +640,10 @@ impl Sim {
                         if self.departure_by(due) {
                             // the sequential model's next event, a TxDone by `due`, is at
                             // or past a synchronisation point
+                            #[cfg(test)]
+                            {
+                                self.completed_at_fixed_departure += 1;
+                            }
                             self.complete_at_sync();
                             break;
                         }
