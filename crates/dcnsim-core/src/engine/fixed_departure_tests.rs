@@ -107,7 +107,6 @@ fn fixed_departures_end_where_the_model_does() {
     }
 }
 
-
 /// The end the sequential model reaches through a TxDone at or past a synchronisation point
 /// of a run already complete (`run_until`'s `departure_by`): packets still queued after
 /// every flow has finished. A few senders share a 1 Gbps link whose queue holds a quarter
@@ -135,9 +134,11 @@ fn a_run_complete_before_a_fixed_departure_ends_where_the_model_does() {
             hosts.join(", "), links.join(", "), 5 + n % 20, flows.join(", ")
         )
     };
+    // a max_time no run reaches (1 s)
+    let unbounded = 1_000_000_000_000;
     let (mut ends, mut pauses, mut runs, mut cases) = (0, 0, 0, 0);
     for n in 50..80 {
-        let mut whole = build(&text(n, 1_000_000_000_000), None, true);
+        let mut whole = build(&text(n, unbounded), None, true);
         assert!(whole.fixed_departures, "case {n}: the fabric fixes its departures");
         whole.run();
         if whole.packet_counts().3 < 2 {
@@ -153,7 +154,7 @@ fn a_run_complete_before_a_fixed_departure_ends_where_the_model_does() {
             let a = (fixed.results(), fixed.events());
             assert_same(&format!("case {n} to {max} ps"), &a, &run(build(&text(n, max), None, false), None));
             // the same bound as a pause of a run with no time limit
-            let (mut a, mut b) = (build(&text(n, 1_000_000_000_000), None, true), build(&text(n, 1_000_000_000_000), None, false));
+            let (mut a, mut b) = (build(&text(n, unbounded), None, true), build(&text(n, unbounded), None, false));
             a.run_until(SimTime(max));
             b.run_until(SimTime(max));
             pauses += a.completed_at_fixed_departure;
